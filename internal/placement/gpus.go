@@ -1,0 +1,71 @@
+package placement
+
+import (
+	"math/rand/v2"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+)
+
+// firstFreeGPUs returns the first k fully free GPUs of n in index order,
+// which is how the openb simulator's Open-Gpu-Share plugin places pods of
+// whole GPUs (AllocateExclusiveGpuId).
+func firstFreeGPUs(n *cluster.Node, k int) cluster.GPUSet {
+	var s cluster.GPUSet
+	for i, f := range n.GPUFree {
+		if k == 0 {
+			break
+		}
+		if f == cluster.MilliGPU {
+			s |= 1 << uint(i)
+			k--
+		}
+	}
+	return s
+}
+
+// bestFitGPUs places a GPU-sharing pod on the GPU with the least free share
+// that still fits it (lowest index on ties), and a pod of whole GPUs on the
+// first free GPUs. Source: Open-Gpu-Share's "best" GPU selection in
+// github.com/hkust-adsl/kubernetes-scheduler-simulator.
+func bestFitGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
+	if p.NumGPU == 0 {
+		return 0
+	}
+	if !p.IsGPUShare() {
+		return firstFreeGPUs(n, p.NumGPU)
+	}
+	best := -1
+	for i, f := range n.GPUFree {
+		if f >= p.GPUMilli && (best < 0 || f < n.GPUFree[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return 1 << uint(best)
+}
+
+// randomFitGPUs places a GPU-sharing pod on a GPU chosen uniformly among
+// those it fits, and a pod of whole GPUs on the first free GPUs.
+func randomFitGPUs(n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
+	if p.NumGPU == 0 {
+		return 0
+	}
+	if !p.IsGPUShare() {
+		return firstFreeGPUs(n, p.NumGPU)
+	}
+	pick, cnt := -1, 0
+	for i, f := range n.GPUFree {
+		if f >= p.GPUMilli {
+			cnt++
+			if rng.IntN(cnt) == 0 {
+				pick = i
+			}
+		}
+	}
+	if pick < 0 {
+		return 0
+	}
+	return 1 << uint(pick)
+}

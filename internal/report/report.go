@@ -1,0 +1,70 @@
+// Package report renders simulation results: a table for the terminal, one
+// JSON object, and a self-contained HTML page with SVG charts (no scripts,
+// no network).
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuplane/gpuplane/internal/sim"
+)
+
+// Source describes the workload's inputs for a report header.
+func Source(nodes, pods string) string { return nodes + " + " + pods }
+
+// WriteJSON writes the report as one indented JSON object.
+func WriteJSON(w io.Writer, r *sim.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes a per-policy summary table.
+func WriteTable(w io.Writer, r *sim.Report) error {
+	fmt.Fprintf(w, "gpuplane simulate: %s, %d nodes, %d GPUs, %d trace pods, mode %s", r.Source, r.Nodes, r.GPUs, r.Pods, r.Mode)
+	if r.Mode == "fill" {
+		fmt.Fprintf(w, ", inflate %.2f", r.Inflate)
+	}
+	fmt.Fprintf(w, ", %d runs in %s\n\n", len(r.Results), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if r.Mode == "fill" {
+		fmt.Fprintln(tw, "policy\truns\tGPU alloc %\t± std\tfrag %\tfailed pods\tidle GPUs\tidle USD/h\t")
+		for _, s := range r.Summary {
+			idle, usd := meanOf(r, s.Policy, func(x sim.Result) float64 { return x.UnallocatedGPUs }), meanOf(r, s.Policy, func(x sim.Result) float64 { return x.IdleUSDPerHour })
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
+				100*s.GPUAllocationRatioMean, 100*s.GPUAllocationRatioStd, 100*s.FragmentationRatioMean, s.FailedPodsMean, idle, usd)
+		}
+	} else {
+		fmt.Fprintln(tw, "policy\truns\ttime-weighted alloc %\tdelay mean h\tdelay p95 h\tdelay max h\tnever started\tidle GPU-h\tidle USD\t")
+		for _, s := range r.Summary {
+			get := func(f func(*sim.ReplayStats) float64) float64 {
+				return meanOf(r, s.Policy, func(x sim.Result) float64 { return f(x.Replay) })
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t\n", s.Policy, s.Runs,
+				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, s.QueueDelayP95Seconds/3600,
+				get(func(x *sim.ReplayStats) float64 { return x.QueueDelayMaxSeconds })/3600,
+				get(func(x *sim.ReplayStats) float64 { return float64(x.NeverStarted) }),
+				get(func(x *sim.ReplayStats) float64 { return x.IdleGPUHours }),
+				get(func(x *sim.ReplayStats) float64 { return x.IdleCostUSD }))
+		}
+	}
+	return tw.Flush()
+}
+
+func meanOf(r *sim.Report, policy string, f func(sim.Result) float64) float64 {
+	s, n := 0.0, 0
+	for _, x := range r.Results {
+		if x.Policy == policy {
+			s += f(x)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}

@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+// ReplayStats are the metrics of a replay run. Times are seconds of trace
+// time.
+type ReplayStats struct {
+	// Started pods got a node; NeverStarted were still waiting at the end.
+	Started      int `json:"started_pods"`
+	NeverStarted int `json:"never_started_pods"`
+	// Queueing delay of started pods: start − creation_time.
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds"`
+	QueueDelayMaxSeconds  float64 `json:"queue_delay_max_seconds"`
+	// TimeWeightedAllocationRatio is ∫ allocated dt / (capacity · span),
+	// over the span from the first arrival to the last event.
+	TimeWeightedAllocationRatio float64 `json:"time_weighted_gpu_allocation_ratio"`
+	SpanSeconds                 float64 `json:"span_seconds"`
+	// GPU-hours allocated and idle over the span, and what they cost.
+	AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
+	IdleGPUHours      float64 `json:"idle_gpu_hours"`
+	AllocatedCostUSD  float64 `json:"allocated_cost_usd"`
+	IdleCostUSD       float64 `json:"idle_cost_usd"`
+	// Timeline samples allocation ratio and queue length over time.
+	Timeline []TimePoint `json:"timeline,omitempty"`
+	// DelayPercentiles[i] is the i-th percentile (0..100) of queueing delay.
+	DelayPercentiles []float64 `json:"delay_percentiles_seconds,omitempty"`
+}
+
+// TimePoint is one timeline sample.
+type TimePoint struct {
+	Seconds         float64 `json:"t"`
+	AllocationRatio float64 `json:"gpu_allocation_ratio"`
+	Waiting         int     `json:"waiting_pods"`
+}
+
+type departure struct {
+	at   float64
+	pod  int
+	node int
+	gpus cluster.GPUSet
+}
+
+type departures []departure
+
+func (d departures) Len() int { return len(d) }
+func (d departures) Less(i, j int) bool {
+	return d[i].at < d[j].at || (d[i].at == d[j].at && d[i].pod < d[j].pod)
+}
+func (d departures) Swap(i, j int) { d[i], d[j] = d[j], d[i] }
+func (d *departures) Push(x any)   { *d = append(*d, x.(departure)) }
+func (d *departures) Pop() any {
+	old := *d
+	x := old[len(old)-1]
+	*d = old[:len(old)-1]
+	return x
+}
+
+// timelinePoints is how many samples a replay timeline holds at most.
+const timelinePoints = 400
+
+// replay runs the pods in trace time. A pod arrives at creation_time and,
+// once placed, runs for as long as it ran in the trace: deletion_time −
+// scheduled_time. A pod the trace never scheduled (no scheduled_time:
+// pending, or failed before it was placed) runs for deletion_time −
+// creation_time, the time it held its place in the trace's queue. A pod
+// without deletion_time runs to the end. A pod that fits nowhere waits;
+// waiting pods are retried, oldest first, whenever resources are freed, and
+// a new arrival is placed at once if it fits (no head-of-line blocking, as
+// in kube-scheduler).
+func replay(ctx context.Context, w *Workload, pl *placement.Placer) (Result, error) {
+	c := w.newCluster()
+	capacity := float64(c.TotalGPUMilli())
+	var r Result
+	arrivals := make([]int, 0, len(w.specs))
+	for i, s := range w.specs {
+		if math.IsNaN(s.Creation) {
+			return r, fmt.Errorf("pod %s (line %d) has no creation_time, which replay needs", s.Name, s.Line)
+		}
+		arrivals = append(arrivals, i)
+	}
+	sort.SliceStable(arrivals, func(a, b int) bool { return w.specs[arrivals[a]].Creation < w.specs[arrivals[b]].Creation })
+	runFor := func(i int) float64 {
+		s := w.specs[i]
+		switch {
+		case math.IsNaN(s.Deletion):
+			return math.Inf(1)
+		case !math.IsNaN(s.Scheduled):
+			return math.Max(0, s.Deletion-s.Scheduled)
+		}
+		return math.Max(0, s.Deletion-s.Creation)
+	}
+
+	frag := newFragTracker(w.target, c)
+	var deps departures
+	var waiting []int
+	var delays []float64
+	var allocated float64 // milli-GPU
+	var allocIntegral, costIntegral, idleCostIntegral float64
+	t0 := w.specs[arrivals[0]].Creation
+	now := t0
+	var totalPrice float64 // USD per hour of the whole cluster
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.ModelID >= 0 {
+			totalPrice += float64(n.GPUs()) * w.prices[n.ModelID]
+		}
+	}
+	var allocPrice float64 // USD per hour of the allocated share
+	advance := func(t float64) {
+		if t > now {
+			dt := t - now
+			allocIntegral += allocated * dt
+			costIntegral += allocPrice * dt
+			idleCostIntegral += (totalPrice - allocPrice) * dt
+			now = t
+		}
+	}
+	start := func(i int, node int, gpus cluster.GPUSet) error {
+		p := &w.pods[i]
+		if err := c.Allocate(node, p, gpus); err != nil {
+			return fmt.Errorf("placement chose an infeasible node: %w", err)
+		}
+		frag.update(c, node)
+		allocated += float64(p.TotalGPUMilli())
+		if id := c.Nodes[node].ModelID; id >= 0 {
+			allocPrice += float64(p.TotalGPUMilli()) / cluster.MilliGPU * w.prices[id]
+		}
+		delays = append(delays, now-w.specs[i].Creation)
+		if d := runFor(i); !math.IsInf(d, 1) {
+			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus})
+		}
+		return nil
+	}
+	var span float64
+	lastArrival := w.specs[arrivals[len(arrivals)-1]].Creation
+	sampleEvery := 0.0
+	nextSample := t0
+	sample := func() {
+		if now >= nextSample {
+			r.Replay.Timeline = append(r.Replay.Timeline, TimePoint{Seconds: now - t0, AllocationRatio: allocated / capacity, Waiting: len(waiting)})
+			for nextSample <= now {
+				nextSample += sampleEvery
+			}
+		}
+	}
+	r.Replay = &ReplayStats{}
+	ai := 0
+	steps := 0
+	for ai < len(arrivals) || len(deps) > 0 {
+		steps++
+		if steps&1023 == 0 && ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		if sampleEvery == 0 {
+			end := lastArrival
+			if len(deps) > 0 && deps[0].at > end {
+				end = deps[0].at
+			}
+			sampleEvery = math.Max((end-t0)/timelinePoints, 1)
+		}
+		// Departures at or before the next arrival go first, so that an
+		// arrival at the same instant sees the freed resources.
+		if len(deps) > 0 && (ai == len(arrivals) || deps[0].at <= w.specs[arrivals[ai]].Creation) {
+			d := heap.Pop(&deps).(departure)
+			advance(d.at)
+			p := &w.pods[d.pod]
+			if err := c.Release(d.node, p, d.gpus); err != nil {
+				return r, err
+			}
+			frag.update(c, d.node)
+			allocated -= float64(p.TotalGPUMilli())
+			if id := c.Nodes[d.node].ModelID; id >= 0 {
+				allocPrice -= float64(p.TotalGPUMilli()) / cluster.MilliGPU * w.prices[id]
+			}
+			// Only the freed node changed: a waiting pod can start now only
+			// if it fits there.
+			kept := waiting[:0]
+			for _, wi := range waiting {
+				if cluster.Fits(&c.Nodes[d.node], &w.pods[wi]) {
+					if node, gpus, ok := pl.Place(c, &w.pods[wi]); ok {
+						if err := start(wi, node, gpus); err != nil {
+							return r, err
+						}
+						continue
+					}
+				}
+				kept = append(kept, wi)
+			}
+			waiting = kept
+			sample()
+			continue
+		}
+		i := arrivals[ai]
+		ai++
+		advance(w.specs[i].Creation)
+		r.Pods++
+		r.ArrivedGPUMilli += w.pods[i].TotalGPUMilli()
+		if node, gpus, ok := pl.Place(c, &w.pods[i]); ok {
+			if err := start(i, node, gpus); err != nil {
+				return r, err
+			}
+		} else {
+			waiting = append(waiting, i)
+		}
+		sample()
+	}
+	span = now - t0
+	st := r.Replay
+	st.Started = len(delays)
+	st.NeverStarted = len(waiting)
+	r.FailedPods = len(waiting)
+	sort.Float64s(delays)
+	if len(delays) > 0 {
+		sum := 0.0
+		for _, d := range delays {
+			sum += d
+		}
+		st.QueueDelayMeanSeconds = sum / float64(len(delays))
+		st.QueueDelayP95Seconds = percentile(delays, 0.95)
+		st.QueueDelayMaxSeconds = delays[len(delays)-1]
+		for q := 0; q <= 100; q++ {
+			st.DelayPercentiles = append(st.DelayPercentiles, percentile(delays, float64(q)/100))
+		}
+	}
+	st.SpanSeconds = span
+	if span > 0 {
+		st.TimeWeightedAllocationRatio = allocIntegral / (capacity * span)
+	}
+	st.AllocatedGPUHours = allocIntegral / cluster.MilliGPU / 3600
+	st.IdleGPUHours = (capacity*span - allocIntegral) / cluster.MilliGPU / 3600
+	st.AllocatedCostUSD = costIntegral / 3600
+	st.IdleCostUSD = idleCostIntegral / 3600
+	w.finish(&r, c, frag.exact())
+	return r, nil
+}

@@ -1,0 +1,512 @@
+// Package sim is gpuplane's simulation engine: it replays a workload on a
+// modelled cluster through the placement core (internal/placement) and
+// measures GPU allocation ratio, fragmentation, queueing delay and cost,
+// for several policies and seeds at once.
+//
+// Two experiments:
+//   - fill, the method of Weng et al. (USENIX ATC 2023): the trace's pods
+//     in random order, then pods sampled from it uniformly with replacement,
+//     until the arrived GPU demand reaches Inflate × capacity; pods never
+//     leave; a pod that fits nowhere fails and the run goes on.
+//   - replay: a discrete-event replay in trace time (see replay.go).
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Config is one simulation: a workload, the experiment and the policies.
+type Config struct {
+	// Mode is "fill" or "replay".
+	Mode string
+	// Policies are placement.Names entries.
+	Policies []string
+	// Seeds runs per policy, with seeds Seed, Seed+1, ...
+	Seeds int
+	Seed  uint64
+	// Inflate is the arrived GPU demand, as a multiple of the cluster's GPU
+	// capacity, at which fill stops (the paper uses 1.3).
+	Inflate float64
+	// Popularity is the share of pods whose shapes make up FGD's target
+	// workload (the paper uses 0.95).
+	Popularity float64
+	// TieBreak chooses among equally scored nodes.
+	TieBreak placement.TieBreak
+	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
+	Parallel int
+	// Prices gives USD per GPU-hour by model; nil means gpu.Default().
+	Prices *gpu.Catalog
+	// Progress, if set, receives a progress line every second while runs
+	// are going.
+	Progress io.Writer
+}
+
+// Point is one sample of a fill run, taken as demand arrives.
+type Point struct {
+	// ArrivedRatio is arrived GPU demand / GPU capacity.
+	ArrivedRatio float64 `json:"arrived_ratio"`
+	// AllocationRatio is allocated / total milli-GPU.
+	AllocationRatio float64 `json:"gpu_allocation_ratio"`
+	// FragmentationRatio is fragmented / idle milli-GPU.
+	FragmentationRatio float64 `json:"fragmentation_ratio"`
+}
+
+// Result is one run of one policy with one seed.
+type Result struct {
+	Policy string `json:"policy"`
+	Seed   uint64 `json:"seed"`
+	Mode   string `json:"mode"`
+	// Pods is the number of pods that arrived.
+	Pods int `json:"pods"`
+	// TotalGPUMilli is the cluster's GPU capacity; ArrivedGPUMilli the GPU
+	// demand of all arrived pods; AllocatedGPUMilli what is allocated at the
+	// end of the run; all in milli-GPU.
+	TotalGPUMilli     int64 `json:"total_gpu_milli"`
+	ArrivedGPUMilli   int64 `json:"arrived_gpu_milli"`
+	AllocatedGPUMilli int64 `json:"allocated_gpu_milli"`
+	// GPUAllocationRatio is AllocatedGPUMilli / TotalGPUMilli (0..1).
+	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
+	// UnallocatedGPUs is the idle GPU capacity at the end, in GPUs.
+	UnallocatedGPUs float64 `json:"unallocated_gpus"`
+	// FailedPods: fill: pods that fit nowhere on arrival; replay: pods
+	// still waiting at the end.
+	FailedPods int `json:"failed_pods"`
+	// FragmentationRatio is the fragmented share of idle GPU capacity at
+	// the end, against the target workload (Weng et al., 2023).
+	FragmentationRatio float64 `json:"fragmentation_ratio"`
+	// IdleUSDPerHour is what the GPUs idle at the end cost per hour.
+	IdleUSDPerHour float64 `json:"idle_usd_per_hour"`
+	// WallSeconds is the run's wall-clock time.
+	WallSeconds float64 `json:"wall_seconds"`
+	// Curve samples the fill run as demand arrives.
+	Curve []Point `json:"curve,omitempty"`
+	// Replay holds the replay metrics.
+	Replay *ReplayStats `json:"replay,omitempty"`
+}
+
+// Summary is the mean and standard deviation over seeds of one policy.
+type Summary struct {
+	Policy string `json:"policy"`
+	Runs   int    `json:"runs"`
+	// GPUAllocationRatioMean and Std are over seeds (population std).
+	GPUAllocationRatioMean float64 `json:"gpu_allocation_ratio_mean"`
+	GPUAllocationRatioStd  float64 `json:"gpu_allocation_ratio_std"`
+	FragmentationRatioMean float64 `json:"fragmentation_ratio_mean"`
+	FailedPodsMean         float64 `json:"failed_pods_mean"`
+	// Replay only: mean over seeds.
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
+	TimeWeightedAllocMean float64 `json:"time_weighted_gpu_allocation_ratio,omitempty"`
+}
+
+// Report is a whole simulation's output.
+type Report struct {
+	// Source names the workload's inputs.
+	Source   string    `json:"source"`
+	Mode     string    `json:"mode"`
+	Nodes    int       `json:"nodes"`
+	GPUs     int       `json:"gpus"`
+	Pods     int       `json:"trace_pods"`
+	Inflate  float64   `json:"inflate,omitempty"`
+	Results  []Result  `json:"results"`
+	Summary  []Summary `json:"summary"`
+	WallTime float64   `json:"wall_seconds"`
+}
+
+// Workload is a prepared cluster template and pod list.
+type Workload struct {
+	template *cluster.Cluster
+	pods     []cluster.Pod
+	specs    []trace.PodSpec
+	target   *placement.TargetWorkload
+	prices   []float64 // USD per GPU-hour by cluster model ID
+}
+
+// Prepare builds a workload from node and pod specs. It fails on a pod
+// that fits no node of the cluster even when the cluster is empty. nodesFile
+// and podsFile name the inputs in errors.
+func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []trace.PodSpec, popularity float64, prices *gpu.Catalog) (*Workload, error) {
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%s: no nodes", nodesFile)
+	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("%s: no pods", podsFile)
+	}
+	if prices == nil {
+		prices = gpu.Default()
+	}
+	c := cluster.New()
+	for _, n := range nodes {
+		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
+		}
+	}
+	w := &Workload{template: c, specs: pods, pods: make([]cluster.Pod, len(pods))}
+	fitsSome := map[cluster.Pod]bool{}
+	for i, s := range pods {
+		models, err := c.Models(s.GPUSpec)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
+		}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: models}
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, s.Name, err)
+		}
+		w.pods[i] = p
+		key := p
+		key.Name = ""
+		ok, seen := fitsSome[key]
+		if !seen {
+			for j := range c.Nodes {
+				if cluster.Fits(&c.Nodes[j], &p) {
+					ok = true
+					break
+				}
+			}
+			fitsSome[key] = ok
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: pod %s (cpu_milli %d, memory_mib %d, num_gpu %d, gpu_milli %d, gpu_spec %q) is larger than any node of %s",
+				podsFile, s.Line, s.Name, s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, s.GPUSpec, nodesFile)
+		}
+	}
+	w.target = placement.NewTargetWorkload(w.pods, popularity)
+	// Model IDs of the cluster map to prices; a model the catalog lacks
+	// costs 0.
+	w.prices = make([]float64, 64)
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.ModelID >= 0 {
+			p, _ := prices.Price(n.Model)
+			w.prices[n.ModelID] = p
+		}
+	}
+	return w, nil
+}
+
+// Target returns the workload's target workload (FGD's and the
+// fragmentation metric's).
+func (w *Workload) Target() *placement.TargetWorkload { return w.target }
+
+// newCluster returns a fresh copy of the empty cluster.
+func (w *Workload) newCluster() *cluster.Cluster {
+	c := *w.template
+	c.Nodes = make([]cluster.Node, len(w.template.Nodes))
+	copy(c.Nodes, w.template.Nodes)
+	for i := range c.Nodes {
+		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[i].GPUFree...)
+	}
+	return &c
+}
+
+// Run runs every policy with every seed, in parallel, and summarises.
+func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
+	if cfg.Seeds < 1 {
+		return nil, errors.New("seeds must be at least 1")
+	}
+	if cfg.Mode != "fill" && cfg.Mode != "replay" {
+		return nil, fmt.Errorf("unknown mode %q (fill or replay)", cfg.Mode)
+	}
+	if cfg.Mode == "fill" && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
+		return nil, fmt.Errorf("inflate %v out of range (0, 100]", cfg.Inflate)
+	}
+	if len(cfg.Policies) == 0 {
+		return nil, errors.New("no policy")
+	}
+	for _, p := range cfg.Policies {
+		if _, err := placement.New(p, w.target); err != nil {
+			return nil, err
+		}
+	}
+	type job struct {
+		policy string
+		seed   uint64
+		idx    int
+	}
+	var jobs []job
+	for _, p := range cfg.Policies {
+		for s := 0; s < cfg.Seeds; s++ {
+			jobs = append(jobs, job{p, cfg.Seed + uint64(s), len(jobs)})
+		}
+	}
+	results := make([]Result, len(jobs))
+	errs := make([]error, len(jobs))
+	par := cfg.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	start := time.Now()
+	var done atomic.Int64
+	stop := make(chan struct{})
+	if cfg.Progress != nil {
+		go progress(cfg.Progress, &done, len(jobs), start, stop)
+	}
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	for i := 0; i < par; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				if ctx.Err() != nil {
+					errs[j.idx] = ctx.Err()
+					continue
+				}
+				results[j.idx], errs[j.idx] = runOne(ctx, w, cfg, j.policy, j.seed)
+				done.Add(1)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	close(stop)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Mode: cfg.Mode, Nodes: len(w.template.Nodes), GPUs: int(w.template.TotalGPUMilli() / cluster.MilliGPU),
+		Pods: len(w.pods), Results: results, WallTime: time.Since(start).Seconds()}
+	if cfg.Mode == "fill" {
+		rep.Inflate = cfg.Inflate
+	}
+	rep.Summary = summarise(cfg.Policies, results)
+	return rep, nil
+}
+
+func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, stop chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	printed := false
+	for {
+		select {
+		case <-stop:
+			if printed {
+				fmt.Fprintf(out, "simulate: %d/%d runs done in %.1f s\n", total, total, time.Since(start).Seconds())
+			}
+			return
+		case <-t.C:
+			printed = true
+			fmt.Fprintf(out, "simulate: %d/%d runs done (%.0f s)\n", done.Load(), total, time.Since(start).Seconds())
+		}
+	}
+}
+
+func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed uint64) (Result, error) {
+	t0 := time.Now()
+	pol, err := placement.New(policy, w.target)
+	if err != nil {
+		return Result{}, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	var r Result
+	if cfg.Mode == "fill" {
+		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate)
+	} else {
+		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng))
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
+	}
+	r.Policy, r.Seed, r.Mode = policy, seed, cfg.Mode
+	r.WallSeconds = time.Since(t0).Seconds()
+	return r, nil
+}
+
+// finish fills the end-of-run fields from the cluster's state.
+func (w *Workload) finish(r *Result, c *cluster.Cluster, fragSum float64) {
+	r.TotalGPUMilli = c.TotalGPUMilli()
+	free := c.FreeGPUMilli()
+	r.AllocatedGPUMilli = r.TotalGPUMilli - free
+	if r.TotalGPUMilli > 0 {
+		r.GPUAllocationRatio = float64(r.AllocatedGPUMilli) / float64(r.TotalGPUMilli)
+	}
+	r.UnallocatedGPUs = float64(free) / cluster.MilliGPU
+	if free > 0 {
+		r.FragmentationRatio = fragSum / float64(free)
+	}
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.ModelID >= 0 {
+			r.IdleUSDPerHour += float64(n.GPUFreeTotal()) / cluster.MilliGPU * w.prices[n.ModelID]
+		}
+	}
+}
+
+// fragTracker keeps every node's fragmentation and their sum up to date.
+type fragTracker struct {
+	tw   *placement.TargetWorkload
+	node []float64
+	sum  float64
+}
+
+func newFragTracker(tw *placement.TargetWorkload, c *cluster.Cluster) *fragTracker {
+	f := &fragTracker{tw: tw, node: make([]float64, len(c.Nodes))}
+	for i := range c.Nodes {
+		f.node[i] = tw.NodeFrag(&c.Nodes[i])
+		f.sum += f.node[i]
+	}
+	return f
+}
+
+func (f *fragTracker) update(c *cluster.Cluster, i int) {
+	v := f.tw.NodeFrag(&c.Nodes[i])
+	f.sum += v - f.node[i]
+	f.node[i] = v
+}
+
+// exact recomputes the sum, dropping accumulated rounding.
+func (f *fragTracker) exact() float64 {
+	s := 0.0
+	for _, v := range f.node {
+		s += v
+	}
+	return s
+}
+
+// curvePoints is how many samples a fill curve holds at most.
+const curvePoints = 200
+
+func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64) (Result, error) {
+	c := w.newCluster()
+	capacity := c.TotalGPUMilli()
+	target := int64(math.Floor(inflate * float64(capacity)))
+	// The trace's pods in random order, then samples with replacement.
+	order := rng.Perm(len(w.pods))
+	var demand int64
+	for _, i := range order {
+		demand += w.pods[i].TotalGPUMilli()
+	}
+	for demand > target && len(order) > 0 {
+		k := rng.IntN(len(order))
+		demand -= w.pods[order[k]].TotalGPUMilli()
+		order = append(order[:k], order[k+1:]...)
+	}
+	for {
+		i := rng.IntN(len(w.pods))
+		if demand+w.pods[i].TotalGPUMilli() > target {
+			break
+		}
+		demand += w.pods[i].TotalGPUMilli()
+		order = append(order, i)
+	}
+
+	frag := newFragTracker(w.target, c)
+	var r Result
+	var arrived int64
+	step := float64(target) / curvePoints
+	next := 0.0
+	free := capacity
+	for k, i := range order {
+		if k&1023 == 0 && ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		p := &w.pods[i]
+		arrived += p.TotalGPUMilli()
+		node, gpus, ok := pl.Place(c, p)
+		if ok {
+			if err := c.Allocate(node, p, gpus); err != nil {
+				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
+			}
+			free -= p.TotalGPUMilli()
+			frag.update(c, node)
+		} else {
+			r.FailedPods++
+		}
+		if float64(arrived) >= next || k == len(order)-1 {
+			pt := Point{ArrivedRatio: float64(arrived) / float64(capacity), AllocationRatio: float64(capacity-free) / float64(capacity)}
+			if free > 0 {
+				pt.FragmentationRatio = frag.sum / float64(free)
+			}
+			r.Curve = append(r.Curve, pt)
+			for next <= float64(arrived) {
+				next += step
+			}
+		}
+	}
+	r.Pods = len(order)
+	r.ArrivedGPUMilli = arrived
+	w.finish(&r, c, frag.exact())
+	return r, nil
+}
+
+func summarise(policies []string, results []Result) []Summary {
+	var out []Summary
+	for _, p := range policies {
+		s := Summary{Policy: p}
+		var allocs []float64
+		for _, r := range results {
+			if r.Policy != p {
+				continue
+			}
+			s.Runs++
+			allocs = append(allocs, r.GPUAllocationRatio)
+			s.FragmentationRatioMean += r.FragmentationRatio
+			s.FailedPodsMean += float64(r.FailedPods)
+			if r.Replay != nil {
+				s.QueueDelayMeanSeconds += r.Replay.QueueDelayMeanSeconds
+				s.QueueDelayP95Seconds += r.Replay.QueueDelayP95Seconds
+				s.TimeWeightedAllocMean += r.Replay.TimeWeightedAllocationRatio
+			}
+		}
+		if s.Runs == 0 {
+			continue
+		}
+		n := float64(s.Runs)
+		s.GPUAllocationRatioMean, s.GPUAllocationRatioStd = meanStd(allocs)
+		s.FragmentationRatioMean /= n
+		s.FailedPodsMean /= n
+		s.QueueDelayMeanSeconds /= n
+		s.QueueDelayP95Seconds /= n
+		s.TimeWeightedAllocMean /= n
+		out = append(out, s)
+	}
+	return out
+}
+
+func meanStd(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(v / float64(len(xs)))
+}
+
+// percentile returns the q-quantile (0..1) of sorted xs by the
+// nearest-rank method.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(q*float64(len(sorted)))) - 1
+	k = max(0, min(k, len(sorted)-1))
+	return sorted[k]
+}
+
+var _ = sort.Float64s
