@@ -87,9 +87,9 @@ func BuiltinNodes(scale int) []NodeSpec {
 }
 
 // BuiltinPods draws n pods from the openb pod-shape frequencies with the
-// given seed. Pods arrive every 60 s and run for an exponentially
-// distributed time with mean meanRunSeconds, for the replay mode.
-func BuiltinPods(n int, seed uint64, meanRunSeconds float64) []PodSpec {
+// given seed. For the replay mode, pods arrive every interarrivalSeconds and
+// run for an exponentially distributed time with mean meanRunSeconds.
+func BuiltinPods(n int, seed uint64, interarrivalSeconds, meanRunSeconds float64) []PodSpec {
 	rng := rand.New(rand.NewPCG(seed, 0x6770757061726b))
 	var total int64
 	for _, s := range builtinPodShapes {
@@ -105,7 +105,7 @@ func BuiltinPods(n int, seed uint64, meanRunSeconds float64) []PodSpec {
 			}
 			x -= s[0]
 		}
-		created := float64(i) * 60
+		created := float64(i) * interarrivalSeconds
 		run := rng.ExpFloat64() * meanRunSeconds
 		out[i] = PodSpec{
 			Name:     fmt.Sprintf("builtin-pod-%05d", i),

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gpuplane-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "gpuplane")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestSimulateDefaultJSON(t *testing.T) {
+	out, errOut, code := run(t, "simulate", "--format", "json", "--seeds", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Results []map[string]any `json:"results"`
+		Summary []map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v", err)
+	}
+	if len(rep.Results) != 16 || len(rep.Summary) != 8 {
+		t.Fatalf("%d results, %d summaries; want 8 policies × 2 seeds", len(rep.Results), len(rep.Summary))
+	}
+	for _, k := range []string{"policy", "seed", "total_gpu_milli", "arrived_gpu_milli", "allocated_gpu_milli", "gpu_allocation_ratio",
+		"unallocated_gpus", "failed_pods", "fragmentation_ratio", "wall_seconds"} {
+		if _, ok := rep.Results[0][k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	for _, k := range []string{"policy", "gpu_allocation_ratio_mean", "gpu_allocation_ratio_std"} {
+		if _, ok := rep.Summary[0][k]; !ok {
+			t.Errorf("summary lacks %q", k)
+		}
+	}
+	r := rep.Results[0]
+	total, alloc := r["total_gpu_milli"].(float64), r["allocated_gpu_milli"].(float64)
+	if ratio := r["gpu_allocation_ratio"].(float64); ratio != alloc/total {
+		t.Errorf("gpu_allocation_ratio %v != allocated/total %v", ratio, alloc/total)
+	}
+}
+
+func TestSimulateTable(t *testing.T) {
+	out, _, code := run(t, "simulate", "--policies", "fgd,bestfit", "--seeds", "1")
+	if code != 0 || !strings.Contains(out, "fgd") || !strings.Contains(out, "bestfit") || strings.Contains(out, "random") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestSimulateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nodes := write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,16000,65536,2,T4\n")
+	podHeader := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty pods file", []string{"--nodes", nodes, "--pods", write("empty.csv", "")}, "empty.csv:1: empty file"},
+		{"missing column", []string{"--nodes", nodes, "--pods", write("nocol.csv", "name,cpu_milli,memory_mib,num_gpu\np,1,1,0\n")}, "nocol.csv:1: column gpu_milli: missing column"},
+		{"negative request", []string{"--nodes", nodes, "--pods", write("neg.csv", podHeader+"p,-1,1,0,0,\n")}, "neg.csv:2: column cpu_milli: negative value -1"},
+		{"pod larger than any node", []string{"--nodes", nodes, "--pods", write("big.csv", podHeader+"p,1000,1024,1,1000,\nq,1000,1024,4,1000,\n")}, "big.csv:3: pod q"},
+		{"unknown policy", []string{"--policies", "fgd,magic"}, `unknown policy "magic"`},
+		{"nodes without pods", []string{"--nodes", nodes}, "--nodes and --pods go together"},
+		{"missing file", []string{"--nodes", nodes, "--pods", filepath.Join(dir, "nope.csv")}, "no such file"},
+		{"bad format", []string{"--format", "xml"}, `unknown --format "xml"`},
+		{"bad mode", []string{"--mode", "warp"}, `unknown mode "warp"`},
+		{"zero seeds", []string{"--seeds", "0"}, "--seeds 0 out of range"},
+		{"bad inflate", []string{"--inflate", "-1"}, "inflate -1 out of range"},
+		{"bad prices", []string{"--prices", write("prices.txt", "T4 cheap\n")}, "prices.txt:1: price \"cheap\""},
+	}
+	for _, tc := range cases {
+		out, errOut, code := run(t, append([]string{"simulate"}, tc.args...)...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code == 0 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "panic") || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line containing %q", tc.name, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package trace
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/testenv"
+)
+
+const podHeader = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+
+func TestReadPodsValid(t *testing.T) {
+	in := podHeader +
+		"p0,12000,16384,1,1000,,LS,Running,0,12537496,0\n" +
+		"p1,6000,12288,1,460,V100M16|V100M32,LS,Pending,427061,12902960,\n" +
+		"p2,4000,8192,0,0,,BE,Succeeded,5,10,6\n"
+	pods, err := ReadPods("pods.csv", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 3 {
+		t.Fatalf("%d pods", len(pods))
+	}
+	p := pods[1]
+	if p.Name != "p1" || p.CPUMilli != 6000 || p.MemoryMiB != 12288 || p.NumGPU != 1 || p.GPUMilli != 460 ||
+		p.GPUSpec != "V100M16|V100M32" || p.Creation != 427061 || p.Deletion != 12902960 || !math.IsNaN(p.Scheduled) || p.Line != 3 {
+		t.Fatalf("pod 1 = %+v", p)
+	}
+}
+
+func TestReadErrorsNameFileLineColumn(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"empty", "", "pods.csv:1: empty file"},
+		{"missing column", "name,cpu_milli,memory_mib,num_gpu\np,1,1,0\n", "pods.csv:1: column gpu_milli: missing column"},
+		{"negative request", podHeader + "p,-5,1,0,0,,,,0,1,0\n", "pods.csv:2: column cpu_milli: negative value -5"},
+		{"not a number", podHeader + "p,1,x,0,0,,,,0,1,0\n", `pods.csv:2: column memory_mib: "x" is not an integer`},
+		{"share of many GPUs", podHeader + "p,1,1,2,500,,,,0,1,0\n", "pods.csv:2: column gpu_milli: 500 milli-GPU with num_gpu 2"},
+		{"too many GPUs", podHeader + "p,1,1,99,1000,,,,0,1,0\n", "pods.csv:2: column num_gpu: value 99 above 64"},
+		{"deletion before creation", podHeader + "p,1,1,0,0,,,,10,5,\n", "pods.csv:2: column deletion_time: deletion 5 before creation 10"},
+		{"bad time", podHeader + "p,1,1,0,0,,,,abc,5,\n", `pods.csv:2: column creation_time: "abc" is not a time in seconds`},
+		{"short row", podHeader + "p,1,1\n", "pods.csv:2: column num_gpu: missing value"},
+		{"header only", podHeader, "pods.csv:1: no pods"},
+		{"bad quote", podHeader + "p,\"1,1,0,0,,,,0,1,0\n", "pods.csv:2:"},
+	}
+	for _, tc := range cases {
+		_, err := ReadPods("pods.csv", strings.NewReader(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want prefix %q", tc.name, err, tc.want)
+		}
+		var te *Error
+		if err != nil && !errors.As(err, &te) {
+			t.Errorf("%s: error %T is not a *trace.Error", tc.name, err)
+		}
+	}
+	nodeCases := []struct{ name, in, want string }{
+		{"gpus without model", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,2,\n", "nodes.csv:2: column model: node with 2 GPUs has no GPU model"},
+		{"duplicate", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,0,\nn,1,1,0,\n", `nodes.csv:3: column sn: node "n" already defined on line 2`},
+		{"negative", "sn,cpu_milli,memory_mib,gpu,model\nn,1,-1,0,\n", "nodes.csv:2: column memory_mib: negative value -1"},
+	}
+	for _, tc := range nodeCases {
+		_, err := ReadNodes("nodes.csv", strings.NewReader(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want prefix %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestReadOpenbTrace reads the real trace files and checks the counts the
+// trace's README gives.
+func TestReadOpenbTrace(t *testing.T) {
+	nodes, err := ReadNodesFile(testenv.Openb(t, "openb_node_list_gpu_node.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := 0
+	for _, n := range nodes {
+		gpus += n.GPUs
+	}
+	if len(nodes) != 1213 || gpus != 6212 {
+		t.Fatalf("%d nodes, %d GPUs; the README says 1,213 and 6,212", len(nodes), gpus)
+	}
+	all, err := ReadNodesFile(testenv.Openb(t, "openb_node_list_all_node.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1523 {
+		t.Fatalf("%d nodes in the all-node list, want 1,523", len(all))
+	}
+	pods, err := ReadPodsFile(testenv.Openb(t, "openb_pod_list_default.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 8152 {
+		t.Fatalf("%d pods, want 8,152", len(pods))
+	}
+}
+
+func TestBuiltin(t *testing.T) {
+	nodes := BuiltinNodes(1)
+	gpus := 0
+	for _, n := range nodes {
+		gpus += n.GPUs
+	}
+	// The openb GPU node list: 1,213 nodes, 6,212 GPUs.
+	if len(nodes) != 1213 || gpus != 6212 {
+		t.Fatalf("BuiltinNodes(1): %d nodes, %d GPUs, want 1213 and 6212", len(nodes), gpus)
+	}
+	a, b := BuiltinPods(500, 1, 60, 3600), BuiltinPods(500, 1, 60, 3600)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("BuiltinPods is not deterministic for a seed")
+		}
+	}
+}
