@@ -38,10 +38,12 @@ type Policy interface {
 type TieBreak int
 
 const (
-	// TieFirst takes the first such node in cluster order. It reproduces
-	// the published results of the openb simulator (Weng et al., USENIX ATC
-	// 2023), whose scheduler is a modified kube-scheduler v1.20.5; packing
-	// policies depend on it, since their integer scores tie often.
+	// TieFirst takes the first such node in cluster order. The openb
+	// simulator (Weng et al., USENIX ATC 2023) runs a kube-scheduler v1.20.5
+	// modified this way (github.com/mental2008/kubernetes, selectHost: "for
+	// reproducibility, choose the smallest lexicographical order"), over
+	// nodes named in a random order; its published results depend on it,
+	// since integer scores tie often.
 	TieFirst TieBreak = iota
 	// TieRandom chooses uniformly at random, as upstream kube-scheduler's
 	// selectHost does.

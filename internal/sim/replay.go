@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -77,8 +78,8 @@ const timelinePoints = 400
 // waiting pods are retried, oldest first, whenever resources are freed, and
 // a new arrival is placed at once if it fits (no head-of-line blocking, as
 // in kube-scheduler).
-func replay(ctx context.Context, w *Workload, pl *placement.Placer) (Result, error) {
-	c := w.newCluster()
+func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand) (Result, error) {
+	c := w.newCluster(rng)
 	capacity := float64(c.TotalGPUMilli())
 	var r Result
 	arrivals := make([]int, 0, len(w.specs))

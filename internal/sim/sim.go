@@ -203,13 +203,17 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 // fragmentation metric's).
 func (w *Workload) Target() *placement.TargetWorkload { return w.target }
 
-// newCluster returns a fresh copy of the empty cluster.
-func (w *Workload) newCluster() *cluster.Cluster {
+// newCluster returns a fresh copy of the empty cluster with its nodes in
+// a random order drawn from rng. Under placement.TieFirst the order decides
+// ties, as the random node-name prefixes of the openb simulator do (it
+// names node i "%04d-<name>" after a random permutation and its scheduler
+// takes the lexicographically smallest of equally scored nodes).
+func (w *Workload) newCluster(rng *rand.Rand) *cluster.Cluster {
 	c := *w.template
 	c.Nodes = make([]cluster.Node, len(w.template.Nodes))
-	copy(c.Nodes, w.template.Nodes)
-	for i := range c.Nodes {
-		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[i].GPUFree...)
+	for i, j := range rng.Perm(len(c.Nodes)) {
+		c.Nodes[i] = w.template.Nodes[j]
+		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[j].GPUFree...)
 	}
 	return &c
 }
@@ -321,7 +325,7 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	if cfg.Mode == "fill" {
 		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate)
 	} else {
-		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng))
+		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
@@ -386,7 +390,7 @@ func (f *fragTracker) exact() float64 {
 const curvePoints = 200
 
 func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64) (Result, error) {
-	c := w.newCluster()
+	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
 	target := int64(math.Floor(inflate * float64(capacity)))
 	// The trace's pods in random order, then samples with replacement.
