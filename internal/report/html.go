@@ -41,6 +41,9 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		y1 = y0 + 1
 	}
 	pad := (y1 - y0) * 0.05
+	if y0 >= 0 && y0-pad < 0 {
+		y0 = pad // so that the next line makes it 0
+	}
 	y0, y1 = y0-pad, y1+pad
 	px := func(x float64) float64 { return L + (x-x0)/(x1-x0)*(W-L-R) }
 	py := func(y float64) float64 { return H - B - (y-y0)/(y1-y0)*(H-T-B) }
