@@ -16,9 +16,9 @@ import (
 func sample() *sim.Report {
 	return &sim.Report{Source: "a + b", Mode: "fill", Nodes: 2, GPUs: 4, Pods: 3, Inflate: 1.3,
 		Results: []sim.Result{
-			{Policy: "fgd", Seed: 1, GPUAllocationRatio: 0.95, Curve: []sim.Point{{0.1, 0.1, 0.2}, {1.3, 0.95, 0.9}}},
+			{Policy: "fgd", Seed: 1, GPUAllocationRatio: 0.95, Curve: []sim.Point{{ArrivedRatio: 0.1, AllocationRatio: 0.1, FragmentationRatio: 0.2}, {ArrivedRatio: 1.3, AllocationRatio: 0.95, FragmentationRatio: 0.9}}},
 			{Policy: "fgd", Seed: 2, GPUAllocationRatio: 0.93},
-			{Policy: "bestfit", Seed: 1, GPUAllocationRatio: 0.9, Curve: []sim.Point{{0.1, 0.1, 0.3}, {1.3, 0.9, 0.95}}},
+			{Policy: "bestfit", Seed: 1, GPUAllocationRatio: 0.9, Curve: []sim.Point{{ArrivedRatio: 0.1, AllocationRatio: 0.1, FragmentationRatio: 0.3}, {ArrivedRatio: 1.3, AllocationRatio: 0.9, FragmentationRatio: 0.95}}},
 		},
 		Summary: []sim.Summary{{Policy: "fgd", Runs: 2, GPUAllocationRatioMean: 0.94, GPUAllocationRatioStd: 0.01}, {Policy: "bestfit", Runs: 1, GPUAllocationRatioMean: 0.9}},
 	}
