@@ -68,7 +68,7 @@ openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
 			nName, pName := "built-in nodes", "built-in pods"
 			if nodesFile == "" {
 				nodes = trace.BuiltinNodes(4)
-				pods = trace.BuiltinPods(2400, seed, 20, 12*3600)
+				pods = trace.BuiltinPods(2400, seed, 10, 24*3600)
 			} else {
 				nName, pName = nodesFile, podsFile
 				if nodes, err = trace.ReadNodesFile(nodesFile); err != nil {
