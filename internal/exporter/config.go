@@ -77,4 +77,3 @@ func ParseFields(name string, data []byte) ([]Field, error) {
 	}
 	return out, nil
 }
-
