@@ -2,9 +2,19 @@ module github.com/gpuplane/gpuplane
 
 go 1.26.8
 
-require github.com/spf13/cobra v1.10.2
+require (
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/spf13/cobra v1.10.2
+	k8s.io/klog/v2 v2.140.0
+	sigs.k8s.io/yaml v1.6.0
+)
 
 require (
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
