@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
+	"github.com/gpuplane/gpuplane/internal/deviceplugin"
 )
 
 // nodeAgentOptions are the node-agent flags.
@@ -79,20 +80,33 @@ func openBackend(o nodeAgentOptions) (device.Backend, error) {
 	return nil, fmt.Errorf("--backend %q: want nvml or mock", o.backend)
 }
 
-// runNodeAgent runs the agent until ctx is done.
+// runNodeAgent runs the agent until ctx is done. Everything that can fail
+// on bad input (configuration, backend, discovery, resources) is checked
+// before any server starts, so the agent never runs half-configured.
 func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	defer klog.Flush()
+	cfg := deviceplugin.DefaultConfig()
+	if o.configFile != "" {
+		var err error
+		if cfg, err = deviceplugin.LoadConfig(o.configFile); err != nil {
+			return err
+		}
+	}
 	b, err := openBackend(o)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	n, err := b.Discover(ctx)
+	m, err := deviceplugin.NewManager(ctx, b, cfg, o.devicePluginDir)
 	if err != nil {
-		return fmt.Errorf("discovering GPUs: %w", err)
+		return err
 	}
-	klog.InfoS("Discovered GPUs", "backend", o.backend, "gpus", len(n.GPUs), "driver", n.DriverVersion)
-	<-ctx.Done()
-	klog.InfoS("Stopping node agent")
-	return nil
+	n := m.Node()
+	klog.InfoS("Discovered GPUs", "backend", o.backend, "gpus", len(n.GPUs), "driver", n.DriverVersion, "migStrategy", cfg.Flags.MIGStrategy)
+	for _, p := range m.Plugins() {
+		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
+	}
+	err = m.Run(ctx)
+	klog.InfoS("Stopped node agent")
+	return err
 }
