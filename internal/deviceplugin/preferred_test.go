@@ -51,10 +51,10 @@ func TestPreferredCubeMesh(t *testing.T) {
 	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	for _, tc := range []struct {
-		name            string
-		avail, must     []int
-		size            int
-		want            string
+		name        string
+		avail, must []int
+		size        int
+		want        string
 	}{
 		// Pairs with 2 NVLinks: 0-3 0-4 1-2 1-5 2-3 4-7 5-6 6-7; the lowest is 0-3.
 		{"2 of 8", all, nil, 2, "0,3"},
@@ -97,9 +97,9 @@ func TestPreferredPCIe(t *testing.T) {
 		size        int
 		want        string
 	}{
-		{[]int{0, 1, 2, 3}, nil, 2, "0,1"},    // PIX pair on NUMA 0
+		{[]int{0, 1, 2, 3}, nil, 2, "0,1"},      // PIX pair on NUMA 0
 		{[]int{0, 1, 2, 3}, []int{3}, 2, "2,3"}, // its PIX peer
-		{[]int{0, 2, 3}, []int{0}, 2, "0,2"},  // all SYS: lowest index
+		{[]int{0, 2, 3}, []int{0}, 2, "0,2"},    // all SYS: lowest index
 		{[]int{1, 2, 3}, nil, 2, "2,3"},
 	} {
 		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, ReplicaSpread)
