@@ -101,6 +101,11 @@ func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := startMetrics(ctx, b, o.nodeName) // GPU metrics: metrics.go
+	if err != nil {
+		return err
+	}
+	defer metrics.stop()
 	n := m.Node()
 	klog.InfoS("Discovered GPUs", "backend", o.backend, "gpus", len(n.GPUs), "driver", n.DriverVersion, "migStrategy", cfg.Flags.MIGStrategy)
 	for _, p := range m.Plugins() {
