@@ -1,0 +1,442 @@
+package main
+
+// End-to-end tests of the node agent's metrics: they build and run the real
+// gpuplane binary with the mock backend and a test pod-resources server on a
+// unix socket, scrape /metrics, and (when Prometheus is installed) let a
+// real Prometheus scrape it.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/mock"
+	"github.com/gpuplane/gpuplane/internal/exporter"
+	"github.com/gpuplane/gpuplane/internal/podresources/podresourcestest"
+)
+
+var (
+	metricsBinOnce sync.Once
+	metricsBin     string
+	metricsBinErr  error
+)
+
+// gpuplaneBinary builds the gpuplane binary once per test run.
+func gpuplaneBinary(t *testing.T) string {
+	t.Helper()
+	metricsBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gpb")
+		if err != nil {
+			metricsBinErr = err
+			return
+		}
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		metricsBin = filepath.Join(dir, "gpuplane")
+		out, err := exec.Command(goTool, "build", "-o", metricsBin, ".").CombinedOutput()
+		if err != nil {
+			metricsBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if metricsBinErr != nil {
+		t.Fatal(metricsBinErr)
+	}
+	return metricsBin
+}
+
+// metricsProfile is the mock node of these tests: GPU 0 an H100 shared by
+// time-slicing, GPU 1 an A100 in MIG mode, GPUs 2 and 3 whole A100s. Each
+// utilisation curve has one value, so every reading is exact.
+const metricsProfile = `name: metrics-e2e
+gpus:
+  - productName: NVIDIA H100 80GB HBM3
+    uuid: GPU-00000000-0000-0000-0000-000000000000
+    telemetry: {utilizationPct: [37], memCopyUtilPct: 12, memoryUsedMiB: 20480, temperatureC: 61, memoryTemperatureC: 70,
+      powerW: 350, smClockMHz: 1980, memClockMHz: 2619, pcieReplay: 3, eccSBE: 5, eccDBE: 1, rowRemapCorrectable: 2, rowRemapUncorrectable: 1}
+  - productName: NVIDIA A100-SXM4-80GB
+    uuid: GPU-11111111-1111-1111-1111-111111111111
+    mig: [3g.40gb, 1g.10gb]
+    telemetry: {utilizationPct: [50], memoryUsedMiB: 40960}
+  - count: 2
+    productName: NVIDIA A100-SXM4-80GB
+    telemetry: {utilizationPct: [80]}
+`
+
+// agent is a running gpuplane node-agent.
+type agent struct {
+	cmd     *exec.Cmd
+	url     string // http://host:port/metrics
+	node    device.Node
+	pods    *podresourcestest.Server
+	faults  string
+	logs    *strings.Builder
+	logsMu  *sync.Mutex
+	stopped bool
+}
+
+var servingRE = regexp.MustCompile(`"Serving GPU metrics" address="([^"]+)"`)
+
+// startAgent writes the profile, starts a pod-resources server and the agent
+// with the mock backend, and waits for the agent's metrics address.
+func startAgent(t *testing.T, extraArgs ...string) *agent {
+	t.Helper()
+	bin := gpuplaneBinary(t)
+	dir, err := os.MkdirTemp("", "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	profile := filepath.Join(dir, "profile.yaml")
+	if err := os.WriteFile(profile, []byte(metricsProfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := mock.Open(profile, mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := podresourcestest.Start(filepath.Join(dir, "pr.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	a := &agent{node: node, pods: srv, faults: filepath.Join(dir, "faults.yaml"), logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
+	args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", profile,
+		"--mock-faults-file", a.faults, "--device-plugin-dir", dir, "--node-name", "node-e2e",
+		"--metrics-addr", "127.0.0.1:0", "--metrics-sample-interval", "100ms",
+		"--pod-resources-socket", srv.Path(), "--pod-resources-interval", "200ms"}, extraArgs...)
+	a.cmd = exec.Command(bin, args...)
+	stderr, err := a.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.stop(t) })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			a.logsMu.Lock()
+			a.logs.WriteString(sc.Text() + "\n")
+			a.logsMu.Unlock()
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		close(addr)
+	}()
+	select {
+	case x, ok := <-addr:
+		if !ok {
+			t.Fatalf("agent exited before serving metrics:\n%s", a.log())
+		}
+		a.url = "http://" + x + "/metrics"
+	case <-time.After(60 * time.Second):
+		t.Fatalf("agent did not serve metrics:\n%s", a.log())
+	}
+	return a
+}
+
+func (a *agent) log() string {
+	a.logsMu.Lock()
+	defer a.logsMu.Unlock()
+	return a.logs.String()
+}
+
+// stop sends SIGTERM and checks the agent exits cleanly.
+func (a *agent) stop(t *testing.T) {
+	if a.stopped {
+		return
+	}
+	a.stopped = true
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- a.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("agent exit: %v\n%s", err, a.log())
+		}
+	case <-time.After(20 * time.Second):
+		_ = a.cmd.Process.Kill()
+		t.Errorf("agent did not stop on SIGTERM")
+	}
+}
+
+// scrape returns the agent's metric families.
+func (a *agent) scrape(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(a.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("scrape: %s\n%s", resp.Status, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
+}
+
+// eventually scrapes until cond holds, for at most 30 s.
+func (a *agent) eventually(t *testing.T, what string, cond func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mfs := a.scrape(t)
+		if cond(mfs) {
+			return mfs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// series returns the series of a family whose labels include match.
+func series(mfs map[string]*dto.MetricFamily, name string, match map[string]string) []*dto.Metric {
+	var out []*dto.Metric
+	for _, m := range mfs[name].GetMetric() {
+		ls := labelsOf(m)
+		ok := true
+		for k, v := range match {
+			if ls[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func value(m *dto.Metric) float64 { return m.GetGauge().GetValue() + m.GetCounter().GetValue() }
+
+// one returns the value of the single series of name matching match.
+func one(t *testing.T, mfs map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+	t.Helper()
+	s := series(mfs, name, match)
+	if len(s) != 1 {
+		t.Fatalf("%s%v: %d series, want 1", name, match, len(s))
+	}
+	return value(s[0])
+}
+
+const (
+	gpu0UUID = "GPU-00000000-0000-0000-0000-000000000000"
+	gpu1UUID = "GPU-11111111-1111-1111-1111-111111111111"
+)
+
+// setPods allocates GPU 0 to three pods by time-slicing replicas, the
+// 3g.40gb MIG device of GPU 1 to pod mig-a, and GPU 2 to pod whole-a.
+func (a *agent) setPods() {
+	mig3g := a.node.GPUs[1].MIG[0].UUID
+	a.pods.SetPods(
+		podresourcestest.Pod("ml", "train-a", podresourcestest.Container("main", "nvidia.com/gpu.shared", gpu0UUID+"::0")),
+		podresourcestest.Pod("ml", "train-b", podresourcestest.Container("main", "nvidia.com/gpu.shared", gpu0UUID+"::1")),
+		podresourcestest.Pod("web", "infer-c", podresourcestest.Container("srv", "nvidia.com/gpu.shared", gpu0UUID+"::2", gpu0UUID+"::3")),
+		podresourcestest.Pod("ml", "mig-a", podresourcestest.Container("main", "nvidia.com/mig-3g.40gb", mig3g)),
+		podresourcestest.Pod("batch", "whole-a", podresourcestest.Container("job", "nvidia.com/gpu", a.node.GPUs[2].UUID)),
+	)
+}
+
+func TestNodeAgentMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane binary")
+	}
+	a := startAgent(t)
+	a.setPods()
+	mfs := a.eventually(t, "GPU 0 attributed to three pods", func(m map[string]*dto.MetricFamily) bool {
+		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 3
+	})
+
+	// Names, types and units: every field, as dcgm-exporter serves it. The
+	// H100 supports them all, profiling ratios included.
+	units := map[string]string{
+		"DCGM_FI_DEV_GPU_UTIL": "(in %)", "DCGM_FI_DEV_FB_USED": "(in MiB)", "DCGM_FI_DEV_FB_FREE": "(in MiB)",
+		"DCGM_FI_DEV_GPU_TEMP": "(in C)", "DCGM_FI_DEV_MEMORY_TEMP": "(in C)", "DCGM_FI_DEV_POWER_USAGE": "(in W)",
+		"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": "(in mJ)", "DCGM_FI_DEV_SM_CLOCK": "(in MHz)", "DCGM_FI_DEV_MEM_CLOCK": "(in MHz)",
+	}
+	for _, f := range exporter.AllFields() {
+		mf := mfs[f.Name]
+		if mf == nil {
+			t.Errorf("%s not served", f.Name)
+			continue
+		}
+		if got := strings.ToLower(mf.GetType().String()); got != string(f.Type) {
+			t.Errorf("%s: type %s, want %s", f.Name, got, f.Type)
+		}
+		if u := units[f.Name]; !strings.Contains(mf.GetHelp(), u) {
+			t.Errorf("%s: help %q does not name the unit %s", f.Name, mf.GetHelp(), u)
+		}
+	}
+
+	// GPU 0, shared by three pods: each pod has the GPU's series under its
+	// own labels, with dcgm-exporter's device labels.
+	h100 := map[string]string{"gpu": "0", "UUID": gpu0UUID, "device": "nvidia0", "modelName": "NVIDIA H100 80GB HBM3",
+		"Hostname": "node-e2e", "pci_bus_id": a.node.GPUs[0].PCIBusID}
+	var pods []string
+	for _, m := range series(mfs, "DCGM_FI_DEV_GPU_UTIL", h100) {
+		ls := labelsOf(m)
+		pods = append(pods, ls["namespace"]+"/"+ls["pod"]+"/"+ls["container"])
+		if value(m) != 37 {
+			t.Errorf("GPU 0 utilisation for %s: %v, want 37", ls["pod"], value(m))
+		}
+		if _, mig := ls["GPU_I_ID"]; mig {
+			t.Errorf("whole GPU with GPU_I_ID: %v", ls)
+		}
+	}
+	slices.Sort(pods)
+	if want := []string{"ml/train-a/main", "ml/train-b/main", "web/infer-c/srv"}; !slices.Equal(pods, want) {
+		t.Errorf("GPU 0 pods %v, want %v", pods, want)
+	}
+	trainA := map[string]string{"UUID": gpu0UUID, "pod": "train-a", "namespace": "ml", "container": "main"}
+	// 80 GiB H100: 81920 MiB; 20480 used, 61440 free. Profiling ratios:
+	// engine and SM active 37 % = 0.37, tensor and DRAM half of it.
+	for name, want := range map[string]float64{
+		"DCGM_FI_DEV_MEM_COPY_UTIL": 12, "DCGM_FI_DEV_FB_USED": 20480, "DCGM_FI_DEV_FB_FREE": 61440,
+		"DCGM_FI_DEV_GPU_TEMP": 61, "DCGM_FI_DEV_MEMORY_TEMP": 70, "DCGM_FI_DEV_POWER_USAGE": 350,
+		"DCGM_FI_DEV_SM_CLOCK": 1980, "DCGM_FI_DEV_MEM_CLOCK": 2619, "DCGM_FI_DEV_XID_ERRORS": 0,
+		"DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 3, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": 5, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 1,
+		"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL": 5, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL": 1,
+		"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": 2, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": 1,
+		"DCGM_FI_DEV_ROW_REMAP_PENDING": 0, "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0,
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE": 0.37, "DCGM_FI_PROF_SM_ACTIVE": 0.37,
+		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.185, "DCGM_FI_PROF_DRAM_ACTIVE": 0.185,
+	} {
+		if got := one(t, mfs, name, trainA); got != want {
+			t.Errorf("%s for train-a: %v, want %v", name, got, want)
+		}
+	}
+	if e := one(t, mfs, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", trainA); e <= 0 {
+		t.Errorf("energy %v mJ, want > 0", e)
+	}
+	if got := one(t, mfs, "gpuplane_device_pods", map[string]string{"UUID": gpu0UUID}); got != 3 {
+		t.Errorf("gpuplane_device_pods of GPU 0: %v, want 3", got)
+	}
+
+	// GPU 1's MIG devices: the parent's device labels plus the instance.
+	// 40960 of 81920 MiB used: each MIG device is half full.
+	for _, m := range a.node.GPUs[1].MIG {
+		match := map[string]string{"gpu": "1", "UUID": gpu1UUID, "device": "nvidia1", "modelName": "NVIDIA A100-SXM4-80GB",
+			"GPU_I_PROFILE": m.Profile, "GPU_I_ID": fmt.Sprint(m.GPUInstanceID)}
+		half := float64(m.MemoryMiB) / 2
+		if got := one(t, mfs, "DCGM_FI_DEV_FB_USED", match); got != half {
+			t.Errorf("MIG %s used %v MiB, want %v", m.Profile, got, half)
+		}
+		s := series(mfs, "DCGM_FI_DEV_FB_FREE", match)
+		ls := labelsOf(s[0])
+		switch m.Profile {
+		case "3g.40gb":
+			if ls["pod"] != "mig-a" || ls["namespace"] != "ml" || ls["container"] != "main" {
+				t.Errorf("3g.40gb MIG device labels %v, want pod ml/mig-a/main", ls)
+			}
+		default:
+			if _, ok := ls["pod"]; ok {
+				t.Errorf("unallocated MIG device has pod labels %v", ls)
+			}
+		}
+		if value(s[0]) != half {
+			t.Errorf("MIG %s free %v MiB, want %v", m.Profile, value(s[0]), half)
+		}
+	}
+	if got := one(t, mfs, "gpuplane_device_allocation", map[string]string{"pod": "whole-a", "UUID": a.node.GPUs[2].UUID}); got != 1 {
+		t.Errorf("allocation of GPU 2 to whole-a: %v", got)
+	}
+	if got := one(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"}); got != 80 {
+		t.Errorf("GPU 3 utilisation %v, want 80", got)
+	}
+	if _, ok := labelsOf(series(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"})[0])["pod"]; ok {
+		t.Error("unallocated GPU 3 has a pod label")
+	}
+
+	// An XID 79 (fallen off the bus) on GPU 3: unhealthy, last XID 79.
+	if err := os.WriteFile(a.faults, []byte("faults:\n  - uuid: "+a.node.GPUs[3].UUID+"\n    xid: 79\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gpu3 := map[string]string{"UUID": a.node.GPUs[3].UUID}
+	a.eventually(t, "GPU 3 unhealthy with XID 79", func(m map[string]*dto.MetricFamily) bool {
+		h, x := series(m, "gpuplane_device_health", gpu3), series(m, "DCGM_FI_DEV_XID_ERRORS", gpu3)
+		return len(h) == 1 && value(h[0]) == 0 && len(x) == 1 && value(x[0]) == 79
+	})
+}
+
+func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane binary")
+	}
+	a := startAgent(t)
+	a.setPods()
+	attributed := func(m map[string]*dto.MetricFamily) bool {
+		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"pod": "train-a"})) == 1
+	}
+	a.eventually(t, "pod labels", attributed)
+
+	// The kubelet restarts: metrics keep flowing without pod labels, the
+	// error counter rises; then the labels come back.
+	a.pods.Stop()
+	mfs := a.eventually(t, "metrics without pod labels", func(m map[string]*dto.MetricFamily) bool {
+		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
+	})
+	if got := one(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID}); got != 37 {
+		t.Errorf("GPU 0 utilisation without pod labels: %v, want 37", got)
+	}
+	if _, ok := labelsOf(series(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})[0])["pod"]; ok {
+		t.Error("pod label while the socket is gone")
+	}
+	if one(t, mfs, "gpuplane_pod_resources_errors_total", nil) < 1 || one(t, mfs, "gpuplane_pod_resources_up", nil) != 0 {
+		t.Error("socket gone: no error counted, or pod resources still up")
+	}
+	if err := a.pods.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	a.eventually(t, "pod labels after the socket came back", attributed)
+
+	// A slow socket: the same.
+	a.pods.SetDelay(time.Hour)
+	a.eventually(t, "metrics without pod labels while the socket is slow", func(m map[string]*dto.MetricFamily) bool {
+		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
+	})
+	a.pods.SetDelay(0)
+	a.eventually(t, "pod labels after the socket answered again", attributed)
+}
