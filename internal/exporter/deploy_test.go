@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/promql/parser"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -169,7 +169,6 @@ func exprs(t *testing.T, v any, path string, out map[string]string) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
 
 func TestDashboard(t *testing.T) {
 	served := servedNames(t)
