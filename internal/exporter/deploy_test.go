@@ -151,7 +151,7 @@ func TestAlertRules(t *testing.T) {
 
 // exprs returns every PromQL expression of a Grafana dashboard: panel
 // targets and query variables.
-func exprs(t *testing.T, v any, path string, out map[string]string) {
+func exprs(v any, path string, out map[string]string) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
@@ -159,16 +159,15 @@ func exprs(t *testing.T, v any, path string, out map[string]string) {
 			if s, ok := x.(string); ok && k == "expr" {
 				out[p] = s
 			}
-			exprs(t, x, p, out)
+			exprs(x, p, out)
 		}
 	case []any:
 		for i, x := range v {
-			exprs(t, x, path+"["+itoa(i)+"]", out)
+			exprs(x, path+"["+strconv.Itoa(i)+"]", out)
 		}
 	}
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestDashboard(t *testing.T) {
 	served := servedNames(t)
@@ -181,7 +180,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("%s: %v", dashboardFile, err)
 	}
 	found := map[string]string{}
-	exprs(t, dash["panels"], "panels", found)
+	exprs(dash["panels"], "panels", found)
 	// Query variables: label_values(SELECTOR, label).
 	tmpl, _ := dash["templating"].(map[string]any)
 	vars, _ := tmpl["list"].([]any)
@@ -197,7 +196,7 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("%s: templating.list[%d]: query %q is not label_values(SELECTOR, label)", dashboardFile, i, s)
 			continue
 		}
-		found["templating.list["+itoa(i)+"]"] = lv[1]
+		found["templating.list["+strconv.Itoa(i)+"]"] = lv[1]
 	}
 	if len(found) < 10 {
 		t.Fatalf("%s: only %d expressions found", dashboardFile, len(found))
