@@ -168,7 +168,6 @@ func exprs(v any, path string, out map[string]string) {
 	}
 }
 
-
 func TestDashboard(t *testing.T) {
 	served := servedNames(t)
 	data, err := os.ReadFile(dashboardFile)
