@@ -8,9 +8,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,4 +442,164 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	})
 	a.pods.SetDelay(0)
 	a.eventually(t, "pod labels after the socket answered again", attributed)
+}
+
+// promResponse is a Prometheus HTTP API answer.
+type promResponse struct {
+	Status string          `json:"status"`
+	Error  string          `json:"error"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// promGet queries Prometheus's HTTP API and decodes data into out.
+func promGet(t *testing.T, base, path string, q url.Values, out any) {
+	t.Helper()
+	resp, err := http.Get(base + path + "?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r promResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if r.Status != "success" {
+		t.Fatalf("%s: %s: %s", path, r.Status, r.Error)
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestPrometheusScrapesNodeAgent starts a real Prometheus (the Debian
+// package prometheus) on loopback, lets it scrape the agent every second
+// with gpuplane's alerting rules loaded, and queries it over its HTTP API.
+// Without the prometheus binary it skips, unless CI=true, where it fails.
+func TestPrometheusScrapesNodeAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane binary and Prometheus")
+	}
+	promBin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prometheus is not installed; CI must install it: apt-get install -y prometheus")
+		}
+		t.Skip("prometheus is not installed (Debian: apt-get install -y prometheus)")
+	}
+	a := startAgent(t)
+	a.setPods()
+
+	dir, err := os.MkdirTemp("", "prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	rules, err := filepath.Abs("../../deploy/prometheus/gpuplane-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimSuffix(strings.TrimPrefix(a.url, "http://"), "/metrics")
+	config := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"+
+		"rule_files: [%q]\n"+
+		"scrape_configs:\n  - job_name: gpuplane\n    static_configs: [{targets: [%q]}]\n", rules, target)
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A free loopback port: listen, note it, close, hand it to Prometheus.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var promLog strings.Builder
+	prom := exec.Command(promBin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr)
+	prom.Stdout, prom.Stderr = &promLog, &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	}()
+	base := "http://" + addr
+
+	// Query until the sample of pod train-a arrives (at most a minute).
+	type vector []struct {
+		Metric map[string]string `json:"metric"`
+		Value  [2]any            `json:"value"`
+	}
+	var got vector
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				var data struct {
+					Result vector `json:"result"`
+				}
+				promGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_GPU_UTIL{pod="train-a"}`}}, &data)
+				if got = data.Result; len(got) > 0 {
+					break
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Prometheus never had DCGM_FI_DEV_GPU_UTIL{pod=\"train-a\"}")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(got) != 1 {
+		t.Fatalf("DCGM_FI_DEV_GPU_UTIL{pod=\"train-a\"}: %d series, want 1: %v", len(got), got)
+	}
+	m := got[0].Metric
+	for k, want := range map[string]string{"namespace": "ml", "container": "main", "UUID": gpu0UUID, "gpu": "0",
+		"device": "nvidia0", "Hostname": "node-e2e", "modelName": "NVIDIA H100 80GB HBM3", "job": "gpuplane"} {
+		if m[k] != want {
+			t.Errorf("label %s = %q, want %q (series %v)", k, m[k], want, m)
+		}
+	}
+	if v := got[0].Value[1]; v != "37" {
+		t.Errorf("value %v, want 37", v)
+	}
+
+	// The alerting rules load and evaluate against the agent's metrics.
+	var rulesData struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Name      string `json:"name"`
+				Health    string `json:"health"`
+				LastError string `json:"lastError"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	for {
+		promGet(t, base, "/api/v1/rules", url.Values{}, &rulesData)
+		ok, n := true, 0
+		for _, g := range rulesData.Groups {
+			for _, r := range g.Rules {
+				n++
+				if r.Health == "err" {
+					t.Fatalf("rule %s: %s", r.Name, r.LastError)
+				}
+				ok = ok && r.Health == "ok"
+			}
+		}
+		if n == 0 {
+			t.Fatal("Prometheus loaded no alerting rules")
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("alerting rules never evaluated")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
