@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -145,7 +144,6 @@ func New(opts Options) (*Exporter, error) {
 			}
 			return 1
 		}),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return e, nil
 }
