@@ -444,6 +444,42 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	a.eventually(t, "pod labels after the socket answered again", attributed)
 }
 
+func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane binary")
+	}
+	bin := gpuplaneBinary(t)
+	dir, err := os.MkdirTemp("", "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bad := filepath.Join(dir, "metrics.csv")
+	if err := os.WriteFile(bad, []byte("# counters\nDCGM_FI_DEV_GPU_UTIL, counter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-file", bad}, "--metrics-file: " + bad + `:2: DCGM_FI_DEV_GPU_UTIL: type "counter", but gpuplane serves it as a gauge`},
+		{[]string{"--metrics-file", filepath.Join(dir, "none.csv")}, "--metrics-file: open " + filepath.Join(dir, "none.csv")},
+		{[]string{"--metrics-sample-interval", "0s"}, "--metrics-sample-interval and --pod-resources-interval must be positive"},
+		{[]string{"--metrics-addr", "256.0.0.1:1"}, "--metrics-addr: listen tcp"},
+	} {
+		args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", "dgx-h100", "--device-plugin-dir", dir,
+			"--pod-resources-socket", ""}, c.args...)
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err == nil {
+			t.Errorf("%v: exit 0, want an error", c.args)
+			continue
+		}
+		if !strings.Contains(string(out), "gpuplane: "+c.want) {
+			t.Errorf("%v: output\n%s\nwant %q", c.args, out, c.want)
+		}
+	}
+}
+
 // promResponse is a Prometheus HTTP API answer.
 type promResponse struct {
 	Status string          `json:"status"`

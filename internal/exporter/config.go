@@ -14,7 +14,7 @@ import (
 func LoadFields(path string) ([]Field, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("metrics file: %w", err)
+		return nil, err // *fs.PathError names the file
 	}
 	return ParseFields(path, data)
 }

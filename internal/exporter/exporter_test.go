@@ -339,3 +339,26 @@ func sortedLabels(text string) io.Reader {
 		return "{" + strings.Join(pairs, `",`) + `"}`
 	}))
 }
+
+func TestResolveDeviceIDs(t *testing.T) {
+	s := newState(AllFields(), "node-a")
+	s.setNode(testNode)
+	for id, want := range map[string]string{
+		"GPU-0000":    "GPU-0000", // whole GPU
+		"GPU-0000::7": "GPU-0000", // time-slicing replica
+		"MIG-bbbb":    "MIG-bbbb", // MIG device
+		"MIG-bbbb::1": "MIG-bbbb", // replica of a MIG device
+		"1":           "GPU-1111", // GPU index (device-id strategy "index")
+		"2":           "",         // no such GPU
+		"eth0":        "",         // not a GPU
+		"":            "",
+	} {
+		got := ""
+		if d := s.resolve(id); d != nil {
+			got = d.uuid
+		}
+		if got != want {
+			t.Errorf("resolve(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
