@@ -204,3 +204,7 @@ func (p *Plugin) WaitDevices(ctx context.Context, cond func([]*pluginapi.Device)
 	})
 	return devs, err
 }
+
+// RegistrationCountLocked returns the number of registrations so far; call
+// it only inside a Wait condition.
+func (k *Kubelet) RegistrationCountLocked() int { return len(k.regs) }
