@@ -110,11 +110,16 @@ func (w *Watcher) Run(ctx context.Context) {
 
 // Refresh lists the allocations once. On success it publishes the new
 // Mapping; on failure it clears the current one (so no stale pod is
-// reported) and counts the error.
+// reported) and counts the error. When ctx itself is done it changes
+// nothing and returns ctx's error.
 func (w *Watcher) Refresh(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	lctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	resp, err := w.client.List(ctx, &v1.ListPodResourcesRequest{})
+	resp, err := w.client.List(lctx, &v1.ListPodResourcesRequest{})
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up (shutdown), not the kubelet: keep the mapping.
+		return ctx.Err()
+	}
 	if err != nil {
 		w.current.Store(nil)
 		w.errors.Add(1)

@@ -174,3 +174,26 @@ func TestWatcherRunStopsWithContext(t *testing.T) {
 		t.Fatalf("Run published %+v", got)
 	}
 }
+
+func TestRefreshWithDoneContextKeepsMapping(t *testing.T) {
+	path := socketPath(t)
+	srv, err := podresourcestest.Start(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	srv.SetPods(pods...)
+	w, err := podresources.NewWatcher(path, time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshUntil(t, w, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.Refresh(ctx); err != context.Canceled {
+		t.Fatalf("Refresh with a cancelled context: %v, want context.Canceled", err)
+	}
+	if w.Current() == nil || w.Errors() != 0 {
+		t.Fatalf("shutdown counted as a kubelet failure: Current=%v Errors=%d", w.Current(), w.Errors())
+	}
+}
