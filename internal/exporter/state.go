@@ -102,8 +102,15 @@ type state struct {
 	unhealthy map[string]bool
 	mapping   *podresources.Mapping
 	// Rebuilt when devices or the mapping change.
-	targets   map[string][]target
-	podCounts map[string]int
+	targets map[string]*deviceTargets
+}
+
+// deviceTargets are the label sets of one device: its own, for the
+// gpuplane_device_* metrics, and one per series target.
+type deviceTargets struct {
+	own     target
+	targets []target
+	pods    int
 }
 
 func newState(fields []Field, hostname string) *state {
@@ -209,30 +216,30 @@ func (s *state) rebuildTargets() {
 			}
 		}
 	}
-	s.targets = make(map[string][]target, len(s.devices))
-	s.podCounts = make(map[string]int, len(s.devices))
+	s.targets = make(map[string]*deviceTargets, len(s.devices))
 	for _, d := range s.devices {
 		v := variant(0)
 		if d.mig {
 			v |= variantMIG
 		}
-		own := owners[d.uuid]
-		slices.SortFunc(own, func(a, b podresources.Owner) int {
-			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Pod, b.Pod), cmp.Compare(a.Container, b.Container))
-		})
-		if len(own) == 0 {
-			s.targets[d.uuid] = []target{{v: v, labels: labelPairs(v, d.values)}}
+		self := target{v: v, labels: labelPairs(v, d.values)}
+		dt := &deviceTargets{own: self}
+		s.targets[d.uuid] = dt
+		holders := owners[d.uuid]
+		if len(holders) == 0 {
+			dt.targets = []target{self}
 			continue
 		}
-		pods := 0
-		for i, o := range own {
-			if i == 0 || o.Namespace != own[i-1].Namespace || o.Pod != own[i-1].Pod {
-				pods++
+		slices.SortFunc(holders, func(a, b podresources.Owner) int {
+			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Pod, b.Pod), cmp.Compare(a.Container, b.Container))
+		})
+		for i, o := range holders {
+			if i == 0 || o.Namespace != holders[i-1].Namespace || o.Pod != holders[i-1].Pod {
+				dt.pods++
 			}
 			vals := append(slices.Clip(d.values), o.Pod, o.Namespace, o.Container)
-			s.targets[d.uuid] = append(s.targets[d.uuid], target{v: v | variantPod, labels: labelPairs(v|variantPod, vals)})
+			dt.targets = append(dt.targets, target{v: v | variantPod, labels: labelPairs(v|variantPod, vals)})
 		}
-		s.podCounts[d.uuid] = pods
 	}
 }
 
@@ -265,10 +272,10 @@ func (s *state) snapshot() *snapshot {
 	snap := &snapshot{}
 	var fixed []prometheus.Metric
 	for _, d := range s.devices {
-		ts := s.targets[d.uuid]
+		dt := s.targets[d.uuid]
 		if smp, ok := s.samples[d.uuid]; ok {
 			g := group{at: smp.at}
-			for _, t := range ts {
+			for _, t := range dt.targets {
 				for i, f := range s.fields {
 					if p := f.value(&smp.s); p != nil {
 						g.metrics = append(g.metrics, newMetric(s.fdescs[i][t.v], t.labels, *p, f.Type == Counter))
@@ -277,19 +284,14 @@ func (s *state) snapshot() *snapshot {
 			}
 			snap.groups = append(snap.groups, g)
 		}
-		devV := ts[0].v &^ variantPod
-		devLabels := ts[0].labels
-		if devV != ts[0].v {
-			devLabels = labelPairs(devV, d.values)
-		}
 		healthy := 1.0
 		if s.unhealthy[d.uuid] {
 			healthy = 0
 		}
 		fixed = append(fixed,
-			newMetric(s.health[devV], devLabels, healthy, false),
-			newMetric(s.pods[devV], devLabels, float64(s.podCounts[d.uuid]), false))
-		for _, t := range ts {
+			newMetric(s.health[dt.own.v], dt.own.labels, healthy, false),
+			newMetric(s.pods[dt.own.v], dt.own.labels, float64(dt.pods), false))
+		for _, t := range dt.targets {
 			if t.v&variantPod != 0 {
 				fixed = append(fixed, newMetric(s.alloc[t.v], t.labels, 1, false))
 			}
