@@ -42,8 +42,8 @@ var (
 	metricsBinErr  error
 )
 
-// gpuplaneBinary builds the gpuplane binary once per test run.
-func gpuplaneBinary(t *testing.T) string {
+// metricsTestBinary builds the gpuplane binary once per test run.
+func metricsTestBinary(t *testing.T) string {
 	t.Helper()
 	metricsBinOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gpb")
@@ -85,8 +85,8 @@ gpus:
     telemetry: {utilizationPct: [80]}
 `
 
-// agent is a running gpuplane node-agent.
-type agent struct {
+// metricsAgent is a running gpuplane node-agent.
+type metricsAgent struct {
 	cmd     *exec.Cmd
 	url     string // http://host:port/metrics
 	node    device.Node
@@ -97,13 +97,13 @@ type agent struct {
 	stopped bool
 }
 
-var servingRE = regexp.MustCompile(`"Serving GPU metrics" address="([^"]+)"`)
+var metricsServingRE = regexp.MustCompile(`"Serving GPU metrics" address="([^"]+)"`)
 
-// startAgent writes the profile, starts a pod-resources server and the agent
+// startMetricsAgent writes the profile, starts a pod-resources server and the agent
 // with the mock backend, and waits for the agent's metrics address.
-func startAgent(t *testing.T, extraArgs ...string) *agent {
+func startMetricsAgent(t *testing.T, extraArgs ...string) *metricsAgent {
 	t.Helper()
-	bin := gpuplaneBinary(t)
+	bin := metricsTestBinary(t)
 	dir, err := os.MkdirTemp("", "pr")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	a := &agent{node: node, pods: srv, faults: filepath.Join(dir, "faults.yaml"), logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
+	a := &metricsAgent{node: node, pods: srv, faults: filepath.Join(dir, "faults.yaml"), logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
 	args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", profile,
 		"--mock-faults-file", a.faults, "--device-plugin-dir", dir, "--node-name", "node-e2e",
 		"--metrics-addr", "127.0.0.1:0", "--metrics-sample-interval", "100ms",
@@ -147,7 +147,7 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 			a.logsMu.Lock()
 			a.logs.WriteString(sc.Text() + "\n")
 			a.logsMu.Unlock()
-			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+			if m := metricsServingRE.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}
 		}
@@ -165,14 +165,14 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 	return a
 }
 
-func (a *agent) log() string {
+func (a *metricsAgent) log() string {
 	a.logsMu.Lock()
 	defer a.logsMu.Unlock()
 	return a.logs.String()
 }
 
 // stop sends SIGTERM and checks the agent exits cleanly.
-func (a *agent) stop(t *testing.T) {
+func (a *metricsAgent) stop(t *testing.T) {
 	if a.stopped {
 		return
 	}
@@ -192,7 +192,7 @@ func (a *agent) stop(t *testing.T) {
 }
 
 // scrape returns the agent's metric families.
-func (a *agent) scrape(t *testing.T) map[string]*dto.MetricFamily {
+func (a *metricsAgent) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get(a.url)
 	if err != nil {
@@ -212,7 +212,7 @@ func (a *agent) scrape(t *testing.T) map[string]*dto.MetricFamily {
 }
 
 // eventually scrapes until cond holds, for at most 30 s.
-func (a *agent) eventually(t *testing.T, what string, cond func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+func (a *metricsAgent) eventually(t *testing.T, what string, cond func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -227,7 +227,7 @@ func (a *agent) eventually(t *testing.T, what string, cond func(map[string]*dto.
 	}
 }
 
-func labelsOf(m *dto.Metric) map[string]string {
+func metricLabels(m *dto.Metric) map[string]string {
 	out := map[string]string{}
 	for _, l := range m.GetLabel() {
 		out[l.GetName()] = l.GetValue()
@@ -235,11 +235,11 @@ func labelsOf(m *dto.Metric) map[string]string {
 	return out
 }
 
-// series returns the series of a family whose labels include match.
-func series(mfs map[string]*dto.MetricFamily, name string, match map[string]string) []*dto.Metric {
+// seriesOf returns the series of a family whose labels include match.
+func seriesOf(mfs map[string]*dto.MetricFamily, name string, match map[string]string) []*dto.Metric {
 	var out []*dto.Metric
 	for _, m := range mfs[name].GetMetric() {
-		ls := labelsOf(m)
+		ls := metricLabels(m)
 		ok := true
 		for k, v := range match {
 			if ls[k] != v {
@@ -253,16 +253,16 @@ func series(mfs map[string]*dto.MetricFamily, name string, match map[string]stri
 	return out
 }
 
-func value(m *dto.Metric) float64 { return m.GetGauge().GetValue() + m.GetCounter().GetValue() }
+func metricValue(m *dto.Metric) float64 { return m.GetGauge().GetValue() + m.GetCounter().GetValue() }
 
-// one returns the value of the single series of name matching match.
-func one(t *testing.T, mfs map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+// oneValue returns the value of the single series of name matching match.
+func oneValue(t *testing.T, mfs map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
 	t.Helper()
-	s := series(mfs, name, match)
+	s := seriesOf(mfs, name, match)
 	if len(s) != 1 {
 		t.Fatalf("%s%v: %d series, want 1", name, match, len(s))
 	}
-	return value(s[0])
+	return metricValue(s[0])
 }
 
 const (
@@ -272,7 +272,7 @@ const (
 
 // setPods allocates GPU 0 to three pods by time-slicing replicas, the
 // 3g.40gb MIG device of GPU 1 to pod mig-a, and GPU 2 to pod whole-a.
-func (a *agent) setPods() {
+func (a *metricsAgent) setPods() {
 	mig3g := a.node.GPUs[1].MIG[0].UUID
 	a.pods.SetPods(
 		podresourcestest.Pod("ml", "train-a", podresourcestest.Container("main", "nvidia.com/gpu.shared", gpu0UUID+"::0")),
@@ -287,10 +287,10 @@ func TestNodeAgentMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gpuplane binary")
 	}
-	a := startAgent(t)
+	a := startMetricsAgent(t)
 	a.setPods()
 	mfs := a.eventually(t, "GPU 0 attributed to three pods", func(m map[string]*dto.MetricFamily) bool {
-		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 3
+		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 3
 	})
 
 	// Names, types and units: every field, as dcgm-exporter serves it. The
@@ -319,11 +319,11 @@ func TestNodeAgentMetrics(t *testing.T) {
 	h100 := map[string]string{"gpu": "0", "UUID": gpu0UUID, "device": "nvidia0", "modelName": "NVIDIA H100 80GB HBM3",
 		"Hostname": "node-e2e", "pci_bus_id": a.node.GPUs[0].PCIBusID}
 	var pods []string
-	for _, m := range series(mfs, "DCGM_FI_DEV_GPU_UTIL", h100) {
-		ls := labelsOf(m)
+	for _, m := range seriesOf(mfs, "DCGM_FI_DEV_GPU_UTIL", h100) {
+		ls := metricLabels(m)
 		pods = append(pods, ls["namespace"]+"/"+ls["pod"]+"/"+ls["container"])
-		if value(m) != 37 {
-			t.Errorf("GPU 0 utilisation for %s: %v, want 37", ls["pod"], value(m))
+		if metricValue(m) != 37 {
+			t.Errorf("GPU 0 utilisation for %s: %v, want 37", ls["pod"], metricValue(m))
 		}
 		if _, mig := ls["GPU_I_ID"]; mig {
 			t.Errorf("whole GPU with GPU_I_ID: %v", ls)
@@ -347,14 +347,14 @@ func TestNodeAgentMetrics(t *testing.T) {
 		"DCGM_FI_PROF_GR_ENGINE_ACTIVE": 0.37, "DCGM_FI_PROF_SM_ACTIVE": 0.37,
 		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.185, "DCGM_FI_PROF_DRAM_ACTIVE": 0.185,
 	} {
-		if got := one(t, mfs, name, trainA); got != want {
+		if got := oneValue(t, mfs, name, trainA); got != want {
 			t.Errorf("%s for train-a: %v, want %v", name, got, want)
 		}
 	}
-	if e := one(t, mfs, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", trainA); e <= 0 {
+	if e := oneValue(t, mfs, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", trainA); e <= 0 {
 		t.Errorf("energy %v mJ, want > 0", e)
 	}
-	if got := one(t, mfs, "gpuplane_device_pods", map[string]string{"UUID": gpu0UUID}); got != 3 {
+	if got := oneValue(t, mfs, "gpuplane_device_pods", map[string]string{"UUID": gpu0UUID}); got != 3 {
 		t.Errorf("gpuplane_device_pods of GPU 0: %v, want 3", got)
 	}
 
@@ -364,11 +364,11 @@ func TestNodeAgentMetrics(t *testing.T) {
 		match := map[string]string{"gpu": "1", "UUID": gpu1UUID, "device": "nvidia1", "modelName": "NVIDIA A100-SXM4-80GB",
 			"GPU_I_PROFILE": m.Profile, "GPU_I_ID": fmt.Sprint(m.GPUInstanceID)}
 		half := float64(m.MemoryMiB) / 2
-		if got := one(t, mfs, "DCGM_FI_DEV_FB_USED", match); got != half {
+		if got := oneValue(t, mfs, "DCGM_FI_DEV_FB_USED", match); got != half {
 			t.Errorf("MIG %s used %v MiB, want %v", m.Profile, got, half)
 		}
-		s := series(mfs, "DCGM_FI_DEV_FB_FREE", match)
-		ls := labelsOf(s[0])
+		s := seriesOf(mfs, "DCGM_FI_DEV_FB_FREE", match)
+		ls := metricLabels(s[0])
 		switch m.Profile {
 		case "3g.40gb":
 			if ls["pod"] != "mig-a" || ls["namespace"] != "ml" || ls["container"] != "main" {
@@ -379,17 +379,17 @@ func TestNodeAgentMetrics(t *testing.T) {
 				t.Errorf("unallocated MIG device has pod labels %v", ls)
 			}
 		}
-		if value(s[0]) != half {
-			t.Errorf("MIG %s free %v MiB, want %v", m.Profile, value(s[0]), half)
+		if metricValue(s[0]) != half {
+			t.Errorf("MIG %s free %v MiB, want %v", m.Profile, metricValue(s[0]), half)
 		}
 	}
-	if got := one(t, mfs, "gpuplane_device_allocation", map[string]string{"pod": "whole-a", "UUID": a.node.GPUs[2].UUID}); got != 1 {
+	if got := oneValue(t, mfs, "gpuplane_device_allocation", map[string]string{"pod": "whole-a", "UUID": a.node.GPUs[2].UUID}); got != 1 {
 		t.Errorf("allocation of GPU 2 to whole-a: %v", got)
 	}
-	if got := one(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"}); got != 80 {
+	if got := oneValue(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"}); got != 80 {
 		t.Errorf("GPU 3 utilisation %v, want 80", got)
 	}
-	if _, ok := labelsOf(series(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"})[0])["pod"]; ok {
+	if _, ok := metricLabels(seriesOf(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"gpu": "3"})[0])["pod"]; ok {
 		t.Error("unallocated GPU 3 has a pod label")
 	}
 
@@ -399,8 +399,8 @@ func TestNodeAgentMetrics(t *testing.T) {
 	}
 	gpu3 := map[string]string{"UUID": a.node.GPUs[3].UUID}
 	a.eventually(t, "GPU 3 unhealthy with XID 79", func(m map[string]*dto.MetricFamily) bool {
-		h, x := series(m, "gpuplane_device_health", gpu3), series(m, "DCGM_FI_DEV_XID_ERRORS", gpu3)
-		return len(h) == 1 && value(h[0]) == 0 && len(x) == 1 && value(x[0]) == 79
+		h, x := seriesOf(m, "gpuplane_device_health", gpu3), seriesOf(m, "DCGM_FI_DEV_XID_ERRORS", gpu3)
+		return len(h) == 1 && metricValue(h[0]) == 0 && len(x) == 1 && metricValue(x[0]) == 79
 	})
 }
 
@@ -408,10 +408,10 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gpuplane binary")
 	}
-	a := startAgent(t)
+	a := startMetricsAgent(t)
 	a.setPods()
 	attributed := func(m map[string]*dto.MetricFamily) bool {
-		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"pod": "train-a"})) == 1
+		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"pod": "train-a"})) == 1
 	}
 	a.eventually(t, "pod labels", attributed)
 
@@ -419,15 +419,15 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	// error counter rises; then the labels come back.
 	a.pods.Stop()
 	mfs := a.eventually(t, "metrics without pod labels", func(m map[string]*dto.MetricFamily) bool {
-		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
+		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
 	})
-	if got := one(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID}); got != 37 {
+	if got := oneValue(t, mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID}); got != 37 {
 		t.Errorf("GPU 0 utilisation without pod labels: %v, want 37", got)
 	}
-	if _, ok := labelsOf(series(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})[0])["pod"]; ok {
+	if _, ok := metricLabels(seriesOf(mfs, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})[0])["pod"]; ok {
 		t.Error("pod label while the socket is gone")
 	}
-	if one(t, mfs, "gpuplane_pod_resources_errors_total", nil) < 1 || one(t, mfs, "gpuplane_pod_resources_up", nil) != 0 {
+	if oneValue(t, mfs, "gpuplane_pod_resources_errors_total", nil) < 1 || oneValue(t, mfs, "gpuplane_pod_resources_up", nil) != 0 {
 		t.Error("socket gone: no error counted, or pod resources still up")
 	}
 	if err := a.pods.Restart(); err != nil {
@@ -438,7 +438,7 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	// A slow socket: the same.
 	a.pods.SetDelay(time.Hour)
 	a.eventually(t, "metrics without pod labels while the socket is slow", func(m map[string]*dto.MetricFamily) bool {
-		return len(series(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
+		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 1 && !attributed(m)
 	})
 	a.pods.SetDelay(0)
 	a.eventually(t, "pod labels after the socket answered again", attributed)
@@ -448,7 +448,7 @@ func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gpuplane binary")
 	}
-	bin := gpuplaneBinary(t)
+	bin := metricsTestBinary(t)
 	dir, err := os.MkdirTemp("", "pr")
 	if err != nil {
 		t.Fatal(err)
@@ -480,22 +480,22 @@ func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
 	}
 }
 
-// promResponse is a Prometheus HTTP API answer.
-type promResponse struct {
+// promAPIResponse is a Prometheus HTTP API answer.
+type promAPIResponse struct {
 	Status string          `json:"status"`
 	Error  string          `json:"error"`
 	Data   json.RawMessage `json:"data"`
 }
 
-// promGet queries Prometheus's HTTP API and decodes data into out.
-func promGet(t *testing.T, base, path string, q url.Values, out any) {
+// promAPIGet queries Prometheus's HTTP API and decodes data into out.
+func promAPIGet(t *testing.T, base, path string, q url.Values, out any) {
 	t.Helper()
 	resp, err := http.Get(base + path + "?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var r promResponse
+	var r promAPIResponse
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -522,7 +522,7 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 		}
 		t.Skip("prometheus is not installed (Debian: apt-get install -y prometheus)")
 	}
-	a := startAgent(t)
+	a := startMetricsAgent(t)
 	a.setPods()
 
 	dir, err := os.MkdirTemp("", "prom")
@@ -579,7 +579,7 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 				var data struct {
 					Result vector `json:"result"`
 				}
-				promGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_GPU_UTIL{pod="train-a"}`}}, &data)
+				promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_GPU_UTIL{pod="train-a"}`}}, &data)
 				if got = data.Result; len(got) > 0 {
 					break
 				}
@@ -616,7 +616,7 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 		} `json:"groups"`
 	}
 	for {
-		promGet(t, base, "/api/v1/rules", url.Values{}, &rulesData)
+		promAPIGet(t, base, "/api/v1/rules", url.Values{}, &rulesData)
 		ok, n := true, 0
 		for _, g := range rulesData.Groups {
 			for _, r := range g.Rules {
