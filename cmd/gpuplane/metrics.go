@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -68,6 +70,7 @@ func startMetrics(ctx context.Context, b device.Backend, nodeName string) (*metr
 		return nil, errors.New("--metrics-sample-interval and --pod-resources-interval must be positive, --metrics-stale-after not negative")
 	}
 	opts := exporter.Options{
+		Logger:         slog.New(logr.ToSlogHandler(klog.Background())),
 		Backend:        b,
 		Hostname:       nodeName,
 		SampleInterval: o.sampleInterval,

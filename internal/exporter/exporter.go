@@ -207,6 +207,8 @@ func (e *Exporter) Run(ctx context.Context) error {
 	podTick := time.NewTicker(e.opts.SampleInterval)
 	defer podTick.Stop()
 	var lastDiscover time.Time
+	sampleFailing := false
+	podsLogged, podsUp := false, false // pod-resources state last logged
 	for {
 		select {
 		case <-ctx.Done():
@@ -214,8 +216,15 @@ func (e *Exporter) Run(ctx context.Context) error {
 		case r := <-samples:
 			if r.err != nil {
 				e.backendErrors.WithLabelValues("sample").Inc()
-				e.opts.Logger.Warn("sampling GPUs", "err", r.err)
+				if !sampleFailing {
+					e.opts.Logger.Warn("Sampling GPUs failed; their series go stale", "err", r.err)
+				}
+				sampleFailing = true
 				continue
+			}
+			if sampleFailing {
+				e.opts.Logger.Info("Sampling GPUs works again")
+				sampleFailing = false
 			}
 			if unknown := e.state.addSamples(r.samples, r.at); unknown && time.Since(lastDiscover) > rediscoverEvery {
 				lastDiscover = time.Now()
@@ -226,7 +235,19 @@ func (e *Exporter) Run(ctx context.Context) error {
 		case ev := <-health:
 			e.state.applyHealth(ev)
 		case <-podTick.C:
-			if e.opts.Pods == nil || !e.state.setMapping(e.opts.Pods.Current()) {
+			if e.opts.Pods == nil {
+				continue
+			}
+			m := e.opts.Pods.Current()
+			if up := m != nil; !podsLogged || up != podsUp {
+				if up {
+					e.opts.Logger.Info("Pod-resources socket answers; serving pod labels")
+				} else {
+					e.opts.Logger.Warn("Pod-resources socket unavailable; serving metrics without pod labels")
+				}
+				podsLogged, podsUp = true, up
+			}
+			if !e.state.setMapping(m) {
 				continue
 			}
 		}
@@ -239,7 +260,7 @@ func (e *Exporter) discover(ctx context.Context) bool {
 	node, err := e.opts.Backend.Discover(ctx)
 	if err != nil {
 		e.backendErrors.WithLabelValues("discover").Inc()
-		e.opts.Logger.Warn("discovering GPUs", "err", err)
+		e.opts.Logger.Warn("Discovering GPUs failed", "err", err)
 		return false
 	}
 	e.state.setNode(node)
@@ -282,7 +303,7 @@ func (e *Exporter) watchHealth(ctx context.Context, out chan<- device.HealthEven
 			return
 		}
 		e.backendErrors.WithLabelValues("watch_health").Inc()
-		e.opts.Logger.Warn("watching GPU health", "err", err)
+		e.opts.Logger.Warn("Watching GPU health failed; retrying", "err", err, "in", e.opts.SampleInterval)
 		select {
 		case <-time.After(e.opts.SampleInterval):
 		case <-ctx.Done():

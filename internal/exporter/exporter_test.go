@@ -318,6 +318,41 @@ func TestRunSamplesAndFollowsPods(t *testing.T) {
 	}
 }
 
+func TestRunDropsSamplesOfAHungBackend(t *testing.T) {
+	b := newFakeBackend(testNode, testSamples)
+	e, err := New(Options{Backend: b, Fields: testFields(t), SampleInterval: 10 * time.Millisecond, StaleAfter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	hang := make(chan struct{})
+	defer func() { close(hang); cancel(); <-done }()
+	// until polls until the number of GPU_UTIL series is n.
+	until := func(n int) {
+		t.Helper()
+		for range 1000 {
+			if testutil.CollectAndCount((*collector)(e), "DCGM_FI_DEV_GPU_UTIL") == n {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("never %d GPU_UTIL series", n)
+	}
+	until(2)
+	// The driver stops answering, deaf to the deadline: the last sample
+	// is not repeated forever but dropped once stale; health stays.
+	b.setHang(hang)
+	until(0)
+	if n := testutil.CollectAndCount((*collector)(e), "gpuplane_device_health"); n != 4 {
+		t.Fatalf("%d health series while the backend hangs, want 4", n)
+	}
+	b.setHang(nil)
+	hang <- struct{}{} // release the Sample call in flight
+	until(2)
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := New(Options{}); err == nil {
 		t.Error("no backend: no error")

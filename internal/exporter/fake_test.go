@@ -15,7 +15,10 @@ type fakeBackend struct {
 	node      device.Node
 	samples   []device.Sample
 	sampleErr error
-	events    chan device.HealthEvent
+	// hang, when set, makes Sample block until it is closed, deaf to its
+	// context, as a driver that stopped answering.
+	hang   chan struct{}
+	events chan device.HealthEvent
 }
 
 func newFakeBackend(node device.Node, samples []device.Sample) *fakeBackend {
@@ -45,6 +48,12 @@ func (b *fakeBackend) WatchHealth(ctx context.Context, ch chan<- device.HealthEv
 
 func (b *fakeBackend) Sample(context.Context) ([]device.Sample, error) {
 	b.mu.Lock()
+	hang := b.hang
+	b.mu.Unlock()
+	if hang != nil {
+		<-hang
+	}
+	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sampleErr != nil {
 		return nil, b.sampleErr
@@ -56,6 +65,12 @@ func (b *fakeBackend) setSamples(s []device.Sample, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.samples, b.sampleErr = s, err
+}
+
+func (b *fakeBackend) setHang(ch chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hang = ch
 }
 
 func (b *fakeBackend) Close() error { return nil }
