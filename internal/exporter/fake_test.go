@@ -19,6 +19,7 @@ type fakeBackend struct {
 	// context, as a driver that stopped answering.
 	hang   chan struct{}
 	events chan device.HealthEvent
+	calls  int // Sample calls so far
 }
 
 func newFakeBackend(node device.Node, samples []device.Sample) *fakeBackend {
@@ -55,6 +56,7 @@ func (b *fakeBackend) Sample(context.Context) ([]device.Sample, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.calls++
 	if b.sampleErr != nil {
 		return nil, b.sampleErr
 	}
@@ -65,6 +67,12 @@ func (b *fakeBackend) setSamples(s []device.Sample, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.samples, b.sampleErr = s, err
+}
+
+func (b *fakeBackend) sampleCalls() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
 }
 
 func (b *fakeBackend) setHang(ch chan struct{}) {
