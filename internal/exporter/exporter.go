@@ -161,15 +161,6 @@ func (e *Exporter) Handler() http.Handler {
 	})
 }
 
-// ListenAndServe serves Handler on addr at /metrics until ctx is done.
-func (e *Exporter) ListenAndServe(ctx context.Context, addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics address: %w", err)
-	}
-	return e.Serve(ctx, l)
-}
-
 // Serve serves Handler on l at /metrics until ctx is done.
 func (e *Exporter) Serve(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
