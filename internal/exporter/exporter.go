@@ -82,7 +82,7 @@ type Exporter struct {
 }
 
 // New returns an Exporter; call Run to start sampling and Handler or
-// ListenAndServe to serve.
+// Serve to serve.
 func New(opts Options) (*Exporter, error) {
 	if opts.Backend == nil {
 		return nil, errors.New("exporter: no backend")
