@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/nvml"
 )
 
-// openNVML opens the nvml backend.
+// openNVML opens the nvml backend; without the NVIDIA driver it returns an
+// error saying so.
 func openNVML() (device.Backend, error) {
-	return nil, errors.New("--backend nvml: not available yet")
+	return nvml.Open()
 }

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/devicetest"
 )
 
 func TestBuiltins(t *testing.T) {
@@ -314,5 +316,26 @@ func FuzzParseFaults(f *testing.F) {
 				t.Fatalf("invalid fault accepted: %+v", x)
 			}
 		}
+	})
+}
+
+func TestConformance(t *testing.T) {
+	dir := t.TempDir()
+	faults := filepath.Join(dir, "faults.yaml")
+	b, err := Open("dgx-a100-80gb-mig", Options{FaultsFile: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devicetest.Run(t, devicetest.Harness{
+		Backend: b, GPUs: 8, MIGDevices: 36,
+		InjectXID: func(t *testing.T, uuid string, xid uint64) {
+			tmp := filepath.Join(dir, "tmp")
+			if err := os.WriteFile(tmp, []byte(fmt.Sprintf("faults: [{uuid: %s, xid: %d}]", uuid, xid)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, faults); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }
