@@ -105,12 +105,16 @@ type state struct {
 	targets map[string]*deviceTargets
 }
 
-// deviceTargets are the label sets of one device: its own, for the
-// gpuplane_device_* metrics, and one per series target.
+// deviceTargets are the label sets of one device.
 type deviceTargets struct {
-	own     target
+	// own is the device's label set without pod labels, for
+	// gpuplane_device_health and gpuplane_device_pods.
+	own target
+	// targets are the label sets its DCGM series are served under: own
+	// when no container holds the device, else one per container.
 	targets []target
-	pods    int
+	// pods is the number of distinct pods holding the device.
+	pods int
 }
 
 func newState(fields []Field, hostname string) *state {
