@@ -397,3 +397,39 @@ func TestResolveDeviceIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentScrapesWhileSampling(t *testing.T) {
+	// Scrapes share the snapshot's protobuf parts; run several at once, in
+	// text and protobuf, while the loop publishes (meant for -race).
+	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Pods: &fakePods{mapping: testMapping},
+		SampleInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	h := e.Handler()
+	errs := make(chan string, 4)
+	for _, accept := range []string{"text/plain", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "text/plain", "application/openmetrics-text"} {
+		go func() {
+			for range 50 {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept", accept)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					errs <- accept + ": " + w.Body.String()
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
