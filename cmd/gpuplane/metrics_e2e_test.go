@@ -603,6 +603,14 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 	if v := got[0].Value[1]; v != "37" {
 		t.Errorf("value %v, want 37", v)
 	}
+	// Counters keep dcgm-exporter's names (no _total added).
+	var energy struct {
+		Result vector `json:"result"`
+	}
+	promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod="train-a"} > 0`}}, &energy)
+	if len(energy.Result) != 1 {
+		t.Errorf("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod=\"train-a\"} > 0: %d series, want 1", len(energy.Result))
+	}
 
 	// The alerting rules load and evaluate against the agent's metrics.
 	var rulesData struct {

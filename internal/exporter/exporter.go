@@ -151,7 +151,9 @@ func New(opts Options) (*Exporter, error) {
 // Gatherer returns the registry the Handler serves.
 func (e *Exporter) Gatherer() prometheus.Gatherer { return e.registry }
 
-// Handler serves the metrics in Prometheus's text formats.
+// Handler serves the metrics in Prometheus's text format (or protobuf when
+// asked). OpenMetrics stays off: it would append _total to dcgm-exporter's
+// counter names, e.g. DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION.
 func (e *Exporter) Handler() http.Handler {
 	h := promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
