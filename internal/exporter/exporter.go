@@ -96,6 +96,9 @@ func New(opts Options) (*Exporter, error) {
 	if opts.StaleAfter == 0 {
 		opts.StaleAfter = DefaultStaleSamples * opts.SampleInterval
 	}
+	if opts.StaleAfter < opts.SampleInterval {
+		return nil, fmt.Errorf("exporter: stale-after %v is shorter than the sample interval %v: every sample would go stale before the next", opts.StaleAfter, opts.SampleInterval)
+	}
 	if opts.Fields == nil {
 		opts.Fields = AllFields()
 	}

@@ -360,6 +360,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := New(Options{Backend: newFakeBackend(testNode, nil), SampleInterval: -time.Second}); err == nil {
 		t.Error("negative interval: no error")
 	}
+	if _, err := New(Options{Backend: newFakeBackend(testNode, nil), SampleInterval: time.Second, StaleAfter: time.Millisecond}); err == nil {
+		t.Error("stale-after shorter than the interval: no error")
+	}
 }
 
 var labelBlock = regexp.MustCompile(`\{[^}]*\}`)
