@@ -95,7 +95,7 @@ func startMetrics(ctx context.Context, b device.Backend, nodeName string) (*metr
 	}
 	e, err := exporter.New(opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--metrics-sample-interval, --metrics-stale-after: %w", err)
 	}
 	l, err := net.Listen("tcp", o.addr)
 	if err != nil {

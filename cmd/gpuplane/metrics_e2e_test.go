@@ -466,6 +466,7 @@ func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
 		{[]string{"--metrics-file", filepath.Join(dir, "none.csv")}, "--metrics-file: open " + filepath.Join(dir, "none.csv")},
 		{[]string{"--metrics-sample-interval", "0s"}, "--metrics-sample-interval and --pod-resources-interval must be positive"},
 		{[]string{"--metrics-addr", "256.0.0.1:1"}, "--metrics-addr: listen tcp"},
+		{[]string{"--metrics-stale-after", "10ms"}, "--metrics-sample-interval, --metrics-stale-after: exporter: stale-after 10ms is shorter than the sample interval 1s"},
 	} {
 		args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", "dgx-h100", "--device-plugin-dir", dir,
 			"--pod-resources-socket", ""}, c.args...)
