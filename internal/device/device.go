@@ -9,6 +9,7 @@ package device
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -30,6 +31,62 @@ const (
 	// LinkNVLink (NV#): direct NVLink; Link.NVLinks gives the number of links.
 	LinkNVLink
 )
+
+// String returns the nvidia-smi topo -m name of the level: SYS, NODE, PHB,
+// PXB, NV (without the link count) or "?" for LinkUnknown.
+func (t LinkType) String() string {
+	switch t {
+	case LinkCrossSocket:
+		return "SYS"
+	case LinkSameSocket:
+		return "NODE"
+	case LinkHostBridge:
+		return "PHB"
+	case LinkPCIeSwitch:
+		return "PXB"
+	case LinkNVLink:
+		return "NV"
+	}
+	return "?"
+}
+
+// ParseLink parses one cell of nvidia-smi topo -m: "NV<n>" (n ≥ 1 NVLinks),
+// "PIX" or "PXB" (PCIe switch), "PHB", "NODE" or "SYS". It returns an error
+// naming the cell for anything else, including the diagonal "X".
+func ParseLink(cell string) (Link, error) {
+	switch cell {
+	case "SYS":
+		return Link{Type: LinkCrossSocket}, nil
+	case "NODE":
+		return Link{Type: LinkSameSocket}, nil
+	case "PHB":
+		return Link{Type: LinkHostBridge}, nil
+	case "PIX", "PXB":
+		return Link{Type: LinkPCIeSwitch}, nil
+	}
+	if len(cell) > 2 && cell[:2] == "NV" {
+		n := 0
+		for _, c := range cell[2:] {
+			if c < '0' || c > '9' || n > 1000 {
+				return Link{}, fmt.Errorf("link %q: want NV<number>, PIX, PXB, PHB, NODE or SYS", cell)
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n < 1 {
+			return Link{}, fmt.Errorf("link %q: NVLink count must be at least 1", cell)
+		}
+		return Link{Type: LinkNVLink, NVLinks: n}, nil
+	}
+	return Link{}, fmt.Errorf("link %q: want NV<number>, PIX, PXB, PHB, NODE or SYS", cell)
+}
+
+// String returns the link as nvidia-smi topo -m writes it, e.g. "NV2".
+func (l Link) String() string {
+	if l.Type == LinkNVLink {
+		return fmt.Sprintf("NV%d", l.NVLinks)
+	}
+	return l.Type.String()
+}
 
 // Link is the interconnect between one ordered pair of GPUs.
 type Link struct {
@@ -65,6 +122,8 @@ type GPU struct {
 	MemoryMiB int64
 	// PCIBusID is the PCI address, e.g. "00000000:07:00.0".
 	PCIBusID string
+	// Minor is the device node minor number (/dev/nvidia<Minor>).
+	Minor int
 	// NUMANode is the NUMA node the GPU is attached to; -1 when unknown.
 	NUMANode                   int
 	ComputeMajor, ComputeMinor int
@@ -135,6 +194,24 @@ type Sample struct {
 	// Profiling ratios (0..1), on GPUs with GPU Performance Monitoring
 	// (Hopper and later).
 	ProfGrEngineActive, ProfSMActive, ProfTensorActive, ProfDRAMActive *float64
+}
+
+// GPUByUUID returns the GPU with the given UUID, or the GPU holding the MIG
+// device with that UUID, and the MIG device's index in GPU.MIG (-1 for the
+// GPU itself).
+func (n *Node) GPUByUUID(uuid string) (gpu *GPU, mig int, ok bool) {
+	for i := range n.GPUs {
+		g := &n.GPUs[i]
+		if g.UUID == uuid {
+			return g, -1, true
+		}
+		for j := range g.MIG {
+			if g.MIG[j].UUID == uuid {
+				return g, j, true
+			}
+		}
+	}
+	return nil, -1, false
 }
 
 // Backend discovers GPUs, reports health and samples telemetry. Methods are

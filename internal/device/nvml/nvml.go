@@ -1,0 +1,605 @@
+// Package nvml is the device backend for real GPUs, through NVIDIA's go-nvml
+// bindings. The NVML library (libnvidia-ml.so.1) is loaded at run time: on a
+// machine without the NVIDIA driver, Open returns an error and nothing
+// crashes.
+package nvml
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// Backend is the NVML device backend. It is safe for concurrent use.
+type Backend struct {
+	lib nvml.Interface
+	cat *gpu.Catalog
+
+	// LostPollInterval is how often a lost GPU is probed for recovery
+	// (default 5s).
+	LostPollInterval time.Duration
+	// sysfs is the root of /sys, for the NUMA node of drivers that do not
+	// report it; tests point it elsewhere.
+	sysfs string
+
+	mu      sync.Mutex
+	lastXID map[string]uint64
+	gpm     map[string]nvml.GpmSample // previous GPM sample per GPU UUID
+	closed  bool
+}
+
+var _ device.Backend = (*Backend)(nil)
+
+// Open loads NVML and initialises it. Without the NVIDIA driver it returns
+// an error saying so.
+func Open() (*Backend, error) {
+	return New(nvml.New())
+}
+
+// New initialises lib (the real library or a go-nvml mock) and returns a
+// backend on it.
+func New(lib nvml.Interface) (b *Backend, err error) {
+	defer func() {
+		// go-nvml panics if the library lacks a symbol it binds eagerly.
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("nvml: initialising NVML: %v", r)
+		}
+	}()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return nil, fmt.Errorf("nvml: NVML library (libnvidia-ml.so.1) not found: is the NVIDIA driver installed and the library on the loader path? (%v)", ret)
+		}
+		return nil, fmt.Errorf("nvml: initialising NVML: %v", ret)
+	}
+	return &Backend{lib: lib, cat: gpu.Default(), LostPollInterval: 5 * time.Second, sysfs: "/sys", lastXID: map[string]uint64{}, gpm: map[string]nvml.GpmSample{}}, nil
+}
+
+// Close frees GPM samples and shuts NVML down.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	for _, s := range b.gpm {
+		s.Free()
+	}
+	if ret := b.lib.Shutdown(); ret != nvml.SUCCESS {
+		return fmt.Errorf("nvml: shutdown: %v", ret)
+	}
+	return nil
+}
+
+func nvErr(what string, ret nvml.Return) error {
+	return fmt.Errorf("nvml: %s: %v", what, ret)
+}
+
+// busID converts NVML's C string to Go.
+func busID(p nvml.PciInfo) string {
+	var sb strings.Builder
+	for _, c := range p.BusId {
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(byte(c))
+	}
+	return sb.String()
+}
+
+// Discover queries every GPU, its MIG devices and the links between GPUs.
+func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
+	var n device.Node
+	v, ret := b.lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		return n, nvErr("driver version", ret)
+	}
+	n.DriverVersion = v
+	if cv, ret := b.lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
+		n.CUDADriverMajor, n.CUDADriverMinor = cv/1000, cv%1000/10
+	}
+	count, ret := b.lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return n, nvErr("device count", ret)
+	}
+	handles := make([]nvml.Device, count)
+	for i := 0; i < count; i++ {
+		d, ret := b.lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return n, nvErr(fmt.Sprintf("GPU %d handle", i), ret)
+		}
+		g, err := b.gpu(i, d)
+		if err != nil {
+			return n, err
+		}
+		handles[i] = d
+		n.GPUs = append(n.GPUs, g)
+	}
+	n.Links = b.links(handles, n.GPUs)
+	return n, nil
+}
+
+func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
+	g := device.GPU{Index: i, NUMANode: -1}
+	var ret nvml.Return
+	if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
+		return g, nvErr(fmt.Sprintf("GPU %d UUID", i), ret)
+	}
+	if g.ProductName, ret = d.GetName(); ret != nvml.SUCCESS {
+		return g, nvErr(fmt.Sprintf("GPU %d name", i), ret)
+	}
+	if m, ok := b.cat.FromProductName(g.ProductName); ok {
+		g.Model = m.Name
+	}
+	if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		g.MemoryMiB = int64(mem.Total / (1 << 20))
+	}
+	if p, ret := d.GetPciInfo(); ret == nvml.SUCCESS {
+		g.PCIBusID = busID(p)
+	}
+	if m, ret := d.GetMinorNumber(); ret == nvml.SUCCESS {
+		g.Minor = m
+	}
+	if numa, ret := d.GetNumaNodeId(); ret == nvml.SUCCESS {
+		g.NUMANode = numa
+	} else if g.PCIBusID != "" {
+		g.NUMANode = b.sysfsNUMA(g.PCIBusID)
+	}
+	g.ComputeMajor, g.ComputeMinor, _ = d.GetCudaComputeCapability()
+	if a, ret := d.GetAttributes(); ret == nvml.SUCCESS {
+		g.Multiprocessors = int(a.MultiprocessorCount)
+	}
+	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
+		g.MIGEnabled = true
+		migs, err := b.migDevices(d, g)
+		if err != nil {
+			return g, fmt.Errorf("nvml: GPU %d MIG devices: %w", i, err)
+		}
+		g.MIG = migs
+	}
+	return g, nil
+}
+
+// sysfsNUMA reads the NUMA node of a PCI device from sysfs; -1 if unknown.
+func (b *Backend) sysfsNUMA(bus string) int {
+	// NVML's bus IDs have an 8-digit domain; sysfs uses 4 digits.
+	id := strings.ToLower(bus)
+	if len(id) == 16 {
+		id = id[4:]
+	}
+	data, err := os.ReadFile(filepath.Join(b.sysfs, "bus/pci/devices", id, "numa_node"))
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+func (b *Backend) migDevices(d nvml.Device, g device.GPU) ([]device.MIGDevice, error) {
+	max, ret := d.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return nil, nvErr("max MIG device count", ret)
+	}
+	var out []device.MIGDevice
+	for i := 0; i < max; i++ {
+		md, ret := d.GetMigDeviceHandleByIndex(i)
+		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue
+		}
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("MIG device %d handle", i), ret)
+		}
+		var m device.MIGDevice
+		if m.UUID, ret = md.GetUUID(); ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("MIG device %d UUID", i), ret)
+		}
+		if m.GPUInstanceID, ret = md.GetGpuInstanceId(); ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("MIG device %d GPU instance", i), ret)
+		}
+		if m.ComputeInstanceID, ret = md.GetComputeInstanceId(); ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("MIG device %d compute instance", i), ret)
+		}
+		if a, ret := md.GetAttributes(); ret == nvml.SUCCESS {
+			m.Multiprocessors = int(a.MultiprocessorCount)
+			m.MemoryMiB = int64(a.MemorySizeMB)
+		}
+		if mem, ret := md.GetMemoryInfo(); ret == nvml.SUCCESS && m.MemoryMiB == 0 {
+			m.MemoryMiB = int64(mem.Total / (1 << 20))
+		}
+		gi, ret := d.GetGpuInstanceById(m.GPUInstanceID)
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("GPU instance %d", m.GPUInstanceID), ret)
+		}
+		info, ret := gi.GetInfo()
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("GPU instance %d info", m.GPUInstanceID), ret)
+		}
+		m.Profile = b.profileName(d, g, int(info.ProfileId))
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// profileName names a GPU instance profile: from the internal/gpu MIG
+// table for known models, else as NVIDIA names profiles: "<slices>g.<GB>gb",
+// with the memory rounded up to an eighth of the GPU and "+me" for the
+// media-extension profile.
+func (b *Backend) profileName(d nvml.Device, g device.GPU, id int) string {
+	for _, p := range gpu.MIGProfiles(g.Model) {
+		if p.GIProfileID == id {
+			return p.Name
+		}
+	}
+	info, ret := d.GetGpuInstanceProfileInfo(id)
+	if ret != nvml.SUCCESS || g.MemoryMiB == 0 {
+		return fmt.Sprintf("profile-%d", id)
+	}
+	frac := math.Ceil(float64(info.MemorySizeMB)/float64(g.MemoryMiB)*8) / 8
+	gb := math.Round(frac * math.Ceil(float64(g.MemoryMiB)/1024))
+	name := fmt.Sprintf("%dg.%dgb", info.SliceCount, int(gb))
+	if id == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1 {
+		name += "+me"
+	}
+	return name
+}
+
+// links works out the link matrix: NVLinks counted per peer (links to
+// NVSwitches connect every pair of switch-attached GPUs, with the smaller
+// link count of the two), else the PCIe topology level.
+func (b *Backend) links(hs []nvml.Device, gpus []device.GPU) [][]device.Link {
+	n := len(hs)
+	byBus := map[string]int{}
+	for i, g := range gpus {
+		byBus[strings.ToLower(g.PCIBusID)] = i
+	}
+	direct := make([][]int, n)
+	switchLinks := make([]int, n)
+	for i, d := range hs {
+		direct[i] = make([]int, n)
+		for l := 0; l < nvml.NVLINK_MAX_LINKS; l++ {
+			st, ret := d.GetNvLinkState(l)
+			if ret != nvml.SUCCESS {
+				if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+					break
+				}
+				continue
+			}
+			if st != nvml.FEATURE_ENABLED {
+				continue
+			}
+			if t, ret := d.GetNvLinkRemoteDeviceType(l); ret == nvml.SUCCESS && t == nvml.NVLINK_DEVICE_TYPE_SWITCH {
+				switchLinks[i]++
+				continue
+			}
+			p, ret := d.GetNvLinkRemotePciInfo(l)
+			if ret != nvml.SUCCESS {
+				continue
+			}
+			if j, ok := byBus[strings.ToLower(busID(p))]; ok && j != i {
+				direct[i][j]++
+			}
+		}
+	}
+	m := make([][]device.Link, n)
+	for i := range m {
+		m[i] = make([]device.Link, n)
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			nv := max(direct[i][j], direct[j][i])
+			if switchLinks[i] > 0 && switchLinks[j] > 0 {
+				nv += min(switchLinks[i], switchLinks[j])
+			}
+			var l device.Link
+			if nv > 0 {
+				l = device.Link{Type: device.LinkNVLink, NVLinks: nv}
+			} else if lvl, ret := hs[i].GetTopologyCommonAncestor(hs[j]); ret == nvml.SUCCESS {
+				l = device.Link{Type: topoLevel(lvl)}
+			}
+			m[i][j], m[j][i] = l, l
+		}
+	}
+	return m
+}
+
+func topoLevel(l nvml.GpuTopologyLevel) device.LinkType {
+	switch {
+	case l <= nvml.TOPOLOGY_MULTIPLE:
+		return device.LinkPCIeSwitch
+	case l <= nvml.TOPOLOGY_HOSTBRIDGE:
+		return device.LinkHostBridge
+	case l <= nvml.TOPOLOGY_NODE:
+		return device.LinkSameSocket
+	}
+	return device.LinkCrossSocket
+}
+
+// handles returns the GPU handles by UUID.
+func (b *Backend) handles() (map[string]nvml.Device, error) {
+	count, ret := b.lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return nil, nvErr("device count", ret)
+	}
+	out := make(map[string]nvml.Device, count)
+	for i := 0; i < count; i++ {
+		d, ret := b.lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		if u, ret := d.GetUUID(); ret == nvml.SUCCESS {
+			out[u] = d
+		}
+	}
+	return out, nil
+}
+
+// WatchHealth registers for critical XID events on every GPU and reports
+// them until ctx is done. An XID names the MIG device when NVML attributes
+// it to one. A GPU whose wait fails with ERROR_GPU_IS_LOST is reported
+// lost, probed every LostPollInterval, and reported recovered when it
+// answers again. NVML has no event for the end of an XID condition; a GPU
+// with a critical XID stays unhealthy until it is lost and found again or
+// the agent restarts after a GPU reset.
+func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent) error {
+	n, err := b.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	set, ret := b.lib.EventSetCreate()
+	if ret != nvml.SUCCESS {
+		return nvErr("creating event set", ret)
+	}
+	defer set.Free()
+	hs, err := b.handles()
+	if err != nil {
+		return err
+	}
+	for _, g := range n.GPUs {
+		d := hs[g.UUID]
+		if d == nil {
+			continue
+		}
+		if ret := d.RegisterEvents(nvml.EventTypeXidCriticalError, set); ret != nvml.SUCCESS {
+			// Not supported on this GPU: it is only watched for loss.
+			continue
+		}
+	}
+	send := func(ev device.HealthEvent) error {
+		select {
+		case ch <- ev:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	lost := map[string]bool{}
+	lastProbe := time.Now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, ret := set.Wait(500)
+		switch ret {
+		case nvml.SUCCESS:
+			if data.EventType&nvml.EventTypeXidCriticalError == 0 || data.Device == nil {
+				break
+			}
+			uuid, ret := data.Device.GetUUID()
+			if ret != nvml.SUCCESS {
+				break
+			}
+			if g, _, ok := n.GPUByUUID(uuid); ok && data.GpuInstanceId != math.MaxUint32 {
+				for _, m := range g.MIG {
+					if m.GPUInstanceID == int(data.GpuInstanceId) && m.ComputeInstanceID == int(data.ComputeInstanceId) {
+						uuid = m.UUID
+					}
+				}
+			}
+			b.mu.Lock()
+			b.lastXID[uuid] = data.EventData
+			b.mu.Unlock()
+			if err := send(device.HealthEvent{UUID: uuid, Kind: device.HealthXID, XID: data.EventData, Time: time.Now()}); err != nil {
+				return err
+			}
+		case nvml.ERROR_TIMEOUT:
+		case nvml.ERROR_GPU_IS_LOST:
+			// The event set does not say which GPU: probe them all.
+			lastProbe = time.Time{}
+		default:
+			// An unexpected error: avoid a busy loop.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		if time.Since(lastProbe) >= b.LostPollInterval {
+			lastProbe = time.Now()
+			for _, g := range n.GPUs {
+				ok := b.probe(g.UUID)
+				switch {
+				case !ok && !lost[g.UUID]:
+					lost[g.UUID] = true
+					err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthLost, Time: time.Now()})
+				case ok && lost[g.UUID]:
+					delete(lost, g.UUID)
+					err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthRecovered, Time: time.Now()})
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// probe reports whether the GPU answers.
+func (b *Backend) probe(uuid string) bool {
+	d, ret := b.lib.DeviceGetHandleByUUID(uuid)
+	if ret != nvml.SUCCESS {
+		return false
+	}
+	_, ret = d.GetTemperature(nvml.TEMPERATURE_GPU)
+	return ret != nvml.ERROR_GPU_IS_LOST && ret != nvml.ERROR_UNKNOWN
+}
+
+// Sample reads every GPU's telemetry and every MIG device's memory. A value
+// the device does not support stays nil. GPM profiling ratios need two
+// samples: the first call on a GPU leaves them nil.
+func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
+	n, err := b.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := b.handles()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []device.Sample
+	for _, g := range n.GPUs {
+		d := hs[g.UUID]
+		if d == nil {
+			continue
+		}
+		s := device.Sample{UUID: g.UUID, Time: now}
+		if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
+			s.GPUUtil, s.MemCopyUtil = f(float64(u.Gpu)), f(float64(u.Memory))
+		}
+		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+			s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/(1<<20)), f(float64(m.Free)/(1<<20))
+		}
+		if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+			s.GPUTemp = f(float64(t))
+		}
+		if p, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
+			s.PowerW = f(float64(p) / 1000)
+		}
+		if e, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+			s.TotalEnergyMJ = f(float64(e))
+		}
+		if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+			s.SMClockMHz = f(float64(c))
+		}
+		if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
+			s.MemClockMHz = f(float64(c))
+		}
+		if r, ret := d.GetPcieReplayCounter(); ret == nvml.SUCCESS {
+			s.PCIeReplay = f(float64(r))
+		}
+		s.ECCSBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.VOLATILE_ECC)
+		s.ECCDBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+		s.ECCSBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC)
+		s.ECCDBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.AGGREGATE_ECC)
+		if c, u, pending, failed, ret := d.GetRemappedRows(); ret == nvml.SUCCESS {
+			s.RowRemapCorrectable, s.RowRemapUncorrectable = f(float64(c)), f(float64(u))
+			s.RowRemapPending, s.RowRemapFailure = f(b2f(pending)), f(b2f(failed))
+		}
+		b.mu.Lock()
+		s.LastXID = f(float64(b.lastXID[g.UUID]))
+		b.mu.Unlock()
+		b.sampleGPM(d, g.UUID, &s)
+		out = append(out, s)
+		for i := range g.MIG {
+			out = append(out, b.sampleMIG(d, g.MIG[i], now))
+		}
+	}
+	return out, nil
+}
+
+func (b *Backend) sampleMIG(parent nvml.Device, m device.MIGDevice, now time.Time) device.Sample {
+	s := device.Sample{UUID: m.UUID, Time: now}
+	max, ret := parent.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return s
+	}
+	for i := 0; i < max; i++ {
+		md, ret := parent.GetMigDeviceHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		if u, ret := md.GetUUID(); ret != nvml.SUCCESS || u != m.UUID {
+			continue
+		}
+		if mem, ret := md.GetMemoryInfo(); ret == nvml.SUCCESS {
+			s.FBUsedMiB, s.FBFreeMiB = f(float64(mem.Used)/(1<<20)), f(float64(mem.Free)/(1<<20))
+		}
+		b.mu.Lock()
+		s.LastXID = f(float64(b.lastXID[m.UUID]))
+		b.mu.Unlock()
+		break
+	}
+	return s
+}
+
+// sampleGPM fills the profiling ratios from the GPU Performance Monitoring
+// metrics between the previous sample and this one, on GPUs that support
+// GPM (Hopper and later).
+func (b *Backend) sampleGPM(d nvml.Device, uuid string, s *device.Sample) {
+	sup, ret := d.GpmQueryDeviceSupport()
+	if ret != nvml.SUCCESS || sup.IsSupportedDevice == 0 {
+		return
+	}
+	cur, ret := b.lib.GpmSampleAlloc()
+	if ret != nvml.SUCCESS {
+		return
+	}
+	if ret := cur.Get(d); ret != nvml.SUCCESS {
+		cur.Free()
+		return
+	}
+	b.mu.Lock()
+	prev := b.gpm[uuid]
+	b.gpm[uuid] = cur
+	b.mu.Unlock()
+	if prev == nil {
+		return
+	}
+	defer prev.Free()
+	ids := []nvml.GpmMetricId{nvml.GPM_METRIC_GRAPHICS_UTIL, nvml.GPM_METRIC_SM_UTIL, nvml.GPM_METRIC_ANY_TENSOR_UTIL, nvml.GPM_METRIC_DRAM_BW_UTIL}
+	mg := &nvml.GpmMetricsGetType{NumMetrics: uint32(len(ids)), Sample1: prev, Sample2: cur}
+	for i, id := range ids {
+		mg.Metrics[i].MetricId = uint32(id)
+	}
+	if ret := b.lib.GpmMetricsGet(mg); ret != nvml.SUCCESS {
+		return
+	}
+	dst := []**float64{&s.ProfGrEngineActive, &s.ProfSMActive, &s.ProfTensorActive, &s.ProfDRAMActive}
+	for i := range ids {
+		if mg.Metrics[i].NvmlReturn == uint32(nvml.SUCCESS) {
+			// GPM reports percent; the profiling fields are ratios.
+			*dst[i] = f(mg.Metrics[i].Value / 100)
+		}
+	}
+}
+
+func ecc(d nvml.Device, t nvml.MemoryErrorType, c nvml.EccCounterType) *float64 {
+	v, ret := d.GetTotalEccErrors(t, c)
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	return f(float64(v))
+}
+
+func f(v float64) *float64 { return &v }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

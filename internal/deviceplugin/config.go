@@ -1,0 +1,255 @@
+// Package deviceplugin serves the kubelet device-plugin API (v1beta1) for a
+// node's GPUs: one gRPC server per resource (nvidia.com/gpu, the MIG
+// resources, their time-sliced variants) on a unix socket in the kubelet's
+// device-plugin directory, registered with the kubelet and re-registered
+// when the kubelet restarts.
+package deviceplugin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// MIG strategies, as NVIDIA's device plugin names them.
+const (
+	// MIGStrategyNone exposes whole GPUs as nvidia.com/gpu, MIG or not.
+	MIGStrategyNone = "none"
+	// MIGStrategySingle exposes the MIG devices as nvidia.com/gpu; every
+	// GPU must be MIG-enabled with one and the same profile everywhere (or
+	// none may be MIG-enabled, and whole GPUs are exposed).
+	MIGStrategySingle = "single"
+	// MIGStrategyMixed exposes whole GPUs as nvidia.com/gpu and each MIG
+	// profile as nvidia.com/mig-<profile>.
+	MIGStrategyMixed = "mixed"
+)
+
+// Device list strategies (flags.plugin.deviceListStrategy): how Allocate
+// passes the devices to the container runtime.
+const (
+	// ListEnvvar sets NVIDIA_VISIBLE_DEVICES to the device UUIDs.
+	ListEnvvar = "envvar"
+	// ListCDIAnnotations sets a cdi.k8s.io/ annotation of CDI device names.
+	ListCDIAnnotations = "cdi-annotations"
+	// ListCDICRI sets the CDI devices field of the response (the CRI field).
+	ListCDICRI = "cdi-cri"
+)
+
+// Replica policies (gpuplane.replicaPolicy): how GetPreferredAllocation
+// picks time-slicing replicas.
+const (
+	// ReplicaSpread prefers replicas on different, less used GPUs.
+	ReplicaSpread = "spread"
+	// ReplicaPack prefers replicas on the same, most used GPUs.
+	ReplicaPack = "pack"
+)
+
+// DefaultIgnoredXIDs are the XIDs that do not make a GPU unhealthy: they are
+// application errors (13 graphics engine exception, 31 GPU memory page
+// fault, 43 GPU stopped processing, 45 preemptive cleanup, 68 video
+// processor exception, 109 context switch timeout), as in NVIDIA's device
+// plugin.
+var DefaultIgnoredXIDs = []uint64{13, 31, 43, 45, 68, 109}
+
+// Config is the device-plugin configuration file: the subset of NVIDIA's
+// device-plugin config (version v1) that gpuplane implements, plus a
+// gpuplane section. Unknown fields are rejected.
+type Config struct {
+	// Version must be "v1".
+	Version string  `json:"version"`
+	Flags   Flags   `json:"flags,omitempty"`
+	Sharing Sharing `json:"sharing,omitempty"`
+	// Gpuplane holds gpuplane's own settings.
+	Gpuplane Extensions `json:"gpuplane,omitempty"`
+}
+
+// Flags is NVIDIA's flags section.
+type Flags struct {
+	// MIGStrategy is none (default), single or mixed.
+	MIGStrategy string      `json:"migStrategy,omitempty"`
+	Plugin      PluginFlags `json:"plugin,omitempty"`
+}
+
+// PluginFlags is NVIDIA's flags.plugin section.
+type PluginFlags struct {
+	// DeviceListStrategy is one or more of envvar (default),
+	// cdi-annotations and cdi-cri; a single string or a list.
+	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
+	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
+	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
+}
+
+// Sharing is NVIDIA's sharing section.
+type Sharing struct {
+	TimeSlicing TimeSlicing `json:"timeSlicing,omitempty"`
+}
+
+// TimeSlicing shares each device of a resource as Replicas devices.
+type TimeSlicing struct {
+	// RenameByDefault renames each shared resource to <name>.shared.
+	RenameByDefault bool `json:"renameByDefault,omitempty"`
+	// FailRequestsGreaterThanOne refuses Allocate requests for more than one
+	// replica of a shared resource.
+	FailRequestsGreaterThanOne bool `json:"failRequestsGreaterThanOne,omitempty"`
+	// Resources lists the shared resources.
+	Resources []SharedResource `json:"resources,omitempty"`
+}
+
+// SharedResource is one time-sliced resource.
+type SharedResource struct {
+	// Name is nvidia.com/gpu or nvidia.com/mig-<profile>.
+	Name string `json:"name"`
+	// Replicas is the number of replicas of each device (1..1024).
+	Replicas int `json:"replicas"`
+}
+
+// Extensions is gpuplane's own configuration.
+type Extensions struct {
+	// ReplicaPolicy is spread (default) or pack.
+	ReplicaPolicy string `json:"replicaPolicy,omitempty"`
+	// IgnoredXIDs, when given, replaces DefaultIgnoredXIDs.
+	IgnoredXIDs *[]uint64 `json:"ignoredXIDs,omitempty"`
+}
+
+// StringList is a YAML string or list of strings.
+type StringList []string
+
+// UnmarshalJSON accepts "a" or ["a", "b"].
+func (s *StringList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = StringList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("want a string or a list of strings")
+	}
+	*s = many
+	return nil
+}
+
+// DefaultConfig returns the configuration used without a file: MIG strategy
+// none, envvar device lists, no sharing.
+func DefaultConfig() *Config {
+	c := &Config{Version: "v1"}
+	if err := c.complete(); err != nil {
+		panic(err) // the defaults are valid
+	}
+	return c
+}
+
+// LoadConfig reads and validates a configuration file. Errors name the file
+// and the field.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig parses and validates a configuration file's content, filling
+// in defaults; file is used in errors.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := c.complete(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &c, nil
+}
+
+var migResource = regexp.MustCompile(`^nvidia\.com/mig-[1-8]g\.[0-9]+gb(\+me)?$`)
+
+// complete validates c and fills in defaults.
+func (c *Config) complete() error {
+	if c.Version != "v1" {
+		return fmt.Errorf("version: %q is not supported; want v1", c.Version)
+	}
+	switch c.Flags.MIGStrategy {
+	case "":
+		c.Flags.MIGStrategy = MIGStrategyNone
+	case MIGStrategyNone, MIGStrategySingle, MIGStrategyMixed:
+	default:
+		return fmt.Errorf("flags.migStrategy: %q; want none, single or mixed", c.Flags.MIGStrategy)
+	}
+	if len(c.Flags.Plugin.DeviceListStrategy) == 0 {
+		c.Flags.Plugin.DeviceListStrategy = StringList{ListEnvvar}
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Flags.Plugin.DeviceListStrategy {
+		switch s {
+		case ListEnvvar, ListCDIAnnotations, ListCDICRI:
+		default:
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar, cdi-annotations or cdi-cri", i, s)
+		}
+		if seen[s] {
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)
+		}
+		seen[s] = true
+	}
+	names := map[string]bool{}
+	for i, r := range c.Sharing.TimeSlicing.Resources {
+		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
+		if r.Name != "nvidia.com/gpu" && !migResource.MatchString(r.Name) {
+			return fmt.Errorf("%s.name: %q; want nvidia.com/gpu or nvidia.com/mig-<profile>", f, r.Name)
+		}
+		if names[r.Name] {
+			return fmt.Errorf("%s.name: %q is listed twice", f, r.Name)
+		}
+		names[r.Name] = true
+		if r.Replicas < 1 || r.Replicas > 1024 {
+			return fmt.Errorf("%s.replicas: %d is out of range (1..1024)", f, r.Replicas)
+		}
+	}
+	switch c.Gpuplane.ReplicaPolicy {
+	case "":
+		c.Gpuplane.ReplicaPolicy = ReplicaSpread
+	case ReplicaSpread, ReplicaPack:
+	default:
+		return fmt.Errorf("gpuplane.replicaPolicy: %q; want spread or pack", c.Gpuplane.ReplicaPolicy)
+	}
+	if c.Gpuplane.IgnoredXIDs == nil {
+		x := append([]uint64(nil), DefaultIgnoredXIDs...)
+		c.Gpuplane.IgnoredXIDs = &x
+	}
+	return nil
+}
+
+// Replicas returns the time-slicing replicas of the named resource (as
+// NVIDIA names it before any rename), 1 when it is not shared.
+func (c *Config) Replicas(name string) int {
+	for _, r := range c.Sharing.TimeSlicing.Resources {
+		if r.Name == name {
+			return r.Replicas
+		}
+	}
+	return 1
+}
+
+// HasListStrategy reports whether s is one of the device list strategies.
+func (c *Config) HasListStrategy(s string) bool {
+	for _, x := range c.Flags.Plugin.DeviceListStrategy {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SharedName returns the advertised name of resource name with replicas
+// time-slicing replicas: <name>.shared under renameByDefault, else name.
+func (c *Config) SharedName(name string, replicas int) string {
+	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, ".shared") {
+		return name + ".shared"
+	}
+	return name
+}

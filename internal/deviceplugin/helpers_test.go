@@ -1,0 +1,57 @@
+package deviceplugin
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/mock"
+)
+
+// testNode discovers a built-in mock profile.
+func testNode(t testing.TB, profile string) device.Node {
+	t.Helper()
+	b, err := mock.Open(profile, mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func testConfig(t testing.TB, yaml string) *Config {
+	t.Helper()
+	c, err := ParseConfig("test.yaml", []byte("version: v1\n"+yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testPlugin returns the plugin of the named resource.
+func testPlugin(t testing.TB, n *device.Node, c *Config, resource string) *Plugin {
+	t.Helper()
+	res, err := BuildResources(*n, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res {
+		if res[i].Name == resource {
+			return NewPlugin(n, &res[i], c, NewHealth(*c.Gpuplane.IgnoredXIDs), t.TempDir())
+		}
+	}
+	t.Fatalf("no resource %s", resource)
+	return nil
+}
+
+// ids maps GPU indices (and replica numbers with "::") to device IDs.
+func gpuIDs(n *device.Node, idx ...int) []string {
+	out := make([]string, len(idx))
+	for i, x := range idx {
+		out[i] = n.GPUs[x].UUID
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package deviceplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+)
+
+// KubeletSocketName is the kubelet's registration socket in the
+// device-plugin directory.
+const KubeletSocketName = "kubelet.sock"
+
+// Manager runs the device-plugin servers of one node: it starts one per
+// resource, registers them with the kubelet, registers again (with fresh
+// sockets) whenever kubelet.sock is recreated, and feeds the backend's
+// health events to the servers.
+type Manager struct {
+	dir     string
+	backend device.Backend
+	node    device.Node
+	cfg     *Config
+	health  *Health
+	plugins []*Plugin
+
+	// RetryInterval is how long to wait before registering again after a
+	// failure (default 2s).
+	RetryInterval time.Duration
+	// Registered, when set, is called after each successful registration of
+	// all resources (tests use it).
+	Registered func()
+}
+
+// NewManager discovers the backend's GPUs and works out the resources under
+// c. It starts nothing, so a node or configuration that does not fit fails
+// here, before any server runs.
+func NewManager(ctx context.Context, b device.Backend, c *Config, dir string) (*Manager, error) {
+	n, err := b.Discover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("discovering GPUs: %w", err)
+	}
+	res, err := BuildResources(n, c)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--device-plugin-dir %s: not a directory", dir)
+	}
+	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(*c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
+	for i := range res {
+		m.plugins = append(m.plugins, NewPlugin(&m.node, &res[i], c, m.health, dir))
+	}
+	return m, nil
+}
+
+// Node returns the discovered node.
+func (m *Manager) Node() device.Node { return m.node }
+
+// Plugins returns the servers, one per resource, sorted by resource name.
+func (m *Manager) Plugins() []*Plugin { return m.plugins }
+
+// Health returns the health state the servers report.
+func (m *Manager) Health() *Health { return m.health }
+
+// Run serves until ctx is done, then stops the servers and removes their
+// sockets. It returns an error only if it cannot start: a socket that
+// cannot be created, or a directory that cannot be watched.
+func (m *Manager) Run(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.Add(m.dir); err != nil {
+		return fmt.Errorf("watching %s: %w", m.dir, err)
+	}
+	defer m.stop()
+	if err := m.start(); err != nil {
+		return err
+	}
+
+	events := make(chan device.HealthEvent, 64)
+	go func() {
+		if err := m.backend.WatchHealth(ctx, events); err != nil && !errors.Is(err, context.Canceled) {
+			klog.ErrorS(err, "Health watch ended; devices keep their last health")
+		}
+	}()
+
+	kubelet := filepath.Join(m.dir, KubeletSocketName)
+	retry := time.NewTimer(0) // register at once
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-events:
+			if m.health.Apply(ev) {
+				klog.InfoS("GPU health changed", "uuid", ev.UUID, "kind", kindName(ev.Kind), "xid", ev.XID, "healthy", m.health.Healthy(ev.UUID))
+			}
+		case ev := <-w.Events:
+			if ev.Name != kubelet || !ev.Has(fsnotify.Create) {
+				continue
+			}
+			// A new kubelet removes the plugin sockets when it starts:
+			// serve on fresh ones, then register.
+			klog.InfoS("Kubelet socket created; restarting device-plugin servers and registering again")
+			if err := m.start(); err != nil {
+				return err
+			}
+			retry.Reset(0)
+		case err := <-w.Errors:
+			klog.ErrorS(err, "Watching the device-plugin directory")
+		case <-retry.C:
+			if err := m.register(ctx, kubelet); err != nil {
+				klog.ErrorS(err, "Registration failed; retrying", "in", m.RetryInterval)
+				retry.Reset(m.RetryInterval)
+			}
+		}
+	}
+}
+
+func (m *Manager) start() error {
+	for _, p := range m.plugins {
+		if err := p.Start(); err != nil {
+			m.stop()
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Manager) stop() {
+	for _, p := range m.plugins {
+		p.Stop()
+	}
+}
+
+func (m *Manager) register(ctx context.Context, kubelet string) error {
+	for _, p := range m.plugins {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := p.Register(rctx, kubelet)
+		cancel()
+		if err != nil {
+			return err
+		}
+		klog.InfoS("Registered with the kubelet", "resource", p.res.Name, "devices", len(p.res.Devices), "endpoint", filepath.Base(p.socket))
+	}
+	if m.Registered != nil {
+		m.Registered()
+	}
+	return nil
+}
+
+func kindName(k device.HealthKind) string {
+	switch k {
+	case device.HealthXID:
+		return "xid"
+	case device.HealthLost:
+		return "lost"
+	case device.HealthRecovered:
+		return "recovered"
+	}
+	return "unknown"
+}

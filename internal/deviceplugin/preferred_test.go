@@ -1,0 +1,209 @@
+package deviceplugin
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+)
+
+// indices maps chosen IDs back to sorted "gpu[::replica]" strings.
+func indices(n *device.Node, ids []string) string {
+	var out []string
+	for _, id := range ids {
+		u, r, _ := SplitID(id)
+		g, _, _ := n.GPUByUUID(u)
+		if strings.Contains(id, "::") {
+			out = append(out, fmt.Sprintf("%d::%d", g.Index, r))
+		} else {
+			out = append(out, fmt.Sprint(g.Index))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func except(all []int, drop ...int) []int {
+	var out []int
+	for _, x := range all {
+		keep := true
+		for _, d := range drop {
+			keep = keep && x != d
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestPreferredCubeMesh checks sets worked out by hand from the DGX-1V link
+// matrix (profiles/dgx1-v100.yaml). NVLinks per pair:
+//
+//	0-1:1 0-2:1 0-3:2 0-4:2 | 1-2:2 1-3:1 1-5:2 | 2-3:2 2-6:1 | 3-7:1
+//	4-5:1 4-6:1 4-7:2 | 5-6:2 5-7:1 | 6-7:2     (every other pair: 0, SYS)
+//
+// NUMA node 0 holds GPUs 0-3, node 1 GPUs 4-7.
+func TestPreferredCubeMesh(t *testing.T) {
+	n := testNode(t, "dgx1-v100")
+	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, tc := range []struct {
+		name        string
+		avail, must []int
+		size        int
+		want        string
+	}{
+		// Pairs with 2 NVLinks: 0-3 0-4 1-2 1-5 2-3 4-7 5-6 6-7; the lowest is 0-3.
+		{"2 of 8", all, nil, 2, "0,3"},
+		// With 1: 1-2 and 1-5 have 2 NVLinks; 1-2 is on one NUMA node.
+		{"2 with 1", all, []int{1}, 2, "1,2"},
+		// With 6: 5-6 and 6-7 have 2 NVLinks, both on NUMA node 1: lowest.
+		{"2 with 6", all, []int{6}, 2, "5,6"},
+		// Without 0 and 3: 1-2 (2 NVLinks, same NUMA node) beats 1-5, 4-7, ...
+		{"2 of 6", except(all, 0, 3), nil, 2, "1,2"},
+		// Each quad has 1+1+2+2+1+2 = 9 NVLinks, more than any mixed set.
+		{"4 of 8", all, nil, 4, "0,1,2,3"},
+		{"4 with 5", all, []int{5}, 4, "4,5,6,7"},
+		{"4 of 7", except(all, 0), nil, 4, "4,5,6,7"},
+		// With 0 and 4 (2 NVLinks): adding {2,3}, {3,7} or {6,7} gives 7
+		// NVLinks, the most; {0,2,3,4} and {0,4,6,7} have 3 same-NUMA pairs
+		// against 2 for {0,3,4,7}; the lower indices win: {0,2,3,4}.
+		{"4 with 0 and 4", all, []int{0, 4}, 4, "0,2,3,4"},
+		// Without 0 and 4: {1,2,3,5}, {1,2,5,6} and {1,5,6,7} have 7
+		// NVLinks; {1,2,3,5} and {1,5,6,7} have 3 same-NUMA pairs; lowest.
+		{"4 of 6", except(all, 0, 4), nil, 4, "1,2,3,5"},
+		{"8 of 8", all, nil, 8, "0,1,2,3,4,5,6,7"},
+		{"1 with 7", all, []int{7}, 1, "7"},
+	} {
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, ReplicaSpread)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if s := indices(&n, got); s != tc.want {
+			t.Errorf("%s: got GPUs %s, want %s", tc.name, s, tc.want)
+		}
+	}
+}
+
+func TestPreferredPCIe(t *testing.T) {
+	n := testNode(t, "l40s-pcie-4")
+	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	for _, tc := range []struct {
+		avail, must []int
+		size        int
+		want        string
+	}{
+		{[]int{0, 1, 2, 3}, nil, 2, "0,1"},      // PIX pair on NUMA 0
+		{[]int{0, 1, 2, 3}, []int{3}, 2, "2,3"}, // its PIX peer
+		{[]int{0, 2, 3}, []int{0}, 2, "0,2"},    // all SYS: lowest index
+		{[]int{1, 2, 3}, nil, 2, "2,3"},
+	} {
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, ReplicaSpread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := indices(&n, got); s != tc.want {
+			t.Errorf("avail %v must %v: got %s, want %s", tc.avail, tc.must, s, tc.want)
+		}
+	}
+}
+
+func TestPreferredReplicas(t *testing.T) {
+	n := testNode(t, "l40s-pcie-4")
+	c := testConfig(t, "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}")
+	p := testPlugin(t, &n, c, "nvidia.com/gpu")
+	rep := func(g, r int) string { return fmt.Sprintf("%s::%d", n.GPUs[g].UUID, r) }
+	var all, partial []string
+	for g := 0; g < 4; g++ {
+		for r := 0; r < 4; r++ {
+			all = append(all, rep(g, r))
+			if g > 0 || r >= 2 {
+				partial = append(partial, rep(g, r)) // GPU 0 has replicas 0, 1 in use
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, policy string
+		avail, must  []string
+		size         int
+		want         string
+	}{
+		{"spread 2 of all", ReplicaSpread, all, nil, 2, "0::0,1::0"},
+		{"pack 2 of all", ReplicaPack, all, nil, 2, "0::0,0::1"},
+		// GPU 0 has 2 free replicas, the others 4: spread avoids GPU 0.
+		{"spread 3 of partial", ReplicaSpread, partial, nil, 3, "1::0,2::0,3::0"},
+		// pack fills GPU 0 first, then the lowest free GPU.
+		{"pack 3 of partial", ReplicaPack, partial, nil, 3, "0::2,0::3,1::0"},
+		{"spread with must", ReplicaSpread, all, []string{rep(2, 3)}, 2, "0::0,2::3"},
+		{"pack with must", ReplicaPack, all, []string{rep(2, 3)}, 2, "2::0,2::3"},
+	} {
+		got, err := Preferred(&n, p.res, p.byID, tc.avail, tc.must, tc.size, tc.policy)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s := indices(&n, got); s != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, s, tc.want)
+		}
+	}
+}
+
+func TestPreferredErrors(t *testing.T) {
+	n := testNode(t, "dgx1-v100")
+	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	all := gpuIDs(&n, 0, 1, 2, 3)
+	for _, tc := range []struct {
+		avail, must []string
+		size        int
+		want        string
+	}{
+		{append(all, "GPU-nope"), nil, 2, `available devices: unknown device ID "GPU-nope"`},
+		{all, []string{"GPU-nope"}, 2, `must-include devices: unknown device ID "GPU-nope"`},
+		{all, nil, 5, "allocation size 5: want between 0 (must-include) and 4 (available)"},
+		{all, all[:3], 2, "allocation size 2: want between 3"},
+	} {
+		_, err := Preferred(&n, p.res, p.byID, tc.avail, tc.must, tc.size, ReplicaSpread)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func TestPreferredGreedyLargeNode(t *testing.T) {
+	// 32 GPUs, 4 NVLink islands of 8 (NV4 inside, SYS across): C(32,8) is
+	// beyond the exhaustive search, so the greedy path picks one island.
+	n := device.Node{}
+	for i := 0; i < 32; i++ {
+		n.GPUs = append(n.GPUs, device.GPU{Index: i, UUID: fmt.Sprintf("GPU-%02d", i), NUMANode: i / 16})
+	}
+	n.Links = make([][]device.Link, 32)
+	for i := range n.Links {
+		n.Links[i] = make([]device.Link, 32)
+		for j := range n.Links[i] {
+			if i/8 == j/8 {
+				n.Links[i][j] = device.Link{Type: device.LinkNVLink, NVLinks: 4}
+			} else {
+				n.Links[i][j] = device.Link{Type: device.LinkCrossSocket}
+			}
+		}
+	}
+	res, err := BuildResources(n, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPlugin(&n, &res[0], DefaultConfig(), NewHealth(nil), t.TempDir())
+	var avail []string
+	for i := 0; i < 32; i++ {
+		avail = append(avail, n.GPUs[i].UUID)
+	}
+	got, err := Preferred(&n, p.res, p.byID, avail, []string{"GPU-17"}, 8, ReplicaSpread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := indices(&n, got); s != "16,17,18,19,20,21,22,23" {
+		t.Errorf("got %s, want island 16-23", s)
+	}
+}

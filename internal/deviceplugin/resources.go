@@ -1,0 +1,147 @@
+package deviceplugin
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+)
+
+// Device is one device as the kubelet sees it.
+type Device struct {
+	// ID is the kubelet device ID: the GPU or MIG device UUID, or
+	// "<uuid>::<n>" for time-slicing replica n.
+	ID string
+	// UUID is the GPU or MIG device UUID.
+	UUID string
+	// GPU is the index of the (parent) GPU in device.Node.GPUs.
+	GPU int
+	// MIG is the index in GPU.MIG of the MIG device, -1 for a whole GPU.
+	MIG int
+	// Replica is the time-slicing replica number (0 when not shared).
+	Replica int
+}
+
+// Resource is one extended resource served by one device-plugin server.
+type Resource struct {
+	// Name is the resource name, e.g. "nvidia.com/gpu" or
+	// "nvidia.com/mig-1g.10gb.shared".
+	Name string
+	// Replicas is the time-slicing replica count (1: not shared).
+	Replicas int
+	// Devices are the resource's devices, ordered by GPU, MIG device and
+	// replica.
+	Devices []Device
+}
+
+// BuildResources works out the resources of node n under configuration c:
+// the MIG strategy decides which devices are exposed under which name, and
+// time-slicing multiplies them. It fails, naming the GPU, when the node does
+// not suit the strategy (single with mixed profiles, for example) or a
+// shared resource does not exist on the node. Resources are sorted by name;
+// a resource with no devices is left out.
+func BuildResources(n device.Node, c *Config) ([]Resource, error) {
+	byName := map[string][]Device{}
+	whole := func(i int) {
+		byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
+	}
+	switch c.Flags.MIGStrategy {
+	case MIGStrategyNone:
+		for i := range n.GPUs {
+			whole(i)
+		}
+	case MIGStrategySingle:
+		migOn, profile := 0, ""
+		for i, g := range n.GPUs {
+			if g.MIGEnabled {
+				migOn++
+			}
+			for _, m := range g.MIG {
+				if profile == "" {
+					profile = m.Profile
+				} else if m.Profile != profile {
+					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG profile %s besides %s; single needs one profile on every GPU (use mixed)", i, g.UUID, m.Profile, profile)
+				}
+			}
+		}
+		switch {
+		case migOn == 0:
+			for i := range n.GPUs {
+				whole(i)
+			}
+		case migOn < len(n.GPUs):
+			for i, g := range n.GPUs {
+				if !g.MIGEnabled {
+					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG disabled while %d others have it enabled; single needs all or none (use mixed)", i, g.UUID, migOn)
+				}
+			}
+		default:
+			for i, g := range n.GPUs {
+				if len(g.MIG) == 0 {
+					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG enabled but no MIG devices", i, g.UUID)
+				}
+				for j, m := range g.MIG {
+					byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: m.UUID, GPU: i, MIG: j})
+				}
+			}
+		}
+	case MIGStrategyMixed:
+		for i, g := range n.GPUs {
+			if !g.MIGEnabled {
+				whole(i)
+				continue
+			}
+			for j, m := range g.MIG {
+				name := "nvidia.com/mig-" + m.Profile
+				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("flags.migStrategy: %q; want none, single or mixed", c.Flags.MIGStrategy)
+	}
+	for i, r := range c.Sharing.TimeSlicing.Resources {
+		if len(byName[r.Name]) == 0 {
+			return nil, fmt.Errorf("sharing.timeSlicing.resources[%d].name: resource %s does not exist on this node under migStrategy %s", i, r.Name, c.Flags.MIGStrategy)
+		}
+	}
+	var out []Resource
+	for name, devs := range byName {
+		reps := c.Replicas(name)
+		r := Resource{Name: c.SharedName(name, reps), Replicas: reps}
+		for _, d := range devs {
+			for k := 0; k < reps; k++ {
+				d.Replica = k
+				d.ID = d.UUID
+				if reps > 1 {
+					d.ID = d.UUID + "::" + strconv.Itoa(k)
+				}
+				r.Devices = append(r.Devices, d)
+			}
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// SplitID splits a kubelet device ID into the UUID and the replica number
+// (0 for an ID without "::").
+func SplitID(id string) (uuid string, replica int, err error) {
+	u, r, ok := strings.Cut(id, "::")
+	if !ok {
+		return id, 0, nil
+	}
+	n, err := strconv.Atoi(r)
+	if err != nil || n < 0 {
+		return "", 0, fmt.Errorf("device ID %q: replica %q is not a number", id, r)
+	}
+	return u, n, nil
+}
+
+// SocketName returns the socket file name of a resource's server, e.g.
+// "gpuplane-nvidia.com-mig-1g.10gb.sock".
+func SocketName(resource string) string {
+	return "gpuplane-" + strings.ReplaceAll(resource, "/", "-") + ".sock"
+}

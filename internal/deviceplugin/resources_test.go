@@ -1,0 +1,74 @@
+package deviceplugin
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func summary(rs []Resource) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s=%d", r.Name, len(r.Devices)))
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func TestBuildResources(t *testing.T) {
+	for _, tc := range []struct {
+		profile, config, want string
+	}{
+		{"dgx-h100", "", "nvidia.com/gpu=8"},
+		{"dgx-h100", "flags: {migStrategy: single}", "nvidia.com/gpu=8"},
+		{"dgx-h100", "flags: {migStrategy: mixed}", "nvidia.com/gpu=8"},
+		{"l40s-pcie-4", "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 3}]}}", "nvidia.com/gpu=12"},
+		{"l40s-pcie-4", "sharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/gpu, replicas: 3}]}}", "nvidia.com/gpu.shared=12"},
+		{"dgx-a100-80gb-mig", "", "nvidia.com/gpu=8"},
+		// GPUs 0-3: 7x 1g.10gb; GPUs 4-5: 3g.40gb, 2g.20gb, 2x 1g.10gb; GPUs 6-7 whole.
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: mixed}", "nvidia.com/gpu=2 nvidia.com/mig-1g.10gb=32 nvidia.com/mig-2g.20gb=2 nvidia.com/mig-3g.40gb=2"},
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: mixed}\nsharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig-3g.40gb, replicas: 5}]}}",
+			"nvidia.com/gpu=2 nvidia.com/mig-1g.10gb=32 nvidia.com/mig-2g.20gb=2 nvidia.com/mig-3g.40gb.shared=10"},
+	} {
+		n := testNode(t, tc.profile)
+		rs, err := BuildResources(n, testConfig(t, tc.config))
+		if err != nil {
+			t.Errorf("%s %q: %v", tc.profile, tc.config, err)
+			continue
+		}
+		if got := summary(rs); got != tc.want {
+			t.Errorf("%s %q: %s, want %s", tc.profile, tc.config, got, tc.want)
+		}
+	}
+}
+
+func TestBuildResourcesIDs(t *testing.T) {
+	n := testNode(t, "l40s-pcie-4")
+	rs, _ := BuildResources(n, testConfig(t, "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}"))
+	d := rs[0].Devices[3]
+	if d.ID != n.GPUs[1].UUID+"::1" || d.GPU != 1 || d.Replica != 1 || d.MIG != -1 {
+		t.Errorf("device 3 = %+v", d)
+	}
+	if u, r, err := SplitID(d.ID); u != n.GPUs[1].UUID || r != 1 || err != nil {
+		t.Errorf("SplitID = %s %d %v", u, r, err)
+	}
+	if _, _, err := SplitID("GPU-1::x"); err == nil {
+		t.Error("SplitID accepted a bad replica")
+	}
+	if got := SocketName("nvidia.com/mig-1g.10gb"); got != "gpuplane-nvidia.com-mig-1g.10gb.sock" {
+		t.Errorf("SocketName = %s", got)
+	}
+}
+
+func TestBuildResourcesErrors(t *testing.T) {
+	for _, tc := range []struct{ profile, config, want string }{
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: single}", "migStrategy single: GPU 4"},
+		{"dgx-h100", "sharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}]}}", "resources[0].name: resource nvidia.com/mig-1g.10gb does not exist"},
+	} {
+		_, err := BuildResources(testNode(t, tc.profile), testConfig(t, tc.config))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %q: %v, want %q", tc.profile, tc.config, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,438 @@
+package exporter
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+)
+
+// testFields serves three fields: a gauge, a counter and a profiling ratio.
+func testFields(t *testing.T) []Field {
+	t.Helper()
+	f, err := ParseFields("test.csv", []byte(`
+DCGM_FI_DEV_GPU_UTIL, gauge
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter,
+DCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, Ratio of time the graphics engine is active.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// newTestExporter returns an exporter whose state holds testNode and
+// testSamples (received at t0), with the given mapping, published.
+func newTestExporter(t *testing.T, pods *fakePods) (*Exporter, time.Time) {
+	t.Helper()
+	opts := Options{Backend: newFakeBackend(testNode, testSamples), Fields: testFields(t), Hostname: "node-a"}
+	if pods != nil {
+		opts.Pods = pods
+	}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	e.now = func() time.Time { return t0.Add(time.Second) }
+	e.state.setNode(testNode)
+	if pods != nil {
+		e.state.setMapping(pods.Current())
+	}
+	e.state.addSamples(testSamples, t0)
+	e.current.Store(e.state.snapshot())
+	return e, t0
+}
+
+const (
+	gpu0 = `Hostname="node-a",UUID="GPU-0000",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:07:00.0"`
+	gpu1 = `Hostname="node-a",UUID="GPU-1111",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-80GB",pci_bus_id="00000000:0F:00.0"`
+	migA = gpu1 + `,GPU_I_PROFILE="3g.40gb",GPU_I_ID="1"`
+	migB = gpu1 + `,GPU_I_PROFILE="1g.10gb",GPU_I_ID="9"`
+	podA = `,namespace="ml",pod="a",container="main"`
+	podB = `,namespace="ml",pod="b",container="main"`
+	podC = `,namespace="web",pod="c",container="srv"`
+	podD = `,namespace="web",pod="d",container="srv"`
+)
+
+func TestAttributedExposition(t *testing.T) {
+	e, _ := newTestExporter(t, &fakePods{mapping: testMapping, errors: 2})
+	// GPU-0000 is shared by pods a, b and c: each gets its series. The MIG
+	// devices carry GPU 1's labels and their instance; MIG-aaaa belongs to
+	// pod d, MIG-bbbb to nobody. GPU 1 itself is no pod's.
+	want := `
+# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podA + `} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podB + `} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podC + `} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu1 + `} 7
+# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since the driver was loaded (in mJ).
+# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podA + `} 123456
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podB + `} 123456
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podC + `} 123456
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu1 + `} 2000
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podA + `} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podB + `} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podC + `} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migA + podD + `} 0.25
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migB + `} 0.125
+# HELP gpuplane_device_pods Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.
+# TYPE gpuplane_device_pods gauge
+gpuplane_device_pods{` + gpu0 + `} 3
+gpuplane_device_pods{` + gpu1 + `} 0
+gpuplane_device_pods{` + migA + `} 1
+gpuplane_device_pods{` + migB + `} 0
+# HELP gpuplane_device_allocation 1 for each container the device is allocated to.
+# TYPE gpuplane_device_allocation gauge
+gpuplane_device_allocation{` + gpu0 + podA + `} 1
+gpuplane_device_allocation{` + gpu0 + podB + `} 1
+gpuplane_device_allocation{` + gpu0 + podC + `} 1
+gpuplane_device_allocation{` + migA + podD + `} 1
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# TYPE gpuplane_device_health gauge
+gpuplane_device_health{` + gpu0 + `} 1
+gpuplane_device_health{` + gpu1 + `} 1
+gpuplane_device_health{` + migA + `} 1
+gpuplane_device_health{` + migB + `} 1
+# HELP gpuplane_pod_resources_errors_total Failed refreshes of the pod-to-device mapping from the kubelet's pod-resources socket.
+# TYPE gpuplane_pod_resources_errors_total counter
+gpuplane_pod_resources_errors_total 2
+# HELP gpuplane_pod_resources_up Whether the last refresh of the pod-to-device mapping succeeded (1) or not (0); pod labels are served only while it is 1.
+# TYPE gpuplane_pod_resources_up gauge
+gpuplane_pod_resources_up 1
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want),
+		"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+		"gpuplane_device_pods", "gpuplane_device_allocation", "gpuplane_device_health",
+		"gpuplane_pod_resources_errors_total", "gpuplane_pod_resources_up"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWithoutPodsNoPodLabels(t *testing.T) {
+	// The socket is down: the same metrics flow, without pod labels, and
+	// the error counter says why.
+	e, _ := newTestExporter(t, &fakePods{mapping: nil, errors: 5})
+	want := `
+# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + `} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu1 + `} 7
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + `} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migA + `} 0.25
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migB + `} 0.125
+# HELP gpuplane_pod_resources_errors_total Failed refreshes of the pod-to-device mapping from the kubelet's pod-resources socket.
+# TYPE gpuplane_pod_resources_errors_total counter
+gpuplane_pod_resources_errors_total 5
+# HELP gpuplane_pod_resources_up Whether the last refresh of the pod-to-device mapping succeeded (1) or not (0); pod labels are served only while it is 1.
+# TYPE gpuplane_pod_resources_up gauge
+gpuplane_pod_resources_up 0
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want),
+		"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+		"gpuplane_pod_resources_errors_total", "gpuplane_pod_resources_up"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GatherAndCount(e.Gatherer(), "gpuplane_device_allocation"); err != nil || n != 0 {
+		t.Fatalf("allocation series without a mapping: %d (%v), want 0", n, err)
+	}
+}
+
+func TestStaleSamplesAreDropped(t *testing.T) {
+	e, t0 := newTestExporter(t, nil)
+	// Default StaleAfter: 3 intervals of 1 s. At t0+3s the sample is still
+	// served; at t0+3.001s it is not, but the device's health still is.
+	e.now = func() time.Time { return t0.Add(3 * time.Second) }
+	if n := testutil.CollectAndCount((*collector)(e), "DCGM_FI_DEV_GPU_UTIL"); n != 2 {
+		t.Fatalf("at the stale limit: %d GPU_UTIL series, want 2", n)
+	}
+	e.now = func() time.Time { return t0.Add(3*time.Second + time.Millisecond) }
+	if n := testutil.CollectAndCount((*collector)(e), "DCGM_FI_DEV_GPU_UTIL"); n != 0 {
+		t.Fatalf("past the stale limit: %d GPU_UTIL series, want 0", n)
+	}
+	if n := testutil.CollectAndCount((*collector)(e), "gpuplane_device_health"); n != 4 {
+		t.Fatalf("past the stale limit: %d health series, want 4", n)
+	}
+	// A newer sample of one GPU brings back that GPU only.
+	e.state.addSamples(testSamples[:1], t0.Add(3*time.Second))
+	e.current.Store(e.state.snapshot())
+	if n := testutil.CollectAndCount((*collector)(e), "DCGM_FI_DEV_GPU_UTIL"); n != 1 {
+		t.Fatalf("after a new sample of GPU 0: %d GPU_UTIL series, want 1", n)
+	}
+}
+
+func TestHealthEvents(t *testing.T) {
+	e, _ := newTestExporter(t, nil)
+	health := func() string {
+		e.current.Store(e.state.snapshot())
+		var b strings.Builder
+		for _, uuid := range []string{"GPU-0000", "GPU-1111", "MIG-aaaa", "MIG-bbbb"} {
+			if e.state.unhealthy[uuid] {
+				b.WriteString("0")
+			} else {
+				b.WriteString("1")
+			}
+		}
+		return b.String()
+	}
+	steps := []struct {
+		ev   device.HealthEvent
+		want string
+	}{
+		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13}, "1111"}, // application error
+		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 79}, "0111"}, // fell off the bus
+		{device.HealthEvent{UUID: "MIG-bbbb", Kind: device.HealthLost}, "0110"},
+		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthRecovered}, "1110"},
+	}
+	for i, s := range steps {
+		e.state.applyHealth(s.ev)
+		if got := health(); got != s.want {
+			t.Fatalf("step %d: health %s, want %s", i, got, s.want)
+		}
+	}
+	want := `
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# TYPE gpuplane_device_health gauge
+gpuplane_device_health{` + gpu0 + `} 1
+gpuplane_device_health{` + gpu1 + `} 1
+gpuplane_device_health{` + migA + `} 1
+gpuplane_device_health{` + migB + `} 0
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_health"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEveryFieldServedWithItsType(t *testing.T) {
+	full := device.Sample{UUID: "GPU-0000"}
+	all := []*(*float64){
+		&full.GPUUtil, &full.MemCopyUtil, &full.FBUsedMiB, &full.FBFreeMiB, &full.GPUTemp, &full.MemoryTemp,
+		&full.PowerW, &full.TotalEnergyMJ, &full.SMClockMHz, &full.MemClockMHz, &full.LastXID, &full.PCIeReplay,
+		&full.ECCSBEVolatile, &full.ECCDBEVolatile, &full.ECCSBEAggregate, &full.ECCDBEAggregate,
+		&full.RowRemapCorrectable, &full.RowRemapUncorrectable, &full.RowRemapPending, &full.RowRemapFailure,
+		&full.ProfGrEngineActive, &full.ProfSMActive, &full.ProfTensorActive, &full.ProfDRAMActive,
+	}
+	for i, p := range all {
+		*p = ptr(float64(i + 1))
+	}
+	if len(all) != len(fields) {
+		t.Fatalf("%d Sample fields, %d served fields", len(all), len(fields))
+	}
+	e, err := New(Options{Backend: newFakeBackend(testNode, nil), Hostname: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.state.setNode(testNode)
+	e.state.addSamples([]device.Sample{full}, time.Now())
+	e.current.Store(e.state.snapshot())
+	mfs, err := e.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]string{}
+	values := map[float64]string{}
+	for _, mf := range mfs {
+		served[mf.GetName()] = strings.ToLower(mf.GetType().String())
+		if strings.HasPrefix(mf.GetName(), "DCGM_") {
+			m := mf.GetMetric()[0]
+			values[m.GetGauge().GetValue()+m.GetCounter().GetValue()] = mf.GetName()
+		}
+	}
+	for _, f := range fields {
+		if got := served[f.Name]; got != string(f.Type) {
+			t.Errorf("%s served as %q, want %q", f.Name, got, f.Type)
+		}
+	}
+	// Each field reads its own Sample field: all 24 values are distinct.
+	if len(values) != len(fields) {
+		t.Errorf("%d distinct values for %d fields: some fields read the same Sample field", len(values), len(fields))
+	}
+}
+
+func TestRunSamplesAndFollowsPods(t *testing.T) {
+	b := newFakeBackend(testNode, testSamples)
+	pods := &fakePods{}
+	e, err := New(Options{Backend: b, Fields: testFields(t), Hostname: "node-a", Pods: pods, SampleInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+
+	// eventually scrapes until the body contains want.
+	eventually := func(want string) string {
+		t.Helper()
+		var body string
+		for range 500 {
+			resp, err := http.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(data)
+			if strings.Contains(body, want) {
+				return body
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("never served %q; last scrape:\n%s", want, body)
+		return ""
+	}
+	eventually(`DCGM_FI_DEV_GPU_UTIL{Hostname="node-a",UUID="GPU-0000",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:07:00.0"} 42`)
+	pods.set(testMapping, 0)
+	eventually(`DCGM_FI_DEV_GPU_UTIL{Hostname="node-a",UUID="GPU-0000",container="srv",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="web",pci_bus_id="00000000:07:00.0",pod="c"} 42`)
+	b.events <- device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthLost}
+	eventually(`gpuplane_device_health{Hostname="node-a",UUID="GPU-1111",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-80GB",pci_bus_id="00000000:0F:00.0"} 0`)
+	// The backend stops answering: errors are counted and the samples go
+	// stale, then come back with the backend.
+	b.setSamples(nil, errFake)
+	body := eventually(`gpuplane_backend_errors_total{operation="sample"}`)
+	body = eventually("gpuplane_device_pods{")
+	for strings.Contains(body, "DCGM_FI_DEV_GPU_UTIL{") {
+		body = eventually("gpuplane_device_pods{")
+	}
+	b.setSamples(testSamples, nil)
+	eventually(`pod="c"} 42`)
+	if !strings.Contains(body, "gpuplane_scrape_duration_seconds_count") {
+		t.Error("no gpuplane_scrape_duration_seconds histogram")
+	}
+}
+
+func TestRunDropsSamplesOfAHungBackend(t *testing.T) {
+	b := newFakeBackend(testNode, testSamples)
+	e, err := New(Options{Backend: b, Fields: testFields(t), SampleInterval: 10 * time.Millisecond, StaleAfter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	hang := make(chan struct{})
+	defer func() { close(hang); cancel(); <-done }()
+	// until polls until the number of GPU_UTIL series is n.
+	until := func(n int) {
+		t.Helper()
+		for range 1000 {
+			if testutil.CollectAndCount((*collector)(e), "DCGM_FI_DEV_GPU_UTIL") == n {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("never %d GPU_UTIL series", n)
+	}
+	until(2)
+	// The driver stops answering, deaf to the deadline: the last sample
+	// is not repeated forever but dropped once stale; health stays.
+	b.setHang(hang)
+	until(0)
+	if n := testutil.CollectAndCount((*collector)(e), "gpuplane_device_health"); n != 4 {
+		t.Fatalf("%d health series while the backend hangs, want 4", n)
+	}
+	b.setHang(nil)
+	hang <- struct{}{} // release the Sample call in flight
+	until(2)
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Error("no backend: no error")
+	}
+	if _, err := New(Options{Backend: newFakeBackend(testNode, nil), SampleInterval: -time.Second}); err == nil {
+		t.Error("negative interval: no error")
+	}
+	if _, err := New(Options{Backend: newFakeBackend(testNode, nil), SampleInterval: time.Second, StaleAfter: time.Millisecond}); err == nil {
+		t.Error("stale-after shorter than the interval: no error")
+	}
+}
+
+var labelBlock = regexp.MustCompile(`\{[^}]*\}`)
+
+// sortedLabels sorts the labels of each series in an exposition text by name,
+// the order client_golang writes them in, so that expected texts can list
+// them in a readable order. Label values must not contain `",`.
+func sortedLabels(text string) io.Reader {
+	return strings.NewReader(labelBlock.ReplaceAllStringFunc(text, func(b string) string {
+		pairs := strings.Split(strings.TrimSuffix(b[1:len(b)-1], `"`), `",`)
+		slices.Sort(pairs)
+		return "{" + strings.Join(pairs, `",`) + `"}`
+	}))
+}
+
+func TestResolveDeviceIDs(t *testing.T) {
+	s := newState(AllFields(), "node-a")
+	s.setNode(testNode)
+	for id, want := range map[string]string{
+		"GPU-0000":    "GPU-0000", // whole GPU
+		"GPU-0000::7": "GPU-0000", // time-slicing replica
+		"MIG-bbbb":    "MIG-bbbb", // MIG device
+		"MIG-bbbb::1": "MIG-bbbb", // replica of a MIG device
+		"1":           "GPU-1111", // GPU index (device-id strategy "index")
+		"2":           "",         // no such GPU
+		"eth0":        "",         // not a GPU
+		"":            "",
+	} {
+		got := ""
+		if d := s.resolve(id); d != nil {
+			got = d.uuid
+		}
+		if got != want {
+			t.Errorf("resolve(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+func TestConcurrentScrapesWhileSampling(t *testing.T) {
+	// Scrapes share the snapshot's protobuf parts; run several at once, in
+	// text and protobuf, while the loop publishes (meant for -race).
+	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Pods: &fakePods{mapping: testMapping},
+		SampleInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	h := e.Handler()
+	errs := make(chan string, 4)
+	for _, accept := range []string{"text/plain", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "text/plain", "application/openmetrics-text"} {
+		go func() {
+			for range 50 {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept", accept)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					errs <- accept + ": " + w.Body.String()
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+}

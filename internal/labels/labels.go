@@ -1,0 +1,216 @@
+// Package labels computes GPU feature labels under NVIDIA's
+// gpu-feature-discovery names, plus gpuplane's topology labels, and writes
+// them to a node-feature-discovery features file or onto the Node object.
+package labels
+
+import (
+	"fmt"
+	"math/bits"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// Options are the device-plugin settings that labels report.
+type Options struct {
+	// MIGStrategy is none, single or mixed.
+	MIGStrategy string
+	// Replicas is the time-slicing replica count of nvidia.com/gpu (1 when
+	// not shared).
+	Replicas int
+	// Renamed reports that the shared resource is renamed
+	// (nvidia.com/gpu.shared), in which case the product is not suffixed.
+	Renamed bool
+}
+
+// Prefixes are the label prefixes this package owns: on the Node object,
+// labels under them that it no longer computes are removed.
+var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.", "gpuplane.io/"}
+
+// Compute returns the labels of node n. A node with no GPUs gets
+// gpu.count 0 and nothing GPU-specific. For a node of mixed models, the
+// per-GPU labels describe GPU 0, as gpu-feature-discovery does.
+//
+// Labels (values in MiB for memory):
+//
+//	nvidia.com/gpu.product                  product name, "-SHARED" when time-sliced,
+//	                                        "-MIG-<profile>" under the single strategy
+//	nvidia.com/gpu.count, gpu.memory        GPUs (or MIG devices under single) and MiB each
+//	nvidia.com/gpu.family                   e.g. ampere
+//	nvidia.com/gpu.compute.major/.minor     CUDA compute capability
+//	nvidia.com/cuda.driver-version.{major,minor,revision,full}
+//	nvidia.com/cuda.runtime-version.{major,minor,full}
+//	nvidia.com/mig.capable, mig.strategy
+//	nvidia.com/gpu.sharing-strategy         none or time-slicing
+//	nvidia.com/gpu.replicas
+//	nvidia.com/mig-<profile>.{count,memory,multiprocessors}  per MIG profile present
+//	gpuplane.io/gpu.model                   internal/gpu catalog name
+//	gpuplane.io/gpu.nvlink-clique-size      most GPUs with NVLink between every pair
+//	gpuplane.io/gpu.numa-nodes              NUMA nodes with GPUs
+func Compute(n device.Node, o Options) map[string]string {
+	l := map[string]string{"nvidia.com/gpu.count": "0"}
+	if len(n.GPUs) == 0 {
+		return l
+	}
+	if o.Replicas < 1 {
+		o.Replicas = 1
+	}
+	if o.MIGStrategy == "" {
+		o.MIGStrategy = "none"
+	}
+	g := n.GPUs[0]
+	product := g.ProductName
+	count, mem := len(n.GPUs), g.MemoryMiB
+	if o.MIGStrategy == "single" && len(g.MIG) > 0 {
+		product += "-MIG-" + g.MIG[0].Profile
+		count, mem = 0, g.MIG[0].MemoryMiB
+		for _, x := range n.GPUs {
+			count += len(x.MIG)
+		}
+	}
+	if o.Replicas > 1 && !o.Renamed {
+		product += "-SHARED"
+	}
+	l["nvidia.com/gpu.product"] = Value(product)
+	l["nvidia.com/gpu.count"] = strconv.Itoa(count)
+	l["nvidia.com/gpu.memory"] = strconv.FormatInt(mem, 10)
+	l["nvidia.com/gpu.compute.major"] = strconv.Itoa(g.ComputeMajor)
+	l["nvidia.com/gpu.compute.minor"] = strconv.Itoa(g.ComputeMinor)
+	model, known := gpu.Default().Get(g.Model)
+	if known && model.Family != "" {
+		l["nvidia.com/gpu.family"] = model.Family
+	}
+	if g.Model != "" {
+		l["gpuplane.io/gpu.model"] = Value(g.Model)
+	}
+	if v := strings.Split(n.DriverVersion, "."); n.DriverVersion != "" {
+		names := []string{"major", "minor", "revision"}
+		for i := 0; i < len(v) && i < 3; i++ {
+			l["nvidia.com/cuda.driver-version."+names[i]] = Value(v[i])
+		}
+		l["nvidia.com/cuda.driver-version.full"] = Value(n.DriverVersion)
+	}
+	if n.CUDADriverMajor > 0 {
+		l["nvidia.com/cuda.runtime-version.major"] = strconv.Itoa(n.CUDADriverMajor)
+		l["nvidia.com/cuda.runtime-version.minor"] = strconv.Itoa(n.CUDADriverMinor)
+		l["nvidia.com/cuda.runtime-version.full"] = fmt.Sprintf("%d.%d", n.CUDADriverMajor, n.CUDADriverMinor)
+	}
+	l["nvidia.com/mig.capable"] = strconv.FormatBool(known && model.MIGCapable || g.MIGEnabled)
+	l["nvidia.com/mig.strategy"] = o.MIGStrategy
+	l["nvidia.com/gpu.sharing-strategy"] = "none"
+	if o.Replicas > 1 {
+		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+	}
+	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
+	if o.MIGStrategy == "mixed" {
+		type agg struct {
+			count int
+			m     device.MIGDevice
+		}
+		profiles := map[string]*agg{}
+		for _, x := range n.GPUs {
+			for _, m := range x.MIG {
+				if profiles[m.Profile] == nil {
+					profiles[m.Profile] = &agg{m: m}
+				}
+				profiles[m.Profile].count++
+			}
+		}
+		for p, a := range profiles {
+			k := "nvidia.com/mig-" + p
+			l[k+".count"] = strconv.Itoa(a.count)
+			l[k+".memory"] = strconv.FormatInt(a.m.MemoryMiB, 10)
+			l[k+".multiprocessors"] = strconv.Itoa(a.m.Multiprocessors)
+		}
+	}
+	l["gpuplane.io/gpu.nvlink-clique-size"] = strconv.Itoa(NVLinkClique(n))
+	numa := map[int]bool{}
+	for _, x := range n.GPUs {
+		if x.NUMANode >= 0 {
+			numa[x.NUMANode] = true
+		}
+	}
+	l["gpuplane.io/gpu.numa-nodes"] = strconv.Itoa(len(numa))
+	return l
+}
+
+// NVLinkClique returns the size of the largest set of GPUs with an NVLink
+// between every pair: 1 when no pair has NVLink, 0 without GPUs. Exact for
+// up to 20 GPUs; beyond, a greedy lower bound.
+func NVLinkClique(n device.Node) int {
+	k := len(n.GPUs)
+	if k == 0 {
+		return 0
+	}
+	nv := func(i, j int) bool {
+		return i < len(n.Links) && j < len(n.Links[i]) && n.Links[i][j].Type == device.LinkNVLink
+	}
+	if k > 20 {
+		best := 1
+		for s := 0; s < k; s++ {
+			set := []int{s}
+			for j := 0; j < k; j++ {
+				ok := j != s
+				for _, i := range set {
+					ok = ok && nv(i, j)
+				}
+				if ok {
+					set = append(set, j)
+				}
+			}
+			best = max(best, len(set))
+		}
+		return best
+	}
+	adj := make([]uint32, k)
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			if i != j && nv(i, j) {
+				adj[i] |= 1 << j
+			}
+		}
+	}
+	best := 1
+	for set := uint32(1); set < 1<<k; set++ {
+		size := bits.OnesCount32(set)
+		if size <= best {
+			continue
+		}
+		ok := true
+		for s := set; s != 0 && ok; s &= s - 1 {
+			i := bits.TrailingZeros32(s)
+			ok = set&^(1<<i)&^adj[i] == 0
+		}
+		if ok {
+			best = size
+		}
+	}
+	return best
+}
+
+var invalid = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Value makes s a valid label value: spaces and other characters outside
+// [A-Za-z0-9._-] become "-", at most 63 characters, starting and ending
+// with an alphanumeric character.
+func Value(s string) string {
+	s = invalid.ReplaceAllString(s, "-")
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "-_.")
+}
+
+// Sorted returns the labels as sorted "key=value" lines.
+func Sorted(l map[string]string) []string {
+	out := make([]string, 0, len(l))
+	for k, v := range l {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

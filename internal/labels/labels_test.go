@@ -1,0 +1,171 @@
+package labels
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/mock"
+)
+
+func node(t *testing.T, profile string) device.Node {
+	t.Helper()
+	b, err := mock.Open(profile, mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestComputeH100(t *testing.T) {
+	got := Compute(node(t, "dgx-h100"), Options{MIGStrategy: "none", Replicas: 1})
+	want := map[string]string{
+		"nvidia.com/gpu.product":                  "NVIDIA-H100-80GB-HBM3",
+		"nvidia.com/gpu.count":                    "8",
+		"nvidia.com/gpu.memory":                   "81559",
+		"nvidia.com/gpu.family":                   "hopper",
+		"nvidia.com/gpu.compute.major":            "9",
+		"nvidia.com/gpu.compute.minor":            "0",
+		"nvidia.com/cuda.driver-version.major":    "550",
+		"nvidia.com/cuda.driver-version.minor":    "54",
+		"nvidia.com/cuda.driver-version.revision": "15",
+		"nvidia.com/cuda.driver-version.full":     "550.54.15",
+		"nvidia.com/cuda.runtime-version.major":   "12",
+		"nvidia.com/cuda.runtime-version.minor":   "4",
+		"nvidia.com/cuda.runtime-version.full":    "12.4",
+		"nvidia.com/mig.capable":                  "true",
+		"nvidia.com/mig.strategy":                 "none",
+		"nvidia.com/gpu.sharing-strategy":         "none",
+		"nvidia.com/gpu.replicas":                 "1",
+		"gpuplane.io/gpu.model":                   "H100-80GB",
+		"gpuplane.io/gpu.nvlink-clique-size":      "8",
+		"gpuplane.io/gpu.numa-nodes":              "2",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("labels:\n got %v\nwant %v", Sorted(got), Sorted(want))
+	}
+}
+
+func TestComputeMIGAndSharing(t *testing.T) {
+	a := node(t, "dgx-a100-80gb-mig")
+	l := Compute(a, Options{MIGStrategy: "mixed", Replicas: 1})
+	// 4x7 + 2x2 1g.10gb; 2 each of 2g.20gb and 3g.40gb (A100-80GB MIG table).
+	for k, v := range map[string]string{
+		"nvidia.com/mig-1g.10gb.count": "32", "nvidia.com/mig-1g.10gb.memory": "9856", "nvidia.com/mig-1g.10gb.multiprocessors": "14",
+		"nvidia.com/mig-2g.20gb.count": "2", "nvidia.com/mig-2g.20gb.memory": "19968", "nvidia.com/mig-2g.20gb.multiprocessors": "28",
+		"nvidia.com/mig-3g.40gb.count": "2", "nvidia.com/mig-3g.40gb.memory": "40192", "nvidia.com/mig-3g.40gb.multiprocessors": "42",
+		"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+	} {
+		if l[k] != v {
+			t.Errorf("%s = %q, want %q", k, l[k], v)
+		}
+	}
+	v := Compute(node(t, "dgx1-v100"), Options{Replicas: 4})
+	for k, want := range map[string]string{
+		"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB-SHARED", "nvidia.com/gpu.sharing-strategy": "time-slicing",
+		"nvidia.com/gpu.replicas": "4", "nvidia.com/mig.capable": "false", "nvidia.com/gpu.family": "volta",
+		"gpuplane.io/gpu.nvlink-clique-size": "4", "nvidia.com/mig.strategy": "none",
+	} {
+		if v[k] != want {
+			t.Errorf("V100 %s = %q, want %q", k, v[k], want)
+		}
+	}
+	if Compute(node(t, "dgx1-v100"), Options{Replicas: 4, Renamed: true})["nvidia.com/gpu.product"] != "Tesla-V100-SXM2-16GB" {
+		t.Error("renamed shared resource still suffixed")
+	}
+	if got := Compute(node(t, "l40s-pcie-4"), Options{})["gpuplane.io/gpu.nvlink-clique-size"]; got != "1" {
+		t.Errorf("L40S clique = %s, want 1", got)
+	}
+	if got := Compute(device.Node{}, Options{}); !reflect.DeepEqual(got, map[string]string{"nvidia.com/gpu.count": "0"}) {
+		t.Errorf("no GPUs: %v", got)
+	}
+}
+
+func TestComputeSingle(t *testing.T) {
+	p, err := mock.ParseProfile("p.yaml", []byte("name: s\ngpus: [{count: 2, productName: NVIDIA A100-SXM4-40GB, mig: [2g.10gb, 2g.10gb, 2g.10gb]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := p.Node()
+	l := Compute(n, Options{MIGStrategy: "single"})
+	if l["nvidia.com/gpu.product"] != "NVIDIA-A100-SXM4-40GB-MIG-2g.10gb" || l["nvidia.com/gpu.count"] != "6" || l["nvidia.com/gpu.memory"] != "9856" {
+		t.Errorf("single: %v", Sorted(l))
+	}
+}
+
+func TestValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA H100 80GB HBM3": "NVIDIA-H100-80GB-HBM3",
+		" odd (name) ":          "odd-name",
+		strings.Repeat("a", 70): strings.Repeat("a", 63),
+	} {
+		if got := Value(in); got != want {
+			t.Errorf("Value(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWriteFeatureFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "gpuplane")
+	if err := WriteFeatureFile(p, map[string]string{"nvidia.com/gpu.count": "8", "gpuplane.io/gpu.model": "H100-80GB"}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p)
+	want := "# GPU feature labels written by gpuplane node-agent\ngpuplane.io/gpu.model=H100-80GB\nnvidia.com/gpu.count=8\n"
+	if string(data) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", data, want)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+	if err := WriteFeatureFile(filepath.Join(dir, "missing", "f"), nil); err == nil {
+		t.Error("no error for a missing directory")
+	}
+}
+
+func TestApplyToNode(t *testing.T) {
+	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{
+		"kubernetes.io/hostname":      "gpu-1",
+		"nvidia.com/gpu.count":        "4",
+		"nvidia.com/mig-1g.5gb.count": "7", // a profile that is gone
+		"gpuplane.io/gpu.model":       "A100-40GB",
+		"example.com/unrelated":       "x",
+	}}})
+	ctx := context.Background()
+	want := map[string]string{"nvidia.com/gpu.count": "8", "gpuplane.io/gpu.model": "H100-80GB", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+	if err := ApplyToNode(ctx, c, "gpu-1", want); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := c.CoreV1().Nodes().Get(ctx, "gpu-1", metav1.GetOptions{})
+	exp := map[string]string{
+		"kubernetes.io/hostname": "gpu-1", "example.com/unrelated": "x",
+		"nvidia.com/gpu.count": "8", "gpuplane.io/gpu.model": "H100-80GB", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+	}
+	if !reflect.DeepEqual(n.Labels, exp) {
+		t.Errorf("labels = %v, want %v", n.Labels, exp)
+	}
+	// Unchanged labels: no patch at all.
+	before := len(c.Actions())
+	if err := ApplyToNode(ctx, c, "gpu-1", want); err != nil {
+		t.Fatal(err)
+	}
+	if acts := c.Actions()[before:]; len(acts) != 1 || acts[0].GetVerb() != "get" {
+		t.Errorf("second apply did %v", acts)
+	}
+	if err := ApplyToNode(ctx, c, "gpu-2", want); err == nil || !strings.Contains(err.Error(), "labelling node gpu-2") {
+		t.Errorf("missing node: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package labels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// WriteFeatureFile writes the labels as a node-feature-discovery local
+// feature file ("key=value" lines, e.g. under
+// /etc/kubernetes/node-feature-discovery/features.d/), replacing the file
+// atomically so NFD never reads half of it.
+func WriteFeatureFile(path string, l map[string]string) error {
+	var b strings.Builder
+	b.WriteString("# GPU feature labels written by gpuplane node-agent\n")
+	for _, line := range Sorted(l) {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err != nil {
+		return fmt.Errorf("labels file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("labels file %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("labels file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("labels file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("labels file %s: %w", path, err)
+	}
+	return nil
+}
+
+// ApplyToNode sets the labels on the named Node with one merge patch, and
+// removes the labels under Prefixes that the node carries but l does not
+// (a MIG profile that is gone, for example). Other labels are untouched.
+func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l map[string]string) error {
+	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("labelling node %s: %w", node, err)
+	}
+	patch := map[string]any{}
+	for k, v := range l {
+		if n.Labels[k] != v {
+			patch[k] = v
+		}
+	}
+	for k := range n.Labels {
+		if _, keep := l[k]; keep {
+			continue
+		}
+		for _, p := range Prefixes {
+			if strings.HasPrefix(k, p) {
+				patch[k] = nil // delete
+			}
+		}
+	}
+	if len(patch) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": patch}})
+	if err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("labelling node %s: %w", node, err)
+	}
+	return nil
+}
