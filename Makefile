@@ -19,3 +19,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/gpu
+	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/exporter
