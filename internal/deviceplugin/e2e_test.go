@@ -500,3 +500,23 @@ func TestE2EAgentRestart(t *testing.T) {
 		t.Errorf("after restart: %d devices, healthy %v", len(got), healthy)
 	}
 }
+
+func TestE2ELabelsFile(t *testing.T) {
+	dir := shortDir(t)
+	ctx := testCtx(t)
+	k := startKubelet(t, dir)
+	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: mixed}\n")
+	labelsFile := filepath.Join(dir, "features")
+	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg, "--labels-file", labelsFile)
+	waitResources(t, ctx, k, []string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"})
+	data, err := os.ReadFile(labelsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"nvidia.com/gpu.count=8", "nvidia.com/mig.strategy=mixed", "nvidia.com/mig-1g.10gb.count=32", "gpuplane.io/gpu.nvlink-clique-size=8", "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB"} {
+		if !strings.Contains(string(data), line+"\n") {
+			t.Errorf("labels file lacks %s:\n%s", line, data)
+		}
+	}
+	a.stop(t)
+}
