@@ -157,6 +157,12 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 			klog.ErrorS(err, "Ignoring faults file", "file", b.faultsFile)
 			return nil
 		}
+		for uuid := range next {
+			if _, _, ok := b.node.GPUByUUID(uuid); !ok {
+				klog.ErrorS(nil, "Ignoring fault of a device the profile does not have", "file", b.faultsFile, "uuid", uuid)
+				delete(next, uuid)
+			}
+		}
 		for _, ev := range b.diff(cur, next) {
 			select {
 			case ch <- ev:
