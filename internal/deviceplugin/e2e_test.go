@@ -281,15 +281,23 @@ gpus:
 }
 
 func TestE2ERefusesBadSetup(t *testing.T) {
+	_, err := os.Stat("/dev/nvidiactl")
+	haveGPU := err == nil
 	for _, tc := range []struct {
 		name, profile, config, want string
+		args                        []string
 	}{
-		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4"},
-		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`},
-		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas"},
-		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode"},
+		{"nvml without driver", "dgx-h100", "version: v1\n", "NVML library (libnvidia-ml.so.1) not found", []string{"--backend", "nvml"}},
+		{"labels file in a missing directory", "dgx-h100", "version: v1\n", "labels file", []string{"--labels-file", "/nonexistent/dir/f"}},
+		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4", nil},
+		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`, nil},
+		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
+		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if haveGPU && tc.args != nil && tc.args[0] == "--backend" {
+				t.Skip("this machine has a GPU")
+			}
 			dir := shortDir(t)
 			k := startKubelet(t, dir)
 			cfg := writeFile(t, dir, "config.yaml", tc.config)
@@ -297,7 +305,7 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 			if profile == "BADPROFILE" {
 				profile = writeFile(t, dir, "profile.yaml", "gpus: [{productName: L4, numaNode: -7}]\n")
 			}
-			a := startAgent(t, dir, "--mock-profile", profile, "--config", cfg)
+			a := startAgent(t, dir, append([]string{"--mock-profile", profile, "--config", cfg}, tc.args...)...)
 			if err := a.wait(t); err == nil {
 				t.Fatal("agent started")
 			}
