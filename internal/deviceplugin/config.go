@@ -159,7 +159,7 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(file string, data []byte) (*Config, error) {
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, yamlError(file, err)
 	}
 	if err := c.complete(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -252,4 +252,15 @@ func (c *Config) SharedName(name string, replicas int) string {
 		return name + ".shared"
 	}
 	return name
+}
+
+// yamlError names the file in a sigs.k8s.io/yaml decoding error and drops
+// the JSON-decoder prefixes ("error unmarshaling JSON: while decoding JSON:
+// json: "), leaving e.g. `unknown field "colour"` or the YAML syntax error.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "json: "); i >= 0 {
+		msg = msg[i+len("json: "):]
+	}
+	return fmt.Errorf("%s: %s", file, msg)
 }

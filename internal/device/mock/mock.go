@@ -102,7 +102,7 @@ type Fault struct {
 func ParseFaults(file string, data []byte) (map[string]Fault, error) {
 	var f Faults
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, yamlError(file, err)
 	}
 	out := make(map[string]Fault, len(f.Faults))
 	for i, x := range f.Faults {

@@ -339,3 +339,16 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+func TestParseProfileDecodeErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"gpus: [{productName: L4, colour: red}]", `p.yaml: unknown field "colour"`},
+		{"gpus: [{productName: L4, count: many}]", "p.yaml: cannot unmarshal string into Go struct field GPUSpec.gpus.count of type int"},
+		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml: error converting YAML to JSON: yaml: line 1: did not find expected key"},
+	} {
+		_, err := ParseProfile("p.yaml", []byte(tc.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("ParseProfile(%q) = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
