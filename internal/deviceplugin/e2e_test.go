@@ -267,6 +267,12 @@ gpus:
 				if strings.Join(got, ",") != strings.Join(want, ",") || !healthy {
 					t.Errorf("%s lists %v (healthy %v), want %v", r, got, healthy, want)
 				}
+				for _, d := range p.Devices() {
+					g, _, _ := n.GPUByUUID(d.ID)
+					if d.Topology == nil || len(d.Topology.Nodes) != 1 || d.Topology.Nodes[0].ID != int64(g.NUMANode) {
+						t.Errorf("%s device %s: topology %v, want NUMA node %d", r, d.ID, d.Topology, g.NUMANode)
+					}
+				}
 				if p.Request.Version != "v1beta1" || !p.Request.Options.GetPreferredAllocationAvailable {
 					t.Errorf("%s registration request %v", r, p.Request)
 				}
