@@ -82,6 +82,9 @@ type PluginFlags struct {
 	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
 	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
 	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
+	// DeviceIDStrategy is accepted for compatibility; only uuid (the
+	// default) is supported: device IDs are UUIDs, never indices.
+	DeviceIDStrategy string `json:"deviceIDStrategy,omitempty"`
 }
 
 // Sharing is NVIDIA's sharing section.
@@ -195,6 +198,13 @@ func (c *Config) complete() error {
 			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)
 		}
 		seen[s] = true
+	}
+	switch c.Flags.Plugin.DeviceIDStrategy {
+	case "":
+		c.Flags.Plugin.DeviceIDStrategy = "uuid"
+	case "uuid":
+	default:
+		return fmt.Errorf("flags.plugin.deviceIDStrategy: %q is not supported; device IDs are UUIDs (uuid)", c.Flags.Plugin.DeviceIDStrategy)
 	}
 	names := map[string]bool{}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
