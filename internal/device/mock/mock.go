@@ -42,11 +42,18 @@ type Options struct {
 	Now func() time.Time
 }
 
-// New returns a backend serving profile p.
+// New returns a backend serving profile p. The faults file's directory must
+// exist (the file itself need not).
 func New(p *Profile, opts Options) (*Backend, error) {
 	n, err := p.Node()
 	if err != nil {
 		return nil, fmt.Errorf("mock profile %s: %w", p.Name, err)
+	}
+	if opts.FaultsFile != "" {
+		dir := filepath.Dir(opts.FaultsFile)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("mock faults file %s: directory %s does not exist", opts.FaultsFile, dir)
+		}
 	}
 	now := opts.Now
 	if now == nil {

@@ -136,6 +136,13 @@ func TestParseProfileErrors(t *testing.T) {
 	}
 }
 
+func TestFaultsFileDirectory(t *testing.T) {
+	_, err := Open("dgx-h100", Options{FaultsFile: "/nonexistent/faults.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "directory /nonexistent does not exist") {
+		t.Errorf("Open with a faults file in a missing directory: %v", err)
+	}
+}
+
 func TestLoadProfileUnknown(t *testing.T) {
 	_, err := LoadProfile("dgx-z900")
 	if err == nil || !strings.Contains(err.Error(), "neither a built-in profile") {
