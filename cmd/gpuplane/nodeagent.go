@@ -7,13 +7,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin"
+	"github.com/gpuplane/gpuplane/internal/labels"
 )
 
 // nodeAgentOptions are the node-agent flags.
@@ -24,6 +28,8 @@ type nodeAgentOptions struct {
 	devicePluginDir string
 	configFile      string
 	nodeName        string
+	labelsFile      string
+	labelNode       bool
 }
 
 var nodeAgentOpts = nodeAgentOptions{}
@@ -52,6 +58,8 @@ func init() {
 	f.StringVar(&o.devicePluginDir, "device-plugin-dir", "/var/lib/kubelet/device-plugins", "kubelet device-plugin directory (holds kubelet.sock)")
 	f.StringVar(&o.configFile, "config", "", "device-plugin configuration file (YAML, version: v1)")
 	f.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
+	f.StringVar(&o.labelsFile, "labels-file", "", "write GPU feature labels to this node-feature-discovery features file (e.g. /etc/kubernetes/node-feature-discovery/features.d/gpuplane)")
+	f.BoolVar(&o.labelNode, "label-node", false, "put GPU feature labels on the Node object --node-name (in-cluster credentials)")
 	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(gfs)
 	f.AddGoFlagSet(gfs)
@@ -85,6 +93,9 @@ func openBackend(o nodeAgentOptions) (device.Backend, error) {
 // before any server starts, so the agent never runs half-configured.
 func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	defer klog.Flush()
+	if o.labelNode && o.nodeName == "" {
+		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
+	}
 	cfg := deviceplugin.DefaultConfig()
 	if o.configFile != "" {
 		var err error
@@ -111,7 +122,53 @@ func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	for _, p := range m.Plugins() {
 		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
 	}
+	if err := writeLabels(ctx, o, n, cfg); err != nil {
+		return err
+	}
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")
 	return err
+}
+
+// writeLabels writes the GPU feature labels where the options say: the
+// features file at once (an error stops the agent), the Node object in the
+// background, retrying until it succeeds.
+func writeLabels(ctx context.Context, o nodeAgentOptions, n device.Node, cfg *deviceplugin.Config) error {
+	l := labels.Compute(n, labels.Options{
+		MIGStrategy: cfg.Flags.MIGStrategy,
+		Replicas:    cfg.Replicas("nvidia.com/gpu"),
+		Renamed:     cfg.Sharing.TimeSlicing.RenameByDefault,
+	})
+	if o.labelsFile != "" {
+		if err := labels.WriteFeatureFile(o.labelsFile, l); err != nil {
+			return err
+		}
+		klog.InfoS("Wrote GPU feature labels", "file", o.labelsFile, "labels", len(l))
+	}
+	if o.labelNode {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return fmt.Errorf("--label-node: %w", err)
+		}
+		c, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return fmt.Errorf("--label-node: %w", err)
+		}
+		go func() {
+			for {
+				err := labels.ApplyToNode(ctx, c, o.nodeName, l)
+				if err == nil {
+					klog.InfoS("Labelled node", "node", o.nodeName, "labels", len(l))
+					return
+				}
+				klog.ErrorS(err, "Labelling node failed; retrying in 30s", "node", o.nodeName)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(30 * time.Second):
+				}
+			}
+		}()
+	}
+	return nil
 }

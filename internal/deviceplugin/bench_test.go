@@ -2,11 +2,14 @@ package deviceplugin
 
 import (
 	"context"
+	"io"
 	"testing"
 
+	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
 )
 
 // benchPlugin starts the nvidia.com/gpu server of a mock profile on a unix
@@ -106,6 +109,58 @@ func BenchmarkHealthToListAndWatch(b *testing.B) {
 			ev, want = device.HealthEvent{UUID: uuid, Kind: device.HealthRecovered}, pluginapi.Healthy
 		}
 		p.health.Apply(ev)
+		r, err := stream.Recv()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Devices[3].Health != want {
+			b.Fatalf("device 3 is %s, want %s", r.Devices[3].Health, want)
+		}
+	}
+}
+
+// BenchmarkBackendHealthToListAndWatch is the whole path of a health event
+// in the agent: backend WatchHealth -> Manager -> Health -> ListAndWatch
+// stream -> kubelet, over gRPC on unix sockets, alternating an XID and a
+// recovery on one GPU.
+func BenchmarkBackendHealthToListAndWatch(b *testing.B) {
+	// The manager logs every health change; keep the figures readable.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	defer klog.LogToStderr(true)
+	dir := shortDir(b)
+	k, err := kubelettest.Start(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Stop()
+	fb := &fakeBackend{node: testNode(b, "dgx-h100"), events: make(chan device.HealthEvent)}
+	m, err := NewManager(context.Background(), fb, DefaultConfig(), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	if _, err := k.Plugin(ctx, "nvidia.com/gpu"); err != nil {
+		b.Fatal(err)
+	}
+	c := dialPlugin(b, m.Plugins()[0].Socket())
+	stream, err := c.ListAndWatch(ctx, &pluginapi.Empty{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		b.Fatal(err)
+	}
+	uuid := fb.node.GPUs[3].UUID
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ev, want := device.HealthEvent{UUID: uuid, Kind: device.HealthXID, XID: 79}, pluginapi.Unhealthy
+		if i%2 == 1 {
+			ev, want = device.HealthEvent{UUID: uuid, Kind: device.HealthRecovered}, pluginapi.Healthy
+		}
+		fb.events <- ev
 		r, err := stream.Recv()
 		if err != nil {
 			b.Fatal(err)

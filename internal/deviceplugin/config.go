@@ -82,6 +82,9 @@ type PluginFlags struct {
 	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
 	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
 	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
+	// DeviceIDStrategy is accepted for compatibility; only uuid (the
+	// default) is supported: device IDs are UUIDs, never indices.
+	DeviceIDStrategy string `json:"deviceIDStrategy,omitempty"`
 }
 
 // Sharing is NVIDIA's sharing section.
@@ -159,7 +162,7 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(file string, data []byte) (*Config, error) {
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, yamlError(file, err)
 	}
 	if err := c.complete(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -195,6 +198,13 @@ func (c *Config) complete() error {
 			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)
 		}
 		seen[s] = true
+	}
+	switch c.Flags.Plugin.DeviceIDStrategy {
+	case "":
+		c.Flags.Plugin.DeviceIDStrategy = "uuid"
+	case "uuid":
+	default:
+		return fmt.Errorf("flags.plugin.deviceIDStrategy: %q is not supported; device IDs are UUIDs (uuid)", c.Flags.Plugin.DeviceIDStrategy)
 	}
 	names := map[string]bool{}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
@@ -252,4 +262,15 @@ func (c *Config) SharedName(name string, replicas int) string {
 		return name + ".shared"
 	}
 	return name
+}
+
+// yamlError names the file in a sigs.k8s.io/yaml decoding error and drops
+// the JSON-decoder prefixes ("error unmarshaling JSON: while decoding JSON:
+// json: "), leaving e.g. `unknown field "colour"` or the YAML syntax error.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "json: "); i >= 0 {
+		msg = msg[i+len("json: "):]
+	}
+	return fmt.Errorf("%s: %s", file, msg)
 }

@@ -13,6 +13,7 @@ flags:
   migStrategy: mixed
   plugin:
     deviceListStrategy: [envvar, cdi-cri]
+    deviceIDStrategy: uuid
     passDeviceSpecs: true
 sharing:
   timeSlicing:
@@ -75,6 +76,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}, {name: nvidia.com/gpu, replicas: 3}]}}", "resources[1].name: \"nvidia.com/gpu\" is listed twice"},
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: all}]}}", `unknown field "devices"`},
 		{"version: v1\ngpuplane: {replicaPolicy: random}", `gpuplane.replicaPolicy: "random"`},
+		{"version: v1\nflags: {plugin: {deviceIDStrategy: index}}", `flags.plugin.deviceIDStrategy: "index" is not supported`},
 		{"version: v1\ngpuplane: {ignoredXIDs: [-1]}", "c.yaml: "},
 	} {
 		_, err := ParseConfig("c.yaml", []byte(tc.yaml))

@@ -267,6 +267,12 @@ gpus:
 				if strings.Join(got, ",") != strings.Join(want, ",") || !healthy {
 					t.Errorf("%s lists %v (healthy %v), want %v", r, got, healthy, want)
 				}
+				for _, d := range p.Devices() {
+					g, _, _ := n.GPUByUUID(d.ID)
+					if d.Topology == nil || len(d.Topology.Nodes) != 1 || d.Topology.Nodes[0].ID != int64(g.NUMANode) {
+						t.Errorf("%s device %s: topology %v, want NUMA node %d", r, d.ID, d.Topology, g.NUMANode)
+					}
+				}
 				if p.Request.Version != "v1beta1" || !p.Request.Options.GetPreferredAllocationAvailable {
 					t.Errorf("%s registration request %v", r, p.Request)
 				}
@@ -281,15 +287,23 @@ gpus:
 }
 
 func TestE2ERefusesBadSetup(t *testing.T) {
+	_, err := os.Stat("/dev/nvidiactl")
+	haveGPU := err == nil
 	for _, tc := range []struct {
 		name, profile, config, want string
+		args                        []string
 	}{
-		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4"},
-		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`},
-		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas"},
-		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode"},
+		{"nvml without driver", "dgx-h100", "version: v1\n", "NVML library (libnvidia-ml.so.1) not found", []string{"--backend", "nvml"}},
+		{"labels file in a missing directory", "dgx-h100", "version: v1\n", "labels file", []string{"--labels-file", "/nonexistent/dir/f"}},
+		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4", nil},
+		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`, nil},
+		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
+		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if haveGPU && tc.args != nil && tc.args[0] == "--backend" {
+				t.Skip("this machine has a GPU")
+			}
 			dir := shortDir(t)
 			k := startKubelet(t, dir)
 			cfg := writeFile(t, dir, "config.yaml", tc.config)
@@ -297,7 +311,7 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 			if profile == "BADPROFILE" {
 				profile = writeFile(t, dir, "profile.yaml", "gpus: [{productName: L4, numaNode: -7}]\n")
 			}
-			a := startAgent(t, dir, "--mock-profile", profile, "--config", cfg)
+			a := startAgent(t, dir, append([]string{"--mock-profile", profile, "--config", cfg}, tc.args...)...)
 			if err := a.wait(t); err == nil {
 				t.Fatal("agent started")
 			}
@@ -499,4 +513,24 @@ func TestE2EAgentRestart(t *testing.T) {
 	if got, healthy := ids(p.Devices()); len(got) != 16 || !healthy {
 		t.Errorf("after restart: %d devices, healthy %v", len(got), healthy)
 	}
+}
+
+func TestE2ELabelsFile(t *testing.T) {
+	dir := shortDir(t)
+	ctx := testCtx(t)
+	k := startKubelet(t, dir)
+	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: mixed}\n")
+	labelsFile := filepath.Join(dir, "features")
+	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg, "--labels-file", labelsFile)
+	waitResources(t, ctx, k, []string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"})
+	data, err := os.ReadFile(labelsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"nvidia.com/gpu.count=8", "nvidia.com/mig.strategy=mixed", "nvidia.com/mig-1g.10gb.count=32", "gpuplane.io/gpu.nvlink-clique-size=8", "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB"} {
+		if !strings.Contains(string(data), line+"\n") {
+			t.Errorf("labels file lacks %s:\n%s", line, data)
+		}
+	}
+	a.stop(t)
 }

@@ -33,9 +33,6 @@ type Manager struct {
 	// RetryInterval is how long to wait before registering again after a
 	// failure (default 2s).
 	RetryInterval time.Duration
-	// Registered, when set, is called after each successful registration of
-	// all resources (tests use it).
-	Registered func()
 }
 
 // NewManager discovers the backend's GPUs and works out the resources under
@@ -151,9 +148,6 @@ func (m *Manager) register(ctx context.Context, kubelet string) error {
 			return err
 		}
 		klog.InfoS("Registered with the kubelet", "resource", p.res.Name, "devices", len(p.res.Devices), "endpoint", filepath.Base(p.socket))
-	}
-	if m.Registered != nil {
-		m.Registered()
 	}
 	return nil
 }

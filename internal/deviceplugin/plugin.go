@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
@@ -98,7 +99,7 @@ func (p *Plugin) Stop() {
 
 // Register registers the plugin with the kubelet at kubeletSocket.
 func (p *Plugin) Register(ctx context.Context, kubeletSocket string) error {
-	conn, err := grpc.NewClient("unix://"+kubeletSocket, grpc.WithTransportCredentials(insecureCreds()))
+	conn, err := grpc.NewClient("unix://"+kubeletSocket, grpc.WithTransportCredentials(insecure.NewCredentials())) // a local unix socket: no TLS
 	if err != nil {
 		return fmt.Errorf("registering %s: %w", p.res.Name, err)
 	}

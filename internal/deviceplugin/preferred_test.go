@@ -207,3 +207,89 @@ func TestPreferredGreedyLargeNode(t *testing.T) {
 		t.Errorf("got %s, want island 16-23", s)
 	}
 }
+
+// FuzzPreferred checks the invariants of Preferred on the cube mesh for
+// any available set, must-include set and size: the answer has size
+// distinct devices, all available, including every must-include device,
+// and no set of that size has more NVLinks inside.
+func FuzzPreferred(f *testing.F) {
+	f.Add(uint8(0xff), uint8(0x11), uint8(4))
+	f.Add(uint8(0xee), uint8(0x00), uint8(4))
+	f.Add(uint8(0xff), uint8(0x00), uint8(2))
+	n := testNode(f, "dgx1-v100")
+	p := testPlugin(f, &n, DefaultConfig(), "nvidia.com/gpu")
+	f.Fuzz(func(t *testing.T, availMask, mustMask, size uint8) {
+		var avail, must []int
+		for i := 0; i < 8; i++ {
+			if availMask&(1<<i) != 0 {
+				avail = append(avail, i)
+				if mustMask&(1<<i) != 0 {
+					must = append(must, i)
+				}
+			}
+		}
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, avail...), gpuIDs(&n, must...), int(size), ReplicaSpread)
+		if int(size) < len(must) || int(size) > len(avail) {
+			if err == nil {
+				t.Fatalf("size %d with %d must-include of %d available: no error", size, len(must), len(avail))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, id := range got {
+			in[id] = true
+		}
+		if len(got) != int(size) || len(in) != len(got) {
+			t.Fatalf("got %v for size %d", got, size)
+		}
+		for _, id := range gpuIDs(&n, must...) {
+			if !in[id] {
+				t.Fatalf("must-include %s missing from %v", id, got)
+			}
+		}
+		nvlinks := func(set []int) int {
+			s := 0
+			for i := range set {
+				for j := i + 1; j < len(set); j++ {
+					s += n.Links[set[i]][set[j]].NVLinks
+				}
+			}
+			return s
+		}
+		var chosen []int
+		for _, id := range got {
+			g, _, ok := n.GPUByUUID(id)
+			if !ok || availMask&(1<<g.Index) == 0 {
+				t.Fatalf("%s not available", id)
+			}
+			chosen = append(chosen, g.Index)
+		}
+		// Brute force: no valid set beats the answer on NVLinks.
+		best := nvlinks(chosen)
+		for set := 0; set < 256; set++ {
+			if set&int(availMask) != set || set&int(availMask&mustMask) != int(availMask&mustMask) || bitsSet(set) != int(size) {
+				continue
+			}
+			var s []int
+			for i := 0; i < 8; i++ {
+				if set&(1<<i) != 0 {
+					s = append(s, i)
+				}
+			}
+			if nvlinks(s) > best {
+				t.Fatalf("set %v has %d NVLinks, more than the answer %v (%d)", s, nvlinks(s), chosen, best)
+			}
+		}
+	})
+}
+
+func bitsSet(x int) int {
+	c := 0
+	for ; x != 0; x &= x - 1 {
+		c++
+	}
+	return c
+}

@@ -42,11 +42,18 @@ type Options struct {
 	Now func() time.Time
 }
 
-// New returns a backend serving profile p.
+// New returns a backend serving profile p. The faults file's directory must
+// exist (the file itself need not).
 func New(p *Profile, opts Options) (*Backend, error) {
 	n, err := p.Node()
 	if err != nil {
 		return nil, fmt.Errorf("mock profile %s: %w", p.Name, err)
+	}
+	if opts.FaultsFile != "" {
+		dir := filepath.Dir(opts.FaultsFile)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("mock faults file %s: directory %s does not exist", opts.FaultsFile, dir)
+		}
 	}
 	now := opts.Now
 	if now == nil {
@@ -102,7 +109,7 @@ type Fault struct {
 func ParseFaults(file string, data []byte) (map[string]Fault, error) {
 	var f Faults
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, yamlError(file, err)
 	}
 	out := make(map[string]Fault, len(f.Faults))
 	for i, x := range f.Faults {
@@ -156,6 +163,12 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		if err != nil {
 			klog.ErrorS(err, "Ignoring faults file", "file", b.faultsFile)
 			return nil
+		}
+		for uuid := range next {
+			if _, _, ok := b.node.GPUByUUID(uuid); !ok {
+				klog.ErrorS(nil, "Ignoring fault of a device the profile does not have", "file", b.faultsFile, "uuid", uuid)
+				delete(next, uuid)
+			}
 		}
 		for _, ev := range b.diff(cur, next) {
 			select {

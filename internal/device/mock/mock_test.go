@@ -136,6 +136,13 @@ func TestParseProfileErrors(t *testing.T) {
 	}
 }
 
+func TestFaultsFileDirectory(t *testing.T) {
+	_, err := Open("dgx-h100", Options{FaultsFile: "/nonexistent/faults.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "directory /nonexistent does not exist") {
+		t.Errorf("Open with a faults file in a missing directory: %v", err)
+	}
+}
+
 func TestLoadProfileUnknown(t *testing.T) {
 	_, err := LoadProfile("dgx-z900")
 	if err == nil || !strings.Contains(err.Error(), "neither a built-in profile") {
@@ -338,4 +345,17 @@ func TestConformance(t *testing.T) {
 			}
 		},
 	})
+}
+
+func TestParseProfileDecodeErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"gpus: [{productName: L4, colour: red}]", `p.yaml: unknown field "colour"`},
+		{"gpus: [{productName: L4, count: many}]", "p.yaml: cannot unmarshal string into Go struct field GPUSpec.gpus.count of type int"},
+		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml: error converting YAML to JSON: yaml: line 1: did not find expected key"},
+	} {
+		_, err := ParseProfile("p.yaml", []byte(tc.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("ParseProfile(%q) = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
 }

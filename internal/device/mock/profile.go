@@ -137,7 +137,7 @@ const maxGPUs = 1024
 func ParseProfile(file string, data []byte) (*Profile, error) {
 	var p Profile
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, yamlError(file, err)
 	}
 	if _, err := p.node(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -364,4 +364,15 @@ func (l LinksSpec) matrix(gpus []device.GPU) ([][]device.Link, error) {
 func uuidFrom(seed string) string {
 	h := sha256.Sum256([]byte(seed))
 	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+// yamlError names the file in a sigs.k8s.io/yaml decoding error and drops
+// the JSON-decoder prefixes ("error unmarshaling JSON: while decoding JSON:
+// json: "), leaving e.g. `unknown field "colour"` or the YAML syntax error.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "json: "); i >= 0 {
+		msg = msg[i+len("json: "):]
+	}
+	return fmt.Errorf("%s: %s", file, msg)
 }

@@ -100,10 +100,21 @@ func busID(p nvml.PciInfo) string {
 
 // Discover queries every GPU, its MIG devices and the links between GPUs.
 func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
+	n, handles, err := b.discoverGPUs()
+	if err != nil {
+		return n, err
+	}
+	n.Links = b.links(handles, n.GPUs)
+	return n, nil
+}
+
+// discoverGPUs is Discover without the links, which take the most NVML
+// calls; Sample and WatchHealth need only the GPUs.
+func (b *Backend) discoverGPUs() (device.Node, []nvml.Device, error) {
 	var n device.Node
 	v, ret := b.lib.SystemGetDriverVersion()
 	if ret != nvml.SUCCESS {
-		return n, nvErr("driver version", ret)
+		return n, nil, nvErr("driver version", ret)
 	}
 	n.DriverVersion = v
 	if cv, ret := b.lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
@@ -111,23 +122,22 @@ func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
 	}
 	count, ret := b.lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		return n, nvErr("device count", ret)
+		return n, nil, nvErr("device count", ret)
 	}
 	handles := make([]nvml.Device, count)
 	for i := 0; i < count; i++ {
 		d, ret := b.lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
-			return n, nvErr(fmt.Sprintf("GPU %d handle", i), ret)
+			return n, nil, nvErr(fmt.Sprintf("GPU %d handle", i), ret)
 		}
 		g, err := b.gpu(i, d)
 		if err != nil {
-			return n, err
+			return n, nil, err
 		}
 		handles[i] = d
 		n.GPUs = append(n.GPUs, g)
 	}
-	n.Links = b.links(handles, n.GPUs)
-	return n, nil
+	return n, handles, nil
 }
 
 func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
@@ -355,7 +365,7 @@ func (b *Backend) handles() (map[string]nvml.Device, error) {
 // with a critical XID stays unhealthy until it is lost and found again or
 // the agent restarts after a GPU reset.
 func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent) error {
-	n, err := b.Discover(ctx)
+	n, _, err := b.discoverGPUs()
 	if err != nil {
 		return err
 	}
@@ -461,21 +471,14 @@ func (b *Backend) probe(uuid string) bool {
 // the device does not support stays nil. GPM profiling ratios need two
 // samples: the first call on a GPU leaves them nil.
 func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
-	n, err := b.Discover(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hs, err := b.handles()
+	n, hs, err := b.discoverGPUs()
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	var out []device.Sample
-	for _, g := range n.GPUs {
-		d := hs[g.UUID]
-		if d == nil {
-			continue
-		}
+	for i, g := range n.GPUs {
+		d := hs[i]
 		s := device.Sample{UUID: g.UUID, Time: now}
 		if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
 			s.GPUUtil, s.MemCopyUtil = f(float64(u.Gpu)), f(float64(u.Memory))
