@@ -20,3 +20,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/gpu
 	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/exporter
+	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/device
+	$(GO) test -run '^$$' -fuzz FuzzParseProfile -fuzztime 30s ./internal/device/mock
+	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/device/mock
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./internal/deviceplugin
+	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin
