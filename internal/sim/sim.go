@@ -19,7 +19,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -512,5 +511,3 @@ func percentile(sorted []float64, q float64) float64 {
 	k = max(0, min(k, len(sorted)-1))
 	return sorted[k]
 }
-
-var _ = sort.Float64s

@@ -78,7 +78,7 @@ type table struct {
 	row  []string
 }
 
-func newTable(file string, r io.Reader, required, optional []string) (*table, error) {
+func newTable(file string, r io.Reader, required []string) (*table, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
@@ -102,8 +102,6 @@ func newTable(file string, r io.Reader, required, optional []string) (*table, er
 			return nil, &Error{File: file, Line: 1, Column: c, Err: fmt.Errorf("missing column (header has %s)", strings.Join(header, ","))}
 		}
 	}
-	_ = optional
-	t.row = nil
 	return t, nil
 }
 
@@ -194,7 +192,7 @@ func (t *table) time(column string) (float64, error) {
 // ReadNodes reads an openb node list (columns sn, cpu_milli, memory_mib,
 // gpu, model). file names the input in errors.
 func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
-	t, err := newTable(file, r, []string{"sn", "cpu_milli", "memory_mib", "gpu"}, []string{"model"})
+	t, err := newTable(file, r, []string{"sn", "cpu_milli", "memory_mib", "gpu"})
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +245,7 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 // its gpu_milli 0 without GPUs and 1..1000 with them, and below 1000 only
 // when num_gpu is 1.
 func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
-	t, err := newTable(file, r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"},
-		[]string{"gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"})
+	t, err := newTable(file, r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
 	if err != nil {
 		return nil, err
 	}
