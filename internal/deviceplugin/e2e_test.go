@@ -146,11 +146,7 @@ func testCtx(t *testing.T) context.Context {
 
 func discover(t *testing.T, profile string) device.Node {
 	t.Helper()
-	b, err := mock.Open(profile, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.Discover(profile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package deviceplugin
 
 import (
-	"context"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -11,11 +10,7 @@ import (
 // testNode discovers a built-in mock profile.
 func testNode(t testing.TB, profile string) device.Node {
 	t.Helper()
-	b, err := mock.Open(profile, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.Discover(profile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,7 @@ import (
 
 func node(t *testing.T, profile string) device.Node {
 	t.Helper()
-	b, err := mock.Open(profile, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.Discover(profile)
 	if err != nil {
 		t.Fatal(err)
 	}

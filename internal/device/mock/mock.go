@@ -80,6 +80,17 @@ func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
 // Close does nothing; it exists to satisfy device.Backend.
 func (b *Backend) Close() error { return nil }
 
+// Discover opens the built-in profile or profile file nameOrFile and returns
+// what discovery reports for it.
+func Discover(nameOrFile string) (device.Node, error) {
+	b, err := Open(nameOrFile, Options{})
+	if err != nil {
+		return device.Node{}, err
+	}
+	defer b.Close()
+	return b.Discover(context.Background())
+}
+
 // Faults is the content of a faults file: the faults present now. When the
 // file changes, a fault that appears is reported as an XID (or lost) event
 // and one that disappears as recovered; an absent file means no faults.
