@@ -1,0 +1,488 @@
+// Package helm_test checks the Helm chart in deploy/helm/gpuplane with the
+// real helm binary: lint, render with several value sets, decode the objects
+// and check them, and check every flag the chart passes is one
+// gpuplane node-agent accepts.
+package helm_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpuplane/gpuplane/internal/deviceplugin"
+)
+
+const (
+	chart     = "gpuplane"
+	release   = "rel"
+	namespace = "gpu-system"
+	fullname  = "rel-gpuplane"
+
+	devicePluginDir = "/var/lib/kubelet/device-plugins"
+	podResourcesDir = "/var/lib/kubelet/pod-resources"
+	labelsFile      = "/etc/kubernetes/node-feature-discovery/features.d/gpuplane"
+)
+
+// helmInstall is how CI gets helm (Debian has no package).
+const helmInstall = "GOBIN=/usr/local/bin go install helm.sh/helm/v3/cmd/helm@v3.22.0"
+
+// fullValues turns on everything optional.
+const fullValues = `backend: mock
+mock:
+  profile: dgx-a100-80gb-mig
+labelNode: true
+labelsFile: ` + labelsFile + `
+runtimeClassName: nvidia
+serviceMonitor:
+  enabled: true
+prometheusRule:
+  enabled: true
+config:
+  version: v1
+  flags:
+    migStrategy: mixed
+    plugin:
+      deviceListStrategy: [envvar, cdi-cri]
+  sharing:
+    timeSlicing:
+      renameByDefault: true
+      resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+  gpuplane:
+    replicaPolicy: pack
+`
+
+// helmBin returns the helm binary. Without one the test is skipped, unless
+// CI is set, where it fails.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("helm")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but helm is not installed; CI must install it: %s", helmInstall)
+		}
+		t.Skipf("helm is not installed (%s)", helmInstall)
+	}
+	return p
+}
+
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(helmBin(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return string(out)
+}
+
+// writeValues writes fullValues to a file and returns its path.
+func writeValues(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(p, []byte(fullValues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rendered is the output of helm template: the raw documents by kind and
+// name.
+type rendered map[string][]byte
+
+func (r rendered) get(t *testing.T, kind, name string, into any) {
+	t.Helper()
+	doc, ok := r[kind+"/"+name]
+	if !ok {
+		t.Fatalf("no %s %s rendered; have %v", kind, name, r.keys())
+	}
+	if err := yaml.UnmarshalStrict(doc, into); err != nil {
+		t.Fatalf("%s %s: %v\n%s", kind, name, err, doc)
+	}
+}
+
+func (r rendered) keys() []string {
+	var k []string
+	for key := range r {
+		k = append(k, key)
+	}
+	slices.Sort(k)
+	return k
+}
+
+func render(t *testing.T, args ...string) rendered {
+	t.Helper()
+	out := helm(t, append([]string{"template", release, chart, "--namespace", namespace}, args...)...)
+	r := rendered{}
+	for doc := range strings.SplitSeq(out, "\n---\n") {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		if meta.Kind == "" {
+			continue // comments only
+		}
+		key := meta.Kind + "/" + meta.Metadata.Name
+		if _, dup := r[key]; dup {
+			t.Fatalf("%s rendered twice", key)
+		}
+		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding"; !cluster && meta.Metadata.Namespace != namespace {
+			t.Errorf("%s: namespace %q, want %q", key, meta.Metadata.Namespace, namespace)
+		}
+		r[key] = []byte(doc)
+	}
+	return r
+}
+
+func TestLint(t *testing.T) {
+	helm(t, "lint", chart, "--strict")
+	helm(t, "lint", chart, "--strict", "-f", writeValues(t))
+}
+
+// TestAlertsCopy checks the chart's copy of the alert rules is
+// deploy/prometheus/gpuplane-alerts.yaml: after editing the rules there,
+// cp deploy/prometheus/gpuplane-alerts.yaml deploy/helm/gpuplane/files/.
+func TestAlertsCopy(t *testing.T) {
+	want, err := os.ReadFile("../prometheus/gpuplane-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("gpuplane/files/gpuplane-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("deploy/helm/gpuplane/files/gpuplane-alerts.yaml differs from deploy/prometheus/gpuplane-alerts.yaml; copy it")
+	}
+}
+
+// agent returns the DaemonSet and its one container.
+func agent(t *testing.T, r rendered) (*appsv1.DaemonSet, corev1.Container) {
+	t.Helper()
+	var ds appsv1.DaemonSet
+	r.get(t, "DaemonSet", fullname, &ds)
+	cs := ds.Spec.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("DaemonSet has %d containers, want 1", len(cs))
+	}
+	return &ds, cs[0]
+}
+
+func TestTemplateDefaults(t *testing.T) {
+	r := render(t)
+	if got, want := r.keys(), []string{"DaemonSet/" + fullname, "Service/" + fullname, "ServiceAccount/" + fullname}; !slices.Equal(got, want) {
+		t.Errorf("objects %v, want %v", got, want)
+	}
+	ds, c := agent(t, r)
+	checkArgs(t, c, []string{
+		"node-agent",
+		"--backend=nvml",
+		"--device-plugin-dir=" + devicePluginDir,
+		"--pod-resources-socket=" + podResourcesDir + "/kubelet.sock",
+		"--metrics-addr=:9400",
+	})
+	checkCommon(t, r, ds, c, 9400)
+
+	p := ds.Spec.Template.Spec
+	if want := map[string]string{"nvidia.com/gpu.present": "true"}; !reflect.DeepEqual(p.NodeSelector, want) {
+		t.Errorf("nodeSelector %v, want %v", p.NodeSelector, want)
+	}
+	if want := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}; !reflect.DeepEqual(p.Tolerations, want) {
+		t.Errorf("tolerations %+v, want %+v", p.Tolerations, want)
+	}
+	if p.PriorityClassName != "system-node-critical" {
+		t.Errorf("priorityClassName %q", p.PriorityClassName)
+	}
+	if p.RuntimeClassName != nil {
+		t.Errorf("runtimeClassName %q, want none", *p.RuntimeClassName)
+	}
+	if len(p.Volumes) != 2 {
+		t.Errorf("volumes %+v, want only the two hostPaths", p.Volumes)
+	}
+	if c.Image != "ghcr.io/gpuplane/gpuplane:0.1.0" {
+		t.Errorf("image %q", c.Image)
+	}
+	for _, name := range []string{"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"} {
+		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name }) {
+			t.Errorf("backend nvml: no %s in env %+v", name, c.Env)
+		}
+	}
+}
+
+func TestTemplateFull(t *testing.T) {
+	r := render(t, "-f", writeValues(t))
+	want := []string{
+		"ClusterRole/" + fullname, "ClusterRoleBinding/" + fullname, "ConfigMap/" + fullname,
+		"DaemonSet/" + fullname, "PrometheusRule/" + fullname, "Service/" + fullname,
+		"ServiceAccount/" + fullname, "ServiceMonitor/" + fullname,
+	}
+	if got := r.keys(); !slices.Equal(got, want) {
+		t.Errorf("objects %v, want %v", got, want)
+	}
+	ds, c := agent(t, r)
+	checkArgs(t, c, []string{
+		"node-agent",
+		"--backend=mock",
+		"--mock-profile=dgx-a100-80gb-mig",
+		"--device-plugin-dir=" + devicePluginDir,
+		"--pod-resources-socket=" + podResourcesDir + "/kubelet.sock",
+		"--metrics-addr=:9400",
+		"--config=/etc/gpuplane/config.yaml",
+		"--label-node",
+		"--labels-file=" + labelsFile,
+	})
+	checkCommon(t, r, ds, c, 9400)
+	p := ds.Spec.Template.Spec
+	if p.RuntimeClassName == nil || *p.RuntimeClassName != "nvidia" {
+		t.Errorf("runtimeClassName %v, want nvidia", p.RuntimeClassName)
+	}
+	if slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return strings.HasPrefix(e.Name, "NVIDIA_") }) {
+		t.Errorf("backend mock: NVIDIA_ variables in env %+v", c.Env)
+	}
+
+	// The ConfigMap is mounted at --config's directory and holds a
+	// configuration the agent accepts.
+	var cm corev1.ConfigMap
+	r.get(t, "ConfigMap", fullname, &cm)
+	cfg, err := deviceplugin.ParseConfig("config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatalf("ConfigMap config.yaml: %v\n%s", err, cm.Data["config.yaml"])
+	}
+	if cfg.Flags.MIGStrategy != "mixed" || cfg.Replicas("nvidia.com/gpu") != 4 {
+		t.Errorf("config: MIG strategy %q, replicas %d; want mixed, 4", cfg.Flags.MIGStrategy, cfg.Replicas("nvidia.com/gpu"))
+	}
+	v := volume(t, ds, "/etc/gpuplane")
+	if v.ConfigMap == nil || v.ConfigMap.Name != fullname {
+		t.Errorf("/etc/gpuplane: volume %+v, want ConfigMap %s", v, fullname)
+	}
+	if ds.Spec.Template.Annotations["checksum/config"] == "" {
+		t.Error("no checksum/config annotation on the pods")
+	}
+	v = volume(t, ds, filepath.Dir(labelsFile))
+	if v.HostPath == nil || v.HostPath.Path != filepath.Dir(labelsFile) {
+		t.Errorf("%s: volume %+v, want that hostPath", filepath.Dir(labelsFile), v)
+	}
+
+	// RBAC for --label-node: get and patch on nodes, bound to the pods'
+	// service account.
+	var role rbacv1.ClusterRole
+	r.get(t, "ClusterRole", fullname, &role)
+	if want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}}}; !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("ClusterRole rules %+v, want %+v", role.Rules, want)
+	}
+	var binding rbacv1.ClusterRoleBinding
+	r.get(t, "ClusterRoleBinding", fullname, &binding)
+	if binding.RoleRef.Kind != "ClusterRole" || binding.RoleRef.Name != fullname {
+		t.Errorf("ClusterRoleBinding roleRef %+v", binding.RoleRef)
+	}
+	if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: ds.Spec.Template.Spec.ServiceAccountName, Namespace: namespace}}; !reflect.DeepEqual(binding.Subjects, want) {
+		t.Errorf("ClusterRoleBinding subjects %+v, want %+v", binding.Subjects, want)
+	}
+
+	var sm struct {
+		APIVersion string `json:"apiVersion"`
+		Spec       struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+			Endpoints []struct {
+				Port string `json:"port"`
+				Path string `json:"path"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(r["ServiceMonitor/"+fullname], &sm); err != nil {
+		t.Fatal(err)
+	}
+	var svc corev1.Service
+	r.get(t, "Service", fullname, &svc)
+	if sm.APIVersion != "monitoring.coreos.com/v1" || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
+		t.Errorf("ServiceMonitor %+v", sm)
+	}
+	if !matches(sm.Spec.Selector.MatchLabels, svc.Labels) {
+		t.Errorf("ServiceMonitor selector %v does not select the Service (labels %v)", sm.Spec.Selector.MatchLabels, svc.Labels)
+	}
+
+	// The PrometheusRule's spec is the alert rules file.
+	var rule struct {
+		APIVersion string         `json:"apiVersion"`
+		Spec       map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(r["PrometheusRule/"+fullname], &rule); err != nil {
+		t.Fatal(err)
+	}
+	alerts, err := os.ReadFile("../prometheus/gpuplane-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want2 map[string]any
+	if err := yaml.Unmarshal(alerts, &want2); err != nil {
+		t.Fatal(err)
+	}
+	if rule.APIVersion != "monitoring.coreos.com/v1" || !reflect.DeepEqual(rule.Spec, want2) {
+		t.Errorf("PrometheusRule %s spec differs from deploy/prometheus/gpuplane-alerts.yaml:\n%s", rule.APIVersion, r["PrometheusRule/"+fullname])
+	}
+}
+
+func TestTemplatePort(t *testing.T) {
+	r := render(t, "--set", "metrics.port=9500")
+	ds, c := agent(t, r)
+	if !slices.Contains(c.Args, "--metrics-addr=:9500") {
+		t.Errorf("args %q: no --metrics-addr=:9500", c.Args)
+	}
+	checkCommon(t, r, ds, c, 9500)
+}
+
+// checkArgs checks the container runs gpuplane with exactly these args.
+func checkArgs(t *testing.T, c corev1.Container, want []string) {
+	t.Helper()
+	if !slices.Equal(c.Command, []string{"gpuplane"}) {
+		t.Errorf("command %q, want [gpuplane]", c.Command)
+	}
+	if !slices.Equal(c.Args, want) {
+		t.Errorf("args\n%q\nwant\n%q", c.Args, want)
+	}
+}
+
+// checkCommon checks what every value set renders: host paths, NODE_NAME,
+// security context, probes, ports and the Service, the service account.
+func checkCommon(t *testing.T, r rendered, ds *appsv1.DaemonSet, c corev1.Container, port int32) {
+	t.Helper()
+	for _, dir := range []string{devicePluginDir, podResourcesDir} {
+		v := volume(t, ds, dir)
+		if v.HostPath == nil || v.HostPath.Path != dir {
+			t.Errorf("%s: volume %+v, want hostPath %s", dir, v, dir)
+		}
+	}
+
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName"
+	}) {
+		t.Errorf("env %+v: no NODE_NAME from spec.nodeName", c.Env)
+	}
+
+	sc := c.SecurityContext
+	if sc == nil || sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("securityContext %+v: want not privileged, no escalation, drop ALL", sc)
+	}
+
+	if len(c.Ports) != 1 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != port {
+		t.Errorf("ports %+v, want metrics %d", c.Ports, port)
+	}
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/metrics" || p.HTTPGet.Port.String() != "metrics" {
+			t.Errorf("%s probe %+v: want GET /metrics on port metrics", name, p)
+		}
+	}
+
+	pod := ds.Spec.Template
+	if !matches(ds.Spec.Selector.MatchLabels, pod.Labels) {
+		t.Errorf("DaemonSet selector %v does not select its pods (labels %v)", ds.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	var sa corev1.ServiceAccount
+	r.get(t, "ServiceAccount", pod.Spec.ServiceAccountName, &sa)
+
+	var svc corev1.Service
+	r.get(t, "Service", fullname, &svc)
+	if !matches(svc.Spec.Selector, pod.Labels) {
+		t.Errorf("Service selector %v does not select the pods (labels %v)", svc.Spec.Selector, pod.Labels)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != port || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("Service ports %+v", svc.Spec.Ports)
+	}
+	want := map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": strconv.Itoa(int(port)), "prometheus.io/path": "/metrics"}
+	if !reflect.DeepEqual(svc.Annotations, want) {
+		t.Errorf("Service annotations %v, want %v", svc.Annotations, want)
+	}
+}
+
+// volume returns the pod volume the container mounts at path.
+func volume(t *testing.T, ds *appsv1.DaemonSet, path string) corev1.Volume {
+	t.Helper()
+	p := ds.Spec.Template.Spec
+	for _, m := range p.Containers[0].VolumeMounts {
+		if m.MountPath != path {
+			continue
+		}
+		for _, v := range p.Volumes {
+			if v.Name == m.Name {
+				return v
+			}
+		}
+		t.Fatalf("mount %s: no volume %s", path, m.Name)
+	}
+	t.Fatalf("nothing mounted at %s", path)
+	return corev1.Volume{}
+}
+
+func matches(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFlagsAccepted checks every flag the chart passes, with every value set
+// above, is a flag of gpuplane node-agent (from its --help).
+func TestFlagsAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the gpuplane binary")
+	}
+	var used []string
+	for _, args := range [][]string{nil, {"-f", writeValues(t)}} {
+		_, c := agent(t, render(t, args...))
+		for _, a := range c.Args[1:] {
+			name, _, _ := strings.Cut(a, "=")
+			used = append(used, name)
+		}
+	}
+
+	bin := filepath.Join(t.TempDir(), "gpuplane")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "node-agent", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gpuplane node-agent --help: %v\n%s", err, out)
+	}
+	accepted := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[\w-]+)`).FindAllStringSubmatch(string(out), -1) {
+		accepted[m[1]] = true
+	}
+	if !accepted["--backend"] || !accepted["--metrics-addr"] {
+		t.Fatalf("could not read the flags from gpuplane node-agent --help:\n%s", out)
+	}
+	for _, f := range used {
+		if !accepted[f] {
+			t.Errorf("the chart passes %s, which gpuplane node-agent does not accept", f)
+		}
+	}
+}
