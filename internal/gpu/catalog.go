@@ -42,9 +42,10 @@ type Model struct {
 }
 
 // Price sources. On-demand list prices of single-GPU (or per-GPU share of
-// multi-GPU) cloud instances, read from the providers' public pricing pages in
-// 2025. They are defaults for comparing policies, not quotes: override them
-// with a prices file (see LoadPrices) for real budgets.
+// multi-GPU) cloud instances as the providers' public pricing pages gave them
+// in 2025, rounded; cloud prices change often. They are defaults for
+// comparing policies, not quotes: override them with a prices file (see
+// LoadPrices, gpuplane simulate --prices) for real budgets.
 const (
 	srcGCP     = "Google Cloud Compute Engine GPU pricing, us-central1 on-demand, per GPU, 2025"
 	srcAWSg5   = "AWS EC2 g5.xlarge on-demand (1x A10G), us-east-1, 2025"
