@@ -6,6 +6,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -21,6 +23,10 @@ var rootCmd = &cobra.Command{
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "gpuplane: interrupted")
+			os.Exit(130)
+		}
 		fmt.Fprintln(os.Stderr, "gpuplane:", err)
 		os.Exit(1)
 	}

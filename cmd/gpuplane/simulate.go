@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/signal"
 
@@ -50,6 +52,20 @@ openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
 			if seeds < 1 || seeds > 10000 {
 				return fmt.Errorf("--seeds %d out of range 1..10000", seeds)
 			}
+			if seed > math.MaxUint64-uint64(seeds-1) {
+				return fmt.Errorf("--seed %d + --seeds %d overflows", seed, seeds)
+			}
+			if !(inflate > 0 && inflate <= 100) {
+				return fmt.Errorf("--inflate %v out of range (0, 100]", inflate)
+			}
+			if parallel < 0 || parallel > 4096 {
+				return fmt.Errorf("--parallel %d out of range 0..4096", parallel)
+			}
+			if outDir != "" {
+				if err := report.CheckDir(outDir); err != nil {
+					return fmt.Errorf("--out: %w", err)
+				}
+			}
 			if !(popularity > 0 && popularity <= 1) {
 				return fmt.Errorf("--popularity %v out of range (0, 1]", popularity)
 			}
@@ -82,6 +98,7 @@ openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
 			if err != nil {
 				return err
 			}
+			warnPrices(cmd.ErrOrStderr(), nodes, prices, pricesFile)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			rep, err := sim.Run(ctx, w, sim.Config{Mode: mode, Policies: pols, Seeds: seeds, Seed: seed,
@@ -108,14 +125,36 @@ openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
 	f.StringVar(&podsFile, "pods", "", "pod list CSV (openb format); default: the built-in workload")
 	f.StringVar(&mode, "mode", "fill", "experiment: fill (Weng et al. 2023) or replay (trace time)")
 	f.StringVar(&policies, "policies", "all", "comma-separated policies ("+fmt.Sprint(placement.Names)+") or all")
-	f.IntVar(&seeds, "seeds", 3, "runs per policy, with seeds --seed, --seed+1, ...")
+	f.IntVar(&seeds, "seeds", 3, "runs per policy (1..10000), with seeds --seed, --seed+1, ...")
 	f.Uint64Var(&seed, "seed", 42, "first seed")
-	f.Float64Var(&inflate, "inflate", 1.3, "fill: stop when arrived GPU demand reaches this multiple of GPU capacity")
+	f.Float64Var(&inflate, "inflate", 1.3, "fill: stop when arrived GPU demand reaches this multiple of GPU capacity, in (0, 100]")
 	f.Float64Var(&popularity, "popularity", 0.95, "share of pods whose shapes form the target workload for FGD and fragmentation")
 	f.StringVar(&format, "format", "table", "output: table or json")
 	f.StringVar(&outDir, "out", "", "write an HTML report with charts into this directory")
 	f.StringVar(&pricesFile, "prices", "", "file of \"MODEL USD_PER_GPU_HOUR\" lines overriding the catalog's prices")
 	f.StringVar(&tieBreak, "tie-break", "first", "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
-	f.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
+	f.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU; at most 4096)")
 	return cmd
+}
+
+// warnPrices warns about GPU models of the cluster without a price (their
+// cost counts as 0) and about models priced in the prices file that neither
+// the catalog nor the cluster has (a misspelling, most likely).
+func warnPrices(out io.Writer, nodes []trace.NodeSpec, prices *gpu.Catalog, pricesFile string) {
+	inCluster := map[string]bool{}
+	for _, n := range nodes {
+		if n.Model == "" || inCluster[n.Model] {
+			continue
+		}
+		inCluster[n.Model] = true
+		if p, ok := prices.Price(n.Model); !ok || p == 0 {
+			fmt.Fprintf(out, "simulate: warning: no price for GPU model %q; its GPUs cost 0 (give one with --prices)\n", n.Model)
+		}
+	}
+	catalog := gpu.Default()
+	for _, name := range prices.Names() {
+		if _, known := catalog.Get(name); !known && !inCluster[name] {
+			fmt.Fprintf(out, "simulate: warning: %s prices GPU model %q, which neither the catalog nor the cluster has\n", pricesFile, name)
+		}
+	}
 }

@@ -106,7 +106,11 @@ func TestSimulateBadInput(t *testing.T) {
 		{"bad format", []string{"--format", "xml"}, `unknown --format "xml"`},
 		{"bad mode", []string{"--mode", "warp"}, `unknown mode "warp"`},
 		{"zero seeds", []string{"--seeds", "0"}, "--seeds 0 out of range"},
-		{"bad inflate", []string{"--inflate", "-1"}, "inflate -1 out of range"},
+		{"bad inflate", []string{"--inflate", "-1"}, "--inflate -1 out of range"},
+		{"unknown GPU model", []string{"--nodes", nodes, "--pods", write("h100.csv", podHeader+"p,1000,1024,1,1000,H100\n")}, `h100.csv:2: column gpu_spec: pod p allows GPU models "H100", none of which`},
+		{"only CPU pods", []string{"--nodes", nodes, "--pods", write("cpu.csv", podHeader+"p,1000,1024,0,0,\n")}, "fill needs pods that request GPUs"},
+		{"out is a file", []string{"--out", nodes}, "--out: mkdir"},
+		{"negative parallel", []string{"--parallel", "-1"}, "--parallel -1 out of range"},
 		{"bad prices", []string{"--prices", write("prices.txt", "T4 cheap\n")}, "prices.txt:1: price \"cheap\""},
 	}
 	for _, tc := range cases {

@@ -47,7 +47,9 @@ func NewManager(ctx context.Context, b device.Backend, c *Config, dir string) (*
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("--device-plugin-dir: %w (the kubelet creates it; create it yourself to test without one)", err)
+	} else if !st.IsDir() {
 		return nil, fmt.Errorf("--device-plugin-dir %s: not a directory", dir)
 	}
 	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(*c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}

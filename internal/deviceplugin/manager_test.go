@@ -113,7 +113,7 @@ func TestNewManagerFailsEarly(t *testing.T) {
 	if _, err := NewManager(context.Background(), fb, testConfig(t, "flags: {migStrategy: single}"), dir); err == nil || !strings.Contains(err.Error(), "migStrategy single") {
 		t.Errorf("single on mixed MIG: %v", err)
 	}
-	if _, err := NewManager(context.Background(), fb, DefaultConfig(), dir+"/missing"); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := NewManager(context.Background(), fb, DefaultConfig(), dir+"/missing"); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
 		t.Errorf("missing dir: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

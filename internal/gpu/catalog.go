@@ -147,6 +147,9 @@ func (c *Catalog) ReadPrices(name string, r io.Reader) error {
 	for sc.Scan() {
 		line++
 		s := sc.Text()
+		if line == 1 {
+			s = strings.TrimPrefix(s, "\ufeff")
+		}
 		if i := strings.IndexByte(s, '#'); i >= 0 {
 			s = s[:i]
 		}

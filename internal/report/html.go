@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/sim"
@@ -40,22 +42,26 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 	if y1 == y0 {
 		y1 = y0 + 1
 	}
-	pad := (y1 - y0) * 0.05
-	if y0 >= 0 && y0-pad < 0 {
-		y0 = pad // so that the next line makes it 0
+	// Round the axes out to nice steps; a percentage that cannot pass 100
+	// keeps its axis there.
+	xs, ys := niceStep((x1-x0)/5), niceStep((y1-y0)/5)
+	x0, x1 = math.Floor(x0/xs)*xs, math.Ceil(x1/xs)*xs
+	top := y1
+	y0, y1 = math.Floor(y0/ys)*ys, math.Ceil(y1/ys)*ys
+	if top <= 100 && y1 > 100 {
+		y1 = 100
 	}
-	y0, y1 = y0-pad, y1+pad
 	px := func(x float64) float64 { return L + (x-x0)/(x1-x0)*(W-L-R) }
 	py := func(y float64) float64 { return H - B - (y-y0)/(y1-y0)*(H-T-B) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s">`, W, H, W, H, html.EscapeString(title))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/><text x="%.0f" y="22" font-size="15" font-weight="bold">%s</text>`, L, html.EscapeString(title))
-	for i := 0; i <= 5; i++ {
-		xv := x0 + (x1-x0)*float64(i)/5
-		yv := y0 + (y1-y0)*float64(i)/5
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`, L, py(yv), W-R, py(yv))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, px(xv), H-B+16, tick(xv))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, L-6, py(yv)+4, tick(yv))
+	for v := x0; v <= x1+xs/2; v += xs {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, px(v), H-B+16, tick(v, xs))
+	}
+	for v := y0; v <= y1+ys/2; v += ys {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`, L, py(v), W-R, py(v))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, L-6, py(v)+4, tick(v, ys))
 	}
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, L, H-B, W-R, H-B, L, T, L, H-B)
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="12" text-anchor="middle">%s</text>`, L+(W-L-R)/2, H-10, html.EscapeString(xLabel))
@@ -75,15 +81,27 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 	return b.String()
 }
 
-func tick(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
+// niceStep returns the smallest of 1, 2 or 5 × 10^k that is at least d.
+func niceStep(d float64) float64 {
+	if d <= 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+		return 1
 	}
-	return fmt.Sprintf("%.2f", v)
+	p := math.Pow(10, math.Floor(math.Log10(d)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= d {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// tick formats an axis value with as many decimals as the step needs.
+func tick(v, step float64) string {
+	dec := 0
+	if step < 1 {
+		dec = int(math.Ceil(-math.Log10(step)))
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
 // firstRun returns each policy's first-seed result, in summary order.
@@ -106,7 +124,7 @@ func HTML(r *sim.Report) []byte {
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>gpuplane simulate</title>` +
 		`<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:12px 0}` +
 		`td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}` +
-		`pre{background:#f7f7f7;padding:10px}</style></head><body>`)
+		`pre{background:#f7f7f7;padding:10px;overflow-x:auto;font-size:12px}</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: %s</h1>", html.EscapeString(r.Mode))
 	fmt.Fprintf(&b, "<p>%s: %d nodes, %d GPUs, %d trace pods; %d runs in %.2f s.</p>", html.EscapeString(r.Source), r.Nodes, r.GPUs, r.Pods, len(r.Results), r.WallTime)
 	var table bytes.Buffer
@@ -152,6 +170,20 @@ func HTML(r *sim.Report) []byte {
 	}
 	b.WriteString("</body></html>\n")
 	return b.Bytes()
+}
+
+// CheckDir makes dir if needed and checks that files can be written in it,
+// so that a run does not find out only at its end.
+func CheckDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".gpuplane-check-")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // WriteHTML writes index.html and report.json into dir (created if

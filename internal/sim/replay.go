@@ -85,7 +85,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	arrivals := make([]int, 0, len(w.specs))
 	for i, s := range w.specs {
 		if math.IsNaN(s.Creation) {
-			return r, fmt.Errorf("pod %s (line %d) has no creation_time, which replay needs", s.Name, s.Line)
+			return r, fmt.Errorf("%s:%d: column creation_time: pod %s has none, and replay needs it", w.podsFile, s.Line, s.Name)
 		}
 		arrivals = append(arrivals, i)
 	}
@@ -143,15 +143,20 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 		return nil
 	}
 	var span float64
-	lastArrival := w.specs[arrivals[len(arrivals)-1]].Creation
-	sampleEvery := 0.0
+	// The timeline spans the trace's times, from the first creation to the
+	// last creation or deletion.
+	end := w.specs[arrivals[len(arrivals)-1]].Creation
+	for _, s := range w.specs {
+		if !math.IsNaN(s.Deletion) {
+			end = math.Max(end, s.Deletion)
+		}
+	}
+	sampleEvery := math.Max((end-t0)/timelinePoints, 1)
 	nextSample := t0
 	sample := func() {
 		if now >= nextSample {
 			r.Replay.Timeline = append(r.Replay.Timeline, TimePoint{Seconds: now - t0, AllocationRatio: allocated / capacity, Waiting: len(waiting)})
-			for nextSample <= now {
-				nextSample += sampleEvery
-			}
+			nextSample = t0 + (math.Floor((now-t0)/sampleEvery)+1)*sampleEvery
 		}
 	}
 	r.Replay = &ReplayStats{}
@@ -161,13 +166,6 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 		steps++
 		if steps&1023 == 0 && ctx.Err() != nil {
 			return r, ctx.Err()
-		}
-		if sampleEvery == 0 {
-			end := lastArrival
-			if len(deps) > 0 && deps[0].at > end {
-				end = deps[0].at
-			}
-			sampleEvery = math.Max((end-t0)/timelinePoints, 1)
 		}
 		// Departures at or before the next arrival go first, so that an
 		// arrival at the same instant sees the freed resources.

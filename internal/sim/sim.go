@@ -102,11 +102,14 @@ type Result struct {
 type Summary struct {
 	Policy string `json:"policy"`
 	Runs   int    `json:"runs"`
-	// GPUAllocationRatioMean and Std are over seeds (population std).
+	// GPUAllocationRatioMean and Std are the mean and population standard
+	// deviation over the seeds; the other fields are means over the seeds.
 	GPUAllocationRatioMean float64 `json:"gpu_allocation_ratio_mean"`
 	GPUAllocationRatioStd  float64 `json:"gpu_allocation_ratio_std"`
 	FragmentationRatioMean float64 `json:"fragmentation_ratio_mean"`
 	FailedPodsMean         float64 `json:"failed_pods_mean"`
+	UnallocatedGPUsMean    float64 `json:"unallocated_gpus_mean"`
+	IdleUSDPerHourMean     float64 `json:"idle_usd_per_hour_mean"`
 	// Replay only: mean over seeds.
 	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
 	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
@@ -129,11 +132,13 @@ type Report struct {
 
 // Workload is a prepared cluster template and pod list.
 type Workload struct {
-	template *cluster.Cluster
-	pods     []cluster.Pod
-	specs    []trace.PodSpec
-	target   *placement.TargetWorkload
-	prices   []float64 // USD per GPU-hour by cluster model ID
+	podsFile  string
+	gpuDemand int64 // Σ GPU requests of the trace's pods, milli-GPU
+	template  *cluster.Cluster
+	pods      []cluster.Pod
+	specs     []trace.PodSpec
+	target    *placement.TargetWorkload
+	prices    []float64 // USD per GPU-hour by cluster model ID
 }
 
 // Prepare builds a workload from node and pod specs. It fails on a pod
@@ -155,7 +160,13 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
 	}
-	w := &Workload{template: c, specs: pods, pods: make([]cluster.Pod, len(pods))}
+	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods))}
+	var clusterModels cluster.ModelSet
+	for i := range c.Nodes {
+		if c.Nodes[i].ModelID >= 0 {
+			clusterModels |= 1 << uint(c.Nodes[i].ModelID)
+		}
+	}
 	fitsSome := map[cluster.Pod]bool{}
 	for i, s := range pods {
 		models, err := c.Models(s.GPUSpec)
@@ -167,6 +178,10 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, s.Name, err)
 		}
 		w.pods[i] = p
+		w.gpuDemand += p.TotalGPUMilli()
+		if p.NumGPU > 0 && p.Models != 0 && p.Models&clusterModels == 0 {
+			return nil, fmt.Errorf("%s:%d: column gpu_spec: pod %s allows GPU models %q, none of which %s has", podsFile, s.Line, s.Name, s.GPUSpec, nodesFile)
+		}
 		key := p
 		key.Name = ""
 		ok, seen := fitsSome[key]
@@ -256,8 +271,14 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	start := time.Now()
 	var done atomic.Int64
 	stop := make(chan struct{})
+	progressDone := make(chan struct{})
 	if cfg.Progress != nil {
-		go progress(cfg.Progress, &done, len(jobs), start, stop)
+		go func() {
+			progress(cfg.Progress, &done, len(jobs), start, stop)
+			close(progressDone)
+		}()
+	} else {
+		close(progressDone)
 	}
 	ch := make(chan job)
 	var wg sync.WaitGroup
@@ -281,6 +302,10 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	close(ch)
 	wg.Wait()
 	close(stop)
+	<-progressDone
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -303,7 +328,7 @@ func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, sto
 		select {
 		case <-stop:
 			if printed {
-				fmt.Fprintf(out, "simulate: %d/%d runs done in %.1f s\n", total, total, time.Since(start).Seconds())
+				fmt.Fprintf(out, "simulate: %d/%d runs done in %.1f s\n", done.Load(), total, time.Since(start).Seconds())
 			}
 			return
 		case <-t.C:
@@ -388,9 +413,19 @@ func (f *fragTracker) exact() float64 {
 // curvePoints is how many samples a fill curve holds at most.
 const curvePoints = 200
 
+// maxFillPods bounds a fill run's pod count (the paper's runs submit about
+// 11,000).
+const maxFillPods = 20_000_000
+
 func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
+	if capacity == 0 {
+		return Result{}, errors.New("fill needs a cluster with GPUs: arrived demand is measured against GPU capacity")
+	}
+	if w.gpuDemand == 0 {
+		return Result{}, errors.New("fill needs pods that request GPUs: the arrived GPU demand could never reach --inflate × capacity")
+	}
 	target := int64(math.Floor(inflate * float64(capacity)))
 	// The trace's pods in random order, then samples with replacement.
 	order := rng.Perm(len(w.pods))
@@ -404,6 +439,9 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 		order = append(order[:k], order[k+1:]...)
 	}
 	for {
+		if len(order) > maxFillPods {
+			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
+		}
 		i := rng.IntN(len(w.pods))
 		if demand+w.pods[i].TotalGPUMilli() > target {
 			break
@@ -440,9 +478,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 				pt.FragmentationRatio = frag.sum / float64(free)
 			}
 			r.Curve = append(r.Curve, pt)
-			for next <= float64(arrived) {
-				next += step
-			}
+			next = (math.Floor(float64(arrived)/step) + 1) * step
 		}
 	}
 	r.Pods = len(order)
@@ -464,6 +500,8 @@ func summarise(policies []string, results []Result) []Summary {
 			allocs = append(allocs, r.GPUAllocationRatio)
 			s.FragmentationRatioMean += r.FragmentationRatio
 			s.FailedPodsMean += float64(r.FailedPods)
+			s.UnallocatedGPUsMean += r.UnallocatedGPUs
+			s.IdleUSDPerHourMean += r.IdleUSDPerHour
 			if r.Replay != nil {
 				s.QueueDelayMeanSeconds += r.Replay.QueueDelayMeanSeconds
 				s.QueueDelayP95Seconds += r.Replay.QueueDelayP95Seconds
@@ -477,6 +515,8 @@ func summarise(policies []string, results []Result) []Summary {
 		s.GPUAllocationRatioMean, s.GPUAllocationRatioStd = meanStd(allocs)
 		s.FragmentationRatioMean /= n
 		s.FailedPodsMean /= n
+		s.UnallocatedGPUsMean /= n
+		s.IdleUSDPerHourMean /= n
 		s.QueueDelayMeanSeconds /= n
 		s.QueueDelayP95Seconds /= n
 		s.TimeWeightedAllocMean /= n

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -195,6 +196,27 @@ func BenchmarkReplayDefault(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := Run(context.Background(), w, Config{Mode: "replay", Policies: []string{"fgd"}, Seeds: 1, Seed: 42, Parallel: 1}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFillNeedsGPUs: fill stops at a multiple of GPU capacity, which pods
+// without GPUs, or a cluster without GPUs, can never reach.
+func TestFillNeedsGPUs(t *testing.T) {
+	cpuPods := []trace.PodSpec{{Name: "c", CPUMilli: 1000, MemoryMiB: 1024}}
+	gpuNodes := []trace.NodeSpec{{Name: "n", CPUMilli: 8000, MemoryMiB: 8192, GPUs: 2, Model: "T4"}}
+	cpuNodes := []trace.NodeSpec{{Name: "n", CPUMilli: 8000, MemoryMiB: 8192}}
+	for _, tc := range []struct {
+		nodes []trace.NodeSpec
+		want  string
+	}{{gpuNodes, "fill needs pods that request GPUs"}, {cpuNodes, "fill needs a cluster with GPUs"}} {
+		w, err := Prepare("nodes", tc.nodes, "pods", cpuPods, 0.95, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), w, Config{Mode: "fill", Policies: []string{"fgd"}, Seeds: 1, Inflate: 1.3})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
 		}
 	}
 }

@@ -67,6 +67,8 @@ const (
 	maxGPUsPerNode = 64
 	maxCPUMilli    = 1 << 40
 	maxMemoryMiB   = 1 << 40
+	// maxSeconds bounds trace times: about 317 years.
+	maxSeconds = 1e10
 )
 
 // table is a CSV file with a header, read row by row.
@@ -81,7 +83,8 @@ type table struct {
 func newTable(file string, r io.Reader, required []string) (*table, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
+	// Every row must have as many fields as the header.
+	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &Error{File: file, Line: 1, Err: errors.New("empty file: want a header line")}
@@ -173,7 +176,8 @@ func (t *table) int(column string, lo, hi int64) (int64, error) {
 	return v, nil
 }
 
-// time parses an optional time in seconds; empty or absent gives NaN.
+// time parses an optional time in seconds; empty, absent or NaN (as
+// pandas writes a missing value) gives NaN.
 func (t *table) time(column string) (float64, error) {
 	s := t.str(column)
 	if s == "" || strings.EqualFold(s, "nan") {
@@ -185,6 +189,9 @@ func (t *table) time(column string) (float64, error) {
 	}
 	if v < 0 {
 		return 0, t.errf(column, "negative time %v", v)
+	}
+	if v > maxSeconds {
+		return 0, t.errf(column, "time %v s is beyond %g s (317 years)", v, maxSeconds)
 	}
 	return v, nil
 }
@@ -250,6 +257,7 @@ func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
 		return nil, err
 	}
 	var out []PodSpec
+	seen := map[string]int{}
 	for {
 		if err := t.next(); err == io.EOF {
 			break
@@ -261,6 +269,10 @@ func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
 		if p.Name = t.str("name"); p.Name == "" {
 			return nil, t.errf("name", "empty pod name")
 		}
+		if prev, dup := seen[p.Name]; dup {
+			return nil, t.errf("name", "pod %q already defined on line %d", p.Name, prev)
+		}
+		seen[p.Name] = t.line
 		if p.CPUMilli, err = t.int("cpu_milli", 0, maxCPUMilli); err != nil {
 			return nil, err
 		}

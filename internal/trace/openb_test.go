@@ -42,7 +42,10 @@ func TestReadErrorsNameFileLineColumn(t *testing.T) {
 		{"too many GPUs", podHeader + "p,1,1,99,1000,,,,0,1,0\n", "pods.csv:2: column num_gpu: value 99 above 64"},
 		{"deletion before creation", podHeader + "p,1,1,0,0,,,,10,5,\n", "pods.csv:2: column deletion_time: deletion 5 before creation 10"},
 		{"bad time", podHeader + "p,1,1,0,0,,,,abc,5,\n", `pods.csv:2: column creation_time: "abc" is not a time in seconds`},
-		{"short row", podHeader + "p,1,1\n", "pods.csv:2: column num_gpu: missing value"},
+		{"short row", podHeader + "p,1,1\n", "pods.csv:2: wrong number of fields"},
+		{"long row", podHeader + "p,1,1,0,0,,,,0,1,0,extra\n", "pods.csv:2: wrong number of fields"},
+		{"duplicate pod", podHeader + "p,1,1,0,0,,,,0,1,0\np,1,1,0,0,,,,0,1,0\n", `pods.csv:3: column name: pod "p" already defined on line 2`},
+		{"time too large", podHeader + "p,1,1,0,0,,,,0,1e300,0\n", "pods.csv:2: column deletion_time: time 1e+300 s is beyond 1e+10 s"},
 		{"header only", podHeader, "pods.csv:1: no pods"},
 		{"bad quote", podHeader + "p,\"1,1,0,0,,,,0,1,0\n", "pods.csv:2:"},
 	}
