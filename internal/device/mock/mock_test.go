@@ -115,6 +115,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"gpus: [{productName: ''}]", "gpus[0].productName: required"},
 		{"gpus: [{productName: L4, numaNode: 5000}]", "gpus[0].numaNode"},
 		{"gpus: [{productName: L4, mig: [1g.10gb]}]", "gpus[0].mig: product \"L4\" does not support MIG"},
+		{"gpus: [{productName: Foo GPU}]", "gpus[0].memoryMiB: required, since product \"Foo GPU\" is not in the GPU catalog"},
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [1g.5gb]}]", `gpus[0].mig: model A100-80GB has no MIG profile "1g.5gb"`},
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [4g.40gb, 4g.40gb]}]", "at most 1 instances"},
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [4g.40gb, 3g.40gb, 1g.10gb]}]", "8 compute slices"},

@@ -199,6 +199,9 @@ func (p *Profile) node() (device.Node, error) {
 		if mem == 0 {
 			mem = m.MemoryMiB
 		}
+		if mem == 0 {
+			return n, fmt.Errorf("%s.memoryMiB: required, since product %q is not in the GPU catalog", field, s.ProductName)
+		}
 		if len(s.MIG) > 0 || s.MIGEnabled {
 			if !ok || !m.MIGCapable {
 				return n, fmt.Errorf("%s.mig: product %q does not support MIG", field, s.ProductName)
