@@ -196,6 +196,29 @@ func (t *table) time(column string) (float64, error) {
 	return v, nil
 }
 
+// uniqueName reads a non-empty name that no earlier row used; seen maps
+// names to their lines.
+func (t *table) uniqueName(column, kind string, seen map[string]int) (string, error) {
+	name := t.str(column)
+	if name == "" {
+		return "", t.errf(column, "empty %s name", kind)
+	}
+	if prev, dup := seen[name]; dup {
+		return "", t.errf(column, "%s %q already defined on line %d", kind, name, prev)
+	}
+	seen[name] = t.line
+	return name, nil
+}
+
+// cpuMemory reads the cpu_milli and memory_mib columns.
+func (t *table) cpuMemory() (cpuMilli, memoryMiB int64, err error) {
+	if cpuMilli, err = t.int("cpu_milli", 0, maxCPUMilli); err != nil {
+		return 0, 0, err
+	}
+	memoryMiB, err = t.int("memory_mib", 0, maxMemoryMiB)
+	return cpuMilli, memoryMiB, err
+}
+
 // ReadNodes reads an openb node list (columns sn, cpu_milli, memory_mib,
 // gpu, model). file names the input in errors.
 func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
@@ -213,17 +236,10 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 		}
 		var n NodeSpec
 		n.Line = t.line
-		if n.Name = t.str("sn"); n.Name == "" {
-			return nil, t.errf("sn", "empty node name")
-		}
-		if prev, dup := seen[n.Name]; dup {
-			return nil, t.errf("sn", "node %q already defined on line %d", n.Name, prev)
-		}
-		seen[n.Name] = t.line
-		if n.CPUMilli, err = t.int("cpu_milli", 0, maxCPUMilli); err != nil {
+		if n.Name, err = t.uniqueName("sn", "node", seen); err != nil {
 			return nil, err
 		}
-		if n.MemoryMiB, err = t.int("memory_mib", 0, maxMemoryMiB); err != nil {
+		if n.CPUMilli, n.MemoryMiB, err = t.cpuMemory(); err != nil {
 			return nil, err
 		}
 		g, err := t.int("gpu", 0, maxGPUsPerNode)
@@ -266,17 +282,10 @@ func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
 		}
 		var p PodSpec
 		p.Line = t.line
-		if p.Name = t.str("name"); p.Name == "" {
-			return nil, t.errf("name", "empty pod name")
-		}
-		if prev, dup := seen[p.Name]; dup {
-			return nil, t.errf("name", "pod %q already defined on line %d", p.Name, prev)
-		}
-		seen[p.Name] = t.line
-		if p.CPUMilli, err = t.int("cpu_milli", 0, maxCPUMilli); err != nil {
+		if p.Name, err = t.uniqueName("name", "pod", seen); err != nil {
 			return nil, err
 		}
-		if p.MemoryMiB, err = t.int("memory_mib", 0, maxMemoryMiB); err != nil {
+		if p.CPUMilli, p.MemoryMiB, err = t.cpuMemory(); err != nil {
 			return nil, err
 		}
 		ng, err := t.int("num_gpu", 0, maxGPUsPerNode)
