@@ -23,5 +23,5 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/device
 	$(GO) test -run '^$$' -fuzz FuzzParseProfile -fuzztime 30s ./internal/device/mock
 	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/device/mock
-	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./internal/deviceplugin
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./api/config/v1
 	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin"
@@ -96,10 +97,10 @@ func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	if o.labelNode && o.nodeName == "" {
 		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
 	}
-	cfg := deviceplugin.DefaultConfig()
+	cfg := configv1.DefaultConfig()
 	if o.configFile != "" {
 		var err error
-		if cfg, err = deviceplugin.LoadConfig(o.configFile); err != nil {
+		if cfg, err = configv1.LoadConfig(o.configFile); err != nil {
 			return err
 		}
 	}
@@ -133,12 +134,8 @@ func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 // writeLabels writes the GPU feature labels where the options say: the
 // features file at once (an error stops the agent), the Node object in the
 // background, retrying until it succeeds.
-func writeLabels(ctx context.Context, o nodeAgentOptions, n device.Node, cfg *deviceplugin.Config) error {
-	l := labels.Compute(n, labels.Options{
-		MIGStrategy: cfg.Flags.MIGStrategy,
-		Replicas:    cfg.Replicas("nvidia.com/gpu"),
-		Renamed:     cfg.Sharing.TimeSlicing.RenameByDefault,
-	})
+func writeLabels(ctx context.Context, o nodeAgentOptions, n device.Node, cfg *configv1.Config) error {
+	l := labels.Compute(n, labels.OptionsFrom(cfg))
 	if o.labelsFile != "" {
 		if err := labels.WriteFeatureFile(o.labelsFile, l); err != nil {
 			return err

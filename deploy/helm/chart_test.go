@@ -21,7 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpuplane/gpuplane/internal/deviceplugin"
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 )
 
 const (
@@ -266,7 +266,7 @@ func TestTemplateFull(t *testing.T) {
 	// configuration the agent accepts.
 	var cm corev1.ConfigMap
 	r.get(t, "ConfigMap", fullname, &cm)
-	cfg, err := deviceplugin.ParseConfig("config.yaml", []byte(cm.Data["config.yaml"]))
+	cfg, err := configv1.ParseConfig("config.yaml", []byte(cm.Data["config.yaml"]))
 	if err != nil {
 		t.Fatalf("ConfigMap config.yaml: %v\n%s", err, cm.Data["config.yaml"])
 	}

@@ -9,6 +9,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -24,7 +25,7 @@ func TestAllocate(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
 	u := gpuIDs(&n, 0, 1, 2, 3, 4, 5, 6, 7)
 
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	r, err := allocate(p, u[3], u[5])
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestAllocateReplicasAndMIG(t *testing.T) {
 
 func TestAllocateRefuses(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	u := gpuIDs(&n, 0, 1)
 	if _, err := allocate(p, u[0], "GPU-unknown"); err == nil || !strings.Contains(err.Error(), `unknown device ID "GPU-unknown"`) {
 		t.Errorf("unknown: %v", err)
@@ -99,7 +100,7 @@ func TestAllocateRefuses(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	h := NewHealth(DefaultIgnoredXIDs)
+	h := NewHealth(configv1.DefaultIgnoredXIDs)
 	wake, cancel := h.Subscribe()
 	defer cancel()
 	if h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 13}) {
@@ -149,7 +150,7 @@ func (f *fakeBackend) WatchHealth(ctx context.Context, ch chan<- device.HealthEv
 
 func TestListAndWatchUnhealthy(t *testing.T) {
 	n := testNode(t, "l40s-pcie-4")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -238,7 +239,7 @@ func preferredReplicas(must, rest []*Device, size int, policy string) []*Device 
 			}
 			u, bu, f, bf := used[g], used[bg], len(free[g]), len(free[bg])
 			var better bool
-			if policy == ReplicaPack {
+			if policy == configv1.ReplicaPack {
 				better = u > bu || (u == bu && f < bf)
 			} else {
 				better = u < bu || (u == bu && f > bf)

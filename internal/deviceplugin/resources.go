@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -42,17 +43,17 @@ type Resource struct {
 // not suit the strategy (single with mixed profiles, for example) or a
 // shared resource does not exist on the node. Resources are sorted by name;
 // a resource with no devices is left out.
-func BuildResources(n device.Node, c *Config) ([]Resource, error) {
+func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	byName := map[string][]Device{}
 	whole := func(i int) {
-		byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
+		byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
 	}
 	switch c.Flags.MIGStrategy {
-	case MIGStrategyNone:
+	case configv1.MIGStrategyNone:
 		for i := range n.GPUs {
 			whole(i)
 		}
-	case MIGStrategySingle:
+	case configv1.MIGStrategySingle:
 		migOn, profile := 0, ""
 		for i, g := range n.GPUs {
 			if g.MIGEnabled {
@@ -83,18 +84,18 @@ func BuildResources(n device.Node, c *Config) ([]Resource, error) {
 					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG enabled but no MIG devices", i, g.UUID)
 				}
 				for j, m := range g.MIG {
-					byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: m.UUID, GPU: i, MIG: j})
+					byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})
 				}
 			}
 		}
-	case MIGStrategyMixed:
+	case configv1.MIGStrategyMixed:
 		for i, g := range n.GPUs {
 			if !g.MIGEnabled {
 				whole(i)
 				continue
 			}
 			for j, m := range g.MIG {
-				name := "nvidia.com/mig-" + m.Profile
+				name := configv1.MIGResource(m.Profile)
 				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
 			}
 		}

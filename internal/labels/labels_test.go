@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 )
@@ -23,6 +24,22 @@ func node(t *testing.T, profile string) device.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestOptionsFrom(t *testing.T) {
+	c, err := configv1.ParseConfig("c.yaml", []byte(`version: v1
+flags: {migStrategy: mixed}
+sharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}, {name: nvidia.com/gpu, replicas: 4}]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := OptionsFrom(c), (Options{MIGStrategy: "mixed", Replicas: 4, Renamed: true}); got != want {
+		t.Errorf("OptionsFrom = %+v, want %+v", got, want)
+	}
+	if got, want := OptionsFrom(configv1.DefaultConfig()), (Options{MIGStrategy: "none", Replicas: 1}); got != want {
+		t.Errorf("OptionsFrom(default) = %+v, want %+v", got, want)
+	}
 }
 
 func TestComputeH100(t *testing.T) {
