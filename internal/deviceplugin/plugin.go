@@ -38,7 +38,7 @@ type Plugin struct {
 	res    *Resource
 	cfg    *configv1.Config
 	health *Health
-	byID   map[string]*Device
+	byID   map[device.ID]*Device
 
 	socket string // absolute path of the server's unix socket
 
@@ -50,7 +50,7 @@ type Plugin struct {
 // NewPlugin returns the (not yet started) server of resource r, listening
 // at dir/SocketName(r.Name) once started.
 func NewPlugin(n *device.Node, r *Resource, c *configv1.Config, h *Health, dir string) *Plugin {
-	p := &Plugin{node: n, res: r, cfg: c, health: h, byID: make(map[string]*Device, len(r.Devices)), socket: filepath.Join(dir, SocketName(r.Name))}
+	p := &Plugin{node: n, res: r, cfg: c, health: h, byID: make(map[device.ID]*Device, len(r.Devices)), socket: filepath.Join(dir, SocketName(r.Name))}
 	for i := range r.Devices {
 		p.byID[r.Devices[i].ID] = &r.Devices[i]
 	}
@@ -136,7 +136,7 @@ func (p *Plugin) Devices() []*pluginapi.Device {
 		if !p.health.Healthy(d.UUID, g.UUID) {
 			h = pluginapi.Unhealthy
 		}
-		out[i] = &pluginapi.Device{ID: d.ID, Health: h}
+		out[i] = &pluginapi.Device{ID: string(d.ID), Health: h}
 		if g.NUMANode >= 0 {
 			out[i].Topology = &pluginapi.TopologyInfo{Nodes: []*pluginapi.NUMANode{{ID: int64(g.NUMANode)}}}
 		}
@@ -224,7 +224,7 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 	gpus := map[int]bool{}
 	seen := map[string]bool{}
 	for _, id := range ids {
-		d, ok := p.byID[id]
+		d, ok := p.byID[device.ID(id)]
 		if !ok {
 			return nil, fmt.Errorf("unknown device ID %q", id)
 		}

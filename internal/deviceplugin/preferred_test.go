@@ -14,7 +14,7 @@ import (
 func indices(n *device.Node, ids []string) string {
 	var out []string
 	for _, id := range ids {
-		u, r, _ := SplitID(id)
+		u, r, _ := device.ID(id).Split()
 		g, _, _ := n.GPUByUUID(u)
 		if strings.Contains(id, "::") {
 			out = append(out, fmt.Sprintf("%d::%d", g.Index, r))

@@ -3,7 +3,6 @@ package deviceplugin
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
@@ -13,8 +12,8 @@ import (
 // Device is one device as the kubelet sees it.
 type Device struct {
 	// ID is the kubelet device ID: the GPU or MIG device UUID, or
-	// "<uuid>::<n>" for time-slicing replica n.
-	ID string
+	// replica n's ID when shared by time-slicing.
+	ID device.ID
 	// UUID is the GPU or MIG device UUID.
 	UUID string
 	// GPU is the index of the (parent) GPU in device.Node.GPUs.
@@ -114,10 +113,7 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 		for _, d := range devs {
 			for k := 0; k < reps; k++ {
 				d.Replica = k
-				d.ID = d.UUID
-				if reps > 1 {
-					d.ID = d.UUID + "::" + strconv.Itoa(k)
-				}
+				d.ID = device.NewID(d.UUID, k, reps)
 				r.Devices = append(r.Devices, d)
 			}
 		}
@@ -125,20 +121,6 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// SplitID splits a kubelet device ID into the UUID and the replica number
-// (0 for an ID without "::").
-func SplitID(id string) (uuid string, replica int, err error) {
-	u, r, ok := strings.Cut(id, "::")
-	if !ok {
-		return id, 0, nil
-	}
-	n, err := strconv.Atoi(r)
-	if err != nil || n < 0 {
-		return "", 0, fmt.Errorf("device ID %q: replica %q is not a number", id, r)
-	}
-	return u, n, nil
 }
 
 // SocketName returns the socket file name of a resource's server, e.g.

@@ -198,15 +198,14 @@ func (s *state) setMapping(m *podresources.Mapping) bool {
 }
 
 // resolve maps a device plugin's device ID to a known device: a GPU or MIG
-// UUID, a time-slicing replica "<uuid>::<n>", or a GPU index.
+// UUID, a time-slicing replica of one (see device.ID), or a GPU index (the
+// device ID of NVIDIA's plugin under deviceIDStrategy index).
 func (s *state) resolve(id string) *devInfo {
-	if i := strings.Index(id, "::"); i >= 0 {
-		id = id[:i]
-	}
-	if d := s.byUUID[id]; d != nil {
+	uuid := device.ID(id).UUID()
+	if d := s.byUUID[uuid]; d != nil {
 		return d
 	}
-	return s.byIndex[id]
+	return s.byIndex[uuid]
 }
 
 // rebuildTargets computes each device's label sets from the devices and the
