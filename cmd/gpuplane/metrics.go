@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/exporter"
 	"github.com/gpuplane/gpuplane/internal/podresources"
@@ -61,7 +62,7 @@ func (m *metricsServer) stop() error {
 // startMetrics checks the metrics flags, listens on --metrics-addr and
 // serves the backend's metrics until ctx is done or stop is called. It
 // returns nil, nil when --metrics-addr is empty.
-func startMetrics(ctx context.Context, b device.Backend, nodeName string) (*metricsServer, error) {
+func startMetrics(ctx context.Context, b device.Backend, nodeName string, cfg *configv1.Config) (*metricsServer, error) {
 	o := metricsOpts
 	if o.addr == "" {
 		return nil, nil
@@ -72,6 +73,7 @@ func startMetrics(ctx context.Context, b device.Backend, nodeName string) (*metr
 	opts := exporter.Options{
 		Logger:         slog.New(logr.ToSlogHandler(klog.Background())),
 		Backend:        b,
+		Config:         cfg,
 		Hostname:       nodeName,
 		SampleInterval: o.sampleInterval,
 		StaleAfter:     o.staleAfter,

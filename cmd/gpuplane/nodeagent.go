@@ -113,7 +113,7 @@ func runNodeAgent(ctx context.Context, o nodeAgentOptions) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := startMetrics(ctx, b, o.nodeName) // GPU metrics: metrics.go
+	metrics, err := startMetrics(ctx, b, o.nodeName, cfg) // GPU metrics: metrics.go
 	if err != nil {
 		return err
 	}

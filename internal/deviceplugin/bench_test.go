@@ -21,7 +21,7 @@ func benchPlugin(b *testing.B, profile string) (*device.Node, *Plugin, pluginapi
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(configv1.DefaultIgnoredXIDs), shortDir(b))
+	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(n, configv1.DefaultIgnoredXIDs), shortDir(b))
 	if err := p.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func testPlugin(t testing.TB, n *device.Node, c *configv1.Config, resource strin
 	}
 	for i := range res {
 		if res[i].Name == resource {
-			return NewPlugin(n, &res[i], c, NewHealth(*c.Gpuplane.IgnoredXIDs), t.TempDir())
+			return NewPlugin(n, &res[i], c, NewHealth(*n, *c.Gpuplane.IgnoredXIDs), t.TempDir())
 		}
 	}
 	t.Fatalf("no resource %s", resource)

@@ -53,7 +53,7 @@ func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir s
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("--device-plugin-dir %s: not a directory", dir)
 	}
-	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(*c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
+	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(n, *c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
 	for i := range res {
 		m.plugins = append(m.plugins, NewPlugin(&m.node, &res[i], c, m.health, dir))
 	}

@@ -133,7 +133,7 @@ func (p *Plugin) Devices() []*pluginapi.Device {
 	for i, d := range p.res.Devices {
 		g := &p.node.GPUs[d.GPU]
 		h := pluginapi.Healthy
-		if !p.health.Healthy(d.UUID, g.UUID) {
+		if !p.health.Healthy(d.UUID) {
 			h = pluginapi.Unhealthy
 		}
 		out[i] = &pluginapi.Device{ID: string(d.ID), Health: h}
@@ -228,8 +228,7 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		if !ok {
 			return nil, fmt.Errorf("unknown device ID %q", id)
 		}
-		g := &p.node.GPUs[d.GPU]
-		if !p.health.Healthy(d.UUID, g.UUID) {
+		if !p.health.Healthy(d.UUID) {
 			return nil, fmt.Errorf("device %q is unhealthy", id)
 		}
 		gpus[d.GPU] = true

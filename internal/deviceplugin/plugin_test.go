@@ -100,11 +100,19 @@ func TestAllocateRefuses(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	h := NewHealth(configv1.DefaultIgnoredXIDs)
+	// The policy itself is internal/health's (tested there); here: the
+	// wake-ups and a MIG device unhealthy with its GPU.
+	n := device.Node{GPUs: []device.GPU{{UUID: "GPU-a", MIG: []device.MIGDevice{{UUID: "MIG-x"}}}, {UUID: "GPU-b"}}}
+	h := NewHealth(n, configv1.DefaultIgnoredXIDs)
 	wake, cancel := h.Subscribe()
 	defer cancel()
 	if h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 13}) {
 		t.Error("XID 13 (application error) changed health")
+	}
+	select {
+	case <-wake:
+		t.Error("wake-up without a change")
+	default:
 	}
 	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 79}) || h.Healthy("GPU-a") {
 		t.Error("XID 79 did not make the GPU unhealthy")
@@ -118,10 +126,10 @@ func TestHealth(t *testing.T) {
 		t.Error("lost after XID counted as a change")
 	}
 	// A MIG device is unhealthy with its parent.
-	if h.Healthy("MIG-x", "GPU-a") || !h.Healthy("MIG-x", "GPU-b") {
+	if h.Healthy("MIG-x") || !h.Healthy("GPU-b") {
 		t.Error("parent health not inherited")
 	}
-	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthRecovered}) || !h.Healthy("GPU-a") {
+	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthRecovered}) || !h.Healthy("GPU-a") || !h.Healthy("MIG-x") {
 		t.Error("recovery not applied")
 	}
 }

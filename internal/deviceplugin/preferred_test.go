@@ -195,7 +195,7 @@ func TestPreferredGreedyLargeNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(nil), t.TempDir())
+	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(n, nil), t.TempDir())
 	var avail []string
 	for i := 0; i < 32; i++ {
 		avail = append(avail, n.GPUs[i].UUID)

@@ -101,7 +101,7 @@ gpuplane_device_allocation{` + gpu0 + podA + `} 1
 gpuplane_device_allocation{` + gpu0 + podB + `} 1
 gpuplane_device_allocation{` + gpu0 + podC + `} 1
 gpuplane_device_allocation{` + migA + podD + `} 1
-# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.
 # TYPE gpuplane_device_health gauge
 gpuplane_device_health{` + gpu0 + `} 1
 gpuplane_device_health{` + gpu1 + `} 1
@@ -182,10 +182,10 @@ func TestHealthEvents(t *testing.T) {
 		e.current.Store(e.state.snapshot())
 		var b strings.Builder
 		for _, uuid := range []string{"GPU-0000", "GPU-1111", "MIG-aaaa", "MIG-bbbb"} {
-			if e.state.unhealthy[uuid] {
-				b.WriteString("0")
-			} else {
+			if e.state.devHealth.Healthy(uuid) {
 				b.WriteString("1")
+			} else {
+				b.WriteString("0")
 			}
 		}
 		return b.String()
@@ -197,6 +197,8 @@ func TestHealthEvents(t *testing.T) {
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13}, "1111"}, // application error
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 79}, "0111"}, // fell off the bus
 		{device.HealthEvent{UUID: "MIG-bbbb", Kind: device.HealthLost}, "0110"},
+		{device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthLost}, "0000"}, // its MIG devices with it
+		{device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthRecovered}, "0110"},
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthRecovered}, "1110"},
 	}
 	for i, s := range steps {
@@ -206,7 +208,7 @@ func TestHealthEvents(t *testing.T) {
 		}
 	}
 	want := `
-# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.
 # TYPE gpuplane_device_health gauge
 gpuplane_device_health{` + gpu0 + `} 1
 gpuplane_device_health{` + gpu1 + `} 1
@@ -379,7 +381,7 @@ func sortedLabels(text string) io.Reader {
 }
 
 func TestResolveDeviceIDs(t *testing.T) {
-	s := newState(AllFields(), "node-a")
+	s := newState(AllFields(), "node-a", nil)
 	s.setNode(testNode)
 	for id, want := range map[string]string{
 		"GPU-0000":    "GPU-0000", // whole GPU
