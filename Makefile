@@ -1,8 +1,16 @@
 GO ?= go
+# Printed by `gpuplane version` and every binary's --version
+# (internal/version); without them the Go toolchain's VCS stamp is used.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
+	-X github.com/gpuplane/gpuplane/internal/version.commit=$(COMMIT)
 
-.PHONY: build test bench fuzz
+.PHONY: build test bench fuzz cold-build
+# Every binary under cmd/ into bin/: gpuplane (offline tools), and one per
+# in-cluster role (gpuplane-node-agent).
 build:
-	$(GO) build -o bin/gpuplane ./cmd/gpuplane
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 # The README's test command: vet, then every test.
 test:

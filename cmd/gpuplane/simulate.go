@@ -18,8 +18,6 @@ import (
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
-func init() { rootCmd.AddCommand(newSimulateCmd()) }
-
 func newSimulateCmd() *cobra.Command {
 	var (
 		nodesFile, podsFile, mode, policies, format, outDir, pricesFile, tieBreak string
