@@ -26,7 +26,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./internal/trace
-	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/gpu
+	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/cost
 	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/exporter
 	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/device
 	$(GO) test -run '^$$' -fuzz FuzzParseProfile -fuzztime 30s ./internal/device/mock
