@@ -26,8 +26,8 @@ type Device struct {
 
 // Resource is one extended resource served by one device-plugin server.
 type Resource struct {
-	// Name is the resource name, e.g. "nvidia.com/gpu" or
-	// "nvidia.com/mig-1g.10gb.shared".
+	// Name is the resource name, e.g. nvidia.com/gpu or
+	// nvidia.com/mig-1g.10gb.shared.
 	Name string
 	// Replicas is the time-slicing replica count (1: not shared).
 	Replicas int
