@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -217,6 +218,31 @@ gpuplane_device_health{` + migB + `} 0
 `
 	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_health"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHealthFollowsTheConfig(t *testing.T) {
+	// The node agent's configuration ignores no XID: XID 13, an
+	// application error by default, makes GPU-0000 unhealthy, as it does
+	// for the device plugin.
+	cfg, err := configv1.ParseConfig("c.yaml", []byte("version: v1\ngpuplane: {ignoredXIDs: []}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.state.setNode(testNode)
+	e.state.applyHealth(device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13})
+	if e.state.devHealth.Healthy("GPU-0000") {
+		t.Error("XID 13 left GPU-0000 healthy although the configuration ignores no XID")
+	}
+	// Without a configuration, the default ignores it.
+	d, _ := newTestExporter(t, nil)
+	d.state.applyHealth(device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13})
+	if !d.state.devHealth.Healthy("GPU-0000") {
+		t.Error("XID 13 made GPU-0000 unhealthy under the default configuration")
 	}
 }
 
