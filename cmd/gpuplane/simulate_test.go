@@ -5,11 +5,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
 
 var binary string
+
+// The binary is built as the Makefile builds it, with the version and
+// commit set at link time.
+const ldflags = "-X github.com/gpuplane/gpuplane/internal/version.version=v9.8.7-test " +
+	"-X github.com/gpuplane/gpuplane/internal/version.commit=c0ffee"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "gpuplane-bin")
@@ -17,7 +23,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "gpuplane")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", binary, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
@@ -38,6 +44,16 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		t.Fatal(err)
 	}
 	return o.String(), e.String(), code
+}
+
+func TestVersion(t *testing.T) {
+	want := "gpuplane version v9.8.7-test, commit c0ffee, " + runtime.Version() + "\n"
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, errOut, code := run(t, args...)
+		if code != 0 || out != want || errOut != "" {
+			t.Errorf("gpuplane %v: exit %d, stdout %q, stderr %q; want %q", args, code, out, errOut, want)
+		}
+	}
 }
 
 func TestSimulateDefaultJSON(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package helm_test checks the Helm chart in deploy/helm/gpuplane with the
 // real helm binary: lint, render with several value sets, decode the objects
 // and check them, and check every flag the chart passes is one
-// gpuplane node-agent accepts.
+// gpuplane-node-agent accepts.
 package helm_test
 
 import (
@@ -21,7 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpuplane/gpuplane/internal/deviceplugin"
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 )
 
 const (
@@ -197,7 +197,6 @@ func TestTemplateDefaults(t *testing.T) {
 	}
 	ds, c := agent(t, r)
 	checkArgs(t, c, []string{
-		"node-agent",
 		"--backend=nvml",
 		"--device-plugin-dir=" + devicePluginDir,
 		"--pod-resources-socket=" + podResourcesDir + "/kubelet.sock",
@@ -243,7 +242,6 @@ func TestTemplateFull(t *testing.T) {
 	}
 	ds, c := agent(t, r)
 	checkArgs(t, c, []string{
-		"node-agent",
 		"--backend=mock",
 		"--mock-profile=dgx-a100-80gb-mig",
 		"--device-plugin-dir=" + devicePluginDir,
@@ -266,7 +264,7 @@ func TestTemplateFull(t *testing.T) {
 	// configuration the agent accepts.
 	var cm corev1.ConfigMap
 	r.get(t, "ConfigMap", fullname, &cm)
-	cfg, err := deviceplugin.ParseConfig("config.yaml", []byte(cm.Data["config.yaml"]))
+	cfg, err := configv1.ParseConfig("config.yaml", []byte(cm.Data["config.yaml"]))
 	if err != nil {
 		t.Fatalf("ConfigMap config.yaml: %v\n%s", err, cm.Data["config.yaml"])
 	}
@@ -355,11 +353,12 @@ func TestTemplatePort(t *testing.T) {
 	checkCommon(t, r, ds, c, 9500)
 }
 
-// checkArgs checks the container runs gpuplane with exactly these args.
+// checkArgs checks the container runs gpuplane-node-agent with exactly
+// these args.
 func checkArgs(t *testing.T, c corev1.Container, want []string) {
 	t.Helper()
-	if !slices.Equal(c.Command, []string{"gpuplane"}) {
-		t.Errorf("command %q, want [gpuplane]", c.Command)
+	if !slices.Equal(c.Command, []string{"gpuplane-node-agent"}) {
+		t.Errorf("command %q, want [gpuplane-node-agent]", c.Command)
 	}
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args\n%q\nwant\n%q", c.Args, want)
@@ -451,38 +450,38 @@ func matches(selector, labels map[string]string) bool {
 }
 
 // TestFlagsAccepted checks every flag the chart passes, with every value set
-// above, is a flag of gpuplane node-agent (from its --help).
+// above, is a flag of gpuplane-node-agent (from its --help).
 func TestFlagsAccepted(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the gpuplane binary")
+		t.Skip("builds the gpuplane-node-agent binary")
 	}
 	var used []string
 	for _, args := range [][]string{nil, {"-f", writeValues(t)}} {
 		_, c := agent(t, render(t, args...))
-		for _, a := range c.Args[1:] {
+		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")
 			used = append(used, name)
 		}
 	}
 
-	bin := filepath.Join(t.TempDir(), "gpuplane")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane").CombinedOutput(); err != nil {
+	bin := filepath.Join(t.TempDir(), "gpuplane-node-agent")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane-node-agent").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "node-agent", "--help").CombinedOutput()
+	out, err := exec.Command(bin, "--help").CombinedOutput()
 	if err != nil {
-		t.Fatalf("gpuplane node-agent --help: %v\n%s", err, out)
+		t.Fatalf("gpuplane-node-agent --help: %v\n%s", err, out)
 	}
 	accepted := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[\w-]+)`).FindAllStringSubmatch(string(out), -1) {
 		accepted[m[1]] = true
 	}
 	if !accepted["--backend"] || !accepted["--metrics-addr"] {
-		t.Fatalf("could not read the flags from gpuplane node-agent --help:\n%s", out)
+		t.Fatalf("could not read the flags from gpuplane-node-agent --help:\n%s", out)
 	}
 	for _, f := range used {
 		if !accepted[f] {
-			t.Errorf("the chart passes %s, which gpuplane node-agent does not accept", f)
+			t.Errorf("the chart passes %s, which gpuplane-node-agent does not accept", f)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
 )
@@ -16,11 +17,11 @@ import (
 // socket and returns it with a gRPC client.
 func benchPlugin(b *testing.B, profile string) (*device.Node, *Plugin, pluginapi.DevicePluginClient) {
 	n := testNode(b, profile)
-	res, err := BuildResources(n, DefaultConfig())
+	res, err := BuildResources(n, configv1.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := NewPlugin(&n, &res[0], DefaultConfig(), NewHealth(DefaultIgnoredXIDs), shortDir(b))
+	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(n, configv1.DefaultIgnoredXIDs), shortDir(b))
 	if err := p.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -75,14 +76,14 @@ func BenchmarkGetPreferredAllocation(b *testing.B) {
 // BenchmarkPreferred is the selection alone, without gRPC.
 func BenchmarkPreferred(b *testing.B) {
 	n := testNode(b, "dgx1-v100")
-	p := testPlugin(b, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(b, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	var all []string
 	for _, g := range n.GPUs {
 		all = append(all, g.UUID)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Preferred(&n, p.res, p.byID, all, nil, 4, ReplicaSpread); err != nil {
+		if _, err := Preferred(&n, p.res, p.byID, all, nil, 4, configv1.ReplicaSpread); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -135,7 +136,7 @@ func BenchmarkBackendHealthToListAndWatch(b *testing.B) {
 	}
 	defer k.Stop()
 	fb := &fakeBackend{node: testNode(b, "dgx-h100"), events: make(chan device.HealthEvent)}
-	m, err := NewManager(context.Background(), fb, DefaultConfig(), dir)
+	m, err := NewManager(context.Background(), fb, configv1.DefaultConfig(), dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,8 +1,8 @@
 package deviceplugin_test
 
-// End-to-end tests: the real gpuplane binary, built once in TestMain, runs
-// "node-agent --backend mock" against a test kubelet (kubelettest) on unix
-// sockets in a temporary directory.
+// End-to-end tests: the real gpuplane-node-agent binary, built once in
+// TestMain, runs with "--backend mock" against a test kubelet (kubelettest)
+// on unix sockets in a temporary directory.
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
 )
 
-var gpuplaneBin string
+var agentBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -36,17 +36,17 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		gpuplaneBin = filepath.Join(dir, "gpuplane")
-		out, err := exec.Command("go", "build", "-o", gpuplaneBin, "github.com/gpuplane/gpuplane/cmd/gpuplane").CombinedOutput()
+		agentBin = filepath.Join(dir, "gpuplane-node-agent")
+		out, err := exec.Command("go", "build", "-o", agentBin, "github.com/gpuplane/gpuplane/cmd/gpuplane-node-agent").CombinedOutput()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "building gpuplane: %v\n%s", err, out)
+			fmt.Fprintf(os.Stderr, "building gpuplane-node-agent: %v\n%s", err, out)
 			return 1
 		}
 		return m.Run()
 	}())
 }
 
-// agent is a running gpuplane node-agent.
+// agent is a running gpuplane-node-agent.
 type agent struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
@@ -73,7 +73,7 @@ func (s *syncBuffer) String() string {
 func startAgent(t *testing.T, dir string, args ...string) *agent {
 	t.Helper()
 	a := &agent{out: &syncBuffer{}, done: make(chan error, 1)}
-	a.cmd = exec.Command(gpuplaneBin, append([]string{"node-agent", "--backend", "mock", "--device-plugin-dir", dir}, args...)...)
+	a.cmd = exec.Command(agentBin, append([]string{"--backend", "mock", "--device-plugin-dir", dir}, args...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -4,28 +4,23 @@ import (
 	"sync"
 
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/health"
 )
 
-// Health is the health of a node's GPUs and MIG devices, fed by backend
-// health events and read by the device-plugin servers. A device is
-// unhealthy while it, or its parent GPU, has an unrecovered critical XID or
-// is lost. It is safe for concurrent use.
+// Health is the health of a node's GPUs and MIG devices under the node
+// agent's one health policy (internal/health), fed by backend health events
+// and read by the device-plugin servers, which it wakes on each change. It
+// is safe for concurrent use.
 type Health struct {
-	ignored map[uint64]bool
-
-	mu        sync.Mutex
-	unhealthy map[string]device.HealthEvent // by GPU or MIG UUID
-	subs      map[chan struct{}]struct{}
+	mu    sync.Mutex
+	state *health.State
+	subs  map[chan struct{}]struct{}
 }
 
-// NewHealth returns a Health with every device healthy that ignores the
-// given (application-level) XIDs.
-func NewHealth(ignoredXIDs []uint64) *Health {
-	h := &Health{ignored: map[uint64]bool{}, unhealthy: map[string]device.HealthEvent{}, subs: map[chan struct{}]struct{}{}}
-	for _, x := range ignoredXIDs {
-		h.ignored[x] = true
-	}
-	return h
+// NewHealth returns a Health of node n with every device healthy that
+// ignores the given (application-level) XIDs.
+func NewHealth(n device.Node, ignoredXIDs []uint64) *Health {
+	return &Health{state: health.NewState(n, ignoredXIDs), subs: map[chan struct{}]struct{}{}}
 }
 
 // Apply records ev and wakes the subscribers when it changes a device's
@@ -34,21 +29,7 @@ func NewHealth(ignoredXIDs []uint64) *Health {
 func (h *Health) Apply(ev device.HealthEvent) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, bad := h.unhealthy[ev.UUID]
-	switch ev.Kind {
-	case device.HealthXID:
-		if h.ignored[ev.XID] {
-			return false
-		}
-		h.unhealthy[ev.UUID] = ev
-	case device.HealthLost:
-		h.unhealthy[ev.UUID] = ev
-	case device.HealthRecovered:
-		delete(h.unhealthy, ev.UUID)
-	default:
-		return false
-	}
-	if _, now := h.unhealthy[ev.UUID]; now == bad {
+	if !h.state.Apply(ev) {
 		return false
 	}
 	for ch := range h.subs {
@@ -60,17 +41,12 @@ func (h *Health) Apply(ev device.HealthEvent) bool {
 	return true
 }
 
-// Healthy reports whether none of the UUIDs (a device and its parent GPU)
-// is unhealthy.
-func (h *Health) Healthy(uuids ...string) bool {
+// Healthy reports whether the GPU or MIG device uuid is healthy (a MIG
+// device is unhealthy with its GPU).
+func (h *Health) Healthy(uuid string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, u := range uuids {
-		if _, bad := h.unhealthy[u]; bad {
-			return false
-		}
-	}
-	return true
+	return h.state.Healthy(uuid)
 }
 
 // Subscribe returns a channel that receives a value after each change and a

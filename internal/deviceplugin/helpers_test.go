@@ -3,6 +3,7 @@ package deviceplugin
 import (
 	"testing"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 )
@@ -17,9 +18,9 @@ func testNode(t testing.TB, profile string) device.Node {
 	return n
 }
 
-func testConfig(t testing.TB, yaml string) *Config {
+func testConfig(t testing.TB, yaml string) *configv1.Config {
 	t.Helper()
-	c, err := ParseConfig("test.yaml", []byte("version: v1\n"+yaml))
+	c, err := configv1.ParseConfig("test.yaml", []byte("version: v1\n"+yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func testConfig(t testing.TB, yaml string) *Config {
 }
 
 // testPlugin returns the plugin of the named resource.
-func testPlugin(t testing.TB, n *device.Node, c *Config, resource string) *Plugin {
+func testPlugin(t testing.TB, n *device.Node, c *configv1.Config, resource string) *Plugin {
 	t.Helper()
 	res, err := BuildResources(*n, c)
 	if err != nil {
@@ -35,7 +36,7 @@ func testPlugin(t testing.TB, n *device.Node, c *Config, resource string) *Plugi
 	}
 	for i := range res {
 		if res[i].Name == resource {
-			return NewPlugin(n, &res[i], c, NewHealth(*c.Gpuplane.IgnoredXIDs), t.TempDir())
+			return NewPlugin(n, &res[i], c, NewHealth(*n, *c.Gpuplane.IgnoredXIDs), t.TempDir())
 		}
 	}
 	t.Fatalf("no resource %s", resource)

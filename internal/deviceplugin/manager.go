@@ -11,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -26,7 +27,7 @@ type Manager struct {
 	dir     string
 	backend device.Backend
 	node    device.Node
-	cfg     *Config
+	cfg     *configv1.Config
 	health  *Health
 	plugins []*Plugin
 
@@ -38,7 +39,7 @@ type Manager struct {
 // NewManager discovers the backend's GPUs and works out the resources under
 // c. It starts nothing, so a node or configuration that does not fit fails
 // here, before any server runs.
-func NewManager(ctx context.Context, b device.Backend, c *Config, dir string) (*Manager, error) {
+func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir string) (*Manager, error) {
 	n, err := b.Discover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("discovering GPUs: %w", err)
@@ -52,7 +53,7 @@ func NewManager(ctx context.Context, b device.Backend, c *Config, dir string) (*
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("--device-plugin-dir %s: not a directory", dir)
 	}
-	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(*c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
+	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(n, *c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
 	for i := range res {
 		m.plugins = append(m.plugins, NewPlugin(&m.node, &res[i], c, m.health, dir))
 	}

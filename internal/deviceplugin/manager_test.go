@@ -10,6 +10,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
 )
@@ -113,7 +114,7 @@ func TestNewManagerFailsEarly(t *testing.T) {
 	if _, err := NewManager(context.Background(), fb, testConfig(t, "flags: {migStrategy: single}"), dir); err == nil || !strings.Contains(err.Error(), "migStrategy single") {
 		t.Errorf("single on mixed MIG: %v", err)
 	}
-	if _, err := NewManager(context.Background(), fb, DefaultConfig(), dir+"/missing"); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+	if _, err := NewManager(context.Background(), fb, configv1.DefaultConfig(), dir+"/missing"); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
 		t.Errorf("missing dir: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

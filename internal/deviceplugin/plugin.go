@@ -1,3 +1,8 @@
+// Package deviceplugin serves the kubelet device-plugin API (v1beta1) for a
+// node's GPUs: one gRPC server per resource (nvidia.com/gpu, the MIG
+// resources, their time-sliced variants) on a unix socket in the kubelet's
+// device-plugin directory, registered with the kubelet and re-registered
+// when the kubelet restarts. Its configuration is api/config/v1.
 package deviceplugin
 
 import (
@@ -18,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -30,9 +36,9 @@ type Plugin struct {
 
 	node   *device.Node
 	res    *Resource
-	cfg    *Config
+	cfg    *configv1.Config
 	health *Health
-	byID   map[string]*Device
+	byID   map[device.ID]*Device
 
 	socket string // absolute path of the server's unix socket
 
@@ -43,8 +49,8 @@ type Plugin struct {
 
 // NewPlugin returns the (not yet started) server of resource r, listening
 // at dir/SocketName(r.Name) once started.
-func NewPlugin(n *device.Node, r *Resource, c *Config, h *Health, dir string) *Plugin {
-	p := &Plugin{node: n, res: r, cfg: c, health: h, byID: make(map[string]*Device, len(r.Devices)), socket: filepath.Join(dir, SocketName(r.Name))}
+func NewPlugin(n *device.Node, r *Resource, c *configv1.Config, h *Health, dir string) *Plugin {
+	p := &Plugin{node: n, res: r, cfg: c, health: h, byID: make(map[device.ID]*Device, len(r.Devices)), socket: filepath.Join(dir, SocketName(r.Name))}
 	for i := range r.Devices {
 		p.byID[r.Devices[i].ID] = &r.Devices[i]
 	}
@@ -127,10 +133,10 @@ func (p *Plugin) Devices() []*pluginapi.Device {
 	for i, d := range p.res.Devices {
 		g := &p.node.GPUs[d.GPU]
 		h := pluginapi.Healthy
-		if !p.health.Healthy(d.UUID, g.UUID) {
+		if !p.health.Healthy(d.UUID) {
 			h = pluginapi.Unhealthy
 		}
-		out[i] = &pluginapi.Device{ID: d.ID, Health: h}
+		out[i] = &pluginapi.Device{ID: string(d.ID), Health: h}
 		if g.NUMANode >= 0 {
 			out[i].Topology = &pluginapi.TopologyInfo{Nodes: []*pluginapi.NUMANode{{ID: int64(g.NUMANode)}}}
 		}
@@ -218,12 +224,11 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 	gpus := map[int]bool{}
 	seen := map[string]bool{}
 	for _, id := range ids {
-		d, ok := p.byID[id]
+		d, ok := p.byID[device.ID(id)]
 		if !ok {
 			return nil, fmt.Errorf("unknown device ID %q", id)
 		}
-		g := &p.node.GPUs[d.GPU]
-		if !p.health.Healthy(d.UUID, g.UUID) {
+		if !p.health.Healthy(d.UUID) {
 			return nil, fmt.Errorf("device %q is unhealthy", id)
 		}
 		gpus[d.GPU] = true
@@ -233,19 +238,19 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		}
 	}
 	r := &pluginapi.ContainerAllocateResponse{}
-	if p.cfg.HasListStrategy(ListEnvvar) {
+	if p.cfg.HasListStrategy(configv1.ListEnvvar) {
 		r.Envs = map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(uuids, ",")}
 	}
 	cdi := make([]string, len(uuids))
 	for i, u := range uuids {
-		cdi[i] = "nvidia.com/gpu=" + u
+		cdi[i] = configv1.CDIKind + "=" + u
 	}
-	if p.cfg.HasListStrategy(ListCDICRI) {
+	if p.cfg.HasListStrategy(configv1.ListCDICRI) {
 		for _, name := range cdi {
 			r.CdiDevices = append(r.CdiDevices, &pluginapi.CDIDevice{Name: name})
 		}
 	}
-	if p.cfg.HasListStrategy(ListCDIAnnotations) {
+	if p.cfg.HasListStrategy(configv1.ListCDIAnnotations) {
 		r.Annotations = map[string]string{"cdi.k8s.io/gpuplane-device-plugin_" + strings.ReplaceAll(p.res.Name, "/", "_"): strings.Join(cdi, ",")}
 	}
 	if p.cfg.Flags.Plugin.PassDeviceSpecs {

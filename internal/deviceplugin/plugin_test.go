@@ -9,6 +9,7 @@ import (
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -24,7 +25,7 @@ func TestAllocate(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
 	u := gpuIDs(&n, 0, 1, 2, 3, 4, 5, 6, 7)
 
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	r, err := allocate(p, u[3], u[5])
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestAllocateReplicasAndMIG(t *testing.T) {
 
 func TestAllocateRefuses(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	u := gpuIDs(&n, 0, 1)
 	if _, err := allocate(p, u[0], "GPU-unknown"); err == nil || !strings.Contains(err.Error(), `unknown device ID "GPU-unknown"`) {
 		t.Errorf("unknown: %v", err)
@@ -99,11 +100,19 @@ func TestAllocateRefuses(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	h := NewHealth(DefaultIgnoredXIDs)
+	// The policy itself is internal/health's (tested there); here: the
+	// wake-ups and a MIG device unhealthy with its GPU.
+	n := device.Node{GPUs: []device.GPU{{UUID: "GPU-a", MIG: []device.MIGDevice{{UUID: "MIG-x"}}}, {UUID: "GPU-b"}}}
+	h := NewHealth(n, configv1.DefaultIgnoredXIDs)
 	wake, cancel := h.Subscribe()
 	defer cancel()
 	if h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 13}) {
 		t.Error("XID 13 (application error) changed health")
+	}
+	select {
+	case <-wake:
+		t.Error("wake-up without a change")
+	default:
 	}
 	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 79}) || h.Healthy("GPU-a") {
 		t.Error("XID 79 did not make the GPU unhealthy")
@@ -117,10 +126,10 @@ func TestHealth(t *testing.T) {
 		t.Error("lost after XID counted as a change")
 	}
 	// A MIG device is unhealthy with its parent.
-	if h.Healthy("MIG-x", "GPU-a") || !h.Healthy("MIG-x", "GPU-b") {
+	if h.Healthy("MIG-x") || !h.Healthy("GPU-b") {
 		t.Error("parent health not inherited")
 	}
-	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthRecovered}) || !h.Healthy("GPU-a") {
+	if !h.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthRecovered}) || !h.Healthy("GPU-a") || !h.Healthy("MIG-x") {
 		t.Error("recovery not applied")
 	}
 }
@@ -149,7 +158,7 @@ func (f *fakeBackend) WatchHealth(ctx context.Context, ch chan<- device.HealthEv
 
 func TestListAndWatchUnhealthy(t *testing.T) {
 	n := testNode(t, "l40s-pcie-4")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}

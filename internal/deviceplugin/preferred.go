@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -61,7 +62,7 @@ func pairScore(n *device.Node, i, j int) setScore {
 //
 // It returns an error when an ID is not a device of r, or when size is
 // smaller than mustInclude or larger than available.
-func Preferred(n *device.Node, r *Resource, byID map[string]*Device, available, mustInclude []string, size int, policy string) ([]string, error) {
+func Preferred(n *device.Node, r *Resource, byID map[device.ID]*Device, available, mustInclude []string, size int, policy string) ([]string, error) {
 	avail, err := lookup(byID, available)
 	if err != nil {
 		return nil, fmt.Errorf("available devices: %w", err)
@@ -73,7 +74,7 @@ func Preferred(n *device.Node, r *Resource, byID map[string]*Device, available, 
 	if size < len(must) || size > len(avail) || size < 0 {
 		return nil, fmt.Errorf("allocation size %d: want between %d (must-include) and %d (available)", size, len(must), len(avail))
 	}
-	isMust := map[string]bool{}
+	isMust := map[device.ID]bool{}
 	for _, d := range must {
 		isMust[d.ID] = true
 	}
@@ -95,16 +96,16 @@ func Preferred(n *device.Node, r *Resource, byID map[string]*Device, available, 
 	}
 	ids := make([]string, len(chosen))
 	for i, d := range chosen {
-		ids[i] = d.ID
+		ids[i] = string(d.ID)
 	}
 	return ids, nil
 }
 
-func lookup(byID map[string]*Device, ids []string) ([]*Device, error) {
+func lookup(byID map[device.ID]*Device, ids []string) ([]*Device, error) {
 	out := make([]*Device, 0, len(ids))
 	seen := map[string]bool{}
 	for _, id := range ids {
-		d, ok := byID[id]
+		d, ok := byID[device.ID(id)]
 		if !ok {
 			return nil, fmt.Errorf("unknown device ID %q", id)
 		}
@@ -238,7 +239,7 @@ func preferredReplicas(must, rest []*Device, size int, policy string) []*Device 
 			}
 			u, bu, f, bf := used[g], used[bg], len(free[g]), len(free[bg])
 			var better bool
-			if policy == ReplicaPack {
+			if policy == configv1.ReplicaPack {
 				better = u > bu || (u == bu && f < bf)
 			} else {
 				better = u < bu || (u == bu && f > bf)

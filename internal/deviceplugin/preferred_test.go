@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -13,7 +14,7 @@ import (
 func indices(n *device.Node, ids []string) string {
 	var out []string
 	for _, id := range ids {
-		u, r, _ := SplitID(id)
+		u, r, _ := device.ID(id).Split()
 		g, _, _ := n.GPUByUUID(u)
 		if strings.Contains(id, "::") {
 			out = append(out, fmt.Sprintf("%d::%d", g.Index, r))
@@ -48,7 +49,7 @@ func except(all []int, drop ...int) []int {
 // NUMA node 0 holds GPUs 0-3, node 1 GPUs 4-7.
 func TestPreferredCubeMesh(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	for _, tc := range []struct {
 		name        string
@@ -78,7 +79,7 @@ func TestPreferredCubeMesh(t *testing.T) {
 		{"8 of 8", all, nil, 8, "0,1,2,3,4,5,6,7"},
 		{"1 with 7", all, []int{7}, 1, "7"},
 	} {
-		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, ReplicaSpread)
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, configv1.ReplicaSpread)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -91,7 +92,7 @@ func TestPreferredCubeMesh(t *testing.T) {
 
 func TestPreferredPCIe(t *testing.T) {
 	n := testNode(t, "l40s-pcie-4")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	for _, tc := range []struct {
 		avail, must []int
 		size        int
@@ -102,7 +103,7 @@ func TestPreferredPCIe(t *testing.T) {
 		{[]int{0, 2, 3}, []int{0}, 2, "0,2"},    // all SYS: lowest index
 		{[]int{1, 2, 3}, nil, 2, "2,3"},
 	} {
-		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, ReplicaSpread)
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, tc.avail...), gpuIDs(&n, tc.must...), tc.size, configv1.ReplicaSpread)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,14 +133,14 @@ func TestPreferredReplicas(t *testing.T) {
 		size         int
 		want         string
 	}{
-		{"spread 2 of all", ReplicaSpread, all, nil, 2, "0::0,1::0"},
-		{"pack 2 of all", ReplicaPack, all, nil, 2, "0::0,0::1"},
+		{"spread 2 of all", configv1.ReplicaSpread, all, nil, 2, "0::0,1::0"},
+		{"pack 2 of all", configv1.ReplicaPack, all, nil, 2, "0::0,0::1"},
 		// GPU 0 has 2 free replicas, the others 4: spread avoids GPU 0.
-		{"spread 3 of partial", ReplicaSpread, partial, nil, 3, "1::0,2::0,3::0"},
+		{"spread 3 of partial", configv1.ReplicaSpread, partial, nil, 3, "1::0,2::0,3::0"},
 		// pack fills GPU 0 first, then the lowest free GPU.
-		{"pack 3 of partial", ReplicaPack, partial, nil, 3, "0::2,0::3,1::0"},
-		{"spread with must", ReplicaSpread, all, []string{rep(2, 3)}, 2, "0::0,2::3"},
-		{"pack with must", ReplicaPack, all, []string{rep(2, 3)}, 2, "2::0,2::3"},
+		{"pack 3 of partial", configv1.ReplicaPack, partial, nil, 3, "0::2,0::3,1::0"},
+		{"spread with must", configv1.ReplicaSpread, all, []string{rep(2, 3)}, 2, "0::0,2::3"},
+		{"pack with must", configv1.ReplicaPack, all, []string{rep(2, 3)}, 2, "2::0,2::3"},
 	} {
 		got, err := Preferred(&n, p.res, p.byID, tc.avail, tc.must, tc.size, tc.policy)
 		if err != nil {
@@ -153,7 +154,7 @@ func TestPreferredReplicas(t *testing.T) {
 
 func TestPreferredErrors(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
-	p := testPlugin(t, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	all := gpuIDs(&n, 0, 1, 2, 3)
 	for _, tc := range []struct {
 		avail, must []string
@@ -165,7 +166,7 @@ func TestPreferredErrors(t *testing.T) {
 		{all, nil, 5, "allocation size 5: want between 0 (must-include) and 4 (available)"},
 		{all, all[:3], 2, "allocation size 2: want between 3"},
 	} {
-		_, err := Preferred(&n, p.res, p.byID, tc.avail, tc.must, tc.size, ReplicaSpread)
+		_, err := Preferred(&n, p.res, p.byID, tc.avail, tc.must, tc.size, configv1.ReplicaSpread)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
@@ -190,16 +191,16 @@ func TestPreferredGreedyLargeNode(t *testing.T) {
 			}
 		}
 	}
-	res, err := BuildResources(n, DefaultConfig())
+	res, err := BuildResources(n, configv1.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPlugin(&n, &res[0], DefaultConfig(), NewHealth(nil), t.TempDir())
+	p := NewPlugin(&n, &res[0], configv1.DefaultConfig(), NewHealth(n, nil), t.TempDir())
 	var avail []string
 	for i := 0; i < 32; i++ {
 		avail = append(avail, n.GPUs[i].UUID)
 	}
-	got, err := Preferred(&n, p.res, p.byID, avail, []string{"GPU-17"}, 8, ReplicaSpread)
+	got, err := Preferred(&n, p.res, p.byID, avail, []string{"GPU-17"}, 8, configv1.ReplicaSpread)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func FuzzPreferred(f *testing.F) {
 	f.Add(uint8(0xee), uint8(0x00), uint8(4))
 	f.Add(uint8(0xff), uint8(0x00), uint8(2))
 	n := testNode(f, "dgx1-v100")
-	p := testPlugin(f, &n, DefaultConfig(), "nvidia.com/gpu")
+	p := testPlugin(f, &n, configv1.DefaultConfig(), "nvidia.com/gpu")
 	f.Fuzz(func(t *testing.T, availMask, mustMask, size uint8) {
 		var avail, must []int
 		for i := 0; i < 8; i++ {
@@ -228,7 +229,7 @@ func FuzzPreferred(f *testing.F) {
 				}
 			}
 		}
-		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, avail...), gpuIDs(&n, must...), int(size), ReplicaSpread)
+		got, err := Preferred(&n, p.res, p.byID, gpuIDs(&n, avail...), gpuIDs(&n, must...), int(size), configv1.ReplicaSpread)
 		if int(size) < len(must) || int(size) > len(avail) {
 			if err == nil {
 				t.Fatalf("size %d with %d must-include of %d available: no error", size, len(must), len(avail))

@@ -3,17 +3,17 @@ package deviceplugin
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
 // Device is one device as the kubelet sees it.
 type Device struct {
 	// ID is the kubelet device ID: the GPU or MIG device UUID, or
-	// "<uuid>::<n>" for time-slicing replica n.
-	ID string
+	// replica n's ID when shared by time-slicing.
+	ID device.ID
 	// UUID is the GPU or MIG device UUID.
 	UUID string
 	// GPU is the index of the (parent) GPU in device.Node.GPUs.
@@ -26,8 +26,8 @@ type Device struct {
 
 // Resource is one extended resource served by one device-plugin server.
 type Resource struct {
-	// Name is the resource name, e.g. "nvidia.com/gpu" or
-	// "nvidia.com/mig-1g.10gb.shared".
+	// Name is the resource name, e.g. nvidia.com/gpu or
+	// nvidia.com/mig-1g.10gb.shared.
 	Name string
 	// Replicas is the time-slicing replica count (1: not shared).
 	Replicas int
@@ -42,17 +42,17 @@ type Resource struct {
 // not suit the strategy (single with mixed profiles, for example) or a
 // shared resource does not exist on the node. Resources are sorted by name;
 // a resource with no devices is left out.
-func BuildResources(n device.Node, c *Config) ([]Resource, error) {
+func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	byName := map[string][]Device{}
 	whole := func(i int) {
-		byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
+		byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
 	}
 	switch c.Flags.MIGStrategy {
-	case MIGStrategyNone:
+	case configv1.MIGStrategyNone:
 		for i := range n.GPUs {
 			whole(i)
 		}
-	case MIGStrategySingle:
+	case configv1.MIGStrategySingle:
 		migOn, profile := 0, ""
 		for i, g := range n.GPUs {
 			if g.MIGEnabled {
@@ -83,18 +83,18 @@ func BuildResources(n device.Node, c *Config) ([]Resource, error) {
 					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG enabled but no MIG devices", i, g.UUID)
 				}
 				for j, m := range g.MIG {
-					byName["nvidia.com/gpu"] = append(byName["nvidia.com/gpu"], Device{UUID: m.UUID, GPU: i, MIG: j})
+					byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})
 				}
 			}
 		}
-	case MIGStrategyMixed:
+	case configv1.MIGStrategyMixed:
 		for i, g := range n.GPUs {
 			if !g.MIGEnabled {
 				whole(i)
 				continue
 			}
 			for j, m := range g.MIG {
-				name := "nvidia.com/mig-" + m.Profile
+				name := configv1.MIGResource(m.Profile)
 				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
 			}
 		}
@@ -113,10 +113,7 @@ func BuildResources(n device.Node, c *Config) ([]Resource, error) {
 		for _, d := range devs {
 			for k := 0; k < reps; k++ {
 				d.Replica = k
-				d.ID = d.UUID
-				if reps > 1 {
-					d.ID = d.UUID + "::" + strconv.Itoa(k)
-				}
+				d.ID = device.NewID(d.UUID, k, reps)
 				r.Devices = append(r.Devices, d)
 			}
 		}
@@ -124,20 +121,6 @@ func BuildResources(n device.Node, c *Config) ([]Resource, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// SplitID splits a kubelet device ID into the UUID and the replica number
-// (0 for an ID without "::").
-func SplitID(id string) (uuid string, replica int, err error) {
-	u, r, ok := strings.Cut(id, "::")
-	if !ok {
-		return id, 0, nil
-	}
-	n, err := strconv.Atoi(r)
-	if err != nil || n < 0 {
-		return "", 0, fmt.Errorf("device ID %q: replica %q is not a number", id, r)
-	}
-	return u, n, nil
 }
 
 // SocketName returns the socket file name of a resource's server, e.g.

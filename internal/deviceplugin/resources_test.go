@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/device"
 )
 
 func summary(rs []Resource) string {
@@ -47,14 +49,8 @@ func TestBuildResourcesIDs(t *testing.T) {
 	n := testNode(t, "l40s-pcie-4")
 	rs, _ := BuildResources(n, testConfig(t, "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}"))
 	d := rs[0].Devices[3]
-	if d.ID != n.GPUs[1].UUID+"::1" || d.GPU != 1 || d.Replica != 1 || d.MIG != -1 {
+	if d.ID != device.ID(n.GPUs[1].UUID+"::1") || d.GPU != 1 || d.Replica != 1 || d.MIG != -1 {
 		t.Errorf("device 3 = %+v", d)
-	}
-	if u, r, err := SplitID(d.ID); u != n.GPUs[1].UUID || r != 1 || err != nil {
-		t.Errorf("SplitID = %s %d %v", u, r, err)
-	}
-	if _, _, err := SplitID("GPU-1::x"); err == nil {
-		t.Error("SplitID accepted a bad replica")
 	}
 	if got := SocketName("nvidia.com/mig-1g.10gb"); got != "gpuplane-nvidia.com-mig-1g.10gb.sock" {
 		t.Errorf("SocketName = %s", got)

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/podresources"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	Pods PodSource
 	// Logger receives backend errors; nil discards them.
 	Logger *slog.Logger
+	// Config is the node agent's configuration, the device plugin's too:
+	// gpuplane_device_health follows the same health policy
+	// (internal/health) with the same ignored XIDs. nil means
+	// configv1.DefaultConfig().
+	Config *configv1.Config
 }
 
 // Exporter samples a device backend in the background and serves the last
@@ -105,11 +111,14 @@ func New(opts Options) (*Exporter, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Config == nil {
+		opts.Config = configv1.DefaultConfig()
+	}
 	e := &Exporter{
 		opts:     opts,
 		registry: prometheus.NewRegistry(),
 		now:      time.Now,
-		state:    newState(opts.Fields, opts.Hostname),
+		state:    newState(opts.Fields, opts.Hostname, *opts.Config.Gpuplane.IgnoredXIDs),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpuplane_backend_errors_total",
 			Help: "Failed calls to the device backend, by operation (discover, sample, watch_health).",

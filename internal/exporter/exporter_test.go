@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 )
 
@@ -101,7 +102,7 @@ gpuplane_device_allocation{` + gpu0 + podA + `} 1
 gpuplane_device_allocation{` + gpu0 + podB + `} 1
 gpuplane_device_allocation{` + gpu0 + podC + `} 1
 gpuplane_device_allocation{` + migA + podD + `} 1
-# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.
 # TYPE gpuplane_device_health gauge
 gpuplane_device_health{` + gpu0 + `} 1
 gpuplane_device_health{` + gpu1 + `} 1
@@ -182,10 +183,10 @@ func TestHealthEvents(t *testing.T) {
 		e.current.Store(e.state.snapshot())
 		var b strings.Builder
 		for _, uuid := range []string{"GPU-0000", "GPU-1111", "MIG-aaaa", "MIG-bbbb"} {
-			if e.state.unhealthy[uuid] {
-				b.WriteString("0")
-			} else {
+			if e.state.devHealth.Healthy(uuid) {
 				b.WriteString("1")
+			} else {
+				b.WriteString("0")
 			}
 		}
 		return b.String()
@@ -197,6 +198,8 @@ func TestHealthEvents(t *testing.T) {
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13}, "1111"}, // application error
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 79}, "0111"}, // fell off the bus
 		{device.HealthEvent{UUID: "MIG-bbbb", Kind: device.HealthLost}, "0110"},
+		{device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthLost}, "0000"}, // its MIG devices with it
+		{device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthRecovered}, "0110"},
 		{device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthRecovered}, "1110"},
 	}
 	for i, s := range steps {
@@ -206,7 +209,7 @@ func TestHealthEvents(t *testing.T) {
 		}
 	}
 	want := `
-# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application.
+# HELP gpuplane_device_health Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.
 # TYPE gpuplane_device_health gauge
 gpuplane_device_health{` + gpu0 + `} 1
 gpuplane_device_health{` + gpu1 + `} 1
@@ -215,6 +218,31 @@ gpuplane_device_health{` + migB + `} 0
 `
 	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_health"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHealthFollowsTheConfig(t *testing.T) {
+	// The node agent's configuration ignores no XID: XID 13, an
+	// application error by default, makes GPU-0000 unhealthy, as it does
+	// for the device plugin.
+	cfg, err := configv1.ParseConfig("c.yaml", []byte("version: v1\ngpuplane: {ignoredXIDs: []}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.state.setNode(testNode)
+	e.state.applyHealth(device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13})
+	if e.state.devHealth.Healthy("GPU-0000") {
+		t.Error("XID 13 left GPU-0000 healthy although the configuration ignores no XID")
+	}
+	// Without a configuration, the default ignores it.
+	d, _ := newTestExporter(t, nil)
+	d.state.applyHealth(device.HealthEvent{UUID: "GPU-0000", Kind: device.HealthXID, XID: 13})
+	if !d.state.devHealth.Healthy("GPU-0000") {
+		t.Error("XID 13 made GPU-0000 unhealthy under the default configuration")
 	}
 }
 
@@ -379,7 +407,7 @@ func sortedLabels(text string) io.Reader {
 }
 
 func TestResolveDeviceIDs(t *testing.T) {
-	s := newState(AllFields(), "node-a")
+	s := newState(AllFields(), "node-a", nil)
 	s.setNode(testNode)
 	for id, want := range map[string]string{
 		"GPU-0000":    "GPU-0000", // whole GPU

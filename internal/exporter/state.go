@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/health"
 	"github.com/gpuplane/gpuplane/internal/podresources"
 )
 
@@ -61,10 +62,6 @@ const (
 	allocationName = "gpuplane_device_allocation"
 )
 
-// appErrorXIDs are XIDs caused by applications, not by the device (the
-// Kubernetes device plugin's default list); they leave the device healthy.
-var appErrorXIDs = map[uint64]bool{13: true, 31: true, 43: true, 45: true, 68: true, 109: true}
-
 // devInfo is one discovered GPU or MIG device and its label values.
 type devInfo struct {
 	uuid string
@@ -99,7 +96,7 @@ type state struct {
 	byUUID    map[string]*devInfo
 	byIndex   map[string]*devInfo // GPU index as a decimal string
 	samples   map[string]sampleAt
-	unhealthy map[string]bool
+	devHealth *health.State
 	mapping   *podresources.Mapping
 	// Rebuilt when devices or the mapping change.
 	targets map[string]*deviceTargets
@@ -117,15 +114,17 @@ type deviceTargets struct {
 	pods int
 }
 
-func newState(fields []Field, hostname string) *state {
+// newState returns an empty state that serves fields and ignores the given
+// application XIDs in its health.
+func newState(fields []Field, hostname string, ignoredXIDs []uint64) *state {
 	s := &state{
 		fields:    fields,
 		hostname:  hostname,
-		health:    newDescs(healthName, "Whether the device is healthy (1) or not (0): lost, or an XID error not caused by an application."),
+		health:    newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application."),
 		pods:      newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing."),
 		alloc:     newDescs(allocationName, "1 for each container the device is allocated to."),
 		samples:   make(map[string]sampleAt),
-		unhealthy: make(map[string]bool),
+		devHealth: health.NewState(device.Node{}, ignoredXIDs),
 	}
 	for _, f := range fields {
 		s.fdescs = append(s.fdescs, newDescs(f.Name, f.Help))
@@ -136,6 +135,7 @@ func newState(fields []Field, hostname string) *state {
 
 // setNode replaces the known devices.
 func (s *state) setNode(n device.Node) {
+	s.devHealth.SetNode(n)
 	s.devices = nil
 	s.byUUID = make(map[string]*devInfo)
 	s.byIndex = make(map[string]*devInfo)
@@ -173,19 +173,8 @@ func (s *state) addSamples(samples []device.Sample, at time.Time) (unknown bool)
 	return unknown
 }
 
-// applyHealth records a health event.
-func (s *state) applyHealth(ev device.HealthEvent) {
-	switch ev.Kind {
-	case device.HealthLost:
-		s.unhealthy[ev.UUID] = true
-	case device.HealthXID:
-		if !appErrorXIDs[ev.XID] {
-			s.unhealthy[ev.UUID] = true
-		}
-	case device.HealthRecovered:
-		delete(s.unhealthy, ev.UUID)
-	}
-}
+// applyHealth records a health event under the health policy.
+func (s *state) applyHealth(ev device.HealthEvent) { s.devHealth.Apply(ev) }
 
 // setMapping replaces the pod mapping; it reports whether it changed.
 func (s *state) setMapping(m *podresources.Mapping) bool {
@@ -198,15 +187,14 @@ func (s *state) setMapping(m *podresources.Mapping) bool {
 }
 
 // resolve maps a device plugin's device ID to a known device: a GPU or MIG
-// UUID, a time-slicing replica "<uuid>::<n>", or a GPU index.
+// UUID, a time-slicing replica of one (see device.ID), or a GPU index (the
+// device ID of NVIDIA's plugin under deviceIDStrategy index).
 func (s *state) resolve(id string) *devInfo {
-	if i := strings.Index(id, "::"); i >= 0 {
-		id = id[:i]
-	}
-	if d := s.byUUID[id]; d != nil {
+	uuid := device.ID(id).UUID()
+	if d := s.byUUID[uuid]; d != nil {
 		return d
 	}
-	return s.byIndex[id]
+	return s.byIndex[uuid]
 }
 
 // rebuildTargets computes each device's label sets from the devices and the
@@ -289,7 +277,7 @@ func (s *state) snapshot() *snapshot {
 			snap.groups = append(snap.groups, g)
 		}
 		healthy := 1.0
-		if s.unhealthy[d.uuid] {
+		if !s.devHealth.Healthy(d.uuid) {
 			healthy = 0
 		}
 		fixed = append(fixed,

@@ -11,13 +11,14 @@ import (
 	"strconv"
 	"strings"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // Options are the device-plugin settings that labels report.
 type Options struct {
-	// MIGStrategy is none, single or mixed.
+	// MIGStrategy is configv1.MIGStrategyNone, Single or Mixed.
 	MIGStrategy string
 	// Replicas is the time-slicing replica count of nvidia.com/gpu (1 when
 	// not shared).
@@ -25,6 +26,15 @@ type Options struct {
 	// Renamed reports that the shared resource is renamed
 	// (nvidia.com/gpu.shared), in which case the product is not suffixed.
 	Renamed bool
+}
+
+// OptionsFrom returns the settings of a node agent configuration.
+func OptionsFrom(c *configv1.Config) Options {
+	return Options{
+		MIGStrategy: c.Flags.MIGStrategy,
+		Replicas:    c.Replicas(configv1.ResourceGPU),
+		Renamed:     c.Sharing.TimeSlicing.RenameByDefault,
+	}
 }
 
 // Prefixes are the label prefixes this package owns: on the Node object,
@@ -60,12 +70,12 @@ func Compute(n device.Node, o Options) map[string]string {
 		o.Replicas = 1
 	}
 	if o.MIGStrategy == "" {
-		o.MIGStrategy = "none"
+		o.MIGStrategy = configv1.MIGStrategyNone
 	}
 	g := n.GPUs[0]
 	product := g.ProductName
 	count, mem := len(n.GPUs), g.MemoryMiB
-	if o.MIGStrategy == "single" && len(g.MIG) > 0 {
+	if o.MIGStrategy == configv1.MIGStrategySingle && len(g.MIG) > 0 {
 		product += "-MIG-" + g.MIG[0].Profile
 		count, mem = 0, g.MIG[0].MemoryMiB
 		for _, x := range n.GPUs {
@@ -106,7 +116,7 @@ func Compute(n device.Node, o Options) map[string]string {
 		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
 	}
 	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
-	if o.MIGStrategy == "mixed" {
+	if o.MIGStrategy == configv1.MIGStrategyMixed {
 		type agg struct {
 			count int
 			m     device.MIGDevice
@@ -121,7 +131,7 @@ func Compute(n device.Node, o Options) map[string]string {
 			}
 		}
 		for p, a := range profiles {
-			k := "nvidia.com/mig-" + p
+			k := configv1.MIGResource(p)
 			l[k+".count"] = strconv.Itoa(a.count)
 			l[k+".memory"] = strconv.FormatInt(a.m.MemoryMiB, 10)
 			l[k+".multiprocessors"] = strconv.Itoa(a.m.Multiprocessors)

@@ -2,16 +2,21 @@ package labels
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 )
@@ -23,6 +28,22 @@ func node(t *testing.T, profile string) device.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestOptionsFrom(t *testing.T) {
+	c, err := configv1.ParseConfig("c.yaml", []byte(`version: v1
+flags: {migStrategy: mixed}
+sharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}, {name: nvidia.com/gpu, replicas: 4}]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := OptionsFrom(c), (Options{MIGStrategy: "mixed", Replicas: 4, Renamed: true}); got != want {
+		t.Errorf("OptionsFrom = %+v, want %+v", got, want)
+	}
+	if got, want := OptionsFrom(configv1.DefaultConfig()), (Options{MIGStrategy: "none", Replicas: 1}); got != want {
+		t.Errorf("OptionsFrom(default) = %+v, want %+v", got, want)
+	}
 }
 
 func TestComputeH100(t *testing.T) {
@@ -120,7 +141,7 @@ func TestWriteFeatureFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(p)
-	want := "# GPU feature labels written by gpuplane node-agent\ngpuplane.io/gpu.model=H100-80GB\nnvidia.com/gpu.count=8\n"
+	want := "# GPU feature labels written by gpuplane-node-agent\ngpuplane.io/gpu.model=H100-80GB\nnvidia.com/gpu.count=8\n"
 	if string(data) != want {
 		t.Errorf("file:\n%s\nwant:\n%s", data, want)
 	}
@@ -163,5 +184,36 @@ func TestApplyToNode(t *testing.T) {
 	}
 	if err := ApplyToNode(ctx, c, "gpu-2", want); err == nil || !strings.Contains(err.Error(), "labelling node gpu-2") {
 		t.Errorf("missing node: %v", err)
+	}
+}
+
+func TestApplyUntilDone(t *testing.T) {
+	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1"}})
+	// The API server fails the first two reads of the Node.
+	failures := 2
+	c.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failures > 0 {
+			failures--
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	want := map[string]string{"nvidia.com/gpu.count": "8"}
+	if err := ApplyUntilDone(context.Background(), c, "gpu-1", want, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := c.CoreV1().Nodes().Get(context.Background(), "gpu-1", metav1.GetOptions{})
+	if !reflect.DeepEqual(n.Labels, want) || failures != 0 {
+		t.Errorf("labels %v after %d failures left, want %v", n.Labels, failures, want)
+	}
+
+	// A node that never exists: it keeps trying until the context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	c.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		cancel() // the agent stops while it waits to retry
+		return false, nil, nil
+	})
+	if err := ApplyUntilDone(ctx, c, "gpu-2", want, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("ApplyUntilDone after cancel = %v, want context.Canceled", err)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // WriteFeatureFile writes the labels as a node-feature-discovery local
@@ -19,7 +21,7 @@ import (
 // atomically so NFD never reads half of it.
 func WriteFeatureFile(path string, l map[string]string) error {
 	var b strings.Builder
-	b.WriteString("# GPU feature labels written by gpuplane node-agent\n")
+	b.WriteString("# GPU feature labels written by gpuplane-node-agent\n")
 	for _, line := range Sorted(l) {
 		b.WriteString(line)
 		b.WriteByte('\n')
@@ -81,4 +83,29 @@ func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l map
 		return fmt.Errorf("labelling node %s: %w", node, err)
 	}
 	return nil
+}
+
+// RetryInterval is how long ApplyUntilDone waits after a failed attempt.
+const RetryInterval = 30 * time.Second
+
+// ApplyUntilDone applies the labels to the named Node with ApplyToNode,
+// logging each failure and trying again every retry (RetryInterval on a
+// node), until it succeeds or ctx is done. It returns nil once the labels
+// are applied, ctx's error otherwise. The node agent runs it in the
+// background: the API server being unreachable at start does not stop the
+// device plugin.
+func ApplyUntilDone(ctx context.Context, c kubernetes.Interface, node string, l map[string]string, retry time.Duration) error {
+	for {
+		err := ApplyToNode(ctx, c, node, l)
+		if err == nil {
+			klog.InfoS("Labelled node", "node", node, "labels", len(l))
+			return nil
+		}
+		klog.ErrorS(err, "Labelling node failed; retrying", "node", node, "in", retry)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retry):
+		}
+	}
 }

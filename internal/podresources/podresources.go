@@ -32,7 +32,7 @@ type Owner struct {
 
 // Allocation is one device allocated to one container.
 type Allocation struct {
-	// ResourceName is the extended resource, e.g. "nvidia.com/gpu".
+	// ResourceName is the extended resource, e.g. nvidia.com/gpu.
 	ResourceName string
 	// DeviceID is the device plugin's ID: a GPU UUID, a MIG device UUID,
 	// or a time-slicing replica ID "<uuid>::<n>".

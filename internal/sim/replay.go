@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
@@ -80,7 +81,6 @@ const timelinePoints = 400
 // in kube-scheduler).
 func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand) (Result, error) {
 	c := w.newCluster(rng)
-	capacity := float64(c.TotalGPUMilli())
 	var r Result
 	arrivals := make([]int, 0, len(w.specs))
 	for i, s := range w.specs {
@@ -105,24 +105,15 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	var deps departures
 	var waiting []int
 	var delays []float64
-	var allocated float64 // milli-GPU
-	var allocIntegral, costIntegral, idleCostIntegral float64
 	t0 := w.specs[arrivals[0]].Creation
 	now := t0
-	var totalPrice float64 // USD per hour of the whole cluster
+	meter := cost.NewMeter(t0) // GPU-hours and USD, allocated and idle
 	for i := range c.Nodes {
-		n := &c.Nodes[i]
-		if n.ModelID >= 0 {
-			totalPrice += float64(n.GPUs()) * w.prices[n.ModelID]
-		}
+		meter.AddCapacity(int64(c.Nodes[i].GPUs())*cluster.MilliGPU, w.price(c.Nodes[i].ModelID))
 	}
-	var allocPrice float64 // USD per hour of the allocated share
 	advance := func(t float64) {
 		if t > now {
-			dt := t - now
-			allocIntegral += allocated * dt
-			costIntegral += allocPrice * dt
-			idleCostIntegral += (totalPrice - allocPrice) * dt
+			meter.Advance(t)
 			now = t
 		}
 	}
@@ -132,10 +123,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 			return fmt.Errorf("placement chose an infeasible node: %w", err)
 		}
 		frag.update(c, node)
-		allocated += float64(p.TotalGPUMilli())
-		if id := c.Nodes[node].ModelID; id >= 0 {
-			allocPrice += float64(p.TotalGPUMilli()) / cluster.MilliGPU * w.prices[id]
-		}
+		meter.Allocate(p.TotalGPUMilli(), w.price(c.Nodes[node].ModelID))
 		delays = append(delays, now-w.specs[i].Creation)
 		if d := runFor(i); !math.IsInf(d, 1) {
 			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus})
@@ -155,7 +143,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	nextSample := t0
 	sample := func() {
 		if now >= nextSample {
-			r.Replay.Timeline = append(r.Replay.Timeline, TimePoint{Seconds: now - t0, AllocationRatio: allocated / capacity, Waiting: len(waiting)})
+			r.Replay.Timeline = append(r.Replay.Timeline, TimePoint{Seconds: now - t0, AllocationRatio: meter.AllocationRatio(), Waiting: len(waiting)})
 			nextSample = t0 + (math.Floor((now-t0)/sampleEvery)+1)*sampleEvery
 		}
 	}
@@ -177,10 +165,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 				return r, err
 			}
 			frag.update(c, d.node)
-			allocated -= float64(p.TotalGPUMilli())
-			if id := c.Nodes[d.node].ModelID; id >= 0 {
-				allocPrice -= float64(p.TotalGPUMilli()) / cluster.MilliGPU * w.prices[id]
-			}
+			meter.Release(p.TotalGPUMilli(), w.price(c.Nodes[d.node].ModelID))
 			// Only the freed node changed: a waiting pod can start now only
 			// if it fits there.
 			kept := waiting[:0]
@@ -232,13 +217,11 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 		}
 	}
 	st.SpanSeconds = span
-	if span > 0 {
-		st.TimeWeightedAllocationRatio = allocIntegral / (capacity * span)
-	}
-	st.AllocatedGPUHours = allocIntegral / cluster.MilliGPU / 3600
-	st.IdleGPUHours = (capacity*span - allocIntegral) / cluster.MilliGPU / 3600
-	st.AllocatedCostUSD = costIntegral / 3600
-	st.IdleCostUSD = idleCostIntegral / 3600
+	st.TimeWeightedAllocationRatio = meter.TimeWeightedAllocationRatio()
+	st.AllocatedGPUHours = meter.AllocatedGPUHours()
+	st.IdleGPUHours = meter.IdleGPUHours()
+	st.AllocatedCostUSD = meter.AllocatedUSD()
+	st.IdleCostUSD = meter.IdleUSD()
 	w.finish(&r, c, frag.exact())
 	return r, nil
 }

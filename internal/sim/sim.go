@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
-	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -48,8 +48,6 @@ type Config struct {
 	TieBreak placement.TieBreak
 	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
 	Parallel int
-	// Prices gives USD per GPU-hour by model; nil means gpu.Default().
-	Prices *gpu.Catalog
 	// Progress, if set, receives a progress line every second while runs
 	// are going.
 	Progress io.Writer
@@ -88,7 +86,8 @@ type Result struct {
 	// FragmentationRatio is the fragmented share of idle GPU capacity at
 	// the end, against the target workload (Weng et al., 2023).
 	FragmentationRatio float64 `json:"fragmentation_ratio"`
-	// IdleUSDPerHour is what the GPUs idle at the end cost per hour.
+	// IdleUSDPerHour is what the GPUs idle at the end cost, in USD per
+	// hour (internal/cost prices).
 	IdleUSDPerHour float64 `json:"idle_usd_per_hour"`
 	// WallSeconds is the run's wall-clock time.
 	WallSeconds float64 `json:"wall_seconds"`
@@ -141,10 +140,11 @@ type Workload struct {
 	prices    []float64 // USD per GPU-hour by cluster model ID
 }
 
-// Prepare builds a workload from node and pod specs. It fails on a pod
-// that fits no node of the cluster even when the cluster is empty. nodesFile
-// and podsFile name the inputs in errors.
-func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []trace.PodSpec, popularity float64, prices *gpu.Catalog) (*Workload, error) {
+// Prepare builds a workload from node and pod specs, its GPUs priced by
+// prices (nil: cost.Default()). It fails on a pod that fits no node of the
+// cluster even when the cluster is empty. nodesFile and podsFile name the
+// inputs in errors.
+func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []trace.PodSpec, popularity float64, prices *cost.Prices) (*Workload, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%s: no nodes", nodesFile)
 	}
@@ -152,7 +152,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		return nil, fmt.Errorf("%s: no pods", podsFile)
 	}
 	if prices == nil {
-		prices = gpu.Default()
+		prices = cost.Default()
 	}
 	c := cluster.New()
 	for _, n := range nodes {
@@ -200,17 +200,25 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		}
 	}
 	w.target = placement.NewTargetWorkload(w.pods, popularity)
-	// Model IDs of the cluster map to prices; a model the catalog lacks
+	// Model IDs of the cluster map to prices; a model without a price
 	// costs 0.
 	w.prices = make([]float64, 64)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID >= 0 {
-			p, _ := prices.Price(n.Model)
-			w.prices[n.ModelID] = p
+			w.prices[n.ModelID] = prices.USDPerHour(n.Model)
 		}
 	}
 	return w, nil
+}
+
+// price returns the price of one GPU of the cluster's model id (a node's
+// ModelID; -1 for a node without GPUs), in USD per GPU-hour.
+func (w *Workload) price(id int) float64 {
+	if id < 0 {
+		return 0
+	}
+	return w.prices[id]
 }
 
 // Target returns the workload's target workload (FGD's and the
@@ -373,9 +381,7 @@ func (w *Workload) finish(r *Result, c *cluster.Cluster, fragSum float64) {
 	}
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if n.ModelID >= 0 {
-			r.IdleUSDPerHour += float64(n.GPUFreeTotal()) / cluster.MilliGPU * w.prices[n.ModelID]
-		}
+		r.IdleUSDPerHour += cost.USDPerHour(n.GPUFreeTotal(), w.price(n.ModelID))
 	}
 }
 

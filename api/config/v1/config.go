@@ -1,9 +1,13 @@
-// Package deviceplugin serves the kubelet device-plugin API (v1beta1) for a
-// node's GPUs: one gRPC server per resource (nvidia.com/gpu, the MIG
-// resources, their time-sliced variants) on a unix socket in the kubelet's
-// device-plugin directory, registered with the kubelet and re-registered
-// when the kubelet restarts.
-package deviceplugin
+// Package v1 is the node agent's configuration, version v1: the one home of
+// the configuration file's schema, its defaults and validation, the
+// extended-resource names and the MIG strategy names. The device plugin,
+// the feature labels and the exporter all read it.
+//
+// The schema is the subset of NVIDIA's k8s-device-plugin configuration
+// (github.com/NVIDIA/k8s-device-plugin, api/config/v1) that gpuplane
+// implements, plus a gpuplane section; a file written for NVIDIA's plugin
+// that uses only that subset is accepted as is.
+package v1
 
 import (
 	"encoding/json"
@@ -15,6 +19,30 @@ import (
 
 	"sigs.k8s.io/yaml"
 )
+
+// Version is the configuration file version this package reads.
+const Version = "v1"
+
+// Extended-resource names, as NVIDIA's device plugin advertises them.
+const (
+	// ResourceGPU is the resource of whole GPUs, and of MIG devices under
+	// MIGStrategySingle.
+	ResourceGPU = "nvidia.com/gpu"
+	// migResourcePrefix starts the resource name of a MIG profile under
+	// MIGStrategyMixed; see MIGResource.
+	migResourcePrefix = "nvidia.com/mig-"
+	// SharedSuffix ends the name of a time-sliced resource under
+	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
+	SharedSuffix = ".shared"
+	// CDIKind is the CDI device kind of NVIDIA GPUs (vendor/class): the CDI
+	// name of a device is "nvidia.com/gpu=<uuid>", as NVIDIA's
+	// nvidia-ctk cdi generate writes it.
+	CDIKind = "nvidia.com/gpu"
+)
+
+// MIGResource returns the resource name of a MIG profile under
+// MIGStrategyMixed, e.g. "nvidia.com/mig-1g.10gb" for profile "1g.10gb".
+func MIGResource(profile string) string { return migResourcePrefix + profile }
 
 // MIG strategies, as NVIDIA's device plugin names them.
 const (
@@ -49,18 +77,19 @@ const (
 	ReplicaPack = "pack"
 )
 
-// DefaultIgnoredXIDs are the XIDs that do not make a GPU unhealthy: they are
-// application errors (13 graphics engine exception, 31 GPU memory page
-// fault, 43 GPU stopped processing, 45 preemptive cleanup, 68 video
-// processor exception, 109 context switch timeout), as in NVIDIA's device
-// plugin.
+// DefaultIgnoredXIDs is the default of gpuplane.ignoredXIDs: the XIDs that
+// do not make a GPU unhealthy because applications cause them (13 graphics
+// engine exception, 31 GPU memory page fault, 43 GPU stopped processing, 45
+// preemptive cleanup, 68 video processor exception, 109 context switch
+// timeout). It is NVIDIA's device plugin's list of application XIDs
+// (internal/rm/health.go); internal/health applies it.
 var DefaultIgnoredXIDs = []uint64{13, 31, 43, 45, 68, 109}
 
 // Config is the device-plugin configuration file: the subset of NVIDIA's
 // device-plugin config (version v1) that gpuplane implements, plus a
 // gpuplane section. Unknown fields are rejected.
 type Config struct {
-	// Version must be "v1".
+	// Version must be Version ("v1").
 	Version string  `json:"version"`
 	Flags   Flags   `json:"flags,omitempty"`
 	Sharing Sharing `json:"sharing,omitempty"`
@@ -140,7 +169,7 @@ func (s *StringList) UnmarshalJSON(b []byte) error {
 // DefaultConfig returns the configuration used without a file: MIG strategy
 // none, envvar device lists, no sharing.
 func DefaultConfig() *Config {
-	c := &Config{Version: "v1"}
+	c := &Config{Version: Version}
 	if err := c.complete(); err != nil {
 		panic(err) // the defaults are valid
 	}
@@ -170,12 +199,14 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
-var migResource = regexp.MustCompile(`^nvidia\.com/mig-[1-8]g\.[0-9]+gb(\+me)?$`)
+// migResource matches the resource name of a MIG profile, e.g.
+// nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb+me.
+var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(migResourcePrefix) + `[1-8]g\.[0-9]+gb(\+me)?$`)
 
 // complete validates c and fills in defaults.
 func (c *Config) complete() error {
-	if c.Version != "v1" {
-		return fmt.Errorf("version: %q is not supported; want v1", c.Version)
+	if c.Version != Version {
+		return fmt.Errorf("version: %q is not supported; want %s", c.Version, Version)
 	}
 	switch c.Flags.MIGStrategy {
 	case "":
@@ -209,7 +240,7 @@ func (c *Config) complete() error {
 	names := map[string]bool{}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
-		if r.Name != "nvidia.com/gpu" && !migResource.MatchString(r.Name) {
+		if r.Name != ResourceGPU && !migResource.MatchString(r.Name) {
 			return fmt.Errorf("%s.name: %q; want nvidia.com/gpu or nvidia.com/mig-<profile>", f, r.Name)
 		}
 		if names[r.Name] {
@@ -258,8 +289,8 @@ func (c *Config) HasListStrategy(s string) bool {
 // SharedName returns the advertised name of resource name with replicas
 // time-slicing replicas: <name>.shared under renameByDefault, else name.
 func (c *Config) SharedName(name string, replicas int) string {
-	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, ".shared") {
-		return name + ".shared"
+	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, SharedSuffix) {
+		return name + SharedSuffix
 	}
 	return name
 }

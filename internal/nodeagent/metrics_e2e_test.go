@@ -1,9 +1,9 @@
-package main
+package nodeagent_test
 
 // End-to-end tests of the node agent's metrics: they build and run the real
-// gpuplane binary with the mock backend and a test pod-resources server on a
-// unix socket, scrape /metrics, and (when Prometheus is installed) let a
-// real Prometheus scrape it.
+// gpuplane-node-agent binary with the mock backend and a test pod-resources
+// server on a unix socket, scrape /metrics, and (when Prometheus is
+// installed) let a real Prometheus scrape it.
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ var (
 	metricsBinErr  error
 )
 
-// metricsTestBinary builds the gpuplane binary once per test run.
+// metricsTestBinary builds the gpuplane-node-agent binary once per test run.
 func metricsTestBinary(t *testing.T) string {
 	t.Helper()
 	metricsBinOnce.Do(func() {
@@ -55,8 +55,8 @@ func metricsTestBinary(t *testing.T) string {
 		if err != nil {
 			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		metricsBin = filepath.Join(dir, "gpuplane")
-		out, err := exec.Command(goTool, "build", "-o", metricsBin, ".").CombinedOutput()
+		metricsBin = filepath.Join(dir, "gpuplane-node-agent")
+		out, err := exec.Command(goTool, "build", "-o", metricsBin, "github.com/gpuplane/gpuplane/cmd/gpuplane-node-agent").CombinedOutput()
 		if err != nil {
 			metricsBinErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -85,9 +85,10 @@ gpus:
     telemetry: {utilizationPct: [80]}
 `
 
-// metricsAgent is a running gpuplane node-agent.
+// metricsAgent is a running gpuplane-node-agent.
 type metricsAgent struct {
 	cmd     *exec.Cmd
+	dir     string // the device-plugin directory, holding the profile and sockets
 	url     string // http://host:port/metrics
 	node    device.Node
 	pods    *podresourcestest.Server
@@ -126,8 +127,8 @@ func startMetricsAgent(t *testing.T, extraArgs ...string) *metricsAgent {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	a := &metricsAgent{node: node, pods: srv, faults: filepath.Join(dir, "faults.yaml"), logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
-	args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", profile,
+	a := &metricsAgent{dir: dir, node: node, pods: srv, faults: filepath.Join(dir, "faults.yaml"), logs: &strings.Builder{}, logsMu: &sync.Mutex{}}
+	args := append([]string{"--backend", "mock", "--mock-profile", profile,
 		"--mock-faults-file", a.faults, "--device-plugin-dir", dir, "--node-name", "node-e2e",
 		"--metrics-addr", "127.0.0.1:0", "--metrics-sample-interval", "100ms",
 		"--pod-resources-socket", srv.Path(), "--pod-resources-interval", "200ms"}, extraArgs...)
@@ -285,7 +286,7 @@ func (a *metricsAgent) setPods() {
 
 func TestNodeAgentMetrics(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the gpuplane binary")
+		t.Skip("builds and runs the gpuplane-node-agent binary")
 	}
 	a := startMetricsAgent(t)
 	a.setPods()
@@ -406,7 +407,7 @@ func TestNodeAgentMetrics(t *testing.T) {
 
 func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the gpuplane binary")
+		t.Skip("builds and runs the gpuplane-node-agent binary")
 	}
 	a := startMetricsAgent(t)
 	a.setPods()
@@ -446,7 +447,7 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 
 func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the gpuplane binary")
+		t.Skip("builds and runs the gpuplane-node-agent binary")
 	}
 	bin := metricsTestBinary(t)
 	dir, err := os.MkdirTemp("", "pr")
@@ -468,14 +469,14 @@ func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
 		{[]string{"--metrics-addr", "256.0.0.1:1"}, "--metrics-addr: listen tcp"},
 		{[]string{"--metrics-stale-after", "10ms"}, "--metrics-sample-interval, --metrics-stale-after: exporter: stale-after 10ms is shorter than the sample interval 1s"},
 	} {
-		args := append([]string{"node-agent", "--backend", "mock", "--mock-profile", "dgx-h100", "--device-plugin-dir", dir,
+		args := append([]string{"--backend", "mock", "--mock-profile", "dgx-h100", "--device-plugin-dir", dir,
 			"--pod-resources-socket", ""}, c.args...)
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		if err == nil {
 			t.Errorf("%v: exit 0, want an error", c.args)
 			continue
 		}
-		if !strings.Contains(string(out), "gpuplane: "+c.want) {
+		if !strings.Contains(string(out), "gpuplane-node-agent: "+c.want) {
 			t.Errorf("%v: output\n%s\nwant %q", c.args, out, c.want)
 		}
 	}
@@ -514,7 +515,7 @@ func promAPIGet(t *testing.T, base, path string, q url.Values, out any) {
 // Without the prometheus binary it skips, unless CI is set (CI=true), where it fails.
 func TestPrometheusScrapesNodeAgent(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the gpuplane binary and Prometheus")
+		t.Skip("builds and runs the gpuplane-node-agent binary and Prometheus")
 	}
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {

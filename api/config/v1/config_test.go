@@ -1,4 +1,4 @@
-package deviceplugin
+package v1
 
 import (
 	"os"
@@ -118,4 +118,20 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted config fails validation again: %v", err)
 		}
 	})
+}
+
+func TestResourceNames(t *testing.T) {
+	// NVIDIA's names: nvidia.com/gpu, nvidia.com/mig-<profile>, and the
+	// .shared suffix of a renamed time-sliced resource.
+	if got := MIGResource("1g.10gb+me"); got != "nvidia.com/mig-1g.10gb+me" {
+		t.Errorf("MIGResource = %q", got)
+	}
+	c := DefaultConfig()
+	c.Sharing.TimeSlicing.RenameByDefault = true
+	if got := c.SharedName(ResourceGPU, 2); got != "nvidia.com/gpu.shared" {
+		t.Errorf("SharedName(%s, 2) = %q", ResourceGPU, got)
+	}
+	if got := c.SharedName(MIGResource("3g.40gb"), 1); got != "nvidia.com/mig-3g.40gb" {
+		t.Errorf("SharedName of an unshared MIG resource = %q", got)
+	}
 }

@@ -1,0 +1,74 @@
+// Command gpuplane-node-agent is the GPU node DaemonSet: kubelet device
+// plugin, GPU health, feature labels and metrics for one node
+// (internal/nodeagent). This file wires the command line only.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/device/mock"
+	"github.com/gpuplane/gpuplane/internal/nodeagent"
+	"github.com/gpuplane/gpuplane/internal/version"
+)
+
+const name = "gpuplane-node-agent"
+
+func main() {
+	if err := newNodeAgentCmd().Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+// newNodeAgentCmd returns the command with its flags bound to its own
+// options.
+func newNodeAgentCmd() *cobra.Command {
+	o := nodeagent.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: "Kubelet device plugin, GPU feature labels, GPU health and metrics for one node",
+		Long: `gpuplane-node-agent makes a node's GPUs schedulable: it discovers them
+(through NVML, or a mock profile), serves the kubelet device-plugin API for
+nvidia.com/gpu and the MIG resources, reports GPU health, writes GPU
+feature labels and serves GPU metrics. It exits cleanly on SIGTERM or
+SIGINT.`,
+		Version:       version.Get().String(name),
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return nodeagent.Run(ctx, o)
+		},
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	f := cmd.Flags()
+	f.StringVar(&o.Backend, "backend", o.Backend, "device backend: nvml or mock")
+	f.StringVar(&o.MockProfile, "mock-profile", o.MockProfile, "mock backend: built-in profile name ("+strings.Join(mock.Builtins(), ", ")+") or profile file")
+	f.StringVar(&o.MockFaultsFile, "mock-faults-file", o.MockFaultsFile, "mock backend: YAML file of current GPU faults, watched for changes")
+	f.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "kubelet device-plugin directory (holds kubelet.sock)")
+	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "configuration file (YAML, version: v1; see docs/node-agent.md)")
+	f.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default $NODE_NAME)")
+	f.StringVar(&o.LabelsFile, "labels-file", o.LabelsFile, "write GPU feature labels to this node-feature-discovery features file (e.g. /etc/kubernetes/node-feature-discovery/features.d/gpuplane)")
+	f.BoolVar(&o.LabelNode, "label-node", o.LabelNode, "put GPU feature labels on the Node object --node-name (in-cluster credentials)")
+	m := &o.Metrics
+	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")
+	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")
+	f.DurationVar(&m.SampleInterval, "metrics-sample-interval", m.SampleInterval, "time between two samples of the GPUs")
+	f.DurationVar(&m.StaleAfter, "metrics-stale-after", m.StaleAfter, "age past which a GPU's last sample is no longer served (default 3 sample intervals)")
+	f.StringVar(&m.PodResourcesSocket, "pod-resources-socket", m.PodResourcesSocket, "kubelet pod-resources socket, for pod labels (empty: no pod labels)")
+	f.DurationVar(&m.PodResourcesInterval, "pod-resources-interval", m.PodResourcesInterval, "time between two reads of the pod-resources socket; also each read's deadline")
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	f.AddGoFlagSet(klogFlags)
+	return cmd
+}

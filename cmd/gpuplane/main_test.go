@@ -1,0 +1,31 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestOfflineDeps keeps the offline tool light: it must link no go-nvml
+// (cgo), Kubernetes, gRPC or Prometheus package, which the in-cluster
+// binaries need and which would make a first `go run ./cmd/gpuplane
+// simulate` compile for minutes (issue 7). The standard library's own cgo
+// (net's resolver, through pflag) stays: it compiles in seconds, without
+// warnings, and only when a C compiler is present.
+func TestOfflineDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed only %v", deps)
+	}
+	for _, d := range deps {
+		for _, banned := range []string{"k8s.io/", "sigs.k8s.io/", "google.golang.org/grpc", "github.com/NVIDIA/go-nvml", "github.com/prometheus/"} {
+			if strings.HasPrefix(d, banned) {
+				t.Errorf("cmd/gpuplane depends on %s", d)
+			}
+		}
+	}
+}

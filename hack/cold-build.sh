@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Benchmark of the README's first command as a new user meets it: cold,
+# with an empty build cache (a fresh GOCACHE) and the modules already
+# downloaded, `go run ./cmd/gpuplane simulate` compiles and runs. Prints the
+# seconds; fails if the compiler printed anything (a warning) or it took
+# over COLD_BUILD_LIMIT seconds (default 60, the goal in the README). A
+# benchmark, not a test: the figure depends on the machine and its load.
+# .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit="${COLD_BUILD_LIMIT:-60}"
+
+# Modules first, outside the measurement (a no-op when they are there).
+go list -deps ./cmd/gpuplane >/dev/null
+
+cache="$(mktemp -d)"
+out="$(mktemp)"
+errs="$(mktemp)"
+trap 'chmod -R u+w "$cache"; rm -rf "$cache" "$out" "$errs"' EXIT
+
+start="$EPOCHREALTIME"
+status=0
+GOCACHE="$cache" GOPROXY=off go run ./cmd/gpuplane simulate >"$out" 2>"$errs" || status=$?
+end="$EPOCHREALTIME"
+secs="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')"
+
+echo "cold go run ./cmd/gpuplane simulate: ${secs} s (limit ${limit} s; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+fail=0
+if ((status != 0)); then
+  echo "cold-build: go run exited with status $status:" >&2
+  cat "$errs" >&2
+  exit 1
+fi
+# The simulator's own stderr lines start with "simulate: "; anything else
+# is the go command's or the compiler's (e.g. cgo deprecation warnings).
+if grep -qv '^simulate: ' "$errs"; then
+  echo "cold-build: the build printed:" >&2
+  grep -v '^simulate: ' "$errs" >&2
+  fail=1
+fi
+if ! grep -Eq '^ *fgd ' "$out"; then
+  echo "cold-build: no result table on stdout:" >&2
+  cat "$out" >&2
+  fail=1
+fi
+if awk -v s="$secs" -v l="$limit" 'BEGIN { exit !(s > l) }'; then
+  echo "cold-build: ${secs} s is over the ${limit} s goal" >&2
+  fail=1
+fi
+exit "$fail"

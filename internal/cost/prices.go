@@ -1,0 +1,168 @@
+// Package cost is gpuplane's one home for GPU prices and cost arithmetic:
+// the default on-demand price of each GPU model with its source, prices
+// files, the warnings a price list deserves against a cluster, and the
+// conversions from milli-GPU and seconds to USD and GPU-hours that the
+// simulator reports. The GPU catalog (internal/gpu) keeps hardware facts
+// only.
+package cost
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// Price is the price of one GPU of a model.
+type Price struct {
+	// USDPerHour is the on-demand price in USD per GPU-hour.
+	USDPerHour float64
+	// Source names where the price comes from.
+	Source string
+}
+
+// Price sources. On-demand list prices of single-GPU (or per-GPU share of
+// multi-GPU) cloud instances as the providers' public pricing pages gave them
+// in 2025, rounded; cloud prices change often. They are defaults for
+// comparing policies, not quotes: override them with a prices file (see
+// LoadPrices, gpuplane simulate --prices) for real budgets.
+const (
+	srcGCP     = "Google Cloud Compute Engine GPU pricing, us-central1 on-demand, per GPU, 2025"
+	srcAWSg5   = "AWS EC2 g5.xlarge on-demand (1x A10G), us-east-1, 2025"
+	srcAWSg6e  = "AWS EC2 g6e.xlarge on-demand (1x L40S), us-east-1, 2025"
+	srcAWSp3dn = "AWS EC2 p3dn.24xlarge on-demand (8x V100 32GB) / 8, us-east-1, 2025"
+	srcAWSp5e  = "AWS EC2 p5e.48xlarge on-demand (8x H200) / 8, us-east-1, 2025"
+	srcOpaque  = "undisclosed model in the Alibaba openb trace; priced as a V100 (GCP) by assumption"
+)
+
+// defaults are the default prices, by internal/gpu catalog model name.
+var defaults = map[string]Price{
+	"P100":       {1.46, srcGCP},
+	"T4":         {0.35, srcGCP},
+	"V100M16":    {2.48, srcGCP},
+	"V100M32":    {3.90, srcAWSp3dn},
+	"A10":        {1.006, srcAWSg5},
+	"G2":         {2.48, srcOpaque},
+	"G3":         {2.48, srcOpaque},
+	"A100-40GB":  {2.93, srcGCP},
+	"A100-80GB":  {3.93, srcGCP},
+	"H100-80GB":  {11.06, srcGCP},
+	"H200-141GB": {10.76, srcAWSp5e},
+	"L4":         {0.56, srcGCP},
+	"L40S":       {1.861, srcAWSg6e},
+}
+
+// Prices are GPU prices by model name: the internal/gpu catalog's names and
+// any other name a prices file gives. The zero value is empty; use Default
+// for the default prices.
+type Prices struct {
+	byModel map[string]Price
+}
+
+// Default returns a fresh copy of the default prices, one for every catalog
+// model; callers may change it without affecting other copies.
+func Default() *Prices {
+	p := &Prices{byModel: make(map[string]Price, len(defaults))}
+	for m, pr := range defaults {
+		p.byModel[m] = pr
+	}
+	return p
+}
+
+// Get returns the price of one GPU of the named model.
+func (p *Prices) Get(model string) (Price, bool) {
+	pr, ok := p.byModel[model]
+	return pr, ok
+}
+
+// USDPerHour returns the price of one GPU of the named model in USD per
+// GPU-hour, 0 for a model without a price.
+func (p *Prices) USDPerHour(model string) float64 { return p.byModel[model].USDPerHour }
+
+// Models returns the priced model names, sorted.
+func (p *Prices) Models() []string {
+	out := make([]string, 0, len(p.byModel))
+	for m := range p.byModel {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadPrices overrides prices from a file of lines "MODEL USD_PER_GPU_HOUR"
+// (whitespace- or comma-separated; '#' starts a comment). A model without a
+// price yet is added. Errors name the file and line.
+func (p *Prices) LoadPrices(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return p.ReadPrices(path, f)
+}
+
+// ReadPrices is LoadPrices on a reader; name is used in errors and sources.
+func (p *Prices) ReadPrices(name string, r io.Reader) error {
+	if p.byModel == nil {
+		p.byModel = map[string]Price{}
+	}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := sc.Text()
+		if line == 1 {
+			s = strings.TrimPrefix(s, "\ufeff")
+		}
+		if i := strings.IndexByte(s, '#'); i >= 0 {
+			s = s[:i]
+		}
+		fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) != 2 {
+			return fmt.Errorf("%s:%d: want \"MODEL USD_PER_GPU_HOUR\", got %d fields", name, line, len(fields))
+		}
+		usd, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil || usd < 0 || usd != usd || usd > 1e6 {
+			return fmt.Errorf("%s:%d: price %q is not a non-negative number of USD per GPU-hour", name, line, fields[1])
+		}
+		p.byModel[fields[0]] = Price{USDPerHour: usd, Source: fmt.Sprintf("%s line %d", name, line)}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// Warnings returns what deserves a warning when a cluster whose GPU models
+// are models (duplicates and empty names are skipped) is priced by p, whose
+// overrides came from file: a model of the cluster without a price (its
+// GPUs cost 0), and a model priced that neither the catalog nor the cluster
+// has (a misspelling, most likely).
+func (p *Prices) Warnings(models []string, file string) []string {
+	var out []string
+	inCluster := map[string]bool{}
+	for _, m := range models {
+		if m == "" || inCluster[m] {
+			continue
+		}
+		inCluster[m] = true
+		if pr, ok := p.Get(m); !ok || pr.USDPerHour == 0 {
+			out = append(out, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0 (give one with --prices)", m))
+		}
+	}
+	catalog := gpu.Default()
+	for _, m := range p.Models() {
+		if _, known := catalog.Get(m); !known && !inCluster[m] {
+			out = append(out, fmt.Sprintf("%s prices GPU model %q, which neither the catalog nor the cluster has", file, m))
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package cost
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+func TestDefaultPricesCoverTheCatalog(t *testing.T) {
+	p := Default()
+	catalog := gpu.Default().Names()
+	for _, n := range catalog {
+		pr, ok := p.Get(n)
+		if !ok || pr.USDPerHour <= 0 || pr.Source == "" {
+			t.Errorf("model %s has no default price with a source: %+v", n, pr)
+		}
+	}
+	if !reflect.DeepEqual(p.Models(), catalog) {
+		t.Errorf("priced models %v, catalog %v", p.Models(), catalog)
+	}
+	if got := p.USDPerHour("T4"); got != 0.35 {
+		t.Errorf("T4 = %v USD/h, want 0.35 (GCP)", got)
+	}
+	if got := p.USDPerHour("MI300X"); got != 0 {
+		t.Errorf("unpriced model = %v USD/h, want 0", got)
+	}
+}
+
+func TestReadPrices(t *testing.T) {
+	c := Default()
+	err := c.ReadPrices("prices.txt", strings.NewReader("# per GPU-hour\nT4 0.50\nH100-80GB, 2.99\nMI300X 4.10 # new model\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"T4": 0.50, "H100-80GB": 2.99, "MI300X": 4.10, "P100": 1.46} {
+		if got := c.USDPerHour(name); got != want {
+			t.Errorf("price %s = %v, want %v", name, got, want)
+		}
+	}
+	if p, _ := c.Get("T4"); p.Source != "prices.txt line 2" {
+		t.Errorf("source = %q", p.Source)
+	}
+	// The defaults are not changed by an override of a copy.
+	if p := Default().USDPerHour("T4"); p != 0.35 {
+		t.Errorf("default T4 price changed to %v", p)
+	}
+	// The zero value reads a file too.
+	var z Prices
+	if err := z.ReadPrices("p.txt", strings.NewReader("X 1\n")); err != nil || z.USDPerHour("X") != 1 {
+		t.Errorf("zero Prices: %v, %v", err, z.USDPerHour("X"))
+	}
+	for _, bad := range []string{"T4\n", "T4 -1\n", "T4 NaN\n", "T4 1 2\n", "T4 abc\n"} {
+		if err := Default().ReadPrices("p.txt", strings.NewReader(bad)); err == nil || !strings.HasPrefix(err.Error(), "p.txt:1:") {
+			t.Errorf("ReadPrices(%q) = %v, want an error at p.txt:1", bad, err)
+		}
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	p := Default()
+	if err := p.ReadPrices("prices.txt", strings.NewReader("A100-80G 3.5\nT4 0\nMYGPU 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The cluster: T4 (priced 0), MYGPU (priced by the file), NEW (no
+	// price), "" (no GPUs) and T4 again.
+	got := p.Warnings([]string{"T4", "MYGPU", "NEW", "", "T4"}, "prices.txt")
+	want := []string{
+		`no price for GPU model "T4"; its GPUs cost 0 (give one with --prices)`,
+		`no price for GPU model "NEW"; its GPUs cost 0 (give one with --prices)`,
+		`prices.txt prices GPU model "A100-80G", which neither the catalog nor the cluster has`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+	if w := Default().Warnings([]string{"T4", "V100M16"}, ""); len(w) != 0 {
+		t.Errorf("default prices on catalog models: %q", w)
+	}
+}
+
+func FuzzReadPrices(f *testing.F) {
+	f.Add([]byte("T4 0.35\nH100-80GB 11.06\n"))
+	f.Add([]byte("# c\nX,1e3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Default()
+		if err := c.ReadPrices("fuzz", strings.NewReader(string(data))); err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz:") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, n := range c.Models() {
+			if p := c.USDPerHour(n); p < 0 || p != p {
+				t.Fatalf("accepted price %v for %s", p, n)
+			}
+		}
+	})
+}

@@ -1,0 +1,81 @@
+package health
+
+import (
+	"testing"
+
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/internal/device"
+)
+
+// node: GPU-a in MIG mode with MIG-x and MIG-y, GPU-b whole.
+var node = device.Node{GPUs: []device.GPU{
+	{UUID: "GPU-a", MIGEnabled: true, MIG: []device.MIGDevice{{UUID: "MIG-x"}, {UUID: "MIG-y"}}},
+	{UUID: "GPU-b"},
+}}
+
+// healthy returns the health of GPU-a, MIG-x, MIG-y and GPU-b as "1" or "0".
+func healthy(s *State) string {
+	out := ""
+	for _, u := range []string{"GPU-a", "MIG-x", "MIG-y", "GPU-b"} {
+		if s.Healthy(u) {
+			out += "1"
+		} else {
+			out += "0"
+		}
+	}
+	return out
+}
+
+func TestPolicy(t *testing.T) {
+	s := NewState(node, configv1.DefaultIgnoredXIDs)
+	for i, step := range []struct {
+		ev      device.HealthEvent
+		changed bool
+		want    string
+	}{
+		{device.HealthEvent{UUID: "GPU-a", Kind: device.HealthXID, XID: 13}, false, "1111"}, // application error: ignored
+		{device.HealthEvent{UUID: "GPU-b", Kind: device.HealthXID, XID: 79}, true, "1110"},  // fell off the bus
+		{device.HealthEvent{UUID: "GPU-b", Kind: device.HealthLost}, false, "1110"},         // already unhealthy
+		{device.HealthEvent{UUID: "MIG-y", Kind: device.HealthXID, XID: 94}, true, "1100"},  // a MIG device alone
+		{device.HealthEvent{UUID: "GPU-a", Kind: device.HealthLost}, true, "0000"},          // the parent takes its MIG devices
+		{device.HealthEvent{UUID: "GPU-a", Kind: device.HealthRecovered}, true, "1100"},     // MIG-y keeps its own XID
+		{device.HealthEvent{UUID: "MIG-y", Kind: device.HealthRecovered}, true, "1110"},
+		{device.HealthEvent{UUID: "GPU-b", Kind: device.HealthRecovered}, true, "1111"},
+		{device.HealthEvent{UUID: "GPU-b", Kind: device.HealthRecovered}, false, "1111"}, // nothing to recover
+		{device.HealthEvent{UUID: "GPU-b"}, false, "1111"},                               // unknown kind
+	} {
+		if got := s.Apply(step.ev); got != step.changed {
+			t.Errorf("step %d %+v: changed %v, want %v", i, step.ev, got, step.changed)
+		}
+		if got := healthy(s); got != step.want {
+			t.Errorf("step %d %+v: health %s, want %s", i, step.ev, got, step.want)
+		}
+	}
+}
+
+func TestIgnoredXIDs(t *testing.T) {
+	// NVIDIA's application XIDs are not critical; 48 (double-bit ECC), 79
+	// (fallen off the bus) and 94/95 (contained/uncontained ECC) are.
+	s := NewState(device.Node{}, configv1.DefaultIgnoredXIDs)
+	for xid, want := range map[uint64]bool{13: false, 31: false, 43: false, 45: false, 68: false, 109: false, 48: true, 79: true, 94: true, 95: true} {
+		if s.Critical(xid) != want {
+			t.Errorf("Critical(%d) = %v, want %v", xid, !want, want)
+		}
+	}
+	// An empty list ignores nothing.
+	if !NewState(device.Node{}, nil).Critical(13) {
+		t.Error("with no ignored XIDs, XID 13 is not critical")
+	}
+}
+
+func TestSetNode(t *testing.T) {
+	s := NewState(device.Node{}, nil)
+	s.Apply(device.HealthEvent{UUID: "GPU-a", Kind: device.HealthLost})
+	if !s.Healthy("MIG-x") {
+		t.Error("MIG-x unhealthy before its parent is known")
+	}
+	s.SetNode(node)
+	if s.Healthy("MIG-x") || s.Healthy("GPU-a") {
+		t.Error("after SetNode, lost GPU-a's MIG-x is healthy")
+	}
+}

@@ -1,0 +1,112 @@
+package nodeagent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
+)
+
+// TestHealthAgrees runs the agent under migStrategy mixed with a test
+// kubelet, makes the MIG-enabled GPU 1 of metricsProfile fall off the bus,
+// and checks that the kubelet (ListAndWatch) and the metrics
+// (gpuplane_device_health) tell the same health for every device: GPU 1's
+// two MIG devices unhealthy with it, GPUs 0, 2 and 3 healthy.
+func TestHealthAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane-node-agent binary")
+	}
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("version: v1\nflags: {migStrategy: mixed}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := startMetricsAgent(t, "--config", cfg)
+	k, err := kubelettest.Start(a.dir) // the agent sees kubelet.sock appear and registers
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	gpu1 := a.node.GPUs[1]
+	if len(gpu1.MIG) != 2 {
+		t.Fatalf("GPU 1 has %d MIG devices, want 2", len(gpu1.MIG))
+	}
+	// The devices the kubelet sees: whole GPUs 0, 2, 3 and the two MIG
+	// devices, with the health each should have once GPU 1 is lost.
+	want := map[string]bool{a.node.GPUs[0].UUID: true, a.node.GPUs[2].UUID: true, a.node.GPUs[3].UUID: true,
+		gpu1.MIG[0].UUID: false, gpu1.MIG[1].UUID: false}
+	resources := []string{"nvidia.com/gpu", "nvidia.com/mig-" + gpu1.MIG[0].Profile, "nvidia.com/mig-" + gpu1.MIG[1].Profile}
+
+	if err := os.WriteFile(a.faults+".tmp", []byte("faults:\n  - uuid: "+gpu1.UUID+"\n    lost: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a.faults+".tmp", a.faults); err != nil {
+		t.Fatal(err)
+	}
+
+	// The kubelet's view: the latest device list of each resource's latest
+	// registration (the agent registers again when kubelet.sock appears).
+	var kubelet map[string]bool
+	err = k.Wait(ctx, func(k *kubelettest.Kubelet) bool {
+		kubelet = map[string]bool{}
+		for _, r := range resources {
+			p := k.PluginLocked(r)
+			if p == nil {
+				return false
+			}
+			for _, d := range p.DevicesLocked() {
+				kubelet[d.ID] = d.Health == pluginapi.Healthy
+			}
+		}
+		return reflect.DeepEqual(kubelet, want)
+	})
+	if err != nil {
+		t.Fatalf("the kubelet sees %v, want %v: %v\n%s", kubelet, want, err, a.log())
+	}
+
+	// The metrics' view: a MIG device's series carries its parent's UUID
+	// label and its GPU instance; match it by GPU_I_ID.
+	healthOf := func(m map[string]*dto.MetricFamily, uuid string) (float64, bool) {
+		var found []*dto.Metric
+		for _, s := range seriesOf(m, "gpuplane_device_health", nil) {
+			ls := metricLabels(s)
+			own := ls["UUID"] == uuid && ls["GPU_I_PROFILE"] == ""
+			for _, mig := range gpu1.MIG {
+				if mig.UUID == uuid {
+					own = ls["UUID"] == gpu1.UUID && ls["GPU_I_PROFILE"] == mig.Profile
+				}
+			}
+			if own {
+				found = append(found, s)
+			}
+		}
+		if len(found) != 1 {
+			return 0, false
+		}
+		return metricValue(found[0]), true
+	}
+	mfs := a.eventually(t, "GPU 1 unhealthy in the metrics", func(m map[string]*dto.MetricFamily) bool {
+		v, ok := healthOf(m, gpu1.UUID)
+		return ok && v == 0
+	})
+	for uuid, healthy := range kubelet {
+		v, ok := healthOf(mfs, uuid)
+		if !ok {
+			t.Errorf("%s: no gpuplane_device_health series", uuid)
+			continue
+		}
+		if (v == 1) != healthy {
+			t.Errorf("%s: the kubelet is told healthy=%v, gpuplane_device_health is %v", uuid, healthy, v)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+// Package simulate is `gpuplane simulate`: it checks the options, reads the
+// workload (openb CSV files, or the built-in scenario) and the prices, runs
+// the simulator (internal/sim) and writes the reports (internal/report).
+// cmd/gpuplane only binds its flags to Options.
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/gpuplane/gpuplane/internal/cost"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/report"
+	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Options are the settings of one simulation, one per flag of gpuplane
+// simulate (named in errors).
+type Options struct {
+	// NodesFile and PodsFile are the openb node and pod lists (--nodes,
+	// --pods); both empty: the built-in scenario.
+	NodesFile, PodsFile string
+	// Mode is the experiment, fill or replay (--mode).
+	Mode string
+	// Policies are comma-separated placement policies or "all"
+	// (--policies).
+	Policies string
+	// Seeds is the number of runs per policy, 1..10000, with seeds Seed,
+	// Seed+1, ... (--seeds, --seed).
+	Seeds int
+	Seed  uint64
+	// Inflate is the fill experiment's stop: arrived GPU demand as a
+	// multiple of GPU capacity, in (0, 100] (--inflate).
+	Inflate float64
+	// Popularity is the share of pods whose shapes form the target
+	// workload for FGD and fragmentation, in (0, 1] (--popularity).
+	Popularity float64
+	// Format is the output on stdout: table or json (--format).
+	Format string
+	// OutDir, when set, receives the HTML report (--out).
+	OutDir string
+	// PricesFile overrides the default prices (--prices; see
+	// cost.Prices.LoadPrices).
+	PricesFile string
+	// TieBreak is first or random (--tie-break).
+	TieBreak string
+	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
+	// (--parallel).
+	Parallel int
+}
+
+// DefaultOptions returns the defaults of the flags: the fill experiment of
+// Weng et al. (USENIX ATC 2023) with its inflation 1.3 and popularity 0.95,
+// every policy, 3 seeds from 42, first-of-equals tie-break as in the
+// paper's simulator.
+func DefaultOptions() Options {
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: 0.95, Format: "table", TieBreak: "first"}
+}
+
+// check checks the options that need no input file and returns the parsed
+// policies and tie-break.
+func (o Options) check() ([]string, placement.TieBreak, error) {
+	if (o.NodesFile == "") != (o.PodsFile == "") {
+		return nil, 0, errors.New("--nodes and --pods go together")
+	}
+	if o.Format != "table" && o.Format != "json" {
+		return nil, 0, fmt.Errorf("unknown --format %q (table or json)", o.Format)
+	}
+	pols, err := placement.ParseNames(o.Policies)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.Seeds < 1 || o.Seeds > 10000 {
+		return nil, 0, fmt.Errorf("--seeds %d out of range 1..10000", o.Seeds)
+	}
+	if o.Seed > math.MaxUint64-uint64(o.Seeds-1) {
+		return nil, 0, fmt.Errorf("--seed %d + --seeds %d overflows", o.Seed, o.Seeds)
+	}
+	if !(o.Inflate > 0 && o.Inflate <= 100) {
+		return nil, 0, fmt.Errorf("--inflate %v out of range (0, 100]", o.Inflate)
+	}
+	if o.Parallel < 0 || o.Parallel > 4096 {
+		return nil, 0, fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
+	}
+	if o.OutDir != "" {
+		if err := report.CheckDir(o.OutDir); err != nil {
+			return nil, 0, fmt.Errorf("--out: %w", err)
+		}
+	}
+	if !(o.Popularity > 0 && o.Popularity <= 1) {
+		return nil, 0, fmt.Errorf("--popularity %v out of range (0, 1]", o.Popularity)
+	}
+	tie, err := placement.ParseTieBreak(o.TieBreak)
+	if err != nil {
+		return nil, 0, err
+	}
+	return pols, tie, nil
+}
+
+// Run runs the simulation the options describe: the report goes to stdout
+// (and OutDir), progress and warnings to stderr. It checks every option
+// before it reads a file, and reads every input before it simulates. An
+// interrupted run (ctx done) returns ctx's error and writes nothing.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	pols, tie, err := o.check()
+	if err != nil {
+		return err
+	}
+	prices := cost.Default()
+	if o.PricesFile != "" {
+		if err := prices.LoadPrices(o.PricesFile); err != nil {
+			return err
+		}
+	}
+	var nodes []trace.NodeSpec
+	var pods []trace.PodSpec
+	nName, pName := "built-in nodes", "built-in pods"
+	if o.NodesFile == "" {
+		nodes = trace.BuiltinNodes(4)
+		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
+	} else {
+		nName, pName = o.NodesFile, o.PodsFile
+		if nodes, err = trace.ReadNodesFile(o.NodesFile); err != nil {
+			return err
+		}
+		if pods, err = trace.ReadPodsFile(o.PodsFile); err != nil {
+			return err
+		}
+	}
+	w, err := sim.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
+	if err != nil {
+		return err
+	}
+	models := make([]string, len(nodes))
+	for i, n := range nodes {
+		models[i] = n.Model
+	}
+	for _, msg := range prices.Warnings(models, o.PricesFile) {
+		fmt.Fprintln(stderr, "simulate: warning:", msg)
+	}
+	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	rep.Source = report.Source(nName, pName)
+	if o.OutDir != "" {
+		path, err := report.WriteHTML(o.OutDir, rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", path)
+	}
+	if o.Format == "json" {
+		return report.WriteJSON(stdout, rep)
+	}
+	return report.WriteTable(stdout, rep)
+}
