@@ -124,7 +124,7 @@ func (pl *Placer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus clus
 	pl.cand, pl.scores = pl.cand[:0], pl.scores[:0]
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		if !cluster.Fits(n, p) {
+		if !cluster.Feasible(n, p) {
 			continue
 		}
 		e := &row[i]

@@ -207,7 +207,7 @@ func TestPlacerMemoMatchesDirectScoring(t *testing.T) {
 			var cand []int
 			var scores []int64
 			for i := range c.Nodes {
-				if cluster.Fits(&c.Nodes[i], &p) {
+				if ok, _ := cluster.Fits(&c.Nodes[i], &p); ok {
 					cand = append(cand, i)
 					scores = append(scores, pol.Score(&c.Nodes[i], &p))
 				}
