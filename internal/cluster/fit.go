@@ -32,17 +32,8 @@ var reasons = [...]string{
 }
 
 // check is the fit rule: the one home of what Fits and Feasible decide.
-// Static misfits (no GPUs, GPU model) come before the resources that change
-// as pods come and go.
+// Resources come first, as they rule out most nodes of a busy cluster.
 func check(n *Node, p *Pod) misfit {
-	if p.NumGPU > 0 {
-		if len(n.GPUFree) == 0 {
-			return fitNoGPUs
-		}
-		if !ModelAllowed(n, p) {
-			return fitModel
-		}
-	}
 	if p.CPUMilli > n.CPUFree {
 		return fitCPU
 	}
@@ -51,6 +42,9 @@ func check(n *Node, p *Pod) misfit {
 	}
 	if p.NumGPU == 0 {
 		return fitOK
+	}
+	if m := never(n, p); m != fitOK {
+		return m
 	}
 	if p.NumGPU <= len(n.GPUFree) {
 		k := 0
@@ -66,6 +60,18 @@ func check(n *Node, p *Pod) misfit {
 	return fitGPU
 }
 
+// never returns why GPU pod p can never fit n, whatever is allocated there:
+// no GPUs, or a GPU model p may not use; fitOK otherwise.
+func never(n *Node, p *Pod) misfit {
+	switch {
+	case len(n.GPUFree) == 0:
+		return fitNoGPUs
+	case !ModelAllowed(n, p):
+		return fitModel
+	}
+	return fitOK
+}
+
 // Fits reports whether the pod fits the node's free resources: the node has
 // GPUs of a model the pod allows (for a GPU pod), enough free CPU and
 // memory, and NumGPU GPUs with at least GPUMilli free each. When it does
@@ -75,9 +81,18 @@ func check(n *Node, p *Pod) misfit {
 // nvidia.com/gpu" (too few GPUs with the requested share free). It
 // allocates only to format the GPU-model reason.
 func Fits(n *Node, p *Pod) (ok bool, reason string) {
-	switch m := check(n, p); m {
-	case fitOK:
+	m := check(n, p)
+	if m == fitOK {
 		return true, ""
+	}
+	// A node that can never fit says so, rather than naming a resource
+	// that is short today.
+	if p.NumGPU > 0 {
+		if s := never(n, p); s != fitOK {
+			m = s
+		}
+	}
+	switch m {
 	case fitModel:
 		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
 	default:

@@ -56,6 +56,9 @@ func TestFitsReasons(t *testing.T) {
 		{"two whole GPUs, one is shared", t4, Pod{NumGPU: 2, GPUMilli: 1000}, "Insufficient nvidia.com/gpu"},
 		{"more GPUs than the node has", t4, Pod{NumGPU: 3, GPUMilli: 1000}, "Insufficient nvidia.com/gpu"},
 		{"cpu reported before GPUs", t4, Pod{CPUMilli: 20000, NumGPU: 3, GPUMilli: 1000}, "Insufficient cpu"},
+		// What can never fit is reported before what is short today.
+		{"no GPUs reported before cpu", &cpuOnly, Pod{CPUMilli: 99000, NumGPU: 1, GPUMilli: 100}, "node has no GPUs"},
+		{"model reported before memory", t4, Pod{MemoryMiB: 1 << 20, NumGPU: 1, GPUMilli: 100, Models: models(t, "A10")}, "GPU model T4 not allowed (pod allows A10)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ok, reason := Fits(tc.node, &tc.pod)
