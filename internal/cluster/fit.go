@@ -32,7 +32,9 @@ var reasons = [...]string{
 }
 
 // check is the fit rule: the one home of what Fits and Feasible decide.
-// Resources come first, as they rule out most nodes of a busy cluster.
+// It tests the resources that rule out most nodes of a busy cluster first,
+// and lumps a GPU model the pod may not use, or too few GPUs, in fitGPU;
+// Fits tells those apart with never, on failure only.
 func check(n *Node, p *Pod) misfit {
 	if p.CPUMilli > n.CPUFree {
 		return fitCPU
@@ -43,17 +45,15 @@ func check(n *Node, p *Pod) misfit {
 	if p.NumGPU == 0 {
 		return fitOK
 	}
-	if m := never(n, p); m != fitOK {
-		return m
+	if p.NumGPU > len(n.GPUFree) || !ModelAllowed(n, p) {
+		return fitGPU
 	}
-	if p.NumGPU <= len(n.GPUFree) {
-		k := 0
-		for _, f := range n.GPUFree {
-			if f >= p.GPUMilli {
-				k++
-				if k == p.NumGPU {
-					return fitOK
-				}
+	k := 0
+	for _, f := range n.GPUFree {
+		if f >= p.GPUMilli {
+			k++
+			if k == p.NumGPU {
+				return fitOK
 			}
 		}
 	}
