@@ -25,6 +25,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
