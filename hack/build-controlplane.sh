@@ -24,12 +24,23 @@ while read -r name version how pkg; do
   case "$how" in
   tools)
     # The version comes from hack/tools/go.mod; binaries.txt must agree.
-    got="$(go -C hack/tools list -f '{{.Module.Version}}' "$pkg")"
+    read -r module got < <(go -C hack/tools list -f '{{.Module.Path}} {{.Module.Version}}' "$pkg")
     if [[ "$got" != "$version" ]]; then
       echo "build-controlplane: $name: hack/tools/go.mod has $got, binaries.txt says $version" >&2
       exit 1
     fi
-    go -C hack/tools build -o "$tmp/$name" "$pkg"
+    ldflags=()
+    if [[ "$module" == k8s.io/kubernetes ]]; then
+      # Stamp the version as Kubernetes' own build does
+      # (hack/lib/version.sh); unstamped, the server reports v0.0.0-master.
+      IFS=. read -r major minor _ <<<"${version#v}"
+      flags=""
+      for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+        flags+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+      done
+      ldflags=(-ldflags "$flags")
+    fi
+    go -C hack/tools build "${ldflags[@]}" -o "$tmp/$name" "$pkg"
     ;;
   install)
     GOBIN="$tmp" go install "$pkg@$version"
