@@ -6,9 +6,9 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 	-X github.com/gpuplane/gpuplane/internal/version.commit=$(COMMIT)
 
-.PHONY: build test bench fuzz cold-build
+.PHONY: build test bench fuzz cold-build controlplane cluster cluster-down
 # Every binary under cmd/ into bin/: gpuplane (offline tools), and one per
-# in-cluster role (gpuplane-node-agent).
+# in-cluster role (gpuplane-node-agent, gpuplane-scheduler).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
@@ -38,3 +38,23 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/device/mock
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./api/config/v1
 	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin
+
+# etcd, kube-apiserver, kubectl and kwok for the tests that need a control
+# plane and for make cluster, built into $${GPUPLANE_CACHE:-$$HOME/.cache/gpuplane}/bin
+# (about 15 minutes cold, then cached; docs/cluster.md).
+controlplane:
+	hack/build-controlplane.sh
+
+# A local control plane with fake GPU nodes (NODES: an openb node CSV or a
+# node YAML), in the background until make cluster-down. Prints
+# export KUBECONFIG=...: eval "$$(make -s cluster)".
+NODES ?= hack/cluster/nodes.yaml
+CLUSTER_DIR ?= .cache/cluster
+cluster:
+	@hack/build-controlplane.sh >&2
+	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
+	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) $(CLUSTER_FLAGS)
+
+cluster-down:
+	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
+	@$(CLUSTER_DIR)/cluster down --dir $(CLUSTER_DIR)
