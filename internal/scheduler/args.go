@@ -47,7 +47,7 @@ func (a *Args) build() (placement.Policy, placement.TieBreak, error) {
 	if !(a.Popularity > 0 && a.Popularity <= 1) {
 		return nil, 0, fmt.Errorf("popularity %v out of range (0, 1]", a.Popularity)
 	}
-	tw, err := targetWorkload(a.TargetWorkloadFile, a.Popularity)
+	tw, err := TargetWorkload(a.TargetWorkloadFile, a.Popularity)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -58,9 +58,9 @@ func (a *Args) build() (placement.Policy, placement.TieBreak, error) {
 	return p, tie, nil
 }
 
-// targetWorkload reads an openb pod list (or takes the built-in
+// TargetWorkload reads an openb pod list (or takes the built-in
 // workload) into FGD's target workload.
-func targetWorkload(file string, popularity float64) (*placement.TargetWorkload, error) {
+func TargetWorkload(file string, popularity float64) (*placement.TargetWorkload, error) {
 	var specs []trace.PodSpec
 	if file == "" {
 		specs = trace.BuiltinPods(20000, 1, 0, 0)
