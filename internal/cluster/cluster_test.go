@@ -3,6 +3,8 @@ package cluster
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 func newTestCluster(t *testing.T) *Cluster {
@@ -53,14 +55,14 @@ func TestAllocateRefusesOverCommit(t *testing.T) {
 
 func TestModelsRestrictNodes(t *testing.T) {
 	c := newTestCluster(t)
-	m, err := c.Models("V100M32|A10")
+	m, err := gpu.ParseModels("V100M32|A10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Pod{NumGPU: 1, GPUMilli: 1000, Models: m}
+	p := &Pod{NumGPU: 1, GPUMilli: 1000, Models: ModelSet(m)}
 	want := []bool{false, true, false, true}
 	for i := range c.Nodes {
-		if got := Fits(&c.Nodes[i], p); got != want[i] {
+		if got, _ := Fits(&c.Nodes[i], p); got != want[i] {
 			t.Errorf("node %d (%s): Fits = %v, want %v", i, c.Nodes[i].Model, got, want[i])
 		}
 	}

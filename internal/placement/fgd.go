@@ -1,218 +1,62 @@
 package placement
 
 import (
+	"errors"
 	"math"
+	"math/bits"
 	"math/rand/v2"
-	"sort"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
-// TargetPod is one pod shape of a target workload with its frequency.
-type TargetPod struct {
-	CPUMilli int64
-	NumGPU   int
-	GPUMilli int64
-	Models   cluster.ModelSet
-	// Freq is the shape's share of the target workload, 0..1.
-	Freq float64
-	// Count is how many pods of the source workload have this shape.
-	Count int
-}
-
-// TargetWorkload is the set of pod shapes fragmentation is measured against
-// (Weng et al., USENIX ATC 2023, §3): the most popular shapes that together
-// make up a given share of the pods, with their frequencies renormalised to
-// sum to 1.
-type TargetWorkload struct {
-	Pods []TargetPod
-	// groups gathers the shapes by GPU request; within a group the CPU
-	// requests are sorted with cumulative frequencies.
-	groups []fragGroup
-}
-
-type fragGroup struct {
-	numGPU   int
-	gpuMilli int64
-	models   cluster.ModelSet
-	cpu      []int64   // ascending
-	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
-	total    float64
-}
-
-// NewTargetWorkload builds the target workload of pods: shapes (CPU, GPU
-// count, GPU share, GPU models; memory is not part of a shape) sorted by
-// descending count, taken one by one until they cover popularity (0..1, the
-// paper uses 0.95) of all pods. Ties in count are ordered as the openb
-// simulator orders them (larger CPU, share, count first), so the cut is the
-// same.
-func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
-	type key struct {
-		cpu    int64
-		milli  int64
-		num    int
-		models cluster.ModelSet
-	}
-	counts := map[key]int{}
-	for i := range pods {
-		p := &pods[i]
-		counts[key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models}]++
-	}
-	shapes := make([]TargetPod, 0, len(counts))
-	for k, c := range counts {
-		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, Count: c})
-	}
-	sort.Slice(shapes, func(i, j int) bool {
-		a, b := shapes[i], shapes[j]
-		switch {
-		case a.Count != b.Count:
-			return a.Count > b.Count
-		case a.CPUMilli != b.CPUMilli:
-			return a.CPUMilli > b.CPUMilli
-		case a.GPUMilli != b.GPUMilli:
-			return a.GPUMilli > b.GPUMilli
-		case a.NumGPU != b.NumGPU:
-			return a.NumGPU > b.NumGPU
-		}
-		return a.Models > b.Models
-	})
-	total := float64(len(pods))
-	want := popularity * total
-	cum := 0.0
-	n := 0
-	for n < len(shapes) && cum < want {
-		cum += float64(shapes[n].Count)
-		n++
-	}
-	tw := &TargetWorkload{Pods: shapes[:n]}
-	for i := range tw.Pods {
-		tw.Pods[i].Freq = float64(tw.Pods[i].Count) / cum
-	}
-	tw.index()
-	return tw
-}
-
-func (tw *TargetWorkload) index() {
-	tw.groups = tw.groups[:0]
-	byGroup := map[[3]int64][]int{}
-	var order [][3]int64
-	for i, p := range tw.Pods {
-		k := [3]int64{int64(p.NumGPU), p.GPUMilli, int64(p.Models)}
-		if _, ok := byGroup[k]; !ok {
-			order = append(order, k)
-		}
-		byGroup[k] = append(byGroup[k], i)
-	}
-	for _, k := range order {
-		idx := byGroup[k]
-		sort.Slice(idx, func(a, b int) bool { return tw.Pods[idx[a]].CPUMilli < tw.Pods[idx[b]].CPUMilli })
-		g := fragGroup{numGPU: int(k[0]), gpuMilli: k[1], models: cluster.ModelSet(k[2])}
-		for _, i := range idx {
-			g.total += tw.Pods[i].Freq
-			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
-			g.cum = append(g.cum, g.total)
-		}
-		tw.groups = append(tw.groups, g)
-	}
-}
-
-// Frag returns the expected fragmented GPU capacity of a node, in
-// milli-GPU, for a node of GPU model modelID (-1 for none) with cpuFree
-// millicores and per-GPU free shares gpuFree. For each target shape m with
-// frequency p_m, the node's idle GPU capacity counts as fragmented:
-//   - all of it, when m cannot run on the node (too little CPU, a GPU model
-//     m may not use, too few GPUs with m's share free) or m needs no GPU;
-//   - otherwise only the GPUs whose free share is below m's share.
+// FGD is Fragmentation Gradient Descent (Weng et al., "Beware of
+// Fragmentation", USENIX ATC 2023): it places a pod where it increases
+// the node's fragmentation (TargetWorkload.Frag, milli-GPU) the least:
 //
-// Frag = Σ p_m · fragmented_m. Source: Weng et al., "Beware of
-// Fragmentation", USENIX ATC 2023, §3.2, as implemented by
-// NodeGpuShareFragAmount in github.com/hkust-adsl/kubernetes-scheduler-simulator.
-func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) float64 {
-	var idle int64
-	for _, f := range gpuFree {
-		idle += f
-	}
-	if idle == 0 {
-		return 0
-	}
-	L := float64(idle)
-	frag := 0.0
-	for gi := range tw.groups {
-		g := &tw.groups[gi]
-		if g.gpuMilli == 0 || !modelOK(g.models, modelID) {
-			frag += g.total * L
-			continue
-		}
-		cnt := 0
-		var below int64
-		for _, f := range gpuFree {
-			if f >= g.gpuMilli {
-				cnt++
-			} else {
-				below += f
-			}
-		}
-		if cnt < g.numGPU {
-			frag += g.total * L
-			continue
-		}
-		// Shapes whose CPU fits see only the GPUs below their share as
-		// fragments; the others see all idle GPU capacity.
-		k := sort.Search(len(g.cpu), func(i int) bool { return g.cpu[i] > cpuFree })
-		fit := 0.0
-		if k > 0 {
-			fit = g.cum[k-1]
-		}
-		frag += fit*float64(below) + (g.total-fit)*L
-	}
-	return frag
-}
-
-func modelOK(models cluster.ModelSet, modelID int) bool {
-	if models == 0 {
-		return true
-	}
-	return modelID >= 0 && models&(1<<uint(modelID)) != 0
-}
-
-// NodeFrag returns Frag for node n's current free resources.
-func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
-	return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
-}
-
-// FGD is Fragmentation Gradient Descent (Weng et al., USENIX ATC 2023): it
-// places a pod where it increases the node's fragmentation (TargetWorkload
-// Frag) the least. The score of a node is ⌊100 · σ((F_before − F_after) /
-// 1000)⌋ with σ the logistic function, F in milli-GPU. A GPU-sharing pod is
-// tried on every GPU it fits and scored by the best; a pod of whole GPUs
+//	score = ⌊100 · σ((F_before − F_after) / 1000)⌋,  σ(x) = 1 / (1 + e^−x)
+//
+// A GPU-sharing pod is tried on every GPU it fits and scored by the best
+// (the lowest-indexed of equally good GPUs is chosen); a pod of whole GPUs
 // takes the first free GPUs. Source: FGDScore in
 // github.com/hkust-adsl/kubernetes-scheduler-simulator.
 type FGD struct {
+	// Target is the workload fragmentation is measured against; read only.
 	Target *TargetWorkload
-	buf    [cluster.MaxGPUsPerNode]int64
 }
 
-func (*FGD) Name() string { return "fgd" }
+// NewFGD returns FGD for target workload tw.
+func NewFGD(tw *TargetWorkload) (Policy, error) {
+	if tw == nil {
+		return nil, errors.New("policy fgd needs a target workload")
+	}
+	return FGD{Target: tw}, nil
+}
 
-func (f *FGD) Score(n *cluster.Node, p *cluster.Pod) int64 {
+func (FGD) Name() string                { return "fgd" }
+func (FGD) PreScore(*cluster.Pod) State { return nil }
+
+func (f FGD) Score(_ State, n *cluster.Node, p *cluster.Pod) int64 {
 	s, _ := f.best(n, p)
 	return s
 }
 
-func (f *FGD) SelectGPUs(n *cluster.Node, p *cluster.Pod, _ *rand.Rand) cluster.GPUSet {
+func (f FGD) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) cluster.GPUSet {
 	_, g := f.best(n, p)
 	return g
 }
 
-func (f *FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
+// best returns the score and GPUs of p's best placement on n. Its scratch
+// copy of the node's GPUs lives on the stack, so concurrent calls share
+// nothing and nothing is allocated.
+func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 	before := f.Target.NodeFrag(n)
-	after := f.buf[:len(n.GPUFree)]
-	copy(after, n.GPUFree)
+	var buf [cluster.MaxGPUsPerNode]int64
+	after := buf[:copy(buf[:], n.GPUFree)]
 	cpu := n.CPUFree - p.CPUMilli
 	if !p.IsGPUShare() {
 		g := firstFreeGPUs(n, p.NumGPU)
-		for _, i := range g.Indices() {
-			after[i] -= p.GPUMilli
+		for m := uint64(g); m != 0; m &= m - 1 {
+			after[bits.TrailingZeros64(m)] -= p.GPUMilli
 		}
 		return fgdScore(before, f.Target.Frag(n.ModelID, cpu, after)), g
 	}

@@ -1,75 +1,68 @@
 package placement
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
-// fragReference transcribes the paper's definition shape by shape, without
-// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount.
-func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int64) float64 {
-	var idle int64
-	for _, f := range gpuFree {
-		idle += f
+// TestFGDByHand: target workload of two equally frequent shapes, A (1 CPU,
+// 500 milli-GPU) and B (1 CPU, one whole GPU), on T4 nodes. Fragmentation
+// values are those of TestNodeFragByHand.
+func TestFGDByHand(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{
+		{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, NumGPU: 1, GPUMilli: 1000},
+	}, 1)
+	f, err := NewFGD(tw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	frag := 0.0
-	for _, m := range tw.Pods {
-		all := m.Freq * float64(idle)
-		if m.GPUMilli == 0 || !modelOK(m.Models, modelID) {
-			frag += all
-			continue
-		}
-		cnt := 0
-		var below int64
-		for _, f := range gpuFree {
-			if f >= m.GPUMilli {
-				cnt++
-			} else {
-				below += f
+	// GPUs free [600, 1000], 10 cores free: F = ½·600 = 300.
+	used := node(t, "T4", 16000, 65536, 2, binding{cluster.Pod{CPUMilli: 6000, NumGPU: 1, GPUMilli: 400}, 1 << 0})
+	// Both GPUs free: F = 0.
+	free := node(t, "T4", 16000, 65536, 2)
+	for _, tc := range []struct {
+		name  string
+		node  *cluster.Node
+		pod   cluster.Pod
+		score int64
+		gpus  cluster.GPUSet
+	}{
+		// On GPU 0 it leaves [100, 1000]: F = ½·100 + ½·100 = 100,
+		// ⌊100·σ((300−100)/1000)⌋ = ⌊54.98⌋. On GPU 1 it leaves [600, 500]:
+		// B fits nowhere, F = ½·1100 = 550, ⌊100·σ(−0.25)⌋ = 43. GPU 0 wins.
+		{"share takes the GPU that fragments least", used, cluster.Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500}, 54, 1 << 0},
+		// Whole GPU 1 leaves [600, 0]: B fits nowhere, F = ½·600 = 300,
+		// unchanged: ⌊100·σ(0)⌋ = 50.
+		{"whole GPU takes the first free", used, cluster.Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: 1000}, 50, 1 << 1},
+		// [500, 1000] from [1000, 1000]: A sees nothing, B sees 500:
+		// F = 250, ⌊100·σ(−0.25)⌋ = 43. Both GPUs are alike: GPU 0.
+		{"share on a free node", free, cluster.Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500}, 43, 1 << 0},
+		// Both GPUs taken: no idle GPU, F = 0; ⌊100·σ(0)⌋ = 50.
+		{"two whole GPUs fill the node", free, cluster.Pod{CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000}, 50, 0b11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := f.PreScore(&tc.pod)
+			if got := f.Score(s, tc.node, &tc.pod); got != tc.score {
+				t.Errorf("score = %d, want %d", got, tc.score)
 			}
-		}
-		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli {
-			frag += m.Freq * float64(below)
-		} else {
-			frag += all
-		}
+			if got := f.SelectGPUs(s, tc.node, &tc.pod, nil); got != tc.gpus {
+				t.Errorf("GPUs = %b, want %b", uint64(got), uint64(tc.gpus))
+			}
+		})
 	}
-	return frag
 }
 
-func TestFragMatchesReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var pods []cluster.Pod
-	for i := 0; i < 500; i++ {
-		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000}
-		switch rng.IntN(4) {
-		case 0:
-		case 1:
-			p.NumGPU, p.GPUMilli = 1, int64(100*(1+rng.IntN(9)))
-		case 2:
-			p.NumGPU, p.GPUMilli = 1, 1000
-		default:
-			p.NumGPU, p.GPUMilli = 1<<rng.IntN(4), 1000
-		}
-		if rng.IntN(5) == 0 {
-			p.Models = cluster.ModelSet(1 << rng.IntN(3))
-		}
-		pods = append(pods, p)
-	}
-	tw := NewTargetWorkload(pods, 0.95)
-	for trial := 0; trial < 2000; trial++ {
-		g := make([]int64, 1+rng.IntN(8))
-		for i := range g {
-			g[i] = int64(rng.IntN(11)) * 100
-		}
-		model := rng.IntN(4) - 1
-		cpu := int64(rng.IntN(20)) * 1000
-		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, g)
-		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
-			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
+// TestFGDScoreDoesNotAllocate: FGD's scratch copy of a node's GPUs is on
+// the stack.
+func TestFGDScoreDoesNotAllocate(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{sharePod, wholePod, {CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000}}, 1)
+	f, _ := NewFGD(tw)
+	n := handNode(t)
+	for _, p := range []cluster.Pod{sharePod, wholePod} {
+		if a := testing.AllocsPerRun(100, func() { f.Score(nil, n, &p) }); a != 0 {
+			t.Errorf("FGD Score of %+v allocates %v times", p, a)
 		}
 	}
 }

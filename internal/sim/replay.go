@@ -185,7 +185,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 			// if it fits there.
 			kept := waiting[:0]
 			for _, wi := range waiting {
-				if cluster.Fits(&c.Nodes[d.node], &w.pods[wi]) {
+				if cluster.Feasible(&c.Nodes[d.node], &w.pods[wi]) {
 					if node, gpus, ok := pl.Place(c, &w.pods[wi]); ok {
 						if err := start(wi, node, gpus); err != nil {
 							return r, err

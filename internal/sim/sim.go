@@ -169,11 +169,11 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 	}
 	fitsSome := map[cluster.Pod]bool{}
 	for i, s := range pods {
-		models, err := c.Models(s.GPUSpec)
+		models, err := gpu.ParseModels(s.GPUSpec)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
 		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: models}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: cluster.ModelSet(models)}
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, s.Name, err)
 		}
@@ -187,7 +187,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		ok, seen := fitsSome[key]
 		if !seen {
 			for j := range c.Nodes {
-				if cluster.Fits(&c.Nodes[j], &p) {
+				if cluster.Feasible(&c.Nodes[j], &p) {
 					ok = true
 					break
 				}

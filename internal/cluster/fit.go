@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// GPUResource is the extended resource a pod's GPUs are counted in, named in
+// Fits's reasons as kube-scheduler's NodeResourcesFit names an insufficient
+// resource.
+const GPUResource = "nvidia.com/gpu"
+
+// misfit is why a pod does not fit a node; fitOK when it does.
+type misfit uint8
+
+const (
+	fitOK misfit = iota
+	fitNoGPUs
+	fitModel
+	fitCPU
+	fitMemory
+	fitGPU
+)
+
+// reasons are the Fits reasons that need no formatting.
+var reasons = [...]string{
+	fitNoGPUs: "node has no GPUs",
+	fitCPU:    "Insufficient cpu",
+	fitMemory: "Insufficient memory",
+	fitGPU:    "Insufficient " + GPUResource,
+}
+
+// check is the fit rule: the one home of what Fits and Feasible decide.
+// Static misfits (no GPUs, GPU model) come before the resources that change
+// as pods come and go.
+func check(n *Node, p *Pod) misfit {
+	if p.NumGPU > 0 {
+		if len(n.GPUFree) == 0 {
+			return fitNoGPUs
+		}
+		if !ModelAllowed(n, p) {
+			return fitModel
+		}
+	}
+	if p.CPUMilli > n.CPUFree {
+		return fitCPU
+	}
+	if p.MemoryMiB > n.MemoryFree {
+		return fitMemory
+	}
+	if p.NumGPU == 0 {
+		return fitOK
+	}
+	if p.NumGPU <= len(n.GPUFree) {
+		k := 0
+		for _, f := range n.GPUFree {
+			if f >= p.GPUMilli {
+				k++
+				if k == p.NumGPU {
+					return fitOK
+				}
+			}
+		}
+	}
+	return fitGPU
+}
+
+// Fits reports whether the pod fits the node's free resources: the node has
+// GPUs of a model the pod allows (for a GPU pod), enough free CPU and
+// memory, and NumGPU GPUs with at least GPUMilli free each. When it does
+// not, reason says why, in the style of a kube-scheduler event: "node has
+// no GPUs", "GPU model T4 not allowed (pod allows A100-80GB|H100-80GB)",
+// "Insufficient cpu", "Insufficient memory" or "Insufficient
+// nvidia.com/gpu" (too few GPUs with the requested share free). It
+// allocates only to format the GPU-model reason.
+func Fits(n *Node, p *Pod) (ok bool, reason string) {
+	switch m := check(n, p); m {
+	case fitOK:
+		return true, ""
+	case fitModel:
+		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
+	default:
+		return false, reasons[m]
+	}
+}
+
+// Feasible is Fits without the reason, for loops over many nodes (the
+// simulator decides millions of placements); it never allocates.
+func Feasible(n *Node, p *Pod) bool { return check(n, p) == fitOK }
+
+// ModelAllowed reports whether a pod may use the node's GPU model. A pod
+// that allows any model may use any node; a pod restricted to some models
+// never fits a CPU-only node.
+func ModelAllowed(n *Node, p *Pod) bool {
+	if p.Models == 0 {
+		return true
+	}
+	if n.ModelID < 0 {
+		return false
+	}
+	return p.Models&(1<<uint(n.ModelID)) != 0
+}

@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// Node is one node's capacity and free resources.
+type Node struct {
+	Name string
+	// Model is the GPU model name, in the catalog's spelling for a catalog
+	// model ("" for a CPU-only node); ModelID its process-wide ID
+	// (gpu.ModelID), -1 for a CPU-only node.
+	Model   string
+	ModelID int
+	// CPUMilli and MemoryMiB are the allocatable capacity.
+	CPUMilli, MemoryMiB int64
+	// CPUFree and MemoryFree are what is not yet allocated.
+	CPUFree, MemoryFree int64
+	// GPUFree is the free milli-GPU of each GPU, indexed by GPU.
+	GPUFree []int64
+	// Pods is the number of pods bound to the node.
+	Pods int
+	// Affinity counts bound GPU pods by kind, for GPU Clustering:
+	// Affinity[0] counts GPU-sharing pods, Affinity[k] pods of k whole GPUs.
+	Affinity [MaxGPUsPerNode + 1]int32
+	// AffinityKinds is the number of non-zero entries in Affinity.
+	AffinityKinds int
+	// Version increases on every change of the node's free resources.
+	Version uint64
+}
+
+// NewNode returns a node with cpuMilli millicores, memoryMiB MiB and gpus
+// GPUs of the named model (ignored when gpus is 0), all free. A scheduler
+// builds a node's state from its allocatable capacity this way, then calls
+// Add for every pod bound to it with the GPUs the pod holds.
+func NewNode(name, model string, cpuMilli, memoryMiB int64, gpus int) (Node, error) {
+	if cpuMilli < 0 || memoryMiB < 0 {
+		return Node{}, fmt.Errorf("node %s: negative capacity", name)
+	}
+	if gpus < 0 || gpus > MaxGPUsPerNode {
+		return Node{}, fmt.Errorf("node %s: gpu count %d out of range 0..%d", name, gpus, MaxGPUsPerNode)
+	}
+	n := Node{Name: name, ModelID: -1, CPUMilli: cpuMilli, MemoryMiB: memoryMiB,
+		CPUFree: cpuMilli, MemoryFree: memoryMiB, GPUFree: make([]int64, gpus)}
+	if gpus > 0 {
+		if model == "" {
+			return Node{}, fmt.Errorf("node %s: %d GPUs without a model", name, gpus)
+		}
+		id, err := gpu.ModelID(model)
+		if err != nil {
+			return Node{}, fmt.Errorf("node %s: %w", name, err)
+		}
+		n.Model, n.ModelID = gpu.ModelName(id), id
+	}
+	for i := range n.GPUFree {
+		n.GPUFree[i] = MilliGPU
+	}
+	return n, nil
+}
+
+// GPUs returns the node's GPU count.
+func (n *Node) GPUs() int { return len(n.GPUFree) }
+
+// GPUFreeTotal returns the node's free milli-GPU summed over its GPUs.
+func (n *Node) GPUFreeTotal() int64 {
+	var t int64
+	for _, f := range n.GPUFree {
+		t += f
+	}
+	return t
+}
+
+// FullyFreeGPUs returns the number of GPUs with nothing allocated.
+func (n *Node) FullyFreeGPUs() int {
+	c := 0
+	for _, f := range n.GPUFree {
+		if f == MilliGPU {
+			c++
+		}
+	}
+	return c
+}
+
+// validSet reports whether gpus holds exactly p.NumGPU GPUs, all of n.
+func (n *Node) validSet(p *Pod, gpus GPUSet) bool {
+	return gpus.Count() == p.NumGPU && (len(n.GPUFree) >= 64 || uint64(gpus)>>uint(len(n.GPUFree)) == 0)
+}
+
+// Add binds pod p to the node on the given GPUs. It returns an error, and
+// changes nothing, if p is invalid, if that would over-commit CPU, memory or
+// any GPU, if p may not use the node's GPU model, or if gpus does not hold
+// exactly NumGPU GPUs of the node.
+func (n *Node) Add(p *Pod, gpus GPUSet) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("pod %s: %w", p.Name, err)
+	}
+	if p.CPUMilli > n.CPUFree || p.MemoryMiB > n.MemoryFree {
+		return fmt.Errorf("pod %s does not fit node %s: cpu %d/%d millicores, memory %d/%d MiB free",
+			p.Name, n.Name, p.CPUMilli, n.CPUFree, p.MemoryMiB, n.MemoryFree)
+	}
+	if !n.validSet(p, gpus) {
+		return fmt.Errorf("pod %s wants %d GPUs, got set %b on node %s with %d GPUs", p.Name, p.NumGPU, uint64(gpus), n.Name, len(n.GPUFree))
+	}
+	if p.NumGPU > 0 && !ModelAllowed(n, p) {
+		return fmt.Errorf("pod %s may not use GPU model %q of node %s", p.Name, n.Model, n.Name)
+	}
+	for m := uint64(gpus); m != 0; m &= m - 1 {
+		if g := bits.TrailingZeros64(m); n.GPUFree[g] < p.GPUMilli {
+			return fmt.Errorf("pod %s wants %d milli-GPU on GPU %d of node %s, %d free", p.Name, p.GPUMilli, g, n.Name, n.GPUFree[g])
+		}
+	}
+	for m := uint64(gpus); m != 0; m &= m - 1 {
+		n.GPUFree[bits.TrailingZeros64(m)] -= p.GPUMilli
+	}
+	n.CPUFree -= p.CPUMilli
+	n.MemoryFree -= p.MemoryMiB
+	n.Pods++
+	n.addAffinity(p, 1)
+	n.Version++
+	return nil
+}
+
+// Remove returns pod p's resources to the node; gpus must be the set Add
+// was given. It returns an error, and changes nothing, if that would free
+// more than the node's capacity or gpus does not hold exactly NumGPU GPUs of
+// the node.
+func (n *Node) Remove(p *Pod, gpus GPUSet) error {
+	if n.CPUFree+p.CPUMilli > n.CPUMilli || n.MemoryFree+p.MemoryMiB > n.MemoryMiB || n.Pods == 0 {
+		return fmt.Errorf("release of pod %s would exceed node %s capacity", p.Name, n.Name)
+	}
+	if !n.validSet(p, gpus) {
+		return fmt.Errorf("release of pod %s: GPU set %b does not match %d GPUs", p.Name, uint64(gpus), p.NumGPU)
+	}
+	for m := uint64(gpus); m != 0; m &= m - 1 {
+		if g := bits.TrailingZeros64(m); n.GPUFree[g]+p.GPUMilli > MilliGPU {
+			return fmt.Errorf("release of pod %s would free GPU %d of node %s beyond 1000 milli-GPU", p.Name, g, n.Name)
+		}
+	}
+	for m := uint64(gpus); m != 0; m &= m - 1 {
+		n.GPUFree[bits.TrailingZeros64(m)] += p.GPUMilli
+	}
+	n.CPUFree += p.CPUMilli
+	n.MemoryFree += p.MemoryMiB
+	n.Pods--
+	n.addAffinity(p, -1)
+	n.Version++
+	return nil
+}
+
+func (n *Node) addAffinity(p *Pod, d int32) {
+	k, ok := AffinityKey(p)
+	if !ok {
+		return
+	}
+	before := n.Affinity[k]
+	n.Affinity[k] += d
+	switch {
+	case before == 0 && n.Affinity[k] != 0:
+		n.AffinityKinds++
+	case before != 0 && n.Affinity[k] == 0:
+		n.AffinityKinds--
+	}
+}

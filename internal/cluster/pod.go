@@ -1,0 +1,86 @@
+package cluster
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// MilliGPU is one whole GPU in milli-GPU.
+const MilliGPU = 1000
+
+// MaxGPUsPerNode is the largest GPU count a node may have (GPUSet is a
+// 64-bit mask).
+const MaxGPUsPerNode = 64
+
+// ModelSet is a set of GPU models as a bit mask over the process-wide model
+// IDs of gpu.ModelID (gpu.ParseModels builds one). The zero set means "any
+// model".
+type ModelSet uint64
+
+// GPUSet is a set of GPU indices on one node, as a bit mask.
+type GPUSet uint64
+
+// Count returns the number of GPUs in the set.
+func (s GPUSet) Count() int { return bits.OnesCount64(uint64(s)) }
+
+// Has reports whether GPU i is in the set.
+func (s GPUSet) Has(i int) bool { return s&(1<<uint(i)) != 0 }
+
+// Indices returns the GPU indices in ascending order.
+func (s GPUSet) Indices() []int {
+	out := make([]int, 0, s.Count())
+	for m := uint64(s); m != 0; m &= m - 1 {
+		out = append(out, bits.TrailingZeros64(m))
+	}
+	return out
+}
+
+// Pod is a pod's resource request.
+type Pod struct {
+	Name string
+	// CPUMilli in millicores, MemoryMiB in MiB.
+	CPUMilli, MemoryMiB int64
+	// NumGPU is the number of GPUs (0 to 64); GPUMilli the share of each in
+	// milli-GPU, below 1000 only when NumGPU is 1 (a shared GPU).
+	NumGPU   int
+	GPUMilli int64
+	// Models restricts the GPU models the pod may use; 0 means any.
+	Models ModelSet
+}
+
+// TotalGPUMilli returns the pod's whole GPU request in milli-GPU.
+func (p *Pod) TotalGPUMilli() int64 { return int64(p.NumGPU) * p.GPUMilli }
+
+// IsGPUShare reports whether the pod asks for a share of one GPU.
+func (p *Pod) IsGPUShare() bool { return p.NumGPU == 1 && p.GPUMilli < MilliGPU }
+
+// Validate checks a pod's request on its own (not against any node).
+func (p *Pod) Validate() error {
+	switch {
+	case p.CPUMilli < 0:
+		return fmt.Errorf("negative cpu_milli %d", p.CPUMilli)
+	case p.MemoryMiB < 0:
+		return fmt.Errorf("negative memory_mib %d", p.MemoryMiB)
+	case p.NumGPU < 0 || p.NumGPU > MaxGPUsPerNode:
+		return fmt.Errorf("num_gpu %d out of range 0..%d", p.NumGPU, MaxGPUsPerNode)
+	case p.NumGPU == 0 && p.GPUMilli != 0:
+		return fmt.Errorf("gpu_milli %d with num_gpu 0", p.GPUMilli)
+	case p.NumGPU > 0 && (p.GPUMilli <= 0 || p.GPUMilli > MilliGPU):
+		return fmt.Errorf("gpu_milli %d out of range 1..1000", p.GPUMilli)
+	case p.NumGPU > 1 && p.GPUMilli != MilliGPU:
+		return fmt.Errorf("gpu_milli %d below 1000 with num_gpu %d: only one GPU can be shared", p.GPUMilli, p.NumGPU)
+	}
+	return nil
+}
+
+// AffinityKey returns the GPU Clustering kind of a GPU pod (0 for a shared
+// GPU, k for k whole GPUs) and false for a pod without GPUs.
+func AffinityKey(p *Pod) (int, bool) {
+	if p.NumGPU == 0 {
+		return 0, false
+	}
+	if p.IsGPUShare() {
+		return 0, true
+	}
+	return p.NumGPU, true
+}

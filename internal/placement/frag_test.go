@@ -1,0 +1,138 @@
+package placement
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+)
+
+// fragReference transcribes the paper's definition shape by shape, without
+// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount.
+func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int64) float64 {
+	var idle int64
+	for _, f := range gpuFree {
+		idle += f
+	}
+	frag := 0.0
+	for _, m := range tw.Pods {
+		all := m.Freq * float64(idle)
+		if m.GPUMilli == 0 || !modelOK(m.Models, modelID) {
+			frag += all
+			continue
+		}
+		cnt := 0
+		var below int64
+		for _, f := range gpuFree {
+			if f >= m.GPUMilli {
+				cnt++
+			} else {
+				below += f
+			}
+		}
+		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli {
+			frag += m.Freq * float64(below)
+		} else {
+			frag += all
+		}
+	}
+	return frag
+}
+
+func TestFragMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var pods []cluster.Pod
+	for i := 0; i < 500; i++ {
+		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000}
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			p.NumGPU, p.GPUMilli = 1, int64(100*(1+rng.IntN(9)))
+		case 2:
+			p.NumGPU, p.GPUMilli = 1, 1000
+		default:
+			p.NumGPU, p.GPUMilli = 1<<rng.IntN(4), 1000
+		}
+		if rng.IntN(5) == 0 {
+			p.Models = cluster.ModelSet(1 << rng.IntN(3))
+		}
+		pods = append(pods, p)
+	}
+	tw := NewTargetWorkload(pods, 0.95)
+	for trial := 0; trial < 2000; trial++ {
+		g := make([]int64, 1+rng.IntN(8))
+		for i := range g {
+			g[i] = int64(rng.IntN(11)) * 100
+		}
+		model := rng.IntN(4) - 1
+		cpu := int64(rng.IntN(20)) * 1000
+		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, g)
+		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
+			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
+		}
+	}
+}
+
+// TestNodeFragByHand: target workload of two equally frequent shapes, A (1
+// CPU, 500 milli-GPU) and B (1 CPU, one whole GPU).
+func TestNodeFragByHand(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{
+		{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, NumGPU: 1, GPUMilli: 1000},
+	}, 1)
+	onlyT4 := NewTargetWorkload([]cluster.Pod{{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500, Models: 1 << 1}}, 1)
+	cpuOnly := NewTargetWorkload([]cluster.Pod{{CPUMilli: 1000}}, 1)
+	for _, tc := range []struct {
+		name    string
+		tw      *TargetWorkload
+		model   int
+		cpu     int64
+		gpuFree []int64
+		want    float64
+	}{
+		// A sees no fragment, B sees GPU 0 (600): ½·600.
+		{"A fits both, B one", tw, 1, 15000, []int64{600, 1000}, 300},
+		// A sees GPU 0 (100), B sees GPU 0 (100): ½·100 + ½·100.
+		{"small fragment", tw, 1, 15000, []int64{100, 1000}, 100},
+		// B fits nowhere: all 1100 idle for B, nothing for A: ½·1100.
+		{"B fits nowhere", tw, 1, 15000, []int64{600, 500}, 550},
+		// Too little CPU for either: all 1600 idle.
+		{"no CPU left", tw, 1, 999, []int64{600, 1000}, 1600},
+		// Shape restricted to T4 (ID 1) on an A10 (ID 4): all idle.
+		{"model not allowed", onlyT4, 4, 15000, []int64{1000}, 1000},
+		{"model allowed", onlyT4, 1, 15000, []int64{1000, 400}, 400},
+		// A shape without GPUs counts all idle GPU capacity.
+		{"CPU-only shape", cpuOnly, 1, 15000, []int64{600, 1000}, 1600},
+		{"no idle GPU", tw, 1, 15000, []int64{0, 0}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.tw.Frag(tc.model, tc.cpu, tc.gpuFree); got != tc.want {
+				t.Errorf("Frag = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTargetWorkloadCut(t *testing.T) {
+	var pods []cluster.Pod
+	add := func(k int, p cluster.Pod) {
+		for i := 0; i < k; i++ {
+			pods = append(pods, p)
+		}
+	}
+	add(60, cluster.Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: 500})
+	add(30, cluster.Pod{CPUMilli: 2000, NumGPU: 1, GPUMilli: 1000})
+	add(6, cluster.Pod{CPUMilli: 4000})
+	add(4, cluster.Pod{CPUMilli: 8000, NumGPU: 8, GPUMilli: 1000})
+	// 60 + 30 = 90 < 95, + 6 = 96 ≥ 95: three shapes, renormalised over 96.
+	tw := NewTargetWorkload(pods, 0.95)
+	if len(tw.Pods) != 3 {
+		t.Fatalf("%d shapes, want 3", len(tw.Pods))
+	}
+	for i, want := range []float64{60.0 / 96, 30.0 / 96, 6.0 / 96} {
+		if d := tw.Pods[i].Freq - want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("shape %d freq %v, want %v", i, tw.Pods[i].Freq, want)
+		}
+	}
+}
