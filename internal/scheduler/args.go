@@ -72,7 +72,8 @@ func TargetWorkload(file string, popularity float64) (*placement.TargetWorkload,
 	}
 	pods := make([]cluster.Pod, len(specs))
 	for i, s := range specs {
-		models, err := gpu.ParseModels(s.GPUSpec)
+		m, err := gpu.ParseModels(s.GPUSpec)
+		models := cluster.ModelSet(m)
 		if err != nil {
 			return nil, fmt.Errorf("targetWorkloadFile %s:%d: gpu_spec: %w", file, s.Line, err)
 		}

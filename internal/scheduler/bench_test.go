@@ -40,6 +40,13 @@ func BenchmarkFilterScore(b *testing.B) {
 				pod := newPod("p", "4", "15Gi", withMilli(300))
 				ctx := context.Background()
 				scores := make(fwk.NodeScoreList, len(nodes))
+				if warm {
+					cs := framework.NewCycleState()
+					pl.PreFilter(ctx, cs, pod, nodes)
+					for _, ni := range nodes {
+						pl.Filter(ctx, cs, pod, ni)
+					}
+				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {

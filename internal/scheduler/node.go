@@ -25,6 +25,9 @@ type nodeState struct {
 	uuids []string
 }
 
+// catalog is the built-in GPU catalog; read only.
+var catalog = gpu.Default()
+
 // nodeModel returns the catalog model of a node's gpu-feature-discovery
 // product label: a catalog name ("V100M16", as the openb node lists and
 // gpuplane's kwok nodes write it) or an NVML product name
@@ -32,7 +35,7 @@ type nodeState struct {
 // the catalog lacks is its own model, usable by pods without a model
 // constraint.
 func nodeModel(product string) string {
-	c := gpu.Default()
+	c := catalog
 	if m, ok := c.Get(product); ok {
 		return m.Name
 	}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,7 +14,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
-	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // gpuNode is a Node as the node agent (or the kwok harness) makes it.
@@ -213,7 +213,7 @@ func TestPreFilterRefusesBadRequests(t *testing.T) {
 // Under tie-break "first" exactly one node keeps the top score: the
 // smallest name among the best, as the openb simulator's selectHost.
 func TestNormalizeScoreFirst(t *testing.T) {
-	pl := newTestPlugin(t, "bestfit", "first")
+	pl := newTestPlugin(t, "fgd", "first")
 	scores := fwk.NodeScoreList{{Name: "0003-b", Score: 90}, {Name: "0001-c", Score: 90}, {Name: "0002-a", Score: 100}, {Name: "0000-d", Score: 100}}
 	if st := pl.NormalizeScore(context.Background(), nil, nil, scores); !st.IsSuccess() {
 		t.Fatal(st)
@@ -225,6 +225,14 @@ func TestNormalizeScoreFirst(t *testing.T) {
 		}
 	}
 	// All zero: the first name wins.
+	// BestFit rescales over the feasible nodes first (min-max: 50 -> 0,
+	// 70 -> 100, 60 -> 50), then the tie-break leaves one 100.
+	pl = newTestPlugin(t, "bestfit", "first")
+	scores = fwk.NodeScoreList{{Name: "b", Score: 50}, {Name: "c", Score: 70}, {Name: "a", Score: 60}, {Name: "d", Score: 70}}
+	pl.NormalizeScore(context.Background(), nil, nil, scores)
+	if got := fmt.Sprint(scores); got != "[{b 0} {c 100} {a 50} {d 99}]" {
+		t.Errorf("bestfit: %s", got)
+	}
 	scores = fwk.NodeScoreList{{Name: "b", Score: 0}, {Name: "a", Score: 0}}
 	pl.NormalizeScore(context.Background(), nil, nil, scores)
 	if scores[0].Score != 0 || scores[1].Score != 100 {
@@ -242,4 +250,3 @@ func newTestPlugin(t testing.TB, policy, tie string) *Plugin {
 	return &Plugin{policy: p, tie: tb, nodes: newNodeCache(), rng: nil}
 }
 
-var _ = placement.Names

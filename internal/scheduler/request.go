@@ -104,8 +104,8 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 		if name == "" {
 			continue
 		}
-		if _, ok := gpu.Default().Get(name); !ok {
-			return 0, fmt.Errorf("annotation %s: unknown GPU model %q (known: %s)", AnnotationGPUModel, name, strings.Join(gpu.Default().Names(), ", "))
+		if _, ok := catalog.Get(name); !ok {
+			return 0, fmt.Errorf("annotation %s: unknown GPU model %q (known: %s)", AnnotationGPUModel, name, strings.Join(catalog.Names(), ", "))
 		}
 		id, err := gpu.ModelID(name)
 		if err != nil {
