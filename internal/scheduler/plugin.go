@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-		"strconv"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,12 +46,12 @@ type Plugin struct {
 }
 
 var (
-	_ fwk.PreFilterPlugin    = (*Plugin)(nil)
-	_ fwk.FilterPlugin       = (*Plugin)(nil)
-	_ fwk.ScorePlugin        = (*Plugin)(nil)
-	_ fwk.ReservePlugin      = (*Plugin)(nil)
-	_ fwk.PreBindPlugin      = (*Plugin)(nil)
-	_ fwk.EnqueueExtensions  = (*Plugin)(nil)
+	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
+	_ fwk.FilterPlugin      = (*Plugin)(nil)
+	_ fwk.ScorePlugin       = (*Plugin)(nil)
+	_ fwk.ReservePlugin     = (*Plugin)(nil)
+	_ fwk.PreBindPlugin     = (*Plugin)(nil)
+	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 )
 
 // New is the plugin factory registered with kube-scheduler

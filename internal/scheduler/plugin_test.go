@@ -249,4 +249,3 @@ func newTestPlugin(t testing.TB, policy, tie string) *Plugin {
 	}
 	return &Plugin{policy: p, tie: tb, nodes: newNodeCache(), rng: nil}
 }
-
