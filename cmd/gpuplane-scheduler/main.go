@@ -15,6 +15,9 @@ import (
 )
 
 func main() {
-	cmd := app.NewSchedulerCommand(app.WithPlugin(scheduler.Name, scheduler.New))
+	cmd := app.NewSchedulerCommand(
+		app.WithPlugin(scheduler.Name, scheduler.New),
+		app.WithPlugin(scheduler.GangLocalityName, scheduler.NewGangLocality),
+	)
 	os.Exit(cli.Run(cmd))
 }
