@@ -1,0 +1,400 @@
+// Package kube runs a real Kubernetes control plane for tests and demos:
+// etcd, kube-apiserver and kwok (fake nodes whose pods go Running), built
+// by hack/build-controlplane.sh at the versions in binaries.txt, with fake
+// GPU nodes made from an openb node CSV or a small YAML (nodes.go).
+//
+// There is no kube-controller-manager and no kubelet: kwok plays the
+// kubelet (node status, leases, pod status, deletion). See docs/cluster.md.
+package kube
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// What the gang-scheduling work needs from kube-apiserver: the Workload and
+// PodGroup API (scheduling.k8s.io/v1beta1), beta and off by default in
+// Kubernetes 1.37 behind the GenericWorkload feature gate
+// (k8s.io/kubernetes pkg/features) and, as every beta API, not served
+// unless --runtime-config turns it on.
+const (
+	WorkloadFeatureGates  = "GenericWorkload=true"
+	WorkloadRuntimeConfig = "scheduling.k8s.io/v1beta1=true"
+)
+
+// ServiceCIDR is the Service ClusterIP range; kwok gives pods IPs from
+// PodCIDR, so ten thousand pods fit.
+const (
+	ServiceCIDR = "10.96.0.0/16"
+	PodCIDR     = "10.128.0.0/9"
+)
+
+// KwokAnnotation marks the nodes kwok manages (kwok's own convention).
+const KwokAnnotation = "kwok.x-k8s.io/node"
+
+//go:embed stages.yaml
+var stagesYAML []byte
+
+// Options configure Start. The zero value starts a plain control plane in
+// a temporary directory.
+type Options struct {
+	// Dir holds etcd's data, the certificates, the kubeconfig and one log
+	// per process. Empty: a new temporary directory, removed by Stop.
+	Dir string
+	// FeatureGates is kube-apiserver's --feature-gates, e.g.
+	// WorkloadFeatureGates.
+	FeatureGates string
+	// RuntimeConfig is kube-apiserver's --runtime-config, e.g.
+	// WorkloadRuntimeConfig.
+	RuntimeConfig string
+	// Authorization is kube-apiserver's --authorization-mode (default
+	// "Node,RBAC"). The kubeconfig's user is in system:masters, which RBAC
+	// always allows.
+	Authorization string
+	// APIServerArgs are appended to kube-apiserver's arguments.
+	APIServerArgs []string
+	// Etcd, APIServer and Kwok are the programs' paths; empty ones are
+	// found with Find.
+	Etcd, APIServer, Kwok string
+	// StartTimeout bounds the wait for etcd and kube-apiserver to be ready
+	// (default 2 minutes); the context can end it sooner.
+	StartTimeout time.Duration
+}
+
+// Cluster is a running control plane.
+type Cluster struct {
+	// Dir is the working directory (see Options.Dir).
+	Dir string
+	// Kubeconfig is the path of an admin kubeconfig, for kubectl and for
+	// the scheduler's --kubeconfig.
+	Kubeconfig string
+	// URL is kube-apiserver's address, https://127.0.0.1:PORT.
+	URL string
+	// Config is the admin's client configuration (QPS 1000, burst 2000).
+	Config *rest.Config
+	// Client is a clientset for Config.
+	Client kubernetes.Interface
+
+	procs     []*proc // in start order: etcd, kube-apiserver, kwok
+	removeDir bool
+	stopOnce  sync.Once
+	stopErr   error
+	exitOnce  sync.Once
+	exited    chan struct{}
+	first     *proc // the first process to exit
+}
+
+// Start starts etcd, kube-apiserver and kwok and returns when the API
+// server is ready. Ports are picked free at run time. On error nothing is
+// left running and the error carries the tail of the failing process's log.
+func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
+	c := &Cluster{Dir: o.Dir, exited: make(chan struct{})}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "gpuplane-kube-"); err != nil {
+			return nil, err
+		}
+		c.removeDir = true
+	} else if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if stopErr := c.Stop(); stopErr != nil {
+				err = errors.Join(err, stopErr)
+			}
+		}
+	}()
+	for _, b := range []struct {
+		path *string
+		name string
+	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.Kwok, "kwok"}} {
+		if *b.path == "" {
+			if *b.path, err = Find(b.name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+
+	// etcd: one member on loopback; fsync off, as Kubernetes' own
+	// integration tests run it, since the data is thrown away.
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	if err := c.start("etcd", o.Etcd, nil,
+		"--name=gpuplane",
+		"--data-dir="+filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=gpuplane="+peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	); err != nil {
+		return nil, err
+	}
+	plain := &http.Client{Timeout: 2 * time.Second}
+	if err := c.waitUntil(ctx, "etcd at "+etcdURL, func(ctx context.Context) error {
+		return get(ctx, plain, etcdURL+"/health", `"health":"true"`)
+	}); err != nil {
+		return nil, err
+	}
+
+	// kube-apiserver.
+	pk, err := newPKI(c.Dir, net.IPv4(10, 96, 0, 1))
+	if err != nil {
+		return nil, err
+	}
+	c.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	authz := o.Authorization
+	if authz == "" {
+		authz = "Node,RBAC"
+	}
+	args := []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[2]),
+		"--cert-dir=" + filepath.Join(c.Dir, "apiserver-certs"),
+		"--tls-cert-file=" + pk.certFile, "--tls-private-key-file=" + pk.keyFile,
+		"--client-ca-file=" + pk.caFile,
+		"--service-account-key-file=" + pk.saPubFile,
+		"--service-account-signing-key-file=" + pk.saKeyFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range=" + ServiceCIDR,
+		"--authorization-mode=" + authz,
+		// The endpoint reconciler would publish 127.0.0.1 as the endpoint
+		// of the kubernetes Service; the API server refuses to start with
+		// it ("cannot use public IP 127.0.0.1 with endpoint reconciler").
+		"--endpoint-reconciler-type=none",
+		// With no kube-controller-manager nobody removes the not-ready
+		// taint this admission plugin puts on every new Node, nor creates
+		// the default ServiceAccount that the ServiceAccount plugin
+		// requires of every Pod.
+		"--disable-admission-plugins=TaintNodesByCondition,ServiceAccount",
+	}
+	if o.FeatureGates != "" {
+		args = append(args, "--feature-gates="+o.FeatureGates)
+	}
+	if o.RuntimeConfig != "" {
+		args = append(args, "--runtime-config="+o.RuntimeConfig)
+	}
+	args = append(args, o.APIServerArgs...)
+	if err := c.start("kube-apiserver", o.APIServer, nil, args...); err != nil {
+		return nil, err
+	}
+	c.Config = &rest.Config{
+		Host: c.URL,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: pk.caPEM, CertData: pk.adminCertPEM, KeyData: pk.adminKeyPEM,
+		},
+		QPS: 1000, Burst: 2000,
+	}
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	c.Client = cs
+	if err := c.waitUntil(ctx, "kube-apiserver at "+c.URL+"/readyz", func(ctx context.Context) error {
+		b, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Raw()
+		if err != nil {
+			return fmt.Errorf("%v %s", err, b)
+		}
+		// The system namespaces come from a controller inside the API
+		// server, shortly after it is ready.
+		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	if err := writeKubeconfig(c.Kubeconfig, c.URL, pk); err != nil {
+		return nil, err
+	}
+
+	// kwok manages the nodes that carry its annotation. HOME is the
+	// working directory so that no ~/.kwok/kwok.yaml is read.
+	stages := filepath.Join(c.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, stagesYAML, 0o644); err != nil {
+		return nil, err
+	}
+	if err := c.start("kwok", o.Kwok, []string{"HOME=" + c.Dir},
+		"--kubeconfig="+c.Kubeconfig,
+		"--config="+stages,
+		"--manage-nodes-with-annotation-selector="+KwokAnnotation+"=fake",
+		"--cidr="+PodCIDR,
+		"--node-lease-duration-seconds=40",
+	); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start starts one process with its log in Dir/<name>.log.
+func (c *Cluster) start(name, bin string, env []string, args ...string) error {
+	p, err := startProc(name, bin, args, env, filepath.Join(c.Dir, name+".log"), func(p *proc) {
+		c.exitOnce.Do(func() {
+			c.first = p
+			close(c.exited)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	return nil
+}
+
+// Exited is closed when any control-plane process has exited (on its own
+// or by Stop); Err then says which one and why.
+func (c *Cluster) Exited() <-chan struct{} { return c.exited }
+
+// Err describes the first process that exited, with its log's tail; nil
+// while all are running.
+func (c *Cluster) Err() error {
+	select {
+	case <-c.exited:
+		return c.first.exitError()
+	default:
+		return nil
+	}
+}
+
+// Pids returns the process ids of etcd, kube-apiserver and kwok.
+func (c *Cluster) Pids() []int {
+	out := make([]int, len(c.procs))
+	for i, p := range c.procs {
+		out[i] = p.cmd.Process.Pid
+	}
+	return out
+}
+
+// Logs returns the tail (n lines) of every process's log, for a failing
+// test to print.
+func (c *Cluster) Logs(n int) string {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", p.name, p.log, tail(p.log, n))
+	}
+	return b.String()
+}
+
+// Stop stops kwok, then kube-apiserver, then etcd (the API server needs
+// etcd to shut down cleanly), each with SIGTERM and 30 seconds' grace
+// before SIGKILL, and removes a temporary Dir. It returns when every
+// process has exited; calling it again returns the first result.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		var errs []error
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			if err := c.procs[i].stop(30 * time.Second); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+		if c.removeDir && c.stopErr == nil {
+			if err := os.RemoveAll(c.Dir); err != nil {
+				c.stopErr = err
+			}
+		}
+	})
+	return c.stopErr
+}
+
+// waitUntil polls cond every 100 ms until it returns nil, and returns
+// early when a process exits or ctx ends.
+func (c *Cluster) waitUntil(ctx context.Context, what string, cond func(context.Context) error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := cond(cctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if last == nil || ctx.Err() == nil { // keep the reason, not the deadline
+			last = err
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("waiting for %s: %w", what, c.first.exitError())
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
+
+// get fails unless url answers 200 with a body containing want.
+func get(ctx context.Context, hc *http.Client, url, want string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, b)
+	}
+	return nil
+}
+
+// freePorts asks the kernel for n free loopback ports. They are released
+// before the processes bind them; nothing else on a test machine binds
+// ports in that moment's window in practice.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	out := make([]int, n)
+	for i := range out {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return out, nil
+}
+
+// writeKubeconfig writes an admin kubeconfig with the certificates inline.
+func writeKubeconfig(path, url string, pk *pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["gpuplane"] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: pk.caPEM}
+	cfg.AuthInfos["gpuplane-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: pk.adminCertPEM, ClientKeyData: pk.adminKeyPEM}
+	cfg.Contexts["gpuplane"] = &clientcmdapi.Context{Cluster: "gpuplane", AuthInfo: "gpuplane-admin"}
+	cfg.CurrentContext = "gpuplane"
+	return clientcmd.WriteToFile(*cfg, path)
+}

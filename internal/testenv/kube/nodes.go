@@ -1,0 +1,310 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/labels"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Extended resources on a fake GPU node: whole GPUs as the device plugin
+// advertises them, and the same GPUs in milli-GPU (1000 per GPU), the
+// resource gpuplane's scheduler uses for a share of one GPU.
+const (
+	ResourceGPU      corev1.ResourceName = "nvidia.com/gpu"
+	ResourceGPUMilli corev1.ResourceName = "gpuplane.io/gpu-milli"
+)
+
+// PodsPerNode is each fake node's pod capacity, the kubelet's default
+// --max-pods.
+const PodsPerNode = 110
+
+// Node is one fake GPU node.
+type Node struct {
+	Name string
+	// CPUMilli in millicores, MemoryMiB in MiB.
+	CPUMilli, MemoryMiB int64
+	// GPUs of model Model ("" with no GPUs), e.g. "V100M16".
+	GPUs  int
+	Model string
+	// Labels are added to (and override) the generated labels.
+	Labels map[string]string
+}
+
+// NodeGroup is one entry of a node YAML file: Count identical nodes named
+// <Name>-<i>, i from 0, zero-padded so that names sort in file order.
+type NodeGroup struct {
+	Name      string            `json:"name"`
+	Count     int               `json:"count"`
+	CPUMilli  int64             `json:"cpuMilli"`
+	MemoryMiB int64             `json:"memoryMiB"`
+	GPUs      int               `json:"gpus"`
+	Model     string            `json:"model,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+type nodeFile struct {
+	NodeGroups []NodeGroup `json:"nodeGroups"`
+}
+
+// Bounds that keep a bad file from making an absurd cluster.
+const (
+	maxGroupNodes = 100000
+	maxGPUs       = 64
+)
+
+// ReadNodesFile reads fake nodes from an openb node CSV (.csv: columns sn,
+// cpu_milli, memory_mib, gpu, model, read by internal/trace) or a node
+// YAML file (.yaml, .yml; see ParseNodes). Errors name the file and the
+// line or field.
+func ReadNodesFile(path string) ([]Node, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		specs, err := trace.ReadNodesFile(path)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Node, len(specs))
+		for i, s := range specs {
+			if errs := validation.IsDNS1123Subdomain(s.Name); len(errs) > 0 {
+				return nil, fmt.Errorf("%s:%d: column sn: %q is not a valid node name: %s", path, s.Line, s.Name, errs[0])
+			}
+			out[i] = Node{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, GPUs: s.GPUs, Model: s.Model}
+		}
+		return out, nil
+	case ".yaml", ".yml":
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return ParseNodes(path, data)
+	}
+	return nil, fmt.Errorf("%s: unknown node file type (want .csv, an openb node list, or .yaml)", path)
+}
+
+// ParseNodes parses a node YAML file:
+//
+//	nodeGroups:
+//	- name: v100          # node names v100-0, v100-1, ...
+//	  count: 2
+//	  cpuMilli: 96000     # millicores
+//	  memoryMiB: 786432   # MiB
+//	  gpus: 8
+//	  model: V100M16      # internal/gpu catalog name, or any name
+//	  labels: {topology.gpuplane.io/rack: r1}
+//
+// file names the input in errors.
+func ParseNodes(file string, data []byte) ([]Node, error) {
+	var f nodeFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "json: "); i >= 0 {
+			msg = msg[i+len("json: "):]
+		}
+		return nil, fmt.Errorf("%s: %s", file, msg)
+	}
+	if len(f.NodeGroups) == 0 {
+		return nil, fmt.Errorf("%s: nodeGroups: at least one group is required", file)
+	}
+	var out []Node
+	seen := map[string]string{}
+	for i, g := range f.NodeGroups {
+		field := fmt.Sprintf("%s: nodeGroups[%d]", file, i)
+		switch {
+		case g.Name == "":
+			return nil, fmt.Errorf("%s.name: required", field)
+		case g.Count < 1 || g.Count > maxGroupNodes:
+			return nil, fmt.Errorf("%s.count: %d is out of range (1..%d)", field, g.Count, maxGroupNodes)
+		case g.CPUMilli < 1:
+			return nil, fmt.Errorf("%s.cpuMilli: %d must be positive (millicores)", field, g.CPUMilli)
+		case g.MemoryMiB < 1:
+			return nil, fmt.Errorf("%s.memoryMiB: %d must be positive (MiB)", field, g.MemoryMiB)
+		case g.GPUs < 0 || g.GPUs > maxGPUs:
+			return nil, fmt.Errorf("%s.gpus: %d is out of range (0..%d)", field, g.GPUs, maxGPUs)
+		case g.GPUs > 0 && g.Model == "":
+			return nil, fmt.Errorf("%s.model: required with %d GPUs", field, g.GPUs)
+		case g.GPUs == 0 && g.Model != "":
+			return nil, fmt.Errorf("%s.model: %q given but gpus is 0", field, g.Model)
+		}
+		if err := checkLabels(g.Labels); err != nil {
+			return nil, fmt.Errorf("%s.labels: %v", field, err)
+		}
+		width := len(strconv.Itoa(g.Count - 1))
+		for j := 0; j < g.Count; j++ {
+			name := fmt.Sprintf("%s-%0*d", g.Name, width, j)
+			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+				return nil, fmt.Errorf("%s.name: %q is not a valid node name: %s", field, name, errs[0])
+			}
+			if prev, dup := seen[name]; dup {
+				return nil, fmt.Errorf("%s.name: node %q is also made by %s", field, name, prev)
+			}
+			seen[name] = fmt.Sprintf("nodeGroups[%d]", i)
+			out = append(out, Node{Name: name, CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: g.GPUs, Model: g.Model, Labels: g.Labels})
+		}
+	}
+	return out, nil
+}
+
+func checkLabels(l map[string]string) error {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("key %q: %s", k, errs[0])
+		}
+		if errs := validation.IsValidLabelValue(l[k]); len(errs) > 0 {
+			return fmt.Errorf("%s: value %q: %s", k, l[k], errs[0])
+		}
+	}
+	return nil
+}
+
+// OrderNames prefixes every name with its zero-padded position ("07-name"
+// of 12 nodes) so that the lexicographic order of the names, which
+// kube-scheduler's and the simulator's tie-breaks see, is the given order.
+func OrderNames(nodes []Node) {
+	width := len(strconv.Itoa(len(nodes) - 1))
+	for i := range nodes {
+		nodes[i].Name = fmt.Sprintf("%0*d-%s", width, i, nodes[i].Name)
+	}
+}
+
+// NodeObject is the Node kwok manages for n: capacity and allocatable
+// cpu, memory, pods (PodsPerNode) and, with GPUs, ResourceGPU and
+// ResourceGPUMilli; the kubelet's well-known labels; and the GPU labels
+// the node agent writes (internal/labels): nvidia.com/gpu.present,
+// gpu.count, gpu.product (the model name, as openb's gpu_spec names it),
+// gpu.memory (MiB, when internal/gpu's catalog knows the model) and
+// gpuplane.io/gpu.model (for catalog models).
+func NodeObject(n Node) *corev1.Node {
+	l := map[string]string{
+		corev1.LabelHostname:   n.Name,
+		corev1.LabelOSStable:   "linux",
+		corev1.LabelArchStable: "amd64",
+	}
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(n.CPUMilli, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(n.MemoryMiB<<20, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(PodsPerNode, resource.DecimalSI),
+	}
+	if n.GPUs > 0 {
+		l["nvidia.com/gpu.present"] = "true"
+		l["nvidia.com/gpu.count"] = strconv.Itoa(n.GPUs)
+		l["nvidia.com/gpu.product"] = labels.Value(n.Model)
+		if m, ok := gpu.Default().Get(n.Model); ok {
+			l["gpuplane.io/gpu.model"] = labels.Value(m.Name)
+			if m.MemoryMiB > 0 {
+				l["nvidia.com/gpu.memory"] = strconv.FormatInt(m.MemoryMiB, 10)
+			}
+		}
+		res[ResourceGPU] = *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI)
+		res[ResourceGPUMilli] = *resource.NewQuantity(1000*int64(n.GPUs), resource.DecimalSI)
+	}
+	for k, v := range n.Labels {
+		l[k] = v
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        n.Name,
+			Labels:      l,
+			Annotations: map[string]string{KwokAnnotation: "fake"},
+		},
+		Status: corev1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy()},
+	}
+}
+
+// CreateNodes creates the nodes (16 at a time) and waits until kwok has
+// made every one Ready with no taints.
+func (c *Cluster) CreateNodes(ctx context.Context, nodes []Node) error {
+	work := make(chan Node)
+	errc := make(chan error, len(nodes))
+	var wg sync.WaitGroup
+	for range min(16, len(nodes)) {
+		wg.Go(func() {
+			for n := range work {
+				_, err := c.Client.CoreV1().Nodes().Create(ctx, NodeObject(n), metav1.CreateOptions{})
+				if err != nil {
+					errc <- fmt.Errorf("create node %s: %w", n.Name, err)
+				}
+			}
+		})
+	}
+	for _, n := range nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return c.WaitNodesReady(ctx, names)
+}
+
+// WaitNodesReady waits until every named node exists, is Ready and has
+// no taints; it returns early when ctx ends or a control-plane process
+// exits.
+func (c *Cluster) WaitNodesReady(ctx context.Context, names []string) error {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	return c.waitUntil(ctx, fmt.Sprintf("%d nodes Ready without taints", len(names)), func(ctx context.Context) error {
+		list, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		var notReady string
+		for i := range list.Items {
+			n := &list.Items[i]
+			if !want[n.Name] {
+				continue
+			}
+			if nodeReady(n) && len(n.Spec.Taints) == 0 {
+				ready++
+			} else if notReady == "" {
+				notReady = fmt.Sprintf("node %s: Ready %v, taints %v", n.Name, nodeReady(n), n.Spec.Taints)
+			}
+		}
+		if ready < len(want) {
+			return fmt.Errorf("%d of %d ready; %s", ready, len(want), notReady)
+		}
+		return nil
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,152 @@
+package kube
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func names(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+func TestBundledNodes(t *testing.T) {
+	nodes, err := ReadNodesFile("../../../hack/cluster/nodes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"v100-r1-0", "v100-r1-1", "v100-r2-0", "v100-r2-1"}
+	if got := names(nodes); !reflect.DeepEqual(got, want) {
+		t.Fatalf("names %v, want %v", got, want)
+	}
+	for _, n := range nodes {
+		if n.GPUs != 8 || n.Model != "V100M32" || n.CPUMilli != 96000 || n.MemoryMiB != 786432 {
+			t.Errorf("%+v, want 8 V100M32, 96000 millicores, 786432 MiB", n)
+		}
+	}
+	if nodes[2].Labels["topology.gpuplane.io/rack"] != "r2" {
+		t.Errorf("labels of %s: %v", nodes[2].Name, nodes[2].Labels)
+	}
+}
+
+func TestParseNodesPadsIndices(t *testing.T) {
+	nodes, err := ParseNodes("n.yaml", []byte("nodeGroups:\n- {name: a, count: 11, cpuMilli: 1000, memoryMiB: 1024, gpus: 1, model: T4}\n- {name: b, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(nodes)
+	if got[0] != "a-00" || got[10] != "a-10" || got[11] != "b-0" || len(got) != 12 {
+		t.Fatalf("names %v, want a-00 .. a-10, b-0", got)
+	}
+	if !sort.StringsAreSorted(got) {
+		t.Errorf("names not in file order when sorted: %v", got)
+	}
+}
+
+func TestParseNodesErrors(t *testing.T) {
+	const g = "nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 1, model: T4"
+	for _, c := range []struct{ yaml, want string }{
+		{"nodeGroups: []\n", "n.yaml: nodeGroups: at least one group is required"},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpu: 1}\n", `n.yaml: unknown field "gpu"`},
+		{"nodeGroups:\n- {name: a, count: 0, cpuMilli: 1000, memoryMiB: 1024}\n", "n.yaml: nodeGroups[0].count: 0 is out of range (1..100000)"},
+		{g + "}\n- {name: b, count: 1, cpuMilli: 0, memoryMiB: 1024}\n", "n.yaml: nodeGroups[1].cpuMilli: 0 must be positive (millicores)"},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 2}\n", "n.yaml: nodeGroups[0].model: required with 2 GPUs"},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 65, model: T4}\n", "n.yaml: nodeGroups[0].gpus: 65 is out of range (0..64)"},
+		{g + ", labels: {'bad key!': x}}\n", `n.yaml: nodeGroups[0].labels: key "bad key!"`},
+		{g + "}\n" + g[len("nodeGroups:\n"):] + "}\n", `n.yaml: nodeGroups[1].name: node "a-0" is also made by nodeGroups[0]`},
+		{"nodeGroups:\n- {name: A_1, count: 1, cpuMilli: 1000, memoryMiB: 1024}\n", `n.yaml: nodeGroups[0].name: "A_1-0" is not a valid node name`},
+		{"nodeGroups:\n  - name: a\n bad\n", "n.yaml: error converting YAML to JSON: yaml: line "},
+	} {
+		_, err := ParseNodes("n.yaml", []byte(c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %s...", c.yaml, err, c.want)
+		}
+	}
+}
+
+func TestReadNodesCSV(t *testing.T) {
+	nodes, err := ReadNodesFile("testdata/nodes.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Node{
+		{Name: "openb-node-0000", CPUMilli: 64000, MemoryMiB: 262144, GPUs: 2, Model: "P100"},
+		{Name: "openb-node-0001", CPUMilli: 96000, MemoryMiB: 393216, GPUs: 8, Model: "G2"},
+		{Name: "openb-node-0002", CPUMilli: 32000, MemoryMiB: 131072},
+	}
+	if !reflect.DeepEqual(nodes, want) {
+		t.Fatalf("got %+v\nwant %+v", nodes, want)
+	}
+	_, err = ReadNodesFile("testdata/bad-name.csv")
+	if want := `testdata/bad-name.csv:3: column sn: "Node_1" is not a valid node name`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want %s...", err, want)
+	}
+	if _, err := ReadNodesFile("nodes.json"); err == nil || !strings.Contains(err.Error(), "nodes.json: unknown node file type") {
+		t.Errorf("error %v for a .json file", err)
+	}
+}
+
+func TestNodeObject(t *testing.T) {
+	n := NodeObject(Node{Name: "v", CPUMilli: 96000, MemoryMiB: 786432, GPUs: 8, Model: "V100M32", Labels: map[string]string{"rack": "r1"}})
+	// 786432 MiB = 768 GiB = 768 × 2^30 bytes; 8 GPUs = 8000 milli-GPU;
+	// a V100 32GB has 32 × 1024 MiB.
+	wantRes := map[corev1.ResourceName]string{
+		corev1.ResourceCPU: "96", corev1.ResourceMemory: "768Gi", corev1.ResourcePods: "110",
+		ResourceGPU: "8", ResourceGPUMilli: "8k",
+	}
+	for _, list := range []corev1.ResourceList{n.Status.Capacity, n.Status.Allocatable} {
+		if len(list) != len(wantRes) {
+			t.Errorf("resources %v, want %v", list, wantRes)
+		}
+		for name, want := range wantRes {
+			if q := list[name]; q.String() != want {
+				t.Errorf("%s = %s, want %s", name, q.String(), want)
+			}
+		}
+	}
+	if q := n.Status.Capacity[corev1.ResourceMemory]; q.Value() != 824633720832 {
+		t.Errorf("memory %d bytes, want 824633720832", q.Value())
+	}
+	wantLabels := map[string]string{
+		"kubernetes.io/hostname": "v", "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "V100M32",
+		"nvidia.com/gpu.memory": "32768", "gpuplane.io/gpu.model": "V100M32", "rack": "r1",
+	}
+	if !reflect.DeepEqual(n.Labels, wantLabels) {
+		t.Errorf("labels %v\nwant %v", n.Labels, wantLabels)
+	}
+	if n.Annotations[KwokAnnotation] != "fake" {
+		t.Errorf("annotations %v", n.Annotations)
+	}
+
+	// G2 is an openb model whose memory is undisclosed; X9 is unknown.
+	if l := NodeObject(Node{Name: "g", CPUMilli: 1, MemoryMiB: 1, GPUs: 1, Model: "G2"}).Labels; l["nvidia.com/gpu.memory"] != "" || l["gpuplane.io/gpu.model"] != "G2" {
+		t.Errorf("G2 labels %v", l)
+	}
+	if l := NodeObject(Node{Name: "x", CPUMilli: 1, MemoryMiB: 1, GPUs: 1, Model: "X9"}).Labels; l["gpuplane.io/gpu.model"] != "" || l["nvidia.com/gpu.product"] != "X9" {
+		t.Errorf("X9 labels %v", l)
+	}
+	cpu := NodeObject(Node{Name: "c", CPUMilli: 1000, MemoryMiB: 1024})
+	if _, ok := cpu.Status.Capacity[ResourceGPU]; ok || cpu.Labels["nvidia.com/gpu.present"] != "" {
+		t.Errorf("CPU node has GPU resources or labels: %v %v", cpu.Status.Capacity, cpu.Labels)
+	}
+}
+
+func TestOrderNames(t *testing.T) {
+	nodes := make([]Node, 11)
+	for i := range nodes {
+		nodes[i].Name = string(rune('z' - i)) // z, y, ..., p: reverse order
+	}
+	OrderNames(nodes)
+	got := names(nodes)
+	if got[0] != "00-z" || got[10] != "10-p" || !sort.StringsAreSorted(got) {
+		t.Errorf("names %v, want 00-z .. 10-p, sorted", got)
+	}
+}

@@ -1,0 +1,99 @@
+package kube
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is one control-plane process with its output in a log file.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	// done is closed when the process has exited; err is then Wait's result.
+	done chan struct{}
+	err  error
+}
+
+// startProc starts bin with args and env added to this process's
+// environment, stdout and stderr appended to logFile.
+// onExit runs once the process has exited. The process is killed if the
+// thread that started it dies, so a crashed test leaves nothing running.
+func startProc(name, bin string, args, env []string, logFile string, onExit func(*proc)) (*proc, error) {
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+		onExit(p)
+	}()
+	return p, nil
+}
+
+// exitError describes a process that exited, with the tail of its log.
+func (p *proc) exitError() error {
+	status := "exited"
+	if p.err != nil {
+		status = p.err.Error()
+	}
+	return fmt.Errorf("%s (pid %d) %s; last lines of %s:\n%s", p.name, p.cmd.Process.Pid, status, p.log, tail(p.log, 15))
+}
+
+// stop sends SIGTERM and waits for the process to exit, killing it after
+// grace. It returns an error only when the process had to be killed.
+func (p *proc) stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	return fmt.Errorf("%s (pid %d) did not stop within %v of SIGTERM and was killed; last lines of %s:\n%s", p.name, p.cmd.Process.Pid, grace, p.log, tail(p.log, 15))
+}
+
+// tail returns the last n lines of a file (at most 8 KiB of it).
+func tail(file string, n int) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	const max = 8 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > max {
+		_, _ = f.Seek(fi.Size()-max, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(string(bytes.TrimRight(b, "\n")), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
