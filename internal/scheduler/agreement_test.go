@@ -61,7 +61,8 @@ func testAgreement(t *testing.T, policy string) {
 	}
 	// The sample: nNodes random nodes, named in a random order as the
 	// openb simulator names them ("%04d-<sn>"), and nPods pods drawn with
-	// replacement, at least one with a GPU model constraint.
+	// replacement. The openb pod lists carry no gpu_spec, so every tenth
+	// GPU pod is given one: "V100M16|V100M32".
 	rng := rand.New(rand.NewPCG(42, 0))
 	var nodes []kube.Node
 	for i, j := range rng.Perm(len(allNodes))[:nNodes] {
@@ -72,7 +73,8 @@ func testAgreement(t *testing.T, policy string) {
 	constrained := 0
 	for len(pods) < nPods {
 		p := allPods[rng.IntN(len(allPods))]
-		if p.GPUSpec != "" {
+		if p.NumGPU > 0 && rng.IntN(10) == 0 {
+			p.GPUSpec = "V100M16|V100M32"
 			constrained++
 		}
 		pods = append(pods, p)
