@@ -80,8 +80,10 @@ func startScheduler(t testing.TB, c *kube.Cluster, args map[string]any) *schedul
 	}
 	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig, "qps": 1000, "burst": 2000}
 	conf["leaderElection"] = map[string]any{"leaderElect": false}
-	prof := conf["profiles"].([]any)[0].(map[string]any)
-	prof["pluginConfig"] = []any{map[string]any{"name": scheduler.Name, "args": args}}
+	profiles := conf["profiles"].([]any)
+	profiles[0].(map[string]any)["pluginConfig"] = []any{map[string]any{"name": scheduler.Name, "args": args}}
+	// kube-scheduler's default profile beside it, for comparisons.
+	conf["profiles"] = append(profiles, map[string]any{"schedulerName": "default-scheduler"})
 	if b, err = yaml.Marshal(conf); err != nil {
 		t.Fatal(err)
 	}
