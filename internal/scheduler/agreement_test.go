@@ -1,0 +1,184 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/scheduler"
+	"github.com/gpuplane/gpuplane/internal/testenv"
+	"github.com/gpuplane/gpuplane/internal/testenv/kube"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// agreementSize is the sample of the openb default trace that
+// TestSimAgreement places: nodes x pods. The suite runs a small one; the
+// figure in docs/scheduler.md comes from GPUPLANE_AGREEMENT=300x1500.
+func agreementSize(t *testing.T) (nodes, pods int) {
+	nodes, pods = 60, 300
+	if s := os.Getenv("GPUPLANE_AGREEMENT"); s != "" {
+		a, b, ok := strings.Cut(s, "x")
+		n, err1 := strconv.Atoi(a)
+		p, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || n < 1 || p < 1 {
+			t.Fatalf("GPUPLANE_AGREEMENT=%q: want NODESxPODS, e.g. 300x1500", s)
+		}
+		nodes, pods = n, p
+	}
+	return nodes, pods
+}
+
+// TestSimAgreement places a sample of the openb default trace one pod at a
+// time with the real scheduler on kwok nodes and with the placement core
+// as the simulator runs it (a Placer over the same nodes in the same
+// order, tie-break "first"), and compares, pod by pod, the node and the
+// GPUs chosen. Every pod must agree.
+func TestSimAgreement(t *testing.T) {
+	for _, policy := range []string{"fgd", "bestfit"} {
+		t.Run(policy, func(t *testing.T) { testAgreement(t, policy) })
+	}
+}
+
+func testAgreement(t *testing.T, policy string) {
+	nNodes, nPods := agreementSize(t)
+	nodesFile := testenv.Openb(t, "openb_node_list_gpu_node.csv")
+	podsFile := testenv.Openb(t, "openb_pod_list_default.csv")
+	allNodes, err := trace.ReadNodesFile(nodesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allPods, err := trace.ReadPodsFile(podsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sample: nNodes random nodes, named in a random order as the
+	// openb simulator names them ("%04d-<sn>"), and nPods pods drawn with
+	// replacement. The openb pod lists carry no gpu_spec, so every tenth
+	// GPU pod is given one: "V100M16|V100M32".
+	rng := rand.New(rand.NewPCG(42, 0))
+	var nodes []kube.Node
+	for i, j := range rng.Perm(len(allNodes))[:nNodes] {
+		n := allNodes[j]
+		nodes = append(nodes, kube.Node{Name: fmt.Sprintf("%04d-%s", i, n.Name), CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, Model: n.Model})
+	}
+	var pods []trace.PodSpec
+	constrained := 0
+	for len(pods) < nPods {
+		p := allPods[rng.IntN(len(allPods))]
+		if p.NumGPU > 0 && rng.IntN(10) == 0 {
+			p.GPUSpec = "V100M16|V100M32"
+			constrained++
+		}
+		pods = append(pods, p)
+	}
+	if constrained == 0 {
+		t.Fatal("sample has no pod with a GPU model constraint")
+	}
+
+	// The simulator's decisions.
+	tw, err := scheduler.TargetWorkload(podsFile, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := placement.New(policy, tw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cluster.New()
+	for _, n := range nodes {
+		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl := placement.NewPlacer(pol, placement.TieFirst, rand.New(rand.NewPCG(1, 0)))
+	type decision struct {
+		node string
+		gpus string
+	}
+	simWant := make([]decision, len(pods))
+	for i, s := range pods {
+		m, err := gpu.ParseModels(s.GPUSpec)
+		models := cluster.ModelSet(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: models}
+		ni, gpus, ok := pl.Place(c, &p)
+		if !ok {
+			continue
+		}
+		if err := c.Allocate(ni, &p, gpus); err != nil {
+			t.Fatal(err)
+		}
+		simWant[i] = decision{c.Nodes[ni].Name, gpuList(gpus)}
+	}
+	simRatio := 1 - float64(c.FreeGPUMilli())/float64(c.TotalGPUMilli())
+
+	// The real scheduler's decisions, one pod at a time.
+	kc := startCluster(t, nodes)
+	sp := startScheduler(t, kc, map[string]any{"policy": policy, "tieBreak": "first", "targetWorkloadFile": podsFile})
+	agree, disagree := 0, 0
+	var allocated, total int64
+	for _, n := range nodes {
+		total += int64(n.GPUs) * 1000
+	}
+	for i, s := range pods {
+		spec := podSpec{name: fmt.Sprintf("p%05d", i), cpu: fmt.Sprintf("%dm", s.CPUMilli), mem: fmt.Sprintf("%dMi", s.MemoryMiB), model: s.GPUSpec}
+		switch {
+		case s.NumGPU == 1 && s.GPUMilli < 1000:
+			spec.milli = s.GPUMilli
+		case s.NumGPU > 0:
+			spec.gpus = int64(s.NumGPU)
+		}
+		createPod(t, kc.Client, spec)
+		var got decision
+		waitFor(t, sp, "pod "+spec.name+" decided", func() (bool, error) {
+			p, err := kc.Client.CoreV1().Pods("default").Get(t.Context(), spec.name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if p.Spec.NodeName != "" && (s.NumGPU == 0 || p.Annotations[scheduler.AnnotationGPUs] != "") {
+				got = decision{p.Spec.NodeName, p.Annotations[scheduler.AnnotationGPUs]}
+				return true, nil
+			}
+			return unschedulable(p) != "", nil
+		})
+		if got.node == "" {
+			// Refused: remove it, so that no later event binds it out of
+			// order.
+			zero := int64(0)
+			kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		} else {
+			allocated += int64(s.NumGPU) * s.GPUMilli
+		}
+		if got == simWant[i] {
+			agree++
+		} else {
+			disagree++
+			if disagree <= 10 {
+				t.Errorf("pod %d (%s: cpu %d, mem %d, %d x %d milli-GPU, models %q): scheduler %v, simulator %v",
+					i, s.Name, s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, s.GPUSpec, got, simWant[i])
+			}
+		}
+	}
+	realRatio := float64(allocated) / float64(total)
+	t.Logf("%s: %d nodes, %d pods (%d with a GPU model constraint): %d agree, %d disagree (%.2f%%); GPU allocation ratio: scheduler %.4f, simulator %.4f",
+		policy, nNodes, nPods, constrained, agree, disagree, 100*float64(agree)/float64(len(pods)), realRatio, simRatio)
+}
+
+func gpuList(s cluster.GPUSet) string {
+	idx := s.Indices()
+	out := make([]string, len(idx))
+	for i, g := range idx {
+		out[i] = strconv.Itoa(g)
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,258 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// nodeState is the placement core's view of one node, built from a
+// scheduler snapshot's NodeInfo: capacity from the Node's allocatable and
+// labels, then every pod on it added with the GPUs it holds.
+type nodeState struct {
+	node cluster.Node
+	// reason is why the node cannot take GPU pods ("" when it can, or when
+	// it has no GPUs at all).
+	reason string
+	// uuids are the node's GPU UUIDs in index order, when it publishes them.
+	uuids []string
+}
+
+// catalog is the built-in GPU catalog; read only.
+var catalog = gpu.Default()
+
+// nodeModel returns the catalog model of a node's gpu-feature-discovery
+// product label: a catalog name ("V100M16", as the openb node lists and
+// gpuplane's kwok nodes write it) or an NVML product name
+// ("NVIDIA-A100-SXM4-80GB", matched with '-' read as ' ' too). A product
+// the catalog lacks is its own model, usable by pods without a model
+// constraint.
+func nodeModel(product string) string {
+	c := catalog
+	if m, ok := c.Get(product); ok {
+		return m.Name
+	}
+	if m, ok := c.FromProductName(product); ok {
+		return m.Name
+	}
+	if m, ok := c.FromProductName(strings.ReplaceAll(product, "-", " ")); ok {
+		return m.Name
+	}
+	return product
+}
+
+// buildNode makes a nodeState from a NodeInfo. held returns the GPUs a pod
+// on the node holds when its annotation does not say (a pod reserved by
+// this scheduler but not yet bound).
+func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GPUSet, bool)) (*nodeState, error) {
+	n := ni.Node()
+	if n == nil {
+		return nil, fmt.Errorf("node not found")
+	}
+	alloc := ni.GetAllocatable()
+	gpus := 0
+	if q, ok := n.Status.Allocatable[ResourceGPU]; ok {
+		gpus = int(q.Value())
+	}
+	product := n.Labels[LabelGPUProduct]
+	st := &nodeState{}
+	model := ""
+	switch {
+	case gpus > cluster.MaxGPUsPerNode:
+		st.reason = fmt.Sprintf("node has %d GPUs, more than %d", gpus, cluster.MaxGPUsPerNode)
+		gpus = 0
+	case gpus > 0 && product == "":
+		st.reason = fmt.Sprintf("node has no GPU labels (%s)", LabelGPUProduct)
+		gpus = 0
+	case gpus > 0:
+		model = nodeModel(product)
+	}
+	node, err := cluster.NewNode(n.Name, model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, gpus)
+	if err != nil {
+		return nil, err
+	}
+	if s := n.Annotations[AnnotationNodeGPUUUIDs]; s != "" {
+		if u := strings.Split(s, ","); len(u) == gpus {
+			st.uuids = u
+		}
+	}
+	// Pods whose GPUs are unknown (bound by another scheduler, or reserved
+	// in a gang cycle before Reserve) are added after the known ones, on the
+	// first GPUs that hold them: the node is never over-committed.
+	var unknown []*cluster.Pod
+	for _, pi := range ni.GetPods() {
+		p := pi.GetPod()
+		if p.UID == skip {
+			continue
+		}
+		req, err := podRequest(p)
+		if err != nil {
+			// A pod already on the node with a request we would refuse
+			// (bound by another scheduler): count CPU and memory only.
+			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+		}
+		if req.NumGPU == 0 {
+			if err := node.Add(&req, 0); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		set, ok, err := parseAssignment(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			set, ok = held(p.UID)
+		}
+		if !ok || node.Add(&req, set) != nil {
+			unknown = append(unknown, &req)
+		}
+	}
+	for _, p := range unknown {
+		p.Models = 0
+		if err := node.Add(p, firstFit(&node, p)); err != nil {
+			// The node is over-committed already (a pod we did not place):
+			// account its CPU and memory, and leave its GPUs.
+			p.NumGPU, p.GPUMilli = 0, 0
+			_ = node.Add(p, 0)
+		}
+	}
+	st.node = node
+	return st, nil
+}
+
+// firstFit returns the first GPUs of n with p's share free.
+func firstFit(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
+	var s cluster.GPUSet
+	k := p.NumGPU
+	for i, f := range n.GPUFree {
+		if k > 0 && f >= p.GPUMilli {
+			s |= 1 << uint(i)
+			k--
+		}
+	}
+	return s
+}
+
+// nodeCache keeps each node's state until its NodeInfo generation or the
+// reservations on it change, so a scheduling cycle rebuilds only the nodes
+// that changed since the last.
+type nodeCache struct {
+	mu    sync.RWMutex
+	nodes map[string]cacheEntry
+	// reserved holds the GPUs of pods reserved by this scheduler, until they
+	// are deleted; epoch counts changes of reservations per node.
+	reserved map[types.UID]reservation
+	epoch    map[string]uint64
+}
+
+type cacheEntry struct {
+	generation int64
+	epoch      uint64
+	state      *nodeState
+}
+
+type reservation struct {
+	node string
+	gpus cluster.GPUSet
+}
+
+func newNodeCache() *nodeCache {
+	return &nodeCache{nodes: map[string]cacheEntry{}, reserved: map[types.UID]reservation{}, epoch: map[string]uint64{}}
+}
+
+// get returns the state of a NodeInfo, from the cache when current.
+func (c *nodeCache) get(ni fwk.NodeInfo) (*nodeState, error) {
+	name := ni.Node().Name
+	gen := ni.GetGeneration()
+	c.mu.RLock()
+	e, ok := c.nodes[name]
+	ep := c.epoch[name]
+	c.mu.RUnlock()
+	if ok && e.generation == gen && e.epoch == ep {
+		return e.state, nil
+	}
+	st, err := buildNode(ni, "", c.held)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.epoch[name] == ep {
+		c.nodes[name] = cacheEntry{generation: gen, epoch: ep, state: st}
+	}
+	c.mu.Unlock()
+	return st, nil
+}
+
+func (c *nodeCache) held(uid types.UID) (cluster.GPUSet, bool) {
+	c.mu.RLock()
+	r, ok := c.reserved[uid]
+	c.mu.RUnlock()
+	return r.gpus, ok
+}
+
+// reserve records that pod uid holds gpus on node.
+func (c *nodeCache) reserve(uid types.UID, node string, gpus cluster.GPUSet) {
+	c.mu.Lock()
+	c.reserved[uid] = reservation{node: node, gpus: gpus}
+	c.epoch[node]++
+	c.mu.Unlock()
+}
+
+// forget drops pod uid's reservation, if any.
+func (c *nodeCache) forget(uid types.UID) {
+	c.mu.Lock()
+	if r, ok := c.reserved[uid]; ok {
+		delete(c.reserved, uid)
+		c.epoch[r.node]++
+	}
+	c.mu.Unlock()
+}
+
+// forgetNode drops a deleted node's cached state.
+func (c *nodeCache) forgetNode(name string) {
+	c.mu.Lock()
+	delete(c.nodes, name)
+	c.epoch[name]++
+	c.mu.Unlock()
+}
+
+// uuidsOf returns the UUIDs of gpus on a node, or nil when unknown.
+func (st *nodeState) uuidsOf(gpus cluster.GPUSet) []string {
+	if st.uuids == nil {
+		return nil
+	}
+	var out []string
+	for _, i := range gpus.Indices() {
+		out = append(out, st.uuids[i])
+	}
+	return out
+}
+
+// isGPUPod reports whether a pod asks for any GPU resource.
+func isGPUPod(p *v1.Pod) bool {
+	for _, cs := range [][]v1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+		for i := range cs {
+			if _, ok := cs[i].Resources.Requests[ResourceGPU]; ok {
+				return true
+			}
+			if _, ok := cs[i].Resources.Limits[ResourceGPU]; ok {
+				return true
+			}
+			if _, ok := cs[i].Resources.Requests[ResourceGPUMilli]; ok {
+				return true
+			}
+			if _, ok := cs[i].Resources.Limits[ResourceGPUMilli]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}

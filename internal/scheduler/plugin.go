@@ -1,0 +1,314 @@
+// Package scheduler holds gpuplane's kube-scheduler framework plugin: a thin
+// translation between the framework's objects (Pod, NodeInfo, CycleState)
+// and the placement core's state. Every GPU decision (fit, score, GPU
+// choice) is made by internal/placement, the code the simulator runs.
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+// Name is the plugin's name in a KubeSchedulerConfiguration.
+const Name = "GPUPlacement"
+
+// stateKey is where PreFilter leaves the pod's request in CycleState.
+const stateKey fwk.StateKey = Name
+
+// Plugin places GPU pods through the placement core. It implements
+// PreFilter, Filter, Score (with NormalizeScore), Reserve and PreBind.
+type Plugin struct {
+	handle fwk.Handle
+	policy placement.Policy
+	tie    placement.TieBreak
+	nodes  *nodeCache
+
+	mu  sync.Mutex
+	rng *rand.Rand // SelectGPUs of random policies; used under mu
+}
+
+var (
+	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
+	_ fwk.FilterPlugin      = (*Plugin)(nil)
+	_ fwk.ScorePlugin       = (*Plugin)(nil)
+	_ fwk.ReservePlugin     = (*Plugin)(nil)
+	_ fwk.PreBindPlugin     = (*Plugin)(nil)
+	_ fwk.EnqueueExtensions = (*Plugin)(nil)
+)
+
+// New is the plugin factory registered with kube-scheduler
+// (app.WithPlugin(Name, New)). Its arguments are Args, from the profile's
+// pluginConfig.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	var args Args
+	if err := frameworkruntime.DecodeInto(obj, &args); err != nil {
+		return nil, fmt.Errorf("%s args: %w", Name, err)
+	}
+	policy, tie, err := args.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s args: %w", Name, err)
+	}
+	pl := &Plugin{handle: h, policy: policy, tie: tie, nodes: newNodeCache(), rng: rand.New(rand.NewPCG(args.Seed, 0))}
+	if h != nil && h.SharedInformerFactory() != nil {
+		// Reservations live until the pod is gone; the pod's annotation is
+		// the record after that.
+		_, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if p, ok := obj.(*v1.Pod); ok {
+					pl.nodes.forget(p.UID)
+				}
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		_, err = h.SharedInformerFactory().Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if n, ok := obj.(*v1.Node); ok {
+					pl.nodes.forgetNode(n.Name)
+				}
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	klog.FromContext(ctx).Info("GPU placement plugin", "policy", policy.Name(), "tieBreak", args.TieBreak)
+	return pl, nil
+}
+
+// Name returns the plugin's name.
+func (pl *Plugin) Name() string { return Name }
+
+// podState is the per-cycle state: the pod's request and the policy's
+// per-pod precomputation.
+type podState struct {
+	pod   cluster.Pod
+	score placement.State
+}
+
+// Clone returns the state itself: it is not changed after PreFilter.
+func (s *podState) Clone() fwk.StateData { return s }
+
+func readState(cs fwk.CycleState) (*podState, *fwk.Status) {
+	d, err := cs.Read(stateKey)
+	if err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: reading cycle state: %w", Name, err))
+	}
+	s, ok := d.(*podState)
+	if !ok {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: cycle state of type %T", Name, d))
+	}
+	return s, nil
+}
+
+// PreFilter translates the pod's request; a request the placement core
+// cannot honour makes the pod unschedulable with the reason.
+func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	req, err := podRequest(p)
+	if err != nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
+	}
+	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req)})
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: preemption's what-if removes pods from
+// a NodeInfo copy, whose new generation rebuilds the node state.
+func (pl *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter asks the placement core whether the pod fits the node.
+func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	s, st := readState(cs)
+	if st != nil {
+		return st
+	}
+	ns, err := pl.nodes.get(ni)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	if s.pod.NumGPU > 0 && ns.reason != "" {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ns.reason)
+	}
+	if ok, reason := cluster.Fits(&ns.node, &s.pod); !ok {
+		return fwk.NewStatus(fwk.Unschedulable, reason)
+	}
+	return nil
+}
+
+// Score is the policy's score of the node, as in the simulator.
+func (pl *Plugin) Score(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+	s, st := readState(cs)
+	if st != nil {
+		return 0, st
+	}
+	ns, err := pl.nodes.get(ni)
+	if err != nil {
+		return 0, fwk.AsStatus(err)
+	}
+	return pl.policy.Score(s.score, &ns.node, &s.pod), nil
+}
+
+// ScoreExtensions returns the plugin: it normalises its scores.
+func (pl *Plugin) ScoreExtensions() fwk.ScoreExtensions { return pl }
+
+// NormalizeScore rescales the scores as the simulator's Placer does and,
+// under the "first" tie-break, leaves exactly one node with the highest
+// score: the lexicographically smallest name among the best, which is the
+// openb simulator's rule (see placement.TieFirst). It needs the profile to
+// score with this plugin alone; other Score plugins add to the sum.
+func (pl *Plugin) NormalizeScore(ctx context.Context, cs fwk.CycleState, p *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	if len(scores) == 0 {
+		return nil
+	}
+	if _, ok := pl.policy.(placement.UniformRandom); ok {
+		return nil // all 0: the framework picks uniformly at random
+	}
+	if nz, ok := pl.policy.(placement.Normalizer); ok {
+		raw := make([]int64, len(scores))
+		for i := range scores {
+			raw[i] = scores[i].Score
+		}
+		nz.NormalizeScores(raw)
+		for i := range scores {
+			scores[i].Score = raw[i]
+		}
+	}
+	if pl.tie != placement.TieFirst {
+		return nil
+	}
+	best := 0
+	for i := 1; i < len(scores); i++ {
+		if scores[i].Score > scores[best].Score ||
+			(scores[i].Score == scores[best].Score && scores[i].Name < scores[best].Name) {
+			best = i
+		}
+	}
+	for i := range scores {
+		if i == best {
+			scores[i].Score = fwk.MaxNodeScore
+		} else {
+			scores[i].Score = min(scores[i].Score, fwk.MaxNodeScore-1)
+		}
+	}
+	return nil
+}
+
+// Reserve chooses the pod's GPUs on the node with the policy and holds
+// them until the pod is bound (its annotation then records them) or
+// Unreserve.
+func (pl *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) *fwk.Status {
+	s, st := readState(cs)
+	if st != nil {
+		return st
+	}
+	if s.pod.NumGPU == 0 {
+		return nil
+	}
+	ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(nodeName)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	// Build afresh, without this pod: the snapshot may already hold it
+	// as assumed, without GPUs.
+	ns, err := buildNode(ni, p.UID, pl.nodes.held)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	pl.mu.Lock()
+	gpus := pl.policy.SelectGPUs(s.score, &ns.node, &s.pod, pl.rng)
+	pl.mu.Unlock()
+	if err := ns.node.Add(&s.pod, gpus); err != nil {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("no GPUs free on node %s: %v", nodeName, err))
+	}
+	pl.nodes.reserve(p.UID, nodeName, gpus)
+	cs.Write(choiceKey, &choice{gpus: gpus, uuids: ns.uuidsOf(gpus), share: s.pod.GPUMilli})
+	return nil
+}
+
+// Unreserve releases the pod's GPUs.
+func (pl *Plugin) Unreserve(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) {
+	pl.nodes.forget(p.UID)
+}
+
+const choiceKey fwk.StateKey = Name + "/choice"
+
+// choice is the GPUs Reserve chose.
+type choice struct {
+	gpus  cluster.GPUSet
+	uuids []string
+	share int64
+}
+
+func (c *choice) Clone() fwk.StateData { return c }
+
+// PreBindPreFlight skips pods without GPUs.
+func (pl *Plugin) PreBindPreFlight(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
+	if _, err := cs.Read(choiceKey); err != nil {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	return nil, nil
+}
+
+// PreBind writes the chosen GPUs on the pod (AnnotationGPUs,
+// AnnotationGPUUUIDs, AnnotationGPUShare) before it is bound.
+func (pl *Plugin) PreBind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) *fwk.Status {
+	d, err := cs.Read(choiceKey)
+	if err != nil {
+		return nil
+	}
+	c := d.(*choice)
+	ann := map[string]string{
+		AnnotationGPUs:     formatGPUs(c.gpus),
+		AnnotationGPUShare: strconv.FormatInt(c.share, 10),
+	}
+	if c.uuids != nil {
+		ann[AnnotationGPUUUIDs] = strings.Join(c.uuids, ",")
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := pl.handle.ClientSet().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fwk.AsStatus(fmt.Errorf("writing the GPU choice on pod %s/%s: %w", p.Namespace, p.Name, err))
+	}
+	return nil
+}
+
+// EventsToRegister: a pod rejected for lack of GPUs may fit after a pod
+// leaves or a node is added or changes.
+func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel}},
+	}, nil
+}
