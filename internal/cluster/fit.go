@@ -8,7 +8,9 @@ import (
 
 // GPUResource is the extended resource a pod's GPUs are counted in, named in
 // Fits's reasons as kube-scheduler's NodeResourcesFit names an insufficient
-// resource.
+// resource. It is api/config/v1's ResourceGPU, spelled out here so that the
+// placement core imports no configuration code (the offline tool links no
+// YAML library through it); internal/scheduler's tests check the two agree.
 const GPUResource = "nvidia.com/gpu"
 
 // misfit is why a pod does not fit a node; fitOK when it does.

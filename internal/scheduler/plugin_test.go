@@ -249,3 +249,11 @@ func newTestPlugin(t testing.TB, policy, tie string) *Plugin {
 	}
 	return &Plugin{policy: p, tie: tb, nodes: newNodeCache(), rng: nil}
 }
+
+// The placement core names the GPU resource in its reasons without
+// importing the configuration package; both must say the same.
+func TestGPUResourceName(t *testing.T) {
+	if cluster.GPUResource != string(ResourceGPU) {
+		t.Errorf("cluster.GPUResource %q, api/config/v1 ResourceGPU %q", cluster.GPUResource, ResourceGPU)
+	}
+}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"strconv"
 	"strings"
 
@@ -22,9 +23,9 @@ import (
 // choice among several label values that a nodeSelector cannot express.
 const (
 	// ResourceGPU is NVIDIA's whole-GPU resource.
-	ResourceGPU v1.ResourceName = "nvidia.com/gpu"
+	ResourceGPU v1.ResourceName = configv1.ResourceGPU
 	// ResourceGPUMilli is a share of one GPU in milli-GPU (1000 = one GPU).
-	ResourceGPUMilli v1.ResourceName = "gpuplane.io/gpu-milli"
+	ResourceGPUMilli v1.ResourceName = configv1.ResourceGPUMilli
 	// AnnotationGPUModel restricts the GPU models a pod may use: catalog
 	// names joined by '|', e.g. "A100-80GB|H100-80GB" (openb gpu_spec).
 	AnnotationGPUModel = "gpuplane.io/gpu-model"

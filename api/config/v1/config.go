@@ -38,6 +38,11 @@ const (
 	// name of a device is "nvidia.com/gpu=<uuid>", as NVIDIA's
 	// nvidia-ctk cdi generate writes it.
 	CDIKind = "nvidia.com/gpu"
+	// ResourceGPUMilli is gpuplane's resource for a share of one GPU, in
+	// milli-GPU (1000 = one GPU; the openb trace's gpu_milli). A pod asks
+	// for 1..1000 of it; gpuplane-scheduler picks the GPU
+	// (docs/scheduler.md). A gpuplane extension: NVIDIA has no such resource.
+	ResourceGPUMilli = "gpuplane.io/gpu-milli"
 )
 
 // MIGResource returns the resource name of a MIG profile under

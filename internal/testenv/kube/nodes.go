@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,8 +27,8 @@ import (
 // advertises them, and the same GPUs in milli-GPU (1000 per GPU), the
 // resource gpuplane's scheduler uses for a share of one GPU.
 const (
-	ResourceGPU      corev1.ResourceName = "nvidia.com/gpu"
-	ResourceGPUMilli corev1.ResourceName = "gpuplane.io/gpu-milli"
+	ResourceGPU      corev1.ResourceName = configv1.ResourceGPU
+	ResourceGPUMilli corev1.ResourceName = configv1.ResourceGPUMilli
 )
 
 // PodsPerNode is each fake node's pod capacity, the kubelet's default
