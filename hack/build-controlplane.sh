@@ -2,8 +2,9 @@
 # Builds the control-plane programs listed in internal/testenv/kube/binaries.txt
 # (etcd, kube-apiserver, kubectl, kwok) from the Go module proxy into
 # ${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin/<name>-<version>, skipping
-# those already there. Cold on a 2-core machine this takes about 15 minutes,
-# most of it kube-apiserver; with the cache filled it takes a second.
+# those already there. Cold it takes 27 CPU-minutes, most of them for
+# kube-apiserver (about 14 minutes on 2 idle cores); with the binaries
+# cached it takes a moment (docs/cluster.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin"

@@ -39,8 +39,8 @@ const (
 	WorkloadRuntimeConfig = "scheduling.k8s.io/v1beta1=true"
 )
 
-// ServiceCIDR is the Service ClusterIP range; kwok gives pods IPs from
-// PodCIDR, so ten thousand pods fit.
+// ServiceCIDR is the Service ClusterIP range. kwok gives pods IPs from
+// PodCIDR: a /9 holds millions, kwok's default /24 only 254.
 const (
 	ServiceCIDR = "10.96.0.0/16"
 	PodCIDR     = "10.128.0.0/9"
