@@ -46,14 +46,16 @@ controlplane:
 	hack/build-controlplane.sh
 
 # A local control plane with fake GPU nodes (NODES: an openb node CSV or a
-# node YAML), in the background until make cluster-down. Prints
+# node YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the
+# background until make cluster-down. Prints
 # export KUBECONFIG=...: eval "$$(make -s cluster)".
 NODES ?= hack/cluster/nodes.yaml
 CLUSTER_DIR ?= .cache/cluster
 cluster:
 	@hack/build-controlplane.sh >&2
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
-	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) $(CLUSTER_FLAGS)
+	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-scheduler ./cmd/gpuplane-scheduler
+	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) --scheduler $(CLUSTER_DIR)/gpuplane-scheduler $(CLUSTER_FLAGS)
 
 cluster-down:
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster

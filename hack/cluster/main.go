@@ -1,11 +1,12 @@
 // Command cluster brings a local control plane with fake GPU nodes up and
 // down for demos (make cluster, make cluster-down; docs/cluster.md):
 //
-//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names]   prints export KUBECONFIG=...
+//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
 //
 // up starts a background supervisor (cluster serve) that runs
-// internal/testenv/kube's control plane until down sends it SIGTERM.
+// internal/testenv/kube's control plane, and gpuplane-scheduler when
+// --scheduler names its binary, until down sends it SIGTERM.
 package main
 
 import (
@@ -22,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -36,6 +39,8 @@ func main() {
 	ordered := fs.Bool("ordered-names", false, "prefix node names with their position so that name order is file order")
 	gates := fs.String("feature-gates", kube.WorkloadFeatureGates, "kube-apiserver --feature-gates")
 	runtimeConfig := fs.String("runtime-config", kube.WorkloadRuntimeConfig, "kube-apiserver --runtime-config")
+	scheduler := fs.String("scheduler", "", "gpuplane-scheduler binary to run against the cluster (empty: none)")
+	schedulerConfig := fs.String("scheduler-config", "deploy/scheduler/config.yaml", "its KubeSchedulerConfiguration; the kubeconfig is set and leader election turned off")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	if *dir, err = filepath.Abs(*dir); err == nil {
@@ -43,7 +48,7 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig)
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig)
 		case "down":
 			err = down(*dir)
 		default:
@@ -134,7 +139,7 @@ func up(dir, nodesFile string, args []string) error {
 
 // serve runs the control plane until SIGTERM or SIGINT, or until one of
 // its processes exits. It reports readiness on file descriptor 3.
-func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig string) error {
+func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string) error {
 	ready := os.NewFile(3, "ready")
 	syscall.CloseOnExec(3) // the control-plane processes must not hold it
 	defer ready.Close()
@@ -167,6 +172,15 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig string) err
 		if err := c.CreateNodes(ctx, nodes); err != nil {
 			return err
 		}
+		var schedExited <-chan struct{}
+		if scheduler != "" {
+			stopSched, exited, err := startScheduler(c, scheduler, schedulerConfig, gates)
+			if err != nil {
+				return err
+			}
+			defer stopSched()
+			schedExited = exited
+		}
 		fmt.Printf("%s: up: %s, %d nodes\n", time.Now().Format(time.RFC3339), c.URL, len(nodes))
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
@@ -176,6 +190,8 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig string) err
 			return nil
 		case <-c.Exited():
 			return c.Err()
+		case <-schedExited:
+			return fmt.Errorf("gpuplane-scheduler exited; see %s", filepath.Join(c.Dir, "gpuplane-scheduler.log"))
 		}
 	}()
 	if err != nil {
@@ -207,4 +223,54 @@ func down(dir string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("pid %d still running after 2 minutes; see %s", pid, filepath.Join(dir, "cluster.log"))
+}
+
+// startScheduler runs gpuplane-scheduler against c with configFile's
+// KubeSchedulerConfiguration (its kubeconfig set to c's, leader election
+// off, no serving port). It returns a function that stops it and a
+// channel closed when it exits.
+func startScheduler(c *kube.Cluster, bin, configFile, gates string) (func(), <-chan struct{}, error) {
+	b, err := os.ReadFile(configFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var conf map[string]any
+	if err := yaml.UnmarshalStrict(b, &conf); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", configFile, err)
+	}
+	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
+	conf["leaderElection"] = map[string]any{"leaderElect": false}
+	if b, err = yaml.Marshal(conf); err != nil {
+		return nil, nil, err
+	}
+	cfg := filepath.Join(c.Dir, "gpuplane-scheduler.yaml")
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		return nil, nil, err
+	}
+	logFile, err := os.Create(filepath.Join(c.Dir, "gpuplane-scheduler.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates="+gates)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, nil, err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(exited)
+	}()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	return stop, exited, nil
 }

@@ -436,3 +436,16 @@ func TestGang(t *testing.T) {
 	gpuUse(t, c.Client)
 }
 
+
+// TestVersion: --version names gpuplane's build and the kube-scheduler
+// release it embeds (go.mod's k8s.io/kubernetes).
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(binary(t), "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "gpuplane-scheduler version ") || !strings.Contains(lines[0], ", go1.") || lines[1] != "kube-scheduler v1.37.2" {
+		t.Errorf("--version printed %q", out)
+	}
+}

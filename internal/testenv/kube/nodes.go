@@ -107,7 +107,7 @@ func ReadNodesFile(path string) ([]Node, error) {
 //	  memoryMiB: 786432   # MiB
 //	  gpus: 8
 //	  model: V100M16      # internal/gpu catalog name, or any name
-//	  labels: {topology.gpuplane.io/rack: r1}
+//	  labels: {topology.kubernetes.io/rack: r1}
 //
 // file names the input in errors.
 func ParseNodes(file string, data []byte) ([]Node, error) {

@@ -31,7 +31,7 @@ func TestBundledNodes(t *testing.T) {
 			t.Errorf("%+v, want 8 V100M32, 96000 millicores, 786432 MiB", n)
 		}
 	}
-	if nodes[2].Labels["topology.gpuplane.io/rack"] != "r2" {
+	if nodes[2].Labels["topology.kubernetes.io/rack"] != "r2" {
 		t.Errorf("labels of %s: %v", nodes[2].Name, nodes[2].Labels)
 	}
 }

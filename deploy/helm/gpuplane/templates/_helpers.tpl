@@ -40,3 +40,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default "default" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
+
+{{/* Name of the scheduler's objects. */}}
+{{- define "gpuplane.scheduler.fullname" -}}
+{{- printf "%s-scheduler" (include "gpuplane.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels selecting the scheduler's pods: a name of their own, so that
+the node agent's DaemonSet selector never matches them. */}}
+{{- define "gpuplane.scheduler.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-scheduler" (include "gpuplane.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of the scheduler's objects. */}}
+{{- define "gpuplane.scheduler.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "gpuplane.scheduler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: scheduler
+{{- end }}
