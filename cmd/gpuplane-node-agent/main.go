@@ -59,7 +59,8 @@ SIGINT.`,
 	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "configuration file (YAML, version: v1; see docs/node-agent.md)")
 	f.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default $NODE_NAME)")
 	f.StringVar(&o.LabelsFile, "labels-file", o.LabelsFile, "write GPU feature labels to this node-feature-discovery features file (e.g. /etc/kubernetes/node-feature-discovery/features.d/gpuplane)")
-	f.BoolVar(&o.LabelNode, "label-node", o.LabelNode, "put GPU feature labels on the Node object --node-name (in-cluster credentials)")
+	f.BoolVar(&o.LabelNode, "label-node", o.LabelNode, "put GPU feature labels and the GPU UUIDs annotation on the Node object --node-name (in-cluster credentials unless --kubeconfig)")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node); with API access, Allocate follows gpuplane-scheduler's choice on pods")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")
 	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")

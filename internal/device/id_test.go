@@ -28,7 +28,11 @@ func TestID(t *testing.T) {
 			t.Errorf("%q.UUID() = %s", id, id.UUID())
 		}
 	}
-	for _, bad := range []ID{"GPU-1::x", "GPU-1::-1", "GPU-1::", "GPU-1::1::2"} {
+	// Milli-GPU units: the GPU UUID, "::m", the unit number.
+	if id := NewMilliID("GPU-1", 299); id != "GPU-1::m299" || id.UUID() != "GPU-1" {
+		t.Errorf("NewMilliID(GPU-1, 299) = %q, UUID %q", id, id.UUID())
+	}
+	for _, bad := range []ID{"GPU-1::x", "GPU-1::-1", "GPU-1::", "GPU-1::1::2", "GPU-1::m3"} {
 		if _, _, err := bad.Split(); err == nil {
 			t.Errorf("%q.Split() accepted a bad replica", bad)
 		}

@@ -295,6 +295,8 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`, nil},
 		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
 		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
+		{"kubeconfig without node name", "dgx-h100", "version: v1\n", "--kubeconfig needs --node-name", []string{"--kubeconfig", "/nonexistent/kubeconfig", "--node-name="}},
+		{"missing kubeconfig", "dgx-h100", "version: v1\n", "--kubeconfig: ", []string{"--kubeconfig", "/nonexistent/kubeconfig", "--node-name", "n1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if haveGPU && tc.args != nil && tc.args[0] == "--backend" {

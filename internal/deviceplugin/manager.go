@@ -60,6 +60,14 @@ func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir s
 	return m, nil
 }
 
+// UseAssignments makes every server's Allocate look up gpuplane-scheduler's
+// choice through a (Plugin.Allocate); call it before Run.
+func (m *Manager) UseAssignments(a *Assignments) {
+	for _, p := range m.plugins {
+		p.UseAssignments(a)
+	}
+}
+
 // Node returns the discovered node.
 func (m *Manager) Node() device.Node { return m.node }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -30,7 +31,9 @@ import (
 // Plugin is the device-plugin server of one resource. Allocate and
 // GetPreferredAllocation depend only on the discovered node, the
 // configuration and the request, never on earlier calls, so a restarted
-// agent serves the kubelet's existing allocations as before.
+// agent serves the kubelet's existing allocations as before; with
+// Assignments, Allocate gives a pod that carries gpuplane-scheduler's
+// choice the chosen GPUs instead (see Allocate).
 type Plugin struct {
 	pluginapi.UnimplementedDevicePluginServer
 
@@ -39,6 +42,7 @@ type Plugin struct {
 	cfg    *configv1.Config
 	health *Health
 	byID   map[device.ID]*Device
+	assign *Assignments // nil: no API access
 
 	socket string // absolute path of the server's unix socket
 
@@ -56,6 +60,10 @@ func NewPlugin(n *device.Node, r *Resource, c *configv1.Config, h *Health, dir s
 	}
 	return p
 }
+
+// UseAssignments makes Allocate look up gpuplane-scheduler's choice
+// through a (see Allocate); call it before Start.
+func (p *Plugin) UseAssignments(a *Assignments) { p.assign = a }
 
 // Resource returns the plugin's resource.
 func (p *Plugin) Resource() *Resource { return p.res }
@@ -184,7 +192,10 @@ func sameHealth(a, b []*pluginapi.Device) bool {
 }
 
 // GetPreferredAllocation answers with the best devices per container; see
-// Preferred.
+// Preferred. It does not look up the scheduler's choice: the kubelet's
+// request names no pod, and several pods bound to the node may wait for
+// devices at once, so the kubelet's device IDs of a pod with a choice are
+// only a count (Allocate gives the chosen GPUs).
 func (p *Plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
 	resp := &pluginapi.PreferredAllocationResponse{}
 	for _, cr := range req.ContainerRequests {
@@ -199,12 +210,19 @@ func (p *Plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.Prefer
 
 // Allocate returns, per container, the environment, CDI devices,
 // annotations and device nodes that give it the requested devices. It
-// refuses an unknown or unhealthy device ID, and more than one replica of
-// a shared resource under failRequestsGreaterThanOne.
-func (p *Plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+// refuses an unknown or unhealthy device ID, more than one replica of a
+// shared resource under failRequestsGreaterThanOne, and gpu-milli units of
+// more than one GPU; a gpu-milli container gets configv1.EnvGPUShare.
+//
+// With Assignments (API access), Allocate of whole GPUs (nvidia.com/gpu,
+// not time-sliced, not MIG devices) and of gpu-milli first looks for the
+// pod that carries gpuplane-scheduler's choice for a request of this size
+// (Assignments.Take); when there is one, the container gets the chosen
+// GPUs rather than the kubelet's device IDs, which then only count.
+func (p *Plugin) Allocate(ctx context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	resp := &pluginapi.AllocateResponse{}
 	for _, cr := range req.ContainerRequests {
-		cresp, err := p.allocate(cr.DevicesIds)
+		cresp, err := p.allocateContainer(ctx, cr.DevicesIds)
 		if err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: %v", p.res.Name, err)
 		}
@@ -213,6 +231,76 @@ func (p *Plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*p
 	return resp, nil
 }
 
+// assignable reports whether the scheduler's choice applies to the
+// resource: whole GPUs, unshared, or gpu-milli.
+func (p *Plugin) assignable() bool {
+	if p.res.Milli {
+		return true
+	}
+	return p.res.Name == configv1.ResourceGPU && p.res.Replicas == 1 && len(p.res.Devices) > 0 && p.res.Devices[0].MIG < 0
+}
+
+func (p *Plugin) allocateContainer(ctx context.Context, ids []string) (*pluginapi.ContainerAllocateResponse, error) {
+	if p.assign == nil || !p.assignable() {
+		return p.allocate(ids)
+	}
+	if _, err := lookup(p.byID, ids); err != nil {
+		return nil, err
+	}
+	var out *pluginapi.ContainerAllocateResponse
+	found, err := p.assign.Take(ctx, p.res.Name, int64(len(ids)), func(c Choice) error {
+		var err error
+		out, err = p.allocateChoice(c, int64(len(ids)))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return p.allocate(ids)
+	}
+	return out, nil
+}
+
+// allocateChoice returns the response that gives the container the GPUs of
+// the scheduler's choice c for a request of size (GPUs, or milli-GPU of
+// gpu-milli). It fails when c does not fit the request or the node: a GPU
+// index the node lacks, UUIDs that are not the node's, an unhealthy GPU.
+func (p *Plugin) allocateChoice(c Choice, size int64) (*pluginapi.ContainerAllocateResponse, error) {
+	want := fmt.Sprintf("%d GPUs", size)
+	share := int64(device.MilliUnits)
+	if p.res.Milli {
+		want, share = "1 GPU", size
+	}
+	if p.res.Milli && len(c.GPUs) != 1 || !p.res.Milli && int64(len(c.GPUs)) != size {
+		return nil, fmt.Errorf("annotation %s names %d GPUs; the container asks for %d of %s, which takes %s", configv1.AnnotationGPUs, len(c.GPUs), size, p.res.Name, want)
+	}
+	if c.Share != 0 && c.Share != share {
+		return nil, fmt.Errorf("annotation %s=%d; the container asks for %d of %s, which takes %d milli-GPU per GPU", configv1.AnnotationGPUShare, c.Share, size, p.res.Name, share)
+	}
+	uuids := make([]string, len(c.GPUs))
+	for i, g := range c.GPUs {
+		if g >= len(p.node.GPUs) {
+			return nil, fmt.Errorf("annotation %s: GPU %d does not exist on this node, which has %d GPUs (0..%d)", configv1.AnnotationGPUs, g, len(p.node.GPUs), len(p.node.GPUs)-1)
+		}
+		gpu := &p.node.GPUs[g]
+		if c.UUIDs != nil && c.UUIDs[i] != gpu.UUID {
+			return nil, fmt.Errorf("annotation %s: GPU %d is %s on this node, not %s", configv1.AnnotationGPUUUIDs, g, gpu.UUID, c.UUIDs[i])
+		}
+		if !p.health.Healthy(gpu.UUID) {
+			return nil, fmt.Errorf("chosen GPU %d (%s) is unhealthy", g, gpu.UUID)
+		}
+		uuids[i] = gpu.UUID
+	}
+	r := p.response(uuids, c.GPUs)
+	if p.res.Milli {
+		setEnv(r, configv1.EnvGPUShare, strconv.FormatInt(share, 10))
+	}
+	klog.InfoS("Allocated the scheduler's choice", "pod", c.Pod, "resource", p.res.Name, "gpus", c.GPUs, "share", share)
+	return r, nil
+}
+
+// allocate gives the container the devices the kubelet chose.
 func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("no device IDs in the request")
@@ -221,8 +309,10 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		return nil, fmt.Errorf("request for %d replicas refused: failRequestsGreaterThanOne allows one replica per container", len(ids))
 	}
 	var uuids []string
-	gpus := map[int]bool{}
+	var gpus []int
 	seen := map[string]bool{}
+	seenGPU := map[int]bool{}
+	seenID := map[string]bool{}
 	for _, id := range ids {
 		d, ok := p.byID[device.ID(id)]
 		if !ok {
@@ -231,12 +321,37 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		if !p.health.Healthy(d.UUID) {
 			return nil, fmt.Errorf("device %q is unhealthy", id)
 		}
-		gpus[d.GPU] = true
+		seenID[id] = true
+		if !seenGPU[d.GPU] {
+			seenGPU[d.GPU] = true
+			gpus = append(gpus, d.GPU)
+		}
 		if !seen[d.UUID] {
 			seen[d.UUID] = true
 			uuids = append(uuids, d.UUID)
 		}
 	}
+	if p.res.Milli && len(gpus) > 1 {
+		return nil, fmt.Errorf("the %d milli-GPU units span %d GPUs; a share must lie on one GPU", len(seenID), len(gpus))
+	}
+	r := p.response(uuids, gpus)
+	if p.res.Milli {
+		setEnv(r, configv1.EnvGPUShare, strconv.Itoa(len(seenID)))
+	}
+	return r, nil
+}
+
+func setEnv(r *pluginapi.ContainerAllocateResponse, k, v string) {
+	if r.Envs == nil {
+		r.Envs = map[string]string{}
+	}
+	r.Envs[k] = v
+}
+
+// response passes the devices uuids (GPU or MIG device UUIDs, each once)
+// of the GPUs gpus (indices in the node) to the container, as the device
+// list strategies and passDeviceSpecs say.
+func (p *Plugin) response(uuids []string, gpus []int) *pluginapi.ContainerAllocateResponse {
 	r := &pluginapi.ContainerAllocateResponse{}
 	if p.cfg.HasListStrategy(configv1.ListEnvvar) {
 		r.Envs = map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(uuids, ",")}
@@ -257,17 +372,14 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		for _, path := range []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"} {
 			r.Devices = append(r.Devices, &pluginapi.DeviceSpec{ContainerPath: path, HostPath: path, Permissions: "rw"})
 		}
-		idx := make([]int, 0, len(gpus))
-		for g := range gpus {
-			idx = append(idx, g)
-		}
+		idx := append([]int(nil), gpus...)
 		sort.Ints(idx)
 		for _, g := range idx {
 			path := fmt.Sprintf("/dev/nvidia%d", p.node.GPUs[g].Minor)
 			r.Devices = append(r.Devices, &pluginapi.DeviceSpec{ContainerPath: path, HostPath: path, Permissions: "rw"})
 		}
 	}
-	return r, nil
+	return r
 }
 
 // PreStartContainer is not required by this plugin and does nothing.

@@ -2,6 +2,7 @@ package deviceplugin
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,6 +80,35 @@ func TestAllocateReplicasAndMIG(t *testing.T) {
 	}
 	if got := r.Envs["NVIDIA_VISIBLE_DEVICES"]; got != mig {
 		t.Errorf("MIG: NVIDIA_VISIBLE_DEVICES=%s, want %s", got, mig)
+	}
+}
+
+func TestAllocateMilli(t *testing.T) {
+	n := testNode(t, "l40s-pcie-4")
+	c := testConfig(t, "gpuplane: {milliGPU: true}\nflags: {plugin: {passDeviceSpecs: true}}")
+	p := testPlugin(t, &n, c, "gpuplane.io/gpu-milli")
+	units := func(g, from, to int) []string {
+		var out []string
+		for k := from; k < to; k++ {
+			out = append(out, fmt.Sprintf("%s::m%d", n.GPUs[g].UUID, k))
+		}
+		return out
+	}
+	// 300 units of GPU 2: that GPU, and the share in milli-GPU.
+	r, err := allocate(p, units(2, 100, 400)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Envs["NVIDIA_VISIBLE_DEVICES"] != n.GPUs[2].UUID || r.Envs["GPUPLANE_GPU_SHARE"] != "300" || len(r.Devices) != 4 || r.Devices[3].HostPath != "/dev/nvidia2" {
+		t.Errorf("300 units of GPU 2: %v", r)
+	}
+	if _, err := allocate(p, append(units(0, 0, 10), units(1, 0, 10)...)...); err == nil || !strings.Contains(err.Error(), "the 20 milli-GPU units span 2 GPUs") {
+		t.Errorf("units of two GPUs: %v", err)
+	}
+	// Only the share, with CDI: the environment holds the share alone.
+	p = testPlugin(t, &n, testConfig(t, "gpuplane: {milliGPU: true}\nflags: {plugin: {deviceListStrategy: cdi-cri}}"), "gpuplane.io/gpu-milli")
+	if r, err = allocate(p, units(3, 0, 1000)...); err != nil || len(r.Envs) != 1 || r.Envs["GPUPLANE_GPU_SHARE"] != "1000" || r.CdiDevices[0].Name != "nvidia.com/gpu="+n.GPUs[3].UUID {
+		t.Errorf("all of GPU 3 with CDI: %v, %v", r, err)
 	}
 }
 

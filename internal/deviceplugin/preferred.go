@@ -58,6 +58,11 @@ func pairScore(n *device.Node, i, j int) setScore {
 //     replica from the GPU least used by this request, then with the most
 //     free replicas) or packed (policy pack: on the GPU most used by this
 //     request, then with the fewest free replicas);
+//   - milli-GPU units (gpuplane.io/gpu-milli): all from one GPU, the GPU
+//     of the must-include units or else the GPU with the fewest free units
+//     that holds the whole request (best fit), ties going to the lowest
+//     index; when no one GPU holds it, packed as replicas are (and
+//     Allocate refuses the result);
 //   - MIG devices: in device order.
 //
 // It returns an error when an ID is not a device of r, or when size is
@@ -86,6 +91,8 @@ func Preferred(n *device.Node, r *Resource, byID map[device.ID]*Device, availabl
 	}
 	var chosen []*Device
 	switch {
+	case r.Milli:
+		chosen = preferredMilli(must, rest, size)
 	case r.Replicas > 1:
 		chosen = preferredReplicas(must, rest, size, policy)
 	case len(r.Devices) > 0 && r.Devices[0].MIG >= 0:
@@ -253,4 +260,37 @@ func preferredReplicas(must, rest []*Device, size int, policy string) []*Device 
 		used[bg]++
 	}
 	return out
+}
+
+// preferredMilli picks milli-GPU units on one GPU; see Preferred.
+func preferredMilli(must, rest []*Device, size int) []*Device {
+	mustGPU := -1
+	for _, d := range must {
+		if mustGPU >= 0 && d.GPU != mustGPU {
+			return preferredReplicas(must, rest, size, configv1.ReplicaPack)
+		}
+		mustGPU = d.GPU
+	}
+	free := map[int][]*Device{}
+	for _, d := range rest {
+		free[d.GPU] = append(free[d.GPU], d)
+	}
+	need, best := size-len(must), -1
+	for g, ds := range free {
+		if len(ds) < need || (mustGPU >= 0 && g != mustGPU) {
+			continue
+		}
+		if best < 0 || len(ds) < len(free[best]) || (len(ds) == len(free[best]) && g < best) {
+			best = g
+		}
+	}
+	if best < 0 {
+		if need == 0 {
+			return must
+		}
+		return preferredReplicas(must, rest, size, configv1.ReplicaPack)
+	}
+	ds := free[best]
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Replica < ds[j].Replica })
+	return append(append([]*Device(nil), must...), ds[:need]...)
 }

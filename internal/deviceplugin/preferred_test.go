@@ -152,6 +152,70 @@ func TestPreferredReplicas(t *testing.T) {
 	}
 }
 
+// milliUnits returns, per GPU, the range of milli-GPU units in ids, e.g.
+// "2:500-799" (units are consecutive in every case below).
+func milliUnits(n *device.Node, ids []string) string {
+	first, last, count := map[int]int{}, map[int]int{}, map[int]int{}
+	for _, id := range ids {
+		u, k, _ := strings.Cut(id, "::m")
+		g, _, _ := n.GPUByUUID(u)
+		var unit int
+		fmt.Sscan(k, &unit)
+		if count[g.Index] == 0 || unit < first[g.Index] {
+			first[g.Index] = unit
+		}
+		if count[g.Index] == 0 || unit > last[g.Index] {
+			last[g.Index] = unit
+		}
+		count[g.Index]++
+	}
+	var out []string
+	for g := range count {
+		out = append(out, fmt.Sprintf("%d:%d-%d", g, first[g], last[g]))
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func TestPreferredMilli(t *testing.T) {
+	n := testNode(t, "l40s-pcie-4")
+	p := testPlugin(t, &n, testConfig(t, "gpuplane: {milliGPU: true}"), "gpuplane.io/gpu-milli")
+	unit := func(g, k int) string { return fmt.Sprintf("%s::m%d", n.GPUs[g].UUID, k) }
+	// Free: GPU 0 units 800-999 (200), GPU 1 all (1000), GPU 2 units
+	// 500-999 (500), GPU 3 all (1000).
+	var avail []string
+	for g, from := range []int{800, 0, 500, 0} {
+		for k := from; k < 1000; k++ {
+			avail = append(avail, unit(g, k))
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		must []string
+		size int
+		want string
+	}{
+		// Best fit: the GPU with the fewest free units that holds it all.
+		{"300: GPU 2 (500 free)", nil, 300, "2:500-799"},
+		{"150: GPU 0 (200 free)", nil, 150, "0:800-949"},
+		{"200: GPU 0 exactly", nil, 200, "0:800-999"},
+		// GPUs 1 and 3 tie with 1000 free: the lower index.
+		{"600: GPU 1", nil, 600, "1:0-599"},
+		{"must-include on GPU 3", []string{unit(3, 7)}, 3, "3:0-7"},
+		// No GPU holds 1100: packed as replicas are, GPU 0 (fewest free)
+		// first, then GPU 2, then GPU 1; Allocate refuses it.
+		{"1100: packed", nil, 1100, "0:800-999 1:0-399 2:500-999"},
+	} {
+		got, err := Preferred(&n, p.res, p.byID, avail, tc.must, tc.size, configv1.ReplicaSpread)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s := milliUnits(&n, got); s != tc.want || len(got) != tc.size {
+			t.Errorf("%s: got %s (%d units), want %s", tc.name, s, len(got), tc.want)
+		}
+	}
+}
+
 func TestPreferredErrors(t *testing.T) {
 	n := testNode(t, "dgx1-v100")
 	p := testPlugin(t, &n, configv1.DefaultConfig(), "nvidia.com/gpu")

@@ -20,7 +20,8 @@ type Device struct {
 	GPU int
 	// MIG is the index in GPU.MIG of the MIG device, -1 for a whole GPU.
 	MIG int
-	// Replica is the time-slicing replica number (0 when not shared).
+	// Replica is the time-slicing replica number (0 when not shared), or
+	// the milli-GPU unit number (0..999) of a gpuplane.io/gpu-milli device.
 	Replica int
 }
 
@@ -31,8 +32,11 @@ type Resource struct {
 	Name string
 	// Replicas is the time-slicing replica count (1: not shared).
 	Replicas int
+	// Milli marks gpuplane.io/gpu-milli, whose devices are the milli-GPU
+	// units of GPUs (configv1.Extensions.MilliGPU).
+	Milli bool
 	// Devices are the resource's devices, ordered by GPU, MIG device and
-	// replica.
+	// replica (or milli-GPU unit).
 	Devices []Device
 }
 
@@ -40,8 +44,10 @@ type Resource struct {
 // the MIG strategy decides which devices are exposed under which name, and
 // time-slicing multiplies them. It fails, naming the GPU, when the node does
 // not suit the strategy (single with mixed profiles, for example) or a
-// shared resource does not exist on the node. Resources are sorted by name;
-// a resource with no devices is left out.
+// shared resource does not exist on the node. With gpuplane.milliGPU,
+// gpuplane.io/gpu-milli lists device.MilliUnits devices per GPU with MIG
+// disabled, whatever the MIG strategy. Resources are sorted by name; a
+// resource with no devices is left out.
 func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	byName := map[string][]Device{}
 	whole := func(i int) {
@@ -118,6 +124,20 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 			}
 		}
 		out = append(out, r)
+	}
+	if c.Gpuplane.MilliGPU {
+		r := Resource{Name: configv1.ResourceGPUMilli, Replicas: 1, Milli: true}
+		for i, g := range n.GPUs {
+			if g.MIGEnabled {
+				continue
+			}
+			for k := 0; k < device.MilliUnits; k++ {
+				r.Devices = append(r.Devices, Device{ID: device.NewMilliID(g.UUID, k), UUID: g.UUID, GPU: i, MIG: -1, Replica: k})
+			}
+		}
+		if len(r.Devices) > 0 {
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

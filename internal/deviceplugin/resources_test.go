@@ -32,6 +32,12 @@ func TestBuildResources(t *testing.T) {
 		{"dgx-a100-80gb-mig", "flags: {migStrategy: mixed}", "nvidia.com/gpu=2 nvidia.com/mig-1g.10gb=32 nvidia.com/mig-2g.20gb=2 nvidia.com/mig-3g.40gb=2"},
 		{"dgx-a100-80gb-mig", "flags: {migStrategy: mixed}\nsharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig-3g.40gb, replicas: 5}]}}",
 			"nvidia.com/gpu=2 nvidia.com/mig-1g.10gb=32 nvidia.com/mig-2g.20gb=2 nvidia.com/mig-3g.40gb.shared=10"},
+		// gpu-milli: 1000 units per GPU with MIG disabled (GPUs 6-7 of the
+		// A100 profile, whatever the strategy).
+		{"dgx-h100", "gpuplane: {milliGPU: true}", "gpuplane.io/gpu-milli=8000 nvidia.com/gpu=8"},
+		{"dgx-a100-80gb-mig", "gpuplane: {milliGPU: true}", "gpuplane.io/gpu-milli=2000 nvidia.com/gpu=8"},
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: mixed}\ngpuplane: {milliGPU: true}",
+			"gpuplane.io/gpu-milli=2000 nvidia.com/gpu=2 nvidia.com/mig-1g.10gb=32 nvidia.com/mig-2g.20gb=2 nvidia.com/mig-3g.40gb=2"},
 	} {
 		n := testNode(t, tc.profile)
 		rs, err := BuildResources(n, testConfig(t, tc.config))
@@ -51,6 +57,12 @@ func TestBuildResourcesIDs(t *testing.T) {
 	d := rs[0].Devices[3]
 	if d.ID != device.ID(n.GPUs[1].UUID+"::1") || d.GPU != 1 || d.Replica != 1 || d.MIG != -1 {
 		t.Errorf("device 3 = %+v", d)
+	}
+	rs, _ = BuildResources(n, testConfig(t, "gpuplane: {milliGPU: true}"))
+	m := rs[0]
+	d = m.Devices[1299] // GPU 1, unit 299
+	if m.Name != "gpuplane.io/gpu-milli" || !m.Milli || m.Replicas != 1 || d.ID != device.ID(n.GPUs[1].UUID+"::m299") || d.UUID != n.GPUs[1].UUID || d.GPU != 1 || d.Replica != 299 || d.MIG != -1 {
+		t.Errorf("gpu-milli %s (milli %v, replicas %d): device 1299 = %+v", m.Name, m.Milli, m.Replicas, d)
 	}
 	if got := SocketName("nvidia.com/mig-1g.10gb"); got != "gpuplane-nvidia.com-mig-1g.10gb.sock" {
 		t.Errorf("SocketName = %s", got)

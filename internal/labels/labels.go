@@ -215,6 +215,21 @@ func Value(s string) string {
 	return strings.Trim(s, "-_.")
 }
 
+// Annotations returns the Node annotations of node n:
+// configv1.AnnotationNodeGPUUUIDs, its GPUs' UUIDs in index order,
+// comma-separated, which gpuplane-scheduler copies onto the pods it places
+// (configv1.AnnotationGPUUUIDs). A node with no GPUs gets none.
+func Annotations(n device.Node) map[string]string {
+	if len(n.GPUs) == 0 {
+		return nil
+	}
+	uuids := make([]string, len(n.GPUs))
+	for i, g := range n.GPUs {
+		uuids[i] = g.UUID
+	}
+	return map[string]string{configv1.AnnotationNodeGPUUUIDs: strings.Join(uuids, ",")}
+}
+
 // Sorted returns the labels as sorted "key=value" lines.
 func Sorted(l map[string]string) []string {
 	out := make([]string, 0, len(l))

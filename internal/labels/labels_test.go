@@ -153,8 +153,18 @@ func TestWriteFeatureFile(t *testing.T) {
 	}
 }
 
+func TestAnnotations(t *testing.T) {
+	n := device.Node{GPUs: []device.GPU{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}, {Index: 2, UUID: "GPU-c"}}}
+	if got := Annotations(n); !reflect.DeepEqual(got, map[string]string{"gpuplane.io/gpu-uuids": "GPU-a,GPU-b,GPU-c"}) {
+		t.Errorf("Annotations = %v", got)
+	}
+	if got := Annotations(device.Node{}); got != nil {
+		t.Errorf("Annotations of a node without GPUs = %v", got)
+	}
+}
+
 func TestApplyToNode(t *testing.T) {
-	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{
+	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Annotations: map[string]string{"example.com/note": "y"}, Labels: map[string]string{
 		"kubernetes.io/hostname":      "gpu-1",
 		"nvidia.com/gpu.count":        "4",
 		"nvidia.com/mig-1g.5gb.count": "7", // a profile that is gone
@@ -163,7 +173,8 @@ func TestApplyToNode(t *testing.T) {
 	}}})
 	ctx := context.Background()
 	want := map[string]string{"nvidia.com/gpu.count": "8", "gpuplane.io/gpu.model": "H100-80GB", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
-	if err := ApplyToNode(ctx, c, "gpu-1", want); err != nil {
+	ann := map[string]string{"gpuplane.io/gpu-uuids": "GPU-a,GPU-b"}
+	if err := ApplyToNode(ctx, c, "gpu-1", want, ann); err != nil {
 		t.Fatal(err)
 	}
 	n, _ := c.CoreV1().Nodes().Get(ctx, "gpu-1", metav1.GetOptions{})
@@ -174,15 +185,18 @@ func TestApplyToNode(t *testing.T) {
 	if !reflect.DeepEqual(n.Labels, exp) {
 		t.Errorf("labels = %v, want %v", n.Labels, exp)
 	}
-	// Unchanged labels: no patch at all.
+	if expAnn := map[string]string{"example.com/note": "y", "gpuplane.io/gpu-uuids": "GPU-a,GPU-b"}; !reflect.DeepEqual(n.Annotations, expAnn) {
+		t.Errorf("annotations = %v, want %v", n.Annotations, expAnn)
+	}
+	// Unchanged labels and annotations: no patch at all.
 	before := len(c.Actions())
-	if err := ApplyToNode(ctx, c, "gpu-1", want); err != nil {
+	if err := ApplyToNode(ctx, c, "gpu-1", want, ann); err != nil {
 		t.Fatal(err)
 	}
 	if acts := c.Actions()[before:]; len(acts) != 1 || acts[0].GetVerb() != "get" {
 		t.Errorf("second apply did %v", acts)
 	}
-	if err := ApplyToNode(ctx, c, "gpu-2", want); err == nil || !strings.Contains(err.Error(), "labelling node gpu-2") {
+	if err := ApplyToNode(ctx, c, "gpu-2", want, ann); err == nil || !strings.Contains(err.Error(), "labelling node gpu-2") {
 		t.Errorf("missing node: %v", err)
 	}
 }
@@ -199,7 +213,7 @@ func TestApplyUntilDone(t *testing.T) {
 		return false, nil, nil
 	})
 	want := map[string]string{"nvidia.com/gpu.count": "8"}
-	if err := ApplyUntilDone(context.Background(), c, "gpu-1", want, time.Millisecond); err != nil {
+	if err := ApplyUntilDone(context.Background(), c, "gpu-1", want, nil, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	n, _ := c.CoreV1().Nodes().Get(context.Background(), "gpu-1", metav1.GetOptions{})
@@ -213,7 +227,7 @@ func TestApplyUntilDone(t *testing.T) {
 		cancel() // the agent stops while it waits to retry
 		return false, nil, nil
 	})
-	if err := ApplyUntilDone(ctx, c, "gpu-2", want, time.Hour); !errors.Is(err, context.Canceled) {
+	if err := ApplyUntilDone(ctx, c, "gpu-2", want, nil, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Errorf("ApplyUntilDone after cancel = %v, want context.Canceled", err)
 	}
 }

@@ -48,10 +48,11 @@ func WriteFeatureFile(path string, l map[string]string) error {
 	return nil
 }
 
-// ApplyToNode sets the labels on the named Node with one merge patch, and
-// removes the labels under Prefixes that the node carries but l does not
-// (a MIG profile that is gone, for example). Other labels are untouched.
-func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l map[string]string) error {
+// ApplyToNode sets the labels l and the annotations ann (Annotations) on
+// the named Node with one merge patch, and removes the labels under
+// Prefixes that the node carries but l does not (a MIG profile that is
+// gone, for example). Other labels and annotations are untouched.
+func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l, ann map[string]string) error {
 	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("labelling node %s: %w", node, err)
@@ -72,10 +73,23 @@ func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l map
 			}
 		}
 	}
-	if len(patch) == 0 {
+	annPatch := map[string]any{}
+	for k, v := range ann {
+		if n.Annotations[k] != v {
+			annPatch[k] = v
+		}
+	}
+	if len(patch) == 0 && len(annPatch) == 0 {
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": patch}})
+	meta := map[string]any{}
+	if len(patch) > 0 {
+		meta["labels"] = patch
+	}
+	if len(annPatch) > 0 {
+		meta["annotations"] = annPatch
+	}
+	body, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return err
 	}
@@ -88,15 +102,15 @@ func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l map
 // RetryInterval is how long ApplyUntilDone waits after a failed attempt.
 const RetryInterval = 30 * time.Second
 
-// ApplyUntilDone applies the labels to the named Node with ApplyToNode,
-// logging each failure and trying again every retry (RetryInterval on a
-// node), until it succeeds or ctx is done. It returns nil once the labels
-// are applied, ctx's error otherwise. The node agent runs it in the
+// ApplyUntilDone applies the labels and annotations to the named Node with
+// ApplyToNode, logging each failure and trying again every retry
+// (RetryInterval on a node), until it succeeds or ctx is done. It returns
+// nil once they are applied, ctx's error otherwise. The node agent runs it in the
 // background: the API server being unreachable at start does not stop the
 // device plugin.
-func ApplyUntilDone(ctx context.Context, c kubernetes.Interface, node string, l map[string]string, retry time.Duration) error {
+func ApplyUntilDone(ctx context.Context, c kubernetes.Interface, node string, l, ann map[string]string, retry time.Duration) error {
 	for {
-		err := ApplyToNode(ctx, c, node, l)
+		err := ApplyToNode(ctx, c, node, l, ann)
 		if err == nil {
 			klog.InfoS("Labelled node", "node", node, "labels", len(l))
 			return nil

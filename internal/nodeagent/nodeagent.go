@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
@@ -49,8 +50,13 @@ type Options struct {
 	// are written to (--labels-file); empty: none.
 	LabelsFile string
 	// LabelNode puts the labels on the Node object NodeName
-	// (--label-node).
+	// (--label-node), with in-cluster credentials unless Kubeconfig is
+	// given.
 	LabelNode bool
+	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig),
+	// for an agent outside the cluster or in a test; empty: in-cluster
+	// credentials, used only with LabelNode.
+	Kubeconfig string
 	// Metrics are the metrics endpoint's settings.
 	Metrics MetricsOptions
 }
@@ -106,6 +112,9 @@ func (o Options) Check() error {
 	if o.LabelNode && o.NodeName == "" {
 		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
 	}
+	if o.Kubeconfig != "" && o.NodeName == "" {
+		return fmt.Errorf("--kubeconfig needs --node-name (or $NODE_NAME)")
+	}
 	m := o.Metrics
 	if m.Addr != "" && (m.SampleInterval <= 0 || m.StaleAfter < 0 || m.PodResourcesInterval <= 0) {
 		return fmt.Errorf("--metrics-sample-interval and --pod-resources-interval must be positive, --metrics-stale-after not negative")
@@ -121,10 +130,37 @@ func openBackend(o Options) (device.Backend, error) {
 	return nvml.Open() // without the NVIDIA driver: an error saying so
 }
 
+// kubeClient returns the API client the options give: from Kubeconfig, or
+// in-cluster credentials under LabelNode; nil without API access.
+func kubeClient(o Options) (kubernetes.Interface, error) {
+	var rc *rest.Config
+	var err error
+	switch {
+	case o.Kubeconfig != "":
+		if rc, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+	case o.LabelNode:
+		if rc, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("--label-node: %w", err)
+		}
+	default:
+		return nil, nil
+	}
+	c, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	return c, nil
+}
+
 // Run runs the agent until ctx is done, then stops its servers and returns
 // nil. Everything that can fail on bad input (options, configuration,
-// backend, discovery, resources, metrics file, labels file) is checked
-// before any server starts, so the agent never runs half-configured.
+// backend, discovery, resources, metrics file, labels file, kubeconfig) is
+// checked before any server starts, so the agent never runs
+// half-configured. With API access and a node name, Allocate gives pods
+// that carry gpuplane-scheduler's choice the chosen GPUs
+// (deviceplugin.Assignments).
 func Run(ctx context.Context, o Options) error {
 	defer klog.Flush()
 	if err := o.Check(); err != nil {
@@ -137,6 +173,10 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	client, err := kubeClient(o)
+	if err != nil {
+		return err
+	}
 	b, err := openBackend(o)
 	if err != nil {
 		return err
@@ -145,6 +185,10 @@ func Run(ctx context.Context, o Options) error {
 	m, err := deviceplugin.NewManager(ctx, b, cfg, o.DevicePluginDir)
 	if err != nil {
 		return err
+	}
+	if client != nil && o.NodeName != "" {
+		m.UseAssignments(deviceplugin.NewAssignments(client, o.NodeName))
+		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName)
 	}
 	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
 	if err != nil {
@@ -156,7 +200,7 @@ func Run(ctx context.Context, o Options) error {
 	for _, p := range m.Plugins() {
 		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
 	}
-	if err := writeLabels(ctx, o, n, cfg); err != nil {
+	if err := writeLabels(ctx, o, n, cfg, client); err != nil {
 		return err
 	}
 	err = m.Run(ctx)
@@ -165,9 +209,10 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // writeLabels writes the GPU feature labels where the options say: the
-// features file at once (an error stops the agent), the Node object in the
-// background until it succeeds (labels.ApplyUntilDone).
-func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config) error {
+// features file at once (an error stops the agent), the Node object with
+// client, labels and annotations (labels.Annotations), in the background
+// until it succeeds (labels.ApplyUntilDone).
+func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config, client kubernetes.Interface) error {
 	l := labels.Compute(n, labels.OptionsFrom(cfg))
 	if o.LabelsFile != "" {
 		if err := labels.WriteFeatureFile(o.LabelsFile, l); err != nil {
@@ -176,15 +221,8 @@ func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Co
 		klog.InfoS("Wrote GPU feature labels", "file", o.LabelsFile, "labels", len(l))
 	}
 	if o.LabelNode {
-		rc, err := rest.InClusterConfig()
-		if err != nil {
-			return fmt.Errorf("--label-node: %w", err)
-		}
-		c, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return fmt.Errorf("--label-node: %w", err)
-		}
-		go func() { _ = labels.ApplyUntilDone(ctx, c, o.NodeName, l, labels.RetryInterval) }()
+		ann := labels.Annotations(n)
+		go func() { _ = labels.ApplyUntilDone(ctx, client, o.NodeName, l, ann, labels.RetryInterval) }()
 	}
 	return nil
 }

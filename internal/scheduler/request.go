@@ -37,17 +37,18 @@ const (
 // The scheduler's choice, written on the pod in PreBind and read back when
 // the scheduler rebuilds per-GPU state from bound pods (after a restart
 // too). The node agent's Allocate gives the container exactly these GPUs.
+// Their one home is api/config/v1, which the node agent reads too.
 const (
 	// AnnotationGPUs lists the chosen GPU indices of the node, e.g. "0,3".
-	AnnotationGPUs = "gpuplane.io/gpus"
+	AnnotationGPUs = configv1.AnnotationGPUs
 	// AnnotationGPUUUIDs lists the chosen GPUs' UUIDs in the same order,
 	// when the node publishes them (AnnotationNodeGPUUUIDs).
-	AnnotationGPUUUIDs = "gpuplane.io/gpu-uuids"
+	AnnotationGPUUUIDs = configv1.AnnotationGPUUUIDs
 	// AnnotationGPUShare is the milli-GPU the pod holds on each chosen GPU.
-	AnnotationGPUShare = "gpuplane.io/gpu-share"
+	AnnotationGPUShare = configv1.AnnotationGPUShare
 	// AnnotationNodeGPUUUIDs on a Node lists its GPUs' UUIDs in index
 	// order, comma-separated (written by the node agent).
-	AnnotationNodeGPUUUIDs = "gpuplane.io/gpu-uuids"
+	AnnotationNodeGPUUUIDs = configv1.AnnotationNodeGPUUUIDs
 )
 
 // podRequest translates a pod's requests into the placement core's Pod:

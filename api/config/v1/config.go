@@ -1,7 +1,9 @@
 // Package v1 is the node agent's configuration, version v1: the one home of
 // the configuration file's schema, its defaults and validation, the
-// extended-resource names and the MIG strategy names. The device plugin,
-// the feature labels and the exporter all read it.
+// extended-resource names, the MIG strategy names, and the annotations and
+// environment variable through which gpuplane-scheduler's choice reaches
+// the node agent and the container. The device plugin, the feature labels,
+// the exporter and the scheduler all read it.
 //
 // The schema is the subset of NVIDIA's k8s-device-plugin configuration
 // (github.com/NVIDIA/k8s-device-plugin, api/config/v1) that gpuplane
@@ -43,6 +45,34 @@ const (
 	// for 1..1000 of it; gpuplane-scheduler picks the GPU
 	// (docs/scheduler.md). A gpuplane extension: NVIDIA has no such resource.
 	ResourceGPUMilli = "gpuplane.io/gpu-milli"
+)
+
+// The scheduler's choice of GPUs for a pod, written on the pod by
+// gpuplane-scheduler in PreBind (before the pod is bound) and read by the
+// node agent's Allocate, which gives the container exactly these GPUs
+// (docs/node-agent.md, "With gpuplane-scheduler").
+const (
+	// AnnotationGPUs lists the chosen GPU indices of the node, e.g. "0,3":
+	// the node agent's GPU index (NVML index order).
+	AnnotationGPUs = "gpuplane.io/gpus"
+	// AnnotationGPUUUIDs lists the chosen GPUs' UUIDs in the same order,
+	// when the node publishes them (AnnotationNodeGPUUUIDs).
+	AnnotationGPUUUIDs = "gpuplane.io/gpu-uuids"
+	// AnnotationGPUShare is the milli-GPU the pod holds on each chosen GPU:
+	// "1000" for whole GPUs, 1..999 for a share of one GPU.
+	AnnotationGPUShare = "gpuplane.io/gpu-share"
+	// AnnotationAllocated ("true") marks a pod whose choice the node agent
+	// has given to a container, so that the next Allocate takes the next
+	// pod.
+	AnnotationAllocated = "gpuplane.io/allocated"
+	// AnnotationNodeGPUUUIDs on a Node lists its GPUs' UUIDs in index
+	// order, comma-separated; written by the node agent with --label-node.
+	AnnotationNodeGPUUUIDs = "gpuplane.io/gpu-uuids"
+	// EnvGPUShare is the environment variable that passes a share of one
+	// GPU (ResourceGPUMilli) to the container, in milli-GPU, e.g. "300".
+	// gpuplane does not enforce it: like time-slicing, a share is a
+	// scheduling contract the workload keeps.
+	EnvGPUShare = "GPUPLANE_GPU_SHARE"
 )
 
 // MIGResource returns the resource name of a MIG profile under
@@ -151,6 +181,11 @@ type Extensions struct {
 	ReplicaPolicy string `json:"replicaPolicy,omitempty"`
 	// IgnoredXIDs, when given, replaces DefaultIgnoredXIDs.
 	IgnoredXIDs *[]uint64 `json:"ignoredXIDs,omitempty"`
+	// MilliGPU serves ResourceGPUMilli (gpuplane.io/gpu-milli): 1000
+	// devices per GPU with MIG disabled, one per milli-GPU, for shares of
+	// one GPU placed by gpuplane-scheduler. It cannot be combined with
+	// time-slicing of nvidia.com/gpu.
+	MilliGPU bool `json:"milliGPU,omitempty"`
 }
 
 // StringList is a YAML string or list of strings.
@@ -262,6 +297,9 @@ func (c *Config) complete() error {
 	case ReplicaSpread, ReplicaPack:
 	default:
 		return fmt.Errorf("gpuplane.replicaPolicy: %q; want spread or pack", c.Gpuplane.ReplicaPolicy)
+	}
+	if c.Gpuplane.MilliGPU && c.Replicas(ResourceGPU) > 1 {
+		return fmt.Errorf("gpuplane.milliGPU: cannot be combined with time-slicing of %s (sharing.timeSlicing.resources): both would share the same GPUs under two counts", ResourceGPU)
 	}
 	if c.Gpuplane.IgnoredXIDs == nil {
 		x := append([]uint64(nil), DefaultIgnoredXIDs...)

@@ -57,8 +57,13 @@ func TestParseConfig(t *testing.T) {
 	if !reflect.DeepEqual(*c.Gpuplane.IgnoredXIDs, DefaultIgnoredXIDs) {
 		t.Errorf("ignored XIDs = %v", *c.Gpuplane.IgnoredXIDs)
 	}
-	if d := DefaultConfig(); !d.HasListStrategy(ListEnvvar) || d.Flags.MIGStrategy != "none" {
+	if d := DefaultConfig(); !d.HasListStrategy(ListEnvvar) || d.Flags.MIGStrategy != "none" || d.Gpuplane.MilliGPU {
 		t.Errorf("default config = %+v", d)
+	}
+	// gpu-milli is opt-in, and goes with time-slicing of MIG devices.
+	c, err = ParseConfig("c.yaml", []byte("version: v1\ngpuplane: {milliGPU: true}\nsharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}]}}"))
+	if err != nil || !c.Gpuplane.MilliGPU {
+		t.Errorf("milliGPU: %+v, %v", c, err)
 	}
 }
 
@@ -78,6 +83,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"version: v1\ngpuplane: {replicaPolicy: random}", `gpuplane.replicaPolicy: "random"`},
 		{"version: v1\nflags: {plugin: {deviceIDStrategy: index}}", `flags.plugin.deviceIDStrategy: "index" is not supported`},
 		{"version: v1\ngpuplane: {ignoredXIDs: [-1]}", "c.yaml: "},
+		{"version: v1\ngpuplane: {milliGPU: yes please}", "c.yaml: "},
+		{"version: v1\ngpuplane: {milliGPU: true}\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "gpuplane.milliGPU: cannot be combined with time-slicing of nvidia.com/gpu"},
 	} {
 		_, err := ParseConfig("c.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {

@@ -1,0 +1,196 @@
+package deviceplugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+)
+
+// Assignments finds the pod whose container an Allocate call is for, when
+// gpuplane-scheduler has chosen its GPUs. The kubelet's Allocate carries
+// device IDs but no pod, so, as HAMi's device plugin does (util.GetPendingPod
+// in github.com/Project-HAMi/HAMi pkg/util), it lists the pods bound to this
+// node and takes the one the scheduler annotated that has not been
+// allocated yet; HAMi serialises binds per node with a node lock, gpuplane
+// instead matches on the request and takes the pod bound first (Take).
+// It is safe for concurrent use: Take calls are serialised.
+type Assignments struct {
+	client kubernetes.Interface
+	node   string
+	mu     sync.Mutex
+
+	// Timeout bounds each API call (default 5 s).
+	Timeout time.Duration
+}
+
+// NewAssignments returns the lookup of pods bound to the named node through
+// client.
+func NewAssignments(client kubernetes.Interface, node string) *Assignments {
+	return &Assignments{client: client, node: node, Timeout: 5 * time.Second}
+}
+
+// Choice is the scheduler's choice for one pod, as written on it.
+type Choice struct {
+	// Pod is the pod's namespace/name.
+	Pod string
+	// GPUs are the chosen GPU indices of the node (configv1.AnnotationGPUs),
+	// in the annotation's order.
+	GPUs []int
+	// UUIDs are the chosen GPUs' UUIDs (configv1.AnnotationGPUUUIDs); nil
+	// when the pod does not carry them.
+	UUIDs []string
+	// Share is the milli-GPU per chosen GPU (configv1.AnnotationGPUShare),
+	// 0 when the pod does not carry it.
+	Share int64
+}
+
+// Take finds the pod of this node that carries the scheduler's choice, has
+// not been allocated and whose one GPU container asks for size of resource
+// (device IDs of nvidia.com/gpu, milli-GPU of gpuplane.io/gpu-milli);
+// among several, the one bound first (its PodScheduled condition's time,
+// else its creation time), then by namespace/name. It calls give with the
+// pod's choice and, when give succeeds, marks the pod allocated
+// (configv1.AnnotationAllocated), so the next call takes the next pod. It
+// reports false, calling nothing, when no pod matches; an API error, a
+// malformed annotation or give's error is returned naming the pod.
+func (a *Assignments) Take(ctx context.Context, resource string, size int64, give func(Choice) error) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	lctx, cancel := context.WithTimeout(ctx, a.Timeout)
+	list, err := a.client.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.node})
+	cancel()
+	if err != nil {
+		return false, fmt.Errorf("listing the pods of node %s for the scheduler's choice: %w", a.node, err)
+	}
+	var cands []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		if _, ok := p.Annotations[configv1.AnnotationGPUs]; !ok {
+			continue
+		}
+		if _, done := p.Annotations[configv1.AnnotationAllocated]; done {
+			continue
+		}
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		n, containers := containerRequest(p, corev1.ResourceName(resource))
+		if containers > 1 {
+			klog.InfoS("Pod with the scheduler's choice has more than one GPU container; not matched", "pod", klog.KObj(p), "resource", resource, "containers", containers)
+			continue
+		}
+		if containers == 1 && n == size {
+			cands = append(cands, p)
+		}
+	}
+	if len(cands) == 0 {
+		return false, nil
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		ti, tj := boundAt(cands[i]), boundAt(cands[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		if cands[i].Namespace != cands[j].Namespace {
+			return cands[i].Namespace < cands[j].Namespace
+		}
+		return cands[i].Name < cands[j].Name
+	})
+	p := cands[0]
+	c, err := parseChoice(p)
+	if err != nil {
+		return false, err
+	}
+	if err := give(c); err != nil {
+		return false, fmt.Errorf("pod %s: %w", c.Pod, err)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{configv1.AnnotationAllocated: "true"}}})
+	if err != nil {
+		return false, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, a.Timeout)
+	defer cancel()
+	if _, err := a.client.CoreV1().Pods(p.Namespace).Patch(pctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return false, fmt.Errorf("pod %s: marking it %s: %w", c.Pod, configv1.AnnotationAllocated, err)
+	}
+	return true, nil
+}
+
+// containerRequest returns the number of the pod's containers (init or
+// regular) that ask for resource, and the amount the last one asks: its
+// limit, else its request (an extended resource's request equals its
+// limit).
+func containerRequest(p *corev1.Pod, resource corev1.ResourceName) (n int64, found int) {
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range cs {
+			q, has := c.Resources.Limits[resource]
+			if !has {
+				q, has = c.Resources.Requests[resource]
+			}
+			if has && q.Value() > 0 {
+				found++
+				n = q.Value()
+			}
+		}
+	}
+	return n, found
+}
+
+// boundAt is when the pod was bound: its PodScheduled condition's last
+// transition, else (a pod created with spec.nodeName) its creation.
+func boundAt(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return p.CreationTimestamp.Time
+}
+
+// parseChoice reads the scheduler's annotations of p; errors name the pod,
+// the annotation and the value.
+func parseChoice(p *corev1.Pod) (Choice, error) {
+	c := Choice{Pod: p.Namespace + "/" + p.Name}
+	bad := func(key, why string) error {
+		return fmt.Errorf("pod %s: annotation %s=%q: %s", c.Pod, key, p.Annotations[key], why)
+	}
+	seen := map[int]bool{}
+	for _, f := range strings.Split(p.Annotations[configv1.AnnotationGPUs], ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 {
+			return c, bad(configv1.AnnotationGPUs, fmt.Sprintf("%q is not a GPU index", f))
+		}
+		if seen[i] {
+			return c, bad(configv1.AnnotationGPUs, fmt.Sprintf("GPU %d is listed twice", i))
+		}
+		seen[i] = true
+		c.GPUs = append(c.GPUs, i)
+	}
+	if s, ok := p.Annotations[configv1.AnnotationGPUUUIDs]; ok {
+		c.UUIDs = strings.Split(s, ",")
+		if len(c.UUIDs) != len(c.GPUs) {
+			return c, bad(configv1.AnnotationGPUUUIDs, fmt.Sprintf("%d UUIDs for %d GPUs", len(c.UUIDs), len(c.GPUs)))
+		}
+	}
+	if s, ok := p.Annotations[configv1.AnnotationGPUShare]; ok {
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || v < 1 || v > 1000 {
+			return c, bad(configv1.AnnotationGPUShare, "want milli-GPU 1..1000")
+		}
+		c.Share = v
+	}
+	return c, nil
+}
