@@ -290,7 +290,10 @@ func TestTemplateFull(t *testing.T) {
 	// service account.
 	var role rbacv1.ClusterRole
 	r.get(t, "ClusterRole", fullname, &role)
-	if want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}}}; !reflect.DeepEqual(role.Rules, want) {
+	if want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "patch"}},
+	}; !reflect.DeepEqual(role.Rules, want) {
 		t.Errorf("ClusterRole rules %+v, want %+v", role.Rules, want)
 	}
 	var binding rbacv1.ClusterRoleBinding

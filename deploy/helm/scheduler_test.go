@@ -83,8 +83,15 @@ func TestSchedulerTemplate(t *testing.T) {
 	if d.Spec.Template.Spec.ServiceAccountName != schedulerName {
 		t.Errorf("service account %q", d.Spec.Template.Spec.ServiceAccountName)
 	}
-	// The node agent's DaemonSet must not select the scheduler's pods.
-	ds, _ := agent(t, r)
+	// The node agent's DaemonSet must not select the scheduler's pods, and
+	// gets the API access its Allocate needs to follow the scheduler.
+	ds, ac := agent(t, r)
+	if !slices.Contains(ac.Args, "--label-node") {
+		t.Errorf("scheduler.enabled: node agent args %v lack --label-node", ac.Args)
+	}
+	if _, ok := r["ClusterRole/"+fullname]; !ok {
+		t.Errorf("scheduler.enabled: no ClusterRole for the node agent")
+	}
 	if matches(ds.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 		t.Errorf("DaemonSet selector %v matches the scheduler's pods %v", ds.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
 	}
