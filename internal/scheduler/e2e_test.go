@@ -436,7 +436,6 @@ func TestGang(t *testing.T) {
 	gpuUse(t, c.Client)
 }
 
-
 // TestVersion: --version names gpuplane's build and the kube-scheduler
 // release it embeds (go.mod's k8s.io/kubernetes).
 func TestVersion(t *testing.T) {
@@ -447,5 +446,54 @@ func TestVersion(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "gpuplane-scheduler version ") || !strings.Contains(lines[0], ", go1.") || lines[1] != "kube-scheduler v1.37.2" {
 		t.Errorf("--version printed %q", out)
+	}
+}
+
+// TestGangLocality: four 2-GPU nodes in two racks, named so that the
+// racks alternate (g0 r1, g1 r2, g2 r1, g3 r2), and a gang of two 2-GPU
+// pods. Best-fit with tie-break "first" puts the first pod on g0, and on
+// its own would put the second on g1, the smallest name left; GangLocality
+// keeps it in rack r1: g2.
+func TestGangLocality(t *testing.T) {
+	var nodes []kube.Node
+	for i := range 4 {
+		nodes = append(nodes, kube.Node{Name: fmt.Sprintf("g%d", i), CPUMilli: 16000, MemoryMiB: 64 << 10, GPUs: 2, Model: "T4",
+			Labels: map[string]string{"topology.kubernetes.io/rack": fmt.Sprintf("r%d", i%2+1)}})
+	}
+	c := startCluster(t, nodes)
+	s := startScheduler(t, c, policyArgs("bestfit", "first"))
+	pg := &schedv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "ddp", Namespace: "default"},
+		Spec: schedv1beta1.PodGroupSpec{SchedulingPolicy: schedv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedv1beta1.GangSchedulingPolicy{MinCount: 2}}},
+	}
+	if _, err := c.Client.SchedulingV1beta1().PodGroups("default").Create(t.Context(), pg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		createPod(t, c.Client, podSpec{name: fmt.Sprintf("ddp-%d", i), cpu: "1", mem: "1Gi", gpus: 2, podGroup: "ddp"})
+	}
+	waitFor(t, s, "gang bound", func() (bool, error) {
+		ok0, err := bound(c.Client, "ddp-0")()
+		if err != nil || !ok0 {
+			return false, err
+		}
+		return bound(c.Client, "ddp-1")()
+	})
+	racks := map[string]bool{}
+	for i := range 2 {
+		p, err := c.Client.CoreV1().Pods("default").Get(t.Context(), fmt.Sprintf("ddp-%d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Client.CoreV1().Nodes().Get(t.Context(), p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		racks[n.Labels["topology.kubernetes.io/rack"]] = true
+		t.Logf("%s on %s (rack %s)", p.Name, n.Name, n.Labels["topology.kubernetes.io/rack"])
+	}
+	if len(racks) != 1 {
+		t.Errorf("gang spread over racks %v, want one", racks)
 	}
 }
