@@ -1,7 +1,10 @@
 // Command gpuplane is gpuplane's offline tool, the one a user runs on a
-// laptop: simulate (internal/simulate) and version. It links no cgo,
-// Kubernetes client, gRPC or Prometheus library, so it builds in seconds;
-// the in-cluster roles are separate binaries (cmd/gpuplane-node-agent).
+// laptop: simulate (internal/simulate) and version. It links no go-nvml,
+// Kubernetes, gRPC or Prometheus package, and parses its flags with the
+// standard library's flag package rather than cobra (cobra's pflag brings
+// in net and with it cgo): a first `go run ./cmd/gpuplane simulate`
+// compiles in seconds, not minutes. The in-cluster roles are separate
+// binaries (cmd/gpuplane-node-agent).
 //
 // This file wires the command line only.
 package main
@@ -9,41 +12,73 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 
-	"github.com/spf13/cobra"
-
+	"github.com/gpuplane/gpuplane/internal/simulate"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
-func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "gpuplane: interrupted")
-			os.Exit(130)
-		}
-		fmt.Fprintln(os.Stderr, "gpuplane:", err)
-		os.Exit(1)
+const usage = `gpuplane is the offline tool of gpuplane, a GPU platform for Kubernetes.
+
+Usage:
+  gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
+  gpuplane version            print the version, commit and Go version (also: gpuplane --version)
+`
+
+func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// execute runs the command line args and returns the exit status: 0, 1 on
+// an error, 2 on a usage error, 130 when interrupted.
+func execute(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
 	}
+	var err error
+	switch args[0] {
+	case "simulate":
+		err = runSimulate(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "gpuplane: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2 // the flag package has printed the error and the usage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "gpuplane: interrupted")
+		return 130
+	}
+	fmt.Fprintln(stderr, "gpuplane:", err)
+	return 1
 }
 
-// newRootCmd returns the gpuplane command with its subcommands.
-func newRootCmd() *cobra.Command {
-	v := version.Get().String("gpuplane")
-	root := &cobra.Command{
-		Use:           "gpuplane",
-		Short:         "GPU platform for Kubernetes: offline tools (simulate)",
-		Version:       v,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+// errUsage marks a command line the flag package refused.
+var errUsage = errors.New("usage error")
+
+// runSimulate runs gpuplane simulate with args; Ctrl-C cancels the run.
+func runSimulate(args []string, stdout, stderr io.Writer) error {
+	fs, o := newSimulateCmd(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newSimulateCmd(), &cobra.Command{
-		Use:   "version",
-		Short: "Print the version, commit and Go version",
-		Args:  cobra.NoArgs,
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), v) },
-	})
-	return root
+	if fs.NArg() > 0 {
+		return fmt.Errorf("simulate takes no arguments, got %q", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return simulate.Run(ctx, *o, stdout, stderr)
 }

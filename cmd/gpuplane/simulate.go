@@ -1,38 +1,38 @@
 package main
 
 import (
+	"flag"
 	"fmt"
-	"os"
-	"os/signal"
-
-	"github.com/spf13/cobra"
+	"io"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/simulate"
 )
 
-// newSimulateCmd returns the simulate command with its flags bound to its
-// own options.
-func newSimulateCmd() *cobra.Command {
-	o := simulate.DefaultOptions()
-	cmd := &cobra.Command{
-		Use:   "simulate",
-		Short: "Replay a GPU cluster trace (or the built-in workload) under several placement policies",
-		Long: `simulate replays a workload on a modelled GPU cluster through gpuplane's
+const simulateDoc = `simulate replays a workload on a modelled GPU cluster through gpuplane's
 placement core and reports GPU allocation ratio, fragmentation, queueing
 delay and cost, policy against policy.
 
 With no --nodes/--pods it runs the built-in scenario, generated from the
 published statistics of the Alibaba openb trace. --nodes and --pods take the
-openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			return simulate.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).
+
+Usage: gpuplane simulate [flags]   (flags take one or two dashes)
+
+Flags:
+`
+
+// newSimulateCmd returns the simulate command's flags, bound to its own
+// options (simulate.DefaultOptions until parsed); errors and help go to
+// stderr.
+func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
+	o := simulate.DefaultOptions()
+	f := flag.NewFlagSet("gpuplane simulate", flag.ContinueOnError)
+	f.SetOutput(stderr)
+	f.Usage = func() {
+		fmt.Fprint(f.Output(), simulateDoc)
+		f.PrintDefaults()
 	}
-	f := cmd.Flags()
 	f.StringVar(&o.NodesFile, "nodes", o.NodesFile, "node list CSV (openb format); default: the built-in cluster")
 	f.StringVar(&o.PodsFile, "pods", o.PodsFile, "pod list CSV (openb format); default: the built-in workload")
 	f.StringVar(&o.Mode, "mode", o.Mode, "experiment: fill (Weng et al. 2023) or replay (trace time)")
@@ -46,5 +46,5 @@ openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).`,
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "file of \"MODEL USD_PER_GPU_HOUR\" lines overriding the default prices")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU; at most 4096)")
-	return cmd
+	return f, &o
 }
