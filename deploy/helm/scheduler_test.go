@@ -49,7 +49,6 @@ func TestSchedulerTemplate(t *testing.T) {
 	r := render(t, "--set", "scheduler.enabled=true")
 	for _, k := range []string{
 		"ConfigMap/" + schedulerName, "Deployment/" + schedulerName, "ServiceAccount/" + schedulerName,
-		"ClusterRole/" + schedulerName, "ClusterRoleBinding/" + schedulerName,
 		"ClusterRoleBinding/" + schedulerName + "-kube-scheduler", "ClusterRoleBinding/" + schedulerName + "-volume-scheduler",
 		"Role/" + schedulerName, "RoleBinding/" + schedulerName, "RoleBinding/" + schedulerName + "-auth-reader",
 	} {

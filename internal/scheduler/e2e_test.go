@@ -68,6 +68,13 @@ type schedulerProc struct {
 // leader election, and GPUPlacement's args replaced by args.
 func startScheduler(t testing.TB, c *kube.Cluster, args map[string]any) *schedulerProc {
 	t.Helper()
+	return startSchedulerWith(t, c, args, nil)
+}
+
+// startSchedulerWith is startScheduler with a last change to the
+// configuration (nil: none).
+func startSchedulerWith(t testing.TB, c *kube.Cluster, args map[string]any, change func(conf map[string]any)) *schedulerProc {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	b, err := os.ReadFile("../../deploy/scheduler/config.yaml")
@@ -84,6 +91,9 @@ func startScheduler(t testing.TB, c *kube.Cluster, args map[string]any) *schedul
 	profiles[0].(map[string]any)["pluginConfig"] = []any{map[string]any{"name": scheduler.Name, "args": args}}
 	// kube-scheduler's default profile beside it, for comparisons.
 	conf["profiles"] = append(profiles, map[string]any{"schedulerName": "default-scheduler"})
+	if change != nil {
+		change(conf)
+	}
 	if b, err = yaml.Marshal(conf); err != nil {
 		t.Fatal(err)
 	}

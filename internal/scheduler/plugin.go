@@ -6,22 +6,20 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -34,7 +32,7 @@ const Name = "GPUPlacement"
 const stateKey fwk.StateKey = Name
 
 // Plugin places GPU pods through the placement core. It implements
-// PreFilter, Filter, Score (with NormalizeScore), Reserve and PreBind.
+// PreFilter, Filter, Score (with NormalizeScore), Reserve and Bind.
 type Plugin struct {
 	handle fwk.Handle
 	policy placement.Policy
@@ -50,7 +48,7 @@ var (
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
 	_ fwk.ScorePlugin       = (*Plugin)(nil)
 	_ fwk.ReservePlugin     = (*Plugin)(nil)
-	_ fwk.PreBindPlugin     = (*Plugin)(nil)
+	_ fwk.BindPlugin        = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 )
 
@@ -269,20 +267,16 @@ type choice struct {
 
 func (c *choice) Clone() fwk.StateData { return c }
 
-// PreBindPreFlight skips pods without GPUs.
-func (pl *Plugin) PreBindPreFlight(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
-	if _, err := cs.Read(choiceKey); err != nil {
-		return nil, fwk.NewStatus(fwk.Skip)
-	}
-	return nil, nil
-}
-
-// PreBind writes the chosen GPUs on the pod (AnnotationGPUs,
-// AnnotationGPUUUIDs, AnnotationGPUShare) before it is bound.
-func (pl *Plugin) PreBind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) *fwk.Status {
+// Bind binds a GPU pod with its chosen GPUs (AnnotationGPUs,
+// AnnotationGPUUUIDs, AnnotationGPUShare) as annotations of the Binding,
+// which the API server merges into the pod in the same write: one request
+// per pod, as DefaultBinder makes, and no moment when a pod is bound
+// without its GPUs written. Pods without GPUs are left to DefaultBinder,
+// which must come after this plugin in the profile's bind list.
+func (pl *Plugin) Bind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeName string) *fwk.Status {
 	d, err := cs.Read(choiceKey)
 	if err != nil {
-		return nil
+		return fwk.NewStatus(fwk.Skip)
 	}
 	c := d.(*choice)
 	ann := map[string]string{
@@ -292,14 +286,22 @@ func (pl *Plugin) PreBind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nod
 	if c.uuids != nil {
 		ann[AnnotationGPUUUIDs] = strings.Join(c.uuids, ",")
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
-	if err != nil {
-		return fwk.AsStatus(err)
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Annotations: ann},
+		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if _, err := pl.handle.ClientSet().CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fwk.AsStatus(fmt.Errorf("writing the GPU choice on pod %s/%s: %w", p.Namespace, p.Name, err))
+	if ac := pl.handle.APICacher(); ac != nil {
+		onFinish, err := ac.BindPod(binding)
+		if err != nil {
+			return fwk.AsStatus(err)
+		}
+		if err := ac.WaitOnFinish(ctx, onFinish); err != nil {
+			return fwk.AsStatus(err)
+		}
+		return nil
+	}
+	if err := schedutil.BindPod(ctx, pl.handle.ClientSet(), binding); err != nil {
+		return fwk.AsStatus(fmt.Errorf("binding pod %s/%s with its GPUs: %w", p.Namespace, p.Name, err))
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ const (
 	LabelGPUProduct = "nvidia.com/gpu.product"
 )
 
-// The scheduler's choice, written on the pod in PreBind and read back when
+// The scheduler's choice, written on the pod with its binding and read back when
 // the scheduler rebuilds per-GPU state from bound pods (after a restart
 // too). The node agent's Allocate gives the container exactly these GPUs.
 // Their one home is api/config/v1, which the node agent reads too.
