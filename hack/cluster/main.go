@@ -120,7 +120,11 @@ func up(dir, nodesFile string, args []string) error {
 		return err
 	}
 	w.Close()
-	fmt.Fprintln(os.Stderr, "cluster: starting etcd, kube-apiserver and kwok ...")
+	what := "etcd, kube-apiserver and kwok"
+	if scheduler := flagValue(args, "scheduler"); scheduler != "" {
+		what = "etcd, kube-apiserver, kwok and gpuplane-scheduler"
+	}
+	fmt.Fprintf(os.Stderr, "cluster: starting %s ...\n", what)
 	line, _ := bufio.NewReader(r).ReadString('\n')
 	if strings.TrimSpace(line) != "ok" {
 		_ = cmd.Wait()
@@ -130,10 +134,17 @@ func up(dir, nodesFile string, args []string) error {
 	_ = cmd.Process.Release()
 	kubeconfig := filepath.Join(dir, "run", "kubeconfig")
 	fmt.Fprintf(os.Stderr, "cluster: up; logs in %s; stop it with make cluster-down\n", filepath.Join(dir, "run"))
-	if kubectl, err := kube.Find("kubectl"); err == nil {
-		fmt.Fprintf(os.Stderr, "cluster: kubectl is %s\n", kubectl)
-	}
 	fmt.Printf("export KUBECONFIG=%s\n", kubeconfig)
+	// kubectl of the cluster's version, as plain "kubectl" on PATH.
+	if kubectl, err := kube.Find("kubectl"); err == nil {
+		bin := filepath.Join(dir, "bin")
+		link := filepath.Join(bin, "kubectl")
+		_ = os.Remove(link)
+		if err := os.MkdirAll(bin, 0o755); err == nil && os.Symlink(kubectl, link) == nil {
+			fmt.Printf("export PATH=%s:$PATH\n", bin)
+			fmt.Fprintf(os.Stderr, "cluster: kubectl is %s (on PATH after the eval)\n", kubectl)
+		}
+	}
 	return nil
 }
 
@@ -273,4 +284,19 @@ func startScheduler(c *kube.Cluster, bin, configFile, gates string) (func(), <-c
 		}
 	}
 	return stop, exited, nil
+}
+
+// flagValue returns the value of --name=V or --name V in args, or "".
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		for _, p := range []string{"-" + name, "--" + name} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
 }
