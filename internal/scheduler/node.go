@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -106,7 +107,10 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 		}
 		set, ok, err := parseAssignment(p)
 		if err != nil {
-			return nil, err
+			// A hand-edited annotation must not stop scheduling on the
+			// node: count the pod on the first GPUs that hold it.
+			klog.ErrorS(err, "Ignoring the GPU choice of a pod")
+			ok = false
 		}
 		if !ok {
 			set, ok = held(p.UID)

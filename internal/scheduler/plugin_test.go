@@ -162,6 +162,20 @@ func TestBuildNode(t *testing.T) {
 	}
 }
 
+// A malformed choice on a bound pod (edited by hand) counts the pod on the
+// first GPUs that hold it instead of failing every cycle on the node.
+func TestBuildNodeBadAnnotation(t *testing.T) {
+	ni := nodeInfo(gpuNode("n1", "T4", 2, "8", "32Gi"),
+		newPod("a", "1", "1Gi", withMilli(400), onNode("n1"), withAnnotation(AnnotationGPUs, "x")))
+	st, err := buildNode(ni, "", func(types.UID) (cluster.GPUSet, bool) { return 0, false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(st.node.GPUFree); got != "[600 1000]" {
+		t.Errorf("GPU free %s, want [600 1000]", got)
+	}
+}
+
 func TestFilterReasons(t *testing.T) {
 	pl := newTestPlugin(t, "bestfit", "first")
 	full := gpuNode("full", "T4", 1, "8", "32Gi")
