@@ -84,6 +84,8 @@ type Result struct {
 	// FailedPods: fill: pods that fit nowhere on arrival; replay: pods
 	// still waiting at the end.
 	FailedPods int `json:"failed_pods"`
+	// Failed groups the failed pods by reason and shape, most pods first.
+	Failed []FailedGroup `json:"failed,omitempty"`
 	// FragmentationRatio is the fragmented share of idle GPU capacity at
 	// the end, against the target workload (Weng et al., 2023).
 	FragmentationRatio float64 `json:"fragmentation_ratio"`
