@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"sort"
+
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
 // Why a pod failed, in Result.Failed and the per-pod placements file.
 const (
 	// ReasonNoRoom: the pod fits some node of the empty cluster but none
@@ -30,4 +36,43 @@ type FailedGroup struct {
 	GPUMilli  int64  `json:"gpu_milli"`
 	GPUSpec   string `json:"gpu_spec,omitempty"`
 	Pods      int    `json:"pods"`
+}
+
+// failures counts a run's failed pods by reason and shape.
+type failures map[FailedGroup]int
+
+// add counts one failed pod s for reason.
+func (f failures) add(reason string, s *trace.PodSpec) {
+	f[FailedGroup{Reason: reason, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, GPUSpec: s.GPUSpec}]++
+}
+
+// groups returns the counts, most pods first, then by reason and shape.
+func (f failures) groups() []FailedGroup {
+	out := make([]FailedGroup, 0, len(f))
+	for g, n := range f {
+		g.Pods = n
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		switch {
+		case a.Pods != b.Pods:
+			return a.Pods > b.Pods
+		case a.Reason != b.Reason:
+			return a.Reason < b.Reason
+		case a.NumGPU != b.NumGPU:
+			return a.NumGPU > b.NumGPU
+		case a.GPUMilli != b.GPUMilli:
+			return a.GPUMilli > b.GPUMilli
+		case a.CPUMilli != b.CPUMilli:
+			return a.CPUMilli > b.CPUMilli
+		case a.MemoryMiB != b.MemoryMiB:
+			return a.MemoryMiB > b.MemoryMiB
+		}
+		return a.GPUSpec < b.GPUSpec
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -16,7 +16,9 @@ import (
 // ReplayStats are the metrics of a replay run. Times are seconds of trace
 // time.
 type ReplayStats struct {
-	// Started pods got a node; NeverStarted were still waiting at the end.
+	// Started pods got a node; NeverStarted did not: they fit no node of
+	// the empty cluster, left the queue at their deletion time, or were
+	// still waiting at the end (Result.Failed says which).
 	Started      int `json:"started_pods"`
 	NeverStarted int `json:"never_started_pods"`
 	// Queueing delay of started pods: start − creation_time.
@@ -78,16 +80,17 @@ const timelinePoints = 400
 // without deletion_time runs to the end. A pod that fits nowhere waits;
 // waiting pods are retried, oldest first, whenever resources are freed, and
 // a new arrival is placed at once if it fits (no head-of-line blocking, as
-// in kube-scheduler).
-func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand) (Result, error) {
+// in kube-scheduler). A pod still waiting at its deletion_time leaves the
+// queue without starting (ReasonDeleted), as its deletion in the trace
+// would remove it; a pod that fits no node of the empty cluster fails on
+// arrival. With placements it records what became of each pod. The
+// workload has passed check("replay").
+func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	var r Result
-	arrivals := make([]int, 0, len(w.specs))
-	for i, s := range w.specs {
-		if math.IsNaN(s.Creation) {
-			return r, fmt.Errorf("%s:%d: column creation_time: pod %s has none, and replay needs it", w.podsFile, s.Line, s.Name)
-		}
-		arrivals = append(arrivals, i)
+	arrivals := make([]int, len(w.specs))
+	for i := range arrivals {
+		arrivals[i] = i
 	}
 	sort.SliceStable(arrivals, func(a, b int) bool { return w.specs[arrivals[a]].Creation < w.specs[arrivals[b]].Creation })
 	runFor := func(i int) float64 {
@@ -102,7 +105,15 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	}
 
 	frag := newFragTracker(w.target, c)
+	failed := failures{}
+	var recs []Placement
+	seq := make([]int, len(w.specs)) // arrival number of pod i, from 1
+	if placements {
+		recs = make([]Placement, len(arrivals))
+	}
 	var deps departures
+	var expiries departures // deletion times of waiting pods
+	isWaiting := make([]bool, len(w.specs))
 	var waiting []int
 	var delays []float64
 	t0 := w.specs[arrivals[0]].Creation
@@ -124,11 +135,22 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 		}
 		frag.update(c, node)
 		meter.Allocate(p.TotalGPUMilli(), w.price(c.Nodes[node].ModelID))
-		delays = append(delays, now-w.specs[i].Creation)
+		wait := now - w.specs[i].Creation
+		delays = append(delays, wait)
 		if d := runFor(i); !math.IsInf(d, 1) {
 			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus})
 		}
+		if placements {
+			recs[seq[i]-1] = w.placement(seq[i], i, c, node, gpus, true, now, wait, "")
+		}
 		return nil
+	}
+	fail := func(i int, reason string) {
+		failed.add(reason, &w.specs[i])
+		r.FailedPods++
+		if placements {
+			recs[seq[i]-1] = w.placement(seq[i], i, c, 0, 0, false, math.NaN(), now-w.specs[i].Creation, reason)
+		}
 	}
 	var span float64
 	// The timeline spans the trace's times, from the first creation to the
@@ -150,14 +172,37 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	r.Replay = &ReplayStats{}
 	ai := 0
 	steps := 0
-	for ai < len(arrivals) || len(deps) > 0 {
+	for ai < len(arrivals) || len(deps) > 0 || len(expiries) > 0 {
 		steps++
 		if steps&1023 == 0 && ctx.Err() != nil {
 			return r, ctx.Err()
 		}
+		next := math.Inf(1) // the next arrival's time
+		if ai < len(arrivals) {
+			next = w.specs[arrivals[ai]].Creation
+		}
+		// A waiting pod leaves at its deletion time, before a departure or
+		// arrival at the same instant: it was deleted then in the trace.
+		if len(expiries) > 0 && expiries[0].at <= next && (len(deps) == 0 || expiries[0].at <= deps[0].at) {
+			e := heap.Pop(&expiries).(departure)
+			if !isWaiting[e.pod] {
+				continue // it started before
+			}
+			advance(e.at)
+			isWaiting[e.pod] = false
+			for k, wi := range waiting {
+				if wi == e.pod {
+					waiting = append(waiting[:k], waiting[k+1:]...)
+					break
+				}
+			}
+			fail(e.pod, ReasonDeleted)
+			sample()
+			continue
+		}
 		// Departures at or before the next arrival go first, so that an
 		// arrival at the same instant sees the freed resources.
-		if len(deps) > 0 && (ai == len(arrivals) || deps[0].at <= w.specs[arrivals[ai]].Creation) {
+		if len(deps) > 0 && deps[0].at <= next {
 			d := heap.Pop(&deps).(departure)
 			advance(d.at)
 			p := &w.pods[d.pod]
@@ -172,6 +217,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 			for _, wi := range waiting {
 				if cluster.Feasible(&c.Nodes[d.node], &w.pods[wi]) {
 					if node, gpus, ok := pl.Place(c, &w.pods[wi]); ok {
+						isWaiting[wi] = false
 						if err := start(wi, node, gpus); err != nil {
 							return r, err
 						}
@@ -186,23 +232,35 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 		}
 		i := arrivals[ai]
 		ai++
+		seq[i] = ai
 		advance(w.specs[i].Creation)
 		r.Pods++
 		r.ArrivedGPUMilli += w.pods[i].TotalGPUMilli()
-		if node, gpus, ok := pl.Place(c, &w.pods[i]); ok {
+		switch node, gpus, ok := pl.Place(c, &w.pods[i]); {
+		case ok:
 			if err := start(i, node, gpus); err != nil {
 				return r, err
 			}
-		} else {
+		case w.unfit[i] != "":
+			fail(i, w.unfit[i])
+		default:
 			waiting = append(waiting, i)
+			isWaiting[i] = true
+			if del := w.specs[i].Deletion; !math.IsNaN(del) {
+				heap.Push(&expiries, departure{at: del, pod: i})
+			}
 		}
 		sample()
 	}
+	for _, i := range waiting {
+		fail(i, ReasonNoRoom)
+	}
+	r.Placements = recs
+	r.Failed = failed.groups()
 	span = now - t0
 	st := r.Replay
 	st.Started = len(delays)
-	st.NeverStarted = len(waiting)
-	r.FailedPods = len(waiting)
+	st.NeverStarted = r.FailedPods
 	sort.Float64s(delays)
 	if len(delays) > 0 {
 		sum := 0.0

@@ -19,6 +19,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,8 @@ type Config struct {
 	// Progress, if set, receives a progress line every second while runs
 	// are going.
 	Progress io.Writer
+	// Placements makes every Result hold what became of each pod.
+	Placements bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -82,7 +85,8 @@ type Result struct {
 	// UnallocatedGPUs is the idle GPU capacity at the end, in GPUs.
 	UnallocatedGPUs float64 `json:"unallocated_gpus"`
 	// FailedPods: fill: pods that fit nowhere on arrival; replay: pods
-	// still waiting at the end.
+	// never started (ReplayStats.NeverStarted). Both count pods that fit
+	// no node even of the empty cluster.
 	FailedPods int `json:"failed_pods"`
 	// Failed groups the failed pods by reason and shape, most pods first.
 	Failed []FailedGroup `json:"failed,omitempty"`
@@ -98,6 +102,31 @@ type Result struct {
 	Curve []Point `json:"curve,omitempty"`
 	// Replay holds the replay metrics.
 	Replay *ReplayStats `json:"replay,omitempty"`
+	// Placements, with Config.Placements, holds one entry per arrived pod
+	// in arrival order.
+	Placements []Placement `json:"-"`
+}
+
+// Placement is what became of one pod in one run.
+type Placement struct {
+	// Seq is the pod's arrival number in the run, from 1: fill samples
+	// pods with replacement, so one pod may arrive more than once.
+	Seq int
+	Pod string
+	// Node and GPUs are where it was placed; Node is "" for a failed pod.
+	Node string
+	GPUs cluster.GPUSet
+	// GPUMilli is the milli-GPU it holds on each of its GPUs.
+	GPUMilli int64
+	// StartSeconds (replay) is the trace time it was placed, in seconds;
+	// NaN in fill and for a pod never started.
+	StartSeconds float64
+	// WaitSeconds (replay) is how long it waited: start − creation_time,
+	// or for a pod never started the time it spent in the queue; NaN in
+	// fill.
+	WaitSeconds float64
+	// Reason is why it failed (Reason* constants), "" if it was placed.
+	Reason string
 }
 
 // Summary is the mean and standard deviation over seeds of one policy.
@@ -141,12 +170,26 @@ type Workload struct {
 	specs     []trace.PodSpec
 	target    *placement.TargetWorkload
 	prices    []float64 // USD per GPU-hour by cluster model ID
+	// unfit[i] is why pod i fits no node of the empty cluster
+	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
+	unfit    []string
+	warnings []string
 }
 
+// maxUnfitListed is how many pods that fit no node Warnings names one by
+// one.
+const maxUnfitListed = 5
+
 // Prepare builds a workload from node and pod specs, its GPUs priced by
-// prices (nil: cost.Default()). It fails on a pod that fits no node of the
-// cluster even when the cluster is empty. nodesFile and podsFile name the
-// inputs in errors.
+// prices (nil: cost.Default()). nodesFile and podsFile name the inputs in
+// errors and warnings. A pod that fits no node of the empty cluster is no
+// error: every run counts it as arrived demand and as a failed pod, with
+// its reason, as the paper's simulator does (hkust-adsl/
+// kubernetes-scheduler-simulator, pkg/simulator/simulator.go, SchedulePods:
+// a pod adds to arrPodGpuMilli before it is created and, unscheduled, goes
+// to the failed pods); Warnings lists the first few. GPU model names
+// compare case-insensitively (gpu.ModelID); a node's model is shown as the
+// node list first writes it.
 func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []trace.PodSpec, popularity float64, prices *cost.Prices) (*Workload, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%s: no nodes", nodesFile)
@@ -158,19 +201,36 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		prices = cost.Default()
 	}
 	c := cluster.New()
+	spelling := map[int]string{} // model ID -> the node list's first spelling
 	for _, n := range nodes {
-		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
+		i, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model)
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
+		if id := c.Nodes[i].ModelID; id >= 0 {
+			if _, ok := spelling[id]; !ok {
+				spelling[id] = n.Model
+			}
+			c.Nodes[i].Model = spelling[id]
+		}
 	}
-	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods))}
+	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
 	var clusterModels cluster.ModelSet
 	for i := range c.Nodes {
 		if c.Nodes[i].ModelID >= 0 {
 			clusterModels |= 1 << uint(c.Nodes[i].ModelID)
 		}
 	}
+	// Models that gpu_spec names and no node has: pods, first line, spelling.
+	type missing struct {
+		pods, line int
+		name       string
+	}
+	absent := map[int]*missing{}
+	var absentIDs []int
 	fitsSome := map[cluster.Pod]bool{}
+	var unfit []string
+	nUnfit := 0
 	for i, s := range pods {
 		models, err := gpu.ParseModels(s.GPUSpec)
 		if err != nil {
@@ -178,12 +238,23 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		}
 		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: cluster.ModelSet(models)}
 		if err := p.Validate(); err != nil {
-			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, s.Name, err)
+			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
 		}
 		w.pods[i] = p
 		w.gpuDemand += p.TotalGPUMilli()
-		if p.NumGPU > 0 && p.Models != 0 && p.Models&clusterModels == 0 {
-			return nil, fmt.Errorf("%s:%d: column gpu_spec: pod %s allows GPU models %q, none of which %s has", podsFile, s.Line, s.Name, s.GPUSpec, nodesFile)
+		if p.NumGPU > 0 && p.Models&^clusterModels != 0 {
+			for _, m := range strings.Split(s.GPUSpec, "|") {
+				m = strings.TrimSpace(m)
+				id, err := gpu.ModelID(m)
+				if m == "" || err != nil || clusterModels&(1<<uint(id)) != 0 {
+					continue
+				}
+				if absent[id] == nil {
+					absent[id] = &missing{line: s.Line, name: m}
+					absentIDs = append(absentIDs, id)
+				}
+				absent[id].pods++
+			}
 		}
 		key := p
 		key.Name = ""
@@ -197,23 +268,57 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 			}
 			fitsSome[key] = ok
 		}
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: pod %s (cpu_milli %d, memory_mib %d, num_gpu %d, gpu_milli %d, gpu_spec %q) is larger than any node of %s",
-				podsFile, s.Line, s.Name, s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, s.GPUSpec, nodesFile)
+		if ok {
+			continue
+		}
+		var why string
+		switch {
+		case p.NumGPU > 0 && clusterModels == 0:
+			w.unfit[i] = ReasonNoGPUNodes
+			why = "requests GPUs and no node of " + nodesFile + " has any"
+		case p.NumGPU > 0 && p.Models != 0 && p.Models&clusterModels == 0:
+			w.unfit[i] = ReasonNoModel
+			why = fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
+		default:
+			w.unfit[i] = ReasonTooLarge
+			why = "is larger than every node of " + nodesFile
+			if p.NumGPU > 0 && p.Models != 0 {
+				why += " with a GPU model it allows (" + trace.Quote(s.GPUSpec) + ")"
+			}
+		}
+		nUnfit++
+		if len(unfit) < maxUnfitListed {
+			unfit = append(unfit, fmt.Sprintf("%s:%d: pod %s (cpu_milli %d, memory_mib %d, num_gpu %d, gpu_milli %d) %s: %s",
+				podsFile, s.Line, trace.Quote(s.Name), s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, why, w.unfit[i]))
 		}
 	}
+	for _, id := range absentIDs {
+		m := absent[id]
+		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which gpu_spec names in %d pods (first %s:%d)",
+			nodesFile, trace.Quote(m.name), m.pods, podsFile, m.line))
+	}
+	w.warnings = append(w.warnings, unfit...)
+	if nUnfit > 0 {
+		w.warnings = append(w.warnings, fmt.Sprintf("%d of %d pods of %s fit no node of %s even when it is empty (%d listed above): each run counts them as arrived demand and as failed pods",
+			nUnfit, len(pods), podsFile, nodesFile, len(unfit)))
+	}
 	w.target = placement.NewTargetWorkload(w.pods, popularity)
-	// Model IDs of the cluster map to prices; a model without a price
-	// costs 0.
+	// Model IDs of the cluster map to prices, looked up by the catalog's
+	// spelling; a model without a price costs 0.
 	w.prices = make([]float64, 64)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID >= 0 {
-			w.prices[n.ModelID] = prices.USDPerHour(n.Model)
+			w.prices[n.ModelID] = prices.USDPerHour(gpu.ModelName(n.ModelID))
 		}
 	}
 	return w, nil
 }
+
+// Warnings returns what Prepare found questionable but not wrong: pods
+// that fit no node (the first few, then a count), and GPU models that
+// gpu_spec names and no node has.
+func (w *Workload) Warnings() []string { return w.warnings }
 
 // price returns the price of one GPU of the cluster's model id (a node's
 // ModelID; -1 for a node without GPUs), in USD per GPU-hour.
@@ -261,6 +366,9 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 		if _, err := placement.New(p, w.target); err != nil {
 			return nil, err
 		}
+	}
+	if err := w.check(cfg.Mode); err != nil {
+		return nil, err
 	}
 	type job struct {
 		policy string
@@ -349,6 +457,26 @@ func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, sto
 	}
 }
 
+// check checks the workload as a whole for the experiment mode, before
+// any policy runs.
+func (w *Workload) check(mode string) error {
+	if mode == "fill" {
+		if w.template.TotalGPUMilli() == 0 {
+			return errors.New("fill needs a cluster with GPUs: arrived demand is measured against GPU capacity")
+		}
+		if w.gpuDemand == 0 {
+			return errors.New("fill needs pods that request GPUs: the arrived GPU demand could never reach --inflate × capacity")
+		}
+		return nil
+	}
+	for _, s := range w.specs {
+		if math.IsNaN(s.Creation) {
+			return fmt.Errorf("%s:%d: column creation_time: pod %s has none, and replay needs it", w.podsFile, s.Line, trace.Quote(s.Name))
+		}
+	}
+	return nil
+}
+
 func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed uint64) (Result, error) {
 	t0 := time.Now()
 	pol, err := placement.New(policy, w.target)
@@ -358,9 +486,9 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {
-		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate)
+		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
 	} else {
-		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng)
+		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
@@ -368,6 +496,27 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	r.Policy, r.Seed, r.Mode = policy, seed, cfg.Mode
 	r.WallSeconds = time.Since(t0).Seconds()
 	return r, nil
+}
+
+// failReason returns why pod i failed: its reason to fit no node of the
+// empty cluster, else dflt.
+func (w *Workload) failReason(i int, dflt string) string {
+	if w.unfit[i] != "" {
+		return w.unfit[i]
+	}
+	return dflt
+}
+
+// placement returns the Placement of pod i, arrival seq: on node with gpus
+// if ok, else failed (reason from failReason(i, dflt)).
+func (w *Workload) placement(seq, i int, c *cluster.Cluster, node int, gpus cluster.GPUSet, ok bool, start, wait float64, dflt string) Placement {
+	pl := Placement{Seq: seq, Pod: w.specs[i].Name, StartSeconds: start, WaitSeconds: wait}
+	if ok {
+		pl.Node, pl.GPUs, pl.GPUMilli = c.Nodes[node].Name, gpus, w.pods[i].GPUMilli
+	} else {
+		pl.Reason = w.failReason(i, dflt)
+	}
+	return pl
 }
 
 // finish fills the end-of-run fields from the cluster's state.
@@ -426,15 +575,11 @@ const curvePoints = 200
 // 11,000).
 const maxFillPods = 20_000_000
 
-func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64) (Result, error) {
+// fill runs the fill experiment (the package doc); with placements it
+// records what became of each pod. The workload has passed check("fill").
+func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
-	if capacity == 0 {
-		return Result{}, errors.New("fill needs a cluster with GPUs: arrived demand is measured against GPU capacity")
-	}
-	if w.gpuDemand == 0 {
-		return Result{}, errors.New("fill needs pods that request GPUs: the arrived GPU demand could never reach --inflate × capacity")
-	}
 	target := int64(math.Floor(inflate * float64(capacity)))
 	// The trace's pods in random order, then samples with replacement.
 	order := rng.Perm(len(w.pods))
@@ -461,6 +606,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 
 	frag := newFragTracker(w.target, c)
 	var r Result
+	failed := failures{}
 	var arrived int64
 	step := float64(target) / curvePoints
 	next := 0.0
@@ -480,6 +626,10 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 			frag.update(c, node)
 		} else {
 			r.FailedPods++
+			failed.add(w.failReason(i, ReasonNoRoom), &w.specs[i])
+		}
+		if placements {
+			r.Placements = append(r.Placements, w.placement(k+1, i, c, node, gpus, ok, math.NaN(), math.NaN(), ReasonNoRoom))
 		}
 		if float64(arrived) >= next || k == len(order)-1 {
 			pt := Point{ArrivedRatio: float64(arrived) / float64(capacity), AllocationRatio: float64(capacity-free) / float64(capacity)}
@@ -492,6 +642,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 	}
 	r.Pods = len(order)
 	r.ArrivedGPUMilli = arrived
+	r.Failed = failed.groups()
 	w.finish(&r, c, frag.exact())
 	return r, nil
 }

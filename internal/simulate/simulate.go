@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	for i, n := range nodes {
 		models[i] = n.Model
 	}
-	for _, msg := range prices.Warnings(models, o.PricesFile) {
+	for _, msg := range append(w.Warnings(), prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // NodeSpec is one row of an openb node list.
@@ -345,4 +346,21 @@ func ReadPodsFile(path string) ([]PodSpec, error) {
 	}
 	defer f.Close()
 	return ReadPods(path, f)
+}
+
+// maxQuoted is how many characters of a value an error or warning quotes.
+const maxQuoted = 40
+
+// Quote returns s quoted for an error or warning, cut to its first 40
+// characters (then "…" and its length) so that a huge value gives a short
+// message.
+func Quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
