@@ -139,7 +139,8 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	for i, n := range nodes {
 		models[i] = n.Model
 	}
-	for _, msg := range append(w.Warnings(), prices.Warnings(models, o.PricesFile)...) {
+	warnings := append(trace.Warnings(nName, nodes, pName, pods), w.Warnings()...)
+	for _, msg := range append(warnings, prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,

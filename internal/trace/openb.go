@@ -8,6 +8,7 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -27,7 +28,10 @@ type NodeSpec struct {
 	GPUs                int
 	// Model is the GPU model ("" for a CPU-only node).
 	Model string
-	Line  int
+	// IgnoredModel is the model column of a node with 0 GPUs, which is
+	// ignored (Warnings names it).
+	IgnoredModel string
+	Line         int
 }
 
 // PodSpec is one row of an openb pod list.
@@ -70,15 +74,33 @@ const (
 	maxMemoryMiB   = 1 << 40
 	// maxSeconds bounds trace times: about 317 years.
 	maxSeconds = 1e10
+	// maxNameLen bounds pod and node names as Kubernetes bounds an object
+	// name (a DNS subdomain, RFC 1123: 253 characters).
+	maxNameLen = 253
+	// maxModelLen bounds a GPU model name as Kubernetes bounds a label
+	// value (63 characters): the model goes into nvidia.com/gpu.product.
+	maxModelLen = 63
+	// maxNumberLen bounds a number's text: 19 digits hold any int64, and
+	// a time's float text ("1.2345678901234567e+09") needs about 24.
+	maxNumberLen = 32
+	// maxGPUSpecLen bounds gpu_spec: 64 models of 63 characters joined
+	// by '|'.
+	maxGPUSpecLen = 64 * (maxModelLen + 1)
+	// maxTextLen bounds qos and pod_phase.
+	maxTextLen = 63
 )
 
 // table is a CSV file with a header, read row by row.
 type table struct {
-	file string
-	r    *csv.Reader
-	col  map[string]int
-	line int
-	row  []string
+	file   string
+	r      *csv.Reader
+	col    map[string]int
+	header []string
+	line   int
+	row    []string
+	// src is the input when it can be read again, to name the column of
+	// a CSV syntax error; nil otherwise.
+	src io.ReadSeeker
 }
 
 func newTable(file string, r io.Reader, required []string) (*table, error) {
@@ -86,35 +108,94 @@ func newTable(file string, r io.Reader, required []string) (*table, error) {
 	cr.ReuseRecord = true
 	// Every row must have as many fields as the header.
 	cr.FieldsPerRecord = 0
+	t := &table{file: file, r: cr, col: map[string]int{}, line: 1}
+	t.src, _ = r.(io.ReadSeeker)
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &Error{File: file, Line: 1, Err: errors.New("empty file: want a header line")}
 	}
 	if err != nil {
-		return nil, csvError(file, err)
+		return nil, t.csvError(err, 0)
 	}
-	t := &table{file: file, r: cr, col: map[string]int{}, line: 1}
+	t.header = make([]string, len(header))
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if len(h) > maxTextLen {
+			return nil, &Error{File: file, Line: 1, Err: fmt.Errorf("column %d: name %s longer than %d characters", i+1, Quote(h), maxTextLen)}
+		}
 		if _, dup := t.col[h]; dup && h != "" {
 			return nil, &Error{File: file, Line: 1, Column: h, Err: errors.New("duplicate column")}
 		}
 		t.col[h] = i
+		t.header[i] = h
 	}
 	for _, c := range required {
 		if _, ok := t.col[c]; !ok {
-			return nil, &Error{File: file, Line: 1, Column: c, Err: fmt.Errorf("missing column (header has %s)", strings.Join(header, ","))}
+			return nil, &Error{File: file, Line: 1, Column: c, Err: fmt.Errorf("missing column (header has %s)", Quote(strings.Join(t.header, ",")))}
 		}
 	}
 	return t, nil
 }
 
-func csvError(file string, err error) error {
+// csvError turns an error of the CSV reader into an *Error; fields is the
+// length of the row read with it (csv.ErrFieldCount), else 0. A syntax
+// error names its column when the input can be read again to find it.
+func (t *table) csvError(err error, fields int) error {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return &Error{File: file, Line: pe.Line, Err: pe.Err}
+	if !errors.As(err, &pe) {
+		return &Error{File: t.file, Line: t.line, Err: err}
 	}
-	return &Error{File: file, Err: err}
+	e := &Error{File: t.file, Line: pe.Line, Err: pe.Err}
+	if errors.Is(pe.Err, csv.ErrFieldCount) {
+		e.Err = fmt.Errorf("%w: the row has %d, the header %d", pe.Err, fields, len(t.header))
+		return e
+	}
+	if i, ok := t.fieldAt(pe.StartLine, pe.Line, pe.Column); ok {
+		if i < len(t.header) && t.header[i] != "" {
+			e.Column = t.header[i]
+		} else {
+			e.Column = fmt.Sprint(i + 1)
+		}
+	}
+	return e
+}
+
+// fieldAt reads the input again and returns the index of the field of the
+// record starting on line start that holds byte col (1-based) of line
+// line: the commas before it outside quotes. ok is false when the input
+// cannot be read again.
+func (t *table) fieldAt(start, line, col int) (field int, ok bool) {
+	if t.src == nil {
+		return 0, false
+	}
+	if _, err := t.src.Seek(0, io.SeekStart); err != nil {
+		return 0, false
+	}
+	br := bufio.NewReader(t.src)
+	n, c := 1, 0 // line and 1-based byte of the next byte
+	quoted := false
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return field, n == line
+		}
+		c++
+		if n == line && c >= col {
+			return field, true
+		}
+		switch {
+		case b == '\n':
+			n, c = n+1, 0
+			if n > line {
+				return field, true
+			}
+		case n < start:
+		case b == '"':
+			quoted = !quoted
+		case b == ',' && !quoted:
+			field++
+		}
+	}
 }
 
 // next reads the next row; it returns io.EOF at the end.
@@ -124,7 +205,7 @@ func (t *table) next() error {
 		if err == io.EOF {
 			return err
 		}
-		return csvError(t.file, err)
+		return t.csvError(err, len(row))
 	}
 	t.line, _ = t.r.FieldPos(0)
 	t.row = row
@@ -156,14 +237,21 @@ func (t *table) int(column string, lo, hi int64) (int64, error) {
 	if s == "" {
 		return 0, t.errf(column, "empty value")
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	if len(s) > maxNumberLen {
+		return 0, t.errf(column, "%s is not an integer: longer than %d characters", Quote(s), maxNumberLen)
+	}
+	// Some exports write integers as floats ("16000.0"): a fraction of
+	// zeros is accepted; scientific notation ("1e3") and hex are not.
+	digits := s
+	if i := strings.IndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
+		digits = s[:i]
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
-		// Some exports write integers as floats ("16000.0").
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1<<53 {
-			return 0, t.errf(column, "%q is not an integer", s)
+		if strings.ContainsAny(s, "eE") {
+			return 0, t.errf(column, "%s is not an integer: write it without an exponent", Quote(s))
 		}
-		v = int64(f)
+		return 0, t.errf(column, "%s is not an integer", Quote(s))
 	}
 	if v < lo {
 		if lo == 0 {
@@ -184,9 +272,12 @@ func (t *table) time(column string) (float64, error) {
 	if s == "" || strings.EqualFold(s, "nan") {
 		return math.NaN(), nil
 	}
+	if len(s) > maxNumberLen {
+		return 0, t.errf(column, "%s is not a time in seconds: longer than %d characters", Quote(s), maxNumberLen)
+	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, t.errf(column, "%q is not a time in seconds", s)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || strings.HasPrefix(strings.TrimLeft(s, "+-"), "0x") {
+		return 0, t.errf(column, "%s is not a time in seconds", Quote(s))
 	}
 	if v < 0 {
 		return 0, t.errf(column, "negative time %v", v)
@@ -204,11 +295,23 @@ func (t *table) uniqueName(column, kind string, seen map[string]int) (string, er
 	if name == "" {
 		return "", t.errf(column, "empty %s name", kind)
 	}
+	if len(name) > maxNameLen {
+		return "", t.errf(column, "%s name %s longer than %d characters (Kubernetes' limit for an object name)", kind, Quote(name), maxNameLen)
+	}
 	if prev, dup := seen[name]; dup {
-		return "", t.errf(column, "%s %q already defined on line %d", kind, name, prev)
+		return "", t.errf(column, "%s %s already defined on line %d", kind, Quote(name), prev)
 	}
 	seen[name] = t.line
 	return name, nil
+}
+
+// text reads an optional text column of at most max characters.
+func (t *table) text(column string, max int) (string, error) {
+	s := t.str(column)
+	if len(s) > max {
+		return "", t.errf(column, "%s longer than %d characters", Quote(s), max)
+	}
+	return s, nil
 }
 
 // cpuMemory reads the cpu_milli and memory_mib columns.
@@ -248,12 +351,14 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 			return nil, err
 		}
 		n.GPUs = int(g)
-		n.Model = t.str("model")
+		if n.Model, err = t.text("model", maxModelLen); err != nil {
+			return nil, err
+		}
 		if n.GPUs > 0 && n.Model == "" {
 			return nil, t.errf("model", "node with %d GPUs has no GPU model", n.GPUs)
 		}
 		if n.GPUs == 0 {
-			n.Model = ""
+			n.Model, n.IgnoredModel = "", n.Model
 		}
 		out = append(out, n)
 	}
@@ -305,9 +410,20 @@ func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
 		case p.NumGPU > 1 && p.GPUMilli < 1000:
 			return nil, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
-		p.GPUSpec = t.str("gpu_spec")
-		p.QoS = t.str("qos")
-		p.Phase = t.str("pod_phase")
+		if p.GPUSpec, err = t.text("gpu_spec", maxGPUSpecLen); err != nil {
+			return nil, err
+		}
+		for _, m := range strings.Split(p.GPUSpec, "|") {
+			if len(strings.TrimSpace(m)) > maxModelLen {
+				return nil, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), maxModelLen)
+			}
+		}
+		if p.QoS, err = t.text("qos", maxTextLen); err != nil {
+			return nil, err
+		}
+		if p.Phase, err = t.text("pod_phase", maxTextLen); err != nil {
+			return nil, err
+		}
 		if p.Creation, err = t.time("creation_time"); err != nil {
 			return nil, err
 		}
