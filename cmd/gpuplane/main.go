@@ -78,6 +78,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("simulate takes no arguments, got %q", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.InflateSet = o.InflateSet || f.Name == "inflate" })
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return simulate.Run(ctx, *o, stdout, stderr)

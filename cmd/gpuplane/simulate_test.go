@@ -115,15 +115,14 @@ func TestSimulateBadInput(t *testing.T) {
 		{"empty pods file", []string{"--nodes", nodes, "--pods", write("empty.csv", "")}, "empty.csv:1: empty file"},
 		{"missing column", []string{"--nodes", nodes, "--pods", write("nocol.csv", "name,cpu_milli,memory_mib,num_gpu\np,1,1,0\n")}, "nocol.csv:1: column gpu_milli: missing column"},
 		{"negative request", []string{"--nodes", nodes, "--pods", write("neg.csv", podHeader+"p,-1,1,0,0,\n")}, "neg.csv:2: column cpu_milli: negative value -1"},
-		{"pod larger than any node", []string{"--nodes", nodes, "--pods", write("big.csv", podHeader+"p,1000,1024,1,1000,\nq,1000,1024,4,1000,\n")}, "big.csv:3: pod q"},
 		{"unknown policy", []string{"--policies", "fgd,magic"}, `unknown policy "magic"`},
 		{"nodes without pods", []string{"--nodes", nodes}, "--nodes and --pods go together"},
 		{"missing file", []string{"--nodes", nodes, "--pods", filepath.Join(dir, "nope.csv")}, "no such file"},
 		{"bad format", []string{"--format", "xml"}, `unknown --format "xml"`},
-		{"bad mode", []string{"--mode", "warp"}, `unknown mode "warp"`},
+		{"bad mode", []string{"--mode", "warp"}, `unknown --mode "warp"`},
+		{"inflate in replay", []string{"--mode", "replay", "--inflate", "1.3"}, "--inflate applies to --mode fill only"},
 		{"zero seeds", []string{"--seeds", "0"}, "--seeds 0 out of range"},
 		{"bad inflate", []string{"--inflate", "-1"}, "--inflate -1 out of range"},
-		{"unknown GPU model", []string{"--nodes", nodes, "--pods", write("h100.csv", podHeader+"p,1000,1024,1,1000,H100\n")}, `h100.csv:2: column gpu_spec: pod p allows GPU models "H100", none of which`},
 		{"only CPU pods", []string{"--nodes", nodes, "--pods", write("cpu.csv", podHeader+"p,1000,1024,0,0,\n")}, "fill needs pods that request GPUs"},
 		{"out is a file", []string{"--out", nodes}, "--out: mkdir"},
 		{"negative parallel", []string{"--parallel", "-1"}, "--parallel -1 out of range"},
@@ -135,5 +134,39 @@ func TestSimulateBadInput(t *testing.T) {
 		if code == 0 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "panic") || out != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line containing %q", tc.name, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestSimulateUnfitPodsWarn: pods that fit no node (issue 10) are failed
+// pods and warnings, not errors: q needs 4 GPUs of a 2-GPU cluster, r only
+// H100s of a T4 cluster.
+func TestSimulateUnfitPodsWarn(t *testing.T) {
+	dir := t.TempDir()
+	nodes := filepath.Join(dir, "nodes.csv")
+	pods := filepath.Join(dir, "pods.csv")
+	placements := filepath.Join(dir, "out.csv")
+	if os.WriteFile(nodes, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,16000,65536,2,T4\n"), 0o644) != nil ||
+		os.WriteFile(pods, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np,1000,1024,1,1000,\nq,1000,1024,4,1000,\nr,1000,1024,1,1000,H100\n"), 0o644) != nil {
+		t.Fatal("cannot write inputs")
+	}
+	out, errOut, code := run(t, "simulate", "--nodes", nodes, "--pods", pods, "--policies", "bestfit", "--seeds", "1", "--placements", placements)
+	for _, want := range []string{
+		"simulate: warning: " + nodes + ` has no GPU model "H100", which gpu_spec names in 1 pods (first ` + pods + ":4)",
+		"simulate: warning: " + pods + `:3: pod "q" (cpu_milli 1000, memory_mib 1024, num_gpu 4, gpu_milli 1000) is larger than every node of ` + nodes + ": too_large",
+		"simulate: warning: " + pods + `:4: pod "r" (cpu_milli 1000, memory_mib 1024, num_gpu 1, gpu_milli 1000) allows GPU models "H100", none of which ` + nodes + " has: no_model",
+		"simulate: wrote " + placements,
+	} {
+		if !strings.Contains(errOut, want+"\n") {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != 0 || !strings.Contains(out, "bestfit") {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+	if _, err := os.Stat(placements); err != nil {
+		t.Errorf("--placements: %v", err)
+	}
+	if _, errOut, code := run(t, "simulate", "--nodes", nodes, "--pods", pods, "--placements", placements); code != 1 || !strings.Contains(errOut, "exists (--force overwrites it)") {
+		t.Errorf("second run: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -173,8 +173,16 @@ func HTML(r *sim.Report) []byte {
 }
 
 // CheckDir makes dir if needed and checks that files can be written in it,
-// so that a run does not find out only at its end.
-func CheckDir(dir string) error {
+// so that a run does not find out only at its end. Unless force, a dir that
+// already holds a report (index.html or report.json) is an error.
+func CheckDir(dir string, force bool) error {
+	if !force {
+		for _, name := range []string{"index.html", "report.json"} {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				return fmt.Errorf("%s already holds a report: %s", dir, name)
+			}
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

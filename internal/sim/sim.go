@@ -159,6 +159,35 @@ type Report struct {
 	Results  []Result  `json:"results"`
 	Summary  []Summary `json:"summary"`
 	WallTime float64   `json:"wall_seconds"`
+	// Version is the gpuplane build that ran (internal/version).
+	Version string `json:"version,omitempty"`
+	// Params are the run's settings; Inputs what it read.
+	Params *Params `json:"params,omitempty"`
+	Inputs []Input `json:"inputs,omitempty"`
+}
+
+// Params are a simulation's settings, as its report records them.
+type Params struct {
+	Policies   []string `json:"policies"`
+	Seeds      int      `json:"seeds"`
+	FirstSeed  uint64   `json:"first_seed"`
+	TieBreak   string   `json:"tie_break"`
+	Popularity float64  `json:"popularity"`
+	// Inflate is fill's stop, a multiple of GPU capacity; 0 in replay.
+	Inflate float64 `json:"inflate,omitempty"`
+	// PricesUSDPerGPUHour is the price of each GPU model of the cluster,
+	// in USD per GPU-hour, named as the node list writes it.
+	PricesUSDPerGPUHour map[string]float64 `json:"prices_usd_per_gpu_hour"`
+}
+
+// Input is one input of a simulation: Role is nodes, pods or prices;
+// Name the file's path (or what generated it); Bytes its size and SHA256
+// its hex digest, absent for a generated input.
+type Input struct {
+	Role   string `json:"role"`
+	Name   string `json:"name"`
+	Bytes  int64  `json:"bytes,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Workload is a prepared cluster template and pod list.
@@ -313,6 +342,18 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		}
 	}
 	return w, nil
+}
+
+// Prices returns the price of each GPU model of the cluster in USD per
+// GPU-hour, by the name the node list writes.
+func (w *Workload) Prices() map[string]float64 {
+	out := map[string]float64{}
+	for i := range w.template.Nodes {
+		if n := &w.template.Nodes[i]; n.ModelID >= 0 {
+			out[n.Model] = w.prices[n.ModelID]
+		}
+	}
+	return out
 }
 
 // Warnings returns what Prepare found questionable but not wrong: pods

@@ -6,16 +6,20 @@ package simulate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/report"
 	"github.com/gpuplane/gpuplane/internal/sim"
 	"github.com/gpuplane/gpuplane/internal/trace"
+	"github.com/gpuplane/gpuplane/internal/version"
 )
 
 // Options are the settings of one simulation, one per flag of gpuplane
@@ -34,15 +38,23 @@ type Options struct {
 	Seeds int
 	Seed  uint64
 	// Inflate is the fill experiment's stop: arrived GPU demand as a
-	// multiple of GPU capacity, in (0, 100] (--inflate).
-	Inflate float64
+	// multiple of GPU capacity, in (0, 100] (--inflate). InflateSet says
+	// the user gave it: replay refuses it, as it runs the trace as it is.
+	Inflate    float64
+	InflateSet bool
 	// Popularity is the share of pods whose shapes form the target
 	// workload for FGD and fragmentation, in (0, 1] (--popularity).
 	Popularity float64
 	// Format is the output on stdout: table or json (--format).
 	Format string
-	// OutDir, when set, receives the HTML report (--out).
+	// OutDir, when set, receives the HTML report (--out); a report there
+	// is overwritten only with Force (--force).
 	OutDir string
+	Force  bool
+	// PlacementsFile, when set, receives one row per policy, seed and pod
+	// (--placements): CSV, or JSON lines if it ends in .jsonl or .ndjson.
+	// An existing file is overwritten only with Force.
+	PlacementsFile string
 	// PricesFile overrides the default prices (--prices; see
 	// cost.Prices.LoadPrices).
 	PricesFile string
@@ -67,6 +79,12 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if (o.NodesFile == "") != (o.PodsFile == "") {
 		return nil, 0, errors.New("--nodes and --pods go together")
 	}
+	if o.Mode != "fill" && o.Mode != "replay" {
+		return nil, 0, fmt.Errorf("unknown --mode %q (fill or replay)", o.Mode)
+	}
+	if o.Mode == "replay" && o.InflateSet {
+		return nil, 0, errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
+	}
 	if o.Format != "table" && o.Format != "json" {
 		return nil, 0, fmt.Errorf("unknown --format %q (table or json)", o.Format)
 	}
@@ -87,8 +105,13 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 		return nil, 0, fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
 	}
 	if o.OutDir != "" {
-		if err := report.CheckDir(o.OutDir); err != nil {
-			return nil, 0, fmt.Errorf("--out: %w", err)
+		if err := report.CheckDir(o.OutDir, o.Force); err != nil {
+			return nil, 0, fmt.Errorf("--out: %w (--force overwrites it)", err)
+		}
+	}
+	if o.PlacementsFile != "" {
+		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
+			return nil, 0, fmt.Errorf("--placements: %w (--force overwrites it)", err)
 		}
 	}
 	if !(o.Popularity > 0 && o.Popularity <= 1) {
@@ -111,10 +134,13 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	prices := cost.Default()
+	var inputs []sim.Input
 	if o.PricesFile != "" {
-		if err := prices.LoadPrices(o.PricesFile); err != nil {
+		in, err := readInput("prices", o.PricesFile, func(f *os.File) error { return prices.ReadPrices(o.PricesFile, f) })
+		if err != nil {
 			return err
 		}
+		inputs = append(inputs, in)
 	}
 	var nodes []trace.NodeSpec
 	var pods []trace.PodSpec
@@ -122,14 +148,19 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.NodesFile == "" {
 		nodes = trace.BuiltinNodes(4)
 		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
+		inputs = append(inputs, sim.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
+			sim.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
 	} else {
 		nName, pName = o.NodesFile, o.PodsFile
-		if nodes, err = trace.ReadNodesFile(o.NodesFile); err != nil {
+		in, err := readInput("nodes", o.NodesFile, func(f *os.File) (err error) { nodes, err = trace.ReadNodes(o.NodesFile, f); return err })
+		if err != nil {
 			return err
 		}
-		if pods, err = trace.ReadPodsFile(o.PodsFile); err != nil {
+		inputs = append(inputs, in)
+		if in, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { pods, err = trace.ReadPods(o.PodsFile, f); return err }); err != nil {
 			return err
 		}
+		inputs = append(inputs, in)
 	}
 	w, err := sim.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
 	if err != nil {
@@ -144,11 +175,24 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr})
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
+		Placements: o.PlacementsFile != ""})
 	if err != nil {
 		return err
 	}
 	rep.Source = report.Source(nName, pName)
+	rep.Version = version.Get().String("gpuplane")
+	rep.Inputs = inputs
+	rep.Params = &sim.Params{Policies: pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
+	if o.Mode == "fill" {
+		rep.Params.Inflate = o.Inflate
+	}
+	if o.PlacementsFile != "" {
+		if err := savePlacements(o.PlacementsFile, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", o.PlacementsFile)
+	}
 	if o.OutDir != "" {
 		path, err := report.WriteHTML(o.OutDir, rep)
 		if err != nil {
@@ -160,4 +204,26 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return report.WriteJSON(stdout, rep)
 	}
 	return report.WriteTable(stdout, rep)
+}
+
+// readInput opens path, gives it to read, and returns its size and
+// SHA-256 as an input of role.
+func readInput(role, path string, read func(*os.File) error) (sim.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sim.Input{}, err
+	}
+	defer f.Close()
+	if err := read(f); err != nil {
+		return sim.Input{}, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return sim.Input{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return sim.Input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return sim.Input{Role: role, Name: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }

@@ -1,0 +1,142 @@
+package simulate
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/sim"
+)
+
+// jsonLines reports whether a --placements file name asks for JSON lines
+// (.jsonl or .ndjson) rather than CSV.
+func jsonLines(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".jsonl" || ext == ".ndjson"
+}
+
+// placementRow is one line of the --placements file: what became of one
+// pod in one run of one policy and seed.
+type placementRow struct {
+	Policy string `json:"policy"`
+	Seed   uint64 `json:"seed"`
+	// Seq is the arrival number in the run, from 1.
+	Seq int    `json:"seq"`
+	Pod string `json:"pod"`
+	// Node, GPUs (indices on the node) and GPUMilli (milli-GPU on each)
+	// for a placed pod.
+	Node     string `json:"node,omitempty"`
+	GPUs     []int  `json:"gpus,omitempty"`
+	GPUMilli int64  `json:"gpu_milli,omitempty"`
+	// StartSeconds (replay): trace time it was placed; WaitSeconds
+	// (replay): how long it waited, placed or not.
+	StartSeconds *float64 `json:"start_seconds,omitempty"`
+	WaitSeconds  *float64 `json:"wait_seconds,omitempty"`
+	// FailedReason is a sim.Reason* constant for a pod that failed.
+	FailedReason string `json:"failed_reason,omitempty"`
+}
+
+var placementHeader = []string{"policy", "seed", "seq", "pod", "node", "gpus", "gpu_milli", "start_seconds", "wait_seconds", "failed_reason"}
+
+func optional(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// writePlacements writes one row per policy, seed and pod of rep's
+// results: CSV (GPU indices joined by '|', absent values empty), or JSON
+// lines when jsonl.
+func writePlacements(w io.Writer, rep *sim.Report, jsonl bool) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	enc := json.NewEncoder(bw)
+	if !jsonl {
+		if err := cw.Write(placementHeader); err != nil {
+			return err
+		}
+	}
+	num := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	for _, r := range rep.Results {
+		for _, p := range r.Placements {
+			row := placementRow{Policy: r.Policy, Seed: r.Seed, Seq: p.Seq, Pod: p.Pod, Node: p.Node, GPUMilli: p.GPUMilli,
+				StartSeconds: optional(p.StartSeconds), WaitSeconds: optional(p.WaitSeconds), FailedReason: p.Reason}
+			if p.Node != "" {
+				row.GPUs = p.GPUs.Indices()
+			}
+			if jsonl {
+				if err := enc.Encode(row); err != nil {
+					return err
+				}
+				continue
+			}
+			gpus := make([]string, len(row.GPUs))
+			for i, g := range row.GPUs {
+				gpus[i] = strconv.Itoa(g)
+			}
+			milli := ""
+			if p.Node != "" {
+				milli = strconv.FormatInt(p.GPUMilli, 10)
+			}
+			if err := cw.Write([]string{r.Policy, strconv.FormatUint(r.Seed, 10), strconv.Itoa(p.Seq), p.Pod, p.Node,
+				strings.Join(gpus, "|"), milli, num(row.StartSeconds), num(row.WaitSeconds), p.Reason}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// checkNewFile checks, before a run, that path can be written and, unless
+// force, does not exist yet.
+func checkNewFile(path string, force bool) error {
+	if _, err := os.Lstat(path); err == nil && !force {
+		return fmt.Errorf("%s exists", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".gpuplane-check-")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", filepath.Dir(path), err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// savePlacements writes the placements file through a temporary file in
+// the same directory, renamed into place.
+func savePlacements(path string, rep *sim.Report) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	if err := writePlacements(f, rep, jsonLines(path)); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("--placements: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
