@@ -7,18 +7,18 @@ import (
 )
 
 // TestHugeValuesGiveShortErrors: issue 10 fed a 300,000,000-digit
-// gpu_milli and got a 300 MB error; a megabyte of any value must give an
+// gpu_milli and got a 300 MB error; half a megabyte of any value must give an
 // error of at most a few hundred bytes that still names the line and
 // column.
 func TestHugeValuesGiveShortErrors(t *testing.T) {
-	huge := strings.Repeat("9", 1<<20)
+	huge := strings.Repeat("9", 1<<19)
 	cases := []struct{ name, in, want string }{
-		{"gpu_milli", podHeader + "p,1,1,1," + huge + ",,,,0,1,0\n", `pods.csv:2: column gpu_milli: "9999999999999999999999999999999999999999"… (1048576 bytes) is not an integer: longer than 32 characters`},
-		{"pod name", podHeader + huge + ",1,1,0,0,,,,0,1,0\n", `pods.csv:2: column name: pod name "9999999999999999999999999999999999999999"… (1048576 bytes) longer than 253 characters`},
-		{"time", podHeader + "p,1,1,0,0,,,," + huge + ",1,0\n", `pods.csv:2: column creation_time: "9999999999999999999999999999999999999999"… (1048576 bytes) is not a time in seconds`},
-		{"gpu_spec", podHeader + "p,1,1,1,1000," + huge + ",,,0,1,0\n", `pods.csv:2: column gpu_spec: "9999999999999999999999999999999999999999"… (1048576 bytes) longer than 4096 characters`},
-		{"qos", podHeader + "p,1,1,0,0,," + huge + ",,0,1,0\n", `pods.csv:2: column qos: "9999999999999999999999999999999999999999"… (1048576 bytes) longer than 63 characters`},
-		{"header", "name," + huge + "\n", `pods.csv:1: column 2: name "9999999999999999999999999999999999999999"… (1048576 bytes) longer than 63 characters`},
+		{"gpu_milli", podHeader + "p,1,1,1," + huge + ",,,,0,1,0\n", `pods.csv:2: column gpu_milli: "9999999999999999999999999999999999999999"… (524288 bytes) is not an integer: longer than 32 characters`},
+		{"pod name", podHeader + huge + ",1,1,0,0,,,,0,1,0\n", `pods.csv:2: column name: pod name "9999999999999999999999999999999999999999"… (524288 bytes) longer than 253 characters`},
+		{"time", podHeader + "p,1,1,0,0,,,," + huge + ",1,0\n", `pods.csv:2: column creation_time: "9999999999999999999999999999999999999999"… (524288 bytes) is not a time in seconds`},
+		{"gpu_spec", podHeader + "p,1,1,1,1000," + huge + ",,,0,1,0\n", `pods.csv:2: column gpu_spec: "9999999999999999999999999999999999999999"… (524288 bytes) longer than 4096 characters`},
+		{"qos", podHeader + "p,1,1,0,0,," + huge + ",,0,1,0\n", `pods.csv:2: column qos: "9999999999999999999999999999999999999999"… (524288 bytes) longer than 63 characters`},
+		{"header", "name," + huge + "\n", `pods.csv:1: column 2: name "9999999999999999999999999999999999999999"… (524288 bytes) longer than 63 characters`},
 		// 254 characters: one more than Kubernetes allows in a name.
 		{"name 254", podHeader + strings.Repeat("a", 254) + ",1,1,0,0,,,,0,1,0\n", `pods.csv:2: column name: pod name "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… (254 bytes) longer than 253 characters`},
 	}
@@ -29,8 +29,13 @@ func TestHugeValuesGiveShortErrors(t *testing.T) {
 		}
 	}
 	_, err := ReadNodes("nodes.csv", strings.NewReader("sn,cpu_milli,memory_mib,gpu,model\nn,1,1,1,"+huge+"\n"))
-	if want := `nodes.csv:2: column model: "9999999999999999999999999999999999999999"… (1048576 bytes) longer than 63 characters`; err == nil || err.Error() != want {
+	if want := `nodes.csv:2: column model: "9999999999999999999999999999999999999999"… (524288 bytes) longer than 63 characters`; err == nil || err.Error() != want {
 		t.Errorf("model: err = %.300v, want %q", err, want)
+	}
+	// A line over 1 MiB is refused before it is read whole: line 3 here.
+	_, err = ReadPods("pods.csv", strings.NewReader(podHeader+"p,1,1,0,0,,,,0,1,0\nq,1,1,1,"+huge+huge+huge+",,,,0,1,0\n"))
+	if want := "pods.csv:3: column gpu_milli: line longer than 1048576 bytes"; err == nil || err.Error() != want {
+		t.Errorf("long line: err = %.300v, want %q", err, want)
 	}
 	// 253 characters is a valid name.
 	if _, err := ReadPods("pods.csv", strings.NewReader(podHeader+strings.Repeat("a", 253)+",1,1,0,0,,,,0,1,0\n")); err != nil {

@@ -9,6 +9,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -88,7 +89,50 @@ const (
 	maxGPUSpecLen = 64 * (maxModelLen + 1)
 	// maxTextLen bounds qos and pod_phase.
 	maxTextLen = 63
+	// maxLineLen bounds a line of the file, far above what the bounded
+	// fields need, so that a huge value is refused before it is read whole.
+	maxLineLen = 1 << 20
 )
+
+// lineLimit passes a reader through and fails on a line longer than
+// maxLineLen bytes.
+type lineLimit struct {
+	r    io.Reader
+	line int // current line, from 1
+	len  int // bytes of the current line so far
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	b := p[:n]
+	// Lines between the first and the last newline of b are shorter than
+	// b; b is read in chunks far smaller than maxLineLen (encoding/csv
+	// reads 4 KiB at a time), else they are checked one by one.
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.len += len(b)
+			break
+		}
+		if l.len+i > maxLineLen {
+			l.len += i
+			break
+		}
+		last := bytes.LastIndexByte(b, '\n')
+		if len(b) > maxLineLen {
+			last = i
+		} else {
+			l.line += bytes.Count(b[i+1:last+1], []byte{'\n'})
+		}
+		l.line++
+		l.len = 0
+		b = b[last+1:]
+	}
+	if l.len > maxLineLen {
+		return 0, &Error{Line: l.line, Err: fmt.Errorf("line longer than %d bytes", maxLineLen)}
+	}
+	return n, err
+}
 
 // table is a CSV file with a header, read row by row.
 type table struct {
@@ -104,7 +148,7 @@ type table struct {
 }
 
 func newTable(file string, r io.Reader, required []string) (*table, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&lineLimit{r: r, line: 1})
 	cr.ReuseRecord = true
 	// Every row must have as many fields as the header.
 	cr.FieldsPerRecord = 0
@@ -142,7 +186,13 @@ func newTable(file string, r io.Reader, required []string) (*table, error) {
 // error names its column when the input can be read again to find it.
 func (t *table) csvError(err error, fields int) error {
 	var pe *csv.ParseError
-	if !errors.As(err, &pe) {
+	var le *Error
+	switch {
+	case errors.As(err, &le):
+		e := &Error{File: t.file, Line: le.Line, Err: le.Err}
+		t.nameColumn(e, le.Line, maxLineLen+1)
+		return e
+	case !errors.As(err, &pe):
 		return &Error{File: t.file, Line: t.line, Err: err}
 	}
 	e := &Error{File: t.file, Line: pe.Line, Err: pe.Err}
@@ -150,14 +200,20 @@ func (t *table) csvError(err error, fields int) error {
 		e.Err = fmt.Errorf("%w: the row has %d, the header %d", pe.Err, fields, len(t.header))
 		return e
 	}
-	if i, ok := t.fieldAt(pe.StartLine, pe.Line, pe.Column); ok {
+	t.nameColumn(e, pe.StartLine, pe.Column)
+	return e
+}
+
+// nameColumn sets e.Column to the column that holds byte col (1-based) of
+// line e.Line, in the record starting on line start, when it can be found.
+func (t *table) nameColumn(e *Error, start, col int) {
+	if i, ok := t.fieldAt(start, e.Line, col); ok {
 		if i < len(t.header) && t.header[i] != "" {
 			e.Column = t.header[i]
 		} else {
 			e.Column = fmt.Sprint(i + 1)
 		}
 	}
-	return e
 }
 
 // fieldAt reads the input again and returns the index of the field of the
