@@ -52,6 +52,9 @@ type Config struct {
 	// Progress, if set, receives a progress line every second while runs
 	// are going.
 	Progress io.Writer
+	// NodeDetail keeps ModelUse.NodeAllocation in the first seed's result
+	// of each policy (for the HTML report).
+	NodeDetail bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -98,6 +101,8 @@ type Result struct {
 	Curve []Point `json:"curve,omitempty"`
 	// Replay holds the replay metrics.
 	Replay *ReplayStats `json:"replay,omitempty"`
+	// ByModel is the allocation by GPU model at the end, models by name.
+	ByModel []ModelUse `json:"by_model,omitempty"`
 }
 
 // Summary is the mean and standard deviation over seeds of one policy.
@@ -367,6 +372,11 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	}
 	r.Policy, r.Seed, r.Mode = policy, seed, cfg.Mode
 	r.WallSeconds = time.Since(t0).Seconds()
+	if !cfg.NodeDetail || seed != cfg.Seed {
+		for i := range r.ByModel {
+			r.ByModel[i].NodeAllocation = nil
+		}
+	}
 	return r, nil
 }
 
@@ -386,6 +396,7 @@ func (w *Workload) finish(r *Result, c *cluster.Cluster, fragSum float64) {
 		n := &c.Nodes[i]
 		r.IdleUSDPerHour += cost.USDPerHour(n.GPUFreeTotal(), w.price(n.ModelID))
 	}
+	r.ByModel = byModel(c)
 }
 
 // fragTracker keeps every node's fragmentation and their sum up to date.
