@@ -135,6 +135,10 @@ type Report struct {
 	Results  []Result  `json:"results"`
 	Summary  []Summary `json:"summary"`
 	WallTime float64   `json:"wall_seconds"`
+	// PodsSHA256 is the SHA-256 of the pod list file, in hex, set by the
+	// caller ("" for the built-in scenario); the HTML report recognises the
+	// public openb lists by it.
+	PodsSHA256 string `json:"pods_sha256,omitempty"`
 }
 
 // Workload is a prepared cluster template and pod list.

@@ -143,11 +143,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr})
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr, NodeDetail: o.OutDir != ""})
 	if err != nil {
 		return err
 	}
 	rep.Source = report.Source(nName, pName)
+	if o.PodsFile != "" {
+		if rep.PodsSHA256, err = report.FileSHA256(o.PodsFile); err != nil {
+			return err
+		}
+	}
 	if o.OutDir != "" {
 		path, err := report.WriteHTML(o.OutDir, rep)
 		if err != nil {
