@@ -53,11 +53,11 @@ func HTML(r *sim.Report) []byte {
 	return b.Bytes()
 }
 
-// stat is the mean, population standard deviation, minimum and maximum of
-// one metric over a policy's runs.
+// stat is the mean and population standard deviation of one metric over
+// a policy's N runs.
 type stat struct {
-	Mean, Std, Min, Max float64
-	N                   int
+	Mean, Std float64
+	N         int
 }
 
 func statOf(r *sim.Report, policy string, f func(sim.Result) float64) stat {
@@ -70,10 +70,9 @@ func statOf(r *sim.Report, policy string, f func(sim.Result) float64) stat {
 	if len(xs) == 0 {
 		return stat{}
 	}
-	s := stat{Min: math.Inf(1), Max: math.Inf(-1), N: len(xs)}
+	s := stat{N: len(xs)}
 	for _, x := range xs {
 		s.Mean += x
-		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
 	}
 	s.Mean /= float64(len(xs))
 	for _, x := range xs {
@@ -363,7 +362,7 @@ func fillCharts(b *bytes.Buffer, r *sim.Report, colors map[string]string, paper 
 		zoom = append(zoom, meanSeries(s.Policy, c, p.a, false, from))
 		frag = append(frag, meanSeries(s.Policy, c, p.f, false, math.Inf(-1)))
 	}
-	band := "mean over seeds"
+	band := "one seed"
 	if seeds > 1 {
 		band = "mean over seeds, band: lowest to highest seed"
 	}
@@ -424,7 +423,7 @@ func replayCharts(b *bytes.Buffer, r *sim.Report, colors map[string]string) {
 	if seeds == 0 {
 		return
 	}
-	band := "mean over seeds"
+	band := "one seed"
 	if seeds > 1 {
 		band = "mean over seeds, band: lowest to highest seed"
 	}
@@ -652,6 +651,9 @@ func failedTable(r *sim.Report) string {
 	b.WriteString("</tr>")
 	for _, s := range r.Summary {
 		runs := runsOf(r, s.Policy)
+		if len(runs) == 0 {
+			continue
+		}
 		n := float64(len(runs))
 		all := statOf(r, s.Policy, func(x sim.Result) float64 { return float64(x.FailedPods) }).Mean
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td>", html.EscapeString(s.Policy), num1(all))

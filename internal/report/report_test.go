@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,6 +391,31 @@ func TestHTMLInChromium(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(keep, filepath.Base(shot)), data, 0o644); err != nil {
 				t.Error(err)
 			}
+		}
+	}
+}
+
+// TestHTMLOddReports: reports with nothing in them, a policy without runs,
+// curves of one point, a replay without delays, NaN and infinite values:
+// the page renders and shows no NaN.
+func TestHTMLOddReports(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for i, r := range []*sim.Report{
+		{},
+		{Mode: "fill", Summary: []sim.Summary{{Policy: "fgd"}, {Policy: "bestfit"}}},
+		{Mode: "fill", Inflate: 1.3, Results: []sim.Result{{Policy: "fgd", Curve: []sim.Point{{ArrivedRatio: 1, AllocationRatio: 0.5}}, FailedPods: 3}},
+			Summary: []sim.Summary{{Policy: "fgd", Runs: 1}, {Policy: "random"}}},
+		{Mode: "replay", Results: []sim.Result{{Policy: "fgd", Replay: &sim.ReplayStats{Timeline: []sim.TimePoint{{Seconds: 5}}}}, {Policy: "fgd"}},
+			Summary: []sim.Summary{{Policy: "fgd", Runs: 2}}},
+		{Mode: "fill", Results: []sim.Result{{Policy: "fgd", GPUAllocationRatio: nan, Curve: []sim.Point{{ArrivedRatio: inf, AllocationRatio: nan}, {ArrivedRatio: 2, AllocationRatio: 1}}}},
+			Summary: []sim.Summary{{Policy: "fgd", Runs: 1}}},
+	} {
+		page := string(HTML(r))
+		if !strings.HasSuffix(page, "</body></html>\n") {
+			t.Errorf("report %d: page cut short", i)
+		}
+		if i < 4 && strings.Contains(page, "NaN") {
+			t.Errorf("report %d: page shows NaN", i)
 		}
 	}
 }
