@@ -381,10 +381,27 @@ func TestHTMLInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := png.DecodeConfig(f2)
+		img, err := png.Decode(f2)
 		f2.Close()
-		if err != nil || cfg.Width != width || cfg.Height != 3000 {
-			t.Errorf("%d px: screenshot %dx%d, %v", width, cfg.Width, cfg.Height, err)
+		if err != nil {
+			t.Fatalf("%d px: screenshot: %v", width, err)
+		}
+		if b := img.Bounds(); b.Dx() != width || b.Dy() != 3000 {
+			t.Errorf("%d px: screenshot %dx%d", width, b.Dx(), b.Dy())
+		}
+		// The first policy's line colour (#1f77b4) and the best cell's
+		// background (#eef6ee) were painted.
+		seen := map[[3]uint32]bool{}
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				seen[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+			}
+		}
+		for _, c := range [][3]uint32{{0x1f, 0x77, 0xb4}, {0xee, 0xf6, 0xee}} {
+			if !seen[c] {
+				t.Errorf("%d px: screenshot has no pixel of colour %02x%02x%02x", width, c[0], c[1], c[2])
+			}
 		}
 		if keep := os.Getenv("GPUPLANE_REPORT_SHOTS"); keep != "" {
 			data, _ := os.ReadFile(shot)
