@@ -22,7 +22,7 @@ const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:96
 	`td:first-child,th:first-child{text-align:left}.sd{color:#666;font-size:12px}.best{font-weight:bold;background:#eef6ee}` +
 	`svg{max-width:100%;height:auto;display:block}.note{color:#555;font-size:13px}` +
 	`.nodes{display:flex;flex-wrap:wrap;gap:12px}.nodes figure{margin:0}figcaption{font-size:13px;font-weight:600}` +
-	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left}.lead{font-size:15px}`
+	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}.lead{font-size:15px}`
 
 // HTML renders the report as one self-contained page: no scripts, no
 // external resources, charts as inline SVG.

@@ -294,7 +294,7 @@ func chromium(t *testing.T, dir string) (string, []string) {
 // bigSample is a full-size fill report: 8 policies with long names, 3
 // seeds, 7 GPU models with the openb node counts, failed pods of 6 shapes.
 func bigSample() *sim.Report {
-	r := &sim.Report{Source: "/a/long/path/to/openb_node_list_gpu_node.csv + /a/long/path/to/openb_pod_list_default.csv", Mode: "fill",
+	r := &sim.Report{Source: "/work/shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv + /work/shared/traces/alibaba-gpu-v2023/openb_pod_list_default.csv", Mode: "fill",
 		Nodes: 1213, GPUs: 6212, Pods: 8152, Inflate: 1.3, PodsSHA256: "1ee7ed79c27a3b0861cda8ddba86a004c6aba904caafa329a76ae93ca63834a8"}
 	models := []struct {
 		name        string
