@@ -55,6 +55,9 @@ type Config struct {
 	Progress io.Writer
 	// Placements makes every Result hold what became of each pod.
 	Placements bool
+	// NodeDetail keeps ModelUse.NodeAllocation in the first seed's result
+	// of each policy (for the HTML report).
+	NodeDetail bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -105,6 +108,8 @@ type Result struct {
 	// Placements, with Config.Placements, holds one entry per arrived pod
 	// in arrival order.
 	Placements []Placement `json:"-"`
+	// ByModel is the allocation by GPU model at the end, models by name.
+	ByModel []ModelUse `json:"by_model,omitempty"`
 }
 
 // Placement is what became of one pod in one run.
@@ -188,6 +193,17 @@ type Input struct {
 	Name   string `json:"name"`
 	Bytes  int64  `json:"bytes,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+}
+
+// PodsSHA256 returns the SHA-256 of the pod list (Inputs, role "pods"), in
+// hex; "" when the pods were generated or not recorded.
+func (r *Report) PodsSHA256() string {
+	for _, in := range r.Inputs {
+		if in.Role == "pods" {
+			return in.SHA256
+		}
+	}
+	return ""
 }
 
 // Workload is a prepared cluster template and pod list.
@@ -536,6 +552,11 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	}
 	r.Policy, r.Seed, r.Mode = policy, seed, cfg.Mode
 	r.WallSeconds = time.Since(t0).Seconds()
+	if !cfg.NodeDetail || seed != cfg.Seed {
+		for i := range r.ByModel {
+			r.ByModel[i].NodeAllocation = nil
+		}
+	}
 	return r, nil
 }
 
@@ -576,6 +597,7 @@ func (w *Workload) finish(r *Result, c *cluster.Cluster, fragSum float64) {
 		n := &c.Nodes[i]
 		r.IdleUSDPerHour += cost.USDPerHour(n.GPUFreeTotal(), w.price(n.ModelID))
 	}
+	r.ByModel = byModel(c)
 }
 
 // fragTracker keeps every node's fragmentation and their sum up to date.

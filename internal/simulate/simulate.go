@@ -176,7 +176,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != ""})
+		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != ""})
 	if err != nil {
 		return err
 	}

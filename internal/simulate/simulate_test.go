@@ -2,10 +2,15 @@ package simulate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/sim"
 )
 
 func TestCheck(t *testing.T) {
@@ -64,5 +69,43 @@ simulate: warning: ` + o.PricesFile + ` prices GPU model "V100X", which neither 
 	}
 	if !strings.Contains(stdout.String(), "bestfit") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
+	}
+}
+
+// TestRunReportInputs: with --out, report.json carries the pod list's
+// SHA-256 and the first seed's per-node picture (one T4 node of 2 GPUs
+// whose 2 whole-GPU pods fill it: 1000 per mille), and no other seed's.
+func TestRunReportInputs(t *testing.T) {
+	dir := t.TempDir()
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,1,1000\nb,1000,1024,1,1000\n"
+	o := DefaultOptions()
+	o.Seeds, o.Policies, o.Inflate, o.OutDir = 2, "bestfit", 1, filepath.Join(dir, "out")
+	o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+	if err := os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn,8000,8192,2,T4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.PodsFile, []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(o.OutDir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x", sha256.Sum256([]byte(pods))); rep.PodsSHA256() != want {
+		t.Errorf("pods_sha256 %q, want %q", rep.PodsSHA256(), want)
+	}
+	for _, r := range rep.Results {
+		got := r.ByModel[0].NodeAllocation
+		if first := r.Seed == o.Seed; first != (len(got) == 1 && got[0] == 1000) || (!first && got != nil) {
+			t.Errorf("seed %d: node allocation %v", r.Seed, got)
+		}
 	}
 }
