@@ -15,6 +15,7 @@ import (
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/podresources"
 )
 
 // testFields serves three fields: a gauge, a counter and a profiling ratio.
@@ -462,5 +463,33 @@ func TestConcurrentScrapesWhileSampling(t *testing.T) {
 		if msg := <-errs; msg != "" {
 			t.Error(msg)
 		}
+	}
+}
+
+func TestOnlyGPUResourcesAreAttributed(t *testing.T) {
+	// Issue 9 item 8: another device plugin's device "7" (an RDMA NIC)
+	// must not make its pod show as using GPU 7, nor GPU 1 under the
+	// index device-ID form. Only GPU resources count, as in dcgm-exporter
+	// (internal/pkg/transformation/kubernetes.go skips resource names other
+	// than nvidia.com/gpu and nvidia.com/mig-*).
+	m := &podresources.Mapping{Allocations: []podresources.Allocation{
+		{ResourceName: "rdma/hca_shared_devices_a", DeviceID: "1", Owner: owner("net", "rdma", "main")},
+		{ResourceName: "rdma/hca_shared_devices_a", DeviceID: "GPU-0000", Owner: owner("net", "rdma", "main")},
+		{ResourceName: "nvidia.com/gpu.shared", DeviceID: "GPU-0000::4", Owner: owner("ml", "a", "main")},
+	}}
+	e, _ := newTestExporter(t, &fakePods{mapping: m})
+	want := `
+# HELP gpuplane_device_pods Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.
+# TYPE gpuplane_device_pods gauge
+gpuplane_device_pods{` + gpu0 + `} 1
+gpuplane_device_pods{` + gpu1 + `} 0
+gpuplane_device_pods{` + migA + `} 0
+gpuplane_device_pods{` + migB + `} 0
+# HELP gpuplane_device_allocation 1 for each container the device is allocated to.
+# TYPE gpuplane_device_allocation gauge
+gpuplane_device_allocation{` + gpu0 + podA + `} 1
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_pods", "gpuplane_device_allocation"); err != nil {
+		t.Fatal(err)
 	}
 }

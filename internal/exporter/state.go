@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/health"
 	"github.com/gpuplane/gpuplane/internal/podresources"
@@ -203,6 +204,9 @@ func (s *state) rebuildTargets() {
 	owners := make(map[string][]podresources.Owner)
 	if s.mapping != nil {
 		for _, a := range s.mapping.Allocations {
+			if !configv1.IsGPUResource(a.ResourceName) {
+				continue // another device plugin's device, e.g. a NIC
+			}
 			if d := s.resolve(a.DeviceID); d != nil && !slices.Contains(owners[d.uuid], a.Owner) {
 				owners[d.uuid] = append(owners[d.uuid], a.Owner)
 			}
