@@ -252,7 +252,8 @@ func (b *Backend) diff(cur, next map[string]Fault) []device.HealthEvent {
 // its share of the frame buffer, its last XID and, on those GPUs only, the
 // same profiling ratios (NVML's per-GPU-instance GPM samples); never
 // DCGM_FI_DEV_GPU_UTIL, which NVML and dcgm-exporter have only for whole
-// GPUs.
+// GPUs. A GPU in MIG mode has no utilisation, memory copy utilisation or
+// profiling ratios of its own.
 func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 	b.mu.Lock()
 	step := b.step
@@ -293,7 +294,12 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 			s.NVLinkBandwidthTotal = f(t.NVLinkBandwidthPerSec * secs)
 		}
 		gpm := g.ComputeMajor >= 9
-		if gpm {
+		switch {
+		case g.MIGEnabled:
+			// NVML has no utilisation rates for a GPU in MIG mode; its
+			// activity is its MIG devices'.
+			s.GPUUtil, s.MemCopyUtil = nil, nil
+		case gpm:
 			setProf(&s, util)
 		}
 		out = append(out, s)

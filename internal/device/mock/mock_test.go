@@ -389,6 +389,10 @@ gpus:
 		t.Fatalf("%d samples, %v; want 4", len(ss), err)
 	}
 	h, hm, am := ss[0], ss[1], ss[3]
+	// NVML has no utilisation rates for a GPU in MIG mode.
+	if h.GPUUtil != nil || h.MemCopyUtil != nil || h.ProfGrEngineActive != nil || ss[2].GPUUtil != nil {
+		t.Errorf("MIG-enabled GPUs have utilisation %v, %v, profiling %v", h.GPUUtil, ss[2].GPUUtil, h.ProfGrEngineActive)
+	}
 	for i, s := range []device.Sample{hm, am} {
 		if s.GPUUtil != nil || s.MemCopyUtil != nil || s.PowerW != nil || s.EncUtil != nil {
 			t.Errorf("MIG device %d: util %v, mem copy %v, power %v, encoder %v; want none", i, s.GPUUtil, s.MemCopyUtil, s.PowerW, s.EncUtil)
