@@ -80,7 +80,8 @@ const (
 type devInfo struct {
 	uuid string
 	mig  bool
-	// values are the values of deviceLabels, then migLabels on MIG devices.
+	// values are the values of the device labels (deviceLabels, then the
+	// label fields), then migLabels on MIG devices.
 	values []string
 }
 
