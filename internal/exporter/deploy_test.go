@@ -170,7 +170,8 @@ func TestAlertRules(t *testing.T) {
 // testdata/alerts_test.yaml: the XID alert fires for XID 79 while the GPU is
 // unhealthy, resolves when it recovers although the last XID stays 79, and
 // never fires for XIDs 13 and 43 (applications'); GPUAgentDown fires 2
-// minutes after a node's series end.
+// minutes after a node's series end; GPUAllocatedIdle names each pod sharing
+// an idle GPU and an idle MIG device's pod.
 func TestAlertRulesWithPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
