@@ -68,6 +68,7 @@ SIGINT.`,
 	f.DurationVar(&m.StaleAfter, "metrics-stale-after", m.StaleAfter, "age past which a GPU's last sample is no longer served (default 3 sample intervals)")
 	f.StringVar(&m.PodResourcesSocket, "pod-resources-socket", m.PodResourcesSocket, "kubelet pod-resources socket, for pod labels (empty: no pod labels)")
 	f.DurationVar(&m.PodResourcesInterval, "pod-resources-interval", m.PodResourcesInterval, "time between two reads of the pod-resources socket; also each read's deadline")
+	f.BoolVar(&m.VirtualGPUs, "kubernetes-virtual-gpus", m.VirtualGPUs, "serve a GPU shared by time-slicing once per replica held, labelled vgpu, as dcgm-exporter's flag of that name (default: once per GPU)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	f.AddGoFlagSet(klogFlags)

@@ -192,8 +192,20 @@ type Sample struct {
 	// Row-remapping counters.
 	RowRemapCorrectable, RowRemapUncorrectable, RowRemapPending, RowRemapFailure *float64
 	// Profiling ratios (0..1), on GPUs with GPU Performance Monitoring
-	// (Hopper and later).
+	// (Hopper and later), and on their MIG devices.
 	ProfGrEngineActive, ProfSMActive, ProfTensorActive, ProfDRAMActive *float64
+	// EncUtil and DecUtil are the video encoder and decoder utilisation,
+	// percent (0..100).
+	EncUtil, DecUtil *float64
+	// FBReservedMiB is the frame buffer the driver reserves, MiB.
+	FBReservedMiB *float64
+	// PCIeTxBytesPerSec and PCIeRxBytesPerSec are the PCIe throughput,
+	// bytes per second.
+	PCIeTxBytesPerSec, PCIeRxBytesPerSec *float64
+	// NVLinkBandwidthTotal is NVML's NVLink bandwidth counter 0 summed over
+	// all links (NVML_FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL), in the counter's
+	// configured unit.
+	NVLinkBandwidthTotal *float64
 }
 
 // GPUByUUID returns the GPU with the given UUID, or the GPU holding the MIG

@@ -1,8 +1,12 @@
 package exporter
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/mock"
+	"github.com/gpuplane/gpuplane/internal/podresources"
 )
 
 const (
@@ -28,15 +34,7 @@ const (
 func servedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	full := device.Sample{UUID: "GPU-0000"}
-	for _, p := range []**float64{
-		&full.GPUUtil, &full.MemCopyUtil, &full.FBUsedMiB, &full.FBFreeMiB, &full.GPUTemp, &full.MemoryTemp,
-		&full.PowerW, &full.TotalEnergyMJ, &full.SMClockMHz, &full.MemClockMHz, &full.LastXID, &full.PCIeReplay,
-		&full.ECCSBEVolatile, &full.ECCDBEVolatile, &full.ECCSBEAggregate, &full.ECCDBEAggregate,
-		&full.RowRemapCorrectable, &full.RowRemapUncorrectable, &full.RowRemapPending, &full.RowRemapFailure,
-		&full.ProfGrEngineActive, &full.ProfSMActive, &full.ProfTensorActive, &full.ProfDRAMActive,
-	} {
-		*p = ptr(1)
-	}
+	allFields(&full, 1)
 	e, err := New(Options{Backend: newFakeBackend(testNode, nil), Pods: &fakePods{mapping: testMapping}})
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +43,23 @@ func servedNames(t *testing.T) map[string]bool {
 	e.state.setMapping(testMapping)
 	e.state.addSamples([]device.Sample{full}, time.Now())
 	e.current.Store(e.state.snapshot())
+	return gatheredNames(t, e)
+}
+
+// allFields sets every reading of s to v.
+func allFields(s *device.Sample, v float64) {
+	rv := reflect.ValueOf(s).Elem()
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Type() == reflect.TypeFor[*float64]() {
+			f.Set(reflect.ValueOf(ptr(v)))
+		}
+	}
+}
+
+// gatheredNames returns the metric names e serves now, series names of
+// histograms included.
+func gatheredNames(t *testing.T, e *Exporter) map[string]bool {
+	t.Helper()
 	mfs, err := e.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -141,11 +156,35 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	// The issue's alerts: GPU lost, XID, ECC, thermal, idle allocated GPU.
-	for _, want := range []string{"GPULost", "GPUXIDError", "GPUDoubleBitECCErrors", "GPUHighTemperature", "GPUAllocatedIdle"} {
+	// The issue's alerts: GPU lost, XID, ECC, thermal, idle allocated GPU,
+	// agent down.
+	for _, want := range []string{"GPULost", "GPUXIDError", "GPUDoubleBitECCErrors", "GPUHighTemperature", "GPUAllocatedIdle", "GPUAgentDown"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("%s: no alert %s", alertsFile, want)
 		}
+	}
+}
+
+// TestAlertRulesWithPromtool evaluates the alerting rules with Prometheus's
+// own rule engine (promtool test rules) on the series of
+// testdata/alerts_test.yaml: the XID alert fires for XID 79 while the GPU is
+// unhealthy, resolves when it recovers although the last XID stays 79, and
+// never fires for XIDs 13 and 43 (applications'); GPUAgentDown fires 2
+// minutes after a node's series end; GPUAllocatedIdle names each pod sharing
+// an idle GPU and an idle MIG device's pod.
+func TestAlertRulesWithPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but promtool is not installed; CI must install it: apt-get install -y prometheus")
+		}
+		t.Skip("promtool is not installed (Debian: apt-get install -y prometheus)")
+	}
+	cmd := exec.Command(promtool, "test", "rules", "alerts_test.yaml")
+	cmd.Dir = "testdata"
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Fatalf("promtool test rules testdata/alerts_test.yaml: %v\n%s", err, out)
 	}
 }
 
@@ -214,12 +253,214 @@ func TestDashboard(t *testing.T) {
 			}
 		}
 	}
-	// The dashboard shows every DCGM field.
+	// The dashboard shows every DCGM field, a label field as a label.
 	for _, f := range fields {
-		if !used[f.Name] {
+		shown := used[f.Name]
+		if f.Type == Label {
+			for _, expr := range found {
+				shown = shown || strings.Contains(expr, f.Name)
+			}
+		}
+		if !shown {
 			t.Errorf("%s: no panel shows %s", dashboardFile, f.Name)
 		}
 	}
+	// Every panel honours the node filter.
+	for where, expr := range found {
+		if strings.HasPrefix(where, "panels") && !strings.Contains(expr, `Hostname=~"$node"`) {
+			t.Errorf("%s: %s ignores the node filter: %s", dashboardFile, where, expr)
+		}
+	}
+}
+
+// dashboardPanels returns each panel's title and target expressions.
+func dashboardPanels(t *testing.T) (panels map[string][]string, nodeVar string) {
+	t.Helper()
+	data, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name  string `json:"name"`
+				Query any    `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatal(err)
+	}
+	panels = map[string][]string{}
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			panels[p.Title] = append(panels[p.Title], grafanaVars.Replace(tg.Expr))
+		}
+	}
+	for _, v := range dash.Templating.List {
+		if q, ok := v.Query.(map[string]any); ok && v.Name == "node" {
+			nodeVar, _ = q["query"].(string)
+		}
+	}
+	return panels, nodeVar
+}
+
+// alternatives returns, for each way a PromQL expression can give a result,
+// the metric names that way needs: an "or" gives either operand's ways, any
+// other operator needs one way of each operand.
+func alternatives(t *testing.T, expr string) [][]string {
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(parser.Node) [][]string
+	walk = func(n parser.Node) [][]string {
+		switch x := n.(type) {
+		case *parser.VectorSelector:
+			name, _ := metricNames(x.String())
+			return [][]string{name}
+		case *parser.BinaryExpr:
+			l, r := walk(x.LHS), walk(x.RHS)
+			if x.Op == parser.LOR {
+				return append(l, r...)
+			}
+			var out [][]string
+			for _, a := range l {
+				for _, b := range r {
+					out = append(out, append(slices.Clone(a), b...))
+				}
+			}
+			return out
+		}
+		out := [][]string{nil}
+		for _, c := range parser.Children(n) {
+			var next [][]string
+			for _, a := range out {
+				for _, b := range walk(c) {
+					next = append(next, append(slices.Clone(a), b...))
+				}
+			}
+			out = next
+		}
+		return out
+	}
+	return walk(e)
+}
+
+// mockExporter returns an exporter holding one sample of a mock profile
+// (built-in or file), what the node agent serves for that node, with GPU 0 (or its
+// first MIG device) held by a pod.
+func mockExporter(t *testing.T, profile string) *Exporter {
+	t.Helper()
+	b, err := mock.Open(profile, mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := b.Discover(context.Background())
+	id := n.GPUs[0].UUID
+	if len(n.GPUs[0].MIG) > 0 {
+		id = n.GPUs[0].MIG[0].UUID
+	}
+	pods := &fakePods{mapping: &podresources.Mapping{Allocations: []podresources.Allocation{
+		{ResourceName: "nvidia.com/gpu", DeviceID: id, Owner: owner("ml", "a", "main")}}}}
+	e, err := New(Options{Backend: b, Hostname: "node-a", Pods: pods})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.state.setNode(n)
+	e.state.setMapping(pods.mapping)
+	ss, _ := b.Sample(context.Background())
+	e.state.addSamples(ss, time.Now())
+	e.current.Store(e.state.snapshot())
+	return e
+}
+
+// TestDashboardFallsBackWithoutGPM: on GPUs without GPU Performance
+// Monitoring (an L40S, Ada, and a V100, Volta: no DCGM_FI_PROF_* from
+// NVML) every panel still has a query whose metrics they serve; the
+// profiling panels fall back to DCGM_FI_DEV_GPU_UTIL and
+// DCGM_FI_DEV_MEM_COPY_UTIL. Agent panels need only gpuplane's metrics.
+func TestDashboardFallsBackWithoutGPM(t *testing.T) {
+	panels, _ := dashboardPanels(t)
+	for _, profile := range []string{"l40s-pcie-4", "dgx1-v100"} {
+		served := gatheredNames(t, mockExporter(t, profile))
+		for _, n := range []string{"gpuplane_scrape_duration_seconds_bucket", "gpuplane_backend_errors_total", "gpuplane_pod_resources_errors_total"} {
+			served[n] = true // the agent's own metrics, served on every node
+		}
+		if served["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] {
+			t.Fatalf("%s serves profiling ratios; the test needs GPUs without GPM", profile)
+		}
+		for title, exprs := range panels {
+			shown := false
+			for _, expr := range exprs {
+				for _, names := range alternatives(t, expr) {
+					all := len(names) > 0
+					for _, n := range names {
+						all = all && served[n]
+					}
+					shown = shown || all
+				}
+			}
+			if title == "NVLink bandwidth" && profile == "l40s-pcie-4" {
+				shown = !shown // PCIe cards without NVLink: nothing to show
+			}
+			if !shown {
+				t.Errorf("%s: panel %q is empty on %s", dashboardFile, title, profile)
+			}
+		}
+	}
+}
+
+// TestNodeVariableOnAllMIGNode: on a node whose GPUs are all in MIG mode
+// (NVML serves no DCGM_FI_DEV_GPU_UTIL there) the node variable's metric
+// still carries the node name.
+func TestNodeVariableOnAllMIGNode(t *testing.T) {
+	_, q := dashboardPanels(t)
+	lv := labelValues.FindStringSubmatch(q)
+	if lv == nil || !strings.HasSuffix(q, ", Hostname)") {
+		t.Fatalf("node variable %q is not label_values(SELECTOR, Hostname)", q)
+	}
+	names, err := metricNames(lv[1])
+	if err != nil || len(names) != 1 {
+		t.Fatalf("node variable selector %q: %v %v", lv[1], names, err)
+	}
+	profile := filepath.Join(t.TempDir(), "all-mig.yaml")
+	if err := os.WriteFile(profile, []byte(`name: all-mig
+gpus:
+  - count: 2
+    productName: NVIDIA A100-SXM4-80GB
+    mig: [3g.40gb, 3g.40gb]
+    telemetry: {utilizationPct: [50]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := mockExporter(t, profile)
+	mfs, err := e.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "DCGM_FI_DEV_GPU_UTIL" {
+			t.Errorf("an all-MIG node serves DCGM_FI_DEV_GPU_UTIL: NVML has none in MIG mode")
+		}
+		if mf.GetName() != names[0] {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "Hostname" && l.GetValue() == "node-a" {
+					return
+				}
+			}
+		}
+	}
+	t.Errorf("node variable %q: no series with Hostname on an all-MIG node", q)
 }
 
 func TestMetricNamesRejectsBadPromQL(t *testing.T) {

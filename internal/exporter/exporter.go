@@ -52,7 +52,8 @@ type Options struct {
 	// Backend is sampled for telemetry, discovered for device labels and
 	// watched for health. Required.
 	Backend device.Backend
-	// Fields are the DCGM fields served; nil serves AllFields.
+	// Fields are the DCGM fields served (label fields as labels); nil
+	// serves AllFields.
 	Fields []Field
 	// Hostname is the value of the Hostname label, the node's name.
 	Hostname string
@@ -64,6 +65,11 @@ type Options struct {
 	StaleAfter time.Duration
 	// Pods attributes devices to pods; nil serves no pod labels.
 	Pods PodSource
+	// VirtualGPUs serves a device shared by time-slicing once per replica a
+	// container holds, labelled vgpu with the replica number, as
+	// dcgm-exporter's --kubernetes-virtual-gpus; false serves it once,
+	// with pod labels only when one container holds it.
+	VirtualGPUs bool
 	// Logger receives backend errors; nil discards them.
 	Logger *slog.Logger
 	// Config is the node agent's configuration, the device plugin's too:
@@ -118,7 +124,7 @@ func New(opts Options) (*Exporter, error) {
 		opts:     opts,
 		registry: prometheus.NewRegistry(),
 		now:      time.Now,
-		state:    newState(opts.Fields, opts.Hostname, *opts.Config.Gpuplane.IgnoredXIDs),
+		state:    newState(opts.Fields, opts.Hostname, *opts.Config.Gpuplane.IgnoredXIDs, opts.VirtualGPUs),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpuplane_backend_errors_total",
 			Help: "Failed calls to the device backend, by operation (discover, sample, watch_health).",

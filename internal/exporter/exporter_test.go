@@ -15,12 +15,13 @@ import (
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/podresources"
 )
 
 // testFields serves three fields: a gauge, a counter and a profiling ratio.
 func testFields(t *testing.T) []Field {
 	t.Helper()
-	f, err := ParseFields("test.csv", []byte(`
+	f, _, err := ParseFields("test.csv", []byte(`
 DCGM_FI_DEV_GPU_UTIL, gauge
 DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter,
 DCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, Ratio of time the graphics engine is active.
@@ -67,27 +68,26 @@ const (
 
 func TestAttributedExposition(t *testing.T) {
 	e, _ := newTestExporter(t, &fakePods{mapping: testMapping, errors: 2})
-	// GPU-0000 is shared by pods a, b and c: each gets its series. The MIG
-	// devices carry GPU 1's labels and their instance; MIG-aaaa belongs to
-	// pod d, MIG-bbbb to nobody. GPU 1 itself is no pod's.
+	// GPU-0000 is shared by pods a, b and c: one series, without pod
+	// labels, as dcgm-exporter serves a time-sliced GPU once (its
+	// internal/pkg/transformation/kubernetes.go keeps one pod per device
+	// unless --kubernetes-virtual-gpus); each holder shows in
+	// gpuplane_device_allocation. The MIG devices carry GPU 1's labels
+	// and their instance; MIG-aaaa belongs to pod d alone, so its series
+	// carry d's labels; MIG-bbbb belongs to nobody. GPU 1 itself is no
+	// pod's.
 	want := `
 # HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
 # TYPE DCGM_FI_DEV_GPU_UTIL gauge
-DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podA + `} 42
-DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podB + `} 42
-DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podC + `} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + `} 42
 DCGM_FI_DEV_GPU_UTIL{` + gpu1 + `} 7
 # HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since the driver was loaded (in mJ).
 # TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
-DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podA + `} 123456
-DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podB + `} 123456
-DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + podC + `} 123456
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu0 + `} 123456
 DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{` + gpu1 + `} 2000
 # HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
 # TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podA + `} 0.5
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podB + `} 0.5
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podC + `} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + `} 0.5
 DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migA + podD + `} 0.25
 DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migB + `} 0.125
 # HELP gpuplane_device_pods Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.
@@ -254,12 +254,15 @@ func TestEveryFieldServedWithItsType(t *testing.T) {
 		&full.ECCSBEVolatile, &full.ECCDBEVolatile, &full.ECCSBEAggregate, &full.ECCDBEAggregate,
 		&full.RowRemapCorrectable, &full.RowRemapUncorrectable, &full.RowRemapPending, &full.RowRemapFailure,
 		&full.ProfGrEngineActive, &full.ProfSMActive, &full.ProfTensorActive, &full.ProfDRAMActive,
+		&full.EncUtil, &full.DecUtil, &full.FBReservedMiB, &full.PCIeTxBytesPerSec, &full.PCIeRxBytesPerSec,
+		&full.NVLinkBandwidthTotal,
 	}
 	for i, p := range all {
 		*p = ptr(float64(i + 1))
 	}
-	if len(all) != len(fields) {
-		t.Fatalf("%d Sample fields, %d served fields", len(all), len(fields))
+	metricFields := slices.DeleteFunc(AllFields(), func(f Field) bool { return f.Type == Label })
+	if len(all) != len(metricFields) {
+		t.Fatalf("%d Sample fields, %d served metric fields", len(all), len(metricFields))
 	}
 	e, err := New(Options{Backend: newFakeBackend(testNode, nil), Hostname: "node-a"})
 	if err != nil {
@@ -281,13 +284,13 @@ func TestEveryFieldServedWithItsType(t *testing.T) {
 			values[m.GetGauge().GetValue()+m.GetCounter().GetValue()] = mf.GetName()
 		}
 	}
-	for _, f := range fields {
+	for _, f := range metricFields {
 		if got := served[f.Name]; got != string(f.Type) {
 			t.Errorf("%s served as %q, want %q", f.Name, got, f.Type)
 		}
 	}
-	// Each field reads its own Sample field: all 24 values are distinct.
-	if len(values) != len(fields) {
+	// Each field reads its own Sample field: all 30 values are distinct.
+	if len(values) != len(metricFields) {
 		t.Errorf("%d distinct values for %d fields: some fields read the same Sample field", len(values), len(fields))
 	}
 }
@@ -328,7 +331,7 @@ func TestRunSamplesAndFollowsPods(t *testing.T) {
 	}
 	eventually(`DCGM_FI_DEV_GPU_UTIL{Hostname="node-a",UUID="GPU-0000",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:07:00.0"} 42`)
 	pods.set(testMapping, 0)
-	eventually(`DCGM_FI_DEV_GPU_UTIL{Hostname="node-a",UUID="GPU-0000",container="srv",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="web",pci_bus_id="00000000:07:00.0",pod="c"} 42`)
+	eventually(`gpuplane_device_allocation{Hostname="node-a",UUID="GPU-0000",container="srv",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="web",pci_bus_id="00000000:07:00.0",pod="c"} 1`)
 	b.events <- device.HealthEvent{UUID: "GPU-1111", Kind: device.HealthLost}
 	eventually(`gpuplane_device_health{Hostname="node-a",UUID="GPU-1111",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-80GB",pci_bus_id="00000000:0F:00.0"} 0`)
 	// The backend stops answering: errors are counted and the samples go
@@ -340,7 +343,7 @@ func TestRunSamplesAndFollowsPods(t *testing.T) {
 		body = eventually("gpuplane_device_pods{")
 	}
 	b.setSamples(testSamples, nil)
-	eventually(`pod="c"} 42`)
+	eventually(`pod="d"} 0.25`)
 	if !strings.Contains(body, "gpuplane_scrape_duration_seconds_count") {
 		t.Error("no gpuplane_scrape_duration_seconds histogram")
 	}
@@ -407,7 +410,7 @@ func sortedLabels(text string) io.Reader {
 }
 
 func TestResolveDeviceIDs(t *testing.T) {
-	s := newState(AllFields(), "node-a", nil)
+	s := newState(AllFields(), "node-a", nil, false)
 	s.setNode(testNode)
 	for id, want := range map[string]string{
 		"GPU-0000":    "GPU-0000", // whole GPU
@@ -462,5 +465,121 @@ func TestConcurrentScrapesWhileSampling(t *testing.T) {
 		if msg := <-errs; msg != "" {
 			t.Error(msg)
 		}
+	}
+}
+
+func TestOnlyGPUResourcesAreAttributed(t *testing.T) {
+	// Issue 9 item 8: another device plugin's device "7" (an RDMA NIC)
+	// must not make its pod show as using GPU 7, nor GPU 1 under the
+	// index device-ID form. Only GPU resources count, as in dcgm-exporter
+	// (internal/pkg/transformation/kubernetes.go skips resource names other
+	// than nvidia.com/gpu and nvidia.com/mig-*).
+	m := &podresources.Mapping{Allocations: []podresources.Allocation{
+		{ResourceName: "rdma/hca_shared_devices_a", DeviceID: "1", Owner: owner("net", "rdma", "main")},
+		{ResourceName: "rdma/hca_shared_devices_a", DeviceID: "GPU-0000", Owner: owner("net", "rdma", "main")},
+		{ResourceName: "nvidia.com/gpu.shared", DeviceID: "GPU-0000::4", Owner: owner("ml", "a", "main")},
+	}}
+	e, _ := newTestExporter(t, &fakePods{mapping: m})
+	want := `
+# HELP gpuplane_device_pods Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.
+# TYPE gpuplane_device_pods gauge
+gpuplane_device_pods{` + gpu0 + `} 1
+gpuplane_device_pods{` + gpu1 + `} 0
+gpuplane_device_pods{` + migA + `} 0
+gpuplane_device_pods{` + migB + `} 0
+# HELP gpuplane_device_allocation 1 for each container the device is allocated to.
+# TYPE gpuplane_device_allocation gauge
+gpuplane_device_allocation{` + gpu0 + podA + `} 1
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_pods", "gpuplane_device_allocation"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVirtualGPUsOneSeriesPerReplica(t *testing.T) {
+	// Options.VirtualGPUs, as dcgm-exporter's --kubernetes-virtual-gpus:
+	// each replica a container holds is one series labelled vgpu with the
+	// replica number (the part after "::" of the device ID, as
+	// dcgm-exporter's getSharedGPU); pod a holds replicas 0 and 3. A device
+	// held whole (MIG-aaaa) has no vgpu label.
+	opts := Options{Backend: newFakeBackend(testNode, testSamples), Fields: testFields(t), Hostname: "node-a",
+		Pods: &fakePods{mapping: testMapping}, VirtualGPUs: true}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	e.state.setNode(testNode)
+	e.state.setMapping(testMapping)
+	e.state.addSamples(testSamples, t0)
+	e.current.Store(e.state.snapshot())
+	want := `
+# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podA + `,vgpu="0"} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podA + `,vgpu="3"} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podB + `,vgpu="1"} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu0 + podC + `,vgpu="2"} 42
+DCGM_FI_DEV_GPU_UTIL{` + gpu1 + `} 7
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podA + `,vgpu="0"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podA + `,vgpu="3"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podB + `,vgpu="1"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + gpu0 + podC + `,vgpu="2"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migA + podD + `} 0.25
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{` + migB + `} 0.125
+# HELP gpuplane_device_allocation 1 for each container the device is allocated to.
+# TYPE gpuplane_device_allocation gauge
+gpuplane_device_allocation{` + gpu0 + podA + `} 1
+gpuplane_device_allocation{` + gpu0 + podB + `} 1
+gpuplane_device_allocation{` + gpu0 + podC + `} 1
+gpuplane_device_allocation{` + migA + podD + `} 1
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want),
+		"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gpuplane_device_allocation"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestXIDAndDriverVersionLabels(t *testing.T) {
+	// dcgm-exporter's default-counters.csv serves DCGM_FI_DRIVER_VERSION
+	// as a label of every series, and labels DCGM_FI_DEV_XID_ERRORS with
+	// err_code and err_msg (internal/pkg/collector/gpu_collector.go; names
+	// from NVIDIA's XID catalogue: 79 "GPU has fallen off the bus", 0 "No
+	// Error"; past the table "Unknown Error").
+	fields, _, err := ParseFields("f.csv", []byte("DCGM_FI_DEV_XID_ERRORS, gauge\nDCGM_FI_DRIVER_VERSION, label, Driver Version\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{Backend: newFakeBackend(testNode, nil), Fields: fields, Hostname: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := testNode
+	node.DriverVersion = "550.54.15"
+	e.state.setNode(node)
+	e.state.addSamples([]device.Sample{
+		{UUID: "GPU-0000", LastXID: ptr(79)},
+		{UUID: "GPU-1111", LastXID: ptr(0)},
+		{UUID: "MIG-aaaa", LastXID: ptr(999)},
+	}, time.Now())
+	e.current.Store(e.state.snapshot())
+	drv := `,DCGM_FI_DRIVER_VERSION="550.54.15"`
+	want := `
+# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error seen (0 for none).
+# TYPE DCGM_FI_DEV_XID_ERRORS gauge
+DCGM_FI_DEV_XID_ERRORS{` + gpu0 + drv + `,err_code="79",err_msg="GPU has fallen off the bus"} 79
+DCGM_FI_DEV_XID_ERRORS{` + gpu1 + drv + `,err_code="0",err_msg="No Error"} 0
+DCGM_FI_DEV_XID_ERRORS{` + migA + drv + `,err_code="999",err_msg="Unknown Error"} 999
+# HELP gpuplane_device_pods Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.
+# TYPE gpuplane_device_pods gauge
+gpuplane_device_pods{` + gpu0 + drv + `} 0
+gpuplane_device_pods{` + gpu1 + drv + `} 0
+gpuplane_device_pods{` + migA + drv + `} 0
+gpuplane_device_pods{` + migB + drv + `} 0
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "DCGM_FI_DEV_XID_ERRORS", "gpuplane_device_pods"); err != nil {
+		t.Fatal(err)
 	}
 }

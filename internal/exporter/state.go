@@ -10,36 +10,48 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/health"
 	"github.com/gpuplane/gpuplane/internal/podresources"
 )
 
-// Label sets. Every series carries the device labels; MIG devices add the
-// GPU instance labels and attributed series add the pod labels.
+// Label sets. Every series carries the device labels (and the label fields
+// selected, e.g. DCGM_FI_DRIVER_VERSION); MIG devices add the GPU instance
+// labels, attributed series the pod labels, and under Options.VirtualGPUs a
+// time-slicing replica's series add vgpu. The XID field's series add
+// err_code and err_msg.
 var (
 	deviceLabels = []string{"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
 	migLabels    = []string{"GPU_I_PROFILE", "GPU_I_ID"}
 	podLabels    = []string{"pod", "namespace", "container"}
+	vgpuLabel    = "vgpu"
+	xidLabels    = []string{"err_code", "err_msg"}
 )
 
-// A variant is one of the four label sets: bit 0 set for MIG devices, bit 1
-// for series attributed to a pod.
+// A variant is one of the label sets: bit 0 set for MIG devices, bit 1 for
+// series attributed to a pod, bit 2 for a replica's series (with bit 1).
 type variant int
 
 const (
 	variantMIG variant = 1 << iota
 	variantPod
-	variants = 4
+	variantVGPU
+	variants = 8
 )
 
-func (v variant) labelNames() []string {
-	names := slices.Clone(deviceLabels)
+// labelNames returns the label names of variant v, after the device labels
+// base.
+func (v variant) labelNames(base []string) []string {
+	names := slices.Clone(base)
 	if v&variantMIG != 0 {
 		names = append(names, migLabels...)
 	}
 	if v&variantPod != 0 {
 		names = append(names, podLabels...)
+	}
+	if v&variantVGPU != 0 {
+		names = append(names, vgpuLabel)
 	}
 	return names
 }
@@ -47,10 +59,12 @@ func (v variant) labelNames() []string {
 // descs holds a metric's descriptor for each label set.
 type descs [variants]*prometheus.Desc
 
-func newDescs(name, help string) *descs {
+// newDescs returns the descriptors of a metric whose device labels are base,
+// with the labels extra after the others.
+func newDescs(name, help string, base, extra []string) *descs {
 	var d descs
 	for v := range variant(variants) {
-		d[v] = prometheus.NewDesc(name, help, v.labelNames(), nil)
+		d[v] = prometheus.NewDesc(name, help, append(v.labelNames(base), extra...), nil)
 	}
 	return &d
 }
@@ -66,14 +80,17 @@ const (
 type devInfo struct {
 	uuid string
 	mig  bool
-	// values are the values of deviceLabels, then migLabels on MIG devices.
+	// values are the values of the device labels (deviceLabels, then the
+	// label fields), then migLabels on MIG devices.
 	values []string
 }
 
 // target is one label set a device's series are served under: the device
-// alone, or the device and one container it is allocated to.
+// alone, or the device and one container it is allocated to (and one
+// replica, under Options.VirtualGPUs).
 type target struct {
 	v      variant
+	values []string
 	labels []*dto.LabelPair
 }
 
@@ -85,12 +102,15 @@ type sampleAt struct {
 // state is what the exporter knows; only the Run goroutine touches it. Each
 // change is turned into an immutable snapshot.
 type state struct {
-	fields   []Field
-	hostname string
-	fdescs   []*descs
-	health   *descs
-	pods     *descs
-	alloc    *descs
+	fields      []Field // metric fields
+	labelFields []Field // label fields, e.g. DCGM_FI_DRIVER_VERSION
+	base        []string
+	hostname    string
+	virtualGPUs bool
+	fdescs      []*descs
+	health      *descs
+	pods        *descs
+	alloc       *descs
 
 	devices   []*devInfo // discovery order: each GPU, then its MIG devices
 	byUUID    map[string]*devInfo
@@ -108,26 +128,44 @@ type deviceTargets struct {
 	// gpuplane_device_health and gpuplane_device_pods.
 	own target
 	// targets are the label sets its DCGM series are served under: own
-	// when no container holds the device, else one per container.
+	// when no container or several hold the device, else the container's;
+	// under Options.VirtualGPUs, one per container and replica.
 	targets []target
+	// containers are the label sets of each container holding the device,
+	// for gpuplane_device_allocation.
+	containers []target
 	// pods is the number of distinct pods holding the device.
 	pods int
 }
 
 // newState returns an empty state that serves fields and ignores the given
-// application XIDs in its health.
-func newState(fields []Field, hostname string, ignoredXIDs []uint64) *state {
+// application XIDs in its health; with virtualGPUs, a time-sliced device
+// has one series per replica held, labelled vgpu.
+func newState(fields []Field, hostname string, ignoredXIDs []uint64, virtualGPUs bool) *state {
 	s := &state{
-		fields:    fields,
-		hostname:  hostname,
-		health:    newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application."),
-		pods:      newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing."),
-		alloc:     newDescs(allocationName, "1 for each container the device is allocated to."),
-		samples:   make(map[string]sampleAt),
-		devHealth: health.NewState(device.Node{}, ignoredXIDs),
+		hostname:    hostname,
+		virtualGPUs: virtualGPUs,
+		samples:     make(map[string]sampleAt),
+		devHealth:   health.NewState(device.Node{}, ignoredXIDs),
+		base:        slices.Clone(deviceLabels),
 	}
 	for _, f := range fields {
-		s.fdescs = append(s.fdescs, newDescs(f.Name, f.Help))
+		if f.Type == Label {
+			s.labelFields = append(s.labelFields, f)
+			s.base = append(s.base, f.Name)
+		} else {
+			s.fields = append(s.fields, f)
+		}
+	}
+	s.health = newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.", s.base, nil)
+	s.pods = newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.", s.base, nil)
+	s.alloc = newDescs(allocationName, "1 for each container the device is allocated to.", s.base, nil)
+	for _, f := range s.fields {
+		var extra []string
+		if f.Name == xidField {
+			extra = xidLabels
+		}
+		s.fdescs = append(s.fdescs, newDescs(f.Name, f.Help, s.base, extra))
 	}
 	s.setNode(device.Node{})
 	return s
@@ -142,6 +180,9 @@ func (s *state) setNode(n device.Node) {
 	for _, g := range n.GPUs {
 		idx := strconv.Itoa(g.Index)
 		base := []string{idx, g.UUID, g.PCIBusID, "nvidia" + idx, g.ProductName, s.hostname}
+		for _, f := range s.labelFields {
+			base = append(base, f.label(&n))
+		}
 		d := &devInfo{uuid: g.UUID, values: base}
 		s.devices = append(s.devices, d)
 		s.byUUID[g.UUID] = d
@@ -197,14 +238,36 @@ func (s *state) resolve(id string) *devInfo {
 	return s.byIndex[uuid]
 }
 
+// holder is a container holding a device, through one replica under
+// Options.VirtualGPUs.
+type holder struct {
+	owner podresources.Owner
+	vgpu  string // the replica part of the device ID ("3" of "<uuid>::3"); "" for a whole device
+}
+
 // rebuildTargets computes each device's label sets from the devices and the
-// pod mapping, once per change rather than once per scrape.
+// pod mapping, once per change rather than once per scrape. A device held by
+// one container is served under its labels; one shared by several
+// containers through time-slicing is served once without pod labels, as
+// dcgm-exporter serves it once (with one of the pods' labels), unless
+// Options.VirtualGPUs asks for one series per replica.
 func (s *state) rebuildTargets() {
-	owners := make(map[string][]podresources.Owner)
+	holders := make(map[string][]holder)
 	if s.mapping != nil {
 		for _, a := range s.mapping.Allocations {
-			if d := s.resolve(a.DeviceID); d != nil && !slices.Contains(owners[d.uuid], a.Owner) {
-				owners[d.uuid] = append(owners[d.uuid], a.Owner)
+			if !configv1.IsGPUResource(a.ResourceName) {
+				continue // another device plugin's device, e.g. a NIC
+			}
+			d := s.resolve(a.DeviceID)
+			if d == nil {
+				continue
+			}
+			h := holder{owner: a.Owner}
+			if s.virtualGPUs {
+				_, h.vgpu, _ = strings.Cut(a.DeviceID, "::")
+			}
+			if !slices.Contains(holders[d.uuid], h) {
+				holders[d.uuid] = append(holders[d.uuid], h)
 			}
 		}
 	}
@@ -214,31 +277,48 @@ func (s *state) rebuildTargets() {
 		if d.mig {
 			v |= variantMIG
 		}
-		self := target{v: v, labels: labelPairs(v, d.values)}
+		self := s.newTarget(v, d.values)
 		dt := &deviceTargets{own: self}
 		s.targets[d.uuid] = dt
-		holders := owners[d.uuid]
-		if len(holders) == 0 {
-			dt.targets = []target{self}
-			continue
-		}
-		slices.SortFunc(holders, func(a, b podresources.Owner) int {
-			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Pod, b.Pod), cmp.Compare(a.Container, b.Container))
+		hs := holders[d.uuid]
+		slices.SortFunc(hs, func(a, b holder) int {
+			return cmp.Or(cmp.Compare(a.owner.Namespace, b.owner.Namespace), cmp.Compare(a.owner.Pod, b.owner.Pod),
+				cmp.Compare(a.owner.Container, b.owner.Container), cmp.Compare(len(a.vgpu), len(b.vgpu)), cmp.Compare(a.vgpu, b.vgpu))
 		})
-		for i, o := range holders {
-			if i == 0 || o.Namespace != holders[i-1].Namespace || o.Pod != holders[i-1].Pod {
+		for i, h := range hs {
+			if i == 0 || h.owner.Namespace != hs[i-1].owner.Namespace || h.owner.Pod != hs[i-1].owner.Pod {
 				dt.pods++
 			}
-			vals := append(slices.Clip(d.values), o.Pod, o.Namespace, o.Container)
-			dt.targets = append(dt.targets, target{v: v | variantPod, labels: labelPairs(v|variantPod, vals)})
+			if i == 0 || h.owner != hs[i-1].owner {
+				dt.containers = append(dt.containers, s.newTarget(v|variantPod, append(slices.Clip(d.values), h.owner.Pod, h.owner.Namespace, h.owner.Container)))
+			}
+		}
+		switch {
+		case s.virtualGPUs && len(hs) > 0:
+			for _, h := range hs {
+				vals := append(slices.Clip(d.values), h.owner.Pod, h.owner.Namespace, h.owner.Container)
+				if h.vgpu == "" {
+					dt.targets = append(dt.targets, s.newTarget(v|variantPod, vals))
+				} else {
+					dt.targets = append(dt.targets, s.newTarget(v|variantPod|variantVGPU, append(vals, h.vgpu)))
+				}
+			}
+		case len(dt.containers) == 1:
+			dt.targets = dt.containers
+		default:
+			dt.targets = []target{self}
 		}
 	}
 }
 
-// labelPairs returns the label pairs of a label set, sorted by name as
+// newTarget returns the target of variant v with those label values.
+func (s *state) newTarget(v variant, values []string) target {
+	return target{v: v, values: values, labels: labelPairs(v.labelNames(s.base), values)}
+}
+
+// labelPairs returns the label pairs of names and values, sorted by name as
 // client_golang expects.
-func labelPairs(v variant, values []string) []*dto.LabelPair {
-	names := v.labelNames()
+func labelPairs(names, values []string) []*dto.LabelPair {
 	out := make([]*dto.LabelPair, len(names))
 	for i := range names {
 		out[i] = &dto.LabelPair{Name: &names[i], Value: &values[i]}
@@ -269,9 +349,17 @@ func (s *state) snapshot() *snapshot {
 			g := group{at: smp.at}
 			for _, t := range dt.targets {
 				for i, f := range s.fields {
-					if p := f.value(&smp.s); p != nil {
-						g.metrics = append(g.metrics, newMetric(s.fdescs[i][t.v], t.labels, *p, f.Type == Counter))
+					p := f.value(&smp.s)
+					if p == nil {
+						continue
 					}
+					labels := t.labels
+					if f.Name == xidField {
+						code, msg := xidLabelValues(*p)
+						names := append(t.v.labelNames(s.base), xidLabels...)
+						labels = labelPairs(names, append(slices.Clip(t.values), code, msg))
+					}
+					g.metrics = append(g.metrics, newMetric(s.fdescs[i][t.v], labels, *p, f.Type == Counter))
 				}
 			}
 			snap.groups = append(snap.groups, g)
@@ -283,10 +371,8 @@ func (s *state) snapshot() *snapshot {
 		fixed = append(fixed,
 			newMetric(s.health[dt.own.v], dt.own.labels, healthy, false),
 			newMetric(s.pods[dt.own.v], dt.own.labels, float64(dt.pods), false))
-		for _, t := range dt.targets {
-			if t.v&variantPod != 0 {
-				fixed = append(fixed, newMetric(s.alloc[t.v], t.labels, 1, false))
-			}
+		for _, t := range dt.containers {
+			fixed = append(fixed, newMetric(s.alloc[t.v], t.labels, 1, false))
 		}
 	}
 	snap.groups = append(snap.groups, group{metrics: fixed})

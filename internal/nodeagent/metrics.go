@@ -45,15 +45,20 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 		Hostname:       nodeName,
 		SampleInterval: o.SampleInterval,
 		StaleAfter:     o.StaleAfter,
+		VirtualGPUs:    o.VirtualGPUs,
 	}
 	if opts.Hostname == "" {
 		opts.Hostname, _ = os.Hostname()
 	}
 	if o.File != "" {
-		var err error
-		if opts.Fields, err = exporter.LoadFields(o.File); err != nil {
+		fields, warnings, err := exporter.LoadFields(o.File)
+		if err != nil {
 			return nil, fmt.Errorf("--metrics-file: %w", err)
 		}
+		for _, w := range warnings {
+			klog.Warning("--metrics-file: ", w)
+		}
+		opts.Fields = fields
 	}
 	var pods *podresources.Watcher
 	if o.PodResourcesSocket != "" {

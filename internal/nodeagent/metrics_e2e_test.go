@@ -75,7 +75,8 @@ gpus:
   - productName: NVIDIA H100 80GB HBM3
     uuid: GPU-00000000-0000-0000-0000-000000000000
     telemetry: {utilizationPct: [37], memCopyUtilPct: 12, memoryUsedMiB: 20480, temperatureC: 61, memoryTemperatureC: 70,
-      powerW: 350, smClockMHz: 1980, memClockMHz: 2619, pcieReplay: 3, eccSBE: 5, eccDBE: 1, rowRemapCorrectable: 2, rowRemapUncorrectable: 1}
+      powerW: 350, smClockMHz: 1980, memClockMHz: 2619, pcieReplay: 3, eccSBE: 5, eccDBE: 1, rowRemapCorrectable: 2, rowRemapUncorrectable: 1,
+      encUtilPct: 4, decUtilPct: 9, memoryReservedMiB: 512, pcieTxBytesPerSec: 1000000, pcieRxBytesPerSec: 3000000}
   - productName: NVIDIA A100-SXM4-80GB
     uuid: GPU-11111111-1111-1111-1111-111111111111
     mig: [3g.40gb, 1g.10gb]
@@ -83,6 +84,8 @@ gpus:
   - count: 2
     productName: NVIDIA A100-SXM4-80GB
     telemetry: {utilizationPct: [80]}
+links:
+  all: NV12
 `
 
 // metricsAgent is a running gpuplane-node-agent.
@@ -291,7 +294,8 @@ func TestNodeAgentMetrics(t *testing.T) {
 	a := startMetricsAgent(t)
 	a.setPods()
 	mfs := a.eventually(t, "GPU 0 attributed to three pods", func(m map[string]*dto.MetricFamily) bool {
-		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"UUID": gpu0UUID})) == 3
+		p := seriesOf(m, "gpuplane_device_pods", map[string]string{"UUID": gpu0UUID})
+		return len(p) == 1 && metricValue(p[0]) == 3 && len(seriesOf(m, "gpuplane_device_allocation", map[string]string{"pod": "mig-a"})) == 1
 	})
 
 	// Names, types and units: every field, as dcgm-exporter serves it. The
@@ -302,6 +306,15 @@ func TestNodeAgentMetrics(t *testing.T) {
 		"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": "(in mJ)", "DCGM_FI_DEV_SM_CLOCK": "(in MHz)", "DCGM_FI_DEV_MEM_CLOCK": "(in MHz)",
 	}
 	for _, f := range exporter.AllFields() {
+		if f.Type == exporter.Label {
+			// A label of every series: the mock's driver version.
+			for _, m := range mfs["DCGM_FI_DEV_GPU_TEMP"].GetMetric() {
+				if v := metricLabels(m)[f.Name]; v != "550.54.15" {
+					t.Errorf("%s label %q, want 550.54.15", f.Name, v)
+				}
+			}
+			continue
+		}
 		mf := mfs[f.Name]
 		if mf == nil {
 			t.Errorf("%s not served", f.Name)
@@ -315,30 +328,29 @@ func TestNodeAgentMetrics(t *testing.T) {
 		}
 	}
 
-	// GPU 0, shared by three pods: each pod has the GPU's series under its
-	// own labels, with dcgm-exporter's device labels.
+	// GPU 0, shared by three pods: one series, without pod labels, as
+	// dcgm-exporter serves a time-sliced GPU once; the three holders are
+	// in gpuplane_device_allocation.
 	h100 := map[string]string{"gpu": "0", "UUID": gpu0UUID, "device": "nvidia0", "modelName": "NVIDIA H100 80GB HBM3",
 		"Hostname": "node-e2e", "pci_bus_id": a.node.GPUs[0].PCIBusID}
+	if s := seriesOf(mfs, "DCGM_FI_DEV_GPU_UTIL", h100); len(s) != 1 || metricValue(s[0]) != 37 || metricLabels(s[0])["pod"] != "" {
+		t.Errorf("GPU 0 utilisation: %d series, want one of 37 without pod labels", len(s))
+	}
 	var pods []string
-	for _, m := range seriesOf(mfs, "DCGM_FI_DEV_GPU_UTIL", h100) {
+	for _, m := range seriesOf(mfs, "gpuplane_device_allocation", h100) {
 		ls := metricLabels(m)
 		pods = append(pods, ls["namespace"]+"/"+ls["pod"]+"/"+ls["container"])
-		if metricValue(m) != 37 {
-			t.Errorf("GPU 0 utilisation for %s: %v, want 37", ls["pod"], metricValue(m))
-		}
-		if _, mig := ls["GPU_I_ID"]; mig {
-			t.Errorf("whole GPU with GPU_I_ID: %v", ls)
-		}
 	}
 	slices.Sort(pods)
 	if want := []string{"ml/train-a/main", "ml/train-b/main", "web/infer-c/srv"}; !slices.Equal(pods, want) {
 		t.Errorf("GPU 0 pods %v, want %v", pods, want)
 	}
-	trainA := map[string]string{"UUID": gpu0UUID, "pod": "train-a", "namespace": "ml", "container": "main"}
-	// 80 GiB H100: 81920 MiB; 20480 used, 61440 free. Profiling ratios:
+	trainA := map[string]string{"UUID": gpu0UUID}
+	// 80 GiB H100: 81920 MiB; 512 reserved, 20480 used, 60928 free. Profiling ratios:
 	// engine and SM active 37 % = 0.37, tensor and DRAM half of it.
 	for name, want := range map[string]float64{
-		"DCGM_FI_DEV_MEM_COPY_UTIL": 12, "DCGM_FI_DEV_FB_USED": 20480, "DCGM_FI_DEV_FB_FREE": 61440,
+		"DCGM_FI_DEV_MEM_COPY_UTIL": 12, "DCGM_FI_DEV_FB_USED": 20480, "DCGM_FI_DEV_FB_FREE": 60928, "DCGM_FI_DEV_FB_RESERVED": 512,
+		"DCGM_FI_DEV_ENC_UTIL": 4, "DCGM_FI_DEV_DEC_UTIL": 9, "DCGM_FI_PROF_PCIE_TX_BYTES": 1e6, "DCGM_FI_PROF_PCIE_RX_BYTES": 3e6,
 		"DCGM_FI_DEV_GPU_TEMP": 61, "DCGM_FI_DEV_MEMORY_TEMP": 70, "DCGM_FI_DEV_POWER_USAGE": 350,
 		"DCGM_FI_DEV_SM_CLOCK": 1980, "DCGM_FI_DEV_MEM_CLOCK": 2619, "DCGM_FI_DEV_XID_ERRORS": 0,
 		"DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 3, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": 5, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 1,
@@ -383,6 +395,14 @@ func TestNodeAgentMetrics(t *testing.T) {
 		if metricValue(s[0]) != half {
 			t.Errorf("MIG %s free %v MiB, want %v", m.Profile, metricValue(s[0]), half)
 		}
+		// An A100 MIG device has what NVML gives it: no utilisation (NVML
+		// has none for MIG devices, and dcgm-exporter serves none) and no
+		// profiling ratios (GPM per GPU instance is Hopper and later).
+		for _, name := range []string{"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_POWER_USAGE"} {
+			if s := seriesOf(mfs, name, match); len(s) != 0 {
+				t.Errorf("A100 MIG %s has %s", m.Profile, name)
+			}
+		}
 	}
 	if got := oneValue(t, mfs, "gpuplane_device_allocation", map[string]string{"pod": "whole-a", "UUID": a.node.GPUs[2].UUID}); got != 1 {
 		t.Errorf("allocation of GPU 2 to whole-a: %v", got)
@@ -412,7 +432,7 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	a := startMetricsAgent(t)
 	a.setPods()
 	attributed := func(m map[string]*dto.MetricFamily) bool {
-		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"pod": "train-a"})) == 1
+		return len(seriesOf(m, "DCGM_FI_DEV_GPU_UTIL", map[string]string{"pod": "whole-a"})) == 1
 	}
 	a.eventually(t, "pod labels", attributed)
 
@@ -443,6 +463,43 @@ func TestNodeAgentMetricsWithoutPodResources(t *testing.T) {
 	})
 	a.pods.SetDelay(0)
 	a.eventually(t, "pod labels after the socket answered again", attributed)
+}
+
+// TestNodeAgentDCGMExporterCountersAndVirtualGPUs: NVIDIA's unmodified
+// default-counters.csv (internal/exporter/testdata, source in
+// TestDCGMExporterDefaultCounters) is accepted, the field gpuplane does not
+// serve is skipped with one warning, the driver version is a label; with
+// --kubernetes-virtual-gpus GPU 0's four replicas are four series labelled
+// vgpu 0 to 3 (infer-c holds 2 and 3).
+func TestNodeAgentDCGMExporterCountersAndVirtualGPUs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane-node-agent binary")
+	}
+	counters, err := filepath.Abs("../exporter/testdata/dcgm-exporter-default-counters.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startMetricsAgent(t, "--metrics-file", counters, "--kubernetes-virtual-gpus")
+	a.setPods()
+	mfs := a.eventually(t, "GPU 0 served per replica", func(m map[string]*dto.MetricFamily) bool {
+		return len(seriesOf(m, "DCGM_FI_DEV_POWER_USAGE", map[string]string{"UUID": gpu0UUID})) == 4
+	})
+	var got []string
+	for _, m := range seriesOf(mfs, "DCGM_FI_DEV_POWER_USAGE", map[string]string{"UUID": gpu0UUID}) {
+		ls := metricLabels(m)
+		got = append(got, ls["pod"]+"/"+ls["vgpu"]+"/"+ls["DCGM_FI_DRIVER_VERSION"])
+	}
+	slices.Sort(got)
+	if want := []string{"infer-c/2/550.54.15", "infer-c/3/550.54.15", "train-a/0/550.54.15", "train-b/1/550.54.15"}; !slices.Equal(got, want) {
+		t.Errorf("GPU 0 power series (pod/vgpu/driver) %v, want %v", got, want)
+	}
+	if mfs["DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"] != nil || mfs["DCGM_FI_DEV_ENC_UTIL"] == nil {
+		t.Error("the counters file does not select the fields served")
+	}
+	warn := "DCGM_FI_DEV_VGPU_LICENSE_STATUS is not a field gpuplane serves; skipped"
+	if n := strings.Count(a.log(), warn); n != 1 {
+		t.Errorf("%d warnings %q in the log, want 1:\n%s", n, warn, a.log())
+	}
 }
 
 func TestNodeAgentRejectsBadMetricsFlags(t *testing.T) {
@@ -567,7 +624,7 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 	}()
 	base := "http://" + addr
 
-	// Query until the sample of pod train-a arrives (at most a minute).
+	// Query until the sample of pod whole-a arrives (at most a minute).
 	type vector []struct {
 		Metric map[string]string `json:"metric"`
 		Value  [2]any            `json:"value"`
@@ -581,37 +638,37 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 				var data struct {
 					Result vector `json:"result"`
 				}
-				promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_GPU_UTIL{pod="train-a"}`}}, &data)
+				promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_GPU_UTIL{pod="whole-a"}`}}, &data)
 				if got = data.Result; len(got) > 0 {
 					break
 				}
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("Prometheus never had DCGM_FI_DEV_GPU_UTIL{pod=\"train-a\"}")
+			t.Fatal("Prometheus never had DCGM_FI_DEV_GPU_UTIL{pod=\"whole-a\"}")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	if len(got) != 1 {
-		t.Fatalf("DCGM_FI_DEV_GPU_UTIL{pod=\"train-a\"}: %d series, want 1: %v", len(got), got)
+		t.Fatalf("DCGM_FI_DEV_GPU_UTIL{pod=\"whole-a\"}: %d series, want 1: %v", len(got), got)
 	}
 	m := got[0].Metric
-	for k, want := range map[string]string{"namespace": "ml", "container": "main", "UUID": gpu0UUID, "gpu": "0",
-		"device": "nvidia0", "Hostname": "node-e2e", "modelName": "NVIDIA H100 80GB HBM3", "job": "gpuplane"} {
+	for k, want := range map[string]string{"namespace": "batch", "container": "job", "UUID": a.node.GPUs[2].UUID, "gpu": "2",
+		"device": "nvidia2", "Hostname": "node-e2e", "modelName": "NVIDIA A100-SXM4-80GB", "job": "gpuplane"} {
 		if m[k] != want {
 			t.Errorf("label %s = %q, want %q (series %v)", k, m[k], want, m)
 		}
 	}
-	if v := got[0].Value[1]; v != "37" {
-		t.Errorf("value %v, want 37", v)
+	if v := got[0].Value[1]; v != "80" {
+		t.Errorf("value %v, want 80", v)
 	}
 	// Counters keep dcgm-exporter's names (no _total added).
 	var energy struct {
 		Result vector `json:"result"`
 	}
-	promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod="train-a"} > 0`}}, &energy)
+	promAPIGet(t, base, "/api/v1/query", url.Values{"query": {`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod="whole-a"} > 0`}}, &energy)
 	if len(energy.Result) != 1 {
-		t.Errorf("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod=\"train-a\"} > 0: %d series, want 1", len(energy.Result))
+		t.Errorf("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{pod=\"whole-a\"} > 0: %d series, want 1", len(energy.Result))
 	}
 
 	// The alerting rules load and evaluate against the agent's metrics.

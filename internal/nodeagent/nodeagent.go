@@ -83,6 +83,9 @@ type MetricsOptions struct {
 	// pod-resources socket, and each read's deadline
 	// (--pod-resources-interval).
 	PodResourcesInterval time.Duration
+	// VirtualGPUs serves a time-sliced device once per replica held,
+	// labelled vgpu (--kubernetes-virtual-gpus); see exporter.Options.
+	VirtualGPUs bool
 }
 
 // DefaultOptions returns the defaults of the flags: the nvml backend, the

@@ -27,7 +27,7 @@ type Backend struct {
 
 	mu      sync.Mutex
 	step    int               // Sample calls so far
-	lastXID map[string]uint64 // last XID per GPU UUID
+	lastXID map[string]uint64 // last XID per GPU or MIG device UUID
 }
 
 var _ device.Backend = (*Backend)(nil)
@@ -224,10 +224,10 @@ func (b *Backend) diff(cur, next map[string]Fault) []device.HealthEvent {
 		if f.Lost {
 			ev.Kind = device.HealthLost
 		} else {
+			// The device's own last XID, as the nvml backend records an
+			// XID NVML attributes to a MIG device on that device.
 			b.mu.Lock()
-			if g, _, ok := b.node.GPUByUUID(uuid); ok {
-				b.lastXID[g.UUID] = f.XID
-			}
+			b.lastXID[uuid] = f.XID
 			b.mu.Unlock()
 		}
 		evs = append(evs, ev)
@@ -241,10 +241,19 @@ func (b *Backend) diff(cur, next map[string]Fault) []device.HealthEvent {
 	return evs
 }
 
-// Sample returns one reading per GPU and per MIG device. GPU utilisation
-// is the profile's curve at the current step (the n-th call reads value
-// n mod len); energy is PowerW times the seconds since the backend started,
-// in millijoules. MIG devices report utilisation and frame buffer only.
+// Sample returns one reading per GPU and per MIG device, what the nvml
+// backend reads from such a GPU. GPU utilisation is the profile's curve at
+// the current step (the n-th call reads value n mod len); energy is PowerW
+// times the seconds since the backend started, in millijoules, and the
+// NVLink bandwidth counter NVLinkBandwidthPerSec times those seconds. GPUs
+// of compute capability 9 and later (Hopper, Blackwell) have GPU Performance
+// Monitoring: their profiling ratios are the utilisation (engine and SM
+// active) and half of it (tensor and DRAM active). A MIG device reports
+// its share of the frame buffer, its last XID and, on those GPUs only, the
+// same profiling ratios (NVML's per-GPU-instance GPM samples); never
+// DCGM_FI_DEV_GPU_UTIL, which NVML and dcgm-exporter have only for whole
+// GPUs. A GPU in MIG mode has no utilisation, memory copy utilisation or
+// profiling ratios of its own.
 func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 	b.mu.Lock()
 	step := b.step
@@ -261,17 +270,15 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 			util = t.UtilizationPct[step%len(t.UtilizationPct)]
 		}
 		temp, memTemp, power := or(t.TemperatureC, 40), or(t.MemoryTemperatureC, 45), or(t.PowerW, 100)
-		used := t.MemoryUsedMiB
-		if used > float64(g.MemoryMiB) {
-			used = float64(g.MemoryMiB)
-		}
+		reserved := min(t.MemoryReservedMiB, float64(g.MemoryMiB))
+		used := min(t.MemoryUsedMiB, float64(g.MemoryMiB)-reserved)
 		b.mu.Lock()
 		xid := float64(b.lastXID[g.UUID])
 		b.mu.Unlock()
 		s := device.Sample{
 			UUID: g.UUID, Time: now,
 			GPUUtil: f(util), MemCopyUtil: f(t.MemCopyUtilPct),
-			FBUsedMiB: f(used), FBFreeMiB: f(float64(g.MemoryMiB) - used),
+			FBUsedMiB: f(used), FBFreeMiB: f(float64(g.MemoryMiB) - reserved - used), FBReservedMiB: f(reserved),
 			GPUTemp: f(temp), MemoryTemp: f(memTemp),
 			PowerW: f(power), TotalEnergyMJ: f(power * secs * 1000),
 			SMClockMHz: f(or(t.SMClockMHz, 1410)), MemClockMHz: f(or(t.MemClockMHz, 1215)),
@@ -280,22 +287,58 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 			ECCSBEAggregate: f(t.ECCSBE), ECCDBEAggregate: f(t.ECCDBE),
 			RowRemapCorrectable: f(t.RowRemapCorrectable), RowRemapUncorrectable: f(t.RowRemapUncorrectable),
 			RowRemapPending: f(0), RowRemapFailure: f(0),
+			EncUtil: f(t.EncUtilPct), DecUtil: f(t.DecUtilPct),
+			PCIeTxBytesPerSec: f(t.PCIeTxBytesPerSec), PCIeRxBytesPerSec: f(t.PCIeRxBytesPerSec),
 		}
-		if g.ComputeMajor >= 9 {
-			// GPU Performance Monitoring exists on Hopper and later.
-			s.ProfGrEngineActive, s.ProfSMActive = f(util/100), f(util/100)
-			s.ProfTensorActive, s.ProfDRAMActive = f(util/200), f(util/200)
+		if b.hasNVLink(i) {
+			s.NVLinkBandwidthTotal = f(t.NVLinkBandwidthPerSec * secs)
+		}
+		gpm := g.ComputeMajor >= 9
+		switch {
+		case g.MIGEnabled:
+			// NVML has no utilisation rates for a GPU in MIG mode; its
+			// activity is its MIG devices'.
+			s.GPUUtil, s.MemCopyUtil = nil, nil
+		case gpm:
+			setProf(&s, util)
 		}
 		out = append(out, s)
 		for _, m := range g.MIG {
 			mu := used * float64(m.MemoryMiB) / float64(max(g.MemoryMiB, 1))
-			out = append(out, device.Sample{
-				UUID: m.UUID, Time: now, GPUUtil: f(util),
-				FBUsedMiB: f(mu), FBFreeMiB: f(float64(m.MemoryMiB) - mu),
-			})
+			b.mu.Lock()
+			mxid := float64(b.lastXID[m.UUID])
+			b.mu.Unlock()
+			ms := device.Sample{
+				UUID: m.UUID, Time: now,
+				FBUsedMiB: f(mu), FBFreeMiB: f(float64(m.MemoryMiB) - mu), LastXID: f(mxid),
+			}
+			if gpm {
+				setProf(&ms, util)
+			}
+			out = append(out, ms)
 		}
 	}
 	return out, nil
+}
+
+// setProf sets the profiling ratios of a GPM sample at utilisation util
+// percent.
+func setProf(s *device.Sample, util float64) {
+	s.ProfGrEngineActive, s.ProfSMActive = f(util/100), f(util/100)
+	s.ProfTensorActive, s.ProfDRAMActive = f(util/200), f(util/200)
+}
+
+// hasNVLink reports whether GPU i has an NVLink to another GPU.
+func (b *Backend) hasNVLink(i int) bool {
+	if i >= len(b.node.Links) {
+		return false
+	}
+	for j, l := range b.node.Links[i] {
+		if j != i && l.Type == device.LinkNVLink {
+			return true
+		}
+	}
+	return false
 }
 
 // specs expands the profile's GPU entries to one per GPU.

@@ -360,3 +360,68 @@ func TestParseProfileDecodeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleMIGAsNVML: a MIG device never reports DCGM_FI_DEV_GPU_UTIL (NVML
+// has no utilisation for MIG devices and dcgm-exporter serves none); it
+// reports its share of the frame buffer, its own last XID and, on a GPU with
+// GPM (Hopper), the per-instance profiling ratios; on an A100 (Ampere, no
+// GPM) none.
+func TestSampleMIGAsNVML(t *testing.T) {
+	p, err := ParseProfile("h100-mig.yaml", []byte(`name: h100-mig
+gpus:
+  - productName: NVIDIA H100 80GB HBM3
+    mig: [3g.40gb]
+    telemetry: {utilizationPct: [40], memoryUsedMiB: 8192, memoryReservedMiB: 512, encUtilPct: 3, decUtilPct: 4,
+      pcieTxBytesPerSec: 1000, pcieRxBytesPerSec: 2000, nvlinkBandwidthPerSec: 5}
+  - productName: NVIDIA A100-SXM4-80GB
+    mig: [3g.40gb]
+    telemetry: {utilizationPct: [40]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := b.Sample(context.Background())
+	if err != nil || len(ss) != 4 {
+		t.Fatalf("%d samples, %v; want 4", len(ss), err)
+	}
+	h, hm, am := ss[0], ss[1], ss[3]
+	// NVML has no utilisation rates for a GPU in MIG mode.
+	if h.GPUUtil != nil || h.MemCopyUtil != nil || h.ProfGrEngineActive != nil || ss[2].GPUUtil != nil {
+		t.Errorf("MIG-enabled GPUs have utilisation %v, %v, profiling %v", h.GPUUtil, ss[2].GPUUtil, h.ProfGrEngineActive)
+	}
+	for i, s := range []device.Sample{hm, am} {
+		if s.GPUUtil != nil || s.MemCopyUtil != nil || s.PowerW != nil || s.EncUtil != nil {
+			t.Errorf("MIG device %d: util %v, mem copy %v, power %v, encoder %v; want none", i, s.GPUUtil, s.MemCopyUtil, s.PowerW, s.EncUtil)
+		}
+		if s.FBUsedMiB == nil || s.LastXID == nil {
+			t.Errorf("MIG device %d: no frame buffer or XID", i)
+		}
+	}
+	// H100 MIG: GPM per instance, 40 % active, tensor and DRAM half.
+	if hm.ProfGrEngineActive == nil || *hm.ProfGrEngineActive != 0.4 || *hm.ProfSMActive != 0.4 || *hm.ProfTensorActive != 0.2 || *hm.ProfDRAMActive != 0.2 {
+		t.Errorf("H100 MIG profiling: %v %v %v %v", hm.ProfGrEngineActive, hm.ProfSMActive, hm.ProfTensorActive, hm.ProfDRAMActive)
+	}
+	if am.ProfGrEngineActive != nil {
+		t.Errorf("A100 MIG has profiling ratio %v; Ampere has no GPM", *am.ProfGrEngineActive)
+	}
+	// The H100's 81920 MiB: 512 reserved, 8192 used, 73216 free.
+	if *h.FBReservedMiB != 512 || *h.FBUsedMiB != 8192 || *h.FBFreeMiB != 73216 {
+		t.Errorf("H100 frame buffer reserved %v used %v free %v; want 512 8192 73216", *h.FBReservedMiB, *h.FBUsedMiB, *h.FBFreeMiB)
+	}
+	if *h.EncUtil != 3 || *h.DecUtil != 4 || *h.PCIeTxBytesPerSec != 1000 || *h.PCIeRxBytesPerSec != 2000 {
+		t.Errorf("H100 encoder %v decoder %v PCIe TX %v RX %v", *h.EncUtil, *h.DecUtil, *h.PCIeTxBytesPerSec, *h.PCIeRxBytesPerSec)
+	}
+	// No NVLink between the two (default links: NODE): no NVLink counter.
+	if h.NVLinkBandwidthTotal != nil {
+		t.Errorf("NVLink counter %v on a GPU without NVLink", *h.NVLinkBandwidthTotal)
+	}
+	// dgx-h100: NV18 everywhere, the counter is served.
+	d, _ := Open("dgx-h100", Options{})
+	if ss, _ := d.Sample(context.Background()); ss[0].NVLinkBandwidthTotal == nil {
+		t.Error("dgx-h100 GPU 0 has no NVLink counter")
+	}
+}

@@ -87,6 +87,21 @@ type Telemetry struct {
 	// RowRemapCorrectable and RowRemapUncorrectable are row-remap counts.
 	RowRemapCorrectable   float64 `json:"rowRemapCorrectable,omitempty"`
 	RowRemapUncorrectable float64 `json:"rowRemapUncorrectable,omitempty"`
+	// EncUtilPct and DecUtilPct are the video encoder and decoder
+	// utilisation, percent.
+	EncUtilPct float64 `json:"encUtilPct,omitempty"`
+	DecUtilPct float64 `json:"decUtilPct,omitempty"`
+	// MemoryReservedMiB is the frame buffer the driver reserves, MiB; it
+	// counts neither as used nor as free.
+	MemoryReservedMiB float64 `json:"memoryReservedMiB,omitempty"`
+	// PCIeTxBytesPerSec and PCIeRxBytesPerSec are the PCIe throughput,
+	// bytes per second.
+	PCIeTxBytesPerSec float64 `json:"pcieTxBytesPerSec,omitempty"`
+	PCIeRxBytesPerSec float64 `json:"pcieRxBytesPerSec,omitempty"`
+	// NVLinkBandwidthPerSec is the rate of NVML's NVLink bandwidth counter
+	// over all links, per second; the counter is served only on GPUs with
+	// an NVLink to another GPU.
+	NVLinkBandwidthPerSec float64 `json:"nvlinkBandwidthPerSec,omitempty"`
 }
 
 // LinksSpec is the interconnect matrix.

@@ -137,3 +137,79 @@ func TestDirectNVLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestGPMPerMIGInstance: on a GPU with GPM, each MIG device gets its GPU
+// instance's profiling ratios from nvmlGpmMigSampleGet (GPM metrics per GPU
+// instance; the NVML API reference names Hopper and later), from the second
+// sample on; the GPU itself, its GPM samples refused in MIG mode, gets
+// none. The machine is the A100 mock with GPM switched on for GPU 0 (MIG:
+// a 3g.20gb and two 1g.5gb GPU instances), which is what the
+// backend sees on an H100 in MIG mode.
+func TestGPMPerMIGInstance(t *testing.T) {
+	m := newMachine(t)
+	d0 := m.Devices[0].(*server.Device)
+	d0.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) {
+		return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
+	}
+	gi := map[nvml.GpmSample]int{} // GPU instance each sample was taken of
+	m.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
+		smp := &mock.GpmSample{FreeFunc: func() nvml.Return { return nvml.SUCCESS }}
+		smp.GetFunc = func(nvml.Device) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
+		smp.MigGetFunc = func(d nvml.Device, id int) nvml.Return {
+			if d != m.Devices[0] {
+				return nvml.ERROR_INVALID_ARGUMENT
+			}
+			gi[smp] = id
+			return nvml.SUCCESS
+		}
+		return smp, nvml.SUCCESS
+	}
+	// Graphics engine active 10 % times the GPU instance ID; SM, tensor
+	// and DRAM fixed.
+	m.GpmMetricsGetFunc = func(mg *nvml.GpmMetricsGetType) nvml.Return {
+		id, ok := gi[mg.Sample2]
+		if !ok || gi[mg.Sample1] != id {
+			return nvml.ERROR_INVALID_ARGUMENT
+		}
+		for i := 0; i < int(mg.NumMetrics); i++ {
+			switch nvml.GpmMetricId(mg.Metrics[i].MetricId) {
+			case nvml.GPM_METRIC_GRAPHICS_UTIL:
+				mg.Metrics[i].Value = 10 * float64(id)
+			case nvml.GPM_METRIC_SM_UTIL:
+				mg.Metrics[i].Value = 50
+			default:
+				mg.Metrics[i].Value = 20
+			}
+		}
+		return nvml.SUCCESS
+	}
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n, _ := b.Discover(context.Background())
+	first, _ := b.Sample(context.Background())
+	if first[1].ProfGrEngineActive != nil {
+		t.Errorf("first sample of a MIG device has a profiling ratio")
+	}
+	ss, _ := b.Sample(context.Background())
+	if ss[0].ProfGrEngineActive != nil {
+		t.Errorf("GPU 0 in MIG mode has graphics engine active %v", *ss[0].ProfGrEngineActive)
+	}
+	for k, mig := range n.GPUs[0].MIG {
+		s := ss[1+k]
+		want := 10 * float64(mig.GPUInstanceID) / 100 // GPM percent as a ratio
+		if s.UUID != mig.UUID || s.ProfGrEngineActive == nil || *s.ProfGrEngineActive != want ||
+			*s.ProfSMActive != 0.5 || *s.ProfTensorActive != 0.2 || *s.ProfDRAMActive != 0.2 {
+			t.Errorf("MIG %s (GPU instance %d): %+v, want graphics engine active %v", mig.UUID, mig.GPUInstanceID, s, want)
+		}
+		if s.GPUUtil != nil {
+			t.Errorf("MIG %s has GPU utilisation", mig.UUID)
+		}
+	}
+	// GPU 1 (no GPM) and its 7g.40gb: none.
+	if ss[4].ProfGrEngineActive != nil || ss[5].ProfGrEngineActive != nil {
+		t.Error("GPU 1 without GPM has profiling ratios")
+	}
+}

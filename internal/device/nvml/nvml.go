@@ -6,6 +6,7 @@ package nvml
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -35,7 +36,7 @@ type Backend struct {
 
 	mu      sync.Mutex
 	lastXID map[string]uint64
-	gpm     map[string]nvml.GpmSample // previous GPM sample per GPU UUID
+	gpm     map[string]nvml.GpmSample // previous GPM sample per GPU or MIG device UUID
 	closed  bool
 }
 
@@ -467,9 +468,12 @@ func (b *Backend) probe(uuid string) bool {
 	return ret != nvml.ERROR_GPU_IS_LOST && ret != nvml.ERROR_UNKNOWN
 }
 
-// Sample reads every GPU's telemetry and every MIG device's memory. A value
-// the device does not support stays nil. GPM profiling ratios need two
-// samples: the first call on a GPU leaves them nil.
+// Sample reads every GPU's telemetry and every MIG device's memory, last
+// XID and, on GPUs with GPU Performance Monitoring (Hopper and later), its
+// GPU instance's profiling ratios (nvmlGpmMigSampleGet). A value the device
+// does not support stays nil: NVML has no utilisation, clocks, power or
+// encoder readings for a MIG device. GPM profiling ratios need two samples:
+// the first call on a device leaves them nil.
 func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 	n, hs, err := b.discoverGPUs()
 	if err != nil {
@@ -504,6 +508,23 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		if r, ret := d.GetPcieReplayCounter(); ret == nvml.SUCCESS {
 			s.PCIeReplay = f(float64(r))
 		}
+		if u, _, ret := d.GetEncoderUtilization(); ret == nvml.SUCCESS {
+			s.EncUtil = f(float64(u))
+		}
+		if u, _, ret := d.GetDecoderUtilization(); ret == nvml.SUCCESS {
+			s.DecUtil = f(float64(u))
+		}
+		if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+			s.FBReservedMiB = f(float64(m.Reserved) / (1 << 20))
+		}
+		// NVML's PCIe throughput is KiB/s over a 20 ms window.
+		if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
+			s.PCIeTxBytesPerSec = f(float64(v) * 1024)
+		}
+		if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES); ret == nvml.SUCCESS {
+			s.PCIeRxBytesPerSec = f(float64(v) * 1024)
+		}
+		s.NVLinkBandwidthTotal = fieldValue(d, nvml.FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL)
 		s.ECCSBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.VOLATILE_ECC)
 		s.ECCDBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
 		s.ECCSBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC)
@@ -515,10 +536,18 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		b.mu.Lock()
 		s.LastXID = f(float64(b.lastXID[g.UUID]))
 		b.mu.Unlock()
-		b.sampleGPM(d, g.UUID, &s)
+		gpm := gpmSupported(d)
+		if gpm {
+			b.sampleGPM(g.UUID, func(smp nvml.GpmSample) nvml.Return { return smp.Get(d) }, &s)
+		}
 		out = append(out, s)
 		for i := range g.MIG {
-			out = append(out, b.sampleMIG(d, g.MIG[i], now))
+			ms := b.sampleMIG(d, g.MIG[i], now)
+			if gpm {
+				gi := g.MIG[i].GPUInstanceID
+				b.sampleGPM(ms.UUID, func(smp nvml.GpmSample) nvml.Return { return smp.MigGet(d, gi) }, &ms)
+			}
+			out = append(out, ms)
 		}
 	}
 	return out, nil
@@ -549,19 +578,23 @@ func (b *Backend) sampleMIG(parent nvml.Device, m device.MIGDevice, now time.Tim
 	return s
 }
 
-// sampleGPM fills the profiling ratios from the GPU Performance Monitoring
-// metrics between the previous sample and this one, on GPUs that support
-// GPM (Hopper and later).
-func (b *Backend) sampleGPM(d nvml.Device, uuid string, s *device.Sample) {
+// gpmSupported reports whether the GPU supports GPU Performance Monitoring
+// (Hopper and later).
+func gpmSupported(d nvml.Device) bool {
 	sup, ret := d.GpmQueryDeviceSupport()
-	if ret != nvml.SUCCESS || sup.IsSupportedDevice == 0 {
-		return
-	}
+	return ret == nvml.SUCCESS && sup.IsSupportedDevice != 0
+}
+
+// sampleGPM fills the profiling ratios of the GPU or MIG device uuid from
+// the GPU Performance Monitoring metrics between its previous sample and
+// this one; get takes the sample (nvmlGpmSampleGet for a GPU,
+// nvmlGpmMigSampleGet for a MIG device's GPU instance).
+func (b *Backend) sampleGPM(uuid string, get func(nvml.GpmSample) nvml.Return, s *device.Sample) {
 	cur, ret := b.lib.GpmSampleAlloc()
 	if ret != nvml.SUCCESS {
 		return
 	}
-	if ret := cur.Get(d); ret != nvml.SUCCESS {
+	if ret := get(cur); ret != nvml.SUCCESS {
 		cur.Free()
 		return
 	}
@@ -588,6 +621,30 @@ func (b *Backend) sampleGPM(d nvml.Device, uuid string, s *device.Sample) {
 			*dst[i] = f(mg.Metrics[i].Value / 100)
 		}
 	}
+}
+
+// fieldValue reads one NVML field of the device as a number; nil when it
+// is not supported.
+func fieldValue(d nvml.Device, id uint32) *float64 {
+	v := []nvml.FieldValue{{FieldId: id}}
+	if ret := d.GetFieldValues(v); ret != nvml.SUCCESS || nvml.Return(v[0].NvmlReturn) != nvml.SUCCESS {
+		return nil
+	}
+	raw := v[0].Value
+	u := binary.NativeEndian.Uint64(raw[:])
+	switch nvml.ValueType(v[0].ValueType) {
+	case nvml.VALUE_TYPE_DOUBLE:
+		return f(math.Float64frombits(u))
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return f(float64(binary.NativeEndian.Uint32(raw[:4])))
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
+		return f(float64(u))
+	case nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		return f(float64(int64(u)))
+	case nvml.VALUE_TYPE_SIGNED_INT:
+		return f(float64(int32(binary.NativeEndian.Uint32(raw[:4]))))
+	}
+	return nil
 }
 
 func ecc(d nvml.Device, t nvml.MemoryErrorType, c nvml.EccCounterType) *float64 {

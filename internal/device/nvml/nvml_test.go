@@ -2,6 +2,7 @@ package nvml
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -142,6 +143,29 @@ func complete(d *server.Device, i int) {
 		total := d.MemoryInfo.Total
 		return nvml.Memory{Total: total, Used: 1 << 30, Free: total - 1<<30}, nvml.SUCCESS
 	}
+	d.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 5, 167000, nvml.SUCCESS }
+	d.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 11, 167000, nvml.SUCCESS }
+	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+		return nvml.Memory_v2{Total: d.MemoryInfo.Total, Reserved: 300 << 20}, nvml.SUCCESS
+	}
+	d.GetPcieThroughputFunc = func(c nvml.PcieUtilCounter) (uint32, nvml.Return) {
+		if c == nvml.PCIE_UTIL_TX_BYTES {
+			return 2000, nvml.SUCCESS // KiB/s
+		}
+		return 500, nvml.SUCCESS
+	}
+	// NVLink bandwidth counter 0, all links: an unsigned long long.
+	d.GetFieldValuesFunc = func(v []nvml.FieldValue) nvml.Return {
+		for k := range v {
+			if v[k].FieldId != nvml.FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL {
+				v[k].NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+				continue
+			}
+			v[k].ValueType = uint32(nvml.VALUE_TYPE_UNSIGNED_LONG_LONG)
+			binary.NativeEndian.PutUint64(v[k].Value[:], 123456789)
+		}
+		return nvml.SUCCESS
+	}
 }
 
 // migDevices returns mock MIG device handles of d, ordered by GPU and
@@ -250,9 +274,19 @@ func TestSampleDGXA100(t *testing.T) {
 	if *s.LastXID != 0 {
 		t.Errorf("LastXID = %v", *s.LastXID)
 	}
+	// 2000 and 500 KiB/s of PCIe: 2048000 and 512000 bytes/s.
+	if *s.EncUtil != 5 || *s.DecUtil != 11 || *s.FBReservedMiB != 300 || *s.PCIeTxBytesPerSec != 2048000 ||
+		*s.PCIeRxBytesPerSec != 512000 || *s.NVLinkBandwidthTotal != 123456789 {
+		t.Errorf("GPU 0: encoder %v decoder %v reserved %v PCIe %v/%v NVLink %v", *s.EncUtil, *s.DecUtil, *s.FBReservedMiB,
+			*s.PCIeTxBytesPerSec, *s.PCIeRxBytesPerSec, *s.NVLinkBandwidthTotal)
+	}
 	mig := ss[1] // GPU 0's first MIG device (3g.20gb)
 	if !strings.HasPrefix(mig.UUID, "MIG-") || *mig.FBUsedMiB != 256 || *mig.FBFreeMiB != 19968-256 {
 		t.Errorf("MIG sample %s: %v/%v", mig.UUID, *mig.FBUsedMiB, *mig.FBFreeMiB)
+	}
+	// NVML has no utilisation for a MIG device, and an A100 has no GPM.
+	if mig.GPUUtil != nil || mig.ProfGrEngineActive != nil || mig.EncUtil != nil {
+		t.Errorf("A100 MIG sample has util %v, profiling %v, encoder %v; want none", mig.GPUUtil, mig.ProfGrEngineActive, mig.EncUtil)
 	}
 }
 

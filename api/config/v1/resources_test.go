@@ -1,0 +1,22 @@
+package v1
+
+import "testing"
+
+func TestIsGPUResource(t *testing.T) {
+	for name, want := range map[string]bool{
+		"nvidia.com/gpu":                true,
+		"nvidia.com/gpu.shared":         true, // renameByDefault
+		"nvidia.com/mig-1g.10gb":        true,
+		"nvidia.com/mig-1g.10gb.shared": true,
+		"gpuplane.io/gpu-milli":         true,
+		"rdma/hca_shared_devices_a":     false, // another device plugin (issue 9 item 8)
+		"nvidia.com/mig-":               false,
+		"nvidia.com/gpus":               false,
+		"example.com/gpu":               false,
+		"":                              false,
+	} {
+		if got := IsGPUResource(name); got != want {
+			t.Errorf("IsGPUResource(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
