@@ -41,13 +41,16 @@ func MIGProfileName(giProfile, ciProfile int, memoryMiB, gpuMemoryMiB int64) (st
 // ("1c.7g.40gb") is an error: NVIDIA's plugin makes resources only for
 // profiles whose compute instance spans the GPU instance (C == G, same
 // function) and refuses the others ("does not match any resource
-// patterns", internal/rm/device_map.go).
+// patterns", internal/rm/device_map.go). The name is returned with the
+// error too: under the single strategy NVIDIA's plugin serves such devices
+// as nvidia.com/gpu and gpu-feature-discovery labels the product with it.
 func MIGResourceProfile(profile string) (string, error) {
+	name := strings.ReplaceAll(profile, "+", ".")
 	base, _, _ := strings.Cut(profile, "+")
 	if strings.Count(base, ".") != 1 {
-		return "", fmt.Errorf("MIG profile %s is a compute instance smaller than its GPU instance; only MIG devices whose compute instance spans the whole GPU instance get a resource, as in NVIDIA's device plugin", profile)
+		return name, fmt.Errorf("MIG profile %s is a compute instance smaller than its GPU instance; only MIG devices whose compute instance spans the whole GPU instance get a resource, as in NVIDIA's device plugin", profile)
 	}
-	return strings.ReplaceAll(profile, "+", "."), nil
+	return name, nil
 }
 
 // CheckSingleMIG says whether node n can be served under the single MIG

@@ -50,7 +50,7 @@ func TestMIGResourceProfile(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"1c.7g.40gb", "2c.3g.20gb+me"} {
-		if _, err := MIGResourceProfile(in); err == nil || !strings.Contains(err.Error(), in+" is a compute instance smaller than its GPU instance") {
+		if name, err := MIGResourceProfile(in); err == nil || !strings.Contains(err.Error(), in+" is a compute instance smaller than its GPU instance") || name != strings.ReplaceAll(in, "+", ".") {
 			t.Errorf("MIGResourceProfile(%q): %v", in, err)
 		}
 	}
