@@ -291,7 +291,6 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 	}{
 		{"nvml without driver", "dgx-h100", "version: v1\n", "NVML library (libnvidia-ml.so.1) not found", []string{"--backend", "nvml"}},
 		{"labels file in a missing directory", "dgx-h100", "version: v1\n", "labels file", []string{"--labels-file", "/nonexistent/dir/f"}},
-		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4", nil},
 		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`, nil},
 		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
 		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
@@ -510,6 +509,46 @@ func TestE2EAgentRestart(t *testing.T) {
 	}
 	if got, healthy := ids(p.Devices()); len(got) != 16 || !healthy {
 		t.Errorf("after restart: %d devices, healthy %v", len(got), healthy)
+	}
+}
+
+// TestE2ESingleInvalid: single on a node of mixed MIG profiles and whole
+// GPUs keeps the agent running, advertising nothing, with
+// gpu-feature-discovery's MIG-INVALID labels (k8s-device-plugin
+// internal/lm/mig-strategy.go) and an error in the log naming a GPU.
+func TestE2ESingleInvalid(t *testing.T) {
+	dir := shortDir(t)
+	k := startKubelet(t, dir)
+	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: single}\n")
+	labelsFile := filepath.Join(dir, "features")
+	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg, "--labels-file", labelsFile)
+	deadline := time.After(60 * time.Second)
+	var data []byte
+	for {
+		data, _ = os.ReadFile(labelsFile) // written atomically
+		if len(data) > 0 {
+			break
+		}
+		select {
+		case err := <-a.done:
+			a.done <- err
+			t.Fatalf("agent exited: %v", err)
+		case <-deadline:
+			t.Fatal("no labels file after 60 s")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	for _, line := range []string{"nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-INVALID", "nvidia.com/gpu.count=0", "nvidia.com/gpu.memory=0", "nvidia.com/gpu.replicas=0", "nvidia.com/gpu.sharing-strategy=", "nvidia.com/mig.strategy=single"} {
+		if !strings.Contains(string(data), line+"\n") {
+			t.Errorf("labels file lacks %s:\n%s", line, data)
+		}
+	}
+	a.stop(t) // exits 0: it was running
+	if out := a.out.String(); !strings.Contains(out, "Devices not advertised") || !strings.Contains(out, "migStrategy single: GPU 6") {
+		t.Errorf("log does not name the excluded GPUs:\n%s", out)
+	}
+	if n := len(k.Registrations()); n != 0 {
+		t.Errorf("%d registrations, want none", n)
 	}
 }
 
