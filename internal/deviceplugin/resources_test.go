@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 )
@@ -111,6 +113,14 @@ gpus:
 	}
 	if got, want := summary(rs), "nvidia.com/mig-1g.10gb.me=1 nvidia.com/mig-1g.12gb=1 nvidia.com/mig-3g.40gb=1"; got != want {
 		t.Errorf("resources %s, want %s", got, want)
+	}
+	// The kubelet's check on registration (pkg/kubelet/cm/devicemanager
+	// server.go: v1helper.IsExtendedResourceName, which requires a
+	// qualified name).
+	for _, r := range rs {
+		if errs := validation.IsQualifiedName(r.Name); len(errs) != 0 {
+			t.Errorf("resource %s: the kubelet refuses it: %v", r.Name, errs)
+		}
 	}
 	ex := Excluded(n, c)
 	if len(ex) != 8 {

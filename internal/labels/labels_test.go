@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -170,6 +171,9 @@ func TestComputeSingleLong(t *testing.T) {
 		{Options{MIGStrategy: "single", Replicas: 4, Renamed: true}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edi-MIG-1g.24gb"},
 	} {
 		l := Compute(n, tc.o)
+		if errs := validation.IsValidLabelValue(l["nvidia.com/gpu.product"]); len(errs) != 0 {
+			t.Errorf("%+v: %v", tc.o, errs)
+		}
 		if got := l["nvidia.com/gpu.product"]; got != tc.want || l["nvidia.com/gpu.memory"] != "24064" || l["nvidia.com/gpu.count"] != "1" {
 			t.Errorf("%+v: product %q, want %q; %v", tc.o, got, tc.want, Sorted(l))
 		}
@@ -238,6 +242,13 @@ gpus:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("MIG labels\n got %v\nwant %v", got, want)
+	}
+	// Kubernetes' rules for label keys and values (apimachinery
+	// validation, as the API server applies them).
+	for k, v := range Compute(n, Options{MIGStrategy: "mixed"}) {
+		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) != 0 {
+			t.Errorf("label %s=%s: %v", k, v, errs)
+		}
 	}
 }
 
