@@ -206,6 +206,13 @@ gpus:
     productName: NVIDIA A100-SXM4-80GB
     mig: [1g.10gb, 1g.10gb, 1g.10gb]
 `
+	migMedia := `name: a100-me
+gpus:
+  - productName: NVIDIA A100-SXM4-80GB
+    mig: [1g.10gb+me, 3g.40gb]
+  - productName: NVIDIA A100-SXM4-40GB
+    mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
+`
 	for _, tc := range []struct {
 		profile, strategy string
 		// want maps resources to the device IDs they list, built from the
@@ -224,14 +231,21 @@ gpus:
 		{"dgx-a100-80gb-mig", "none", map[string]string{"nvidia.com/gpu": "gpus"}},
 		{"dgx-a100-80gb-mig", "mixed", map[string]string{"nvidia.com/gpu": "gpus-nomig", "nvidia.com/mig-1g.10gb": "mig:1g.10gb", "nvidia.com/mig-2g.20gb": "mig:2g.20gb", "nvidia.com/mig-3g.40gb": "mig:3g.40gb"}},
 		{"FILE", "single", map[string]string{"nvidia.com/gpu": "mig:1g.10gb"}},
+		// The media-extension profile under the name NVIDIA's plugin gives it
+		// (k8s-device-plugin internal/rm/rm.go: "+" to "."); the seven
+		// 1c.7g.40gb devices get no resource (TestBuildResourcesMIGNames).
+		{"FILE-ME", "mixed", map[string]string{"nvidia.com/mig-1g.10gb.me": "mig:1g.10gb+me", "nvidia.com/mig-3g.40gb": "mig:3g.40gb"}},
 	} {
 		t.Run(tc.profile+"/"+tc.strategy, func(t *testing.T) {
 			dir := shortDir(t)
 			ctx := testCtx(t)
 			k := startKubelet(t, dir)
 			profile := tc.profile
-			if profile == "FILE" {
+			switch profile {
+			case "FILE":
 				profile = writeFile(t, dir, "profile.yaml", migSingle)
+			case "FILE-ME":
+				profile = writeFile(t, dir, "profile.yaml", migMedia)
 			}
 			cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: "+tc.strategy+"}\n")
 			a := startAgent(t, dir, "--mock-profile", profile, "--config", cfg)
@@ -272,6 +286,11 @@ gpus:
 				if p.Request.Version != "v1beta1" || !p.Request.Options.GetPreferredAllocationAvailable {
 					t.Errorf("%s registration request %v", r, p.Request)
 				}
+			}
+			// Every server's socket exists before any registration: no
+			// resource beyond those wanted.
+			if socks, _ := filepath.Glob(filepath.Join(dir, "gpuplane-*.sock")); len(socks) != len(tc.want) {
+				t.Errorf("sockets %v, want %d", socks, len(tc.want))
 			}
 			a.stop(t)
 			socks, _ := filepath.Glob(filepath.Join(dir, "gpuplane-*.sock"))
