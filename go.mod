@@ -3,6 +3,7 @@ module github.com/gpuplane/gpuplane
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvlib v0.13.0
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-logr/logr v1.4.4

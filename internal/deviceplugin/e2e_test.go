@@ -206,6 +206,13 @@ gpus:
     productName: NVIDIA A100-SXM4-80GB
     mig: [1g.10gb, 1g.10gb, 1g.10gb]
 `
+	migMedia := `name: a100-me
+gpus:
+  - productName: NVIDIA A100-SXM4-80GB
+    mig: [1g.10gb+me, 3g.40gb]
+  - productName: NVIDIA A100-SXM4-40GB
+    mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
+`
 	for _, tc := range []struct {
 		profile, strategy string
 		// want maps resources to the device IDs they list, built from the
@@ -224,14 +231,21 @@ gpus:
 		{"dgx-a100-80gb-mig", "none", map[string]string{"nvidia.com/gpu": "gpus"}},
 		{"dgx-a100-80gb-mig", "mixed", map[string]string{"nvidia.com/gpu": "gpus-nomig", "nvidia.com/mig-1g.10gb": "mig:1g.10gb", "nvidia.com/mig-2g.20gb": "mig:2g.20gb", "nvidia.com/mig-3g.40gb": "mig:3g.40gb"}},
 		{"FILE", "single", map[string]string{"nvidia.com/gpu": "mig:1g.10gb"}},
+		// The media-extension profile under the name NVIDIA's plugin gives it
+		// (k8s-device-plugin internal/rm/rm.go: "+" to "."); the seven
+		// 1c.7g.40gb devices get no resource (TestBuildResourcesMIGNames).
+		{"FILE-ME", "mixed", map[string]string{"nvidia.com/mig-1g.10gb.me": "mig:1g.10gb+me", "nvidia.com/mig-3g.40gb": "mig:3g.40gb"}},
 	} {
 		t.Run(tc.profile+"/"+tc.strategy, func(t *testing.T) {
 			dir := shortDir(t)
 			ctx := testCtx(t)
 			k := startKubelet(t, dir)
 			profile := tc.profile
-			if profile == "FILE" {
+			switch profile {
+			case "FILE":
 				profile = writeFile(t, dir, "profile.yaml", migSingle)
+			case "FILE-ME":
+				profile = writeFile(t, dir, "profile.yaml", migMedia)
 			}
 			cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: "+tc.strategy+"}\n")
 			a := startAgent(t, dir, "--mock-profile", profile, "--config", cfg)
@@ -273,6 +287,11 @@ gpus:
 					t.Errorf("%s registration request %v", r, p.Request)
 				}
 			}
+			// Every server's socket exists before any registration: no
+			// resource beyond those wanted.
+			if socks, _ := filepath.Glob(filepath.Join(dir, "gpuplane-*.sock")); len(socks) != len(tc.want) {
+				t.Errorf("sockets %v, want %d", socks, len(tc.want))
+			}
 			a.stop(t)
 			socks, _ := filepath.Glob(filepath.Join(dir, "gpuplane-*.sock"))
 			if len(socks) != 0 {
@@ -291,7 +310,6 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 	}{
 		{"nvml without driver", "dgx-h100", "version: v1\n", "NVML library (libnvidia-ml.so.1) not found", []string{"--backend", "nvml"}},
 		{"labels file in a missing directory", "dgx-h100", "version: v1\n", "labels file", []string{"--labels-file", "/nonexistent/dir/f"}},
-		{"single on mixed MIG", "dgx-a100-80gb-mig", "version: v1\nflags: {migStrategy: single}\n", "migStrategy single: GPU 4", nil},
 		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, nvidiaDriverRoot: /}\n", `unknown field "nvidiaDriverRoot"`, nil},
 		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
 		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
@@ -510,6 +528,46 @@ func TestE2EAgentRestart(t *testing.T) {
 	}
 	if got, healthy := ids(p.Devices()); len(got) != 16 || !healthy {
 		t.Errorf("after restart: %d devices, healthy %v", len(got), healthy)
+	}
+}
+
+// TestE2ESingleInvalid: single on a node of mixed MIG profiles and whole
+// GPUs keeps the agent running, advertising nothing, with
+// gpu-feature-discovery's MIG-INVALID labels (k8s-device-plugin
+// internal/lm/mig-strategy.go) and an error in the log naming a GPU.
+func TestE2ESingleInvalid(t *testing.T) {
+	dir := shortDir(t)
+	k := startKubelet(t, dir)
+	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: single}\n")
+	labelsFile := filepath.Join(dir, "features")
+	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg, "--labels-file", labelsFile)
+	deadline := time.After(60 * time.Second)
+	var data []byte
+	for {
+		data, _ = os.ReadFile(labelsFile) // written atomically
+		if len(data) > 0 {
+			break
+		}
+		select {
+		case err := <-a.done:
+			a.done <- err
+			t.Fatalf("agent exited: %v", err)
+		case <-deadline:
+			t.Fatal("no labels file after 60 s")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	for _, line := range []string{"nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-INVALID", "nvidia.com/gpu.count=0", "nvidia.com/gpu.memory=0", "nvidia.com/gpu.replicas=0", "nvidia.com/gpu.sharing-strategy=", "nvidia.com/mig.strategy=single"} {
+		if !strings.Contains(string(data), line+"\n") {
+			t.Errorf("labels file lacks %s:\n%s", line, data)
+		}
+	}
+	a.stop(t) // exits 0: it was running
+	if out := a.out.String(); !strings.Contains(out, "Devices not advertised") || !strings.Contains(out, "migStrategy single: GPU 6") {
+		t.Errorf("log does not name the excluded GPUs:\n%s", out)
+	}
+	if n := len(k.Registrations()); n != 0 {
+		t.Errorf("%d registrations, want none", n)
 	}
 }
 

@@ -48,6 +48,9 @@ func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir s
 	if err != nil {
 		return nil, err
 	}
+	for _, e := range Excluded(n, c) {
+		klog.ErrorS(e, "Devices not advertised")
+	}
 	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("--device-plugin-dir: %w (the kubelet creates it; create it yourself to test without one)", err)
 	} else if !st.IsDir() {

@@ -42,73 +42,22 @@ type Resource struct {
 
 // BuildResources works out the resources of node n under configuration c:
 // the MIG strategy decides which devices are exposed under which name, and
-// time-slicing multiplies them. It fails, naming the GPU, when the node does
-// not suit the strategy (single with mixed profiles, for example) or a
-// shared resource does not exist on the node. With gpuplane.milliGPU,
-// gpuplane.io/gpu-milli lists device.MilliUnits devices per GPU with MIG
-// disabled, whatever the MIG strategy. Resources are sorted by name; a
-// resource with no devices is left out.
+// time-slicing multiplies them. It fails when a shared resource does not
+// exist on the node and no device was left out. Devices that the strategy cannot serve are left out,
+// not an error, so the agent keeps serving the rest; Excluded says which
+// and why. With gpuplane.milliGPU, gpuplane.io/gpu-milli lists
+// device.MilliUnits devices per GPU with MIG disabled, whatever the MIG
+// strategy. Resources are sorted by name; a resource with no devices is
+// left out.
 func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
-	byName := map[string][]Device{}
-	whole := func(i int) {
-		byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
-	}
-	switch c.Flags.MIGStrategy {
-	case configv1.MIGStrategyNone:
-		for i := range n.GPUs {
-			whole(i)
-		}
-	case configv1.MIGStrategySingle:
-		migOn, profile := 0, ""
-		for i, g := range n.GPUs {
-			if g.MIGEnabled {
-				migOn++
-			}
-			for _, m := range g.MIG {
-				if profile == "" {
-					profile = m.Profile
-				} else if m.Profile != profile {
-					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG profile %s besides %s; single needs one profile on every GPU (use mixed)", i, g.UUID, m.Profile, profile)
-				}
-			}
-		}
-		switch {
-		case migOn == 0:
-			for i := range n.GPUs {
-				whole(i)
-			}
-		case migOn < len(n.GPUs):
-			for i, g := range n.GPUs {
-				if !g.MIGEnabled {
-					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG disabled while %d others have it enabled; single needs all or none (use mixed)", i, g.UUID, migOn)
-				}
-			}
-		default:
-			for i, g := range n.GPUs {
-				if len(g.MIG) == 0 {
-					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG enabled but no MIG devices", i, g.UUID)
-				}
-				for j, m := range g.MIG {
-					byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})
-				}
-			}
-		}
-	case configv1.MIGStrategyMixed:
-		for i, g := range n.GPUs {
-			if !g.MIGEnabled {
-				whole(i)
-				continue
-			}
-			for j, m := range g.MIG {
-				name := configv1.MIGResource(m.Profile)
-				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
-			}
-		}
-	default:
-		return nil, fmt.Errorf("flags.migStrategy: %q; want none, single or mixed", c.Flags.MIGStrategy)
+	byName, excluded, err := migPlan(n, c)
+	if err != nil {
+		return nil, err
 	}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
-		if len(byName[r.Name]) == 0 {
+		// A resource whose devices the strategy left out is not an error:
+		// Excluded reports those.
+		if len(byName[r.Name]) == 0 && len(excluded) == 0 {
 			return nil, fmt.Errorf("sharing.timeSlicing.resources[%d].name: resource %s does not exist on this node under migStrategy %s", i, r.Name, c.Flags.MIGStrategy)
 		}
 	}
@@ -141,6 +90,75 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Excluded returns, one error each, the GPUs and MIG devices of node n that
+// no resource serves under configuration c, as NVIDIA's device plugin and
+// gpu-feature-discovery refuse them:
+//
+//   - under single, every GPU when device.CheckSingleMIG fails (a
+//     MIG-enabled GPU without MIG devices, MIG enabled and disabled GPUs,
+//     more than one MIG profile): gpu-feature-discovery labels the node
+//     <product>-MIG-INVALID with count 0 (k8s-device-plugin
+//     internal/lm/mig-strategy.go), so nothing is advertised;
+//   - under mixed, a MIG-enabled GPU without MIG devices (NVIDIA's plugin
+//     warns "has no MIG devices configured", internal/rm/device_map.go),
+//     and a MIG device whose compute instance is smaller than its GPU
+//     instance, e.g. 1c.7g.40gb (device.MIGResourceProfile).
+func Excluded(n device.Node, c *configv1.Config) []error {
+	_, excluded, _ := migPlan(n, c)
+	return excluded
+}
+
+// migPlan sorts the devices of node n into resources (before time-slicing)
+// under c's MIG strategy, and lists those left out.
+func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, error) {
+	byName := map[string][]Device{}
+	var excluded []error
+	whole := func(i int) {
+		byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
+	}
+	switch c.Flags.MIGStrategy {
+	case configv1.MIGStrategyNone:
+		for i := range n.GPUs {
+			whole(i)
+		}
+	case configv1.MIGStrategySingle:
+		if err := device.CheckSingleMIG(n); err != nil {
+			excluded = append(excluded, fmt.Errorf("migStrategy single: %w; no GPU is advertised as %s (use mixed)", err, configv1.ResourceGPU))
+			break
+		}
+		for i, g := range n.GPUs {
+			if !g.MIGEnabled {
+				whole(i)
+			}
+			for j, m := range g.MIG {
+				byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})
+			}
+		}
+	case configv1.MIGStrategyMixed:
+		for i, g := range n.GPUs {
+			if !g.MIGEnabled {
+				whole(i)
+				continue
+			}
+			if len(g.MIG) == 0 {
+				excluded = append(excluded, fmt.Errorf("migStrategy mixed: GPU %d (%s) has MIG enabled but no MIG devices; nothing is advertised for it", i, g.UUID))
+			}
+			for j, m := range g.MIG {
+				p, err := device.MIGResourceProfile(m.Profile)
+				if err != nil {
+					excluded = append(excluded, fmt.Errorf("migStrategy mixed: GPU %d (%s) MIG device %s: %w", i, g.UUID, m.UUID, err))
+					continue
+				}
+				name := configv1.MIGResource(p)
+				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
+			}
+		}
+	default:
+		return nil, nil, fmt.Errorf("flags.migStrategy: %q; want none, single or mixed", c.Flags.MIGStrategy)
+	}
+	return byName, excluded, nil
 }
 
 // SocketName returns the socket file name of a resource's server, e.g.

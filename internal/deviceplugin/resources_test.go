@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/gpuplane/gpuplane/internal/device"
+	"github.com/gpuplane/gpuplane/internal/device/mock"
 )
 
 func summary(rs []Resource) string {
@@ -69,9 +72,109 @@ func TestBuildResourcesIDs(t *testing.T) {
 	}
 }
 
+// profileNode is the node of a mock profile given as YAML.
+func profileNode(t *testing.T, yaml string) device.Node {
+	t.Helper()
+	p, err := mock.ParseProfile("p.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestBuildResourcesMIGNames: resource names as NVIDIA's device plugin makes
+// them (k8s-device-plugin internal/rm/rm.go AddDefaultResourcesToConfig):
+// "+" of a media-extension profile becomes ".", and only profiles whose
+// compute instance spans the GPU instance (C == G) get a resource, so the
+// seven 1c.7g.40gb devices of GPU 1 are left out, never advertised as
+// 7g.40gb, and Excluded names each; a MIG-enabled GPU without MIG devices
+// is left out with a warning (internal/rm/device_map.go).
+func TestBuildResourcesMIGNames(t *testing.T) {
+	n := profileNode(t, `
+gpus:
+- productName: NVIDIA A100-SXM4-80GB
+  mig: [1g.10gb+me, 3g.40gb]
+- productName: NVIDIA A100-SXM4-40GB
+  mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
+- productName: NVIDIA A100-SXM4-80GB
+  migEnabled: true
+- productName: NVIDIA H100 NVL
+  memoryMiB: 95830
+  mig: [{profile: 1g.10gb, memoryMiB: 11008}]
+`)
+	c := testConfig(t, "flags: {migStrategy: mixed}")
+	rs, err := BuildResources(n, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(rs), "nvidia.com/mig-1g.10gb.me=1 nvidia.com/mig-1g.12gb=1 nvidia.com/mig-3g.40gb=1"; got != want {
+		t.Errorf("resources %s, want %s", got, want)
+	}
+	// The kubelet's check on registration (pkg/kubelet/cm/devicemanager
+	// server.go: v1helper.IsExtendedResourceName, which requires a
+	// qualified name).
+	for _, r := range rs {
+		if errs := validation.IsQualifiedName(r.Name); len(errs) != 0 {
+			t.Errorf("resource %s: the kubelet refuses it: %v", r.Name, errs)
+		}
+	}
+	ex := Excluded(n, c)
+	if len(ex) != 8 {
+		t.Fatalf("%d excluded, want 7 MIG devices and GPU 2: %v", len(ex), ex)
+	}
+	if got := ex[0].Error(); !strings.Contains(got, "GPU 1 ("+n.GPUs[1].UUID+") MIG device "+n.GPUs[1].MIG[0].UUID+": MIG profile 1c.7g.40gb is a compute instance smaller than its GPU instance") {
+		t.Errorf("excluded[0] = %s", got)
+	}
+	if got := ex[7].Error(); got != "migStrategy mixed: GPU 2 ("+n.GPUs[2].UUID+") has MIG enabled but no MIG devices; nothing is advertised for it" {
+		t.Errorf("excluded[7] = %s", got)
+	}
+	// Under single, NVIDIA's plugin serves 1c.7g.40gb devices (its
+	// single-strategy pattern "*" matches every profile) as nvidia.com/gpu.
+	n.GPUs = n.GPUs[1:2]
+	c = testConfig(t, "flags: {migStrategy: single}")
+	if rs, err := BuildResources(n, c); err != nil || summary(rs) != "nvidia.com/gpu=7" || len(Excluded(n, c)) != 0 {
+		t.Errorf("single on seven 1c.7g.40gb: %s, %v, excluded %v", summary(rs), err, Excluded(n, c))
+	}
+}
+
+// TestBuildResourcesSingleInvalid: under single, a node that
+// gpu-feature-discovery labels MIG-INVALID (k8s-device-plugin
+// internal/lm/mig-strategy.go) gets no nvidia.com/gpu devices and no error,
+// so the agent keeps running; milli-GPU units of whole GPUs stay, and a
+// time-sliced nvidia.com/gpu is not an error either.
+func TestBuildResourcesSingleInvalid(t *testing.T) {
+	for _, tc := range []struct{ profile, config, want, excluded string }{
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: single}", "", "GPU 6 "},
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: single}\ngpuplane: {milliGPU: true}", "gpuplane.io/gpu-milli=2000", "GPU 6 "},
+		{"dgx-a100-80gb-mig", "flags: {migStrategy: single}\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "", "GPU 6 "},
+	} {
+		n := testNode(t, tc.profile)
+		c := testConfig(t, tc.config)
+		rs, err := BuildResources(n, c)
+		if err != nil || summary(rs) != tc.want {
+			t.Errorf("%q: %s, %v; want %q", tc.config, summary(rs), err, tc.want)
+		}
+		ex := Excluded(n, c)
+		if len(ex) != 1 || !strings.Contains(ex[0].Error(), "migStrategy single: "+tc.excluded) {
+			t.Errorf("%q: excluded %v", tc.config, ex)
+		}
+	}
+	// Every GPU MIG-enabled, one without MIG devices.
+	n := profileNode(t, "gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [1g.10gb]}, {productName: NVIDIA A100-SXM4-80GB, migEnabled: true}]")
+	c := testConfig(t, "flags: {migStrategy: single}")
+	rs, err := BuildResources(n, c)
+	ex := Excluded(n, c)
+	if err != nil || len(rs) != 0 || len(ex) != 1 || ex[0].Error() != "migStrategy single: GPU 1 ("+n.GPUs[1].UUID+") has MIG enabled but no MIG devices; no GPU is advertised as nvidia.com/gpu (use mixed)" {
+		t.Errorf("empty MIG GPU: %s, %v, %v", summary(rs), err, ex)
+	}
+}
+
 func TestBuildResourcesErrors(t *testing.T) {
 	for _, tc := range []struct{ profile, config, want string }{
-		{"dgx-a100-80gb-mig", "flags: {migStrategy: single}", "migStrategy single: GPU 4"},
 		{"dgx-h100", "sharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}]}}", "resources[0].name: resource nvidia.com/mig-1g.10gb does not exist"},
 	} {
 		_, err := BuildResources(testNode(t, tc.profile), testConfig(t, tc.config))

@@ -7,6 +7,10 @@ import (
 
 // MIGProfile is one Multi-Instance GPU profile of one GPU model: a GPU
 // instance size with its compute instance spanning the whole GPU instance.
+// The table serves placement (the simulator, the mock backend's layouts);
+// the names of MIG devices on a node follow NVIDIA's rule from memory sizes
+// (internal/device MIGProfileName), which can differ for a product the
+// catalog maps to one of these models (H100 NVL: 1g.12gb).
 //
 // Sources: NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"
 // (profile names, SM counts, instance counts) and "A100 MIG profile
@@ -17,8 +21,10 @@ import (
 type MIGProfile struct {
 	// Name is the profile name, e.g. "1g.10gb" or "1g.10gb+me".
 	Name string
-	// GIProfileID is NVML's GPU instance profile ID
-	// (NVML_GPU_INSTANCE_PROFILE_*), e.g. 19 for 1g.10gb on A100-80GB.
+	// GIProfileID is NVML's GPU instance profile constant
+	// (NVML_GPU_INSTANCE_PROFILE_*, e.g. 0 for 1-slice, 7 for 1-slice with
+	// media extensions), not the per-GPU profile ID NVML reports in
+	// nvmlGpuInstanceProfileInfo_t.id (19 for 1g.10gb on A100-80GB).
 	GIProfileID int
 	// ComputeSlices is the number of compute slices (the "Ng" of the name).
 	ComputeSlices int

@@ -47,8 +47,10 @@ var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.",
 //
 // Labels (values in MiB for memory):
 //
-//	nvidia.com/gpu.product                  product name, "-SHARED" when time-sliced,
-//	                                        "-MIG-<profile>" under the single strategy
+//	nvidia.com/gpu.product                  product name, "-MIG-<profile>" under the single
+//	                                        strategy, "-SHARED" when time-sliced (Product);
+//	                                        "-MIG-INVALID" (count, memory, replicas 0) when
+//	                                        single does not fit the node (device.CheckSingleMIG)
 //	nvidia.com/gpu.count, gpu.memory        GPUs (or MIG devices under single) and MiB each
 //	nvidia.com/gpu.family                   e.g. ampere
 //	nvidia.com/gpu.compute.major/.minor     CUDA compute capability
@@ -73,19 +75,26 @@ func Compute(n device.Node, o Options) map[string]string {
 		o.MIGStrategy = configv1.MIGStrategyNone
 	}
 	g := n.GPUs[0]
-	product := g.ProductName
+	var suffixes []string
 	count, mem := len(n.GPUs), g.MemoryMiB
-	if o.MIGStrategy == configv1.MIGStrategySingle && len(g.MIG) > 0 {
-		product += "-MIG-" + g.MIG[0].Profile
+	invalid := o.MIGStrategy == configv1.MIGStrategySingle && device.CheckSingleMIG(n) != nil
+	switch {
+	case invalid:
+		// gpu-feature-discovery's newInvalidMigStrategyLabeler
+		// (k8s-device-plugin internal/lm/mig-strategy.go).
+		suffixes, count, mem = []string{"MIG", "INVALID"}, 0, 0
+	case o.MIGStrategy == configv1.MIGStrategySingle && len(g.MIG) > 0:
+		p, _ := device.MIGResourceProfile(g.MIG[0].Profile)
+		suffixes = []string{"MIG", p}
 		count, mem = 0, g.MIG[0].MemoryMiB
 		for _, x := range n.GPUs {
 			count += len(x.MIG)
 		}
 	}
-	if o.Replicas > 1 && !o.Renamed {
-		product += "-SHARED"
+	if o.Replicas > 1 && !o.Renamed && !invalid {
+		suffixes = append(suffixes, "SHARED")
 	}
-	l["nvidia.com/gpu.product"] = Value(product)
+	l["nvidia.com/gpu.product"] = Product(g.ProductName, suffixes...)
 	l["nvidia.com/gpu.count"] = strconv.Itoa(count)
 	l["nvidia.com/gpu.memory"] = strconv.FormatInt(mem, 10)
 	l["nvidia.com/gpu.compute.major"] = strconv.Itoa(g.ComputeMajor)
@@ -116,6 +125,10 @@ func Compute(n device.Node, o Options) map[string]string {
 		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
 	}
 	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
+	if invalid {
+		l["nvidia.com/gpu.sharing-strategy"] = ""
+		l["nvidia.com/gpu.replicas"] = "0"
+	}
 	if o.MIGStrategy == configv1.MIGStrategyMixed {
 		type agg struct {
 			count int
@@ -124,10 +137,14 @@ func Compute(n device.Node, o Options) map[string]string {
 		profiles := map[string]*agg{}
 		for _, x := range n.GPUs {
 			for _, m := range x.MIG {
-				if profiles[m.Profile] == nil {
-					profiles[m.Profile] = &agg{m: m}
+				p, err := device.MIGResourceProfile(m.Profile)
+				if err != nil {
+					continue // not advertised (deviceplugin.Excluded)
 				}
-				profiles[m.Profile].count++
+				if profiles[p] == nil {
+					profiles[p] = &agg{m: m}
+				}
+				profiles[p].count++
 			}
 		}
 		for p, a := range profiles {
@@ -202,17 +219,60 @@ func NVLinkClique(n device.Node) int {
 	return best
 }
 
-var invalid = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var invalidChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Value makes s a valid label value: spaces and other characters outside
 // [A-Za-z0-9._-] become "-", at most 63 characters, starting and ending
 // with an alphanumeric character.
 func Value(s string) string {
-	s = invalid.ReplaceAllString(s, "-")
+	s = invalidChars.ReplaceAllString(s, "-")
 	if len(s) > 63 {
 		s = s[:63]
 	}
 	return strings.Trim(s, "-_.")
+}
+
+// maxValue is the most characters of a label value (Kubernetes).
+const maxValue = 63
+
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9-_. ]`)
+
+// sanitise is gpu-feature-discovery's: characters outside
+// [A-Za-z0-9-_. ] dropped, runs of spaces made one "-" (k8s-device-plugin
+// internal/lm/resource.go sanitise).
+func sanitise(s string) string {
+	return strings.Join(strings.Fields(unsafe.ReplaceAllString(s, "")), "-")
+}
+
+// Product returns the nvidia.com/gpu.product value of a GPU model with
+// suffixes (e.g. "MIG", "1g.24gb", "SHARED"): each part sanitised and the
+// non-empty parts joined by "-", as gpu-feature-discovery's
+// getProductName does (k8s-device-plugin internal/lm/resource.go). Beyond
+// the 63 characters of a label value, which NVIDIA's code does not check
+// (the API server then refuses the label), the model is cut and the
+// suffixes kept whole, so the value still tells the MIG profile and the
+// sharing: "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition" with
+// MIG, 1g.24gb and SHARED gives
+// "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstat-MIG-1g.24gb-SHARED".
+func Product(model string, suffixes ...string) string {
+	tail := ""
+	for _, s := range suffixes {
+		if s = sanitise(s); s != "" {
+			tail += "-" + s
+		}
+	}
+	m := strings.Trim(sanitise(model), "-_.")
+	if len(m)+len(tail) > maxValue {
+		m = strings.TrimRight(m[:max(0, maxValue-len(tail))], "-_.")
+	}
+	if m == "" {
+		tail = strings.TrimLeft(tail, "-")
+		if len(tail) > maxValue {
+			tail = tail[:maxValue]
+		}
+		return strings.Trim(tail, "-_.")
+	}
+	return m + tail
 }
 
 // Annotations returns the Node annotations of node n:

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -119,6 +120,135 @@ func TestComputeSingle(t *testing.T) {
 	l := Compute(n, Options{MIGStrategy: "single"})
 	if l["nvidia.com/gpu.product"] != "NVIDIA-A100-SXM4-40GB-MIG-2g.10gb" || l["nvidia.com/gpu.count"] != "6" || l["nvidia.com/gpu.memory"] != "9856" {
 		t.Errorf("single: %v", Sorted(l))
+	}
+}
+
+// rtxPro is NVML's name of the RTX PRO 6000 Blackwell Max-Q, 55
+// characters once sanitised: "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-" is
+// 36, "Workstation-" 12 more, "Edition" 7.
+const rtxPro = "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"
+
+// TestProduct: gpu-feature-discovery's product value (k8s-device-plugin
+// internal/lm/resource.go getProductName and sanitise: characters outside
+// [A-Za-z0-9-_. ] dropped, spaces to "-", parts joined by "-", "SHARED"
+// last), cut to 63 characters in the model only. Worked out by hand:
+// "-MIG-1g.24gb" is 12 characters, leaving 51 of the model
+// (36 + 12 + "Edi"); with "-SHARED" (19 in all) 44 (36 + "Workstat").
+func TestProduct(t *testing.T) {
+	for _, tc := range []struct {
+		model    string
+		suffixes []string
+		want     string
+	}{
+		{rtxPro, nil, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition"},
+		{rtxPro, []string{"SHARED"}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition-SHARED"},
+		{rtxPro, []string{"MIG", "1g.24gb"}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edi-MIG-1g.24gb"},
+		{rtxPro, []string{"MIG", "1g.24gb", "SHARED"}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstat-MIG-1g.24gb-SHARED"},
+		{rtxPro, []string{"MIG", "INVALID"}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edi-MIG-INVALID"},
+		// sanitise drops characters rather than replacing them.
+		{"NVIDIA  GeForce RTX 4090 (D)", nil, "NVIDIA-GeForce-RTX-4090-D"},
+		{"NVIDIA A100-SXM4-80GB", []string{"MIG", "1g.10gb.me"}, "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb.me"},
+		// A cut that ends on "-" loses it: 63 - 7 = 56 characters of 55 a's, "-" and b's end on "-".
+		{strings.Repeat("a", 55) + " bbbb", []string{"SHARED"}, strings.Repeat("a", 55) + "-SHARED"},
+	} {
+		got := Product(tc.model, tc.suffixes...)
+		if got != tc.want || len(got) > 63 {
+			t.Errorf("Product(%q, %q) = %q (%d), want %q", tc.model, tc.suffixes, got, len(got), tc.want)
+		}
+	}
+}
+
+// TestComputeSingleLong: the RTX PRO's product under single, with and
+// without time-slicing, keeps "-MIG-1g.24gb" and "-SHARED" (TestProduct).
+func TestComputeSingleLong(t *testing.T) {
+	n := device.Node{GPUs: []device.GPU{{ProductName: rtxPro, MemoryMiB: 97887, MIGEnabled: true, MIG: []device.MIGDevice{{UUID: "MIG-1", Profile: "1g.24gb", MemoryMiB: 24064}}}}}
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{MIGStrategy: "single"}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edi-MIG-1g.24gb"},
+		{Options{MIGStrategy: "single", Replicas: 4}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstat-MIG-1g.24gb-SHARED"},
+		{Options{MIGStrategy: "single", Replicas: 4, Renamed: true}, "NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edi-MIG-1g.24gb"},
+	} {
+		l := Compute(n, tc.o)
+		if errs := validation.IsValidLabelValue(l["nvidia.com/gpu.product"]); len(errs) != 0 {
+			t.Errorf("%+v: %v", tc.o, errs)
+		}
+		if got := l["nvidia.com/gpu.product"]; got != tc.want || l["nvidia.com/gpu.memory"] != "24064" || l["nvidia.com/gpu.count"] != "1" {
+			t.Errorf("%+v: product %q, want %q; %v", tc.o, got, tc.want, Sorted(l))
+		}
+	}
+}
+
+// TestComputeSingleInvalid: what gpu-feature-discovery writes when single
+// does not fit the node (k8s-device-plugin internal/lm/mig-strategy.go
+// newInvalidMigStrategyLabeler): product <model>-MIG-INVALID, count 0,
+// replicas 0, sharing-strategy "", memory 0, even when time-sliced.
+func TestComputeSingleInvalid(t *testing.T) {
+	for _, profile := range []string{
+		// MIG enabled without MIG devices.
+		"gpus: [{productName: NVIDIA A100-SXM4-80GB, migEnabled: true}]",
+		// Two profiles.
+		"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [3g.40gb, 1g.10gb]}]",
+		// MIG enabled and disabled.
+		"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [3g.40gb]}, {productName: NVIDIA A100-SXM4-80GB}]",
+	} {
+		p, err := mock.ParseProfile("p.yaml", []byte(profile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := p.Node()
+		l := Compute(n, Options{MIGStrategy: "single", Replicas: 2})
+		for k, want := range map[string]string{
+			"nvidia.com/gpu.product":          "NVIDIA-A100-SXM4-80GB-MIG-INVALID",
+			"nvidia.com/gpu.count":            "0",
+			"nvidia.com/gpu.replicas":         "0",
+			"nvidia.com/gpu.sharing-strategy": "",
+			"nvidia.com/gpu.memory":           "0",
+			"nvidia.com/mig.strategy":         "single",
+			"nvidia.com/gpu.family":           "ampere",
+		} {
+			if got, ok := l[k]; !ok || got != want {
+				t.Errorf("%s: %s = %q, want %q", profile, k, got, want)
+			}
+		}
+	}
+}
+
+// TestComputeMixedNames: label keys under mixed use the resource's name
+// ("+me" as ".me", k8s-device-plugin internal/resource/nvml-mig-device.go
+// GetName); devices that get no resource (1c.7g.40gb) get no labels.
+func TestComputeMixedNames(t *testing.T) {
+	p, err := mock.ParseProfile("p.yaml", []byte(`
+gpus:
+- productName: NVIDIA A100-SXM4-80GB
+  mig: [1g.10gb+me, 3g.40gb]
+- productName: NVIDIA A100-SXM4-40GB
+  mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := p.Node()
+	var got []string
+	for _, kv := range Sorted(Compute(n, Options{MIGStrategy: "mixed"})) {
+		if strings.HasPrefix(kv, "nvidia.com/mig-") {
+			got = append(got, kv)
+		}
+	}
+	want := []string{
+		"nvidia.com/mig-1g.10gb.me.count=1", "nvidia.com/mig-1g.10gb.me.memory=9856", "nvidia.com/mig-1g.10gb.me.multiprocessors=14",
+		"nvidia.com/mig-3g.40gb.count=1", "nvidia.com/mig-3g.40gb.memory=40192", "nvidia.com/mig-3g.40gb.multiprocessors=42",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MIG labels\n got %v\nwant %v", got, want)
+	}
+	// Kubernetes' rules for label keys and values (apimachinery
+	// validation, as the API server applies them).
+	for k, v := range Compute(n, Options{MIGStrategy: "mixed"}) {
+		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) != 0 {
+			t.Errorf("label %s=%s: %v", k, v, errs)
+		}
 	}
 }
 

@@ -240,8 +240,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 }
 
 // migResource matches the resource name of a MIG profile, e.g.
-// nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb+me.
-var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(migResourcePrefix) + `[1-8]g\.[0-9]+gb(\+me)?$`)
+// nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb.me (the media-extension
+// profile 1g.10gb+me as NVIDIA's plugin advertises it,
+// device.MIGResourceProfile); the "+me" spelling is accepted too.
+var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(migResourcePrefix) + `[1-8]g\.[0-9]+gb([+.]me)?$`)
 
 // complete validates c and fills in defaults.
 func (c *Config) complete() error {

@@ -142,3 +142,16 @@ func TestResourceNames(t *testing.T) {
 		t.Errorf("SharedName of an unshared MIG resource = %q", got)
 	}
 }
+
+// TestTimeSlicingMediaExtensions: the media-extension profile's resource,
+// as NVIDIA's plugin names it (nvidia.com/mig-1g.10gb.me,
+// k8s-device-plugin internal/rm/rm.go), can be time-sliced.
+func TestTimeSlicingMediaExtensions(t *testing.T) {
+	c, err := ParseConfig("c.yaml", []byte("version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb.me, replicas: 2}]}}\n"))
+	if err != nil || c.Replicas("nvidia.com/mig-1g.10gb.me") != 2 {
+		t.Errorf("nvidia.com/mig-1g.10gb.me: %v", err)
+	}
+	if _, err := ParseConfig("c.yaml", []byte("version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb.xe, replicas: 2}]}}\n")); err == nil {
+		t.Error("nvidia.com/mig-1g.10gb.xe accepted")
+	}
+}

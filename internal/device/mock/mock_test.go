@@ -107,6 +107,49 @@ func TestA100MIGDevices(t *testing.T) {
 	}
 }
 
+// TestMIGNames: MIG devices are named by NVIDIA's rule from memory
+// (go-nvlib pkg/nvlib/device/mig_profile.go; worked out by hand in
+// internal/device TestMIGProfileName), whatever the catalog's profile is
+// called: an H100 NVL (95830 MiB, taken for H100-80GB by the catalog) 1g
+// instance of 11008 MiB is 1g.12gb; seven 1-slice compute instances of
+// A100-40GB's 7g.40gb are seven 1c.7g.40gb, each with 98/7 = 14 SMs; the
+// media-extension profile keeps "+me".
+func TestMIGNames(t *testing.T) {
+	p, err := ParseProfile("p.yaml", []byte(`
+gpus:
+- productName: NVIDIA H100 NVL
+  memoryMiB: 95830
+  mig: [{profile: 1g.10gb, memoryMiB: 11008}]
+- productName: NVIDIA A100-SXM4-40GB
+  mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
+- productName: NVIDIA A100-SXM4-80GB
+  mig: [1g.10gb+me, 3g.40gb]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := p.Node()
+	var got []string
+	for _, g := range n.GPUs {
+		for _, m := range g.MIG {
+			got = append(got, fmt.Sprintf("%s/%d/%d/%d/%d", m.Profile, m.GPUInstanceID, m.ComputeInstanceID, m.MemoryMiB, m.Multiprocessors))
+		}
+	}
+	want := "1g.12gb/1/0/11008/16 " +
+		"1c.7g.40gb/1/0/40192/14 1c.7g.40gb/1/1/40192/14 1c.7g.40gb/1/2/40192/14 1c.7g.40gb/1/3/40192/14 1c.7g.40gb/1/4/40192/14 1c.7g.40gb/1/5/40192/14 1c.7g.40gb/1/6/40192/14 " +
+		"1g.10gb+me/1/0/9856/14 3g.40gb/2/0/40192/42"
+	if strings.Join(got, " ") != want {
+		t.Errorf("MIG devices\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	seen := map[string]bool{}
+	for _, m := range n.GPUs[1].MIG {
+		if seen[m.UUID] {
+			t.Errorf("duplicate MIG UUID %s", m.UUID)
+		}
+		seen[m.UUID] = true
+	}
+}
+
 func TestParseProfileErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"gpus: []", "gpus: at least one GPU"},
@@ -120,6 +163,10 @@ func TestParseProfileErrors(t *testing.T) {
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [4g.40gb, 4g.40gb]}]", "at most 1 instances"},
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [4g.40gb, 3g.40gb, 1g.10gb]}]", "8 compute slices"},
 		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [3g.40gb, 3g.40gb, 1g.10gb]}]", "no valid placement"},
+		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [{profile: 7g.80gb, colour: red}]}]", `unknown field "colour"`},
+		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [{profile: 3g.40gb, computeInstances: [2, 2]}]}]", "gpus[0].mig[0].computeInstances: [2 2] need 4 compute slices; 3g.40gb has 3"},
+		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [{profile: 7g.80gb, computeInstances: [5]}]}]", "gpus[0].mig[0].computeInstances[0]: 5 compute slices"},
+		{"gpus: [{productName: NVIDIA A100-SXM4-80GB, mig: [{profile: 1g.10gb, memoryMiB: 90000}]}]", "gpus[0].mig[0].memoryMiB: 90000 is out of range"},
 		{"gpus: [{productName: L4, telemetry: {utilizationPct: [101]}}]", "gpus[0].telemetry.utilizationPct[0]"},
 		{"gpus: [{count: 2, productName: L4, uuid: GPU-1}]", "gpus[0].uuid: only allowed with count 1"},
 		{"gpus: [{productName: L4, uuid: GPU-1}, {productName: L4, uuid: GPU-1}]", `gpus[1].uuid: "GPU-1" is also used by gpus[0]`},

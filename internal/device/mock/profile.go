@@ -4,14 +4,17 @@
 package mock
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -51,13 +54,115 @@ type GPUSpec struct {
 	NUMANode *int `json:"numaNode,omitempty"`
 	// Multiprocessors is the SM count (default 0, unknown).
 	Multiprocessors int `json:"multiprocessors,omitempty"`
-	// MIG lists MIG profile names (e.g. ["3g.40gb", "1g.10gb"]); a non-empty
-	// list turns MIG mode on. It must be a valid placement for the model.
-	MIG []string `json:"mig,omitempty"`
+	// MIG lists the GPU instances (e.g. ["3g.40gb", "1g.10gb"], or
+	// objects, see MIGSpec); a non-empty list turns MIG mode on. It must be
+	// a valid placement for the model.
+	MIG []MIGSpec `json:"mig,omitempty"`
 	// MIGEnabled turns MIG mode on with no MIG devices when MIG is empty.
 	MIGEnabled bool `json:"migEnabled,omitempty"`
 	// Telemetry is what Sample reports.
 	Telemetry Telemetry `json:"telemetry,omitempty"`
+}
+
+// MIGSpec is one GPU instance of a MIG layout, written as its profile
+// name ("1g.10gb") or as an object:
+//
+//	{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}
+//	{profile: 1g.10gb, memoryMiB: 11008}
+//
+// Its MIG devices (one per compute instance) are named by NVIDIA's rule
+// from their memory and the GPU's (device.MIGProfileName), as on real
+// GPUs: a 1g instance of 11008 MiB on a 95830 MiB GPU is "1g.12gb"
+// whatever Profile says; seven 1-slice compute instances of a 7g.40gb
+// instance are seven "1c.7g.40gb".
+type MIGSpec struct {
+	// Profile is the GPU instance profile in the catalog model's MIG table
+	// (internal/gpu), e.g. "3g.40gb" or "1g.10gb+me": it sets the
+	// placement, the SMs and the default memory.
+	Profile string `json:"profile"`
+	// MemoryMiB is the instance's memory as NVML reports it, MiB
+	// (default: the table's).
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
+	// ComputeInstances lists the compute slices of each compute instance
+	// (default: one spanning the GPU instance); their sum is at most the
+	// instance's slices. SMs are shared out in proportion.
+	ComputeInstances []int `json:"computeInstances,omitempty"`
+}
+
+// UnmarshalJSON reads a profile name or an object; unknown fields are
+// rejected.
+func (m *MIGSpec) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*m = MIGSpec{}
+		return json.Unmarshal(b, &m.Profile)
+	}
+	type plain MIGSpec
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*m = MIGSpec(p)
+	return nil
+}
+
+// ciProfiles maps compute slices to NVML's compute instance profile
+// (nvml.h NVML_COMPUTE_INSTANCE_PROFILE_*).
+var ciProfiles = map[int]int{
+	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
+	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
+	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
+	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
+	6: nvml.COMPUTE_INSTANCE_PROFILE_6_SLICE,
+	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
+	8: nvml.COMPUTE_INSTANCE_PROFILE_8_SLICE,
+}
+
+// devices returns the MIG devices of GPU instance j (GPU instance ID j+1)
+// of GPU g, whose catalog profile is mp; field names the spec in errors.
+func (m MIGSpec) devices(field string, g device.GPU, j int, mp gpu.MIGProfile) ([]device.MIGDevice, error) {
+	mem := mp.MemoryMiB
+	if m.MemoryMiB != 0 {
+		if m.MemoryMiB < 0 || m.MemoryMiB > g.MemoryMiB {
+			return nil, fmt.Errorf("%s.memoryMiB: %d is out of range (1..%d, the GPU's memory)", field, m.MemoryMiB, g.MemoryMiB)
+		}
+		mem = m.MemoryMiB
+	}
+	cis := m.ComputeInstances
+	if len(cis) == 0 {
+		cis = []int{mp.ComputeSlices}
+	}
+	sum := 0
+	for k, c := range cis {
+		if _, ok := ciProfiles[c]; !ok || c > mp.ComputeSlices {
+			return nil, fmt.Errorf("%s.computeInstances[%d]: %d compute slices; want 1, 2, 3, 4, 6, 7 or 8, at most the %d of %s", field, k, c, mp.ComputeSlices, mp.Name)
+		}
+		sum += c
+	}
+	if sum > mp.ComputeSlices {
+		return nil, fmt.Errorf("%s.computeInstances: %v need %d compute slices; %s has %d", field, cis, sum, mp.Name, mp.ComputeSlices)
+	}
+	var out []device.MIGDevice
+	for k, c := range cis {
+		name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[c], mem, g.MemoryMiB)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		seed := fmt.Sprintf("%s/%d", g.UUID, j)
+		if k > 0 {
+			seed = fmt.Sprintf("%s/%d/%d", g.UUID, j, k)
+		}
+		out = append(out, device.MIGDevice{
+			UUID:              "MIG-" + uuidFrom(seed),
+			Profile:           name,
+			GPUInstanceID:     j + 1,
+			ComputeInstanceID: k,
+			MemoryMiB:         mem,
+			Multiprocessors:   mp.Multiprocessors * c / mp.ComputeSlices,
+		})
+	}
+	return out, nil
 }
 
 // Telemetry is a GPU's mock telemetry. Utilisation steps through
@@ -221,7 +326,11 @@ func (p *Profile) node() (device.Node, error) {
 			if !ok || !m.MIGCapable {
 				return n, fmt.Errorf("%s.mig: product %q does not support MIG", field, s.ProductName)
 			}
-			if _, err := gpu.PlaceMIG(m.Name, s.MIG); err != nil {
+			names := make([]string, len(s.MIG))
+			for j, x := range s.MIG {
+				names[j] = x.Profile
+			}
+			if _, err := gpu.PlaceMIG(m.Name, names); err != nil {
 				return n, fmt.Errorf("%s.mig: %w", field, err)
 			}
 		}
@@ -248,16 +357,13 @@ func (p *Profile) node() (device.Node, error) {
 				return n, fmt.Errorf("%s.uuid: %q is also used by %s", field, g.UUID, prev)
 			}
 			seen[g.UUID] = field
-			for j, name := range s.MIG {
-				mp, _ := gpu.LookupMIGProfile(m.Name, name)
-				g.MIG = append(g.MIG, device.MIGDevice{
-					UUID:              "MIG-" + uuidFrom(fmt.Sprintf("%s/%d", g.UUID, j)),
-					Profile:           name,
-					GPUInstanceID:     j + 1,
-					ComputeInstanceID: 0,
-					MemoryMiB:         mp.MemoryMiB,
-					Multiprocessors:   mp.Multiprocessors,
-				})
+			for j, x := range s.MIG {
+				mp, _ := gpu.LookupMIGProfile(m.Name, x.Profile)
+				devs, err := x.devices(fmt.Sprintf("%s.mig[%d]", field, j), g, j, mp)
+				if err != nil {
+					return n, err
+				}
+				g.MIG = append(g.MIG, devs...)
 			}
 			n.GPUs = append(n.GPUs, g)
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	nvdev "github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/gpuplane/gpuplane/internal/device"
@@ -173,7 +174,7 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	}
 	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
 		g.MIGEnabled = true
-		migs, err := b.migDevices(d, g)
+		migs, err := b.migDevices(d)
 		if err != nil {
 			return g, fmt.Errorf("nvml: GPU %d MIG devices: %w", i, err)
 		}
@@ -200,7 +201,7 @@ func (b *Backend) sysfsNUMA(bus string) int {
 	return n
 }
 
-func (b *Backend) migDevices(d nvml.Device, g device.GPU) ([]device.MIGDevice, error) {
+func (b *Backend) migDevices(d nvml.Device) ([]device.MIGDevice, error) {
 	max, ret := d.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
 		return nil, nvErr("max MIG device count", ret)
@@ -231,41 +232,22 @@ func (b *Backend) migDevices(d nvml.Device, g device.GPU) ([]device.MIGDevice, e
 		if mem, ret := md.GetMemoryInfo(); ret == nvml.SUCCESS && m.MemoryMiB == 0 {
 			m.MemoryMiB = int64(mem.Total / (1 << 20))
 		}
-		gi, ret := d.GetGpuInstanceById(m.GPUInstanceID)
-		if ret != nvml.SUCCESS {
-			return nil, nvErr(fmt.Sprintf("GPU instance %d", m.GPUInstanceID), ret)
+		// NVIDIA's name (go-nvlib MigDevice.GetProfile, as NVIDIA's device
+		// plugin and gpu-feature-discovery call it): GPU and compute instance
+		// profiles, the MIG device's memory against the GPU's total
+		// (device.MIGProfileName), not a table of known models.
+		mig, err := nvdev.New(b.lib).NewMigDevice(md)
+		if err != nil {
+			return nil, fmt.Errorf("nvml: MIG device %d (%s): %w", i, m.UUID, err)
 		}
-		info, ret := gi.GetInfo()
-		if ret != nvml.SUCCESS {
-			return nil, nvErr(fmt.Sprintf("GPU instance %d info", m.GPUInstanceID), ret)
+		p, err := mig.GetProfile()
+		if err != nil {
+			return nil, fmt.Errorf("nvml: MIG device %d (%s) profile: %w", i, m.UUID, err)
 		}
-		m.Profile = b.profileName(d, g, int(info.ProfileId))
+		m.Profile = p.String()
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// profileName names a GPU instance profile: from the internal/gpu MIG
-// table for known models, else as NVIDIA names profiles: "<slices>g.<GB>gb",
-// with the memory rounded up to an eighth of the GPU and "+me" for the
-// media-extension profile.
-func (b *Backend) profileName(d nvml.Device, g device.GPU, id int) string {
-	for _, p := range gpu.MIGProfiles(g.Model) {
-		if p.GIProfileID == id {
-			return p.Name
-		}
-	}
-	info, ret := d.GetGpuInstanceProfileInfo(id)
-	if ret != nvml.SUCCESS || g.MemoryMiB == 0 {
-		return fmt.Sprintf("profile-%d", id)
-	}
-	frac := math.Ceil(float64(info.MemorySizeMB)/float64(g.MemoryMiB)*8) / 8
-	gb := math.Round(frac * math.Ceil(float64(g.MemoryMiB)/1024))
-	name := fmt.Sprintf("%dg.%dgb", info.SliceCount, int(gb))
-	if id == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1 {
-		name += "+me"
-	}
-	return name
 }
 
 // links works out the link matrix: NVLinks counted per peer (links to

@@ -60,21 +60,52 @@ func (m *machine) mig(t *testing.T, i int, profiles ...int) {
 	d := m.Devices[i].(*server.Device)
 	d.SetMigMode(nvml.DEVICE_MIG_ENABLE)
 	for _, p := range profiles {
-		gip, ret := d.GetGpuInstanceProfileInfo(p)
-		if ret != nvml.SUCCESS {
-			t.Fatal(ret)
-		}
-		gi, _ := d.CreateGpuInstance(&gip)
+		gi := m.gpuInstance(t, d, p)
 		ciProfile := map[int]int{
 			nvml.GPU_INSTANCE_PROFILE_1_SLICE: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
 			nvml.GPU_INSTANCE_PROFILE_3_SLICE: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
 			nvml.GPU_INSTANCE_PROFILE_7_SLICE: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
 		}[p]
-		cip, ret := gi.GetComputeInstanceProfileInfo(ciProfile, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
-		if ret != nvml.SUCCESS {
+		computeInstances(t, gi, ciProfile, 1)
+	}
+}
+
+// gpuInstance creates a GPU instance of profile p on d, which must have MIG
+// enabled, with the lookup of its compute instances by ID that go-nvml's
+// mock leaves out.
+func (m *machine) gpuInstance(t *testing.T, d *server.Device, p int) *server.GpuInstance {
+	t.Helper()
+	gip, ret := d.GetGpuInstanceProfileInfo(p)
+	if ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	created, ret := d.CreateGpuInstance(&gip)
+	if ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	gi := created.(*server.GpuInstance)
+	gi.GetComputeInstanceByIdFunc = func(id int) (nvml.ComputeInstance, nvml.Return) {
+		for ci := range gi.ComputeInstances {
+			if int(ci.Info.Id) == id {
+				return ci, nvml.SUCCESS
+			}
+		}
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	return gi
+}
+
+// computeInstances creates count compute instances of profile ci in gi.
+func computeInstances(t *testing.T, gi *server.GpuInstance, ci, count int) {
+	t.Helper()
+	cip, ret := gi.GetComputeInstanceProfileInfo(ci, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
+	if ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	for k := 0; k < count; k++ {
+		if _, ret := gi.CreateComputeInstance(&cip); ret != nvml.SUCCESS {
 			t.Fatal(ret)
 		}
-		gi.CreateComputeInstance(&cip)
 	}
 }
 
@@ -184,9 +215,12 @@ func migDevices(d *server.Device) []nvml.Device {
 			uuid := fmt.Sprintf("MIG-%s-%d-%d", d.UUID[4:12], giID, ciID)
 			mem := p.MemorySizeMB
 			out = append(out, &mock.Device{
-				GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
-				GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return giID, nvml.SUCCESS },
-				GetComputeInstanceIdFunc: func() (int, nvml.Return) { return ciID, nvml.SUCCESS },
+				GetUUIDFunc: func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+				// What go-nvlib's MigDevice.GetProfile asks besides.
+				IsMigDeviceHandleFunc:                  func() (bool, nvml.Return) { return true, nvml.SUCCESS },
+				GetDeviceHandleFromMigDeviceHandleFunc: func() (nvml.Device, nvml.Return) { return d, nvml.SUCCESS },
+				GetGpuInstanceIdFunc:                   func() (int, nvml.Return) { return giID, nvml.SUCCESS },
+				GetComputeInstanceIdFunc:               func() (int, nvml.Return) { return ciID, nvml.SUCCESS },
 				GetAttributesFunc: func() (nvml.DeviceAttributes, nvml.Return) {
 					return nvml.DeviceAttributes{MultiprocessorCount: p.MultiprocessorCount, MemorySizeMB: mem}, nvml.SUCCESS
 				},
@@ -352,5 +386,40 @@ func TestOpenWithoutDriver(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "NVML library (libnvidia-ml.so.1) not found") {
 		t.Errorf("Open() = %v", err)
+	}
+}
+
+// TestMIGProfileNames: MIG devices are named by go-nvlib's rule from their
+// GPU and compute instance profiles and memory (A100-SXM4-40GB, 40960 MiB):
+// a 7-slice GPU instance (40192 MiB: 40192/40960 rounds up to 8/8 of 40 GB)
+// split into seven 1-slice compute instances gives seven "1c.7g.40gb", not
+// "7g.40gb"; the 1-slice profile with media extensions (4864 MiB: 1/8 of
+// 40 GB) is "1g.5gb+me" (go-nvlib pkg/nvlib/device/mig_profile.go).
+func TestMIGProfileNames(t *testing.T) {
+	m := newMachine(t)
+	d := m.Devices[2].(*server.Device)
+	d.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	computeInstances(t, m.gpuInstance(t, d, nvml.GPU_INSTANCE_PROFILE_7_SLICE), nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE, 7)
+	d = m.Devices[3].(*server.Device)
+	d.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	computeInstances(t, m.gpuInstance(t, d, nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1), nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE, 1)
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range n.GPUs[2:4] {
+		for _, x := range g.MIG {
+			got = append(got, x.Profile)
+		}
+	}
+	want := "1c.7g.40gb 1c.7g.40gb 1c.7g.40gb 1c.7g.40gb 1c.7g.40gb 1c.7g.40gb 1c.7g.40gb 1g.5gb+me"
+	if strings.Join(got, " ") != want {
+		t.Errorf("profiles %v, want %s", got, want)
 	}
 }
