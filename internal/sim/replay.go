@@ -10,7 +10,6 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost"
-	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // ReplayStats are the metrics of a replay run. Times are seconds of trace
@@ -79,7 +78,7 @@ const timelinePoints = 400
 // waiting pods are retried, oldest first, whenever resources are freed, and
 // a new arrival is placed at once if it fits (no head-of-line blocking, as
 // in kube-scheduler).
-func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand) (Result, error) {
+func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand) (Result, error) {
 	c := w.newCluster(rng)
 	var r Result
 	arrivals := make([]int, 0, len(w.specs))
@@ -119,7 +118,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	}
 	start := func(i int, node int, gpus cluster.GPUSet) error {
 		p := &w.pods[i]
-		if err := c.Allocate(node, p, gpus); err != nil {
+		if err := pl.Allocate(c, node, p, gpus); err != nil {
 			return fmt.Errorf("placement chose an infeasible node: %w", err)
 		}
 		frag.update(c, node)
@@ -161,7 +160,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 			d := heap.Pop(&deps).(departure)
 			advance(d.at)
 			p := &w.pods[d.pod]
-			if err := c.Release(d.node, p, d.gpus); err != nil {
+			if err := pl.Release(c, d.node, p, d.gpus); err != nil {
 				return r, err
 			}
 			frag.update(c, d.node)

@@ -349,6 +349,14 @@ func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, sto
 	}
 }
 
+// placer is what fill and replay need of a placement.IndexedPlacer: every
+// change to the cluster goes through it.
+type placer interface {
+	Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus cluster.GPUSet, ok bool)
+	Allocate(c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error
+	Release(c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error
+}
+
 func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed uint64) (Result, error) {
 	t0 := time.Now()
 	pol, err := placement.New(policy, w.target)
@@ -358,9 +366,9 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {
-		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate)
+		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate)
 	} else {
-		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng)
+		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
@@ -426,7 +434,7 @@ const curvePoints = 200
 // 11,000).
 const maxFillPods = 20_000_000
 
-func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64) (Result, error) {
+func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
 	if capacity == 0 {
@@ -442,11 +450,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 	for _, i := range order {
 		demand += w.pods[i].TotalGPUMilli()
 	}
-	for demand > target && len(order) > 0 {
-		k := rng.IntN(len(order))
-		demand -= w.pods[order[k]].TotalGPUMilli()
-		order = append(order[:k], order[k+1:]...)
-	}
+	order, demand = trim(order, demand, target, w.pods, rng)
 	for {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
@@ -473,7 +477,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 		arrived += p.TotalGPUMilli()
 		node, gpus, ok := pl.Place(c, p)
 		if ok {
-			if err := c.Allocate(node, p, gpus); err != nil {
+			if err := pl.Allocate(c, node, p, gpus); err != nil {
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
 			free -= p.TotalGPUMilli()
@@ -494,6 +498,50 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 	r.ArrivedGPUMilli = arrived
 	w.finish(&r, c, frag.exact())
 	return r, nil
+}
+
+// trim drops pods from order at random until their GPU demand is at most
+// target, and returns the rest in their order and their demand. Each step
+// draws k = rng.IntN(remaining) and drops the k-th remaining pod, as
+// deleting order[k] from the slice would; a Fenwick tree over the
+// positions still present finds it in O(log n).
+func trim(order []int, demand, target int64, pods []cluster.Pod, rng *rand.Rand) ([]int, int64) {
+	if demand <= target {
+		return order, demand
+	}
+	n := len(order)
+	tree := make([]int32, n+1) // 1-based; all positions present
+	for i := 1; i <= n; i++ {
+		tree[i] = int32(i & -i)
+	}
+	top := 1
+	for top*2 <= n {
+		top *= 2
+	}
+	dropped := make([]bool, n)
+	for left := n; demand > target && left > 0; left-- {
+		// The position (0-based) of the k-th present entry, k from 0.
+		k := int32(rng.IntN(left))
+		pos := 0
+		for step := top; step > 0; step /= 2 {
+			if next := pos + step; next <= n && tree[next] <= k {
+				pos = next
+				k -= tree[next]
+			}
+		}
+		dropped[pos] = true
+		demand -= pods[order[pos]].TotalGPUMilli()
+		for i := pos + 1; i <= n; i += i & -i {
+			tree[i]--
+		}
+	}
+	kept := order[:0]
+	for i, o := range order {
+		if !dropped[i] {
+			kept = append(kept, o)
+		}
+	}
+	return kept, demand
 }
 
 func summarise(policies []string, results []Result) []Summary {
