@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 
@@ -172,10 +173,19 @@ func (pl *IndexedPlacer) build(c *cluster.Cluster, p *cluster.Pod, st State) *sh
 	for i := range t.top[size:] {
 		t.top[size+i] = noFit
 	}
+	// Nodes in the same state score alike: score each state once.
+	memo := map[string]int64{}
+	var key []byte
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		t.version[i] = n.Version + 1
-		if v := pl.value(st, n, p); v != noFit {
+		key = stateKey(key[:0], n)
+		v, ok := memo[string(key)]
+		if !ok {
+			v = pl.value(st, n, p)
+			memo[string(key)] = v
+		}
+		if v != noFit {
 			t.top[size+i], t.count[size+i] = v, 1
 		}
 	}
@@ -266,4 +276,22 @@ func (t *shapeTree) countOf(v int64, from, to int) int {
 		}
 	}
 	return n
+}
+
+// stateKey appends to b what Feasible and a policy may read of n: all but
+// its name, pod count and version.
+func stateKey(b []byte, n *cluster.Node) []byte {
+	b = binary.AppendVarint(b, int64(n.ModelID))
+	b = binary.AppendVarint(b, n.CPUMilli)
+	b = binary.AppendVarint(b, n.MemoryMiB)
+	b = binary.AppendVarint(b, n.CPUFree)
+	b = binary.AppendVarint(b, n.MemoryFree)
+	b = binary.AppendUvarint(b, uint64(len(n.GPUFree)))
+	for _, f := range n.GPUFree {
+		b = binary.AppendVarint(b, f)
+	}
+	for _, a := range n.Affinity {
+		b = binary.AppendVarint(b, int64(a))
+	}
+	return binary.AppendVarint(b, int64(n.AffinityKinds))
 }
