@@ -56,7 +56,10 @@ type Policy interface {
 
 // Normalizer is implemented by policies whose raw scores are rescaled over
 // the nodes that fit, as kube-scheduler's ScoreExtensions.NormalizeScore:
-// NormalizeScores rescales scores (one per fitting node) in place.
+// NormalizeScores rescales scores (one per fitting node) in place. A score
+// must be highest after rescaling exactly when it was highest before (as
+// under min-max rescaling): the IndexedPlacer takes the first node of the
+// highest raw score under TieFirst without rescaling.
 type Normalizer interface {
 	NormalizeScores(scores []int64)
 }

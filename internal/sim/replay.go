@@ -10,7 +10,6 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost"
-	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // ReplayStats are the metrics of a replay run. Times are seconds of trace
@@ -85,7 +84,7 @@ const timelinePoints = 400
 // would remove it; a pod that fits no node of the empty cluster fails on
 // arrival. With placements it records what became of each pod. The
 // workload has passed check("replay").
-func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, placements bool) (Result, error) {
+func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	var r Result
 	arrivals := make([]int, len(w.specs))
@@ -130,7 +129,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 	}
 	start := func(i int, node int, gpus cluster.GPUSet) error {
 		p := &w.pods[i]
-		if err := c.Allocate(node, p, gpus); err != nil {
+		if err := pl.Allocate(c, node, p, gpus); err != nil {
 			return fmt.Errorf("placement chose an infeasible node: %w", err)
 		}
 		frag.update(c, node)
@@ -206,7 +205,7 @@ func replay(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Ra
 			d := heap.Pop(&deps).(departure)
 			advance(d.at)
 			p := &w.pods[d.pod]
-			if err := c.Release(d.node, p, d.gpus); err != nil {
+			if err := pl.Release(c, d.node, p, d.gpus); err != nil {
 				return r, err
 			}
 			frag.update(c, d.node)

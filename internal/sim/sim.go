@@ -534,6 +534,14 @@ func (w *Workload) check(mode string) error {
 	return nil
 }
 
+// placer is what fill and replay need of a placement.IndexedPlacer: every
+// change to the cluster goes through it.
+type placer interface {
+	Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus cluster.GPUSet, ok bool)
+	Allocate(c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error
+	Release(c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error
+}
+
 func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed uint64) (Result, error) {
 	t0 := time.Now()
 	pol, err := placement.New(policy, w.target)
@@ -543,9 +551,9 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {
-		r, err = fill(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
+		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
 	} else {
-		r, err = replay(ctx, w, placement.NewPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements)
+		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
@@ -640,7 +648,7 @@ const maxFillPods = 20_000_000
 
 // fill runs the fill experiment (the package doc); with placements it
 // records what became of each pod. The workload has passed check("fill").
-func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
+func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
 	target := int64(math.Floor(inflate * float64(capacity)))
@@ -650,11 +658,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 	for _, i := range order {
 		demand += w.pods[i].TotalGPUMilli()
 	}
-	for demand > target && len(order) > 0 {
-		k := rng.IntN(len(order))
-		demand -= w.pods[order[k]].TotalGPUMilli()
-		order = append(order[:k], order[k+1:]...)
-	}
+	order, demand = trim(order, demand, target, w.pods, rng)
 	for {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
@@ -682,7 +686,7 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 		arrived += p.TotalGPUMilli()
 		node, gpus, ok := pl.Place(c, p)
 		if ok {
-			if err := c.Allocate(node, p, gpus); err != nil {
+			if err := pl.Allocate(c, node, p, gpus); err != nil {
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
 			free -= p.TotalGPUMilli()
@@ -708,6 +712,50 @@ func fill(ctx context.Context, w *Workload, pl *placement.Placer, rng *rand.Rand
 	r.Failed = failed.groups()
 	w.finish(&r, c, frag.exact())
 	return r, nil
+}
+
+// trim drops pods from order at random until their GPU demand is at most
+// target, and returns the rest in their order and their demand. Each step
+// draws k = rng.IntN(remaining) and drops the k-th remaining pod, as
+// deleting order[k] from the slice would; a Fenwick tree over the
+// positions still present finds it in O(log n).
+func trim(order []int, demand, target int64, pods []cluster.Pod, rng *rand.Rand) ([]int, int64) {
+	if demand <= target {
+		return order, demand
+	}
+	n := len(order)
+	tree := make([]int32, n+1) // 1-based; all positions present
+	for i := 1; i <= n; i++ {
+		tree[i] = int32(i & -i)
+	}
+	top := 1
+	for top*2 <= n {
+		top *= 2
+	}
+	dropped := make([]bool, n)
+	for left := n; demand > target && left > 0; left-- {
+		// The position (0-based) of the k-th present entry, k from 0.
+		k := int32(rng.IntN(left))
+		pos := 0
+		for step := top; step > 0; step /= 2 {
+			if next := pos + step; next <= n && tree[next] <= k {
+				pos = next
+				k -= tree[next]
+			}
+		}
+		dropped[pos] = true
+		demand -= pods[order[pos]].TotalGPUMilli()
+		for i := pos + 1; i <= n; i += i & -i {
+			tree[i]--
+		}
+	}
+	kept := order[:0]
+	for i, o := range order {
+		if !dropped[i] {
+			kept = append(kept, o)
+		}
+	}
+	return kept, demand
 }
 
 func summarise(policies []string, results []Result) []Summary {

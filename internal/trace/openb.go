@@ -145,6 +145,9 @@ type table struct {
 	// src is the input when it can be read again, to name the column of
 	// a CSV syntax error; nil otherwise.
 	src io.ReadSeeker
+	// interned holds the values of low-variety columns (gpu_spec, qos,
+	// pod_phase), so that a row's fields do not pin its whole line.
+	interned map[string]string
 }
 
 func newTable(file string, r io.Reader, required []string) (*table, error) {
@@ -152,7 +155,7 @@ func newTable(file string, r io.Reader, required []string) (*table, error) {
 	cr.ReuseRecord = true
 	// Every row must have as many fields as the header.
 	cr.FieldsPerRecord = 0
-	t := &table{file: file, r: cr, col: map[string]int{}, line: 1}
+	t := &table{file: file, r: cr, col: map[string]int{}, line: 1, interned: map[string]string{}}
 	t.src, _ = r.(io.ReadSeeker)
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -280,6 +283,24 @@ func (t *table) str(column string) string {
 	return strings.TrimSpace(t.row[i])
 }
 
+// strCopy is str for a value that is kept: a copy, shared between rows of
+// equal value for the first maxInterned distinct values. A field is a
+// substring of its whole line, which it would otherwise keep in memory.
+func (t *table) strCopy(column string) string {
+	s := t.str(column)
+	if v, ok := t.interned[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	if len(t.interned) < maxInterned {
+		t.interned[s] = s
+	}
+	return s
+}
+
+// maxInterned bounds the distinct values strCopy shares.
+const maxInterned = 4096
+
 func (t *table) has(column string) bool {
 	i, ok := t.col[column]
 	return ok && i < len(t.row)
@@ -357,6 +378,7 @@ func (t *table) uniqueName(column, kind string, seen map[string]int) (string, er
 	if prev, dup := seen[name]; dup {
 		return "", t.errf(column, "%s %s already defined on line %d", kind, Quote(name), prev)
 	}
+	name = strings.Clone(name) // not the whole line
 	seen[name] = t.line
 	return name, nil
 }
@@ -367,7 +389,7 @@ func (t *table) text(column string, max int) (string, error) {
 	if len(s) > max {
 		return "", t.errf(column, "%s longer than %d characters", Quote(s), max)
 	}
-	return s, nil
+	return t.strCopy(column), nil
 }
 
 // cpuMemory reads the cpu_milli and memory_mib columns.
@@ -430,12 +452,17 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 // its gpu_milli 0 without GPUs and 1..1000 with them, and below 1000 only
 // when num_gpu is 1.
 func ReadPods(file string, r io.Reader) ([]PodSpec, error) {
+	return readPods(file, r, 0)
+}
+
+// readPods is ReadPods with room made for rows pods at the start.
+func readPods(file string, r io.Reader, rows int) ([]PodSpec, error) {
 	t, err := newTable(file, r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
 	if err != nil {
 		return nil, err
 	}
-	var out []PodSpec
-	seen := map[string]int{}
+	out := make([]PodSpec, 0, rows)
+	seen := make(map[string]int, rows)
 	for {
 		if err := t.next(); err == io.EOF {
 			break
@@ -510,14 +537,62 @@ func ReadNodesFile(path string) ([]NodeSpec, error) {
 	return ReadNodes(path, f)
 }
 
-// ReadPodsFile opens path and reads it with ReadPods.
+// ReadPodsFile opens path and reads it with ReadPods. A regular file's
+// lines are counted first, so that the pod list and the name index are
+// allocated once at their full size rather than grown.
 func ReadPodsFile(path string) ([]PodSpec, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadPods(path, f)
+	rows := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if rows, err = countLines(f); err != nil {
+			return nil, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	return readPods(path, f, rows)
+}
+
+// maxRowsHint bounds the rows countLines lets ReadPodsFile make room for.
+const maxRowsHint = 1 << 26
+
+// minRowBytes is the shortest line a pod row can be ("p,0,0,0,0").
+const minRowBytes = 9
+
+// countLines returns the number of lines of r at least minRowBytes long, at
+// most maxRowsHint: an upper bound on the rows after the header, however
+// many blank lines there are.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n, run := 0, 0
+	for {
+		k, err := r.Read(buf)
+		for b := buf[:k]; len(b) > 0; {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				run += len(b)
+				break
+			}
+			if run+i >= minRowBytes {
+				n++
+			}
+			run, b = 0, b[i+1:]
+		}
+		if err == io.EOF {
+			if run >= minRowBytes {
+				n++
+			}
+			return min(n, maxRowsHint), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // maxQuoted is how many characters of a value an error or warning quotes.

@@ -2,7 +2,10 @@ package trace
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,5 +120,44 @@ func TestBuiltin(t *testing.T) {
 		if a[i] != b[i] {
 			t.Fatal("BuiltinPods is not deterministic for a seed")
 		}
+	}
+}
+
+// TestCountLines: lines of at least minRowBytes (9) bytes, the last one
+// with or without a line feed; blank and short lines do not count.
+func TestCountLines(t *testing.T) {
+	for in, want := range map[string]int{
+		"":                               0,
+		"\n\n\n":                         0,
+		"p,0,0,0,0":                      1,
+		"p,0,0,0,0\n":                    1,
+		"p,0,0,0,\n":                     0,
+		"name,cpu_milli\n\np,0,0,0,0\nx": 2,
+	} {
+		if got, err := countLines(strings.NewReader(in)); err != nil || got != want {
+			t.Errorf("countLines(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+// TestReadPodsFileMatchesReadPods: the file reader, which sizes its
+// output from a line count, reads what ReadPods reads.
+func TestReadPodsFileMatchesReadPods(t *testing.T) {
+	data := podHeader + "p0,12000,16384,1,1000,,LS,Running,0,12537496,0\n\n" +
+		"p1,6000,12288,1,460,V100M16|V100M32,LS,Pending,427061,12902960,\n"
+	path := filepath.Join(t.TempDir(), "pods.csv")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadPodsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadPods(path, strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || fmt.Sprint(got) != fmt.Sprint(want) || got[1].GPUSpec != "V100M16|V100M32" || got[1].Line != 4 {
+		t.Errorf("ReadPodsFile = %+v\nReadPods = %+v", got, want)
 	}
 }
