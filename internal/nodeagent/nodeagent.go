@@ -172,6 +172,9 @@ func Run(ctx context.Context, o Options) error {
 		if cfg, err = configv1.LoadConfig(o.ConfigFile); err != nil {
 			return err
 		}
+		for _, w := range cfg.Warnings {
+			klog.Warning(w)
+		}
 	}
 	client, err := kubeClient(o)
 	if err != nil {
