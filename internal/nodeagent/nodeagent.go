@@ -23,6 +23,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/device/nvml"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin"
 	"github.com/gpuplane/gpuplane/internal/exporter"
+	"github.com/gpuplane/gpuplane/internal/health"
 	"github.com/gpuplane/gpuplane/internal/labels"
 	"github.com/gpuplane/gpuplane/internal/podresources"
 )
@@ -57,6 +58,10 @@ type Options struct {
 	// for an agent outside the cluster or in a test; empty: in-cluster
 	// credentials, used only with LabelNode.
 	Kubeconfig string
+	// DisableHealthChecks and EnableHealthChecks are NVIDIA's
+	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS (from the
+	// environment), applied to gpuplane.ignoredXIDs by health.IgnoredXIDs.
+	DisableHealthChecks, EnableHealthChecks string
 	// Metrics are the metrics endpoint's settings.
 	Metrics MetricsOptions
 }
@@ -90,10 +95,12 @@ type MetricsOptions struct {
 // port of dcgm-exporter).
 func DefaultOptions() Options {
 	return Options{
-		Backend:         "nvml",
-		MockProfile:     "dgx-h100",
-		DevicePluginDir: "/var/lib/kubelet/device-plugins",
-		NodeName:        os.Getenv("NODE_NAME"),
+		Backend:             "nvml",
+		MockProfile:         "dgx-h100",
+		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
+		NodeName:            os.Getenv("NODE_NAME"),
+		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
+		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
 		Metrics: MetricsOptions{
 			Addr:                 ":9400",
 			SampleInterval:       exporter.DefaultSampleInterval,
@@ -176,6 +183,12 @@ func Run(ctx context.Context, o Options) error {
 			klog.Warning(w)
 		}
 	}
+	ignored, warnings := health.IgnoredXIDs(*cfg.Gpuplane.IgnoredXIDs, o.DisableHealthChecks, o.EnableHealthChecks)
+	for _, w := range warnings {
+		klog.Warning(w)
+	}
+	cfg.Gpuplane.IgnoredXIDs = &ignored
+	klog.InfoS("XIDs ignored by the health policy (0: all)", "xids", ignored)
 	client, err := kubeClient(o)
 	if err != nil {
 		return err
