@@ -54,7 +54,7 @@ config:
   flags:
     migStrategy: mixed
     plugin:
-      deviceListStrategy: [envvar, cdi-cri]
+      deviceListStrategy: [envvar]
   sharing:
     timeSlicing:
       renameByDefault: true

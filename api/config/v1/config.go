@@ -43,10 +43,6 @@ const (
 	// SharedSuffix ends the name of a time-sliced resource under
 	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
 	SharedSuffix = ".shared"
-	// CDIKind is the CDI device kind of NVIDIA GPUs (vendor/class): the CDI
-	// name of a device is "nvidia.com/gpu=<uuid>", as NVIDIA's
-	// nvidia-ctk cdi generate writes it.
-	CDIKind = "nvidia.com/gpu"
 	// ResourceGPUMilli is gpuplane's resource for a share of one GPU, in
 	// milli-GPU (1000 = one GPU; the openb trace's gpu_milli). A pod asks
 	// for 1..1000 of it; gpuplane-scheduler picks the GPU
@@ -99,16 +95,13 @@ const (
 	MIGStrategyMixed = "mixed"
 )
 
-// Device list strategies (flags.plugin.deviceListStrategy): how Allocate
-// passes the devices to the container runtime.
-const (
-	// ListEnvvar sets NVIDIA_VISIBLE_DEVICES to the device UUIDs.
-	ListEnvvar = "envvar"
-	// ListCDIAnnotations sets a cdi.k8s.io/ annotation of CDI device names.
-	ListCDIAnnotations = "cdi-annotations"
-	// ListCDICRI sets the CDI devices field of the response (the CRI field).
-	ListCDICRI = "cdi-cri"
-)
+// ListEnvvar is the one device list strategy
+// (flags.plugin.deviceListStrategy): Allocate sets NVIDIA_VISIBLE_DEVICES
+// to the device UUIDs, for the NVIDIA container runtime. NVIDIA's CDI
+// strategies (cdi-annotations, cdi-cri) are refused: they name CDI devices
+// that only exist where CDI specs are written, and gpuplane writes none
+// (NVIDIA's plugin generates them with nvidia-container-toolkit).
+const ListEnvvar = "envvar"
 
 // Replica policies (gpuplane.replicaPolicy): how GetPreferredAllocation
 // picks time-slicing replicas.
@@ -152,8 +145,8 @@ type Flags struct {
 
 // PluginFlags is NVIDIA's flags.plugin section.
 type PluginFlags struct {
-	// DeviceListStrategy is one or more of envvar (default),
-	// cdi-annotations and cdi-cri; a single string or a list.
+	// DeviceListStrategy is envvar (the default, the only one supported),
+	// as a single string or a list.
 	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
 	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
 	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
@@ -344,11 +337,14 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s:%d: sharing.timeSlicing.resources: no resources specified", file, line)
 	}
 	if err := c.complete(); err != nil {
-		// Name the line of the field the error starts with, when known.
+		// Name the line of the field the error starts with, or of the
+		// nearest enclosing field (a list of scalars has no lines of its own).
 		msg := err.Error()
 		if i := strings.Index(msg, ": "); i > 0 {
-			if line, ok := chk.lines[msg[:i]]; ok {
-				return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
+			for f := msg[:i]; f != ""; f = f[:max(strings.LastIndexAny(f, ".["), 0)] {
+				if line, ok := chk.lines[f]; ok {
+					return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
+				}
 			}
 		}
 		return nil, fmt.Errorf("%s: %s", file, msg)
@@ -391,9 +387,11 @@ func (c *Config) complete() error {
 	seen := map[string]bool{}
 	for i, s := range c.Flags.Plugin.DeviceListStrategy {
 		switch s {
-		case ListEnvvar, ListCDIAnnotations, ListCDICRI:
+		case ListEnvvar:
+		case "cdi-annotations", "cdi-cri":
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is not supported: gpuplane writes no CDI specs, so the CDI devices it would name do not exist; use envvar (the NVIDIA container runtime)", i, s)
 		default:
-			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar, cdi-annotations or cdi-cri", i, s)
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar", i, s)
 		}
 		if seen[s] {
 			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)

@@ -12,7 +12,7 @@ const nvidiaStyleConfig = `version: v1
 flags:
   migStrategy: mixed
   plugin:
-    deviceListStrategy: [envvar, cdi-cri]
+    deviceListStrategy: [envvar]
     deviceIDStrategy: uuid
     passDeviceSpecs: true
 sharing:
@@ -34,7 +34,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Flags.MIGStrategy != "mixed" || !c.HasListStrategy(ListCDICRI) || c.HasListStrategy(ListCDIAnnotations) || !c.Flags.Plugin.PassDeviceSpecs {
+	if c.Flags.MIGStrategy != "mixed" || !c.HasListStrategy(ListEnvvar) || !c.Flags.Plugin.PassDeviceSpecs {
 		t.Errorf("flags = %+v", c.Flags)
 	}
 	if c.Replicas("nvidia.com/gpu") != 4 || c.Replicas("nvidia.com/mig-1g.10gb") != 2 || c.Replicas("nvidia.com/mig-3g.40gb") != 1 {
@@ -47,11 +47,11 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("gpuplane = %+v", c.Gpuplane)
 	}
 	// A single string is a one-element list; defaults fill the rest.
-	c, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {plugin: {deviceListStrategy: cdi-annotations}}"))
+	c, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {plugin: {deviceListStrategy: envvar}}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual([]string(c.Flags.Plugin.DeviceListStrategy), []string{"cdi-annotations"}) || c.Flags.MIGStrategy != "none" || c.Gpuplane.ReplicaPolicy != "spread" {
+	if !reflect.DeepEqual([]string(c.Flags.Plugin.DeviceListStrategy), []string{"envvar"}) || c.Flags.MIGStrategy != "none" || c.Gpuplane.ReplicaPolicy != "spread" {
 		t.Errorf("config = %+v", c)
 	}
 	if !reflect.DeepEqual(*c.Gpuplane.IgnoredXIDs, DefaultIgnoredXIDs) {
@@ -73,7 +73,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"version: v1\nflags: {migStrategy: all}", `flags.migStrategy: "all"`},
 		{"version: v1\nflags: {colour: red}", `c.yaml:2: flags.colour: unknown field`},
 		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "c.yaml:2: sharing.mps: MPS sharing is not supported"},
-		{"version: v1\nflags: {plugin: {deviceListStrategy: volume-mounts}}", `flags.plugin.deviceListStrategy[0]: "volume-mounts"`},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: volume-mounts}}", `flags.plugin.deviceListStrategy[0]: "volume-mounts"; want envvar`},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: [envvar, cdi-cri]}}", `c.yaml:2: flags.plugin.deviceListStrategy[1]: "cdi-cri" is not supported: gpuplane writes no CDI specs`},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: cdi-annotations}}", `flags.plugin.deviceListStrategy[0]: "cdi-annotations" is not supported`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: [envvar, envvar]}}", `deviceListStrategy[1]: "envvar" is listed twice`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: 3}}", "want a string or a list of strings"},
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 0}]}}", "sharing.timeSlicing.resources[0].replicas: 0 is out of range"},
