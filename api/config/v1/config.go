@@ -352,10 +352,10 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
 		if !r.Devices.IsAll() {
-			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", chk.lines[f], f, r.Name))
+			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", chk.lines[f+".devices"], f, r.Name))
 		}
 		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+SharedSuffix) {
-			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", chk.lines[f], f))
+			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", chk.lines[f+".rename"], f))
 		}
 	}
 	c.Warnings = at(chk.warnings)

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -204,10 +205,26 @@ func TestNVIDIADevices(t *testing.T) {
 		}
 		var want []string
 		if !tc.want.All {
-			want = []string{"c.yaml:5: sharing.timeSlicing.resources[0].devices: ignored, as NVIDIA's plugin ignores it: every device of nvidia.com/gpu is shared"}
+			want = []string{"c.yaml:7: sharing.timeSlicing.resources[0].devices: ignored, as NVIDIA's plugin ignores it: every device of nvidia.com/gpu is shared"}
 		}
 		if !reflect.DeepEqual(c.Warnings, want) {
 			t.Errorf("devices %s: warnings %q, want %q", tc.devices, c.Warnings, want)
+		}
+	}
+	// rename: ignored unless it is the default <name>.shared under
+	// renameByDefault (disableResoureRenaming in replicas.go).
+	y := "sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n      rename: %s\n"
+	for rename, warn := range map[string]bool{"nvidia.com/gpu.shared": false, "gpu-shared": true} {
+		c, err := ParseConfig("c.yaml", []byte(fmt.Sprintf(y, rename)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		if warn {
+			want = []string{"c.yaml:7: sharing.timeSlicing.resources[0].rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames"}
+		}
+		if !reflect.DeepEqual(c.Warnings, want) || c.SharedName(ResourceGPU, 2) != "nvidia.com/gpu.shared" {
+			t.Errorf("rename %s: warnings %q, want %q", rename, c.Warnings, want)
 		}
 	}
 }
