@@ -60,6 +60,8 @@ SIGINT.`,
 	f.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default $NODE_NAME)")
 	f.StringVar(&o.LabelsFile, "labels-file", o.LabelsFile, "write GPU feature labels to this node-feature-discovery features file (e.g. /etc/kubernetes/node-feature-discovery/features.d/gpuplane)")
 	f.BoolVar(&o.LabelNode, "label-node", o.LabelNode, "put GPU feature labels and the GPU UUIDs annotation on the Node object --node-name (in-cluster credentials unless --kubeconfig)")
+	f.BoolVar(&o.NodeFeatureAPI, "node-feature-api", o.NodeFeatureAPI, "write GPU feature labels as a node-feature-discovery NodeFeature object in --namespace, which NFD puts on the node (in-cluster credentials unless --kubeconfig)")
+	f.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the NodeFeature object (default $POD_NAMESPACE)")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node); with API access, Allocate follows gpuplane-scheduler's choice on pods")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")

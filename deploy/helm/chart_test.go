@@ -54,7 +54,7 @@ config:
   flags:
     migStrategy: mixed
     plugin:
-      deviceListStrategy: [envvar, cdi-cri]
+      deviceListStrategy: [envvar]
   sharing:
     timeSlicing:
       renameByDefault: true
@@ -208,8 +208,26 @@ func TestTemplateDefaults(t *testing.T) {
 	checkCommon(t, r, ds, c, 9400)
 
 	p := ds.Spec.Template.Spec
-	if want := map[string]string{"nvidia.com/gpu.present": "true"}; !reflect.DeepEqual(p.NodeSelector, want) {
-		t.Errorf("nodeSelector %v, want %v", p.NodeSelector, want)
+	// Node selection as NVIDIA's device-plugin chart's affinity
+	// (deployments/helm/nvidia-device-plugin/values.yaml): NFD's NVIDIA PCI
+	// label, or nvidia.com/gpu.present=true, which the agent writes.
+	if len(p.NodeSelector) != 0 {
+		t.Errorf("nodeSelector %v, want none", p.NodeSelector)
+	}
+	term := func(key string) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{"true"}}}}
+	}
+	if a := p.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil ||
+		!reflect.DeepEqual(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms,
+			[]corev1.NodeSelectorTerm{term("feature.node.kubernetes.io/pci-10de.present"), term("nvidia.com/gpu.present")}) {
+		t.Errorf("affinity %+v, want NFD's pci-10de.present or nvidia.com/gpu.present", p.Affinity)
+	}
+	// No API access configured: no service-account token.
+	if p.AutomountServiceAccountToken == nil || *p.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v, want false", p.AutomountServiceAccountToken)
+	}
+	if c.SecurityContext.Capabilities.Add != nil || slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "NVIDIA_MIG_MONITOR_DEVICES" }) {
+		t.Errorf("MIG strategy none: capabilities %+v, env %+v; want no SYS_ADMIN, no NVIDIA_MIG_MONITOR_DEVICES", c.SecurityContext.Capabilities, c.Env)
 	}
 	if want := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}; !reflect.DeepEqual(p.Tolerations, want) {
 		t.Errorf("tolerations %+v, want %+v", p.Tolerations, want)
@@ -258,6 +276,9 @@ func TestTemplateFull(t *testing.T) {
 	p := ds.Spec.Template.Spec
 	if p.RuntimeClassName == nil || *p.RuntimeClassName != "nvidia" {
 		t.Errorf("runtimeClassName %v, want nvidia", p.RuntimeClassName)
+	}
+	if p.AutomountServiceAccountToken == nil || !*p.AutomountServiceAccountToken {
+		t.Errorf("labelNode: automountServiceAccountToken %v, want true", p.AutomountServiceAccountToken)
 	}
 	if slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return strings.HasPrefix(e.Name, "NVIDIA_") }) {
 		t.Errorf("backend mock: NVIDIA_ variables in env %+v", c.Env)
@@ -347,6 +368,65 @@ func TestTemplateFull(t *testing.T) {
 	}
 	if rule.APIVersion != "monitoring.coreos.com/v1" || !reflect.DeepEqual(rule.Spec, want2) {
 		t.Errorf("PrometheusRule %s spec differs from deploy/prometheus/gpuplane-alerts.yaml:\n%s", rule.APIVersion, r["PrometheusRule/"+fullname])
+	}
+}
+
+// With a MIG strategy other than none, the container gets what NVIDIA's
+// chart gives its device plugin (templates/_helpers.tpl:
+// addMigMonitorDevices, nvidia-device-plugin.securityContext):
+// NVIDIA_MIG_MONITOR_DEVICES=all and SYS_ADMIN.
+func TestTemplateMIG(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		mig      bool
+	}{{"none", false}, {"single", true}, {"mixed", true}} {
+		_, c := agent(t, render(t, "--set", "config.version=v1", "--set", "config.flags.migStrategy="+tc.strategy))
+		monitor := slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "NVIDIA_MIG_MONITOR_DEVICES" && e.Value == "all" })
+		sc := c.SecurityContext
+		sysAdmin := sc != nil && sc.Capabilities != nil && slices.Equal(sc.Capabilities.Add, []corev1.Capability{"SYS_ADMIN"})
+		if monitor != tc.mig || sysAdmin != tc.mig {
+			t.Errorf("migStrategy %s: NVIDIA_MIG_MONITOR_DEVICES=all %v, SYS_ADMIN %v; want %v", tc.strategy, monitor, sysAdmin, tc.mig)
+		}
+		if sc == nil || sc.Privileged == nil || *sc.Privileged || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+			t.Errorf("migStrategy %s: securityContext %+v, want not privileged, drop ALL", tc.strategy, sc)
+		}
+	}
+	// A securityContext given is used as is.
+	_, c := agent(t, render(t, "--set", "config.flags.migStrategy=mixed", "--set", "securityContext.privileged=true"))
+	if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged || sc.Capabilities != nil {
+		t.Errorf("securityContext given: %+v", sc)
+	}
+}
+
+// nodeFeatureAPI: the labels go through NFD's NodeFeature object, with a
+// Role on nodefeatures in the release namespace and no right on Nodes.
+func TestTemplateNodeFeature(t *testing.T) {
+	r := render(t, "--set", "nodeFeatureAPI=true")
+	want := []string{"DaemonSet/" + fullname, "Role/" + fullname + "-nodefeatures", "RoleBinding/" + fullname + "-nodefeatures", "Service/" + fullname, "ServiceAccount/" + fullname}
+	if got := r.keys(); !slices.Equal(got, want) {
+		t.Errorf("objects %v, want %v", got, want)
+	}
+	ds, c := agent(t, r)
+	if !slices.Contains(c.Args, "--node-feature-api") || slices.Contains(c.Args, "--label-node") {
+		t.Errorf("args %v, want --node-feature-api and no --label-node", c.Args)
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
+	}) {
+		t.Errorf("env %+v: no POD_NAMESPACE from metadata.namespace", c.Env)
+	}
+	if p := ds.Spec.Template.Spec; p.AutomountServiceAccountToken == nil || !*p.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v, want true", p.AutomountServiceAccountToken)
+	}
+	var role rbacv1.Role
+	r.get(t, "Role", fullname+"-nodefeatures", &role)
+	if want := []rbacv1.PolicyRule{{APIGroups: []string{"nfd.k8s-sigs.io"}, Resources: []string{"nodefeatures"}, Verbs: []string{"get", "create", "update"}}}; !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("Role rules %+v, want %+v", role.Rules, want)
+	}
+	var binding rbacv1.RoleBinding
+	r.get(t, "RoleBinding", fullname+"-nodefeatures", &binding)
+	if binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != ds.Spec.Template.Spec.ServiceAccountName {
+		t.Errorf("RoleBinding %+v", binding)
 	}
 }
 
@@ -462,7 +542,7 @@ func TestFlagsAccepted(t *testing.T) {
 		t.Skip("builds the gpuplane-node-agent binary")
 	}
 	var used []string
-	for _, args := range [][]string{nil, {"-f", writeValues(t)}} {
+	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")

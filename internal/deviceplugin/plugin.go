@@ -356,18 +356,6 @@ func (p *Plugin) response(uuids []string, gpus []int) *pluginapi.ContainerAlloca
 	if p.cfg.HasListStrategy(configv1.ListEnvvar) {
 		r.Envs = map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(uuids, ",")}
 	}
-	cdi := make([]string, len(uuids))
-	for i, u := range uuids {
-		cdi[i] = configv1.CDIKind + "=" + u
-	}
-	if p.cfg.HasListStrategy(configv1.ListCDICRI) {
-		for _, name := range cdi {
-			r.CdiDevices = append(r.CdiDevices, &pluginapi.CDIDevice{Name: name})
-		}
-	}
-	if p.cfg.HasListStrategy(configv1.ListCDIAnnotations) {
-		r.Annotations = map[string]string{"cdi.k8s.io/gpuplane-device-plugin_" + strings.ReplaceAll(p.res.Name, "/", "_"): strings.Join(cdi, ",")}
-	}
 	if p.cfg.Flags.Plugin.PassDeviceSpecs {
 		for _, path := range []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"} {
 			r.Devices = append(r.Devices, &pluginapi.DeviceSpec{ContainerPath: path, HostPath: path, Permissions: "rw"})

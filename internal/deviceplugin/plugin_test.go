@@ -36,15 +36,14 @@ func TestAllocate(t *testing.T) {
 		t.Errorf("envvar: %v, want %v", r, want)
 	}
 
-	c := testConfig(t, "flags: {plugin: {deviceListStrategy: [cdi-cri, cdi-annotations], passDeviceSpecs: true}}")
+	c := testConfig(t, "flags: {plugin: {passDeviceSpecs: true}}")
 	p = testPlugin(t, &n, c, "nvidia.com/gpu")
 	r, err = allocate(p, u[6])
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = &pluginapi.ContainerAllocateResponse{
-		CdiDevices:  []*pluginapi.CDIDevice{{Name: "nvidia.com/gpu=" + u[6]}},
-		Annotations: map[string]string{"cdi.k8s.io/gpuplane-device-plugin_nvidia.com_gpu": "nvidia.com/gpu=" + u[6]},
+		Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": u[6]},
 		Devices: []*pluginapi.DeviceSpec{
 			{ContainerPath: "/dev/nvidiactl", HostPath: "/dev/nvidiactl", Permissions: "rw"},
 			{ContainerPath: "/dev/nvidia-uvm", HostPath: "/dev/nvidia-uvm", Permissions: "rw"},
@@ -53,7 +52,7 @@ func TestAllocate(t *testing.T) {
 		},
 	}
 	if !reflect.DeepEqual(r, want) {
-		t.Errorf("cdi: %v, want %v", r, want)
+		t.Errorf("passDeviceSpecs: %v, want %v", r, want)
 	}
 }
 
@@ -105,10 +104,10 @@ func TestAllocateMilli(t *testing.T) {
 	if _, err := allocate(p, append(units(0, 0, 10), units(1, 0, 10)...)...); err == nil || !strings.Contains(err.Error(), "the 20 milli-GPU units span 2 GPUs") {
 		t.Errorf("units of two GPUs: %v", err)
 	}
-	// Only the share, with CDI: the environment holds the share alone.
-	p = testPlugin(t, &n, testConfig(t, "gpuplane: {milliGPU: true}\nflags: {plugin: {deviceListStrategy: cdi-cri}}"), "gpuplane.io/gpu-milli")
-	if r, err = allocate(p, units(3, 0, 1000)...); err != nil || len(r.Envs) != 1 || r.Envs["GPUPLANE_GPU_SHARE"] != "1000" || r.CdiDevices[0].Name != "nvidia.com/gpu="+n.GPUs[3].UUID {
-		t.Errorf("all of GPU 3 with CDI: %v, %v", r, err)
+	// All 1000 units of one GPU: that GPU, and the share.
+	p = testPlugin(t, &n, testConfig(t, "gpuplane: {milliGPU: true}"), "gpuplane.io/gpu-milli")
+	if r, err = allocate(p, units(3, 0, 1000)...); err != nil || len(r.Envs) != 2 || r.Envs["GPUPLANE_GPU_SHARE"] != "1000" || r.Envs["NVIDIA_VISIBLE_DEVICES"] != n.GPUs[3].UUID {
+		t.Errorf("all of GPU 3: %v, %v", r, err)
 	}
 }
 

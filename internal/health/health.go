@@ -4,7 +4,9 @@
 //
 //   - an XID error makes its device unhealthy, unless it is an application
 //     XID (gpuplane.ignoredXIDs of api/config/v1; by default NVIDIA's device
-//     plugin's list, configv1.DefaultIgnoredXIDs);
+//     plugin's list, configv1.DefaultIgnoredXIDs), changed by NVIDIA's
+//     DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS (IgnoredXIDs);
+//     AllXIDs in the list ignores every XID;
 //   - a lost device (fallen off the bus, not answering) is unhealthy;
 //   - a MIG device is unhealthy while its parent GPU is;
 //   - a recovered event makes the device healthy again.
@@ -44,7 +46,7 @@ func (s *State) SetNode(n device.Node) {
 }
 
 // Critical reports whether an XID makes its device unhealthy.
-func (s *State) Critical(xid uint64) bool { return !s.ignored[xid] }
+func (s *State) Critical(xid uint64) bool { return !s.ignored[AllXIDs] && !s.ignored[xid] }
 
 // Apply records ev. It reports whether the event's device changed between
 // healthy and unhealthy by its own events: an ignored XID, or an event that

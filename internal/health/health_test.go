@@ -79,3 +79,65 @@ func TestSetNode(t *testing.T) {
 		t.Error("after SetNode, lost GPU-a's MIG-x is healthy")
 	}
 }
+
+// NVIDIA's rule for DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS:
+// k8s-device-plugin internal/rm/health.go (getDisabledHealthCheckXids,
+// newHealthCheckXIDs, checkHealth) and its cases in health_test.go
+// (TestNewHealthCheckXIDs, TestGetDisabledHealthCheckXids).
+func TestIgnoredXIDsFromEnv(t *testing.T) {
+	app := configv1.DefaultIgnoredXIDs // 13, 31, 43, 45, 68, 109
+	for _, tc := range []struct {
+		disable, enable string
+		want            []uint64
+		warnings        int
+	}{
+		{"", "", app, 0},
+		{",", "", app, 0},
+		{"68,", "", app, 0},
+		{"48", "", []uint64{13, 31, 43, 45, 48, 68, 109}, 0},
+		{"48 , 63", "", []uint64{13, 31, 43, 45, 48, 63, 68, 109}, 0},
+		{"48,not-an-int,-63", "", []uint64{13, 31, 43, 45, 48, 68, 109}, 2},
+		{"all", "", []uint64{AllXIDs}, 0},
+		{"XIDs", "", []uint64{AllXIDs}, 0},
+		{"48,all", "", []uint64{AllXIDs}, 0},
+		{"0", "", []uint64{AllXIDs}, 0},     // NVIDIA's key for all, as a number
+		{"all", "94", []uint64{AllXIDs}, 1}, // checkHealth returns before the enabled XIDs
+		{"", "all", nil, 0},
+		{"all", "all", nil, 0},
+		{"11", "11", app, 0},                           // enabled overrides disabled
+		{"", "13,43", []uint64{31, 45, 68, 109}, 0},    // application XIDs made critical
+		{"", "13,x", []uint64{31, 43, 45, 68, 109}, 1}, // malformed enable entry
+	} {
+		got, warns := IgnoredXIDs(app, tc.disable, tc.enable)
+		if !equalXIDs(got, tc.want) || len(warns) != tc.warnings {
+			t.Errorf("disable %q enable %q: %v (warnings %q), want %v with %d warnings", tc.disable, tc.enable, got, warns, tc.want, tc.warnings)
+		}
+	}
+	// Under all, XID 94 (contained ECC error) is not critical; a lost GPU
+	// still is.
+	ignored, _ := IgnoredXIDs(app, "all", "")
+	s := NewState(node, ignored)
+	if s.Apply(device.HealthEvent{UUID: "GPU-b", Kind: device.HealthXID, XID: 94}) || !s.Healthy("GPU-b") {
+		t.Error("XID 94 is critical under DP_DISABLE_HEALTHCHECKS=all")
+	}
+	if !s.Apply(device.HealthEvent{UUID: "GPU-b", Kind: device.HealthLost}) || s.Healthy("GPU-b") {
+		t.Error("a lost GPU is healthy under DP_DISABLE_HEALTHCHECKS=all")
+	}
+	// Under enable all, application XID 13 is critical.
+	ignored, _ = IgnoredXIDs(app, "", "all")
+	if !NewState(node, ignored).Critical(13) {
+		t.Error("XID 13 is not critical under DP_ENABLE_HEALTHCHECKS=all")
+	}
+}
+
+func equalXIDs(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,44 @@ func TestHealthAgrees(t *testing.T) {
 		if (v == 1) != healthy {
 			t.Errorf("%s: the kubelet is told healthy=%v, gpuplane_device_health is %v", uuid, healthy, v)
 		}
+	}
+}
+
+// TestHealthChecksEnv runs the agent with NVIDIA's DP_DISABLE_HEALTHCHECKS=all
+// and a malformed DP_ENABLE_HEALTHCHECKS entry: XID 94 on GPU 2 leaves it
+// healthy (k8s-device-plugin internal/rm/health.go: checkHealth stops when
+// every XID is disabled), GPU 3 lost is still unhealthy (a gpuplane
+// difference, docs/node-agent.md), and the malformed entry is logged.
+func TestHealthChecksEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gpuplane-node-agent binary")
+	}
+	t.Setenv("DP_DISABLE_HEALTHCHECKS", "all")
+	t.Setenv("DP_ENABLE_HEALTHCHECKS", "4x")
+	a := startMetricsAgent(t)
+	gpu2, gpu3 := a.node.GPUs[2].UUID, a.node.GPUs[3].UUID
+	faults := "faults:\n  - uuid: " + gpu2 + "\n    xid: 94\n  - uuid: " + gpu3 + "\n    lost: true\n"
+	if err := os.WriteFile(a.faults+".tmp", []byte(faults), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a.faults+".tmp", a.faults); err != nil {
+		t.Fatal(err)
+	}
+	health := func(m map[string]*dto.MetricFamily, uuid string) float64 {
+		for _, s := range seriesOf(m, "gpuplane_device_health", nil) {
+			if metricLabels(s)["UUID"] == uuid {
+				return metricValue(s)
+			}
+		}
+		return -1
+	}
+	// Both faults come in one read of the file: once GPU 3 is unhealthy,
+	// GPU 2's XID has been applied too.
+	m := a.eventually(t, "GPU 3 unhealthy", func(m map[string]*dto.MetricFamily) bool { return health(m, gpu3) == 0 })
+	if got := health(m, gpu2); got != 1 {
+		t.Errorf("GPU 2 after XID 94 under DP_DISABLE_HEALTHCHECKS=all: gpuplane_device_health %v, want 1", got)
+	}
+	if log := a.log(); !strings.Contains(log, `DP_ENABLE_HEALTHCHECKS: ignoring malformed XID "4x"`) {
+		t.Errorf("no warning for the malformed entry:\n%s", log)
 	}
 }

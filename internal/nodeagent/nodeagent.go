@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,6 +24,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/device/nvml"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin"
 	"github.com/gpuplane/gpuplane/internal/exporter"
+	"github.com/gpuplane/gpuplane/internal/health"
 	"github.com/gpuplane/gpuplane/internal/labels"
 	"github.com/gpuplane/gpuplane/internal/podresources"
 )
@@ -53,10 +55,22 @@ type Options struct {
 	// (--label-node), with in-cluster credentials unless Kubeconfig is
 	// given.
 	LabelNode bool
+	// NodeFeatureAPI writes the labels as a node-feature-discovery
+	// NodeFeature object in Namespace (--node-feature-api), which NFD puts
+	// on the node: no right to patch Nodes is needed. In-cluster
+	// credentials unless Kubeconfig is given.
+	NodeFeatureAPI bool
+	// Namespace holds the NodeFeature object (--namespace; default
+	// $POD_NAMESPACE).
+	Namespace string
 	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig),
 	// for an agent outside the cluster or in a test; empty: in-cluster
 	// credentials, used only with LabelNode.
 	Kubeconfig string
+	// DisableHealthChecks and EnableHealthChecks are NVIDIA's
+	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS (from the
+	// environment), applied to gpuplane.ignoredXIDs by health.IgnoredXIDs.
+	DisableHealthChecks, EnableHealthChecks string
 	// Metrics are the metrics endpoint's settings.
 	Metrics MetricsOptions
 }
@@ -93,10 +107,12 @@ type MetricsOptions struct {
 // port of dcgm-exporter).
 func DefaultOptions() Options {
 	return Options{
-		Backend:         "nvml",
-		MockProfile:     "dgx-h100",
-		DevicePluginDir: "/var/lib/kubelet/device-plugins",
-		NodeName:        os.Getenv("NODE_NAME"),
+		Backend:             "nvml",
+		MockProfile:         "dgx-h100",
+		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
+		NodeName:            os.Getenv("NODE_NAME"),
+		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
+		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
 		Metrics: MetricsOptions{
 			Addr:                 ":9400",
 			SampleInterval:       exporter.DefaultSampleInterval,
@@ -114,6 +130,9 @@ func (o Options) Check() error {
 	}
 	if o.LabelNode && o.NodeName == "" {
 		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
+	}
+	if o.NodeFeatureAPI && (o.NodeName == "" || o.Namespace == "") {
+		return fmt.Errorf("--node-feature-api needs --node-name (or $NODE_NAME) and --namespace (or $POD_NAMESPACE)")
 	}
 	if o.Kubeconfig != "" && o.NodeName == "" {
 		return fmt.Errorf("--kubeconfig needs --node-name (or $NODE_NAME)")
@@ -133,21 +152,30 @@ func openBackend(o Options) (device.Backend, error) {
 	return nvml.Open() // without the NVIDIA driver: an error saying so
 }
 
-// kubeClient returns the API client the options give: from Kubeconfig, or
-// in-cluster credentials under LabelNode; nil without API access.
-func kubeClient(o Options) (kubernetes.Interface, error) {
-	var rc *rest.Config
-	var err error
+// restConfig returns the API server connection the options give: from
+// Kubeconfig, or in-cluster credentials under LabelNode or NodeFeatureAPI;
+// nil without API access.
+func restConfig(o Options) (*rest.Config, error) {
 	switch {
 	case o.Kubeconfig != "":
-		if rc, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig); err != nil {
+		rc, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
 			return nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
-	case o.LabelNode:
-		if rc, err = rest.InClusterConfig(); err != nil {
-			return nil, fmt.Errorf("--label-node: %w", err)
+		return rc, nil
+	case o.LabelNode || o.NodeFeatureAPI:
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--label-node or --node-feature-api: %w", err)
 		}
-	default:
+		return rc, nil
+	}
+	return nil, nil
+}
+
+// kubeClient returns the API client of rc; nil without API access.
+func kubeClient(rc *rest.Config) (kubernetes.Interface, error) {
+	if rc == nil {
 		return nil, nil
 	}
 	c, err := kubernetes.NewForConfig(rc)
@@ -175,10 +203,33 @@ func Run(ctx context.Context, o Options) error {
 		if cfg, err = configv1.LoadConfig(o.ConfigFile); err != nil {
 			return err
 		}
+		for _, w := range cfg.Warnings {
+			klog.Warning(w)
+		}
 	}
-	client, err := kubeClient(o)
+	ignored, warnings := health.IgnoredXIDs(*cfg.Gpuplane.IgnoredXIDs, o.DisableHealthChecks, o.EnableHealthChecks)
+	for _, w := range warnings {
+		klog.Warning(w)
+	}
+	cfg.Gpuplane.IgnoredXIDs = &ignored
+	klog.InfoS("XIDs ignored by the health policy (0: all)", "xids", ignored)
+	rc, err := restConfig(o)
 	if err != nil {
 		return err
+	}
+	// The typed client (Node labels, gpuplane-scheduler's choice on pods)
+	// only where those rights are given: --kubeconfig or --label-node.
+	var client kubernetes.Interface
+	if o.Kubeconfig != "" || o.LabelNode {
+		if client, err = kubeClient(rc); err != nil {
+			return err
+		}
+	}
+	var dyn dynamic.Interface
+	if o.NodeFeatureAPI {
+		if dyn, err = dynamic.NewForConfig(rc); err != nil {
+			return fmt.Errorf("API client: %w", err)
+		}
 	}
 	b, err := openBackend(o)
 	if err != nil {
@@ -203,7 +254,7 @@ func Run(ctx context.Context, o Options) error {
 	for _, p := range m.Plugins() {
 		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
 	}
-	if err := writeLabels(ctx, o, n, cfg, client); err != nil {
+	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
 		return err
 	}
 	err = m.Run(ctx)
@@ -214,8 +265,9 @@ func Run(ctx context.Context, o Options) error {
 // writeLabels writes the GPU feature labels where the options say: the
 // features file at once (an error stops the agent), the Node object with
 // client, labels and annotations (labels.Annotations), in the background
-// until it succeeds (labels.ApplyUntilDone).
-func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config, client kubernetes.Interface) error {
+// until it succeeds (labels.ApplyUntilDone), the NodeFeature object with
+// dyn, likewise (labels.ApplyNodeFeatureUntilDone).
+func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config, client kubernetes.Interface, dyn dynamic.Interface) error {
 	l := labels.Compute(n, labels.OptionsFrom(cfg))
 	if o.LabelsFile != "" {
 		if err := labels.WriteFeatureFile(o.LabelsFile, l); err != nil {
@@ -226,6 +278,11 @@ func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Co
 	if o.LabelNode {
 		ann := labels.Annotations(n)
 		go func() { _ = labels.ApplyUntilDone(ctx, client, o.NodeName, l, ann, labels.RetryInterval) }()
+	}
+	if o.NodeFeatureAPI {
+		go func() {
+			_ = labels.ApplyNodeFeatureUntilDone(ctx, dyn, o.Namespace, o.NodeName, l, labels.RetryInterval)
+		}()
 	}
 	return nil
 }

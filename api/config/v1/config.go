@@ -7,8 +7,13 @@
 //
 // The schema is the subset of NVIDIA's k8s-device-plugin configuration
 // (github.com/NVIDIA/k8s-device-plugin, api/config/v1) that gpuplane
-// implements, plus a gpuplane section; a file written for NVIDIA's plugin
-// that uses only that subset is accepted as is.
+// implements, plus a gpuplane section. A file written for NVIDIA's plugin is
+// read as NVIDIA's plugin reads it (version defaults to v1; a timeSlicing
+// section needs resources; devices and rename are accepted and ignored as
+// NVIDIA ignores them), except that a key NVIDIA's plugin has but gpuplane
+// does not implement is ignored with a warning (Config.Warnings), and an
+// unknown or misplaced key, which NVIDIA's plugin silently drops, is an
+// error naming its line, its full path and where it belongs.
 package v1
 
 import (
@@ -17,9 +22,11 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Version is the configuration file version this package reads.
@@ -36,10 +43,6 @@ const (
 	// SharedSuffix ends the name of a time-sliced resource under
 	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
 	SharedSuffix = ".shared"
-	// CDIKind is the CDI device kind of NVIDIA GPUs (vendor/class): the CDI
-	// name of a device is "nvidia.com/gpu=<uuid>", as NVIDIA's
-	// nvidia-ctk cdi generate writes it.
-	CDIKind = "nvidia.com/gpu"
 	// ResourceGPUMilli is gpuplane's resource for a share of one GPU, in
 	// milli-GPU (1000 = one GPU; the openb trace's gpu_milli). A pod asks
 	// for 1..1000 of it; gpuplane-scheduler picks the GPU
@@ -92,16 +95,13 @@ const (
 	MIGStrategyMixed = "mixed"
 )
 
-// Device list strategies (flags.plugin.deviceListStrategy): how Allocate
-// passes the devices to the container runtime.
-const (
-	// ListEnvvar sets NVIDIA_VISIBLE_DEVICES to the device UUIDs.
-	ListEnvvar = "envvar"
-	// ListCDIAnnotations sets a cdi.k8s.io/ annotation of CDI device names.
-	ListCDIAnnotations = "cdi-annotations"
-	// ListCDICRI sets the CDI devices field of the response (the CRI field).
-	ListCDICRI = "cdi-cri"
-)
+// ListEnvvar is the one device list strategy
+// (flags.plugin.deviceListStrategy): Allocate sets NVIDIA_VISIBLE_DEVICES
+// to the device UUIDs, for the NVIDIA container runtime. NVIDIA's CDI
+// strategies (cdi-annotations, cdi-cri) are refused: they name CDI devices
+// that only exist where CDI specs are written, and gpuplane writes none
+// (NVIDIA's plugin generates them with nvidia-container-toolkit).
+const ListEnvvar = "envvar"
 
 // Replica policies (gpuplane.replicaPolicy): how GetPreferredAllocation
 // picks time-slicing replicas.
@@ -124,12 +124,16 @@ var DefaultIgnoredXIDs = []uint64{13, 31, 43, 45, 68, 109}
 // device-plugin config (version v1) that gpuplane implements, plus a
 // gpuplane section. Unknown fields are rejected.
 type Config struct {
-	// Version must be Version ("v1").
+	// Version must be Version ("v1"); empty (absent) means v1, as in
+	// NVIDIA's plugin (api/config/v1/config.go, parseConfigFrom).
 	Version string  `json:"version"`
 	Flags   Flags   `json:"flags,omitempty"`
 	Sharing Sharing `json:"sharing,omitempty"`
 	// Gpuplane holds gpuplane's own settings.
 	Gpuplane Extensions `json:"gpuplane,omitempty"`
+	// Warnings are what ParseConfig accepted but ignores, each "file:line:
+	// path: text", for the caller to log.
+	Warnings []string `json:"-"`
 }
 
 // Flags is NVIDIA's flags section.
@@ -141,8 +145,8 @@ type Flags struct {
 
 // PluginFlags is NVIDIA's flags.plugin section.
 type PluginFlags struct {
-	// DeviceListStrategy is one or more of envvar (default),
-	// cdi-annotations and cdi-cri; a single string or a list.
+	// DeviceListStrategy is envvar (the default, the only one supported),
+	// as a single string or a list.
 	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
 	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
 	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
@@ -171,9 +175,86 @@ type TimeSlicing struct {
 type SharedResource struct {
 	// Name is nvidia.com/gpu or nvidia.com/mig-<profile>.
 	Name string `json:"name"`
+	// Rename is accepted for compatibility and ignored unless it is the
+	// default <name>.shared, as NVIDIA's plugin does
+	// (DisableResourceNamingInConfig).
+	Rename string `json:"rename,omitempty"`
+	// Devices is accepted in NVIDIA's forms ("all", a count, a list of
+	// GPU indices, MIG indices "gpu:mig" or UUIDs); as in NVIDIA's plugin,
+	// anything but all is ignored with a warning: every device is shared.
+	Devices Devices `json:"devices,omitempty"`
 	// Replicas is the number of replicas of each device (1..1024).
 	Replicas int `json:"replicas"`
 }
+
+// Devices is NVIDIA's devices field of a shared resource (replicas.go,
+// ReplicatedDevices): all, a count, or a list of device references. The
+// zero value, an absent field, means all.
+type Devices struct {
+	All   bool
+	Count int
+	List  []string
+}
+
+// IsAll reports whether d selects every device.
+func (d Devices) IsAll() bool { return d.All || (d.Count == 0 && d.List == nil) }
+
+// MarshalJSON writes d in the form it was read in.
+func (d Devices) MarshalJSON() ([]byte, error) {
+	switch {
+	case d.Count > 0:
+		return json.Marshal(d.Count)
+	case d.List != nil:
+		return json.Marshal(d.List)
+	}
+	return json.Marshal("all")
+}
+
+// UnmarshalJSON accepts NVIDIA's forms, with NVIDIA's errors.
+func (d *Devices) UnmarshalJSON(b []byte) error {
+	var str string
+	if json.Unmarshal(b, &str) == nil {
+		if str != "all" {
+			return fmt.Errorf("devices set as %q but the only valid string input is 'all'", str)
+		}
+		*d = Devices{All: true}
+		return nil
+	}
+	var count int
+	if json.Unmarshal(b, &count) == nil {
+		if count <= 0 {
+			return fmt.Errorf("devices set as %d but a count of devices must be > 0", count)
+		}
+		*d = Devices{Count: count}
+		return nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(b, &items) != nil {
+		return fmt.Errorf("unrecognized type for devices spec: %s", b)
+	}
+	list := make([]string, 0, len(items))
+	for _, it := range items {
+		var index uint64
+		if json.Unmarshal(it, &index) == nil {
+			list = append(list, strconv.FormatUint(index, 10))
+			continue
+		}
+		var s string
+		if json.Unmarshal(it, &s) != nil || !deviceRef.MatchString(s) {
+			return fmt.Errorf("unsupported device in devices list: %s; want a GPU index, a MIG index (gpu:mig) or a GPU or MIG UUID", it)
+		}
+		list = append(list, s)
+	}
+	*d = Devices{List: list}
+	return nil
+}
+
+// deviceRef matches NVIDIA's device references (replicas.go,
+// ReplicatedDeviceRef): a GPU index, a MIG index "gpu:mig", a GPU UUID, or
+// a MIG UUID in the current or the legacy MIG-GPU-<uuid>/<gi>/<ci> form.
+var deviceRef = regexp.MustCompile(`^([0-9]+|[0-9]+:[0-9]+|(GPU|MIG)-` + uuidRE + `|MIG-GPU-` + uuidRE + `/[0-9]+/[0-9]+)$`)
+
+const uuidRE = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
 
 // Extensions is gpuplane's own configuration.
 type Extensions struct {
@@ -227,15 +308,57 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig parses and validates a configuration file's content, filling
-// in defaults; file is used in errors.
+// in defaults; file is used in errors and warnings. Every unknown or
+// misplaced key is reported at once, as "file:line: path: unknown field;
+// it belongs under ..." lines.
 func ParseConfig(file string, data []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	chk := checkKeys(&doc)
+	at := func(msgs []string) []string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, file+":"+strings.TrimPrefix(m, "line "))
+		}
+		return out
+	}
+	if len(chk.problems) > 0 {
+		return nil, errors.New(strings.Join(at(chk.problems), "\n"))
+	}
 	var c Config
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	if err := sigsyaml.Unmarshal(data, &c); err != nil {
 		return nil, yamlError(file, err)
 	}
-	if err := c.complete(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	// NVIDIA's ReplicatedResources.UnmarshalJSON (replicas.go): a
+	// timeSlicing section without resources is refused.
+	if line, ok := chk.lines["sharing.timeSlicing"]; ok && len(c.Sharing.TimeSlicing.Resources) == 0 {
+		return nil, fmt.Errorf("%s:%d: sharing.timeSlicing.resources: no resources specified", file, line)
 	}
+	if err := c.complete(); err != nil {
+		// Name the line of the field the error starts with, or of the
+		// nearest enclosing field (a list of scalars has no lines of its own).
+		msg := err.Error()
+		if i := strings.Index(msg, ": "); i > 0 {
+			for f := msg[:i]; f != ""; f = f[:max(strings.LastIndexAny(f, ".["), 0)] {
+				if line, ok := chk.lines[f]; ok {
+					return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
+				}
+			}
+		}
+		return nil, fmt.Errorf("%s: %s", file, msg)
+	}
+	for i, r := range c.Sharing.TimeSlicing.Resources {
+		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
+		if !r.Devices.IsAll() {
+			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", chk.lines[f+".devices"], f, r.Name))
+		}
+		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+SharedSuffix) {
+			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", chk.lines[f+".rename"], f))
+		}
+	}
+	c.Warnings = at(chk.warnings)
 	return &c, nil
 }
 
@@ -247,6 +370,9 @@ var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(migResourcePrefix) +
 
 // complete validates c and fills in defaults.
 func (c *Config) complete() error {
+	if c.Version == "" {
+		c.Version = Version
+	}
 	if c.Version != Version {
 		return fmt.Errorf("version: %q is not supported; want %s", c.Version, Version)
 	}
@@ -263,9 +389,11 @@ func (c *Config) complete() error {
 	seen := map[string]bool{}
 	for i, s := range c.Flags.Plugin.DeviceListStrategy {
 		switch s {
-		case ListEnvvar, ListCDIAnnotations, ListCDICRI:
+		case ListEnvvar:
+		case "cdi-annotations", "cdi-cri":
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is not supported: gpuplane writes no CDI specs, so the CDI devices it would name do not exist; use envvar (the NVIDIA container runtime)", i, s)
 		default:
-			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar, cdi-annotations or cdi-cri", i, s)
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar", i, s)
 		}
 		if seen[s] {
 			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +13,7 @@ const nvidiaStyleConfig = `version: v1
 flags:
   migStrategy: mixed
   plugin:
-    deviceListStrategy: [envvar, cdi-cri]
+    deviceListStrategy: [envvar]
     deviceIDStrategy: uuid
     passDeviceSpecs: true
 sharing:
@@ -34,7 +35,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Flags.MIGStrategy != "mixed" || !c.HasListStrategy(ListCDICRI) || c.HasListStrategy(ListCDIAnnotations) || !c.Flags.Plugin.PassDeviceSpecs {
+	if c.Flags.MIGStrategy != "mixed" || !c.HasListStrategy(ListEnvvar) || !c.Flags.Plugin.PassDeviceSpecs {
 		t.Errorf("flags = %+v", c.Flags)
 	}
 	if c.Replicas("nvidia.com/gpu") != 4 || c.Replicas("nvidia.com/mig-1g.10gb") != 2 || c.Replicas("nvidia.com/mig-3g.40gb") != 1 {
@@ -47,11 +48,11 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("gpuplane = %+v", c.Gpuplane)
 	}
 	// A single string is a one-element list; defaults fill the rest.
-	c, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {plugin: {deviceListStrategy: cdi-annotations}}"))
+	c, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {plugin: {deviceListStrategy: envvar}}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual([]string(c.Flags.Plugin.DeviceListStrategy), []string{"cdi-annotations"}) || c.Flags.MIGStrategy != "none" || c.Gpuplane.ReplicaPolicy != "spread" {
+	if !reflect.DeepEqual([]string(c.Flags.Plugin.DeviceListStrategy), []string{"envvar"}) || c.Flags.MIGStrategy != "none" || c.Gpuplane.ReplicaPolicy != "spread" {
 		t.Errorf("config = %+v", c)
 	}
 	if !reflect.DeepEqual(*c.Gpuplane.IgnoredXIDs, DefaultIgnoredXIDs) {
@@ -70,16 +71,21 @@ func TestParseConfig(t *testing.T) {
 func TestParseConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"version: v2", `version: "v2" is not supported`},
-		{"flags: {}", `version: "" is not supported`},
 		{"version: v1\nflags: {migStrategy: all}", `flags.migStrategy: "all"`},
-		{"version: v1\nflags: {failOnInitError: true}", `unknown field "failOnInitError"`},
-		{"version: v1\nflags: {plugin: {deviceListStrategy: volume-mounts}}", `flags.plugin.deviceListStrategy[0]: "volume-mounts"`},
+		{"version: v1\nflags: {colour: red}", `c.yaml:2: flags.colour: unknown field`},
+		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "c.yaml:2: sharing.mps: MPS sharing is not supported"},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: volume-mounts}}", `flags.plugin.deviceListStrategy[0]: "volume-mounts"; want envvar`},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: [envvar, cdi-cri]}}", `c.yaml:2: flags.plugin.deviceListStrategy[1]: "cdi-cri" is not supported: gpuplane writes no CDI specs`},
+		{"version: v1\nflags: {plugin: {deviceListStrategy: cdi-annotations}}", `flags.plugin.deviceListStrategy[0]: "cdi-annotations" is not supported`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: [envvar, envvar]}}", `deviceListStrategy[1]: "envvar" is listed twice`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: 3}}", "want a string or a list of strings"},
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 0}]}}", "sharing.timeSlicing.resources[0].replicas: 0 is out of range"},
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: amd.com/gpu, replicas: 2}]}}", `sharing.timeSlicing.resources[0].name: "amd.com/gpu"`},
 		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}, {name: nvidia.com/gpu, replicas: 3}]}}", "resources[1].name: \"nvidia.com/gpu\" is listed twice"},
-		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: all}]}}", `unknown field "devices"`},
+		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: some}]}}", `devices set as "some" but the only valid string input is 'all'`},
+		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: 0}]}}", "a count of devices must be > 0"},
+		{"version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: [GPU-1]}]}}", "unsupported device in devices list"},
+		{"version: v1\nflags: {migStrategy: all}", "c.yaml:2: flags.migStrategy: \"all\""},
 		{"version: v1\ngpuplane: {replicaPolicy: random}", `gpuplane.replicaPolicy: "random"`},
 		{"version: v1\nflags: {plugin: {deviceIDStrategy: index}}", `flags.plugin.deviceIDStrategy: "index" is not supported`},
 		{"version: v1\ngpuplane: {ignoredXIDs: [-1]}", "c.yaml: "},
@@ -87,7 +93,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"version: v1\ngpuplane: {milliGPU: true}\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "gpuplane.milliGPU: cannot be combined with time-slicing of nvidia.com/gpu"},
 	} {
 		_, err := ParseConfig("c.yaml", []byte(tc.yaml))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "c.yaml:") {
 			t.Errorf("ParseConfig(%q) = %v, want error with %q", tc.yaml, err, tc.want)
 		}
 	}
@@ -112,7 +118,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig("fuzz.yaml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml: ") {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
@@ -153,5 +159,144 @@ func TestTimeSlicingMediaExtensions(t *testing.T) {
 	}
 	if _, err := ParseConfig("c.yaml", []byte("version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/mig-1g.10gb.xe, replicas: 2}]}}\n")); err == nil {
 		t.Error("nvidia.com/mig-1g.10gb.xe accepted")
+	}
+}
+
+// NVIDIA's plugin reads a file without version as v1 (k8s-device-plugin
+// api/config/v1/config.go, parseConfigFrom: `if config.Version == ""`).
+func TestNVIDIAVersionDefault(t *testing.T) {
+	c, err := ParseConfig("c.yaml", []byte("flags:\n  migStrategy: single\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version != "v1" || c.Flags.MIGStrategy != "single" {
+		t.Errorf("config = %+v", c)
+	}
+	if c, err := ParseConfig("c.yaml", nil); err != nil || c.Version != "v1" {
+		t.Errorf("empty file: %+v, %v", c, err)
+	}
+}
+
+// NVIDIA's ReplicatedResources.UnmarshalJSON (api/config/v1/replicas.go)
+// refuses a timeSlicing section whose resources are absent or empty with
+// "no resources specified".
+func TestNVIDIANoResources(t *testing.T) {
+	for _, y := range []string{
+		"sharing:\n  timeSlicing:\n    resources: []\n",
+		"sharing:\n  timeSlicing:\n    renameByDefault: true\n",
+		"sharing:\n  timeSlicing: {}\n",
+	} {
+		_, err := ParseConfig("c.yaml", []byte(y))
+		if err == nil || err.Error() != "c.yaml:2: sharing.timeSlicing.resources: no resources specified" {
+			t.Errorf("ParseConfig(%q) = %v", y, err)
+		}
+	}
+}
+
+// The devices forms of NVIDIA's ReplicatedDevices.UnmarshalJSON
+// (api/config/v1/replicas.go): "all", a count > 0, a list of GPU indices,
+// MIG indices and UUIDs; anything but all is ignored with a warning, as
+// DisableResourceNamingInConfig (config.go) does.
+func TestNVIDIADevices(t *testing.T) {
+	for _, tc := range []struct {
+		devices string
+		want    Devices
+	}{
+		{"all", Devices{All: true}},
+		{"2", Devices{Count: 2}},
+		{`[0, "1", "0:1", GPU-b1028956-cfa2-0990-bf4a-5da9abb51763, MIG-b1028956-cfa2-0990-bf4a-5da9abb51763, MIG-GPU-b1028956-cfa2-0990-bf4a-5da9abb51763/3/0]`,
+			Devices{List: []string{"0", "1", "0:1", "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763", "MIG-b1028956-cfa2-0990-bf4a-5da9abb51763", "MIG-GPU-b1028956-cfa2-0990-bf4a-5da9abb51763/3/0"}}},
+	} {
+		y := "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n      devices: " + tc.devices + "\n"
+		c, err := ParseConfig("c.yaml", []byte(y))
+		if err != nil {
+			t.Fatalf("devices %s: %v", tc.devices, err)
+		}
+		r := c.Sharing.TimeSlicing.Resources[0]
+		if !reflect.DeepEqual(r.Devices, tc.want) || c.Replicas(ResourceGPU) != 4 {
+			t.Errorf("devices %s: %+v", tc.devices, r)
+		}
+		var want []string
+		if !tc.want.All {
+			want = []string{"c.yaml:7: sharing.timeSlicing.resources[0].devices: ignored, as NVIDIA's plugin ignores it: every device of nvidia.com/gpu is shared"}
+		}
+		if !reflect.DeepEqual(c.Warnings, want) {
+			t.Errorf("devices %s: warnings %q, want %q", tc.devices, c.Warnings, want)
+		}
+	}
+	// rename: ignored unless it is the default <name>.shared under
+	// renameByDefault (disableResoureRenaming in replicas.go).
+	y := "sharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n      rename: %s\n"
+	for rename, warn := range map[string]bool{"nvidia.com/gpu.shared": false, "gpu-shared": true} {
+		c, err := ParseConfig("c.yaml", []byte(fmt.Sprintf(y, rename)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		if warn {
+			want = []string{"c.yaml:7: sharing.timeSlicing.resources[0].rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames"}
+		}
+		if !reflect.DeepEqual(c.Warnings, want) || c.SharedName(ResourceGPU, 2) != "nvidia.com/gpu.shared" {
+			t.Errorf("rename %s: warnings %q, want %q", rename, c.Warnings, want)
+		}
+	}
+}
+
+// A misplaced key is named with its full path and line, every one of
+// them, with where it belongs. NVIDIA's plugin (yaml.Unmarshal in
+// config.go, not strict) drops such keys silently; gpuplane refuses them.
+func TestMisplacedKeys(t *testing.T) {
+	y := `version: v1
+flags:
+  migStrategy: none
+  renameByDefault: true
+  failRequestsGreaterThanOne: true
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 2
+      deviceListStrategy: envvar
+`
+	_, err := ParseConfig("c.yaml", []byte(y))
+	want := "c.yaml:4: flags.renameByDefault: unknown field; it belongs under sharing.timeSlicing\n" +
+		"c.yaml:5: flags.failRequestsGreaterThanOne: unknown field; it belongs under sharing.timeSlicing\n" +
+		"c.yaml:11: sharing.timeSlicing.resources[0].deviceListStrategy: unknown field; it belongs under flags.plugin"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	_, err = ParseConfig("c.yaml", []byte("version: v1\nversion: v1\n"))
+	if err == nil || err.Error() != "c.yaml:2: version: listed twice" {
+		t.Errorf("duplicate key: %v", err)
+	}
+}
+
+// Keys of NVIDIA's flags that gpuplane does not implement (flags.go,
+// CommandLineFlags) are accepted with a warning each, so that the
+// configuration of NVIDIA's Helm chart loads.
+func TestNVIDIAIgnoredFlags(t *testing.T) {
+	y := `version: v1
+flags:
+  migStrategy: mixed
+  failOnInitError: true
+  nvidiaDriverRoot: /
+  plugin:
+    passDeviceSpecs: false
+    deviceListStrategy: [envvar]
+    deviceIDStrategy: uuid
+  gfd:
+    oneshot: false
+`
+	c, err := ParseConfig("c.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"c.yaml:4: flags.failOnInitError: ignored: no effect in gpuplane",
+		"c.yaml:5: flags.nvidiaDriverRoot: ignored: no effect in gpuplane",
+		"c.yaml:11: flags.gfd.oneshot: ignored: gpuplane-node-agent's flags set how labels are written",
+	}
+	if !reflect.DeepEqual(c.Warnings, want) || c.Flags.MIGStrategy != "mixed" {
+		t.Errorf("warnings %q, want %q", c.Warnings, want)
 	}
 }

@@ -61,3 +61,34 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: scheduler
 {{- end }}
+
+{{/* "true" when a MIG strategy other than none is configured
+(config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices. */}}
+{{- define "gpuplane.mig" -}}
+{{- $strategy := dig "flags" "migStrategy" "none" (.Values.config | default dict) -}}
+{{- ne $strategy "none" -}}
+{{- end }}
+
+{{/* "true" when the agent talks to the API server: --label-node (also under
+scheduler.enabled) or --node-feature-api. Only then is the service-account
+token mounted. */}}
+{{- define "gpuplane.apiAccess" -}}
+{{- or .Values.labelNode .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
+{{- end }}
+
+{{/* Security context of the agent's container: securityContext, else
+NVIDIA's chart's choice (nvidia-device-plugin.securityContext) made least
+privilege: drop ALL, with SYS_ADMIN added back under MIG. */}}
+{{- define "gpuplane.securityContext" -}}
+{{- if .Values.securityContext -}}
+{{ toYaml .Values.securityContext }}
+{{- else -}}
+privileged: false
+allowPrivilegeEscalation: false
+capabilities:
+  drop: ["ALL"]
+  {{- if eq (include "gpuplane.mig" .) "true" }}
+  add: ["SYS_ADMIN"]
+  {{- end }}
+{{- end -}}
+{{- end }}
