@@ -27,7 +27,7 @@ func TestBuiltins(t *testing.T) {
 	}{
 		{"dgx-h100", 8, 0, "H100-80GB", "NV18", "NV18"},
 		{"dgx1-v100", 8, 0, "V100M16", "NV1", "SYS"},
-		{"l40s-pcie-4", 4, 0, "L40S", "PXB", ""},
+		{"l40s-pcie-4", 4, 0, "L40S", "PIX", ""},
 		// GPUs 0-3: 7 devices each, GPUs 4-5: 4 each.
 		{"dgx-a100-80gb-mig", 8, 4*7 + 2*4, "A100-80GB", "NV12", "NV12"},
 	} {

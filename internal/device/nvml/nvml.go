@@ -328,8 +328,11 @@ func (b *Backend) links(hs []nvml.Device, gpus []device.GPU) [][]device.Link {
 
 func topoLevel(l nvml.GpuTopologyLevel) device.LinkType {
 	switch {
-	case l <= nvml.TOPOLOGY_MULTIPLE:
+	case l <= nvml.TOPOLOGY_SINGLE:
+		// TOPOLOGY_INTERNAL (one board) is counted as PIX.
 		return device.LinkPCIeSwitch
+	case l <= nvml.TOPOLOGY_MULTIPLE:
+		return device.LinkMultiSwitch
 	case l <= nvml.TOPOLOGY_HOSTBRIDGE:
 		return device.LinkHostBridge
 	case l <= nvml.TOPOLOGY_NODE:
