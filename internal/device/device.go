@@ -151,6 +151,10 @@ type Node struct {
 	// CUDADriverMajor and CUDADriverMinor are the CUDA version the driver
 	// supports, e.g. 12 and 4.
 	CUDADriverMajor, CUDADriverMinor int
+	// Faults are the faults discovery found (a GPU lost, a fault of the
+	// mock's faults file), as health events; WatchHealth reports them
+	// again when it starts.
+	Faults []HealthEvent
 }
 
 // HealthKind says what a HealthEvent reports.
