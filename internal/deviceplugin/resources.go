@@ -59,8 +59,24 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 			whole(i)
 		}
 	case configv1.MIGStrategySingle:
-		migOn, profile := 0, ""
+		// A GPU lost at discovery with its MIG mode unknown (NVML answers
+		// nothing for it) does not decide the strategy: it is served whole
+		// (unhealthy) when MIG is off everywhere else, else not at all.
+		lost := map[string]bool{}
+		for _, ev := range n.Faults {
+			if ev.Kind == device.HealthLost {
+				lost[ev.UUID] = true
+			}
+		}
+		var known []int
 		for i, g := range n.GPUs {
+			if !lost[g.UUID] || g.MIGEnabled {
+				known = append(known, i)
+			}
+		}
+		migOn, profile := 0, ""
+		for _, i := range known {
+			g := n.GPUs[i]
 			if g.MIGEnabled {
 				migOn++
 			}
@@ -77,14 +93,15 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 			for i := range n.GPUs {
 				whole(i)
 			}
-		case migOn < len(n.GPUs):
-			for i, g := range n.GPUs {
-				if !g.MIGEnabled {
+		case migOn < len(known):
+			for _, i := range known {
+				if g := n.GPUs[i]; !g.MIGEnabled {
 					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG disabled while %d others have it enabled; single needs all or none (use mixed)", i, g.UUID, migOn)
 				}
 			}
 		default:
-			for i, g := range n.GPUs {
+			for _, i := range known {
+				g := n.GPUs[i]
 				if len(g.MIG) == 0 {
 					return nil, fmt.Errorf("migStrategy single: GPU %d (%s) has MIG enabled but no MIG devices", i, g.UUID)
 				}
