@@ -70,7 +70,7 @@ func TestLostGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(a.exited, 90*time.Second) // ends when the agent exits
 	defer cancel()
 	p, err := k.Plugin(ctx, "nvidia.com/gpu")
 	if err != nil {
