@@ -26,14 +26,17 @@ const (
 	LinkSameSocket
 	// LinkHostBridge (PHB): through one PCIe host bridge (the CPU root port).
 	LinkHostBridge
-	// LinkPCIeSwitch (PXB/PIX): through PCIe switches only, not the host bridge.
+	// LinkMultiSwitch (PXB): through several PCIe switches, not the host
+	// bridge.
+	LinkMultiSwitch
+	// LinkPCIeSwitch (PIX): through one PCIe switch.
 	LinkPCIeSwitch
 	// LinkNVLink (NV#): direct NVLink; Link.NVLinks gives the number of links.
 	LinkNVLink
 )
 
 // String returns the nvidia-smi topo -m name of the level: SYS, NODE, PHB,
-// PXB, NV (without the link count) or "?" for LinkUnknown.
+// PXB, PIX, NV (without the link count) or "?" for LinkUnknown.
 func (t LinkType) String() string {
 	switch t {
 	case LinkCrossSocket:
@@ -42,8 +45,10 @@ func (t LinkType) String() string {
 		return "NODE"
 	case LinkHostBridge:
 		return "PHB"
-	case LinkPCIeSwitch:
+	case LinkMultiSwitch:
 		return "PXB"
+	case LinkPCIeSwitch:
+		return "PIX"
 	case LinkNVLink:
 		return "NV"
 	}
@@ -51,7 +56,7 @@ func (t LinkType) String() string {
 }
 
 // ParseLink parses one cell of nvidia-smi topo -m: "NV<n>" (n ≥ 1 NVLinks),
-// "PIX" or "PXB" (PCIe switch), "PHB", "NODE" or "SYS". It returns an error
+// "PIX" (one PCIe switch), "PXB" (several), "PHB", "NODE" or "SYS". It returns an error
 // naming the cell for anything else, including the diagonal "X".
 func ParseLink(cell string) (Link, error) {
 	switch cell {
@@ -61,7 +66,9 @@ func ParseLink(cell string) (Link, error) {
 		return Link{Type: LinkSameSocket}, nil
 	case "PHB":
 		return Link{Type: LinkHostBridge}, nil
-	case "PIX", "PXB":
+	case "PXB":
+		return Link{Type: LinkMultiSwitch}, nil
+	case "PIX":
 		return Link{Type: LinkPCIeSwitch}, nil
 	}
 	if len(cell) > 2 && cell[:2] == "NV" {
@@ -144,6 +151,10 @@ type Node struct {
 	// CUDADriverMajor and CUDADriverMinor are the CUDA version the driver
 	// supports, e.g. 12 and 4.
 	CUDADriverMajor, CUDADriverMinor int
+	// Faults are the faults discovery found (a GPU lost, a fault of the
+	// mock's faults file), as health events; WatchHealth reports them
+	// again when it starts.
+	Faults []HealthEvent
 }
 
 // HealthKind says what a HealthEvent reports.

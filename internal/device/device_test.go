@@ -7,7 +7,7 @@ import (
 
 func TestParseLink(t *testing.T) {
 	for cell, want := range map[string]Link{
-		"NV1": {LinkNVLink, 1}, "NV18": {LinkNVLink, 18}, "PIX": {LinkPCIeSwitch, 0}, "PXB": {LinkPCIeSwitch, 0},
+		"NV1": {LinkNVLink, 1}, "NV18": {LinkNVLink, 18}, "PIX": {LinkPCIeSwitch, 0}, "PXB": {LinkMultiSwitch, 0},
 		"PHB": {LinkHostBridge, 0}, "NODE": {LinkSameSocket, 0}, "SYS": {LinkCrossSocket, 0},
 	} {
 		got, err := ParseLink(cell)

@@ -62,8 +62,19 @@ func MIGResourceProfile(profile string) (string, error) {
 // GPU without MIG devices, GPUs with MIG enabled and disabled, more than
 // one MIG profile.
 func CheckSingleMIG(n Node) error {
+	// A GPU lost at discovery with its MIG mode unknown (NVML answers
+	// nothing for it) does not decide the strategy.
+	lost := map[string]bool{}
+	for _, ev := range n.Faults {
+		if ev.Kind == HealthLost {
+			lost[ev.UUID] = true
+		}
+	}
 	var on, off []int
 	for i, g := range n.GPUs {
+		if lost[g.UUID] && !g.MIGEnabled {
+			continue
+		}
 		if g.MIGEnabled {
 			on = append(on, i)
 		} else {

@@ -129,7 +129,7 @@ func TestE2ESchedulerChoice(t *testing.T) {
 			args = append(args, "--kubeconfig", kc.Kubeconfig)
 		}
 		a := startAgent(t, dir, append(args, extra...)...)
-		p, err := k.Plugin(ctx, resource)
+		p, err := k.Plugin(a.ctx, resource)
 		if err != nil {
 			t.Fatal(err)
 		}

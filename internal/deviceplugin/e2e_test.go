@@ -51,6 +51,9 @@ type agent struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan error
+	// ctx ends when the agent exits (its cause says how) or after 90 s:
+	// every wait on the agent's work uses it, so none outlives the agent.
+	ctx context.Context
 }
 
 type syncBuffer struct {
@@ -70,15 +73,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// startAgent starts the agent with the mock backend on dir, without a
+// metrics endpoint unless args give --metrics-addr (so no test binds a
+// fixed port).
 func startAgent(t *testing.T, dir string, args ...string) *agent {
 	t.Helper()
 	a := &agent{out: &syncBuffer{}, done: make(chan error, 1)}
-	a.cmd = exec.Command(agentBin, append([]string{"--backend", "mock", "--device-plugin-dir", dir}, args...)...)
+	a.cmd = exec.Command(agentBin, append([]string{"--backend", "mock", "--device-plugin-dir", dir, "--metrics-addr="}, args...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { a.done <- a.cmd.Wait() }()
+	ctx, exited := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel)
+	a.ctx = ctx
+	go func() {
+		err := a.cmd.Wait()
+		exited(fmt.Errorf("agent exited: %v", err))
+		a.done <- err
+	}()
 	t.Cleanup(func() {
 		_ = a.cmd.Process.Kill()
 		<-a.done
@@ -238,7 +252,6 @@ gpus:
 	} {
 		t.Run(tc.profile+"/"+tc.strategy, func(t *testing.T) {
 			dir := shortDir(t)
-			ctx := testCtx(t)
 			k := startKubelet(t, dir)
 			profile := tc.profile
 			switch profile {
@@ -249,6 +262,7 @@ gpus:
 			}
 			cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: "+tc.strategy+"}\n")
 			a := startAgent(t, dir, "--mock-profile", profile, "--config", cfg)
+			ctx := a.ctx
 			var names []string
 			for r := range tc.want {
 				names = append(names, r)
@@ -347,10 +361,10 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 // TestPreferredCubeMesh for the arithmetic), and Allocate.
 func TestE2ECubeMesh(t *testing.T) {
 	dir := shortDir(t)
-	ctx := testCtx(t)
 	k := startKubelet(t, dir)
 	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {plugin: {deviceListStrategy: [envvar]}}\n")
-	startAgent(t, dir, "--mock-profile", "dgx1-v100", "--config", cfg)
+	a := startAgent(t, dir, "--mock-profile", "dgx1-v100", "--config", cfg)
+	ctx := a.ctx
 	p, err := k.Plugin(ctx, "nvidia.com/gpu")
 	if err != nil {
 		t.Fatal(err)
@@ -412,10 +426,10 @@ func TestE2ECubeMesh(t *testing.T) {
 
 func TestE2EHealth(t *testing.T) {
 	dir := shortDir(t)
-	ctx := testCtx(t)
 	k := startKubelet(t, dir)
 	faults := filepath.Join(dir, "faults.yaml")
-	startAgent(t, dir, "--mock-profile", "l40s-pcie-4", "--mock-faults-file", faults)
+	a := startAgent(t, dir, "--mock-profile", "l40s-pcie-4", "--mock-faults-file", faults)
+	ctx := a.ctx
 	p, err := k.Plugin(ctx, "nvidia.com/gpu")
 	if err != nil {
 		t.Fatal(err)
@@ -454,10 +468,10 @@ func TestE2EHealth(t *testing.T) {
 
 func TestE2EKubeletRestart(t *testing.T) {
 	dir := shortDir(t)
-	ctx := testCtx(t)
 	k := startKubelet(t, dir)
 	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: mixed}\n")
 	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg)
+	ctx := a.ctx
 	want := []string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"}
 	waitResources(t, ctx, k, want)
 	for round := 0; round < 2; round++ {
@@ -486,10 +500,10 @@ func TestE2EKubeletRestart(t *testing.T) {
 
 func TestE2EAgentRestart(t *testing.T) {
 	dir := shortDir(t)
-	ctx := testCtx(t)
 	k := startKubelet(t, dir)
 	cfg := writeFile(t, dir, "config.yaml", "version: v1\nsharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/gpu, replicas: 2}]}}\n")
 	a := startAgent(t, dir, "--mock-profile", "dgx-h100", "--config", cfg)
+	ctx := a.ctx
 	p, err := k.Plugin(ctx, "nvidia.com/gpu.shared")
 	if err != nil {
 		t.Fatal(err)
@@ -511,7 +525,8 @@ func TestE2EAgentRestart(t *testing.T) {
 		t.Fatalf("killed agent: %v", err)
 	}
 	regs := len(k.Registrations())
-	startAgent(t, dir, "--mock-profile", "dgx-h100", "--config", cfg)
+	a2 := startAgent(t, dir, "--mock-profile", "dgx-h100", "--config", cfg)
+	ctx = a2.ctx
 	if err := k.Wait(ctx, func(k *kubelettest.Kubelet) bool {
 		p := k.PluginLocked("nvidia.com/gpu.shared")
 		return k.RegistrationCountLocked() > regs && p != nil && p.DevicesLocked() != nil
@@ -573,11 +588,11 @@ func TestE2ESingleInvalid(t *testing.T) {
 
 func TestE2ELabelsFile(t *testing.T) {
 	dir := shortDir(t)
-	ctx := testCtx(t)
 	k := startKubelet(t, dir)
 	cfg := writeFile(t, dir, "config.yaml", "version: v1\nflags: {migStrategy: mixed}\n")
 	labelsFile := filepath.Join(dir, "features")
 	a := startAgent(t, dir, "--mock-profile", "dgx-a100-80gb-mig", "--config", cfg, "--labels-file", labelsFile)
+	ctx := a.ctx
 	waitResources(t, ctx, k, []string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"})
 	data, err := os.ReadFile(labelsFile)
 	if err != nil {
@@ -589,4 +604,20 @@ func TestE2ELabelsFile(t *testing.T) {
 		}
 	}
 	a.stop(t)
+}
+
+// TestE2EWaitEndsOnAgentExit: an agent that cannot serve its metrics
+// address exits, and a wait on its work ends then, saying so, instead of
+// running to its deadline.
+func TestE2EWaitEndsOnAgentExit(t *testing.T) {
+	dir := shortDir(t)
+	k := startKubelet(t, dir)
+	a := startAgent(t, dir, "--mock-profile", "l40s-pcie-4", "--metrics-addr", "256.0.0.1:0")
+	_, err := k.Plugin(a.ctx, "nvidia.com/gpu")
+	if err == nil || !strings.Contains(err.Error(), "agent exited: exit status") {
+		t.Fatalf("wait on an exited agent: %v, want \"agent exited\"", err)
+	}
+	if a.ctx.Err() != context.Canceled {
+		t.Errorf("ended by %v, want the agent's exit (context.Canceled), not the deadline", a.ctx.Err())
+	}
 }

@@ -17,10 +17,15 @@ type Health struct {
 	subs  map[chan struct{}]struct{}
 }
 
-// NewHealth returns a Health of node n with every device healthy that
-// ignores the given (application-level) XIDs.
+// NewHealth returns a Health of node n that ignores the given
+// (application-level) XIDs, with the faults found at discovery (n.Faults)
+// applied and every other device healthy.
 func NewHealth(n device.Node, ignoredXIDs []uint64) *Health {
-	return &Health{state: health.NewState(n, ignoredXIDs), subs: map[chan struct{}]struct{}{}}
+	h := &Health{state: health.NewState(n, ignoredXIDs), subs: map[chan struct{}]struct{}{}}
+	for _, ev := range n.Faults {
+		h.state.Apply(ev)
+	}
+	return h
 }
 
 // Apply records ev and wakes the subscribers when it changes a device's

@@ -31,18 +31,30 @@ type Manager struct {
 	health  *Health
 	plugins []*Plugin
 
-	// RetryInterval is how long to wait before registering again after a
-	// failure (default 2s).
+	// RetryInterval is the longest wait before registering again after a
+	// failure (default 2s). The first retry comes after RetryMin, and each
+	// next one after twice the wait before, up to RetryInterval; a new
+	// kubelet.sock starts again from RetryMin.
 	RetryInterval time.Duration
 }
 
+// RetryMin is the first wait before registering again after a failure: the
+// kubelet creates kubelet.sock a moment before it accepts connections.
+const RetryMin = 20 * time.Millisecond
+
 // NewManager discovers the backend's GPUs and works out the resources under
 // c. It starts nothing, so a node or configuration that does not fit fails
-// here, before any server runs.
+// here, before any server runs. A relative dir is taken from the working
+// directory. Faults the backend reports at discovery (device.Node.Faults)
+// are in the health state from the start, so the kubelet's first
+// ListAndWatch already shows them.
 func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir string) (*Manager, error) {
 	n, err := b.Discover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("discovering GPUs: %w", err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	res, err := BuildResources(n, c)
 	if err != nil {
@@ -57,6 +69,9 @@ func NewManager(ctx context.Context, b device.Backend, c *configv1.Config, dir s
 		return nil, fmt.Errorf("--device-plugin-dir %s: not a directory", dir)
 	}
 	m := &Manager{dir: dir, backend: b, node: n, cfg: c, health: NewHealth(n, *c.Gpuplane.IgnoredXIDs), RetryInterval: 2 * time.Second}
+	for _, ev := range n.Faults {
+		klog.ErrorS(nil, "Device faulty at discovery; advertised with its health", "uuid", ev.UUID, "kind", kindName(ev.Kind), "xid", ev.XID, "healthy", m.health.Healthy(ev.UUID))
+	}
 	for i := range res {
 		m.plugins = append(m.plugins, NewPlugin(&m.node, &res[i], c, m.health, dir))
 	}
@@ -105,6 +120,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	}()
 
 	kubelet := filepath.Join(m.dir, KubeletSocketName)
+	pending := m.allPlugins() // not yet registered with the current kubelet
+	wait := RetryMin
 	retry := time.NewTimer(0) // register at once
 	defer retry.Stop()
 	for {
@@ -120,22 +137,30 @@ func (m *Manager) Run(ctx context.Context) error {
 				continue
 			}
 			// A new kubelet removes the plugin sockets when it starts:
-			// serve on fresh ones, then register.
+			// serve on fresh ones, then register every resource again.
 			klog.InfoS("Kubelet socket created; restarting device-plugin servers and registering again")
 			if err := m.start(); err != nil {
 				return err
 			}
+			pending, wait = m.allPlugins(), RetryMin
 			retry.Reset(0)
 		case err := <-w.Errors:
 			klog.ErrorS(err, "Watching the device-plugin directory")
 		case <-retry.C:
-			if err := m.register(ctx, kubelet); err != nil {
-				klog.ErrorS(err, "Registration failed; retrying", "in", m.RetryInterval)
-				retry.Reset(m.RetryInterval)
+			if pending = m.register(ctx, kubelet, pending); len(pending) > 0 {
+				var names []string
+				for _, p := range pending {
+					names = append(names, p.res.Name)
+				}
+				klog.InfoS("Registering again", "resources", names, "in", wait)
+				retry.Reset(wait)
+				wait = min(2*wait, max(m.RetryInterval, RetryMin))
 			}
 		}
 	}
 }
+
+func (m *Manager) allPlugins() []*Plugin { return append([]*Plugin(nil), m.plugins...) }
 
 func (m *Manager) start() error {
 	for _, p := range m.plugins {
@@ -153,17 +178,22 @@ func (m *Manager) stop() {
 	}
 }
 
-func (m *Manager) register(ctx context.Context, kubelet string) error {
-	for _, p := range m.plugins {
+// register registers each plugin of ps with the kubelet and returns those
+// that failed; one refused resource does not stop the others.
+func (m *Manager) register(ctx context.Context, kubelet string, ps []*Plugin) []*Plugin {
+	var failed []*Plugin
+	for _, p := range ps {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := p.Register(rctx, kubelet)
 		cancel()
 		if err != nil {
-			return err
+			klog.ErrorS(err, "Registration failed", "resource", p.res.Name)
+			failed = append(failed, p)
+			continue
 		}
 		klog.InfoS("Registered with the kubelet", "resource", p.res.Name, "devices", len(p.res.Devices), "endpoint", filepath.Base(p.socket))
 	}
-	return nil
+	return failed
 }
 
 func kindName(k device.HealthKind) string {

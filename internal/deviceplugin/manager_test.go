@@ -2,9 +2,12 @@ package deviceplugin
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,5 +124,76 @@ func TestNewManagerFailsEarly(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("NewManager created files: %v", ents)
+	}
+}
+
+// TestManagerRegistersEachResource: the kubelet refuses one resource for
+// good and another twice; the others register at once and the second
+// registers on a retry, although RetryInterval is an hour (the retries
+// start at RetryMin). The device-plugin directory is given relative to
+// the working directory, and a GPU lost at discovery is unhealthy in the
+// kubelet's first ListAndWatch list.
+func TestManagerRegistersEachResource(t *testing.T) {
+	dir := shortDir(t)
+	k, err := kubelettest.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { k.Stop() }()
+	var mu sync.Mutex
+	tries := map[string]int{}
+	k.Refuse(func(r *pluginapi.RegisterRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		tries[r.ResourceName]++
+		switch {
+		case r.ResourceName == "nvidia.com/mig-1g.10gb":
+			return fmt.Errorf("invalid resource name %q", r.ResourceName)
+		case r.ResourceName == "nvidia.com/mig-2g.20gb" && tries[r.ResourceName] <= 2:
+			return fmt.Errorf("busy (try %d)", tries[r.ResourceName])
+		}
+		return nil
+	})
+	n := testNode(t, "dgx-a100-80gb-mig")
+	// GPUs 0-3 hold seven MIG devices each, 4-5 four, 6-7 none.
+	n.Faults = []device.HealthEvent{{UUID: n.GPUs[6].UUID, Kind: device.HealthLost}}
+	fb := &fakeBackend{node: n, events: make(chan device.HealthEvent)}
+	t.Chdir(filepath.Dir(dir))
+	m, err := NewManager(context.Background(), fb, testConfig(t, "flags: {migStrategy: mixed}"), filepath.Base(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.RetryInterval = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+
+	want := "nvidia.com/gpu nvidia.com/mig-2g.20gb nvidia.com/mig-3g.40gb"
+	err = k.Wait(ctx, func(k *kubelettest.Kubelet) bool {
+		rs := k.ResourcesLocked()
+		sort.Strings(rs)
+		return strings.Join(rs, " ") == want
+	})
+	if err != nil {
+		t.Fatalf("registered %v, want %s: %v", k.Registrations(), want, err)
+	}
+	mu.Lock()
+	if tries["nvidia.com/mig-2g.20gb"] != 3 || tries["nvidia.com/mig-1g.10gb"] < 3 || tries["nvidia.com/gpu"] != 1 {
+		t.Errorf("registration tries %v, want mig-2g.20gb 3, mig-1g.10gb at least 3, gpu 1", tries)
+	}
+	mu.Unlock()
+	p, err := k.Plugin(ctx, "nvidia.com/gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nvidia.com/gpu lists GPUs 6 and 7 (the others are in MIG mode).
+	first := p.FirstDevices()
+	if len(first) != 2 || first[0].ID != n.GPUs[6].UUID || first[0].Health != pluginapi.Unhealthy || first[1].Health != pluginapi.Healthy {
+		t.Errorf("first ListAndWatch list %v, want GPU 6 unhealthy and GPU 7 healthy", first)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
 	}
 }

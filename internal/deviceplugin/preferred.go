@@ -14,35 +14,51 @@ import (
 const maxCombinations = 20000
 
 // setScore is how well a set of GPUs is connected, compared field by field:
-// NVLinks inside the set, then pairs on one PCIe switch, then pairs on one
-// NUMA node.
-type setScore struct{ nvlinks, pcieSwitch, numa int }
+// the sum of the pairs' link scores (linkScore), then the pairs on one NUMA
+// node.
+type setScore struct{ links, numa int }
 
 func (a setScore) less(b setScore) bool {
-	if a.nvlinks != b.nvlinks {
-		return a.nvlinks < b.nvlinks
-	}
-	if a.pcieSwitch != b.pcieSwitch {
-		return a.pcieSwitch < b.pcieSwitch
+	if a.links != b.links {
+		return a.links < b.links
 	}
 	return a.numa < b.numa
 }
 
 func (a setScore) add(b setScore) setScore {
-	return setScore{a.nvlinks + b.nvlinks, a.pcieSwitch + b.pcieSwitch, a.numa + b.numa}
+	return setScore{a.links + b.links, a.numa + b.numa}
+}
+
+// linkScore is the score of one link level, as NVIDIA's device plugin
+// scores it through go-gpuallocator (calculateGPUPairScore in
+// github.com/NVIDIA/go-gpuallocator gpuallocator/besteffort_policy.go):
+// SYS 10, NODE 20, PHB 30, PXB 40, PIX 50, and 100 per NVLink; unknown 0.
+// go-gpuallocator adds a pair's PCIe score to its NVLink score; a
+// device.Link holds only the better level, so an NVLink pair scores its
+// NVLinks alone.
+func linkScore(l device.Link) int {
+	switch l.Type {
+	case device.LinkCrossSocket:
+		return 10
+	case device.LinkSameSocket:
+		return 20
+	case device.LinkHostBridge:
+		return 30
+	case device.LinkMultiSwitch:
+		return 40
+	case device.LinkPCIeSwitch:
+		return 50
+	case device.LinkNVLink:
+		return 100 * l.NVLinks
+	}
+	return 0
 }
 
 // pairScore is the score contribution of the pair (i, j).
 func pairScore(n *device.Node, i, j int) setScore {
 	var s setScore
 	if i < len(n.Links) && j < len(n.Links[i]) {
-		l := n.Links[i][j]
-		if l.Type == device.LinkNVLink {
-			s.nvlinks = l.NVLinks
-		}
-		if l.Type == device.LinkPCIeSwitch {
-			s.pcieSwitch = 1
-		}
+		s.links = linkScore(n.Links[i][j])
 	}
 	if a, b := n.GPUs[i].NUMANode, n.GPUs[j].NUMANode; a >= 0 && a == b {
 		s.numa = 1
@@ -52,8 +68,12 @@ func pairScore(n *device.Node, i, j int) setScore {
 
 // Preferred picks size devices of resource r out of available, containing
 // mustInclude, for GetPreferredAllocation:
-//   - whole GPUs: the set with the best interconnect (setScore), ties going
-//     to the lowest GPU indices;
+//   - whole GPUs: the set with the highest sum of link scores over its
+//     pairs (linkScore: every level, NV#, PIX, PXB, PHB, NODE, SYS), then
+//     with the most pairs on one NUMA node, ties going to the lowest GPU
+//     indices. NVIDIA's best-effort policy instead picks the best set of
+//     the best partition of all available GPUs into sets of the size; this
+//     is the best set itself;
 //   - time-slicing replicas: spread over GPUs (policy spread: each next
 //     replica from the GPU least used by this request, then with the most
 //     free replicas) or packed (policy pack: on the GPU most used by this
@@ -158,7 +178,7 @@ func preferredGPUs(n *device.Node, must, rest []*Device, size int) []*Device {
 	if binomial(len(rest), k) > maxCombinations {
 		return greedyGPUs(n, must, rest, gain, k)
 	}
-	best, bestScore := []int(nil), setScore{-1, -1, -1}
+	best, bestScore := []int(nil), setScore{-1, -1}
 	idx := make([]int, k)
 	var walk func(pos, from int, s setScore)
 	walk = func(pos, from int, s setScore) {

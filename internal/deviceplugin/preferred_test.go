@@ -113,6 +113,76 @@ func TestPreferredPCIe(t *testing.T) {
 	}
 }
 
+// topoNode is a node of len(matrix) GPUs, NUMA node unknown, with the
+// links of an nvidia-smi topo -m matrix ("X" on the diagonal).
+func topoNode(t *testing.T, matrix ...string) device.Node {
+	t.Helper()
+	var n device.Node
+	for i, row := range matrix {
+		n.GPUs = append(n.GPUs, device.GPU{Index: i, UUID: fmt.Sprintf("GPU-%d", i), NUMANode: -1})
+		cells := strings.Fields(row)
+		n.Links = append(n.Links, make([]device.Link, len(cells)))
+		for j, c := range cells {
+			if i == j {
+				continue
+			}
+			l, err := device.ParseLink(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Links[i][j] = l
+		}
+	}
+	return n
+}
+
+// TestPreferredLinkLevels checks that every link level counts, with
+// go-gpuallocator's pair scores (gpuallocator/besteffort_policy.go,
+// calculateGPUPairScore): SYS 10, NODE 20, PHB 30, PXB 40, PIX 50, NV#
+// 100 per link. NUMA nodes are unknown, so only the links decide.
+func TestPreferredLinkLevels(t *testing.T) {
+	nv := topoNode(t,
+		"X    NV12 SYS  SYS",
+		"NV12 X    SYS  SYS",
+		"SYS  SYS  X    NODE",
+		"SYS  SYS  NODE X")
+	pcie := topoNode(t,
+		"X   PHB SYS SYS SYS SYS",
+		"PHB X   SYS SYS SYS SYS",
+		"SYS SYS X   PXB SYS SYS",
+		"SYS SYS PXB X   SYS SYS",
+		"SYS SYS SYS SYS X   PIX",
+		"SYS SYS SYS SYS PIX X")
+	for _, tc := range []struct {
+		name  string
+		n     *device.Node
+		avail []int
+		size  int
+		want  string
+	}{
+		// The node: {2,3} (NODE, 20) beats {1,2} and {1,3} (SYS, 10).
+		{"NODE over SYS", &nv, []int{1, 2, 3}, 2, "2,3"},
+		{"NV12 first", &nv, []int{0, 1, 2, 3}, 2, "0,1"},
+		// {0,1,2} and {0,1,3} score 1200+10+10; lowest indices.
+		{"3 of 4", &nv, []int{0, 1, 2, 3}, 3, "0,1,2"},
+		{"PIX over PXB and PHB", &pcie, []int{0, 1, 2, 3, 4, 5}, 2, "4,5"},
+		{"PXB over PHB", &pcie, []int{0, 1, 2, 3}, 2, "2,3"},
+		{"PHB over SYS", &pcie, []int{0, 1, 2}, 2, "0,1"},
+		// {2,3,4,5}: 40+50+4*10 = 130; {0,1,4,5}: 30+50+40 = 120;
+		// {0,1,2,3}: 30+40+40 = 110.
+		{"4 of 6", &pcie, []int{0, 1, 2, 3, 4, 5}, 4, "2,3,4,5"},
+	} {
+		p := testPlugin(t, tc.n, configv1.DefaultConfig(), "nvidia.com/gpu")
+		got, err := Preferred(tc.n, p.res, p.byID, gpuIDs(tc.n, tc.avail...), nil, tc.size, configv1.ReplicaSpread)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s := indices(tc.n, got); s != tc.want {
+			t.Errorf("%s: got GPUs %s, want %s", tc.name, s, tc.want)
+		}
+	}
+}
+
 func TestPreferredReplicas(t *testing.T) {
 	n := testNode(t, "l40s-pcie-4")
 	c := testConfig(t, "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}")
@@ -276,7 +346,7 @@ func TestPreferredGreedyLargeNode(t *testing.T) {
 // FuzzPreferred checks the invariants of Preferred on the cube mesh for
 // any available set, must-include set and size: the answer has size
 // distinct devices, all available, including every must-include device,
-// and no set of that size has more NVLinks inside.
+// and no set of that size has a higher link score.
 func FuzzPreferred(f *testing.F) {
 	f.Add(uint8(0xff), uint8(0x11), uint8(4))
 	f.Add(uint8(0xee), uint8(0x00), uint8(4))
@@ -315,11 +385,14 @@ func FuzzPreferred(f *testing.F) {
 				t.Fatalf("must-include %s missing from %v", id, got)
 			}
 		}
-		nvlinks := func(set []int) int {
+		// score sums go-gpuallocator's pair scores (besteffort_policy.go,
+		// calculateGPUPairScore) from the nvidia-smi names of the links.
+		score := func(set []int) int {
 			s := 0
 			for i := range set {
 				for j := i + 1; j < len(set); j++ {
-					s += n.Links[set[i]][set[j]].NVLinks
+					l := n.Links[set[i]][set[j]]
+					s += map[string]int{"SYS": 10, "NODE": 20, "PHB": 30, "PXB": 40, "PIX": 50, "NV": 100 * l.NVLinks}[l.Type.String()]
 				}
 			}
 			return s
@@ -332,8 +405,8 @@ func FuzzPreferred(f *testing.F) {
 			}
 			chosen = append(chosen, g.Index)
 		}
-		// Brute force: no valid set beats the answer on NVLinks.
-		best := nvlinks(chosen)
+		// Brute force: no valid set beats the answer's link score.
+		best := score(chosen)
 		for set := 0; set < 256; set++ {
 			if set&int(availMask) != set || set&int(availMask&mustMask) != int(availMask&mustMask) || bitsSet(set) != int(size) {
 				continue
@@ -344,8 +417,8 @@ func FuzzPreferred(f *testing.F) {
 					s = append(s, i)
 				}
 			}
-			if nvlinks(s) > best {
-				t.Fatalf("set %v has %d NVLinks, more than the answer %v (%d)", s, nvlinks(s), chosen, best)
+			if score(s) > best {
+				t.Fatalf("set %v scores %d, more than the answer %v (%d)", s, score(s), chosen, best)
 			}
 		}
 	})

@@ -128,9 +128,19 @@ func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, e
 			excluded = append(excluded, fmt.Errorf("migStrategy single: %w; no GPU is advertised as %s (use mixed)", err, configv1.ResourceGPU))
 			break
 		}
+		anyMIG := false
+		for _, g := range n.GPUs {
+			anyMIG = anyMIG || g.MIGEnabled
+		}
 		for i, g := range n.GPUs {
 			if !g.MIGEnabled {
-				whole(i)
+				// With MIG on elsewhere, CheckSingleMIG let this GPU
+				// through only because it was lost at discovery with its
+				// MIG mode unknown: it is not served.
+				if !anyMIG {
+					whole(i)
+				}
+				continue
 			}
 			for j, m := range g.MIG {
 				byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})

@@ -183,3 +183,35 @@ func TestBuildResourcesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildResourcesLostGPU: a GPU lost at discovery that NVML tells
+// nothing about (MIG mode unknown) does not stop migStrategy single: with
+// MIG on the other GPUs it gets no devices, with MIG off everywhere it is
+// served whole (and unhealthy).
+func TestBuildResourcesLostGPU(t *testing.T) {
+	for _, tc := range []struct {
+		profile, want string
+	}{
+		// GPUs 0-3 of the A100 profile: 7x 1g.10gb each; GPU 3 lost.
+		{"single-a100", "nvidia.com/gpu=21"},
+		{"dgx-h100", "nvidia.com/gpu=8"},
+	} {
+		var n device.Node
+		if tc.profile == "single-a100" {
+			n = testNode(t, "dgx-a100-80gb-mig")
+			n.GPUs, n.Links = n.GPUs[:4], nil
+		} else {
+			n = testNode(t, tc.profile)
+		}
+		n.GPUs[3] = device.GPU{Index: 3, UUID: n.GPUs[3].UUID, NUMANode: -1}
+		n.Faults = []device.HealthEvent{{UUID: n.GPUs[3].UUID, Kind: device.HealthLost}}
+		rs, err := BuildResources(n, testConfig(t, "flags: {migStrategy: single}"))
+		if err != nil {
+			t.Errorf("%s: %v", tc.profile, err)
+			continue
+		}
+		if got := summary(rs); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.profile, got, tc.want)
+		}
+	}
+}

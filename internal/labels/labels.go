@@ -74,7 +74,15 @@ func Compute(n device.Node, o Options) map[string]string {
 	if o.MIGStrategy == "" {
 		o.MIGStrategy = configv1.MIGStrategyNone
 	}
+	// The first GPU that answers for itself: a GPU lost at discovery is
+	// listed without product name, memory or compute capability.
 	g := n.GPUs[0]
+	for _, x := range n.GPUs {
+		if x.ProductName != "" {
+			g = x
+			break
+		}
+	}
 	var suffixes []string
 	count, mem := len(n.GPUs), g.MemoryMiB
 	invalid := o.MIGStrategy == configv1.MIGStrategySingle && device.CheckSingleMIG(n) != nil

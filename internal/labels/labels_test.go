@@ -76,6 +76,19 @@ func TestComputeH100(t *testing.T) {
 	}
 }
 
+// TestComputeLostFirstGPU: GPU 0 lost at discovery (listed by UUID only,
+// as the nvml backend lists it) does not blank the product labels: they
+// come from the first GPU that answers.
+func TestComputeLostFirstGPU(t *testing.T) {
+	n := node(t, "dgx-h100")
+	n.GPUs[0] = device.GPU{Index: 0, UUID: n.GPUs[0].UUID}
+	got := Compute(n, Options{MIGStrategy: "none", Replicas: 1})
+	if got["nvidia.com/gpu.product"] != "NVIDIA-H100-80GB-HBM3" || got["nvidia.com/gpu.memory"] != "81559" || got["nvidia.com/gpu.count"] != "8" {
+		t.Errorf("product %q memory %q count %q; want NVIDIA-H100-80GB-HBM3, 81559, 8",
+			got["nvidia.com/gpu.product"], got["nvidia.com/gpu.memory"], got["nvidia.com/gpu.count"])
+	}
+}
+
 func TestComputeMIGAndSharing(t *testing.T) {
 	a := node(t, "dgx-a100-80gb-mig")
 	l := Compute(a, Options{MIGStrategy: "mixed", Replicas: 1})

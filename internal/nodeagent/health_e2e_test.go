@@ -35,7 +35,7 @@ func TestHealthAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(a.exited, 90*time.Second) // ends when the agent exits
 	defer cancel()
 
 	gpu1 := a.node.GPUs[1]

@@ -99,6 +99,9 @@ type metricsAgent struct {
 	logs    *strings.Builder
 	logsMu  *sync.Mutex
 	stopped bool
+	// exited ends when the agent's stderr closes (it exited); waits on
+	// the agent derive their context from it.
+	exited context.Context
 }
 
 var metricsServingRE = regexp.MustCompile(`"Serving GPU metrics" address="([^"]+)"`)
@@ -145,7 +148,10 @@ func startMetricsAgent(t *testing.T, extraArgs ...string) *metricsAgent {
 	}
 	t.Cleanup(func() { a.stop(t) })
 	addr := make(chan string, 1)
+	exited, exit := context.WithCancelCause(context.Background())
+	a.exited = exited
 	go func() {
+		defer exit(fmt.Errorf("agent exited"))
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			a.logsMu.Lock()

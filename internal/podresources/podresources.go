@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,11 @@ func NewWatcher(path string, interval, timeout time.Duration) (*Watcher, error) 
 	}
 	if interval <= 0 || timeout <= 0 {
 		return nil, fmt.Errorf("pod-resources: interval %v and timeout %v must be positive", interval, timeout)
+	}
+	// gRPC reads "unix://run/x.sock" as authority "run": dial an absolute
+	// path.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
 	// Reconnect at most one interval after the kubelet comes back, instead
 	// of gRPC's default backoff of up to two minutes.

@@ -199,3 +199,27 @@ func TestRefreshWithDoneContextKeepsMapping(t *testing.T) {
 		t.Fatalf("shutdown counted as a kubelet failure: Current=%v Errors=%d", w.Current(), w.Errors())
 	}
 }
+
+// TestWatcherRelativeSocket: a socket path relative to the working
+// directory works (gRPC alone refuses "unix://dir/k.sock" with "invalid
+// (non-empty) authority").
+func TestWatcherRelativeSocket(t *testing.T) {
+	path := socketPath(t)
+	srv, err := podresourcestest.Start(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	srv.SetPods(pods...)
+	t.Chdir(filepath.Dir(filepath.Dir(path)))
+	w, err := podresources.NewWatcher(filepath.Join(filepath.Base(filepath.Dir(path)), "k.sock"), time.Second, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Current(); len(got.Allocations) != len(want) {
+		t.Fatalf("mapping %+v, want %d allocations", got, len(want))
+	}
+}

@@ -72,9 +72,44 @@ func Open(nameOrFile string, opts Options) (*Backend, error) {
 	return New(p, opts)
 }
 
-// Discover returns the profile's node. Each call returns a fresh copy.
+// Discover returns the profile's node, with the faults file's current
+// faults in Node.Faults. Each call returns a fresh copy. A faults file
+// that does not parse is logged and ignored, as WatchHealth does.
 func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
-	return b.profile.Node()
+	n, err := b.profile.Node()
+	if err != nil {
+		return n, err
+	}
+	faults := b.currentFaults()
+	now := b.now()
+	for _, f := range faults {
+		ev := device.HealthEvent{UUID: f.UUID, Kind: device.HealthXID, XID: f.XID, Time: now}
+		if f.Lost {
+			ev.Kind = device.HealthLost
+		}
+		n.Faults = append(n.Faults, ev)
+	}
+	sort.Slice(n.Faults, func(i, j int) bool { return n.Faults[i].UUID < n.Faults[j].UUID })
+	return n, nil
+}
+
+// currentFaults returns the faults file's faults of the profile's devices;
+// none without a faults file or when it does not parse (logged).
+func (b *Backend) currentFaults() map[string]Fault {
+	if b.faultsFile == "" {
+		return map[string]Fault{}
+	}
+	faults, err := b.readFaults()
+	if err != nil {
+		klog.ErrorS(err, "Ignoring faults file", "file", b.faultsFile)
+		return map[string]Fault{}
+	}
+	for uuid := range faults {
+		if _, _, ok := b.node.GPUByUUID(uuid); !ok {
+			delete(faults, uuid)
+		}
+	}
+	return faults
 }
 
 // Close does nothing; it exists to satisfy device.Backend.
@@ -242,8 +277,10 @@ func (b *Backend) diff(cur, next map[string]Fault) []device.HealthEvent {
 }
 
 // Sample returns one reading per GPU and per MIG device, what the nvml
-// backend reads from such a GPU. GPU utilisation is the profile's curve at
-// the current step (the n-th call reads value n mod len); energy is PowerW
+// backend reads from such a GPU, except the devices the faults file marks
+// lost (a lost GPU takes its MIG devices): like a GPU fallen off the bus,
+// they give no telemetry. GPU utilisation is the profile's curve at the
+// current step (the n-th call reads value n mod len); energy is PowerW
 // times the seconds since the backend started, in millijoules, and the
 // NVLink bandwidth counter NVLinkBandwidthPerSec times those seconds. GPUs
 // of compute capability 9 and later (Hopper, Blackwell) have GPU Performance
@@ -255,6 +292,7 @@ func (b *Backend) diff(cur, next map[string]Fault) []device.HealthEvent {
 // GPUs. A GPU in MIG mode has no utilisation, memory copy utilisation or
 // profiling ratios of its own.
 func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
+	faults := b.currentFaults()
 	b.mu.Lock()
 	step := b.step
 	b.step++
@@ -264,6 +302,9 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 	var out []device.Sample
 	specs := b.specs()
 	for i, g := range b.node.GPUs {
+		if faults[g.UUID].Lost {
+			continue
+		}
 		t := specs[i].Telemetry
 		util := 0.0
 		if len(t.UtilizationPct) > 0 {
@@ -304,6 +345,9 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		}
 		out = append(out, s)
 		for _, m := range g.MIG {
+			if faults[m.UUID].Lost {
+				continue
+			}
 			mu := used * float64(m.MemoryMiB) / float64(max(g.MemoryMiB, 1))
 			b.mu.Lock()
 			mxid := float64(b.lastXID[m.UUID])

@@ -27,7 +27,7 @@ func TestBuiltins(t *testing.T) {
 	}{
 		{"dgx-h100", 8, 0, "H100-80GB", "NV18", "NV18"},
 		{"dgx1-v100", 8, 0, "V100M16", "NV1", "SYS"},
-		{"l40s-pcie-4", 4, 0, "L40S", "PXB", ""},
+		{"l40s-pcie-4", 4, 0, "L40S", "PIX", ""},
 		// GPUs 0-3: 7 devices each, GPUs 4-5: 4 each.
 		{"dgx-a100-80gb-mig", 8, 4*7 + 2*4, "A100-80GB", "NV12", "NV12"},
 	} {
@@ -470,5 +470,60 @@ gpus:
 	d, _ := Open("dgx-h100", Options{})
 	if ss, _ := d.Sample(context.Background()); ss[0].NVLinkBandwidthTotal == nil {
 		t.Error("dgx-h100 GPU 0 has no NVLink counter")
+	}
+}
+
+// TestLostFault: a device the faults file marks lost gives no telemetry
+// (a lost GPU takes its MIG devices) and, with every fault present at
+// discovery, is in Node.Faults.
+func TestLostFault(t *testing.T) {
+	dir := t.TempDir()
+	faults := filepath.Join(dir, "faults.yaml")
+	b, err := Open("dgx-a100-80gb-mig", Options{FaultsFile: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil || len(n.Faults) != 0 {
+		t.Fatalf("no faults file: faults %v, %v", n.Faults, err)
+	}
+	// GPU 0 (seven MIG devices) lost, one MIG device of GPU 4 lost, GPU 7
+	// with XID 79.
+	lost0, lostMIG, xid7 := n.GPUs[0].UUID, n.GPUs[4].MIG[1].UUID, n.GPUs[7].UUID
+	content := fmt.Sprintf("faults:\n- {uuid: %s, lost: true}\n- {uuid: %s, lost: true}\n- {uuid: %s, xid: 79}\n- {uuid: GPU-not-here, lost: true}\n", lost0, lostMIG, xid7)
+	if err := os.WriteFile(faults, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err = b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{lost0: "lost", lostMIG: "lost", xid7: "xid 79"}
+	if len(n.Faults) != len(want) {
+		t.Errorf("faults %v, want %v", n.Faults, want)
+	}
+	for _, ev := range n.Faults {
+		got := "lost"
+		if ev.Kind == device.HealthXID {
+			got = fmt.Sprintf("xid %d", ev.XID)
+		} else if ev.Kind != device.HealthLost {
+			got = fmt.Sprint(ev.Kind)
+		}
+		if want[ev.UUID] != got {
+			t.Errorf("fault of %s: %s, want %q", ev.UUID, got, want[ev.UUID])
+		}
+	}
+	ss, err := b.Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 GPUs + 36 MIG devices, less GPU 0 with its 7 and one of GPU 4.
+	if len(ss) != 44-8-1 {
+		t.Errorf("%d samples, want 35", len(ss))
+	}
+	for _, s := range ss {
+		if g, _, _ := n.GPUByUUID(s.UUID); g.Index == 0 || s.UUID == lostMIG {
+			t.Errorf("sample of lost device %s (GPU %d)", s.UUID, g.Index)
+		}
 	}
 }

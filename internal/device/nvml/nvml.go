@@ -7,6 +7,7 @@ package nvml
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	nvdev "github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"k8s.io/klog/v2"
 
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -38,6 +40,7 @@ type Backend struct {
 	mu      sync.Mutex
 	lastXID map[string]uint64
 	gpm     map[string]nvml.GpmSample // previous GPM sample per GPU or MIG device UUID
+	lost    map[int]bool              // GPUs (by index) found lost, to log each loss once
 	closed  bool
 }
 
@@ -64,7 +67,7 @@ func New(lib nvml.Interface) (b *Backend, err error) {
 		}
 		return nil, fmt.Errorf("nvml: initialising NVML: %v", ret)
 	}
-	return &Backend{lib: lib, cat: gpu.Default(), LostPollInterval: 5 * time.Second, sysfs: "/sys", lastXID: map[string]uint64{}, gpm: map[string]nvml.GpmSample{}}, nil
+	return &Backend{lib: lib, cat: gpu.Default(), LostPollInterval: 5 * time.Second, sysfs: "/sys", lastXID: map[string]uint64{}, gpm: map[string]nvml.GpmSample{}, lost: map[int]bool{}}, nil
 }
 
 // Close frees GPM samples and shuts NVML down.
@@ -84,7 +87,12 @@ func (b *Backend) Close() error {
 	return nil
 }
 
+// nvErr is the error of an NVML call; errors.Is(err, errLost) holds when
+// ret is ERROR_GPU_IS_LOST.
 func nvErr(what string, ret nvml.Return) error {
+	if ret == nvml.ERROR_GPU_IS_LOST {
+		return fmt.Errorf("nvml: %s: %v: %w", what, ret, errLost)
+	}
 	return fmt.Errorf("nvml: %s: %v", what, ret)
 }
 
@@ -101,6 +109,10 @@ func busID(p nvml.PciInfo) string {
 }
 
 // Discover queries every GPU, its MIG devices and the links between GPUs.
+// One lost GPU (NVML answers ERROR_GPU_IS_LOST) does not fail discovery:
+// when NVML still gives its UUID it is listed, with its index and UUID
+// only, and reported lost in Node.Faults; without a UUID it is left out.
+// Either way the loss is logged once.
 func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
 	n, handles, err := b.discoverGPUs()
 	if err != nil {
@@ -126,29 +138,72 @@ func (b *Backend) discoverGPUs() (device.Node, []nvml.Device, error) {
 	if ret != nvml.SUCCESS {
 		return n, nil, nvErr("device count", ret)
 	}
-	handles := make([]nvml.Device, count)
+	var handles []nvml.Device
 	for i := 0; i < count; i++ {
 		d, ret := b.lib.DeviceGetHandleByIndex(i)
+		if ret == nvml.ERROR_GPU_IS_LOST {
+			b.logLost(i, "", true)
+			continue
+		}
 		if ret != nvml.SUCCESS {
 			return n, nil, nvErr(fmt.Sprintf("GPU %d handle", i), ret)
 		}
 		g, err := b.gpu(i, d)
+		if errors.Is(err, errLost) {
+			b.logLost(i, g.UUID, true)
+			if g.UUID == "" {
+				continue
+			}
+			// Listed with its index and UUID; no handle, so no telemetry.
+			n.GPUs = append(n.GPUs, device.GPU{Index: i, UUID: g.UUID, NUMANode: -1})
+			n.Faults = append(n.Faults, device.HealthEvent{UUID: g.UUID, Kind: device.HealthLost, Time: time.Now()})
+			handles = append(handles, nil)
+			continue
+		}
 		if err != nil {
 			return n, nil, err
 		}
-		handles[i] = d
+		b.logLost(i, g.UUID, false)
+		handles = append(handles, d)
 		n.GPUs = append(n.GPUs, g)
 	}
 	return n, handles, nil
+}
+
+// errLost marks a GPU that answers ERROR_GPU_IS_LOST.
+var errLost = errors.New("GPU is lost")
+
+// logLost logs GPU i's loss the first time discovery finds it lost, and
+// its return the first time it answers again.
+func (b *Backend) logLost(i int, uuid string, lost bool) {
+	b.mu.Lock()
+	was := b.lost[i]
+	b.lost[i] = lost
+	b.mu.Unlock()
+	switch {
+	case lost && !was && uuid == "":
+		klog.ErrorS(nil, "GPU lost (NVML: ERROR_GPU_IS_LOST) and its UUID unknown: not advertised, no telemetry; the other GPUs are served", "index", i)
+	case lost && !was:
+		klog.ErrorS(nil, "GPU lost (NVML: ERROR_GPU_IS_LOST): advertised unhealthy, no telemetry; the other GPUs are served", "index", i, "uuid", uuid)
+	case !lost && was:
+		klog.InfoS("GPU answers again", "index", i, "uuid", uuid)
+	}
 }
 
 func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	g := device.GPU{Index: i, NUMANode: -1}
 	var ret nvml.Return
 	if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
+		g.UUID = ""
+		if ret == nvml.ERROR_GPU_IS_LOST {
+			return g, errLost
+		}
 		return g, nvErr(fmt.Sprintf("GPU %d UUID", i), ret)
 	}
 	if g.ProductName, ret = d.GetName(); ret != nvml.SUCCESS {
+		if ret == nvml.ERROR_GPU_IS_LOST {
+			return g, errLost
+		}
 		return g, nvErr(fmt.Sprintf("GPU %d name", i), ret)
 	}
 	if m, ok := b.cat.FromProductName(g.ProductName); ok {
@@ -175,6 +230,9 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
 		g.MIGEnabled = true
 		migs, err := b.migDevices(d)
+		if errors.Is(err, errLost) {
+			return g, errLost
+		}
 		if err != nil {
 			return g, fmt.Errorf("nvml: GPU %d MIG devices: %w", i, err)
 		}
@@ -263,6 +321,9 @@ func (b *Backend) links(hs []nvml.Device, gpus []device.GPU) [][]device.Link {
 	switchLinks := make([]int, n)
 	for i, d := range hs {
 		direct[i] = make([]int, n)
+		if d == nil {
+			continue // lost
+		}
 		for l := 0; l < nvml.NVLINK_MAX_LINKS; l++ {
 			st, ret := d.GetNvLinkState(l)
 			if ret != nvml.SUCCESS {
@@ -300,6 +361,8 @@ func (b *Backend) links(hs []nvml.Device, gpus []device.GPU) [][]device.Link {
 			var l device.Link
 			if nv > 0 {
 				l = device.Link{Type: device.LinkNVLink, NVLinks: nv}
+			} else if hs[i] == nil || hs[j] == nil {
+				// A lost GPU: the link is unknown.
 			} else if lvl, ret := hs[i].GetTopologyCommonAncestor(hs[j]); ret == nvml.SUCCESS {
 				l = device.Link{Type: topoLevel(lvl)}
 			}
@@ -311,8 +374,11 @@ func (b *Backend) links(hs []nvml.Device, gpus []device.GPU) [][]device.Link {
 
 func topoLevel(l nvml.GpuTopologyLevel) device.LinkType {
 	switch {
-	case l <= nvml.TOPOLOGY_MULTIPLE:
+	case l <= nvml.TOPOLOGY_SINGLE:
+		// TOPOLOGY_INTERNAL (one board) is counted as PIX.
 		return device.LinkPCIeSwitch
+	case l <= nvml.TOPOLOGY_MULTIPLE:
+		return device.LinkMultiSwitch
 	case l <= nvml.TOPOLOGY_HOSTBRIDGE:
 		return device.LinkHostBridge
 	case l <= nvml.TOPOLOGY_NODE:
@@ -342,11 +408,13 @@ func (b *Backend) handles() (map[string]nvml.Device, error) {
 
 // WatchHealth registers for critical XID events on every GPU and reports
 // them until ctx is done. An XID names the MIG device when NVML attributes
-// it to one. A GPU whose wait fails with ERROR_GPU_IS_LOST is reported
-// lost, probed every LostPollInterval, and reported recovered when it
-// answers again. NVML has no event for the end of an XID condition; a GPU
-// with a critical XID stays unhealthy until it is lost and found again or
-// the agent restarts after a GPU reset.
+// it to one. GPUs lost when it starts (Node.Faults of discovery) are
+// reported lost first. A GPU whose wait fails with ERROR_GPU_IS_LOST is
+// reported lost, probed every LostPollInterval, and reported recovered
+// when it answers again, and so are its MIG devices: the GPU came back
+// reset, so their XIDs are gone too. NVML has no event for the end of an
+// XID condition; a GPU with a critical XID stays unhealthy until it is
+// lost and found again or the agent restarts after a GPU reset.
 func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent) error {
 	n, _, err := b.discoverGPUs()
 	if err != nil {
@@ -380,6 +448,14 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		}
 	}
 	lost := map[string]bool{}
+	for _, ev := range n.Faults {
+		if ev.Kind == device.HealthLost {
+			lost[ev.UUID] = true
+			if err := send(ev); err != nil {
+				return err
+			}
+		}
+	}
 	lastProbe := time.Now()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -430,7 +506,7 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 					err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthLost, Time: time.Now()})
 				case ok && lost[g.UUID]:
 					delete(lost, g.UUID)
-					err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthRecovered, Time: time.Now()})
+					err = b.sendRecovered(g.UUID, send)
 				}
 				if err != nil {
 					return err
@@ -438,6 +514,27 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 			}
 		}
 	}
+}
+
+// sendRecovered reports GPU uuid and its MIG devices (as discovered now)
+// recovered.
+func (b *Backend) sendRecovered(uuid string, send func(device.HealthEvent) error) error {
+	now := time.Now()
+	if err := send(device.HealthEvent{UUID: uuid, Kind: device.HealthRecovered, Time: now}); err != nil {
+		return err
+	}
+	n, _, err := b.discoverGPUs()
+	if err != nil {
+		return nil // the GPU's MIG devices are unknown: they keep their state
+	}
+	if g, _, ok := n.GPUByUUID(uuid); ok {
+		for _, m := range g.MIG {
+			if err := send(device.HealthEvent{UUID: m.UUID, Kind: device.HealthRecovered, Time: now}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // probe reports whether the GPU answers.
@@ -465,8 +562,15 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 	var out []device.Sample
 	for i, g := range n.GPUs {
 		d := hs[i]
+		if d == nil {
+			continue // lost: no telemetry
+		}
 		s := device.Sample{UUID: g.UUID, Time: now}
-		if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
+		u, ret := d.GetUtilizationRates()
+		if ret == nvml.ERROR_GPU_IS_LOST {
+			continue // lost since discovery
+		}
+		if ret == nvml.SUCCESS {
 			s.GPUUtil, s.MemCopyUtil = f(float64(u.Gpu)), f(float64(u.Memory))
 		}
 		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {

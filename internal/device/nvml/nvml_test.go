@@ -423,3 +423,154 @@ func TestMIGProfileNames(t *testing.T) {
 		t.Errorf("profiles %v, want %s", got, want)
 	}
 }
+
+// loseGPU makes every per-GPU query of GPU i answer ERROR_GPU_IS_LOST, as
+// NVML does for a GPU fallen off the bus, except the UUID when withUUID is
+// set (without it, the handle itself is refused).
+func loseGPU(m *machine, i int, withUUID bool) {
+	d := m.Devices[i].(*server.Device)
+	isLost := func() nvml.Return { return nvml.ERROR_GPU_IS_LOST }
+	d.GetNameFunc = func() (string, nvml.Return) { return "", isLost() }
+	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, isLost() }
+	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, isLost() }
+	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, isLost() }
+	d.GetMigModeFunc = func() (int, int, nvml.Return) { return 0, 0, isLost() }
+	d.GetNvLinkStateFunc = func(int) (nvml.EnableState, nvml.Return) { return 0, isLost() }
+	d.GetTopologyCommonAncestorFunc = func(nvml.Device) (nvml.GpuTopologyLevel, nvml.Return) { return 0, isLost() }
+	if !withUUID {
+		d.GetUUIDFunc = func() (string, nvml.Return) { return "", isLost() }
+		byIndex := m.DeviceGetHandleByIndexFunc
+		m.DeviceGetHandleByIndexFunc = func(k int) (nvml.Device, nvml.Return) {
+			if k == i {
+				return nil, isLost()
+			}
+			return byIndex(k)
+		}
+	}
+}
+
+// TestLostGPUAtDiscovery: one lost GPU of eight (GPU 3) does not fail
+// discovery or sampling: the seven others are discovered and sampled; the
+// lost one, when NVML still gives its UUID, is listed and reported lost in
+// Node.Faults, else left out.
+func TestLostGPUAtDiscovery(t *testing.T) {
+	for _, withUUID := range []bool{true, false} {
+		m := newMachine(t)
+		lostUUID := m.Devices[3].(*server.Device).UUID
+		loseGPU(m, 3, withUUID)
+		b, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := b.Discover(context.Background())
+		if err != nil {
+			t.Fatalf("withUUID %v: Discover: %v", withUUID, err)
+		}
+		var idx []string
+		for _, g := range n.GPUs {
+			idx = append(idx, fmt.Sprint(g.Index))
+		}
+		want, wantFaults := "0 1 2 3 4 5 6 7", 1
+		if !withUUID {
+			want, wantFaults = "0 1 2 4 5 6 7", 0
+		}
+		if strings.Join(idx, " ") != want || len(n.Faults) != wantFaults {
+			t.Errorf("withUUID %v: GPUs %v, faults %v; want GPUs %s, %d fault", withUUID, idx, n.Faults, want, wantFaults)
+		}
+		if withUUID {
+			if ev := n.Faults[0]; ev.UUID != lostUUID || ev.Kind != device.HealthLost {
+				t.Errorf("fault %+v, want GPU 3 lost", ev)
+			}
+			if n.GPUs[3].UUID != lostUUID || n.Links[3][5].Type != device.LinkUnknown || n.Links[2][6].NVLinks != 12 {
+				t.Errorf("GPU 3 %+v, links 3-5 %v, 2-6 %v", n.GPUs[3], n.Links[3][5], n.Links[2][6])
+			}
+		}
+		// 7 GPUs and the 4 MIG devices of GPUs 0 and 1.
+		ss, err := b.Sample(context.Background())
+		if err != nil {
+			t.Fatalf("withUUID %v: Sample: %v", withUUID, err)
+		}
+		if len(ss) != 11 {
+			t.Errorf("withUUID %v: %d samples, want 11", withUUID, len(ss))
+		}
+		for _, s := range ss {
+			if s.UUID == lostUUID {
+				t.Errorf("withUUID %v: sample of the lost GPU", withUUID)
+			}
+		}
+	}
+}
+
+// TestLostGPUAfterStart: a GPU lost after discovery stops giving samples;
+// the others keep theirs.
+func TestLostGPUAfterStart(t *testing.T) {
+	m := newMachine(t)
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss, err := b.Sample(context.Background()); err != nil || len(ss) != 12 {
+		t.Fatalf("before: %d samples, %v", len(ss), err)
+	}
+	loseGPU(m, 6, true)
+	ss, err := b.Sample(context.Background())
+	if err != nil || len(ss) != 11 {
+		t.Fatalf("after GPU 6 is lost: %d samples, %v; want 11", len(ss), err)
+	}
+}
+
+// TestRecoveryClearsMIGDevices: a GPU lost at start is reported lost first;
+// when it answers again it is reported recovered with each of its MIG
+// devices, so an XID of a MIG device does not outlive the GPU's reset.
+func TestRecoveryClearsMIGDevices(t *testing.T) {
+	m := newMachine(t)
+	d := m.Devices[0].(*server.Device)
+	name, temp := d.GetNameFunc, d.GetTemperatureFunc
+	lost := make(chan bool, 1)
+	lost <- true
+	isLost := func() bool { l := <-lost; lost <- l; return l }
+	d.GetNameFunc = func() (string, nvml.Return) {
+		if isLost() {
+			return "", nvml.ERROR_GPU_IS_LOST
+		}
+		return name()
+	}
+	d.GetTemperatureFunc = func(s nvml.TemperatureSensors) (uint32, nvml.Return) {
+		if isLost() {
+			return 0, nvml.ERROR_GPU_IS_LOST
+		}
+		return temp(s)
+	}
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.LostPollInterval = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan device.HealthEvent, 8)
+	go b.WatchHealth(ctx, ch)
+	if ev := <-ch; ev.UUID != d.UUID || ev.Kind != device.HealthLost {
+		t.Fatalf("first event %+v, want GPU 0 lost", ev)
+	}
+	<-lost
+	lost <- false
+	var got []string
+	for len(got) < 4 {
+		ev := <-ch
+		if ev.Kind != device.HealthRecovered {
+			t.Fatalf("event %+v, want recovered", ev)
+		}
+		got = append(got, ev.UUID)
+	}
+	// GPU 0, then its MIG devices (3g.20gb, 1g.5gb, 1g.5gb).
+	var want []string
+	want = append(want, d.UUID)
+	for _, h := range migDevices(d) {
+		u, _ := h.GetUUID()
+		want = append(want, u)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("recovered %v, want %v", got, want)
+	}
+}

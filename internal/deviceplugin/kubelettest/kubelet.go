@@ -28,6 +28,7 @@ type Kubelet struct {
 	mu      sync.Mutex
 	plugins map[string]*Plugin // by resource name, the latest registration
 	regs    []*pluginapi.RegisterRequest
+	refuse  func(*pluginapi.RegisterRequest) error
 	changed chan struct{} // closed and replaced on every change
 }
 
@@ -40,6 +41,7 @@ type Plugin struct {
 	k       *Kubelet
 	conn    *grpc.ClientConn
 	devices []*pluginapi.Device // latest ListAndWatch list
+	first   []*pluginapi.Device // first ListAndWatch list
 	updates int                 // ListAndWatch responses received
 	closed  bool
 }
@@ -95,6 +97,14 @@ func (k *Kubelet) Register(ctx context.Context, r *pluginapi.RegisterRequest) (*
 	if strings.Contains(r.Endpoint, "/") {
 		return nil, fmt.Errorf("endpoint %q must be a file name in the device-plugin directory", r.Endpoint)
 	}
+	k.mu.Lock()
+	refuse := k.refuse
+	k.mu.Unlock()
+	if refuse != nil {
+		if err := refuse(r); err != nil {
+			return nil, err
+		}
+	}
 	conn, err := grpc.NewClient("unix://"+filepath.Join(k.dir, r.Endpoint), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
@@ -125,10 +135,22 @@ func (p *Plugin) follow() {
 		}
 		p.k.mu.Lock()
 		p.devices = resp.Devices
+		if p.first == nil {
+			p.first = resp.Devices
+		}
 		p.updates++
 		p.k.notifyLocked()
 		p.k.mu.Unlock()
 	}
+}
+
+// Refuse makes Register refuse a request when f returns an error, as the
+// real kubelet refuses, e.g., an invalid resource name; f runs once per
+// request, outside the kubelet's lock.
+func (k *Kubelet) Refuse(f func(*pluginapi.RegisterRequest) error) {
+	k.mu.Lock()
+	k.refuse = f
+	k.mu.Unlock()
 }
 
 // Registrations returns every registration request so far, in order.
@@ -151,7 +173,7 @@ func (k *Kubelet) Wait(ctx context.Context, cond func(k *Kubelet) bool) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
 }
@@ -186,6 +208,13 @@ func (k *Kubelet) Plugin(ctx context.Context, resource string) (*Plugin, error) 
 		return nil, fmt.Errorf("waiting for %s: %w", resource, err)
 	}
 	return p, nil
+}
+
+// FirstDevices returns the plugin's first device list (nil before it).
+func (p *Plugin) FirstDevices() []*pluginapi.Device {
+	p.k.mu.Lock()
+	defer p.k.mu.Unlock()
+	return p.first
 }
 
 // Devices returns the plugin's latest device list.
