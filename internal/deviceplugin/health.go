@@ -21,11 +21,7 @@ type Health struct {
 // (application-level) XIDs, with the faults found at discovery (n.Faults)
 // applied and every other device healthy.
 func NewHealth(n device.Node, ignoredXIDs []uint64) *Health {
-	h := &Health{state: health.NewState(n, ignoredXIDs), subs: map[chan struct{}]struct{}{}}
-	for _, ev := range n.Faults {
-		h.state.Apply(ev)
-	}
-	return h
+	return &Health{state: health.NewState(n, ignoredXIDs), subs: map[chan struct{}]struct{}{}}
 }
 
 // Apply records ev and wakes the subscribers when it changes a device's

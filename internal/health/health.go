@@ -35,13 +35,17 @@ func NewState(n device.Node, ignoredXIDs []uint64) *State {
 }
 
 // SetNode replaces the node whose MIG devices inherit their GPU's health
-// (after a new discovery); the recorded events are kept.
+// (after a new discovery) and records the faults found at that discovery
+// (n.Faults); the recorded events are kept.
 func (s *State) SetNode(n device.Node) {
 	s.parent = make(map[string]string)
 	for _, g := range n.GPUs {
 		for _, m := range g.MIG {
 			s.parent[m.UUID] = g.UUID
 		}
+	}
+	for _, ev := range n.Faults {
+		s.Apply(ev)
 	}
 }
 

@@ -141,3 +141,24 @@ func equalXIDs(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestFaultsAtDiscovery: faults the backend found at discovery (a lost GPU
+// with its MIG devices; an application XID, ignored) make the devices
+// unhealthy from the start, for the device plugin and the exporter alike,
+// both of which build their state from the discovered node.
+func TestFaultsAtDiscovery(t *testing.T) {
+	n := node
+	n.Faults = []device.HealthEvent{
+		{UUID: "GPU-a", Kind: device.HealthLost},
+		{UUID: "GPU-b", Kind: device.HealthXID, XID: 13},
+	}
+	s := NewState(n, configv1.DefaultIgnoredXIDs)
+	if got := healthy(s); got != "0001" {
+		t.Errorf("after discovery %s, want 0001", got)
+	}
+	s = NewState(device.Node{}, configv1.DefaultIgnoredXIDs)
+	s.SetNode(n)
+	if got := healthy(s); got != "0001" {
+		t.Errorf("after SetNode %s, want 0001", got)
+	}
+}
