@@ -13,6 +13,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -387,19 +388,35 @@ func (t *table) errf(column, format string, a ...any) error {
 	return &Error{File: t.file, Line: t.line, Column: column, Err: fmt.Errorf(format, a...)}
 }
 
-func (t *table) str(column string) string {
-	i, ok := t.col[column]
-	if !ok || i >= len(t.row) {
+// column is a column of the header: its name, and its index, -1 when the
+// header lacks it.
+type column struct {
+	name string
+	i    int
+}
+
+// column looks name up in the header, once, so that rows are read without
+// looking up names.
+func (t *table) column(name string) column {
+	i, ok := t.col[name]
+	if !ok {
+		i = -1
+	}
+	return column{name, i}
+}
+
+func (t *table) str(c column) string {
+	if c.i < 0 || c.i >= len(t.row) {
 		return ""
 	}
-	return strings.TrimSpace(t.row[i])
+	return strings.TrimSpace(t.row[c.i])
 }
 
 // strCopy is str for a value that is kept: a copy, shared between rows of
 // equal value for the first maxInterned distinct values. A field is a
 // substring of its whole line, which it would otherwise keep in memory.
-func (t *table) strCopy(column string) string {
-	s := t.str(column)
+func (t *table) strCopy(c column) string {
+	s := t.str(c)
 	if v, ok := t.interned[s]; ok {
 		return v
 	}
@@ -413,21 +430,20 @@ func (t *table) strCopy(column string) string {
 // maxInterned bounds the distinct values strCopy shares.
 const maxInterned = 4096
 
-func (t *table) has(column string) bool {
-	i, ok := t.col[column]
-	return ok && i < len(t.row)
+func (t *table) has(c column) bool {
+	return c.i >= 0 && c.i < len(t.row)
 }
 
-func (t *table) int(column string, lo, hi int64) (int64, error) {
-	if !t.has(column) {
-		return 0, t.errf(column, "missing value (row has %d fields)", len(t.row))
+func (t *table) int(c column, lo, hi int64) (int64, error) {
+	if !t.has(c) {
+		return 0, t.errf(c.name, "missing value (row has %d fields)", len(t.row))
 	}
-	s := t.str(column)
+	s := t.str(c)
 	if s == "" {
-		return 0, t.errf(column, "empty value")
+		return 0, t.errf(c.name, "empty value")
 	}
 	if len(s) > maxNumberLen {
-		return 0, t.errf(column, "%s is not an integer: longer than %d characters", Quote(s), maxNumberLen)
+		return 0, t.errf(c.name, "%s is not an integer: longer than %d characters", Quote(s), maxNumberLen)
 	}
 	// Some exports write integers as floats ("16000.0"): a fraction of
 	// zeros is accepted; scientific notation ("1e3") and hex are not.
@@ -438,79 +454,130 @@ func (t *table) int(column string, lo, hi int64) (int64, error) {
 	v, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
 		if strings.ContainsAny(s, "eE") {
-			return 0, t.errf(column, "%s is not an integer: write it without an exponent", Quote(s))
+			return 0, t.errf(c.name, "%s is not an integer: write it without an exponent", Quote(s))
 		}
-		return 0, t.errf(column, "%s is not an integer", Quote(s))
+		return 0, t.errf(c.name, "%s is not an integer", Quote(s))
 	}
 	if v < lo {
 		if lo == 0 {
-			return 0, t.errf(column, "negative value %d", v)
+			return 0, t.errf(c.name, "negative value %d", v)
 		}
-		return 0, t.errf(column, "value %d below %d", v, lo)
+		return 0, t.errf(c.name, "value %d below %d", v, lo)
 	}
 	if v > hi {
-		return 0, t.errf(column, "value %d above %d", v, hi)
+		return 0, t.errf(c.name, "value %d above %d", v, hi)
 	}
 	return v, nil
 }
 
 // time parses an optional time in seconds; empty, absent or NaN (as
 // pandas writes a missing value) gives NaN.
-func (t *table) time(column string) (float64, error) {
-	s := t.str(column)
+func (t *table) time(c column) (float64, error) {
+	s := t.str(c)
 	if s == "" || strings.EqualFold(s, "nan") {
 		return math.NaN(), nil
 	}
 	if len(s) > maxNumberLen {
-		return 0, t.errf(column, "%s is not a time in seconds: longer than %d characters", Quote(s), maxNumberLen)
+		return 0, t.errf(c.name, "%s is not a time in seconds: longer than %d characters", Quote(s), maxNumberLen)
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || strings.HasPrefix(strings.TrimLeft(s, "+-"), "0x") {
-		return 0, t.errf(column, "%s is not a time in seconds", Quote(s))
+		return 0, t.errf(c.name, "%s is not a time in seconds", Quote(s))
 	}
 	if v < 0 {
-		return 0, t.errf(column, "negative time %v", v)
+		return 0, t.errf(c.name, "negative time %v", v)
 	}
 	if v > maxSeconds {
-		return 0, t.errf(column, "time %v s is beyond %g s (317 years)", v, maxSeconds)
+		return 0, t.errf(c.name, "time %v s is beyond %g s (317 years)", v, maxSeconds)
 	}
 	return v, nil
 }
 
-// uniqueName reads a non-empty name that no earlier row used; seen maps
-// names to their lines.
-func (t *table) uniqueName(column, kind string, seen map[string]int) (string, error) {
-	name := t.str(column)
+// name reads a non-empty name of at most maxNameLen bytes; the result
+// points into the reader's buffer (see arena).
+func (t *table) name(c column, kind string) (string, error) {
+	name := t.str(c)
 	if name == "" {
-		return "", t.errf(column, "empty %s name", kind)
+		return "", t.errf(c.name, "empty %s name", kind)
 	}
 	if len(name) > maxNameLen {
-		return "", t.errf(column, "%s name %s longer than %d characters (Kubernetes' limit for an object name)", kind, Quote(name), maxNameLen)
+		return "", t.errf(c.name, "%s name %s longer than %d characters (Kubernetes' limit for an object name)", kind, Quote(name), maxNameLen)
 	}
-	if prev, dup := seen[name]; dup {
-		return "", t.errf(column, "%s %s already defined on line %d", kind, Quote(name), prev)
-	}
-	name = strings.Clone(name) // not the whole line
-	seen[name] = t.line
 	return name, nil
 }
 
 // text reads an optional text column of at most max characters.
-func (t *table) text(column string, max int) (string, error) {
-	s := t.str(column)
+func (t *table) text(c column, max int) (string, error) {
+	s := t.str(c)
 	if len(s) > max {
-		return "", t.errf(column, "%s longer than %d characters", Quote(s), max)
+		return "", t.errf(c.name, "%s longer than %d characters", Quote(s), max)
 	}
-	return t.strCopy(column), nil
+	return t.strCopy(c), nil
 }
 
 // cpuMemory reads the cpu_milli and memory_mib columns.
-func (t *table) cpuMemory() (cpuMilli, memoryMiB int64, err error) {
-	if cpuMilli, err = t.int("cpu_milli", 0, maxCPUMilli); err != nil {
+func (t *table) cpuMemory(cpu, mem column) (cpuMilli, memoryMiB int64, err error) {
+	if cpuMilli, err = t.int(cpu, 0, maxCPUMilli); err != nil {
 		return 0, 0, err
 	}
-	memoryMiB, err = t.int("memory_mib", 0, maxMemoryMiB)
+	memoryMiB, err = t.int(mem, 0, maxMemoryMiB)
 	return cpuMilli, memoryMiB, err
+}
+
+// nameIndex finds the earlier row of a name: it maps a 64-bit hash of each
+// name to the first row with that hash, which holds no pointers for the
+// garbage collector to follow and takes less memory than a map of names;
+// names whose hash an earlier, different name has go to other.
+type nameIndex struct {
+	hash  func(string) uint64
+	first map[uint64]int
+	other map[string]int
+}
+
+func newNameIndex(rows int) *nameIndex {
+	seed := maphash.MakeSeed()
+	return &nameIndex{
+		hash:  func(s string) uint64 { return maphash.String(seed, s) },
+		first: make(map[uint64]int, rows),
+		other: map[string]int{},
+	}
+}
+
+// add records name as that of row; if an earlier row has it, it returns
+// that row and true instead. nameOf returns the name of an earlier row.
+func (x *nameIndex) add(name string, row int, nameOf func(int) string) (int, bool) {
+	h := x.hash(name)
+	prev, ok := x.first[h]
+	switch {
+	case !ok:
+		x.first[h] = row
+	case nameOf(prev) == name:
+		return prev, true
+	default:
+		if prev, ok := x.other[name]; ok {
+			return prev, true
+		}
+		x.other[strings.Clone(name)] = row
+	}
+	return 0, false
+}
+
+// arena copies names into large shared blocks rather than one allocation
+// each; a name is a string into a block.
+type arena struct {
+	buf []byte
+}
+
+func (a *arena) clone(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > cap(a.buf)-len(a.buf) {
+		a.buf = make([]byte, 0, max(min(2*cap(a.buf), 1<<20), 4<<10, len(s)))
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return unsafe.String(&a.buf[n], len(s))
 }
 
 // ReadNodes reads an openb node list (columns sn, cpu_milli, memory_mib,
@@ -521,7 +588,8 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 		return nil, err
 	}
 	var out []NodeSpec
-	seen := map[string]int{}
+	seen, names := newNameIndex(0), &arena{}
+	sn, cpu, mem, gpu, model := t.column("sn"), t.column("cpu_milli"), t.column("memory_mib"), t.column("gpu"), t.column("model")
 	for {
 		if err := t.next(); err == io.EOF {
 			break
@@ -530,18 +598,22 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 		}
 		var n NodeSpec
 		n.Line = t.line
-		if n.Name, err = t.uniqueName("sn", "node", seen); err != nil {
+		if n.Name, err = t.name(sn, "node"); err != nil {
 			return nil, err
 		}
-		if n.CPUMilli, n.MemoryMiB, err = t.cpuMemory(); err != nil {
+		if prev, dup := seen.add(n.Name, len(out), func(i int) string { return out[i].Name }); dup {
+			return nil, t.errf(sn.name, "node %s already defined on line %d", Quote(n.Name), out[prev].Line)
+		}
+		n.Name = names.clone(n.Name)
+		if n.CPUMilli, n.MemoryMiB, err = t.cpuMemory(cpu, mem); err != nil {
 			return nil, err
 		}
-		g, err := t.int("gpu", 0, maxGPUsPerNode)
+		g, err := t.int(gpu, 0, maxGPUsPerNode)
 		if err != nil {
 			return nil, err
 		}
 		n.GPUs = int(g)
-		if n.Model, err = t.text("model", maxModelLen); err != nil {
+		if n.Model, err = t.text(model, maxModelLen); err != nil {
 			return nil, err
 		}
 		if n.GPUs > 0 && n.Model == "" {
@@ -598,7 +670,11 @@ func readPods(file string, r io.Reader, rows int, plain bool) ([]PodSpec, error)
 		return nil, err
 	}
 	out := make([]PodSpec, 0, rows)
-	seen := make(map[string]int, rows)
+	seen, names := newNameIndex(rows), &arena{}
+	name, cpu, mem := t.column("name"), t.column("cpu_milli"), t.column("memory_mib")
+	numGPU, gpuMilli, gpuSpec := t.column("num_gpu"), t.column("gpu_milli"), t.column("gpu_spec")
+	qos, phase := t.column("qos"), t.column("pod_phase")
+	creation, deletion, scheduled := t.column("creation_time"), t.column("deletion_time"), t.column("scheduled_time")
 	for {
 		if err := t.next(); err == io.EOF {
 			break
@@ -607,18 +683,22 @@ func readPods(file string, r io.Reader, rows int, plain bool) ([]PodSpec, error)
 		}
 		var p PodSpec
 		p.Line = t.line
-		if p.Name, err = t.uniqueName("name", "pod", seen); err != nil {
+		if p.Name, err = t.name(name, "pod"); err != nil {
 			return nil, err
 		}
-		if p.CPUMilli, p.MemoryMiB, err = t.cpuMemory(); err != nil {
+		if prev, dup := seen.add(p.Name, len(out), func(i int) string { return out[i].Name }); dup {
+			return nil, t.errf(name.name, "pod %s already defined on line %d", Quote(p.Name), out[prev].Line)
+		}
+		p.Name = names.clone(p.Name)
+		if p.CPUMilli, p.MemoryMiB, err = t.cpuMemory(cpu, mem); err != nil {
 			return nil, err
 		}
-		ng, err := t.int("num_gpu", 0, maxGPUsPerNode)
+		ng, err := t.int(numGPU, 0, maxGPUsPerNode)
 		if err != nil {
 			return nil, err
 		}
 		p.NumGPU = int(ng)
-		if p.GPUMilli, err = t.int("gpu_milli", 0, 1000); err != nil {
+		if p.GPUMilli, err = t.int(gpuMilli, 0, 1000); err != nil {
 			return nil, err
 		}
 		switch {
@@ -629,27 +709,29 @@ func readPods(file string, r io.Reader, rows int, plain bool) ([]PodSpec, error)
 		case p.NumGPU > 1 && p.GPUMilli < 1000:
 			return nil, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
-		if p.GPUSpec, err = t.text("gpu_spec", maxGPUSpecLen); err != nil {
+		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {
 			return nil, err
 		}
-		for _, m := range strings.Split(p.GPUSpec, "|") {
+		for rest := p.GPUSpec; len(rest) > maxModelLen; {
+			m, more, _ := strings.Cut(rest, "|")
 			if len(strings.TrimSpace(m)) > maxModelLen {
 				return nil, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), maxModelLen)
 			}
+			rest = more
 		}
-		if p.QoS, err = t.text("qos", maxTextLen); err != nil {
+		if p.QoS, err = t.text(qos, maxTextLen); err != nil {
 			return nil, err
 		}
-		if p.Phase, err = t.text("pod_phase", maxTextLen); err != nil {
+		if p.Phase, err = t.text(phase, maxTextLen); err != nil {
 			return nil, err
 		}
-		if p.Creation, err = t.time("creation_time"); err != nil {
+		if p.Creation, err = t.time(creation); err != nil {
 			return nil, err
 		}
-		if p.Deletion, err = t.time("deletion_time"); err != nil {
+		if p.Deletion, err = t.time(deletion); err != nil {
 			return nil, err
 		}
-		if p.Scheduled, err = t.time("scheduled_time"); err != nil {
+		if p.Scheduled, err = t.time(scheduled); err != nil {
 			return nil, err
 		}
 		if !math.IsNaN(p.Creation) && !math.IsNaN(p.Deletion) && p.Deletion < p.Creation {

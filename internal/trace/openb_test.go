@@ -224,3 +224,25 @@ func TestReadPodsFilePlain(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexCollisions: names whose hashes collide are still told
+// apart, and a repeated name finds its first row.
+func TestNameIndexCollisions(t *testing.T) {
+	x := newNameIndex(0)
+	x.hash = func(string) uint64 { return 7 } // every name collides
+	var names []string
+	type res struct {
+		prev int
+		dup  bool
+	}
+	want := []res{{0, false}, {0, false}, {0, false}, {1, true}, {0, true}, {2, true}}
+	for i, n := range []string{"a", "b", "c", "b", "a", "c"} {
+		prev, dup := x.add(n, len(names), func(i int) string { return names[i] })
+		if (res{prev, dup}) != want[i] {
+			t.Errorf("add(%q) = %d, %v; want %v", n, prev, dup, want[i])
+		}
+		if !dup {
+			names = append(names, n)
+		}
+	}
+}
