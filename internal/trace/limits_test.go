@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestHugeValuesGiveShortErrors: issue 10 fed a 300,000,000-digit
@@ -102,5 +103,15 @@ func TestWarnings(t *testing.T) {
 	}
 	if got := Warnings("nodes.csv", nodes, "pods.csv", pods); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestPodSpecSize: a PodSpec stays at 112 bytes (2 × 8 for the name, 8 +
+// 8 for CPU and memory, 3 × 16 for gpu_spec, qos and pod_phase, 3 × 8 for
+// the times, 2 + 2 + 4 for num_gpu, gpu_milli and the line), so that 14
+// million pods take 1.5 GB.
+func TestPodSpecSize(t *testing.T) {
+	if got := unsafe.Sizeof(PodSpec{}); got != 112 {
+		t.Errorf("PodSpec is %d bytes, want 112", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,15 +43,19 @@ type PodSpec struct {
 	Name string
 	// CPUMilli in millicores, MemoryMiB in MiB.
 	CPUMilli, MemoryMiB int64
-	// NumGPU GPUs of GPUMilli milli-GPU each.
-	NumGPU   int
-	GPUMilli int64
 	// GPUSpec is the allowed GPU models joined by '|'; "" means any.
 	GPUSpec    string
 	QoS, Phase string
 	// Times in seconds from the start of the trace; NaN when absent.
 	Creation, Deletion, Scheduled float64
-	Line                          int
+	// NumGPU GPUs (0..64) of GPUMilli milli-GPU (0..1000) each. The
+	// narrow types keep a PodSpec at 112 bytes: a trace of 14 million pods
+	// is read in under 2 GB.
+	NumGPU   int16
+	GPUMilli int16
+	// Line is the row's line in the file (ReadPods refuses a row beyond
+	// line 2,147,483,647).
+	Line int32
 }
 
 // Error is a parse error at a file, line and column.
@@ -524,42 +529,50 @@ func (t *table) cpuMemory(cpu, mem column) (cpuMilli, memoryMiB int64, err error
 	return cpuMilli, memoryMiB, err
 }
 
-// nameIndex finds the earlier row of a name: it maps a 64-bit hash of each
-// name to the first row with that hash, which holds no pointers for the
-// garbage collector to follow and takes less memory than a map of names;
-// names whose hash an earlier, different name has go to other.
-type nameIndex struct {
-	hash  func(string) uint64
-	first map[uint64]int
-	other map[string]int
+// nameSet finds the first name that repeats an earlier one, after all
+// names are read: it keeps a 64-bit hash of each name, sorted at the end,
+// which holds no pointers for the garbage collector to follow and takes
+// far less memory and time than a map of names. Only names whose hashes
+// repeat are compared.
+type nameSet struct {
+	hash   func(string) uint64
+	hashes []uint64
 }
 
-func newNameIndex(rows int) *nameIndex {
+func newNameSet(rows int) *nameSet {
 	seed := maphash.MakeSeed()
-	return &nameIndex{
-		hash:  func(s string) uint64 { return maphash.String(seed, s) },
-		first: make(map[uint64]int, rows),
-		other: map[string]int{},
-	}
+	return &nameSet{hash: func(s string) uint64 { return maphash.String(seed, s) }, hashes: make([]uint64, 0, rows)}
 }
 
-// add records name as that of row; if an earlier row has it, it returns
-// that row and true instead. nameOf returns the name of an earlier row.
-func (x *nameIndex) add(name string, row int, nameOf func(int) string) (int, bool) {
-	h := x.hash(name)
-	prev, ok := x.first[h]
-	switch {
-	case !ok:
-		x.first[h] = row
-	case nameOf(prev) == name:
-		return prev, true
-	default:
-		if prev, ok := x.other[name]; ok {
-			return prev, true
+func (s *nameSet) add(name string) { s.hashes = append(s.hashes, s.hash(name)) }
+
+// duplicate returns the error for the first name, in the order added,
+// that an earlier one repeats, or nil. row returns the i-th name added and
+// its line. It sorts the hashes: call it once, at the end.
+func (s *nameSet) duplicate(t *table, column, kind string, row func(i int) (string, int)) error {
+	n := len(s.hashes)
+	slices.Sort(s.hashes)
+	repeated := map[uint64]bool{}
+	for i := 1; i < n; i++ {
+		if s.hashes[i] == s.hashes[i-1] {
+			repeated[s.hashes[i]] = true
 		}
-		x.other[strings.Clone(name)] = row
 	}
-	return 0, false
+	if len(repeated) == 0 {
+		return nil
+	}
+	seen := map[string]int{}
+	for i := range n {
+		name, line := row(i)
+		if !repeated[s.hash(name)] {
+			continue
+		}
+		if prev, ok := seen[name]; ok {
+			return &Error{File: t.file, Line: line, Column: column, Err: fmt.Errorf("%s %s already defined on line %d", kind, Quote(name), prev)}
+		}
+		seen[name] = line
+	}
+	return nil
 }
 
 // arena copies names into large shared blocks rather than one allocation
@@ -587,47 +600,67 @@ func ReadNodes(file string, r io.Reader) ([]NodeSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []NodeSpec
-	seen, names := newNameIndex(0), &arena{}
-	sn, cpu, mem, gpu, model := t.column("sn"), t.column("cpu_milli"), t.column("memory_mib"), t.column("gpu"), t.column("model")
-	for {
-		if err := t.next(); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, err
+	var n NodeSpec // the row being read
+	names := newNameSet(0)
+	out, err := nodeRows(t, names, &n)
+	// A repeated name is the first error of its row, and is reported
+	// before the errors of later rows.
+	if derr := names.duplicate(t, "sn", "node", func(i int) (string, int) {
+		if i < len(out) {
+			return out[i].Name, out[i].Line
 		}
-		var n NodeSpec
-		n.Line = t.line
-		if n.Name, err = t.name(sn, "node"); err != nil {
-			return nil, err
-		}
-		if prev, dup := seen.add(n.Name, len(out), func(i int) string { return out[i].Name }); dup {
-			return nil, t.errf(sn.name, "node %s already defined on line %d", Quote(n.Name), out[prev].Line)
-		}
-		n.Name = names.clone(n.Name)
-		if n.CPUMilli, n.MemoryMiB, err = t.cpuMemory(cpu, mem); err != nil {
-			return nil, err
-		}
-		g, err := t.int(gpu, 0, maxGPUsPerNode)
-		if err != nil {
-			return nil, err
-		}
-		n.GPUs = int(g)
-		if n.Model, err = t.text(model, maxModelLen); err != nil {
-			return nil, err
-		}
-		if n.GPUs > 0 && n.Model == "" {
-			return nil, t.errf("model", "node with %d GPUs has no GPU model", n.GPUs)
-		}
-		if n.GPUs == 0 {
-			n.Model, n.IgnoredModel = "", n.Model
-		}
-		out = append(out, n)
+		return n.Name, n.Line
+	}); derr != nil {
+		return nil, derr
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, &Error{File: file, Line: t.line, Err: errors.New("no nodes")}
 	}
 	return out, nil
+}
+
+// nodeRows reads the rows of ReadNodes, adding their names to names, into
+// n and then the result; on an error it returns the rows before.
+func nodeRows(t *table, names *nameSet, n *NodeSpec) ([]NodeSpec, error) {
+	var out []NodeSpec
+	var a arena
+	sn, cpu, mem, gpu, model := t.column("sn"), t.column("cpu_milli"), t.column("memory_mib"), t.column("gpu"), t.column("model")
+	for {
+		err := t.next()
+		if err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return out, err
+		}
+		*n = NodeSpec{Line: t.line}
+		name, err := t.name(sn, "node")
+		if err != nil {
+			return out, err
+		}
+		n.Name = a.clone(name)
+		names.add(n.Name)
+		if n.CPUMilli, n.MemoryMiB, err = t.cpuMemory(cpu, mem); err != nil {
+			return out, err
+		}
+		g, err := t.int(gpu, 0, maxGPUsPerNode)
+		if err != nil {
+			return out, err
+		}
+		n.GPUs = int(g)
+		if n.Model, err = t.text(model, maxModelLen); err != nil {
+			return out, err
+		}
+		if n.GPUs > 0 && n.Model == "" {
+			return out, t.errf("model", "node with %d GPUs has no GPU model", n.GPUs)
+		}
+		if n.GPUs == 0 {
+			n.Model, n.IgnoredModel = "", n.Model
+		}
+		out = append(out, *n)
+	}
 }
 
 // ReadPods reads an openb pod list (columns name, cpu_milli, memory_mib,
@@ -669,80 +702,104 @@ func readPods(file string, r io.Reader, rows int, plain bool) ([]PodSpec, error)
 	if err != nil {
 		return nil, err
 	}
+	var p PodSpec // the row being read
+	names := newNameSet(rows)
+	out, err := podRows(t, rows, names, &p)
+	// A repeated name is the first error of its row, and is reported
+	// before the errors of later rows.
+	if derr := names.duplicate(t, "name", "pod", func(i int) (string, int) {
+		if i < len(out) {
+			return out[i].Name, int(out[i].Line)
+		}
+		return p.Name, int(p.Line)
+	}); derr != nil {
+		return out, derr
+	}
+	if err != nil {
+		return out, err
+	}
+	if len(out) == 0 {
+		return out, &Error{File: file, Line: t.line, Err: errors.New("no pods")}
+	}
+	return out, nil
+}
+
+// podRows reads the rows of readPods, adding their names to names, into p
+// and then the result; on an error it returns the rows before.
+func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) {
 	out := make([]PodSpec, 0, rows)
-	seen, names := newNameIndex(rows), &arena{}
-	name, cpu, mem := t.column("name"), t.column("cpu_milli"), t.column("memory_mib")
+	var a arena
+	nameCol, cpu, mem := t.column("name"), t.column("cpu_milli"), t.column("memory_mib")
 	numGPU, gpuMilli, gpuSpec := t.column("num_gpu"), t.column("gpu_milli"), t.column("gpu_spec")
 	qos, phase := t.column("qos"), t.column("pod_phase")
 	creation, deletion, scheduled := t.column("creation_time"), t.column("deletion_time"), t.column("scheduled_time")
 	for {
-		if err := t.next(); err == io.EOF {
-			break
+		err := t.next()
+		if err == io.EOF {
+			return out, nil
 		} else if err != nil {
-			return nil, err
+			return out, err
 		}
-		var p PodSpec
-		p.Line = t.line
-		if p.Name, err = t.name(name, "pod"); err != nil {
-			return nil, err
+		if t.line > math.MaxInt32 {
+			return out, t.errf("", "line beyond %d", math.MaxInt32)
 		}
-		if prev, dup := seen.add(p.Name, len(out), func(i int) string { return out[i].Name }); dup {
-			return nil, t.errf(name.name, "pod %s already defined on line %d", Quote(p.Name), out[prev].Line)
+		*p = PodSpec{Line: int32(t.line)}
+		name, err := t.name(nameCol, "pod")
+		if err != nil {
+			return out, err
 		}
-		p.Name = names.clone(p.Name)
+		p.Name = a.clone(name)
+		names.add(p.Name)
 		if p.CPUMilli, p.MemoryMiB, err = t.cpuMemory(cpu, mem); err != nil {
-			return nil, err
+			return out, err
 		}
 		ng, err := t.int(numGPU, 0, maxGPUsPerNode)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		p.NumGPU = int(ng)
-		if p.GPUMilli, err = t.int(gpuMilli, 0, 1000); err != nil {
-			return nil, err
+		gm, err := t.int(gpuMilli, 0, 1000)
+		if err != nil {
+			return out, err
 		}
+		p.NumGPU, p.GPUMilli = int16(ng), int16(gm)
 		switch {
 		case p.NumGPU == 0 && p.GPUMilli != 0:
-			return nil, t.errf("gpu_milli", "%d milli-GPU with num_gpu 0", p.GPUMilli)
+			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu 0", p.GPUMilli)
 		case p.NumGPU > 0 && p.GPUMilli == 0:
-			return nil, t.errf("gpu_milli", "0 milli-GPU with num_gpu %d", p.NumGPU)
+			return out, t.errf("gpu_milli", "0 milli-GPU with num_gpu %d", p.NumGPU)
 		case p.NumGPU > 1 && p.GPUMilli < 1000:
-			return nil, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
+			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
 		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {
-			return nil, err
+			return out, err
 		}
 		for rest := p.GPUSpec; len(rest) > maxModelLen; {
 			m, more, _ := strings.Cut(rest, "|")
 			if len(strings.TrimSpace(m)) > maxModelLen {
-				return nil, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), maxModelLen)
+				return out, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), maxModelLen)
 			}
 			rest = more
 		}
 		if p.QoS, err = t.text(qos, maxTextLen); err != nil {
-			return nil, err
+			return out, err
 		}
 		if p.Phase, err = t.text(phase, maxTextLen); err != nil {
-			return nil, err
+			return out, err
 		}
 		if p.Creation, err = t.time(creation); err != nil {
-			return nil, err
+			return out, err
 		}
 		if p.Deletion, err = t.time(deletion); err != nil {
-			return nil, err
+			return out, err
 		}
 		if p.Scheduled, err = t.time(scheduled); err != nil {
-			return nil, err
+			return out, err
 		}
 		if !math.IsNaN(p.Creation) && !math.IsNaN(p.Deletion) && p.Deletion < p.Creation {
-			return nil, t.errf("deletion_time", "deletion %v before creation %v", p.Deletion, p.Creation)
+			return out, t.errf("deletion_time", "deletion %v before creation %v", p.Deletion, p.Creation)
 		}
-		out = append(out, p)
+		out = append(out, *p)
 	}
-	if len(out) == 0 {
-		return nil, &Error{File: file, Line: t.line, Err: errors.New("no pods")}
-	}
-	return out, nil
 }
 
 // ReadNodesFile and ReadPodsFile open path and read it.

@@ -225,24 +225,52 @@ func TestReadPodsFilePlain(t *testing.T) {
 	}
 }
 
-// TestNameIndexCollisions: names whose hashes collide are still told
-// apart, and a repeated name finds its first row.
-func TestNameIndexCollisions(t *testing.T) {
-	x := newNameIndex(0)
-	x.hash = func(string) uint64 { return 7 } // every name collides
-	var names []string
-	type res struct {
-		prev int
-		dup  bool
-	}
-	want := []res{{0, false}, {0, false}, {0, false}, {1, true}, {0, true}, {2, true}}
-	for i, n := range []string{"a", "b", "c", "b", "a", "c"} {
-		prev, dup := x.add(n, len(names), func(i int) string { return names[i] })
-		if (res{prev, dup}) != want[i] {
-			t.Errorf("add(%q) = %d, %v; want %v", n, prev, dup, want[i])
+// TestNameSetCollisions: names whose hashes collide are still told
+// apart, and the first repeated name, in order, is reported with the line
+// of its first use.
+func TestNameSetCollisions(t *testing.T) {
+	tb := &table{file: "pods.csv"}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a", "b", "c"}, "<nil>"},
+		{[]string{"a", "b", "c", "b", "a"}, `pods.csv:13: column name: pod "b" already defined on line 11`},
+		{[]string{"a", "b", "a", "b"}, `pods.csv:12: column name: pod "a" already defined on line 10`},
+	} {
+		for _, collide := range []bool{false, true} {
+			s := newNameSet(0)
+			if collide {
+				s.hash = func(string) uint64 { return 7 }
+			}
+			for _, n := range tc.names {
+				s.add(n)
+			}
+			err := s.duplicate(tb, "name", "pod", func(i int) (string, int) { return tc.names[i], 10 + i })
+			if fmt.Sprint(err) != tc.want {
+				t.Errorf("%v, collide %v: %v, want %s", tc.names, collide, err, tc.want)
+			}
 		}
-		if !dup {
-			names = append(names, n)
+	}
+}
+
+// TestDuplicateBeforeLaterErrors: a repeated name is reported before an
+// error of a later row, and before another error of its own row, but
+// after the errors of earlier rows.
+func TestDuplicateBeforeLaterErrors(t *testing.T) {
+	row := func(name, cpu string) string { return name + "," + cpu + ",1,0,0,,,,0,1,0\n" }
+	for _, tc := range []struct{ in, want string }{
+		{podHeader + row("p", "1") + row("q", "1") + row("p", "1") + row("r", "x"), `pods.csv:4: column name: pod "p" already defined on line 2`},
+		{podHeader + row("p", "1") + row("p", "x"), `pods.csv:3: column name: pod "p" already defined on line 2`},
+		{podHeader + row("p", "1") + row("q", "x") + row("p", "1"), `pods.csv:3: column cpu_milli: "x" is not an integer`},
+		{podHeader + row("p", "1") + row("", "1") + row("p", "1"), `pods.csv:3: column name: empty pod name`},
+		{podHeader + row("p", "1") + row("p", "1") + "a,b\n", `pods.csv:3: column name: pod "p" already defined on line 2`},
+	} {
+		for _, plain := range []bool{false, true} {
+			_, err := readPods("pods.csv", strings.NewReader(tc.in), 0, plain)
+			if fmt.Sprint(err) != tc.want {
+				t.Errorf("%q, plain %v: %v, want %s", tc.in, plain, err, tc.want)
+			}
 		}
 	}
 }
