@@ -2,6 +2,7 @@ package trace
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -113,5 +114,18 @@ func TestWarnings(t *testing.T) {
 func TestPodSpecSize(t *testing.T) {
 	if got := unsafe.Sizeof(PodSpec{}); got != 112 {
 		t.Errorf("PodSpec is %d bytes, want 112", got)
+	}
+}
+
+// TestWholeSecondsMatchesParseFloat: the digits-only fast path gives
+// strconv.ParseFloat's value, and leaves everything else to it.
+func TestWholeSecondsMatchesParseFloat(t *testing.T) {
+	for _, s := range []string{"0", "007", "12537496", "999999999999999", "9007199254740993", "1.5", "1e3", "-1", "+1", "", " 1"} {
+		v, ok := wholeSeconds(s)
+		want, err := strconv.ParseFloat(s, 64)
+		fast := len(s) > 0 && len(s) <= 15 && strings.Trim(s, "0123456789") == ""
+		if ok != fast || (ok && (err != nil || v != want)) {
+			t.Errorf("wholeSeconds(%q) = %v, %v; ParseFloat = %v, %v", s, v, ok, want, err)
+		}
 	}
 }
