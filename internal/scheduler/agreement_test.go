@@ -110,7 +110,7 @@ func testAgreement(t *testing.T, policy string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: models}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: models}
 		ni, gpus, ok := pl.Place(c, &p)
 		if !ok {
 			continue
@@ -134,7 +134,7 @@ func testAgreement(t *testing.T, policy string) {
 		spec := podSpec{name: fmt.Sprintf("p%05d", i), cpu: fmt.Sprintf("%dm", s.CPUMilli), mem: fmt.Sprintf("%dMi", s.MemoryMiB), model: s.GPUSpec}
 		switch {
 		case s.NumGPU == 1 && s.GPUMilli < 1000:
-			spec.milli = s.GPUMilli
+			spec.milli = int64(s.GPUMilli)
 		case s.NumGPU > 0:
 			spec.gpus = int64(s.NumGPU)
 		}
@@ -157,7 +157,7 @@ func testAgreement(t *testing.T, policy string) {
 			zero := int64(0)
 			kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		} else {
-			allocated += int64(s.NumGPU) * s.GPUMilli
+			allocated += int64(s.NumGPU) * int64(s.GPUMilli)
 		}
 		if got == simWant[i] {
 			agree++

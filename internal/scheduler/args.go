@@ -77,7 +77,7 @@ func TargetWorkload(file string, popularity float64) (*placement.TargetWorkload,
 		if err != nil {
 			return nil, fmt.Errorf("targetWorkloadFile %s:%d: gpu_spec: %w", file, s.Line, err)
 		}
-		pods[i] = cluster.Pod{CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: models}
+		pods[i] = cluster.Pod{CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: models}
 	}
 	return placement.NewTargetWorkload(pods, popularity), nil
 }

@@ -43,7 +43,7 @@ type failures map[FailedGroup]int
 
 // add counts one failed pod s for reason.
 func (f failures) add(reason string, s *trace.PodSpec) {
-	f[FailedGroup{Reason: reason, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, GPUSpec: s.GPUSpec}]++
+	f[FailedGroup{Reason: reason, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), GPUSpec: s.GPUSpec}]++
 }
 
 // groups returns the counts, most pods first, then by reason and shape.

@@ -15,7 +15,7 @@ import (
 func prepare(t *testing.T, nodes []trace.NodeSpec, pods []trace.PodSpec) *Workload {
 	t.Helper()
 	for i := range pods {
-		pods[i].Line = i + 2
+		pods[i].Line = int32(i + 2)
 	}
 	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 0.95, nil)
 	if err != nil {

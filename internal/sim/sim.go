@@ -281,7 +281,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
 		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: s.NumGPU, GPUMilli: s.GPUMilli, Models: cluster.ModelSet(models)}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models)}
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
 		}
@@ -295,7 +295,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 					continue
 				}
 				if absent[id] == nil {
-					absent[id] = &missing{line: s.Line, name: m}
+					absent[id] = &missing{line: int(s.Line), name: m}
 					absentIDs = append(absentIDs, id)
 				}
 				absent[id].pods++

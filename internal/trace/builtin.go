@@ -109,9 +109,9 @@ func BuiltinPods(n int, seed uint64, interarrivalSeconds, meanRunSeconds float64
 		run := rng.ExpFloat64() * meanRunSeconds
 		out[i] = PodSpec{
 			Name:     fmt.Sprintf("builtin-pod-%05d", i),
-			CPUMilli: s[1], MemoryMiB: s[2], NumGPU: int(s[3]), GPUMilli: s[4],
+			CPUMilli: s[1], MemoryMiB: s[2], NumGPU: int16(s[3]), GPUMilli: int16(s[4]),
 			Creation: created, Scheduled: created, Deletion: created + math.Max(run, 1),
-			Line: i + 2,
+			Line: int32(i + 2),
 		}
 	}
 	return out

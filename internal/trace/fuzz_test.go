@@ -2,18 +2,29 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
-// FuzzReadPods checks that no input makes ReadPods panic, and that what it
-// accepts is valid.
+// FuzzReadPods checks that no input makes ReadPods panic, that what it
+// accepts is valid, and that on input without '"' the plain reader gives
+// the same pods or the same error as encoding/csv.
 func FuzzReadPods(f *testing.F) {
 	f.Add([]byte(podHeader + "p0,12000,16384,1,1000,,LS,Running,0,12537496,0\n"))
 	f.Add([]byte(podHeader + "p1,6000,12288,1,460,V100M16|V100M32,LS,Pending,427061,12902960,\n"))
 	f.Add([]byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n\"a\"\"b\",1,2,8,1000\n"))
 	f.Add([]byte(""))
+	f.Add([]byte(podHeader + "p0,1,2,0,0,,,,,,\r\n\r\n\rp1,1,2,0,0,,,,,,\r"))
+	f.Add([]byte("\ufeffname,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pods, err := ReadPods("fuzz.csv", bytes.NewReader(data))
+		if !bytes.Contains(data, []byte{'"'}) {
+			// The plain reader must read what encoding/csv reads.
+			plain, perr := readPods("fuzz.csv", bytes.NewReader(data), 0, true)
+			if fmt.Sprint(err) != fmt.Sprint(perr) || fmt.Sprintf("%+v", pods) != fmt.Sprintf("%+v", plain) {
+				t.Fatalf("encoding/csv: %+v, %v\nplain: %+v, %v", pods, err, plain, perr)
+			}
+		}
 		if err != nil {
 			return
 		}

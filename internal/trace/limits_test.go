@@ -2,8 +2,10 @@ package trace
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestHugeValuesGiveShortErrors: issue 10 fed a 300,000,000-digit
@@ -102,5 +104,28 @@ func TestWarnings(t *testing.T) {
 	}
 	if got := Warnings("nodes.csv", nodes, "pods.csv", pods); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestPodSpecSize: a PodSpec stays at 112 bytes (2 × 8 for the name, 8 +
+// 8 for CPU and memory, 3 × 16 for gpu_spec, qos and pod_phase, 3 × 8 for
+// the times, 2 + 2 + 4 for num_gpu, gpu_milli and the line), so that 14
+// million pods take 1.5 GB.
+func TestPodSpecSize(t *testing.T) {
+	if got := unsafe.Sizeof(PodSpec{}); got != 112 {
+		t.Errorf("PodSpec is %d bytes, want 112", got)
+	}
+}
+
+// TestWholeSecondsMatchesParseFloat: the digits-only fast path gives
+// strconv.ParseFloat's value, and leaves everything else to it.
+func TestWholeSecondsMatchesParseFloat(t *testing.T) {
+	for _, s := range []string{"0", "007", "12537496", "999999999999999", "9007199254740993", "1.5", "1e3", "-1", "+1", "", " 1"} {
+		v, ok := wholeSeconds(s)
+		want, err := strconv.ParseFloat(s, 64)
+		fast := len(s) > 0 && len(s) <= 15 && strings.Trim(s, "0123456789") == ""
+		if ok != fast || (ok && (err != nil || v != want)) {
+			t.Errorf("wholeSeconds(%q) = %v, %v; ParseFloat = %v, %v", s, v, ok, want, err)
+		}
 	}
 }

@@ -124,18 +124,25 @@ func TestBuiltin(t *testing.T) {
 }
 
 // TestCountLines: lines of at least minRowBytes (9) bytes, the last one
-// with or without a line feed; blank and short lines do not count.
+// with or without a line feed; blank and short lines do not count; and
+// whether a '"' occurs.
 func TestCountLines(t *testing.T) {
-	for in, want := range map[string]int{
-		"":                               0,
-		"\n\n\n":                         0,
-		"p,0,0,0,0":                      1,
-		"p,0,0,0,0\n":                    1,
-		"p,0,0,0,\n":                     0,
-		"name,cpu_milli\n\np,0,0,0,0\nx": 2,
+	for in, want := range map[string]struct {
+		rows   int
+		quoted bool
+	}{
+		"":                               {0, false},
+		"\n\n\n":                         {0, false},
+		"p,0,0,0,0":                      {1, false},
+		"p,0,0,0,0\n":                    {1, false},
+		"p,0,0,0,\n":                     {0, false},
+		"name,cpu_milli\n\np,0,0,0,0\nx": {2, false},
+		"\"p\",0,0,0,0\n":                {1, true},
+		"p,0,0,0,0\nq,1,1,1,\"":          {2, true},
 	} {
-		if got, err := countLines(strings.NewReader(in)); err != nil || got != want {
-			t.Errorf("countLines(%q) = %d, %v; want %d", in, got, err, want)
+		rows, quoted, err := countLines(strings.NewReader(in))
+		if err != nil || rows != want.rows || quoted != want.quoted {
+			t.Errorf("countLines(%q) = %d, %v, %v; want %d, %v", in, rows, quoted, err, want.rows, want.quoted)
 		}
 	}
 }
@@ -159,5 +166,111 @@ func TestReadPodsFileMatchesReadPods(t *testing.T) {
 	}
 	if len(got) != 2 || fmt.Sprint(got) != fmt.Sprint(want) || got[1].GPUSpec != "V100M16|V100M32" || got[1].Line != 4 {
 		t.Errorf("ReadPodsFile = %+v\nReadPods = %+v", got, want)
+	}
+}
+
+// TestPlainMatchesCSV: the plain reader, used for files without '"',
+// gives what encoding/csv gives, on line endings, blank lines, field
+// counts, a BOM and over-long lines (encoding/csv's readLine in
+// src/encoding/csv/reader.go drops a '\r' before "\n" and before the end of
+// the input, and skips lines that are empty after that).
+func TestPlainMatchesCSV(t *testing.T) {
+	row := "p,1,2,0,0,,LS,Running,0,5,\n"
+	long := strings.Repeat("x", maxLineLen)
+	for _, in := range []string{
+		podHeader + row,
+		podHeader + "p,1,2,0,0,,LS,Running,0,5,",
+		podHeader + "p,1,2,0,0,,LS,Running,0,5,\r",
+		podHeader + "p,1,2,0,0,,LS,Running,0,5,\r\r",
+		podHeader + "\r\n\n\r\n" + row + "\r",
+		strings.ReplaceAll(podHeader, "\n", "\r\n") + "q,1,2,0,0,,LS,Run\rning,0,5,\r\n",
+		"\ufeff" + podHeader + row,
+		podHeader + "p,1,2\n",
+		podHeader + row + "q,1,2,0,0,,LS,Running,0,5,,\n",
+		podHeader + row + "\n\n",
+		podHeader,
+		"\n\n",
+		podHeader + "p" + long + ",1,2,0,0,,LS,Running,0,5,\n",
+		podHeader + long[:maxLineLen-len(row)+1] + row + row,
+		podHeader + long[:maxLineLen-len(row)+2] + row + row,
+		podHeader + row + "q,1,2,0,0,," + long,
+	} {
+		want, werr := ReadPods("pods.csv", strings.NewReader(in))
+		got, gerr := readPods("pods.csv", strings.NewReader(in), 0, true)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || fmt.Sprintf("%+v", want) != fmt.Sprintf("%+v", got) {
+			t.Errorf("%.60q: encoding/csv: %.200v, %v\nplain: %.200v, %v", in, want, werr, got, gerr)
+		}
+	}
+}
+
+// TestReadPodsFilePlain: a file without '"' takes the plain reader, one
+// with a quote encoding/csv; both read the same pods.
+func TestReadPodsFilePlain(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"plain.csv":  podHeader + "p0,1,2,0,0,,LS,Running,0,5,\r\np1,1,2,1,500,A|B,BE,Pending,1,6,2\r\n",
+		"quoted.csv": podHeader + "p0,1,2,0,0,,LS,Running,0,5,\r\n\"p1\",1,2,1,500,A|B,BE,Pending,1,6,2\r\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pods, err := ReadPodsFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pods) != 2 || pods[1].Name != "p1" || pods[1].GPUSpec != "A|B" || pods[1].QoS != "BE" || pods[1].Line != 3 || pods[1].Scheduled != 2 {
+			t.Errorf("%s: %+v", name, pods)
+		}
+	}
+}
+
+// TestNameSetCollisions: names whose hashes collide are still told
+// apart, and the first repeated name, in order, is reported with the line
+// of its first use.
+func TestNameSetCollisions(t *testing.T) {
+	tb := &table{file: "pods.csv"}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a", "b", "c"}, "<nil>"},
+		{[]string{"a", "b", "c", "b", "a"}, `pods.csv:13: column name: pod "b" already defined on line 11`},
+		{[]string{"a", "b", "a", "b"}, `pods.csv:12: column name: pod "a" already defined on line 10`},
+	} {
+		for _, collide := range []bool{false, true} {
+			s := newNameSet(0)
+			if collide {
+				s.hash = func(string) uint64 { return 7 }
+			}
+			for _, n := range tc.names {
+				s.add(n)
+			}
+			err := s.duplicate(tb, "name", "pod", func(i int) (string, int) { return tc.names[i], 10 + i })
+			if fmt.Sprint(err) != tc.want {
+				t.Errorf("%v, collide %v: %v, want %s", tc.names, collide, err, tc.want)
+			}
+		}
+	}
+}
+
+// TestDuplicateBeforeLaterErrors: a repeated name is reported before an
+// error of a later row, and before another error of its own row, but
+// after the errors of earlier rows.
+func TestDuplicateBeforeLaterErrors(t *testing.T) {
+	row := func(name, cpu string) string { return name + "," + cpu + ",1,0,0,,,,0,1,0\n" }
+	for _, tc := range []struct{ in, want string }{
+		{podHeader + row("p", "1") + row("q", "1") + row("p", "1") + row("r", "x"), `pods.csv:4: column name: pod "p" already defined on line 2`},
+		{podHeader + row("p", "1") + row("p", "x"), `pods.csv:3: column name: pod "p" already defined on line 2`},
+		{podHeader + row("p", "1") + row("q", "x") + row("p", "1"), `pods.csv:3: column cpu_milli: "x" is not an integer`},
+		{podHeader + row("p", "1") + row("", "1") + row("p", "1"), `pods.csv:3: column name: empty pod name`},
+		{podHeader + row("p", "1") + row("p", "1") + "a,b\n", `pods.csv:3: column name: pod "p" already defined on line 2`},
+	} {
+		for _, plain := range []bool{false, true} {
+			_, err := readPods("pods.csv", strings.NewReader(tc.in), 0, plain)
+			if fmt.Sprint(err) != tc.want {
+				t.Errorf("%q, plain %v: %v, want %s", tc.in, plain, err, tc.want)
+			}
+		}
 	}
 }

@@ -55,7 +55,7 @@ func Warnings(nodesFile string, nodes []NodeSpec, podsFile string, pods []PodSpe
 				continue
 			}
 			if unknown[v] == nil {
-				unknown[v] = &seen{line: pods[i].Line}
+				unknown[v] = &seen{line: int(pods[i].Line)}
 				order = append(order, v)
 			}
 			unknown[v].pods++
