@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -589,46 +588,9 @@ func TestPrometheusScrapesNodeAgent(t *testing.T) {
 	}
 	a := startMetricsAgent(t)
 	a.setPods()
-
-	dir, err := os.MkdirTemp("", "prom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	rules, err := filepath.Abs("../../deploy/prometheus/gpuplane-alerts.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := strings.TrimSuffix(strings.TrimPrefix(a.url, "http://"), "/metrics")
-	config := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"+
-		"rule_files: [%q]\n"+
-		"scrape_configs:\n  - job_name: gpuplane\n    static_configs: [{targets: [%q]}]\n", rules, target)
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A free loopback port: listen, note it, close, hand it to Prometheus.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	var promLog strings.Builder
-	prom := exec.Command(promBin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr)
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", promLog.String())
-		}
-	}()
-	base := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	base := startPrometheus(t, ctx, promBin, strings.TrimSuffix(strings.TrimPrefix(a.url, "http://"), "/metrics"))
 
 	// Query until the sample of pod whole-a arrives (at most a minute).
 	type vector []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -893,12 +894,15 @@ func WriteHTML(dir string, r *sim.Report) (string, error) {
 	return path, writeAtomic(path, HTML(r))
 }
 
-func writeAtomic(path string, data []byte) error {
+// WriteFile writes a file as write writes it, all or nothing: into a
+// temporary file beside path, then renamed over it, so that a failed or
+// interrupted write leaves what was at path untouched.
+func WriteFile(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return err
@@ -912,4 +916,12 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeAtomic writes data to path with WriteFile.
+func writeAtomic(path string, data []byte) error {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/report"
 	"github.com/gpuplane/gpuplane/internal/sim"
 )
 
@@ -121,22 +122,10 @@ func checkNewFile(path string, force bool) error {
 // savePlacements writes the placements file through a temporary file in
 // the same directory, renamed into place.
 func savePlacements(path string, rep *sim.Report) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	if err := writePlacements(f, rep, jsonLines(path)); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("--placements: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return report.WriteFile(path, func(w io.Writer) error {
+		if err := writePlacements(w, rep, jsonLines(path)); err != nil {
+			return fmt.Errorf("--placements: %w", err)
+		}
+		return nil
+	})
 }
