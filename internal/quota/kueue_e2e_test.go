@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // kueueVersion is the Kueue release whose CRDs the generated objects are
@@ -182,6 +183,8 @@ func TestKueueServerDryRun(t *testing.T) {
 		}
 	}
 
+	nodesFromKubectl(t, c)
+
 	bad := decodeAll(t, strings.NewReader(`apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: alone}
@@ -194,5 +197,40 @@ spec:
 `))[0]
 	if err := create(bad); err == nil || !strings.Contains(err.Error(), "borrowingLimit must be nil when cohort is empty") {
 		t.Errorf("ClusterQueue without cohortName but with borrowingLimit: error %v", err)
+	}
+}
+
+// nodesJSONPath is the kubectl -o jsonpath of docs/quota.md that writes
+// the rows of an openb node list from a cluster's GPU nodes: name, 0 CPU
+// and memory (unused by gpuplane quota), allocatable nvidia.com/gpu and
+// the nvidia.com/gpu.product label as the model.
+const nodesJSONPath = `{range .items[*]}{.metadata.name},0,0,{.status.allocatable.nvidia\.com/gpu},{.metadata.labels.nvidia\.com/gpu\.product}{"\n"}{end}`
+
+// nodesFromKubectl checks the node list command of docs/quota.md: two
+// nodes of 8 NVIDIA-A100-SXM4-80GB and a CPU node give 16 GPUs of that
+// model.
+func nodesFromKubectl(t *testing.T, c *kube.Cluster) {
+	t.Helper()
+	a100 := map[string]string{ProductLabel: "NVIDIA-A100-SXM4-80GB"}
+	nodes := []kube.Node{
+		{Name: "a100-0", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "A100-80GB", Labels: a100},
+		{Name: "a100-1", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "A100-80GB", Labels: a100},
+		{Name: "cpu-0", CPUMilli: 64000, MemoryMiB: 1 << 18},
+	}
+	if err := c.CreateNodes(t.Context(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), kube.Binary(t, "kubectl"), "--kubeconfig", c.Kubeconfig,
+		"get", "nodes", "-l", ProductLabel, "-o", "jsonpath="+nodesJSONPath).Output()
+	if err != nil {
+		t.Fatalf("kubectl: %v", err)
+	}
+	csv := "sn,cpu_milli,memory_mib,gpu,model\n" + string(out)
+	list, err := trace.ReadNodes("nodes.csv", strings.NewReader(csv))
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, csv)
+	}
+	if got := Capacity(list); len(got) != 1 || got["NVIDIA-A100-SXM4-80GB"] != 16 {
+		t.Errorf("capacity %v from\n%s; want 16 NVIDIA-A100-SXM4-80GB", got, csv)
 	}
 }
