@@ -73,6 +73,10 @@ func FuzzParseTeams(f *testing.F) {
 			}
 			return
 		}
+		// Plan never panics on a parsed file, and its errors name the file.
+		if _, err := Plan("f.yaml", ts, map[string]int{}); err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Fatalf("Plan error %q does not name the file", err)
+		}
 		for _, tm := range ts.Teams {
 			for _, q := range tm.Quotas {
 				if q.Nominal == nil || *q.Nominal < 0 || (q.LendingLimit != nil && *q.LendingLimit > *q.Nominal) {
