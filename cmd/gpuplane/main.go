@@ -1,8 +1,8 @@
 // Command gpuplane is gpuplane's offline tool, the one a user runs on a
-// laptop: simulate (internal/simulate) and version. It links no go-nvml,
-// Kubernetes, gRPC or Prometheus package, and parses its flags with the
-// standard library's flag package rather than cobra (cobra's pflag brings
-// in net and with it cgo): a first `go run ./cmd/gpuplane simulate`
+// laptop: simulate (internal/simulate), quota (internal/quota) and
+// version. It links no go-nvml, Kubernetes, gRPC or Prometheus package,
+// and parses its flags with the standard library's flag package rather
+// than cobra (cobra's pflag brings in net and with it cgo): a first `go run ./cmd/gpuplane simulate`
 // compiles in seconds, not minutes. The in-cluster roles are separate
 // binaries (cmd/gpuplane-node-agent).
 //
@@ -26,6 +26,7 @@ const usage = `gpuplane is the offline tool of gpuplane, a GPU platform for Kube
 
 Usage:
   gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
+  gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota -h)
   gpuplane version            print the version, commit and Go version (also: gpuplane --version)
 `
 
@@ -42,6 +43,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "simulate":
 		err = runSimulate(args[1:], stdout, stderr)
+	case "quota":
+		err = runQuota(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
 	case "help", "--help", "-help", "-h":

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gpuplane/gpuplane/internal/quota"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+const quotaDoc = `quota turns a teams file into Kueue objects (kueue.x-k8s.io/v1beta2):
+one ResourceFlavor per GPU model, one ClusterQueue per team in one Cohort,
+a LocalQueue and a ResourceQuota in each team namespace (docs/quota.md).
+It refuses a plan whose nominal quotas exceed the cluster's GPUs of a model.
+
+--nodes takes the openb node list CSV (sn,cpu_milli,memory_mib,gpu,model);
+docs/quota.md shows how to write one from a cluster with kubectl.
+
+Usage: gpuplane quota --teams teams.yaml --nodes nodes.csv > kueue.yaml
+
+Flags:
+`
+
+// runQuota runs gpuplane quota with args, writing the YAML to stdout.
+func runQuota(args []string, stdout, stderr io.Writer) error {
+	f := flag.NewFlagSet("gpuplane quota", flag.ContinueOnError)
+	f.SetOutput(stderr)
+	f.Usage = func() {
+		fmt.Fprint(f.Output(), quotaDoc)
+		f.PrintDefaults()
+	}
+	teamsFile := f.String("teams", "", "teams file (YAML, docs/quota.md)")
+	nodesFile := f.String("nodes", "", "node list CSV (openb format)")
+	kubeconfig := f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	switch {
+	case f.NArg() > 0:
+		return fmt.Errorf("quota takes no arguments, got %q", f.Args())
+	case *kubeconfig != "":
+		return errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
+	case *teamsFile == "" || *nodesFile == "":
+		return errors.New("quota: --teams and --nodes are required")
+	}
+	teams, err := quota.LoadTeams(*teamsFile)
+	if err != nil {
+		return err
+	}
+	nf, err := os.Open(*nodesFile)
+	if err != nil {
+		return err
+	}
+	defer nf.Close()
+	nodes, err := trace.ReadNodes(*nodesFile, nf)
+	if err != nil {
+		return err
+	}
+	objs, err := quota.Plan(*teamsFile, teams, quota.Capacity(nodes))
+	if err != nil {
+		return err
+	}
+	return quota.WriteYAML(stdout, objs)
+}

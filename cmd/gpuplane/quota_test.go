@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuota: 2 teams of 3 and 1 T4 on a node list of 4 T4 (2 nodes of 2)
+// is accepted; 3 + 2 = 5 is refused, over by 1.
+func TestQuota(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nodes := write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,16000,65536,2,T4\nn1,16000,65536,2,T4\nc0,8000,4096,0,\n")
+	teams := func(name string, second int) string {
+		return write(name, "cohort: c\nteams:\n- name: a\n  namespaces: [a]\n  quotas: [{model: T4, product: Tesla-T4, nominal: 3}]\n"+
+			"- name: b\n  namespaces: [b]\n  quotas: [{model: T4, nominal: "+string(rune('0'+second))+"}]\n")
+	}
+	out, errOut, code := run(t, "quota", "--teams", teams("ok.yaml", 1), "--nodes", nodes)
+	if code != 0 || !strings.Contains(out, "kind: ClusterQueue\nmetadata:\n  name: b\n") || !strings.Contains(out, "nvidia.com/gpu.product: Tesla-T4") {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	out, errOut, code = run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", nodes)
+	if code != 1 || out != "" || !strings.Contains(errOut, "over.yaml: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPUs") {
+		t.Errorf("over capacity: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", nodes}, "--teams and --nodes are required"},
+		{[]string{"--teams", teams("ok.yaml", 1), "--kubeconfig", "kc"}, "--kubeconfig is not supported"},
+		{[]string{"--teams", write("bad.yaml", "cohort: c\nteams:\n- nam: a\n"), "--nodes", nodes}, "bad.yaml:3: field nam not found"},
+	} {
+		out, errOut, code := run(t, append([]string{"quota"}, c.args...)...)
+		if code == 0 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}

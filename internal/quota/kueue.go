@@ -1,0 +1,107 @@
+package quota
+
+// The Kueue and Kubernetes objects that Plan writes: small structs of our
+// own whose YAML keys mirror the kueue.x-k8s.io/v1beta2 API of Kueue
+// v0.17.0 (sigs.k8s.io/kueue apis/kueue/v1beta2; v1beta1 is deprecated
+// there) and core/v1 ResourceQuota, so that gpuplane links no Kubernetes
+// package. Quantities are whole GPUs.
+
+// APIVersion is the Kueue API version of the objects Plan writes.
+const APIVersion = "kueue.x-k8s.io/v1beta2"
+
+// GPUResource is the extended resource of whole NVIDIA GPUs (device plugin).
+const GPUResource = "nvidia.com/gpu"
+
+// ProductLabel is the node label of the GPU product that the node agent
+// (and NVIDIA gpu-feature-discovery) writes, for example
+// NVIDIA-A100-SXM4-80GB.
+const ProductLabel = "nvidia.com/gpu.product"
+
+// Object is one Kubernetes object.
+type Object struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   Metadata `yaml:"metadata"`
+	Spec       any      `yaml:"spec"`
+}
+
+// Metadata is an object's name, namespace and labels.
+type Metadata struct {
+	Name      string            `yaml:"name"`
+	Namespace string            `yaml:"namespace,omitempty"`
+	Labels    map[string]string `yaml:"labels,omitempty"`
+}
+
+// CohortSpec is a Cohort's spec; the Cohort only groups ClusterQueues here.
+type CohortSpec struct{}
+
+// ResourceFlavorSpec is a ResourceFlavor's spec.
+type ResourceFlavorSpec struct {
+	NodeLabels map[string]string `yaml:"nodeLabels"`
+}
+
+// WorkloadPriorityClass is a WorkloadPriorityClass (it has no spec).
+type WorkloadPriorityClass struct {
+	APIVersion  string   `yaml:"apiVersion"`
+	Kind        string   `yaml:"kind"`
+	Metadata    Metadata `yaml:"metadata"`
+	Value       int      `yaml:"value"`
+	Description string   `yaml:"description"`
+}
+
+// ClusterQueueSpec is a ClusterQueue's spec.
+type ClusterQueueSpec struct {
+	CohortName        string          `yaml:"cohortName"`
+	NamespaceSelector LabelSelector   `yaml:"namespaceSelector"`
+	ResourceGroups    []ResourceGroup `yaml:"resourceGroups"`
+	Preemption        Preemption      `yaml:"preemption"`
+}
+
+// LabelSelector is a label selector.
+type LabelSelector struct {
+	MatchExpressions []Requirement `yaml:"matchExpressions"`
+}
+
+// Requirement is one label selector requirement.
+type Requirement struct {
+	Key      string   `yaml:"key"`
+	Operator string   `yaml:"operator"`
+	Values   []string `yaml:"values"`
+}
+
+// ResourceGroup is a ClusterQueue's resource group.
+type ResourceGroup struct {
+	CoveredResources []string       `yaml:"coveredResources"`
+	Flavors          []FlavorQuotas `yaml:"flavors"`
+}
+
+// FlavorQuotas are a ClusterQueue's quotas of one ResourceFlavor.
+type FlavorQuotas struct {
+	Name      string          `yaml:"name"`
+	Resources []ResourceQuota `yaml:"resources"`
+}
+
+// ResourceQuota is the quota of one resource of a flavor, in GPUs; a nil
+// limit is absent (no cap).
+type ResourceQuota struct {
+	Name           string `yaml:"name"`
+	NominalQuota   int    `yaml:"nominalQuota"`
+	BorrowingLimit *int   `yaml:"borrowingLimit,omitempty"`
+	LendingLimit   *int   `yaml:"lendingLimit,omitempty"`
+}
+
+// Preemption is a ClusterQueue's preemption policy.
+type Preemption struct {
+	ReclaimWithinCohort string `yaml:"reclaimWithinCohort"`
+	WithinClusterQueue  string `yaml:"withinClusterQueue"`
+}
+
+// LocalQueueSpec is a LocalQueue's spec.
+type LocalQueueSpec struct {
+	ClusterQueue string `yaml:"clusterQueue"`
+}
+
+// NamespaceQuotaSpec is a core/v1 ResourceQuota's spec.
+type NamespaceQuotaSpec struct {
+	Hard map[string]int `yaml:"hard"`
+}

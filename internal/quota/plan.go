@@ -1,0 +1,211 @@
+package quota
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Capacity returns the GPUs of each model in a node list (nodes without
+// GPUs are skipped).
+func Capacity(nodes []trace.NodeSpec) map[string]int {
+	c := map[string]int{}
+	for _, n := range nodes {
+		if n.GPUs > 0 {
+			c[n.Model] += n.GPUs
+		}
+	}
+	return c
+}
+
+// CheckCapacity refuses a plan whose nominal quotas of a model sum to more
+// GPUs than capacity has of that model, saying by how much; the first
+// model in name order is reported. file names the teams file in errors.
+func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
+	sum := map[string]int{}
+	var parts = map[string][]string{}
+	for _, tm := range t.Teams {
+		for _, q := range tm.Quotas {
+			sum[q.Model] += *q.Nominal
+			parts[q.Model] = append(parts[q.Model], fmt.Sprintf("%s %d", tm.Name, *q.Nominal))
+		}
+	}
+	for _, m := range sortedKeys(sum) {
+		if over := sum[m] - capacity[m]; over > 0 {
+			return fmt.Errorf("%s: model %s: nominal quotas sum to %d GPUs (%s) but the nodes have %d: over by %d GPUs",
+				file, m, sum[m], strings.Join(parts[m], ", "), capacity[m], over)
+		}
+	}
+	return nil
+}
+
+// Plan returns the Kueue objects of a teams file on a cluster whose GPUs
+// per model are capacity, after CheckCapacity: a Cohort; one
+// ResourceFlavor per model, selecting nodes by ProductLabel; one
+// WorkloadPriorityClass and one ClusterQueue per team (covering GPUResource,
+// one flavor per model of the team's quotas, preemption
+// reclaimWithinCohort Any and withinClusterQueue LowerPriority as
+// https://kueue.sigs.k8s.io/docs/concepts/preemption/ describes); a
+// LocalQueue named after the team in each of its namespaces; and a core/v1
+// ResourceQuota per namespace capping requests.nvidia.com/gpu at the most
+// GPUs Kueue can admit to the team (see HardCap). file names the teams
+// file in errors.
+func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
+	if err := CheckCapacity(file, t, capacity); err != nil {
+		return nil, err
+	}
+	flavor := map[string]string{} // model -> flavor name
+	byFlavor := map[string]string{}
+	var models []string
+	for _, tm := range t.Teams {
+		for _, q := range tm.Quotas {
+			if _, ok := flavor[q.Model]; ok {
+				continue
+			}
+			if q.Product == "" {
+				return nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, ProductLabel)
+			}
+			name := FlavorName(q.Model)
+			if name == "" {
+				return nil, fmt.Errorf("%s:%d: model: %q makes no ResourceFlavor name", file, q.line, q.Model)
+			}
+			if other, ok := byFlavor[name]; ok {
+				return nil, fmt.Errorf("%s:%d: model: models %s and %s both make ResourceFlavor %q", file, q.line, other, q.Model, name)
+			}
+			flavor[q.Model], byFlavor[name] = name, q.Model
+			models = append(models, q.Model)
+		}
+	}
+	sort.Strings(models)
+	objs := []any{Object{APIVersion: APIVersion, Kind: "Cohort", Metadata: Metadata{Name: t.Cohort}, Spec: CohortSpec{}}}
+	for _, m := range models {
+		var product string
+		for _, tm := range t.Teams {
+			for _, q := range tm.Quotas {
+				if q.Model == m {
+					product = q.Product
+				}
+			}
+		}
+		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ResourceFlavor",
+			Metadata: Metadata{Name: flavor[m], Labels: map[string]string{"gpuplane.io/model": m}},
+			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{ProductLabel: product}}})
+	}
+	for _, tm := range t.Teams {
+		objs = append(objs, WorkloadPriorityClass{APIVersion: APIVersion, Kind: "WorkloadPriorityClass",
+			Metadata: Metadata{Name: tm.Name}, Value: tm.Priority,
+			Description: fmt.Sprintf("priority of team %s (gpuplane quota)", tm.Name)})
+	}
+	for _, tm := range t.Teams {
+		rg := ResourceGroup{CoveredResources: []string{GPUResource}}
+		for _, q := range tm.Quotas {
+			rg.Flavors = append(rg.Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
+				Name: GPUResource, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
+		}
+		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
+			Spec: ClusterQueueSpec{
+				CohortName: t.Cohort,
+				NamespaceSelector: LabelSelector{MatchExpressions: []Requirement{{
+					Key: "kubernetes.io/metadata.name", Operator: "In", Values: tm.Namespaces}}},
+				ResourceGroups: []ResourceGroup{rg},
+				Preemption:     Preemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority"},
+			}})
+	}
+	for _, tm := range t.Teams {
+		for _, ns := range tm.Namespaces {
+			objs = append(objs, Object{APIVersion: APIVersion, Kind: "LocalQueue",
+				Metadata: Metadata{Name: tm.Name, Namespace: ns}, Spec: LocalQueueSpec{ClusterQueue: tm.Name}})
+		}
+	}
+	for _, tm := range t.Teams {
+		hard := HardCap(t, tm.Name)
+		for _, ns := range tm.Namespaces {
+			objs = append(objs, Object{APIVersion: "v1", Kind: "ResourceQuota",
+				Metadata: Metadata{Name: "gpuplane-gpu", Namespace: ns},
+				Spec:     NamespaceQuotaSpec{Hard: map[string]int{"requests." + GPUResource: hard}}})
+		}
+	}
+	return objs, nil
+}
+
+// HardCap returns the most GPUs, all models together, that Kueue can admit
+// to the named team: per model, nominal plus what it may borrow, which is
+// the smaller of its borrowingLimit (none: no cap) and what the other teams
+// may lend (their lendingLimit, or their whole nominal without one). This is
+// the part of a team's quota that a ResourceQuota can express: it knows
+// neither GPU models nor a cap shared by several namespaces, so each of the
+// team's namespaces gets the whole cap.
+func HardCap(t *Teams, team string) int {
+	lendable := map[string]int{}
+	for _, tm := range t.Teams {
+		if tm.Name == team {
+			continue
+		}
+		for _, q := range tm.Quotas {
+			if q.LendingLimit != nil {
+				lendable[q.Model] += *q.LendingLimit
+			} else {
+				lendable[q.Model] += *q.Nominal
+			}
+		}
+	}
+	total := 0
+	for _, tm := range t.Teams {
+		if tm.Name != team {
+			continue
+		}
+		for _, q := range tm.Quotas {
+			borrow := lendable[q.Model]
+			if q.BorrowingLimit != nil && *q.BorrowingLimit < borrow {
+				borrow = *q.BorrowingLimit
+			}
+			total += *q.Nominal + borrow
+		}
+	}
+	return total
+}
+
+// FlavorName is the ResourceFlavor name of a GPU model: lowercase, with
+// any character other than a-z, 0-9, '-' and '.' replaced by '-'.
+func FlavorName(model string) string {
+	b := []byte(strings.ToLower(model))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), "-.")
+}
+
+// WriteYAML writes objects as a multi-document YAML stream.
+func WriteYAML(w io.Writer, objs []any) error {
+	var buf bytes.Buffer
+	for _, o := range objs {
+		buf.WriteString("---\n")
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(o); err != nil {
+			return err
+		}
+		if err := enc.Close(); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
