@@ -1,0 +1,290 @@
+// Package quota turns a teams file (teams, their namespaces and their GPUs
+// per model) into Kueue objects: ResourceFlavors, ClusterQueues in one
+// Cohort, LocalQueues, and a ResourceQuota per namespace. It is the one
+// home of the teams file, which gpuplane simulate --teams reads too.
+package quota
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Teams is a teams file: the teams sharing a cluster's GPUs in one Kueue
+// Cohort.
+type Teams struct {
+	// Cohort names the Kueue Cohort of every team's ClusterQueue.
+	Cohort string
+	Teams  []Team
+}
+
+// Team is one team: its ClusterQueue is named after it, and each of its
+// namespaces gets a LocalQueue and a ResourceQuota.
+type Team struct {
+	Name       string
+	Namespaces []string
+	// Priority orders the teams' workloads (higher first), as a Kueue
+	// WorkloadPriorityClass value.
+	Priority int
+	Quotas   []ModelQuota
+
+	line int
+}
+
+// ModelQuota is a team's quota of one GPU model, in whole GPUs, with
+// Kueue's meaning (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/):
+// Nominal GPUs are guaranteed; BorrowingLimit caps the GPUs borrowed from
+// the cohort beyond Nominal (nil: no cap); LendingLimit caps the GPUs of
+// Nominal lent to the cohort when unused (nil: all of them). Nominal is
+// never nil in a parsed file.
+type ModelQuota struct {
+	// Model is the GPU model as the node list names it (the openb model
+	// column, or an internal/gpu catalog name).
+	Model                                 string
+	Nominal, BorrowingLimit, LendingLimit *int
+	// Product is the nvidia.com/gpu.product node label value of Model
+	// (for example NVIDIA-A100-SXM4-80GB); it may be given once per model
+	// and is then the same in every team.
+	Product string
+
+	line int
+}
+
+// Line returns the line of the team in its file (0 when not parsed).
+func (t Team) Line() int { return t.line }
+
+// Line returns the line of the quota in its file (0 when not parsed).
+func (q ModelQuota) Line() int { return q.line }
+
+// Limits of a teams file; far beyond any cluster, they keep bad input from
+// costing memory or overflowing sums.
+const (
+	maxTeamsBytes = 1 << 20
+	maxGPUs       = 1 << 20
+)
+
+// dns1123 is a Kubernetes object or namespace name (RFC 1123 label).
+var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// labelValue is a Kubernetes label value (non-empty).
+var labelValue = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+
+// LoadTeams reads a teams file; see ParseTeams.
+func LoadTeams(path string) (*Teams, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxTeamsBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ParseTeams(path, data)
+}
+
+// file, team and quota are the YAML shapes of a teams file; decoding them
+// with KnownFields makes an unknown key an error.
+type (
+	fileYAML struct {
+		Cohort string     `yaml:"cohort"`
+		Teams  []teamYAML `yaml:"teams"`
+	}
+	teamYAML struct {
+		Name       string      `yaml:"name"`
+		Namespaces []string    `yaml:"namespaces"`
+		Priority   int         `yaml:"priority"`
+		Quotas     []quotaYAML `yaml:"quotas"`
+		line       int
+	}
+	quotaYAML struct {
+		Model          string `yaml:"model"`
+		Product        string `yaml:"product"`
+		Nominal        *int   `yaml:"nominal"`
+		BorrowingLimit *int   `yaml:"borrowingLimit"`
+		LendingLimit   *int   `yaml:"lendingLimit"`
+		line           int
+	}
+)
+
+// lines sets the line of each team and quota from the document's node
+// tree (a custom UnmarshalYAML would lose KnownFields).
+func (f *fileYAML) lines(doc *yaml.Node) {
+	teams := value(doc, "teams")
+	if teams == nil || teams.Kind != yaml.SequenceNode {
+		return
+	}
+	for i := range f.Teams {
+		if i >= len(teams.Content) {
+			return
+		}
+		f.Teams[i].line = teams.Content[i].Line
+		quotas := value(teams.Content[i], "quotas")
+		if quotas == nil || quotas.Kind != yaml.SequenceNode {
+			continue
+		}
+		for j := range f.Teams[i].Quotas {
+			if j < len(quotas.Content) {
+				f.Teams[i].Quotas[j].line = quotas.Content[j].Line
+			}
+		}
+	}
+}
+
+// value returns the value of key in the mapping n (or the mapping of the
+// document n), nil when absent.
+func value(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// lineRE is the "line N: " that go.yaml.in/yaml/v3 errors start with.
+var lineRE = regexp.MustCompile(`^line (\d+): `)
+
+// yamlError turns a decoding error into "file:line: message".
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		return fmt.Errorf("%s", lineRE.ReplaceAllString(te.Errors[0], name+":$1: "))
+	}
+	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// ParseTeams parses a teams file (YAML; docs/quota.md):
+//
+//	cohort: gpu-cluster
+//	teams:
+//	- name: vision
+//	  namespaces: [vision, vision-dev]
+//	  priority: 100
+//	  quotas:
+//	  - {model: A100-80GB, product: NVIDIA-A100-SXM4-80GB, nominal: 8, borrowingLimit: 4, lendingLimit: 2}
+//
+// An unknown key, a missing or bad field, a repeated team, namespace or
+// model, or a model given two products is an error naming file, line and
+// field. name is used in errors.
+func ParseTeams(name string, data []byte) (*Teams, error) {
+	if len(data) > maxTeamsBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxTeamsBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f fileYAML
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty teams file", name)
+		}
+		return nil, yamlError(name, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(name, err)
+	}
+	f.lines(&doc)
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: more than one YAML document", name)
+	}
+	errf := func(line int, field, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s: %s", name, line, field, fmt.Sprintf(format, a...))
+	}
+	if !dns1123.MatchString(f.Cohort) || len(f.Cohort) > 63 {
+		return nil, errf(1, "cohort", "%q is not a lowercase RFC 1123 name of at most 63 characters", f.Cohort)
+	}
+	if len(f.Teams) == 0 {
+		return nil, errf(1, "teams", "no teams")
+	}
+	out := &Teams{Cohort: f.Cohort}
+	teamAt := map[string]int{}
+	nsAt := map[string]int{}
+	product := map[string]string{}
+	for _, ty := range f.Teams {
+		if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
+			return nil, errf(ty.line, "name", "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
+		}
+		if l, ok := teamAt[ty.Name]; ok {
+			return nil, errf(ty.line, "name", "team %q repeats line %d", ty.Name, l)
+		}
+		teamAt[ty.Name] = ty.line
+		if len(ty.Namespaces) == 0 {
+			return nil, errf(ty.line, "namespaces", "team %q has no namespaces", ty.Name)
+		}
+		for _, ns := range ty.Namespaces {
+			if !dns1123.MatchString(ns) || len(ns) > 63 {
+				return nil, errf(ty.line, "namespaces", "%q is not a namespace name", ns)
+			}
+			if l, ok := nsAt[ns]; ok {
+				return nil, errf(ty.line, "namespaces", "namespace %q already belongs to the team of line %d", ns, l)
+			}
+			nsAt[ns] = ty.line
+		}
+		if ty.Priority < -1_000_000_000 || ty.Priority > 1_000_000_000 {
+			return nil, errf(ty.line, "priority", "%d is outside -1e9..1e9", ty.Priority)
+		}
+		if len(ty.Quotas) == 0 {
+			return nil, errf(ty.line, "quotas", "team %q has no quotas", ty.Name)
+		}
+		t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
+		modelAt := map[string]int{}
+		for _, qy := range ty.Quotas {
+			if qy.Model == "" || len(qy.Model) > 63 {
+				return nil, errf(qy.line, "model", "missing or longer than 63 characters")
+			}
+			if l, ok := modelAt[qy.Model]; ok {
+				return nil, errf(qy.line, "model", "model %q repeats line %d", qy.Model, l)
+			}
+			modelAt[qy.Model] = qy.line
+			if qy.Product != "" {
+				if !labelValue.MatchString(qy.Product) || len(qy.Product) > 63 {
+					return nil, errf(qy.line, "product", "%q is not a label value", qy.Product)
+				}
+				if p, ok := product[qy.Model]; ok && p != qy.Product {
+					return nil, errf(qy.line, "product", "model %q is %q elsewhere", qy.Model, p)
+				}
+				product[qy.Model] = qy.Product
+			}
+			if qy.Nominal == nil {
+				return nil, errf(qy.line, "nominal", "missing")
+			}
+			for _, v := range []struct {
+				field string
+				n     *int
+			}{{"nominal", qy.Nominal}, {"borrowingLimit", qy.BorrowingLimit}, {"lendingLimit", qy.LendingLimit}} {
+				if v.n != nil && (*v.n < 0 || *v.n > maxGPUs) {
+					return nil, errf(qy.line, v.field, "%d GPUs is outside 0..%d", *v.n, maxGPUs)
+				}
+			}
+			// Kueue: lendingLimit must be at most nominalQuota.
+			if qy.LendingLimit != nil && *qy.LendingLimit > *qy.Nominal {
+				return nil, errf(qy.line, "lendingLimit", "%d GPUs is more than nominal %d", *qy.LendingLimit, *qy.Nominal)
+			}
+			t.Quotas = append(t.Quotas, ModelQuota{Model: qy.Model, Product: qy.Product,
+				Nominal: qy.Nominal, BorrowingLimit: qy.BorrowingLimit, LendingLimit: qy.LendingLimit, line: qy.line})
+		}
+		out.Teams = append(out.Teams, t)
+	}
+	// A product given once applies to the model in every team.
+	for i := range out.Teams {
+		for j := range out.Teams[i].Quotas {
+			q := &out.Teams[i].Quotas[j]
+			q.Product = product[q.Model]
+		}
+	}
+	return out, nil
+}
