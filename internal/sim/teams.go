@@ -78,7 +78,8 @@ type teamWorkload struct {
 	team     int
 	members  []int
 	milli    int64
-	models   cluster.ModelSet
+	models   cluster.ModelSet // 0: any, unless disjoint
+	disjoint bool
 	creation float64
 	state    int
 	flavor   int
@@ -198,8 +199,8 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 		if pods[i].Models != 0 {
 			if wl.models == 0 {
 				wl.models = pods[i].Models
-			} else {
-				wl.models &= pods[i].Models
+			} else if wl.models &= pods[i].Models; wl.models == 0 {
+				wl.disjoint = true // its pods allow no model in common
 			}
 		}
 		wl.milli += pods[i].TotalGPUMilli()
@@ -228,6 +229,9 @@ func (tq *teamQueue) advance(t float64) {
 // flavors returns the flavors a workload may take: its team's quotas in
 // file order whose model the workload allows.
 func (tq *teamQueue) flavors(wl *teamWorkload) []int {
+	if wl.disjoint {
+		return nil
+	}
 	var out []int
 	for k, id := range tq.flavorID {
 		if !tq.has[wl.team][k] {

@@ -178,3 +178,65 @@ func TestGangBeyondQuotaNeverBinds(t *testing.T) {
 		t.Errorf("allocated %d, failed %d, team %+v", r.AllocatedGPUMilli, r.FailedPods, r.Teams[0])
 	}
 }
+
+// TestQuotaWaitEndsAtDeletion: team a may use 1 GPU. p1 runs 0..100; p2
+// (created at 10, never scheduled in the trace, deleted at 50) waits for
+// quota and leaves at 50 (deleted_waiting, after 40 s); p3 (created at
+// 60, runs 100 s) waits until p1 ends and starts at 100. Waits of started
+// pods: 0 and 40, mean 20 s.
+func TestQuotaWaitEndsAtDeletion(t *testing.T) {
+	nan := math.NaN()
+	w := prepare(t, []trace.NodeSpec{{Name: "n", CPUMilli: 64000, MemoryMiB: 262144, GPUs: 4, Model: "T4"}}, []trace.PodSpec{
+		{Name: "p1", CPUMilli: 100, MemoryMiB: 100, NumGPU: 1, GPUMilli: 1000, Creation: 0, Scheduled: 0, Deletion: 100},
+		{Name: "p2", CPUMilli: 100, MemoryMiB: 100, NumGPU: 1, GPUMilli: 1000, Creation: 10, Scheduled: nan, Deletion: 50},
+		{Name: "p3", CPUMilli: 100, MemoryMiB: 100, NumGPU: 1, GPUMilli: 1000, Creation: 60, Scheduled: 200, Deletion: 300},
+	})
+	f := teamsFile(t, "cohort: c\nteams:\n- {name: a, namespaces: [a], quotas: [{model: T4, nominal: 1}]}\n")
+	r := replayTeams(t, w, &Teams{File: f})
+	for _, p := range r.Placements {
+		switch p.Pod {
+		case "p2":
+			if p.Node != "" || p.Reason != ReasonDeleted || p.WaitSeconds != 40 {
+				t.Errorf("p2 %+v", p)
+			}
+		case "p3":
+			if p.StartSeconds != 100 {
+				t.Errorf("p3 %+v", p)
+			}
+		}
+	}
+	if s := r.Teams[0]; s.NeverStarted != 1 || s.WaitMeanSeconds != 20 {
+		t.Errorf("team %+v", s)
+	}
+}
+
+// TestPreemptedRunsAgain: teams a (priority 100) and b, nominal 1 T4 each,
+// one node of 2. b1 runs 0..1000; b2 from 1 borrows a's GPU; a1 arrives at
+// 10 for its nominal GPU and reclaims it: b2 is preempted at 10, a1 runs
+// 10..60, then b2 is admitted again and runs its whole 100 s, 60..160. b's
+// GPU time 1000 + 9 + 100 = 1109 GPU·s, borrowed 9 + 100 = 109 GPU·s;
+// its pods started at once the first time: waits 0.
+func TestPreemptedRunsAgain(t *testing.T) {
+	pod := func(name string, created, run float64) trace.PodSpec {
+		return trace.PodSpec{Name: name, CPUMilli: 100, MemoryMiB: 100, NumGPU: 1, GPUMilli: 1000, Creation: created, Scheduled: created, Deletion: created + run}
+	}
+	w := prepare(t, []trace.NodeSpec{{Name: "n", CPUMilli: 64000, MemoryMiB: 262144, GPUs: 2, Model: "T4"}},
+		[]trace.PodSpec{pod("b1", 0, 1000), pod("b2", 1, 100), pod("a1", 10, 50)})
+	f := teamsFile(t, "cohort: c\nteams:\n- {name: a, namespaces: [a], priority: 100, quotas: [{model: T4, nominal: 1}]}\n- {name: b, namespaces: [b], quotas: [{model: T4, nominal: 1}]}\n")
+	r := replayTeams(t, w, &Teams{File: f, PodTeam: []int{1, 1, 0}})
+	for _, p := range r.Placements {
+		if want := map[string]float64{"b1": 0, "b2": 60, "a1": 10}[p.Pod]; p.StartSeconds != want {
+			t.Errorf("%s last started at %v, want %v", p.Pod, p.StartSeconds, want)
+		}
+	}
+	b := r.Teams[1]
+	if b.Preemptions != 1 || math.Abs(b.GPUHours-1109.0/3600) > 1e-12 || math.Abs(b.BorrowedGPUHours-109.0/3600) > 1e-12 || b.WaitMeanSeconds != 0 || b.NeverStarted != 0 {
+		t.Errorf("team b %+v", b)
+	}
+	if a := r.Teams[0]; a.Preemptions != 0 || math.Abs(a.GPUHours-50.0/3600) > 1e-12 {
+		t.Errorf("team a %+v", a)
+	}
+	if r.Replay.Started != 3 || r.FailedPods != 0 {
+		t.Errorf("started %d, failed %d", r.Replay.Started, r.FailedPods)
+	}
+}
