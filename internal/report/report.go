@@ -52,6 +52,32 @@ func WriteTable(w io.Writer, r *sim.Report) error {
 				get(func(x *sim.ReplayStats) float64 { return x.IdleCostUSD }))
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeTeams(w, r)
+}
+
+// writeTeams writes the per-team table of a replay with teams: means over
+// each policy's seeds.
+func writeTeams(w io.Writer, r *sim.Report) error {
+	if len(r.Results) == 0 || len(r.Results[0].Teams) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy	team	pods	GPU-h	borrowed GPU-h	wait mean h	wait p95 h	preemptions	never started	")
+	for _, s := range r.Summary {
+		for k, team := range r.Results[0].Teams {
+			get := func(f func(sim.TeamStats) float64) float64 {
+				return meanOf(r, s.Policy, func(x sim.Result) float64 { return f(x.Teams[k]) })
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
+				get(func(x sim.TeamStats) float64 { return x.GPUHours }), get(func(x sim.TeamStats) float64 { return x.BorrowedGPUHours }),
+				get(func(x sim.TeamStats) float64 { return x.WaitMeanSeconds })/3600, get(func(x sim.TeamStats) float64 { return x.WaitP95Seconds })/3600,
+				get(func(x sim.TeamStats) float64 { return float64(x.Preemptions) }), get(func(x sim.TeamStats) float64 { return float64(x.NeverStarted) }))
+		}
+	}
 	return tw.Flush()
 }
 

@@ -51,6 +51,7 @@ type departure struct {
 	pod  int
 	node int
 	gpus cluster.GPUSet
+	gen  uint32 // with teams: the pod's run, stale once it is preempted
 }
 
 type departures []departure
@@ -82,10 +83,15 @@ const timelinePoints = 400
 // in kube-scheduler). A pod still waiting at its deletion_time leaves the
 // queue without starting (ReasonDeleted), as its deletion in the trace
 // would remove it; a pod that fits no node of the empty cluster fails on
-// arrival. With placements it records what became of each pod. The
-// workload has passed check("replay").
-func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool) (Result, error) {
+// arrival. With placements it records what became of each pod. With tm,
+// a GPU pod is first admitted by its team's quota (teams.go): it waits
+// for quota, then for a node; a preempted pod leaves its GPUs, waits for
+// quota again and then runs its whole time again; a pod that has started
+// once does not leave at its deletion time. The workload has passed
+// check("replay").
+func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool, tm *Teams) (Result, error) {
 	c := w.newCluster(rng)
+	pods := w.pods
 	var r Result
 	arrivals := make([]int, len(w.specs))
 	for i := range arrivals {
@@ -103,6 +109,11 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		return math.Max(0, s.Deletion-s.Creation)
 	}
 
+	var tq *teamQueue // with teams: the quota side
+	var gen []uint32  // with teams: each pod's run, counting preemptions
+	var started, running []bool
+	var runNode []int
+	var runGPUs []cluster.GPUSet
 	frag := newFragTracker(w.target, c)
 	failed := failures{}
 	var recs []Placement
@@ -123,21 +134,45 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 	}
 	advance := func(t float64) {
 		if t > now {
+			if tq != nil {
+				tq.advance(t)
+			}
 			meter.Advance(t)
 			now = t
 		}
 	}
+	if tm != nil {
+		pods = append([]cluster.Pod(nil), w.pods...) // admission restricts their models
+		var err error
+		if tq, err = newTeamQueue(w, pods, tm, t0); err != nil {
+			return r, err
+		}
+		gen, started, running = make([]uint32, len(pods)), make([]bool, len(pods)), make([]bool, len(pods))
+		runNode, runGPUs = make([]int, len(pods)), make([]cluster.GPUSet, len(pods))
+	}
 	start := func(i int, node int, gpus cluster.GPUSet) error {
-		p := &w.pods[i]
+		p := &pods[i]
 		if err := pl.Allocate(c, node, p, gpus); err != nil {
 			return fmt.Errorf("placement chose an infeasible node: %w", err)
 		}
 		frag.update(c, node)
 		meter.Allocate(p.TotalGPUMilli(), w.price(c.Nodes[node].ModelID))
 		wait := now - w.specs[i].Creation
-		delays = append(delays, wait)
+		var g uint32
+		switch {
+		case tq == nil || tq.wlOf[i] < 0:
+			delays = append(delays, wait)
+		default:
+			if !started[i] {
+				delays = append(delays, wait)
+				team := tq.wls[tq.wlOf[i]].team
+				tq.waits[team] = append(tq.waits[team], wait)
+			}
+			started[i], running[i], runNode[i], runGPUs[i], g = true, true, node, gpus, gen[i]
+			tq.alloc[tq.wls[tq.wlOf[i]].team] += p.TotalGPUMilli()
+		}
 		if d := runFor(i); !math.IsInf(d, 1) {
-			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus})
+			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus, gen: g})
 		}
 		if placements {
 			recs[seq[i]-1] = w.placement(seq[i], i, c, node, gpus, true, now, wait, "")
@@ -145,6 +180,9 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		return nil
 	}
 	fail := func(i int, reason string) {
+		if tq != nil && tq.wlOf[i] >= 0 {
+			tq.stats[tq.wls[tq.wlOf[i]].team].NeverStarted++
+		}
 		failed.add(reason, &w.specs[i])
 		r.FailedPods++
 		if placements {
@@ -168,6 +206,63 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 			nextSample = t0 + (math.Floor((now-t0)/sampleEvery)+1)*sampleEvery
 		}
 	}
+	if tq != nil {
+		// An admitted pod is placed, or waits for a node.
+		tq.place = func(i int) error {
+			if node, gpus, ok := pl.Place(c, &pods[i]); ok {
+				return start(i, node, gpus)
+			}
+			waiting = append(waiting, i)
+			isWaiting[i] = true
+			return nil
+		}
+		// A preempted pod leaves its GPUs, or the wait for a node.
+		tq.evict = func(i int) error {
+			switch {
+			case running[i]:
+				p := &pods[i]
+				if err := pl.Release(c, runNode[i], p, runGPUs[i]); err != nil {
+					return err
+				}
+				frag.update(c, runNode[i])
+				meter.Release(p.TotalGPUMilli(), w.price(c.Nodes[runNode[i]].ModelID))
+				tq.alloc[tq.wls[tq.wlOf[i]].team] -= p.TotalGPUMilli()
+				running[i] = false
+				gen[i]++
+			case isWaiting[i]:
+				isWaiting[i] = false
+				for k, wi := range waiting {
+					if wi == i {
+						waiting = append(waiting[:k], waiting[k+1:]...)
+						break
+					}
+				}
+			}
+			pods[i].Models = w.pods[i].Models
+			return nil
+		}
+	}
+	// teamArrival is a GPU pod's arrival with teams: a pod that fits no
+	// node of the empty cluster fails (and so does its workload); else it
+	// waits for its team's quota, which may admit it at once.
+	teamArrival := func(i int) error {
+		if del := w.specs[i].Deletion; !math.IsNaN(del) {
+			heap.Push(&expiries, departure{at: del, pod: i})
+		}
+		if w.unfit[i] != "" {
+			fail(i, w.unfit[i])
+			gone, err := tq.finished(i, false, pods)
+			for _, j := range gone {
+				fail(j, ReasonDeleted)
+			}
+			return err
+		}
+		reason, err := tq.arrive(i, now, pods)
+		if reason != "" {
+			fail(i, reason)
+		}
+		return err
+	}
 	r.Replay = &ReplayStats{}
 	ai := 0
 	steps := 0
@@ -184,7 +279,20 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		// arrival at the same instant: it was deleted then in the trace.
 		if len(expiries) > 0 && expiries[0].at <= next && (len(deps) == 0 || expiries[0].at <= deps[0].at) {
 			e := heap.Pop(&expiries).(departure)
-			if !isWaiting[e.pod] {
+			if tq != nil && !started[e.pod] && tq.quotaWaiting(e.pod) {
+				advance(e.at)
+				fail(e.pod, ReasonDeleted)
+				gone, err := tq.finished(e.pod, false, pods)
+				if err != nil {
+					return r, err
+				}
+				for _, j := range gone {
+					fail(j, ReasonDeleted)
+				}
+				sample()
+				continue
+			}
+			if !isWaiting[e.pod] || (tq != nil && started[e.pod]) {
 				continue // it started before
 			}
 			advance(e.at)
@@ -196,6 +304,11 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 				}
 			}
 			fail(e.pod, ReasonDeleted)
+			if tq != nil && tq.wlOf[e.pod] >= 0 {
+				if _, err := tq.finished(e.pod, false, pods); err != nil {
+					return r, err
+				}
+			}
 			sample()
 			continue
 		}
@@ -203,8 +316,11 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		// arrival at the same instant sees the freed resources.
 		if len(deps) > 0 && deps[0].at <= next {
 			d := heap.Pop(&deps).(departure)
+			if tq != nil && tq.wlOf[d.pod] >= 0 && d.gen != gen[d.pod] {
+				continue // preempted before its end
+			}
 			advance(d.at)
-			p := &w.pods[d.pod]
+			p := &pods[d.pod]
 			if err := pl.Release(c, d.node, p, d.gpus); err != nil {
 				return r, err
 			}
@@ -214,8 +330,8 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 			// if it fits there.
 			kept := waiting[:0]
 			for _, wi := range waiting {
-				if cluster.Feasible(&c.Nodes[d.node], &w.pods[wi]) {
-					if node, gpus, ok := pl.Place(c, &w.pods[wi]); ok {
+				if cluster.Feasible(&c.Nodes[d.node], &pods[wi]) {
+					if node, gpus, ok := pl.Place(c, &pods[wi]); ok {
 						isWaiting[wi] = false
 						if err := start(wi, node, gpus); err != nil {
 							return r, err
@@ -226,6 +342,13 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 				kept = append(kept, wi)
 			}
 			waiting = kept
+			if tq != nil && tq.wlOf[d.pod] >= 0 {
+				running[d.pod] = false
+				tq.alloc[tq.wls[tq.wlOf[d.pod]].team] -= p.TotalGPUMilli()
+				if _, err := tq.finished(d.pod, true, pods); err != nil {
+					return r, err
+				}
+			}
 			sample()
 			continue
 		}
@@ -234,8 +357,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		seq[i] = ai
 		advance(w.specs[i].Creation)
 		r.Pods++
-		r.ArrivedGPUMilli += w.pods[i].TotalGPUMilli()
-		switch node, gpus, ok := pl.Place(c, &w.pods[i]); {
+		r.ArrivedGPUMilli += pods[i].TotalGPUMilli()
+		if tq != nil && tq.wlOf[i] >= 0 {
+			if err := teamArrival(i); err != nil {
+				return r, err
+			}
+			sample()
+			continue
+		}
+		switch node, gpus, ok := pl.Place(c, &pods[i]); {
 		case ok:
 			if err := start(i, node, gpus); err != nil {
 				return r, err
@@ -253,6 +383,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 	}
 	for _, i := range waiting {
 		fail(i, ReasonNoRoom)
+	}
+	if tq != nil {
+		tq.advance(now)
+		for _, i := range tq.queuedPods() {
+			if !started[i] { // a preempted pod has started: not a failure
+				fail(i, ReasonQuotaWait)
+			}
+		}
+		r.Teams = tq.results()
 	}
 	r.Placements = recs
 	r.Failed = failed.groups()

@@ -58,6 +58,9 @@ type Config struct {
 	// NodeDetail keeps ModelUse.NodeAllocation in the first seed's result
 	// of each policy (for the HTML report).
 	NodeDetail bool
+	// Teams, replay only, admits GPU pods by team quota with Kueue's
+	// semantics before placing them (teams.go); nil: no quotas.
+	Teams *Teams
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -110,6 +113,9 @@ type Result struct {
 	Placements []Placement `json:"-"`
 	// ByModel is the allocation by GPU model at the end, models by name.
 	ByModel []ModelUse `json:"by_model,omitempty"`
+	// Teams is each team's share of a replay with Config.Teams, in the
+	// teams file's order.
+	Teams []TeamStats `json:"teams,omitempty"`
 }
 
 // Placement is what became of one pod in one run.
@@ -419,6 +425,12 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	if len(cfg.Policies) == 0 {
 		return nil, errors.New("no policy")
 	}
+	if cfg.Teams != nil && cfg.Mode != "replay" {
+		return nil, errors.New("teams apply to replay only")
+	}
+	if cfg.Teams != nil && cfg.Teams.PodTeam != nil && len(cfg.Teams.PodTeam) != len(w.specs) {
+		return nil, fmt.Errorf("teams: %d pod teams for %d pods", len(cfg.Teams.PodTeam), len(w.specs))
+	}
 	for _, p := range cfg.Policies {
 		if _, err := placement.New(p, w.target); err != nil {
 			return nil, err
@@ -553,7 +565,7 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	if cfg.Mode == "fill" {
 		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
 	} else {
-		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements)
+		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements, cfg.Teams)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)

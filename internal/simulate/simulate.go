@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/report"
 	"github.com/gpuplane/gpuplane/internal/sim"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -63,6 +64,9 @@ type Options struct {
 	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
 	// (--parallel).
 	Parallel int
+	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
+	// are admitted by their team's Kueue quota before placement (--teams).
+	TeamsFile string
 }
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
@@ -84,6 +88,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	}
 	if o.Mode == "replay" && o.InflateSet {
 		return nil, 0, errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
+	}
+	if o.TeamsFile != "" && o.Mode != "replay" {
+		return nil, 0, errors.New("--teams applies to --mode replay only")
 	}
 	if o.Format != "table" && o.Format != "json" {
 		return nil, 0, fmt.Errorf("unknown --format %q (table or json)", o.Format)
@@ -162,6 +169,20 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		}
 		inputs = append(inputs, in)
 	}
+	var teams *sim.Teams
+	if o.TeamsFile != "" {
+		teams = &sim.Teams{}
+		in, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) { teams.File, err = quota.LoadTeams(o.TeamsFile); return err })
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		if o.PodsFile != "" {
+			if teams.PodTeam, err = podTeams(o.PodsFile, o.TeamsFile, teams.File, pods); err != nil {
+				return err
+			}
+		}
+	}
 	w, err := sim.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
 	if err != nil {
 		return err
@@ -176,7 +197,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != ""})
+		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != "", Teams: teams})
 	if err != nil {
 		return err
 	}
