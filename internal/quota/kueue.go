@@ -92,8 +92,15 @@ type ResourceQuota struct {
 
 // Preemption is a ClusterQueue's preemption policy.
 type Preemption struct {
-	ReclaimWithinCohort string `yaml:"reclaimWithinCohort"`
-	WithinClusterQueue  string `yaml:"withinClusterQueue"`
+	ReclaimWithinCohort string             `yaml:"reclaimWithinCohort"`
+	BorrowWithinCohort  BorrowWithinCohort `yaml:"borrowWithinCohort"`
+	WithinClusterQueue  string             `yaml:"withinClusterQueue"`
+}
+
+// BorrowWithinCohort says whether a workload that must borrow may preempt
+// workloads of other ClusterQueues of the cohort.
+type BorrowWithinCohort struct {
+	Policy string `yaml:"policy"`
 }
 
 // LocalQueueSpec is a LocalQueue's spec.

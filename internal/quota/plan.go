@@ -50,8 +50,10 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 // ResourceFlavor per model, selecting nodes by ProductLabel; one
 // WorkloadPriorityClass and one ClusterQueue per team (covering GPUResource,
 // one flavor per model of the team's quotas, preemption
-// reclaimWithinCohort Any and withinClusterQueue LowerPriority as
-// https://kueue.sigs.k8s.io/docs/concepts/preemption/ describes); a
+// reclaimWithinCohort Any, borrowWithinCohort LowerPriority and
+// withinClusterQueue LowerPriority as
+// https://kueue.sigs.k8s.io/docs/concepts/preemption/ describes, the rules
+// internal/admission applies in simulate --teams); a
 // LocalQueue named after the team in each of its namespaces; and a core/v1
 // ResourceQuota per namespace capping requests.nvidia.com/gpu at the most
 // GPUs Kueue can admit to the team (see HardCap). file names the teams
@@ -114,7 +116,7 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 				NamespaceSelector: LabelSelector{MatchExpressions: []Requirement{{
 					Key: "kubernetes.io/metadata.name", Operator: "In", Values: tm.Namespaces}}},
 				ResourceGroups: []ResourceGroup{rg},
-				Preemption:     Preemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority"},
+				Preemption:     Preemption{ReclaimWithinCohort: "Any", BorrowWithinCohort: BorrowWithinCohort{Policy: "LowerPriority"}, WithinClusterQueue: "LowerPriority"},
 			}})
 	}
 	for _, tm := range t.Teams {

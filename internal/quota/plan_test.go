@@ -109,7 +109,7 @@ func TestPlanYAML(t *testing.T) {
 		"kind: ClusterQueue\nmetadata:\n  name: vision\nspec:\n  cohortName: openb\n  namespaceSelector:\n    matchExpressions:\n      - key: kubernetes.io/metadata.name\n        operator: In\n        values:\n          - vision\n          - vision-dev\n" +
 			"  resourceGroups:\n    - coveredResources:\n        - nvidia.com/gpu\n      flavors:\n        - name: v100m32\n          resources:\n            - name: nvidia.com/gpu\n              nominalQuota: 100\n              borrowingLimit: 50\n              lendingLimit: 20\n" +
 			"        - name: t4\n          resources:\n            - name: nvidia.com/gpu\n              nominalQuota: 200\n" +
-			"  preemption:\n    reclaimWithinCohort: Any\n    withinClusterQueue: LowerPriority\n",
+			"  preemption:\n    reclaimWithinCohort: Any\n    borrowWithinCohort:\n      policy: LowerPriority\n    withinClusterQueue: LowerPriority\n",
 		"kind: LocalQueue\nmetadata:\n  name: vision\n  namespace: vision-dev\nspec:\n  clusterQueue: vision\n",
 		"apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: gpuplane-gpu\n  namespace: research\nspec:\n  hard:\n    requests.nvidia.com/gpu: 240\n",
 	} {
