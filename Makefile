@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 
 .PHONY: build test bench fuzz cold-build controlplane cluster cluster-down
 # Every binary under cmd/ into bin/: gpuplane (offline tools), and one per
-# in-cluster role (gpuplane-node-agent, gpuplane-scheduler).
+# in-cluster role (gpuplane-node-agent, gpuplane-scheduler, gpuplane-webhook).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
