@@ -38,10 +38,10 @@ type Container struct {
 
 // Toleration is a pod toleration.
 type Toleration struct {
-	Key      string `json:"key,omitempty"`
-	Operator string `json:"operator,omitempty"`
-	Value    string `json:"value,omitempty"`
-	Effect   string `json:"effect,omitempty"`
+	Key      string `json:"key,omitempty" yaml:"key"`
+	Operator string `json:"operator,omitempty" yaml:"operator"`
+	Value    string `json:"value,omitempty" yaml:"value"`
+	Effect   string `json:"effect,omitempty" yaml:"effect"`
 }
 
 // Namespace is a namespace's name and labels.
