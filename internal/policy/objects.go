@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // Object is a pod, or a workload's pod template, read from a manifest.
@@ -185,7 +185,7 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 			res := map[string]int64{}
 			for _, m := range []map[string]string{c.Resources.Requests, c.Resources.Limits} {
 				for r, q := range m {
-					if !configv1.IsGPUResource(r) {
+					if !resource.IsGPU(r) {
 						continue
 					}
 					n, err := strconv.ParseInt(q, 10, 64)

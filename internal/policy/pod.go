@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // Pod is the part of a Kubernetes pod (or pod template) the policy reads.
@@ -86,7 +86,7 @@ var TrainingOwners = []string{"PyTorchJob", "MPIJob", "TFJob", "JAXJob", "RayJob
 func (p *Pod) GPUPod() bool {
 	for _, c := range p.Containers {
 		for r, n := range c.Resources {
-			if n > 0 && configv1.IsGPUResource(r) {
+			if n > 0 && resource.IsGPU(r) {
 				return true
 			}
 		}
@@ -104,8 +104,8 @@ func (p *Pod) GPUs() int64 {
 		var n int64
 		for r, q := range c.Resources {
 			switch {
-			case q <= 0 || !configv1.IsGPUResource(r):
-			case strings.TrimSuffix(r, configv1.SharedSuffix) == configv1.ResourceGPUMilli:
+			case q <= 0 || !resource.IsGPU(r):
+			case strings.TrimSuffix(r, resource.SharedSuffix) == resource.GPUMilli:
 				n += (q + 999) / 1000
 			default:
 				n += q
@@ -164,7 +164,7 @@ func (pol *Policy) toleratesGPU(p *Pod) bool {
 
 // sharedResource reports whether r is time-sliced or fractional.
 func sharedResource(r string) bool {
-	return strings.HasSuffix(r, configv1.SharedSuffix) || r == configv1.ResourceGPUMilli
+	return strings.HasSuffix(r, resource.SharedSuffix) || r == resource.GPUMilli
 }
 
 func allowed(patterns []string, r string) bool {
@@ -230,7 +230,7 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	for _, c := range p.Containers {
 		names := make([]string, 0, len(c.Resources))
 		for r, q := range c.Resources {
-			if q > 0 && configv1.IsGPUResource(r) {
+			if q > 0 && resource.IsGPU(r) {
 				names = append(names, r)
 			}
 		}
@@ -242,7 +242,7 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 			}
 			if training && sharedResource(r) {
 				vs = append(vs, Violation{Rule: RuleTraining, Container: c.Name, Message: fmt.Sprintf(
-					"training pods may not use time-sliced or fractional GPUs (%s): no memory or fault isolation; ask for %s or a MIG profile", r, configv1.ResourceGPU)})
+					"training pods may not use time-sliced or fractional GPUs (%s): no memory or fault isolation; ask for %s or a MIG profile", r, resource.GPU)})
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // APIVersion and Kind of the policy file.
@@ -124,7 +124,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 		return nil, bad(key(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
 	}
 	if p.GPUTaint.Key == "" {
-		p.GPUTaint.Key = configv1.ResourceGPU
+		p.GPUTaint.Key = resource.GPU
 	}
 	if p.GPUTaint.Effect == "" {
 		p.GPUTaint.Effect = "NoSchedule"
@@ -170,8 +170,8 @@ func Parse(file string, data []byte) (*Policy, error) {
 		seen[t.Name] = true
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
-			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "gpuplane.io/"))) && !configv1.IsGPUResource(name) {
-				return nil, bad(key(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, configv1.ResourceGPUMilli)
+			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "gpuplane.io/"))) && !resource.IsGPU(name) {
+				return nil, bad(key(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
 			}
 		}
 	}
