@@ -183,10 +183,11 @@ func allowed(patterns []string, r string) bool {
 // violations, pod-wide ones first, then per container in order.
 //
 // Training pods are refused time-sliced (.shared) and fractional
-// (gpu-milli) GPUs: NVIDIA's time-slicing documentation warns that
-// time-sliced replicas share memory and compute with no isolation and that
-// a workload may run out of memory because of another (GPU Operator docs,
-// "Time-Slicing GPUs in Kubernetes", Understanding time-slicing GPUs).
+// (gpu-milli) GPUs: NVIDIA's GPU Operator documentation, "Time-Slicing GPUs
+// in Kubernetes" (docs.nvidia.com/datacenter/cloud-native/gpu-operator/
+// latest/gpu-sharing.html), says that unlike MIG "there is no memory or
+// fault-isolation between replicas"; a fractional GPU is shared the same
+// way.
 func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	var vs []Violation
 	if !p.GPUPod() {
