@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuplane/gpuplane/internal/policy"
 )
@@ -23,9 +25,18 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	if req.SubResource != "" || req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect {
 		return allow, nil
 	}
-	pod, err := podOf(req)
+	pod, err := podOf(req.Kind, req.Object.Raw)
 	if err != nil || pod == nil {
 		return allow, err
+	}
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		// A workload updated without a change to what the policy reads
+		// of its pod template (a controller's annotation, a new image)
+		// is not checked again: a workload admitted before the policy
+		// keeps working.
+		if old, err := podOf(req.Kind, req.OldObject.Raw); err == nil && reflect.DeepEqual(old, pod) {
+			return allow, nil
+		}
 	}
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
@@ -71,11 +82,10 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, req.Name, strings.Join(msgs, "; "))), nil
 }
 
-// podOf reads the pod, or the pod template, of the request's object; nil
-// for a kind that has none.
-func podOf(req *admissionv1.AdmissionRequest) (*policy.Pod, error) {
-	raw := req.Object.Raw
-	gk := req.Kind.Group + "/" + req.Kind.Kind
+// podOf reads the pod, or the pod template, of an object of the given
+// kind; nil for a kind that has none.
+func podOf(kind metav1.GroupVersionKind, raw []byte) (*policy.Pod, error) {
+	gk := kind.Group + "/" + kind.Kind
 	var meta *corev1.PodTemplateSpec
 	var owners []string
 	switch gk {

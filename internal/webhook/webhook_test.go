@@ -92,6 +92,46 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// A Deployment updated without a change to its pod template is not
+// checked again; one whose template changes is.
+func TestValidateUpdate(t *testing.T) {
+	h := newHandler(t)
+	body, err := os.ReadFile("testdata/deployment-no-team.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rv map[string]any
+	if err := json.Unmarshal(body, &rv); err != nil {
+		t.Fatal(err)
+	}
+	req := rv["request"].(map[string]any)
+	req["operation"] = "UPDATE"
+	obj := req["object"].(map[string]any)
+	old, _ := json.Marshal(obj)
+	var oldObj map[string]any
+	json.Unmarshal(old, &oldObj)
+	req["oldObject"] = oldObj
+	obj["metadata"].(map[string]any)["annotations"] = map[string]any{"deployment.kubernetes.io/revision": "2"}
+	send := func() *admissionv1.AdmissionResponse {
+		b, _ := json.Marshal(rv)
+		code, out := post(t, h, "/validate", b)
+		var got admissionv1.AdmissionReview
+		if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil || got.Response == nil {
+			t.Fatalf("%d %s", code, out)
+		}
+		return got.Response
+	}
+	if r := send(); !r.Allowed {
+		t.Errorf("annotation-only update refused: %v", r.Result.Message)
+	}
+	c := obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	c["image"] = "vllm/vllm-openai:v0.6.5"
+	c["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": 2}}
+	if r := send(); r.Allowed || !strings.Contains(r.Result.Message, `team: namespace "default" belongs to no team`) {
+		t.Errorf("template change: %+v", r.Result)
+	}
+}
+
 func TestMutate(t *testing.T) {
 	h := newHandler(t)
 	r := review(t, h, "/mutate", "pod-good.json")
