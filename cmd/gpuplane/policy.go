@@ -14,8 +14,9 @@ import (
 const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...]
 
 Applies a GPUPolicy file (docs/webhook.md) offline to the pods and workload
-pod templates (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob)
-of manifests, as gpuplane-webhook would at admission, and lists each
+pod templates (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob;
+Kubeflow and KubeRay training jobs) of manifests, as gpuplane-webhook would
+at admission, and lists each
 violation as FILE:LINE: KIND NAMESPACE/NAME: RULE: what to change. Namespaces
 in the manifests give their labels for namespaceSelector. To audit what runs
 now: kubectl get pods,deployments,jobs -A -o yaml > now.yaml. Exit status 1

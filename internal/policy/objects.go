@@ -59,6 +59,21 @@ type specOrTpl struct {
 			Template *template `yaml:"template"`
 		} `yaml:"spec"`
 	} `yaml:"jobTemplate"`
+	// Kubeflow training operator jobs: replica type to pod template.
+	PyTorch map[string]replica `yaml:"pytorchReplicaSpecs"`
+	TF      map[string]replica `yaml:"tfReplicaSpecs"`
+	MPI     map[string]replica `yaml:"mpiReplicaSpecs"`
+	JAX     map[string]replica `yaml:"jaxReplicaSpecs"`
+	// KubeRay: a RayCluster's worker groups, or a RayJob's cluster's.
+	WorkerGroups   []replica `yaml:"workerGroupSpecs"`
+	RayClusterSpec *struct {
+		WorkerGroups []replica `yaml:"workerGroupSpecs"`
+	} `yaml:"rayClusterSpec"`
+}
+
+type replica struct {
+	GroupName string    `yaml:"groupName"`
+	Template  *template `yaml:"template"`
 }
 
 type podSpec struct {
@@ -95,14 +110,51 @@ var templateKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 
 // ReadObjects reads the pods and workload pod templates of a YAML or JSON
 // manifest (several documents, or a List as `kubectl get -o yaml` prints),
-// and the labels of the Namespaces it holds. Objects without a namespace
+// and the labels of the Namespaces it holds. The pod templates of Kubeflow
+// training jobs (PyTorchJob, TFJob, MPIJob, JAXJob: one per replica type)
+// are training pods, and so are the worker groups of KubeRay's RayCluster
+// and RayJob. Objects without a namespace
 // are in "default". Other kinds are skipped.
 func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]string, error) {
 	var objs []Object
 	nsLabels := map[string]map[string]string{}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var line int
+	addTpl := func(m manifest, replica string, tpl *template, rayNodeType string) error {
+		if tpl == nil {
+			return nil
+		}
+		pod, err := tpl.pod(file, line)
+		if err != nil {
+			return err
+		}
+		o := Object{File: file, Line: line, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Pod: pod}
+		if o.Name == "" {
+			o.Name = m.Metadata.GenerateName
+		}
+		if replica != "" {
+			o.Name += "/" + replica
+		}
+		if o.Namespace == "" {
+			o.Namespace = "default"
+		}
+		pod.Namespace = o.Namespace
+		switch {
+		case rayNodeType != "":
+			l := map[string]string{"ray.io/node-type": rayNodeType}
+			for k, v := range pod.Labels {
+				l[k] = v
+			}
+			pod.Labels = l
+		case slices.Contains(TrainingOwners, m.Kind):
+			pod.Owners = append(pod.Owners, m.Kind)
+		}
+		objs = append(objs, o)
+		return nil
+	}
 	var add func(n *yaml.Node) error
 	add = func(n *yaml.Node) error {
+		line = n.Line
 		var m manifest
 		if err := n.Decode(&m); err != nil {
 			return fmt.Errorf("%s: %s", file, trimYAML(err))
@@ -130,22 +182,44 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 		case slices.Contains(templateKinds, m.Kind):
 			tpl = m.Spec.Template
 		}
-		if tpl == nil {
+		if tpl != nil {
+			return addTpl(m, "", tpl, "")
+		}
+		// Training jobs: each replica type's or worker group's template,
+		// as the pods the operator creates (owned by the job, or
+		// labelled ray.io/node-type=worker), named <job>/<replica>.
+		var reps map[string]replica
+		switch m.Kind {
+		case "PyTorchJob":
+			reps = m.Spec.PyTorch
+		case "TFJob":
+			reps = m.Spec.TF
+		case "MPIJob":
+			reps = m.Spec.MPI
+		case "JAXJob":
+			reps = m.Spec.JAX
+		case "RayCluster", "RayJob":
+			groups := m.Spec.WorkerGroups
+			if m.Kind == "RayJob" && m.Spec.RayClusterSpec != nil {
+				groups = m.Spec.RayClusterSpec.WorkerGroups
+			}
+			for _, g := range groups {
+				if err := addTpl(m, g.GroupName, g.Template, "worker"); err != nil {
+					return err
+				}
+			}
 			return nil
 		}
-		pod, err := tpl.pod(file, n.Line)
-		if err != nil {
-			return err
+		names := make([]string, 0, len(reps))
+		for k := range reps {
+			names = append(names, k)
 		}
-		o := Object{File: file, Line: n.Line, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Pod: pod}
-		if o.Name == "" {
-			o.Name = m.Metadata.GenerateName
+		slices.Sort(names)
+		for _, k := range names {
+			if err := addTpl(m, k, reps[k].Template, ""); err != nil {
+				return err
+			}
 		}
-		if o.Namespace == "" {
-			o.Namespace = "default"
-		}
-		pod.Namespace = o.Namespace
-		objs = append(objs, o)
 		return nil
 	}
 	for {

@@ -15,11 +15,17 @@ func TestCheck(t *testing.T) {
 	// Line numbers counted by hand in the two files.
 	want := []string{
 		"testdata/manifests/pods.yaml:23: Pod research/llama-worker-0: training-on-shared: container pytorch: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)",
+		// training.yaml: the PyTorchJob's Worker template on shared GPUs,
+		// the RayJob's worker group on milli-GPU (its head is no worker).
+		"testdata/manifests/training.yaml:1: PyTorchJob research/llama/Worker: training-on-shared: container pytorch: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)",
+		"testdata/manifests/training.yaml:25: RayJob serve/tune/gpu: training-on-shared: container worker: training pods may not use time-sliced or fractional GPUs (gpuplane.io/gpu-milli)",
 		`testdata/manifests/workloads.yaml:4: Deployment default/vllm: team: namespace "default" belongs to no team`,
 		"testdata/manifests/workloads.yaml:17: CronJob serve/embed: max-gpus-per-pod: the pod asks for 2 GPUs, team inference allows at most 1 per pod",
 	}
-	if n != 4 || len(got) != len(want) {
-		t.Fatalf("%d objects, findings:\n%v\nwant 4 objects and %q", n, got, want)
+	// 2 pods, 2 workloads, the PyTorchJob's 2 replica types and the
+	// RayJob's worker group (its head group is not read).
+	if n != 7 || len(got) != len(want) {
+		t.Fatalf("%d objects, findings:\n%v\nwant 7 objects and %q", n, got, want)
 	}
 	for i, f := range got {
 		if !strings.HasPrefix(f.String(), want[i]) {
