@@ -1,6 +1,7 @@
 # The image of gpuplane's in-cluster roles: gpuplane-node-agent (the GPU
-# node DaemonSet) and gpuplane-scheduler, on PATH as /usr/bin/<name>. The
-# Helm chart (deploy/helm/gpuplane) runs it with command: [<binary>].
+# node DaemonSet), gpuplane-scheduler and gpuplane-webhook, on PATH as
+# /usr/bin/<name>. The Helm chart (deploy/helm/gpuplane) runs it with
+# command: [<binary>].
 #
 #   docker build -t ghcr.io/gpuplane/gpuplane:0.1.0 .
 #   buildah bud --storage-driver vfs -t ghcr.io/gpuplane/gpuplane:0.1.0 .
@@ -17,7 +18,7 @@ ARG COMMIT=unknown
 # go-nvml's header marks some NVML calls deprecated; gcc would say so for each.
 RUN CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go build -trimpath \
       -ldflags "-X github.com/gpuplane/gpuplane/internal/version.version=${VERSION} -X github.com/gpuplane/gpuplane/internal/version.commit=${COMMIT}" \
-      -o /out/ ./cmd/gpuplane-node-agent ./cmd/gpuplane-scheduler
+      -o /out/ ./cmd/gpuplane-node-agent ./cmd/gpuplane-scheduler ./cmd/gpuplane-webhook
 
 # Run stage: glibc (for cgo and dlopen) and CA certificates, no shell. Runs
 # as root, as NVIDIA's device plugin does: the agent creates sockets in the
@@ -25,6 +26,6 @@ RUN CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go build -tri
 # mounts the driver's libraries into it (NVIDIA_DRIVER_CAPABILITIES=utility,
 # set by the chart).
 FROM gcr.io/distroless/base-debian12
-COPY --from=build /out/gpuplane-node-agent /out/gpuplane-scheduler /usr/bin/
+COPY --from=build /out/gpuplane-node-agent /out/gpuplane-scheduler /out/gpuplane-webhook /usr/bin/
 USER 0:0
 ENTRYPOINT ["/usr/bin/gpuplane-node-agent"]

@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 
 .PHONY: build test bench fuzz cold-build controlplane cluster cluster-down
 # Every binary under cmd/ into bin/: gpuplane (offline tools), and one per
-# in-cluster role (gpuplane-node-agent, gpuplane-scheduler).
+# in-cluster role (gpuplane-node-agent, gpuplane-scheduler, gpuplane-webhook).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
@@ -38,6 +38,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/device/mock
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./api/config/v1
 	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/policy
+	$(GO) test -run '^$$' -fuzz FuzzReadObjects -fuzztime 30s ./internal/policy
 
 # etcd, kube-apiserver, kubectl and kwok for the tests that need a control
 # plane and for make cluster, built into $${GPUPLANE_CACHE:-$$HOME/.cache/gpuplane}/bin

@@ -27,6 +27,7 @@ const usage = `gpuplane is the offline tool of gpuplane, a GPU platform for Kube
 Usage:
   gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
   gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota -h)
+  gpuplane policy check       apply a GPU admission policy to manifests offline (gpuplane policy check -h)
   gpuplane version            print the version, commit and Go version (also: gpuplane --version)
 `
 
@@ -45,6 +46,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		err = runSimulate(args[1:], stdout, stderr)
 	case "quota":
 		err = runQuota(args[1:], stdout, stderr)
+	case "policy":
+		err = runPolicy(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
 	case "help", "--help", "-help", "-h":

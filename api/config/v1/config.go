@@ -27,6 +27,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // Version is the configuration file version this package reads.
@@ -36,18 +38,18 @@ const Version = "v1"
 const (
 	// ResourceGPU is the resource of whole GPUs, and of MIG devices under
 	// MIGStrategySingle.
-	ResourceGPU = "nvidia.com/gpu"
+	ResourceGPU = resource.GPU
 	// migResourcePrefix starts the resource name of a MIG profile under
 	// MIGStrategyMixed; see MIGResource.
-	migResourcePrefix = "nvidia.com/mig-"
+	migResourcePrefix = resource.MIGPrefix
 	// SharedSuffix ends the name of a time-sliced resource under
 	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
-	SharedSuffix = ".shared"
+	SharedSuffix = resource.SharedSuffix
 	// ResourceGPUMilli is gpuplane's resource for a share of one GPU, in
 	// milli-GPU (1000 = one GPU; the openb trace's gpu_milli). A pod asks
 	// for 1..1000 of it; gpuplane-scheduler picks the GPU
 	// (docs/scheduler.md). A gpuplane extension: NVIDIA has no such resource.
-	ResourceGPUMilli = "gpuplane.io/gpu-milli"
+	ResourceGPUMilli = resource.GPUMilli
 )
 
 // The scheduler's choice of GPUs for a pod, written on the pod by

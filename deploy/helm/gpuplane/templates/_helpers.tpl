@@ -92,3 +92,29 @@ capabilities:
   {{- end }}
 {{- end -}}
 {{- end }}
+
+{{/* Name of the webhook's objects. */}}
+{{- define "gpuplane.webhook.fullname" -}}
+{{- printf "%s-webhook" (include "gpuplane.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels selecting the webhook's pods: a name of their own, as the
+scheduler's. */}}
+{{- define "gpuplane.webhook.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-webhook" (include "gpuplane.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of the webhook's objects. */}}
+{{- define "gpuplane.webhook.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "gpuplane.webhook.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{/* Secret holding the webhook's tls.crt and tls.key. */}}
+{{- define "gpuplane.webhook.secretName" -}}
+{{- default (printf "%s-tls" (include "gpuplane.webhook.fullname" .)) .Values.webhook.tls.secretName }}
+{{- end }}

@@ -1,0 +1,62 @@
+// Command gpuplane-webhook is the GPU admission webhook: it serves
+// gpuplane's GPU policy (internal/policy) to the API server as a mutating
+// and a validating admission webhook (internal/webhook). This file wires
+// the command line only.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/version"
+	"github.com/gpuplane/gpuplane/internal/webhook"
+)
+
+const name = "gpuplane-webhook"
+
+func main() {
+	if err := newWebhookCmd().Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+func newWebhookCmd() *cobra.Command {
+	o := webhook.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: "GPU admission policies: mutating and validating admission webhook",
+		Long: `gpuplane-webhook applies a GPUPolicy file to pods as they are created:
+it adds the GPU nodes' toleration, the team's schedulerName and team label
+to GPU pods (/mutate), and refuses pods and workload pod templates that
+break the policy (/validate). It serves TLS only, reloads its certificate
+files when they change, and exits cleanly on SIGTERM or SIGINT. See
+docs/webhook.md.`,
+		Version:       version.Get().String(name),
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return webhook.Run(ctx, o)
+		},
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	f := cmd.Flags()
+	f.StringVar(&o.PolicyFile, "policy", o.PolicyFile, "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1; see docs/webhook.md)")
+	f.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "serving certificate, PEM (tls.crt of a cert-manager Secret); read again when it changes")
+	f.StringVar(&o.KeyFile, "tls-key-file", o.KeyFile, "serving key, PEM (tls.key of a cert-manager Secret)")
+	f.StringVar(&o.Addr, "listen", o.Addr, "address to serve /mutate, /validate, /healthz and /metrics on, TLS only")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file, to read namespaces' labels when a team uses namespaceSelector (default: in-cluster credentials)")
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	f.AddGoFlagSet(klogFlags)
+	return cmd
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/policy"
+)
+
+const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...]
+
+Applies a GPUPolicy file (docs/webhook.md) offline to the pods and workload
+pod templates (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob;
+Kubeflow and KubeRay training jobs) of manifests, as gpuplane-webhook would
+at admission, and lists each
+violation as FILE:LINE: KIND NAMESPACE/NAME: RULE: what to change. Namespaces
+in the manifests give their labels for namespaceSelector. To audit what runs
+now: kubectl get pods,deployments,jobs -A -o yaml > now.yaml. Exit status 1
+when there is a violation.
+
+Flags:
+`
+
+// files is a repeatable -f flag.
+type files []string
+
+func (f *files) String() string     { return strings.Join(*f, ",") }
+func (f *files) Set(v string) error { *f = append(*f, v); return nil }
+
+// runPolicy runs gpuplane policy with args.
+func runPolicy(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "check" {
+		fmt.Fprint(stderr, policyDoc)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("gpuplane policy check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), policyDoc)
+		fs.PrintDefaults()
+	}
+	var policyFile string
+	var paths files
+	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json); repeatable")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("policy check takes no arguments, got %q", fs.Args())
+	}
+	if policyFile == "" || len(paths) == 0 {
+		return errors.New("policy check needs --policy FILE and -f FILE|DIR")
+	}
+	data, err := os.ReadFile(policyFile)
+	if err != nil {
+		return err
+	}
+	pol, err := policy.Parse(policyFile, data)
+	if err != nil {
+		return err
+	}
+	findings, n, err := pol.Check(paths)
+	if err != nil {
+		return err
+	}
+	for _, f := range findings {
+		fmt.Fprintln(stdout, f)
+	}
+	if len(findings) > 0 {
+		return fmt.Errorf("%d violations in %d pods and pod templates", len(findings), n)
+	}
+	fmt.Fprintf(stdout, "%d pods and pod templates, no violation\n", n)
+	return nil
+}

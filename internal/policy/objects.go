@@ -1,0 +1,346 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+)
+
+// Object is a pod, or a workload's pod template, read from a manifest.
+type Object struct {
+	File string
+	// Line is the object's first line in File.
+	Line      int
+	Kind      string
+	Name      string
+	Namespace string
+	Pod       *Pod
+}
+
+// The fields of Kubernetes manifests the policy reads; others are ignored.
+type manifest struct {
+	Kind     string    `yaml:"kind"`
+	Metadata meta      `yaml:"metadata"`
+	Spec     specOrTpl `yaml:"spec"`
+	Items    []yaml.Node
+}
+
+type meta struct {
+	Name            string            `yaml:"name"`
+	GenerateName    string            `yaml:"generateName"`
+	Namespace       string            `yaml:"namespace"`
+	Labels          map[string]string `yaml:"labels"`
+	OwnerReferences []struct {
+		Kind string `yaml:"kind"`
+	} `yaml:"ownerReferences"`
+}
+
+type template struct {
+	Metadata meta    `yaml:"metadata"`
+	Spec     podSpec `yaml:"spec"`
+}
+
+type specOrTpl struct {
+	podSpec     `yaml:",inline"`
+	Template    *template `yaml:"template"`
+	JobTemplate *struct {
+		Spec struct {
+			Template *template `yaml:"template"`
+		} `yaml:"spec"`
+	} `yaml:"jobTemplate"`
+	// Kubeflow training operator jobs: replica type to pod template.
+	PyTorch map[string]replica `yaml:"pytorchReplicaSpecs"`
+	TF      map[string]replica `yaml:"tfReplicaSpecs"`
+	MPI     map[string]replica `yaml:"mpiReplicaSpecs"`
+	JAX     map[string]replica `yaml:"jaxReplicaSpecs"`
+	// KubeRay: a RayCluster's worker groups, or a RayJob's cluster's.
+	WorkerGroups   []replica `yaml:"workerGroupSpecs"`
+	RayClusterSpec *struct {
+		WorkerGroups []replica `yaml:"workerGroupSpecs"`
+	} `yaml:"rayClusterSpec"`
+}
+
+type replica struct {
+	GroupName string    `yaml:"groupName"`
+	Template  *template `yaml:"template"`
+}
+
+type podSpec struct {
+	SchedulerName string            `yaml:"schedulerName"`
+	NodeSelector  map[string]string `yaml:"nodeSelector"`
+	Affinity      struct {
+		NodeAffinity struct {
+			Required struct {
+				Terms []struct {
+					MatchExpressions []struct {
+						Key      string   `yaml:"key"`
+						Operator string   `yaml:"operator"`
+						Values   []string `yaml:"values"`
+					} `yaml:"matchExpressions"`
+				} `yaml:"nodeSelectorTerms"`
+			} `yaml:"requiredDuringSchedulingIgnoredDuringExecution"`
+		} `yaml:"nodeAffinity"`
+	} `yaml:"affinity"`
+	Tolerations    []Toleration `yaml:"tolerations"`
+	InitContainers []container  `yaml:"initContainers"`
+	Containers     []container  `yaml:"containers"`
+}
+
+type container struct {
+	Name      string `yaml:"name"`
+	Resources struct {
+		Limits   map[string]string `yaml:"limits"`
+		Requests map[string]string `yaml:"requests"`
+	} `yaml:"resources"`
+}
+
+// templateKinds are the workload kinds whose pod template is checked.
+var templateKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"}
+
+// ReadObjects reads the pods and workload pod templates of a YAML or JSON
+// manifest (several documents, or a List as `kubectl get -o yaml` prints),
+// and the labels of the Namespaces it holds. The pod templates of Kubeflow
+// training jobs (PyTorchJob, TFJob, MPIJob, JAXJob: one per replica type)
+// are training pods, and so are the worker groups of KubeRay's RayCluster
+// and RayJob. Objects without a namespace
+// are in "default". Other kinds are skipped.
+func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]string, error) {
+	var objs []Object
+	nsLabels := map[string]map[string]string{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var line int
+	addTpl := func(m manifest, replica string, tpl *template, rayNodeType string) error {
+		if tpl == nil {
+			return nil
+		}
+		pod, err := tpl.pod(file, line)
+		if err != nil {
+			return err
+		}
+		o := Object{File: file, Line: line, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Pod: pod}
+		if o.Name == "" {
+			o.Name = m.Metadata.GenerateName
+		}
+		if replica != "" {
+			o.Name += "/" + replica
+		}
+		if o.Namespace == "" {
+			o.Namespace = "default"
+		}
+		pod.Namespace = o.Namespace
+		switch {
+		case rayNodeType != "":
+			l := map[string]string{"ray.io/node-type": rayNodeType}
+			for k, v := range pod.Labels {
+				l[k] = v
+			}
+			pod.Labels = l
+		case slices.Contains(TrainingOwners, m.Kind):
+			pod.Owners = append(pod.Owners, m.Kind)
+		}
+		objs = append(objs, o)
+		return nil
+	}
+	var add func(n *yaml.Node) error
+	add = func(n *yaml.Node) error {
+		line = n.Line
+		var m manifest
+		if err := n.Decode(&m); err != nil {
+			return fmt.Errorf("%s: %s", file, trimYAML(err))
+		}
+		var tpl *template
+		switch {
+		case m.Kind == "List" || strings.HasSuffix(m.Kind, "List"):
+			for i := range m.Items {
+				if err := add(&m.Items[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		case m.Kind == "Namespace":
+			l := map[string]string{"kubernetes.io/metadata.name": m.Metadata.Name}
+			for k, v := range m.Metadata.Labels {
+				l[k] = v
+			}
+			nsLabels[m.Metadata.Name] = l
+			return nil
+		case m.Kind == "Pod":
+			tpl = &template{Metadata: m.Metadata, Spec: m.Spec.podSpec}
+		case m.Kind == "CronJob" && m.Spec.JobTemplate != nil:
+			tpl = m.Spec.JobTemplate.Spec.Template
+		case slices.Contains(templateKinds, m.Kind):
+			tpl = m.Spec.Template
+		}
+		if tpl != nil {
+			return addTpl(m, "", tpl, "")
+		}
+		// Training jobs: each replica type's or worker group's template,
+		// as the pods the operator creates (owned by the job, or
+		// labelled ray.io/node-type=worker), named <job>/<replica>.
+		var reps map[string]replica
+		switch m.Kind {
+		case "PyTorchJob":
+			reps = m.Spec.PyTorch
+		case "TFJob":
+			reps = m.Spec.TF
+		case "MPIJob":
+			reps = m.Spec.MPI
+		case "JAXJob":
+			reps = m.Spec.JAX
+		case "RayCluster", "RayJob":
+			groups := m.Spec.WorkerGroups
+			if m.Kind == "RayJob" && m.Spec.RayClusterSpec != nil {
+				groups = m.Spec.RayClusterSpec.WorkerGroups
+			}
+			for _, g := range groups {
+				if err := addTpl(m, g.GroupName, g.Template, "worker"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		names := make([]string, 0, len(reps))
+		for k := range reps {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			if err := addTpl(m, k, reps[k].Template, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		if err := add(doc.Content[0]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return objs, nsLabels, nil
+}
+
+func (t *template) pod(file string, line int) (*Pod, error) {
+	s := &t.Spec
+	p := &Pod{Name: t.Metadata.Name, Labels: t.Metadata.Labels, SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector, Tolerations: s.Tolerations}
+	for _, o := range t.Metadata.OwnerReferences {
+		p.Owners = append(p.Owners, o.Kind)
+	}
+	for _, term := range s.Affinity.NodeAffinity.Required.Terms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == ModelLabel && e.Operator == "In" {
+				p.ModelAffinity = append(p.ModelAffinity, e.Values)
+			}
+		}
+	}
+	for i, cs := range [][]container{s.InitContainers, s.Containers} {
+		for _, c := range cs {
+			res := map[string]int64{}
+			for _, m := range []map[string]string{c.Resources.Requests, c.Resources.Limits} {
+				for r, q := range m {
+					if !resource.IsGPU(r) {
+						continue
+					}
+					n, err := strconv.ParseInt(q, 10, 64)
+					if err != nil || n < 0 {
+						return nil, fmt.Errorf("%s:%d: container %s: %s: %q is not a whole number", file, line, c.Name, r, q)
+					}
+					res[r] = n
+				}
+			}
+			p.Containers = append(p.Containers, Container{Name: c.Name, Init: i == 0, Resources: res})
+		}
+	}
+	return p, nil
+}
+
+// Finding is one violation of one object.
+type Finding struct {
+	Object    Object
+	Violation Violation
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d: %s %s/%s: %s", f.Object.File, f.Object.Line, f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Violation)
+}
+
+// Check reads the manifests of paths (files, or directories walked for
+// *.yaml, *.yml and *.json) and validates every pod and pod template, with
+// namespaces' labels from the Namespaces among them. It returns the
+// findings in file order and the number of objects checked.
+func (pol *Policy) Check(paths []string) ([]Finding, int, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			switch filepath.Ext(path) {
+			case ".yaml", ".yml", ".json":
+				if !d.IsDir() {
+					files = append(files, path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	var objs []Object
+	nsLabels := map[string]map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, 0, err
+		}
+		o, l, err := ReadObjects(f, data)
+		if err != nil {
+			return nil, 0, err
+		}
+		objs = append(objs, o...)
+		for k, v := range l {
+			nsLabels[k] = v
+		}
+	}
+	var out []Finding
+	for _, o := range objs {
+		ns := Namespace{Name: o.Namespace, Labels: nsLabels[o.Namespace]}
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{"kubernetes.io/metadata.name": o.Namespace}
+		}
+		for _, v := range pol.Validate(o.Pod, ns) {
+			out = append(out, Finding{Object: o, Violation: v})
+		}
+	}
+	return out, len(objs), nil
+}

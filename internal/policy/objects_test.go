@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	p := load(t)
+	got, n, err := p.Check([]string{"testdata/manifests"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Line numbers counted by hand in the two files.
+	want := []string{
+		"testdata/manifests/pods.yaml:23: Pod research/llama-worker-0: training-on-shared: container pytorch: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)",
+		// training.yaml: the PyTorchJob's Worker template on shared GPUs,
+		// the RayJob's worker group on milli-GPU (its head is no worker).
+		"testdata/manifests/training.yaml:1: PyTorchJob research/llama/Worker: training-on-shared: container pytorch: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)",
+		"testdata/manifests/training.yaml:25: RayJob serve/tune/gpu: training-on-shared: container worker: training pods may not use time-sliced or fractional GPUs (gpuplane.io/gpu-milli)",
+		`testdata/manifests/workloads.yaml:4: Deployment default/vllm: team: namespace "default" belongs to no team`,
+		"testdata/manifests/workloads.yaml:17: CronJob serve/embed: max-gpus-per-pod: the pod asks for 2 GPUs, team inference allows at most 1 per pod",
+	}
+	// 2 pods, 2 workloads, the PyTorchJob's 2 replica types and the
+	// RayJob's worker group (its head group is not read).
+	if n != 7 || len(got) != len(want) {
+		t.Fatalf("%d objects, findings:\n%v\nwant 7 objects and %q", n, got, want)
+	}
+	for i, f := range got {
+		if !strings.HasPrefix(f.String(), want[i]) {
+			t.Errorf("finding %d:\n got %s\nwant %s", i, f, want[i])
+		}
+	}
+}
+
+func TestReadObjectsErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"kind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1.5}}\n", `m.yaml:1: container c: nvidia.com/gpu: "1.5" is not a whole number`},
+		{"kind: Pod\nspec:\n  containers: 3\n", "m.yaml: line 3: cannot unmarshal !!int `3` into []policy.container"},
+		{"kind: Pod\n  bad: [\n", "m.yaml: line 2: mapping values are not allowed in this context"},
+	} {
+		_, _, err := ReadObjects("m.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ReadObjects(%q) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func FuzzReadObjects(f *testing.F) {
+	for _, name := range []string{"pods.yaml", "workloads.yaml"} {
+		data, err := os.ReadFile("testdata/manifests/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		objs, _, err := ReadObjects("f.yaml", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, o := range objs {
+			if o.Pod == nil || o.Namespace == "" || o.Line < 1 {
+				t.Errorf("object %+v", o)
+			}
+		}
+	})
+}

@@ -1,0 +1,304 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+)
+
+// Pod is the part of a Kubernetes pod (or pod template) the policy reads.
+type Pod struct {
+	Name      string
+	Namespace string
+	Labels    map[string]string
+	// Owners are the kinds of the pod's ownerReferences, e.g. PyTorchJob.
+	Owners        []string
+	SchedulerName string
+	NodeSelector  map[string]string
+	// ModelAffinity holds, per required node-affinity term that names
+	// ModelLabel with operator In, its values.
+	ModelAffinity [][]string
+	Tolerations   []Toleration
+	// Containers are the init containers, then the containers.
+	Containers []Container
+}
+
+// Container is one container's name and extended-resource counts.
+type Container struct {
+	Name string
+	Init bool
+	// Resources maps a resource name to its count (limits, or requests
+	// where no limit is given); milli-GPU for gpuplane.io/gpu-milli,
+	// devices for the others.
+	Resources map[string]int64
+}
+
+// Toleration is a pod toleration.
+type Toleration struct {
+	Key      string `json:"key,omitempty" yaml:"key"`
+	Operator string `json:"operator,omitempty" yaml:"operator"`
+	Value    string `json:"value,omitempty" yaml:"value"`
+	Effect   string `json:"effect,omitempty" yaml:"effect"`
+}
+
+// Namespace is a namespace's name and labels.
+type Namespace struct {
+	Name   string
+	Labels map[string]string
+}
+
+// Violation is one broken rule.
+type Violation struct {
+	// Rule is one of the Rule* names.
+	Rule string `json:"rule"`
+	// Container is the container at fault, or "" for the pod.
+	Container string `json:"container,omitempty"`
+	// Message says what is wrong and what to change.
+	Message string `json:"message"`
+}
+
+func (v Violation) String() string {
+	if v.Container == "" {
+		return v.Rule + ": " + v.Message
+	}
+	return v.Rule + ": container " + v.Container + ": " + v.Message
+}
+
+// Rule names.
+const (
+	RuleTeam          = "team"
+	RuleResource      = "allowed-resources"
+	RuleModel         = "allowed-models"
+	RuleMaxGPUs       = "max-gpus-per-pod"
+	RuleTraining      = "training-on-shared"
+	RuleTaintSquatter = "gpu-taint-toleration"
+)
+
+// TrainingOwners are the owner kinds whose pods are training workloads: the
+// Kubeflow training operator's jobs and KubeRay's RayJob. RayCluster pods
+// are training workers only when labelled ray.io/node-type=worker.
+var TrainingOwners = []string{"PyTorchJob", "MPIJob", "TFJob", "JAXJob", "RayJob"}
+
+// GPUPod reports whether a container of p asks for a GPU resource.
+func (p *Pod) GPUPod() bool {
+	for _, c := range p.Containers {
+		for r, n := range c.Resources {
+			if n > 0 && resource.IsGPU(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// GPUs is the pod's GPU count: a whole GPU, a MIG device or a time-sliced
+// replica counts one, gpuplane.io/gpu-milli counts milli/1000 rounded up.
+// As for the pod's effective request in Kubernetes, it is the larger of the
+// containers' sum and the largest init container.
+func (p *Pod) GPUs() int64 {
+	var sum, initMax int64
+	for _, c := range p.Containers {
+		var n int64
+		for r, q := range c.Resources {
+			switch {
+			case q <= 0 || !resource.IsGPU(r):
+			case strings.TrimSuffix(r, resource.SharedSuffix) == resource.GPUMilli:
+				n += (q + 999) / 1000
+			default:
+				n += q
+			}
+		}
+		if c.Init {
+			initMax = max(initMax, n)
+		} else {
+			sum += n
+		}
+	}
+	return max(sum, initMax)
+}
+
+// Training reports whether the pod is a training workload.
+func (pol *Policy) Training(p *Pod) bool {
+	if p.Labels[pol.TrainingLabel] == "true" || p.Labels["ray.io/node-type"] == "worker" {
+		return true
+	}
+	for _, o := range p.Owners {
+		if slices.Contains(TrainingOwners, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerates reports whether t tolerates the policy's GPU taint, by
+// Kubernetes' rule (k8s.io/api/core/v1 Toleration.ToleratesTaint): an empty
+// key with Exists matches every key, an empty effect every effect.
+func (pol *Policy) tolerates(t Toleration) bool {
+	g := pol.GPUTaint
+	if t.Effect != "" && t.Effect != g.Effect {
+		return false
+	}
+	if t.Key != "" && t.Key != g.Key {
+		return false
+	}
+	switch t.Operator {
+	case "Exists":
+		return true
+	case "", "Equal":
+		return t.Key != "" && t.Value == g.Value
+	}
+	return false
+}
+
+func (pol *Policy) toleratesGPU(p *Pod) bool {
+	for _, t := range p.Tolerations {
+		if pol.tolerates(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedResource reports whether r is time-sliced or fractional.
+func sharedResource(r string) bool {
+	return strings.HasSuffix(r, resource.SharedSuffix) || r == resource.GPUMilli
+}
+
+func allowed(patterns []string, r string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, p := range patterns {
+		if p == r || (strings.HasSuffix(p, "*") && strings.HasPrefix(r, strings.TrimSuffix(p, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate applies the policy to pod p in namespace ns and returns the
+// violations, pod-wide ones first, then per container in order.
+//
+// Training pods are refused time-sliced (.shared) and fractional
+// (gpu-milli) GPUs: NVIDIA's GPU Operator documentation, "Time-Slicing GPUs
+// in Kubernetes" (docs.nvidia.com/datacenter/cloud-native/gpu-operator/
+// latest/gpu-sharing.html), says that unlike MIG "there is no memory or
+// fault-isolation between replicas"; a fractional GPU is shared the same
+// way.
+func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
+	var vs []Violation
+	if !p.GPUPod() {
+		if pol.toleratesGPU(p) {
+			vs = append(vs, Violation{Rule: RuleTaintSquatter, Message: fmt.Sprintf(
+				"the pod asks for no GPU but tolerates the GPU nodes' taint %s:%s and would take room on a GPU node; remove that toleration or ask for a GPU",
+				pol.GPUTaint.Key, pol.GPUTaint.Effect)})
+		}
+		return vs
+	}
+	team := pol.TeamOf(ns)
+	if team == nil {
+		return append(vs, Violation{Rule: RuleTeam, Message: fmt.Sprintf(
+			"namespace %q belongs to no team of the GPU policy; run GPU pods in a team's namespace or add the namespace to a team", ns.Name)})
+	}
+	if len(team.AllowedModels) > 0 {
+		var picked []string
+		if m, ok := p.NodeSelector[ModelLabel]; ok {
+			picked = []string{m}
+		}
+		for _, vals := range p.ModelAffinity {
+			picked = append(picked, vals...)
+		}
+		want := strings.Join(team.AllowedModels, ", ")
+		if len(picked) == 0 {
+			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
+				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, ModelLabel)})
+		}
+		for _, m := range picked {
+			if !slices.Contains(team.AllowedModels, m) {
+				vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
+					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, ModelLabel)})
+			}
+		}
+	}
+	if n := p.GPUs(); team.MaxGPUsPerPod > 0 && n > team.MaxGPUsPerPod {
+		vs = append(vs, Violation{Rule: RuleMaxGPUs, Message: fmt.Sprintf(
+			"the pod asks for %d GPUs, team %s allows at most %d per pod; ask for fewer or split the work", n, team.Name, team.MaxGPUsPerPod)})
+	}
+	training := pol.Training(p) && !team.AllowTrainingOnShared
+	for _, c := range p.Containers {
+		names := make([]string, 0, len(c.Resources))
+		for r, q := range c.Resources {
+			if q > 0 && resource.IsGPU(r) {
+				names = append(names, r)
+			}
+		}
+		sort.Strings(names)
+		for _, r := range names {
+			if !allowed(team.AllowedResources, r) {
+				vs = append(vs, Violation{Rule: RuleResource, Container: c.Name, Message: fmt.Sprintf(
+					"resource %s is not allowed for team %s; use one of %s", r, team.Name, strings.Join(team.AllowedResources, ", "))})
+			}
+			if training && sharedResource(r) {
+				vs = append(vs, Violation{Rule: RuleTraining, Container: c.Name, Message: fmt.Sprintf(
+					"training pods may not use time-sliced or fractional GPUs (%s): no memory or fault isolation; ask for %s or a MIG profile", r, resource.GPU)})
+			}
+		}
+	}
+	return vs
+}
+
+// PatchOp is one RFC 6902 JSON Patch operation.
+type PatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// Mutate returns the JSON Patch that gives GPU pod p of namespace ns the
+// GPU taint's toleration, the team's schedulerName and the team label; a
+// pod that asks for no GPU, or whose namespace has no team, gets nothing.
+// Paths are relative to the pod object (/metadata, /spec).
+func (pol *Policy) Mutate(p *Pod, ns Namespace) []PatchOp {
+	if !p.GPUPod() {
+		return nil
+	}
+	team := pol.TeamOf(ns)
+	if team == nil {
+		return nil
+	}
+	var ops []PatchOp
+	if !pol.toleratesGPU(p) {
+		t := Toleration{Key: pol.GPUTaint.Key, Operator: "Exists", Effect: pol.GPUTaint.Effect}
+		if len(p.Tolerations) == 0 {
+			ops = append(ops, PatchOp{Op: "add", Path: "/spec/tolerations", Value: []Toleration{t}})
+		} else {
+			ops = append(ops, PatchOp{Op: "add", Path: "/spec/tolerations/-", Value: t})
+		}
+	}
+	if team.SchedulerName != "" && p.SchedulerName != team.SchedulerName {
+		op := "add"
+		if p.SchedulerName != "" {
+			op = "replace"
+		}
+		ops = append(ops, PatchOp{Op: op, Path: "/spec/schedulerName", Value: team.SchedulerName})
+	}
+	if got, ok := p.Labels[pol.TeamLabel]; !ok || got != team.Name {
+		switch {
+		case p.Labels == nil:
+			ops = append(ops, PatchOp{Op: "add", Path: "/metadata/labels", Value: map[string]string{pol.TeamLabel: team.Name}})
+		case ok:
+			ops = append(ops, PatchOp{Op: "replace", Path: "/metadata/labels/" + escape(pol.TeamLabel), Value: team.Name})
+		default:
+			ops = append(ops, PatchOp{Op: "add", Path: "/metadata/labels/" + escape(pol.TeamLabel), Value: team.Name})
+		}
+	}
+	return ops
+}
+
+// escape escapes a JSON Pointer token (RFC 6901: ~ as ~0, / as ~1).
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,226 @@
+// Package policy holds gpuplane's GPU admission policy: the versioned policy
+// file (apiVersion gpuplane.io/v1alpha1, kind GPUPolicy), and the pure
+// functions that mutate and validate a pod against it. It imports no
+// Kubernetes package: pods are read into the small Pod model of this package,
+// by the webhook from corev1 objects and by the offline `gpuplane policy
+// check` from YAML files, so both apply one and the same rules.
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+)
+
+// APIVersion and Kind of the policy file.
+const (
+	APIVersion = "gpuplane.io/v1alpha1"
+	Kind       = "GPUPolicy"
+)
+
+// Defaults of the policy file.
+const (
+	// DefaultTeamLabel is the pod label the mutation sets to the team name.
+	DefaultTeamLabel = "gpuplane.io/team"
+	// DefaultTrainingLabel marks a pod as a training workload when its
+	// value is "true", for training pods no known operator owns.
+	DefaultTrainingLabel = "gpuplane.io/training"
+)
+
+// Policy is the parsed policy file.
+type Policy struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	// GPUTaint is the taint of the GPU nodes; default nvidia.com/gpu with
+	// effect NoSchedule (the taint GPU node pools of GKE and AKS carry).
+	GPUTaint Taint `yaml:"gpuTaint"`
+	// TeamLabel is the pod label set to the team's name; default
+	// gpuplane.io/team.
+	TeamLabel string `yaml:"teamLabel"`
+	// TrainingLabel marks a training pod (value "true"); default
+	// gpuplane.io/training.
+	TrainingLabel string `yaml:"trainingLabel"`
+	// Teams in order; a namespace belongs to the first team that matches.
+	Teams []Team `yaml:"teams"`
+}
+
+// Taint is a node taint.
+type Taint struct {
+	Key    string `yaml:"key"`
+	Value  string `yaml:"value"`
+	Effect string `yaml:"effect"`
+}
+
+// Team is one team's rules.
+type Team struct {
+	Name string `yaml:"name"`
+	// Namespaces lists the team's namespaces by name.
+	Namespaces []string `yaml:"namespaces"`
+	// NamespaceSelector matches namespaces by label (matchLabels).
+	NamespaceSelector *Selector `yaml:"namespaceSelector"`
+	// AllowedResources lists the GPU resources the team's pods may ask
+	// for, exactly (nvidia.com/gpu) or by a prefix ending in *
+	// (nvidia.com/mig-*); empty allows every GPU resource.
+	AllowedResources []string `yaml:"allowedResources"`
+	// AllowedModels lists the values of the node label
+	// nvidia.com/gpu.product a pod may select; when set, a GPU pod must
+	// select one of them by nodeSelector or required node affinity.
+	AllowedModels []string `yaml:"allowedModels"`
+	// MaxGPUsPerPod caps the GPUs of one pod (see GPUs); 0 is no cap.
+	MaxGPUsPerPod int64 `yaml:"maxGPUsPerPod"`
+	// SchedulerName, when set, is written into every GPU pod of the team.
+	SchedulerName string `yaml:"schedulerName"`
+	// AllowTrainingOnShared lets training pods use time-sliced and
+	// fractional GPUs; default false.
+	AllowTrainingOnShared bool `yaml:"allowTrainingOnShared"`
+}
+
+// Selector is a label selector with matchLabels only.
+type Selector struct {
+	MatchLabels map[string]string `yaml:"matchLabels"`
+}
+
+// ModelLabel is the node label carrying the GPU model, as NVIDIA's
+// gpu-feature-discovery and gpuplane's node agent set it.
+const ModelLabel = "nvidia.com/gpu.product"
+
+var labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+
+// Parse reads a policy file; file names it in errors. An unknown key, a
+// wrong apiVersion or kind, or a bad value is an error naming file, line
+// and field.
+func Parse(file string, data []byte) (*Policy, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty policy file", file)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Policy
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+	}
+	doc := root.Content[0]
+	bad := func(n *yaml.Node, field, format string, a ...any) error {
+		line := doc.Line
+		if n != nil {
+			line = n.Line
+		}
+		return fmt.Errorf("%s:%d: %s: %s", file, line, field, fmt.Sprintf(format, a...))
+	}
+	if p.APIVersion != APIVersion {
+		return nil, bad(key(doc, "apiVersion"), "apiVersion", "is %q, want %s", p.APIVersion, APIVersion)
+	}
+	if p.Kind != Kind {
+		return nil, bad(key(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
+	}
+	if p.GPUTaint.Key == "" {
+		p.GPUTaint.Key = resource.GPU
+	}
+	if p.GPUTaint.Effect == "" {
+		p.GPUTaint.Effect = "NoSchedule"
+	}
+	switch p.GPUTaint.Effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		return nil, bad(key(doc, "gpuTaint"), "gpuTaint.effect", "is %q, want NoSchedule, PreferNoSchedule or NoExecute", p.GPUTaint.Effect)
+	}
+	if p.TeamLabel == "" {
+		p.TeamLabel = DefaultTeamLabel
+	}
+	if p.TrainingLabel == "" {
+		p.TrainingLabel = DefaultTrainingLabel
+	}
+	for _, f := range []struct{ name, v string }{{"gpuTaint.key", p.GPUTaint.Key}, {"teamLabel", p.TeamLabel}, {"trainingLabel", p.TrainingLabel}} {
+		if !labelKeyRE.MatchString(f.v) {
+			return nil, bad(key(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
+		}
+	}
+	if len(p.Teams) == 0 {
+		return nil, bad(key(doc, "teams"), "teams", "no team")
+	}
+	teams := key(doc, "teams")
+	seen := map[string]bool{}
+	for i := range p.Teams {
+		t := &p.Teams[i]
+		var n *yaml.Node
+		if teams != nil && i < len(teams.Content) {
+			n = teams.Content[i]
+		}
+		field := fmt.Sprintf("teams[%d]", i)
+		switch {
+		case t.Name == "":
+			return nil, bad(n, field+".name", "missing")
+		case seen[t.Name]:
+			return nil, bad(key(n, "name"), field+".name", "team %q given twice", t.Name)
+		case len(t.Namespaces) == 0 && (t.NamespaceSelector == nil || len(t.NamespaceSelector.MatchLabels) == 0):
+			return nil, bad(n, field, "team %q has neither namespaces nor namespaceSelector.matchLabels", t.Name)
+		case t.MaxGPUsPerPod < 0:
+			return nil, bad(key(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
+		}
+		seen[t.Name] = true
+		for _, r := range t.AllowedResources {
+			name := strings.TrimSuffix(r, "*")
+			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "gpuplane.io/"))) && !resource.IsGPU(name) {
+				return nil, bad(key(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
+			}
+		}
+	}
+	return &p, nil
+}
+
+// key returns the value node of key k in mapping n, or nil.
+func key(n *yaml.Node, k string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// trimYAML shortens a yaml.v3 error to "line N: ..." lines.
+func trimYAML(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// TeamOf returns the team of namespace ns, or nil when no team matches.
+func (p *Policy) TeamOf(ns Namespace) *Team {
+	for i := range p.Teams {
+		t := &p.Teams[i]
+		for _, n := range t.Namespaces {
+			if n == ns.Name {
+				return t
+			}
+		}
+		if t.NamespaceSelector != nil && len(t.NamespaceSelector.MatchLabels) > 0 {
+			ok := true
+			for k, v := range t.NamespaceSelector.MatchLabels {
+				if got, has := ns.Labels[k]; !has || got != v {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return t
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuplane/gpuplane/internal/policy"
+)
+
+// admit answers one request. Only Pods are mutated (a pod template is left
+// as its owner wrote it; its pods are mutated when created); Pods and pod
+// templates are validated. Other kinds, and subresources, are allowed.
+func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, mutate bool) (*admissionv1.AdmissionResponse, error) {
+	allow := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	if req.SubResource != "" || req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect {
+		return allow, nil
+	}
+	pod, err := podOf(req.Kind, req.Object.Raw)
+	if err != nil || pod == nil {
+		return allow, err
+	}
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		// A workload updated without a change to what the policy reads
+		// of its pod template (a controller's annotation, a new image)
+		// is not checked again: a workload admitted before the policy
+		// keeps working.
+		if old, err := podOf(req.Kind, req.OldObject.Raw); err == nil && reflect.DeepEqual(old, pod) {
+			return allow, nil
+		}
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace
+	}
+	ns := policy.Namespace{Name: pod.Namespace, Labels: map[string]string{"kubernetes.io/metadata.name": pod.Namespace}}
+	if h.namespaces != nil {
+		l, err := h.namespaces(ctx, pod.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %v", pod.Namespace, err)
+		}
+		ns.Labels = l
+	}
+	if mutate {
+		if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
+			return allow, nil
+		}
+		ops := h.policy.Mutate(pod, ns)
+		if len(ops) == 0 {
+			return allow, nil
+		}
+		patch, err := json.Marshal(ops)
+		if err != nil {
+			return nil, err
+		}
+		pt := admissionv1.PatchTypeJSONPatch
+		allow.Patch, allow.PatchType = patch, &pt
+		return allow, nil
+	}
+	if req.Kind.Kind == "Pod" && req.Operation != admissionv1.Create {
+		// A pod's resources and tolerations are checked once, at
+		// creation; updates (status, labels) are not refused.
+		return allow, nil
+	}
+	vs := h.policy.Validate(pod, ns)
+	if len(vs) == 0 {
+		return allow, nil
+	}
+	msgs := make([]string, len(vs))
+	for i, v := range vs {
+		msgs[i] = v.String()
+	}
+	what := strings.ToLower(req.Kind.Kind)
+	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, req.Name, strings.Join(msgs, "; "))), nil
+}
+
+// podOf reads the pod, or the pod template, of an object of the given
+// kind; nil for a kind that has none.
+func podOf(kind metav1.GroupVersionKind, raw []byte) (*policy.Pod, error) {
+	gk := kind.Group + "/" + kind.Kind
+	var meta *corev1.PodTemplateSpec
+	var owners []string
+	switch gk {
+	case "/Pod":
+		var p corev1.Pod
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("reading Pod: %v", err)
+		}
+		for _, o := range p.OwnerReferences {
+			owners = append(owners, o.Kind)
+		}
+		meta = &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	case "apps/Deployment":
+		var d appsv1.Deployment
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading Deployment: %v", err)
+		}
+		meta = &d.Spec.Template
+		meta.Namespace = d.Namespace
+	case "apps/StatefulSet":
+		var d appsv1.StatefulSet
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading StatefulSet: %v", err)
+		}
+		meta = &d.Spec.Template
+		meta.Namespace = d.Namespace
+	case "apps/DaemonSet":
+		var d appsv1.DaemonSet
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading DaemonSet: %v", err)
+		}
+		meta = &d.Spec.Template
+		meta.Namespace = d.Namespace
+	case "apps/ReplicaSet":
+		var d appsv1.ReplicaSet
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading ReplicaSet: %v", err)
+		}
+		meta = &d.Spec.Template
+		meta.Namespace = d.Namespace
+	case "batch/Job":
+		var d batchv1.Job
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading Job: %v", err)
+		}
+		meta = &d.Spec.Template
+		meta.Namespace = d.Namespace
+	case "batch/CronJob":
+		var d batchv1.CronJob
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("reading CronJob: %v", err)
+		}
+		meta = &d.Spec.JobTemplate.Spec.Template
+		meta.Namespace = d.Namespace
+	default:
+		return nil, nil
+	}
+	p := FromPodSpec(meta.ObjectMeta.Labels, &meta.Spec)
+	p.Name, p.Namespace, p.Owners = meta.Name, meta.Namespace, owners
+	return p, nil
+}
+
+// FromPodSpec converts a corev1 pod spec and its labels to the policy's
+// Pod. Each container's resources are its limits, or its requests where
+// it gives no limit (extended resources must be equal in both).
+func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
+	p := &policy.Pod{
+		Labels:        labels,
+		SchedulerName: s.SchedulerName,
+		NodeSelector:  s.NodeSelector,
+	}
+	if a := s.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, e := range term.MatchExpressions {
+				if e.Key == policy.ModelLabel && e.Operator == corev1.NodeSelectorOpIn {
+					p.ModelAffinity = append(p.ModelAffinity, e.Values)
+				}
+			}
+		}
+	}
+	for _, t := range s.Tolerations {
+		p.Tolerations = append(p.Tolerations, policy.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})
+	}
+	add := func(c *corev1.Container, init bool) {
+		res := map[string]int64{}
+		for n, q := range c.Resources.Requests {
+			res[string(n)] = q.Value()
+		}
+		for n, q := range c.Resources.Limits {
+			res[string(n)] = q.Value()
+		}
+		p.Containers = append(p.Containers, policy.Container{Name: c.Name, Init: init, Resources: res})
+	}
+	for i := range s.InitContainers {
+		add(&s.InitContainers[i], true)
+	}
+	for i := range s.Containers {
+		add(&s.Containers[i], false)
+	}
+	return p
+}

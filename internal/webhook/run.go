@@ -1,0 +1,125 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/policy"
+)
+
+// Options are gpuplane-webhook's settings.
+type Options struct {
+	// PolicyFile is the GPUPolicy file (--policy).
+	PolicyFile string
+	// CertFile and KeyFile are the serving certificate and key, PEM
+	// (--tls-cert-file, --tls-key-file); cert-manager's Secret mounted at
+	// /etc/gpuplane/webhook holds them as tls.crt and tls.key.
+	CertFile, KeyFile string
+	// Addr is the address to serve on (--listen).
+	Addr string
+	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig);
+	// default in-cluster credentials. The API server is read only for
+	// namespaces' labels, when a team uses namespaceSelector.
+	Kubeconfig string
+}
+
+// DefaultOptions returns the defaults of the command's flags.
+func DefaultOptions() Options {
+	return Options{
+		PolicyFile: "/etc/gpuplane/policy/policy.yaml",
+		CertFile:   "/etc/gpuplane/webhook/tls.crt",
+		KeyFile:    "/etc/gpuplane/webhook/tls.key",
+		Addr:       ":9443",
+	}
+}
+
+// Run serves the webhook until ctx is done.
+func Run(ctx context.Context, o Options) error {
+	data, err := os.ReadFile(o.PolicyFile)
+	if err != nil {
+		return err
+	}
+	pol, err := policy.Parse(o.PolicyFile, data)
+	if err != nil {
+		return err
+	}
+	certs, err := LoadCertFiles(o.CertFile, o.KeyFile)
+	if err != nil {
+		return err
+	}
+	var ns NamespaceLabels
+	if usesSelector(pol) {
+		rc, err := restConfig(o.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("the policy selects namespaces by label, which needs the API server: %w", err)
+		}
+		client, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return fmt.Errorf("API client: %w", err)
+		}
+		if ns, err = WatchNamespaces(ctx, client); err != nil {
+			return err
+		}
+	}
+	l, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	klog.InfoS("serving GPU admission policy", "addr", l.Addr().String(), "policy", o.PolicyFile, "teams", len(pol.Teams))
+	return Serve(ctx, l, NewHandler(pol, ns), certs)
+}
+
+func usesSelector(p *policy.Policy) bool {
+	for _, t := range p.Teams {
+		if t.NamespaceSelector != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		return rc, nil
+	}
+	return rest.InClusterConfig()
+}
+
+// WatchNamespaces keeps the cluster's namespaces in an informer and
+// returns their labels from it; a namespace not yet in the cache (created
+// a moment ago) is read from the API server.
+func WatchNamespaces(ctx context.Context, client kubernetes.Interface) (NamespaceLabels, error) {
+	f := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	lister := f.Core().V1().Namespaces().Lister()
+	f.Start(ctx.Done())
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("namespace informer %v did not sync", typ)
+		}
+	}
+	return func(ctx context.Context, name string) (map[string]string, error) {
+		n, err := lister.Get(name)
+		if apierrors.IsNotFound(err) {
+			n, err = client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		return n.Labels, nil
+	}, nil
+}
