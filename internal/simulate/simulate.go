@@ -106,12 +106,12 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	}
 	if o.OutDir != "" {
 		if err := report.CheckDir(o.OutDir, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--out: %w (--force overwrites it)", err)
+			return nil, 0, fmt.Errorf("--out: %w", err)
 		}
 	}
 	if o.PlacementsFile != "" {
 		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--placements: %w (--force overwrites it)", err)
+			return nil, 0, fmt.Errorf("--placements: %w", err)
 		}
 	}
 	if !(o.Popularity > 0 && o.Popularity <= 1) {
