@@ -125,6 +125,20 @@ func TestChartAxesFitData(t *testing.T) {
 	}
 }
 
+// TestChartConstantZero: a replay in which no pod ever waits draws the
+// waiting-pods chart of a constant 0. The axis is widened to 0..1 (plus 4%
+// above), ticks 0.0 to 1.0 every 0.2, never below 0 (it ran from -1 to 1).
+func TestChartConstantZero(t *testing.T) {
+	svg := Chart("t", Axis{Label: "x"}, Axis{Label: "y"}, []Series{{Name: "a", X: []float64{0, 10}, Y: []float64{0, 0}}})
+	if got := strings.Join(texts(svg, "ytick"), " "); got != "0.0 0.2 0.4 0.6 0.8 1.0" {
+		t.Errorf("y ticks %q", got)
+	}
+	svg = Chart("t", Axis{Label: "x"}, Axis{Label: "y"}, []Series{{Name: "a", X: []float64{0, 10}, Y: []float64{-3, -3}}})
+	if got := strings.Join(texts(svg, "ytick"), " "); got != "-4.0 -3.5 -3.0 -2.5 -2.0" {
+		t.Errorf("negative constant: y ticks %q", got)
+	}
+}
+
 // TestPaperRecognised: the default openb pod list's SHA-256 on the openb GPU
 // node list (1,213 nodes, 6,212 GPUs) in a fill run to 1.3 shows the
 // published means (Weng et al., 2023: FGD 95.39, Best-fit 93.08) in the
