@@ -203,3 +203,33 @@ func TestOutAndPlacementsNotForceable(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingInputNamesFlag: a file that cannot be opened is named with its
+// flag ("gpuplane: open /x: no such file or directory" said neither).
+func TestMissingInputNamesFlag(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.csv")
+	for _, flag := range []string{"nodes", "pods", "prices"} {
+		o := DefaultOptions()
+		o.Seeds, o.Policies = 1, "bestfit"
+		if flag != "prices" {
+			o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+			if err := os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn1,96000,393216,8,T4\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch flag {
+		case "nodes":
+			o.NodesFile = missing
+		case "pods":
+			o.PodsFile = missing
+		case "prices":
+			o.PricesFile = missing
+		}
+		var stdout, stderr strings.Builder
+		err := Run(context.Background(), o, &stdout, &stderr)
+		if want := "--" + flag + ": open " + missing + ": no such file or directory"; err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+}

@@ -211,7 +211,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 func readInput(role, path string, read func(*os.File) error) (sim.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return sim.Input{}, err
+		return sim.Input{}, fmt.Errorf("--%s: %w", role, err) // role is the flag's name
 	}
 	defer f.Close()
 	if err := read(f); err != nil {
