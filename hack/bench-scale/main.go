@@ -70,7 +70,7 @@ func run(ks, policy, tie, nodesFile, podsFile, parse string, child int) error {
 		return err
 	}
 	var first, firstCPU, last, lastCPU float64
-	var lastK int
+	var firstK, lastK int
 	for _, f := range strings.Split(ks, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k < 1 {
@@ -102,12 +102,12 @@ func run(ks, policy, tie, nodesFile, podsFile, parse string, child int) error {
 		}
 		fmt.Printf("%4d %7d %9d %8.2f %10.2f %8.2f %9.0f\n", k, nodes, pods, fillS, cpuS, wall, float64(rss)/1024)
 		if first == 0 {
-			first, firstCPU = fillS, cpuS
+			first, firstCPU, firstK = fillS, cpuS, k
 		}
 		last, lastCPU, lastK = fillS, cpuS, k
 	}
-	if first > 0 && lastK > 1 {
-		fmt.Printf("time(k=%d) / time(k=1) / %d = %.2f wall, %.2f CPU (1 is linear)\n", lastK, lastK, last/first/float64(lastK), lastCPU/firstCPU/float64(lastK))
+	if line := ratio(firstK, lastK, first, last, firstCPU, lastCPU); line != "" {
+		fmt.Println(line)
 	}
 	return nil
 }
@@ -186,4 +186,19 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// ratio says how time grows from the first factor to the last against
+// linear growth: time(k=last) / time(k=first) / (last/first). Empty with
+// one factor (a run of -k 40 alone printed its own time over itself / 40).
+func ratio(firstK, lastK int, first, last, firstCPU, lastCPU float64) string {
+	if firstK < 1 || lastK <= firstK || first <= 0 || firstCPU <= 0 {
+		return ""
+	}
+	n := float64(lastK) / float64(firstK)
+	den := fmt.Sprintf("%d", lastK)
+	if firstK != 1 {
+		den = fmt.Sprintf("(%d/%d)", lastK, firstK)
+	}
+	return fmt.Sprintf("time(k=%d) / time(k=%d) / %s = %.2f wall, %.2f CPU (1 is linear)", lastK, firstK, den, last/first/n, lastCPU/firstCPU/n)
 }

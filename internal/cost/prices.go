@@ -58,8 +58,10 @@ var defaults = map[string]Price{
 }
 
 // Prices are GPU prices by model name: the internal/gpu catalog's names and
-// any other name a prices file gives. The zero value is empty; use Default
-// for the default prices.
+// any other name a prices file gives. Model names compare without regard
+// to case, as the simulator's node and pod lists do (a prices line "t4"
+// sets the catalog's "T4"). The zero value is empty; use Default for the
+// default prices.
 type Prices struct {
 	byModel map[string]Price
 }
@@ -76,13 +78,30 @@ func Default() *Prices {
 
 // Get returns the price of one GPU of the named model.
 func (p *Prices) Get(model string) (Price, bool) {
-	pr, ok := p.byModel[model]
+	pr, ok := p.byModel[p.key(model)]
 	return pr, ok
+}
+
+// key returns the name under which p holds model: the one it already has
+// that equals model without regard to case, else model.
+func (p *Prices) key(model string) string {
+	if _, ok := p.byModel[model]; ok {
+		return model
+	}
+	for m := range p.byModel {
+		if strings.EqualFold(m, model) {
+			return m
+		}
+	}
+	return model
 }
 
 // USDPerHour returns the price of one GPU of the named model in USD per
 // GPU-hour, 0 for a model without a price.
-func (p *Prices) USDPerHour(model string) float64 { return p.byModel[model].USDPerHour }
+func (p *Prices) USDPerHour(model string) float64 {
+	pr, _ := p.Get(model)
+	return pr.USDPerHour
+}
 
 // Models returns the priced model names, sorted.
 func (p *Prices) Models() []string {
@@ -133,7 +152,7 @@ func (p *Prices) ReadPrices(name string, r io.Reader) error {
 		if err != nil || usd < 0 || usd != usd || usd > 1e6 {
 			return fmt.Errorf("%s:%d: price %q is not a non-negative number of USD per GPU-hour", name, line, fields[1])
 		}
-		p.byModel[fields[0]] = Price{USDPerHour: usd, Source: fmt.Sprintf("%s line %d", name, line)}
+		p.byModel[p.key(fields[0])] = Price{USDPerHour: usd, Source: fmt.Sprintf("%s line %d", name, line)}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -150,17 +169,17 @@ func (p *Prices) Warnings(models []string, file string) []string {
 	var out []string
 	inCluster := map[string]bool{}
 	for _, m := range models {
-		if m == "" || inCluster[m] {
+		if m == "" || inCluster[strings.ToLower(m)] {
 			continue
 		}
-		inCluster[m] = true
+		inCluster[strings.ToLower(m)] = true
 		if pr, ok := p.Get(m); !ok || pr.USDPerHour == 0 {
 			out = append(out, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0 (give one with --prices)", m))
 		}
 	}
 	catalog := gpu.Default()
 	for _, m := range p.Models() {
-		if _, known := catalog.Get(m); !known && !inCluster[m] {
+		if _, known := catalog.Get(m); !known && !inCluster[strings.ToLower(m)] {
 			out = append(out, fmt.Sprintf("%s prices GPU model %q, which neither the catalog nor the cluster has", file, m))
 		}
 	}

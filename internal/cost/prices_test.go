@@ -97,3 +97,35 @@ func FuzzReadPrices(f *testing.F) {
 		}
 	})
 }
+
+// TestPricesIgnoreCase: the simulator matches GPU model names without regard
+// to case, so prices do too. A node list writing "t4" is priced at the
+// default T4 price, 0.35 USD per GPU-hour, without a "no price" warning (it
+// warned that its GPUs cost 0, though they were priced); a prices line
+// "t4 0.5" overrides the catalog's T4 (it was added as another model,
+// ignored, and warned about as unknown); "mygpu 1" prices a cluster's
+// "MYGPU" without a warning.
+func TestPricesIgnoreCase(t *testing.T) {
+	p := Default()
+	if got := p.USDPerHour("t4"); got != 0.35 {
+		t.Errorf("t4: %v USD/h, want 0.35", got)
+	}
+	if w := p.Warnings([]string{"t4", "v100m16"}, ""); len(w) != 0 {
+		t.Errorf("lower-case catalog models: %q", w)
+	}
+	if err := p.ReadPrices("prices.txt", strings.NewReader("t4 0.5\nmygpu 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.USDPerHour("T4"); got != 0.5 {
+		t.Errorf("T4 after \"t4 0.5\": %v USD/h, want 0.5", got)
+	}
+	if got := p.USDPerHour("MyGPU"); got != 1 {
+		t.Errorf("MyGPU: %v USD/h, want 1", got)
+	}
+	if w := p.Warnings([]string{"T4", "MYGPU"}, "prices.txt"); len(w) != 0 {
+		t.Errorf("warnings %q, want none", w)
+	}
+	if got := len(p.Models()); got != len(defaults)+1 {
+		t.Errorf("%d models, want the %d defaults and mygpu", got, len(defaults))
+	}
+}

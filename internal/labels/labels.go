@@ -47,6 +47,8 @@ var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.",
 //
 // Labels (values in MiB for memory):
 //
+//	nvidia.com/gpu.present                  "true" (the GPU operator's common GPU label,
+//	                                        which the chart's default affinity selects)
 //	nvidia.com/gpu.product                  product name, "-MIG-<profile>" under the single
 //	                                        strategy, "-SHARED" when time-sliced (Product);
 //	                                        "-MIG-INVALID" (count, memory, replicas 0) when
@@ -68,6 +70,11 @@ func Compute(n device.Node, o Options) map[string]string {
 	if len(n.GPUs) == 0 {
 		return l
 	}
+	// NVIDIA's GPU operator puts nvidia.com/gpu.present=true on every GPU
+	// node (gpu-operator controllers/state_manager.go, commonGPULabelKey);
+	// the chart selects it, and a hand-set one must not be removed as a
+	// stale label under nvidia.com/gpu. (Prefixes).
+	l["nvidia.com/gpu.present"] = "true"
 	if o.Replicas < 1 {
 		o.Replicas = 1
 	}

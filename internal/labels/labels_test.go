@@ -49,7 +49,12 @@ sharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig
 
 func TestComputeH100(t *testing.T) {
 	got := Compute(node(t, "dgx-h100"), Options{MIGStrategy: "none", Replicas: 1})
+	// nvidia.com/gpu.present as NVIDIA's GPU operator writes it
+	// (gpu-operator controllers/state_manager.go, commonGPULabelKey):
+	// the chart's default affinity selects it, and docs/cluster.md and the
+	// chart's README say the agent writes it (it did not).
 	want := map[string]string{
+		"nvidia.com/gpu.present":                  "true",
 		"nvidia.com/gpu.product":                  "NVIDIA-H100-80GB-HBM3",
 		"nvidia.com/gpu.count":                    "8",
 		"nvidia.com/gpu.memory":                   "81559",

@@ -179,6 +179,8 @@ func dataRange(series []Series, x, log bool) (float64, float64) {
 		return 0, 1
 	case hi == lo && log:
 		return lo / 10, hi * 10
+	case hi == lo && lo >= 0:
+		return math.Max(0, lo-1), hi + 1 // data that are not negative: no axis below 0
 	case hi == lo:
 		return lo - 1, hi + 1
 	}

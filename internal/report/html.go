@@ -860,7 +860,7 @@ func CheckDir(dir string, force bool) error {
 	if !force {
 		for _, name := range []string{"index.html", "report.json"} {
 			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-				return fmt.Errorf("%s already holds a report: %s", dir, name)
+				return fmt.Errorf("%s already holds a report: %s (--force overwrites it)", dir, name)
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func WriteTable(w io.Writer, r *sim.Report) error {
 			get := func(f func(*sim.ReplayStats) float64) float64 {
 				return meanOf(r, s.Policy, func(x sim.Result) float64 { return f(x.Replay) })
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f\t%.0f\t\n", s.Policy, s.Runs,
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
 				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, s.QueueDelayP95Seconds/3600,
 				get(func(x *sim.ReplayStats) float64 { return x.QueueDelayMaxSeconds })/3600,
 				get(func(x *sim.ReplayStats) float64 { return float64(x.NeverStarted) }),

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,26 @@ func sample() *sim.Report {
 			{Policy: "bestfit", Seed: 1, GPUAllocationRatio: 0.9, FragmentationRatio: 0.95, Curve: []sim.Point{{ArrivedRatio: 0.1, AllocationRatio: 0.1, FragmentationRatio: 0.3}, {ArrivedRatio: 1.3, AllocationRatio: 0.9, FragmentationRatio: 0.95}}},
 		},
 		Summary: []sim.Summary{{Policy: "fgd", Runs: 2, GPUAllocationRatioMean: 0.94, GPUAllocationRatioStd: 0.01}, {Policy: "bestfit", Runs: 1, GPUAllocationRatioMean: 0.9}},
+	}
+}
+
+// TestReplayTable: issue 10's replay input (2 T4s at 0.35 USD/h, 990 s)
+// leaves 2000·990 − (470·990 + 470·989 + 440·988) milli-GPU-seconds idle:
+// 615150/1000/3600 = 0.170875 GPU-hours, 0.0598 USD. The table showed both
+// as 0; with one decimal of GPU-hours and cents they read 0.2 and 0.06.
+func TestReplayTable(t *testing.T) {
+	r := &sim.Report{Source: "r.csv + rp.csv", Mode: "replay", Nodes: 1, GPUs: 2, Pods: 4,
+		Results: []sim.Result{{Policy: "bestfit", Seed: 42, Replay: &sim.ReplayStats{NeverStarted: 1,
+			TimeWeightedAllocationRatio: 0.6893181818181818, IdleGPUHours: 0.170875, IdleCostUSD: 0.170875 * 0.35}}},
+		Summary: []sim.Summary{{Policy: "bestfit", Runs: 1, TimeWeightedAllocMean: 0.6893181818181818}},
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if got, want := strings.Fields(lines[len(lines)-1]), []string{"bestfit", "1", "68.93", "0.00", "0.00", "0.00", "1.0", "0.2", "0.06"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("row %q, want %q", got, want)
 	}
 }
 
@@ -122,6 +143,20 @@ func TestChartAxesFitData(t *testing.T) {
 	svg = Chart("t", Axis{Log: true, Ticks: durationTicks}, Axis{}, []Series{{X: []float64{1, 7200}, Y: []float64{0, 1}}})
 	if got := strings.Join(texts(svg, "xtick"), "|"); got != "1 s|10 s|1 min|10 min|1 h" {
 		t.Errorf("log ticks %q", got)
+	}
+}
+
+// TestChartConstantZero: a replay in which no pod ever waits draws the
+// waiting-pods chart of a constant 0. The axis is widened to 0..1 (plus 4%
+// above), ticks 0.0 to 1.0 every 0.2, never below 0 (it ran from -1 to 1).
+func TestChartConstantZero(t *testing.T) {
+	svg := Chart("t", Axis{Label: "x"}, Axis{Label: "y"}, []Series{{Name: "a", X: []float64{0, 10}, Y: []float64{0, 0}}})
+	if got := strings.Join(texts(svg, "ytick"), " "); got != "0.0 0.2 0.4 0.6 0.8 1.0" {
+		t.Errorf("y ticks %q", got)
+	}
+	svg = Chart("t", Axis{Label: "x"}, Axis{Label: "y"}, []Series{{Name: "a", X: []float64{0, 10}, Y: []float64{-3, -3}}})
+	if got := strings.Join(texts(svg, "ytick"), " "); got != "-4.0 -3.5 -3.0 -2.5 -2.0" {
+		t.Errorf("negative constant: y ticks %q", got)
 	}
 }
 

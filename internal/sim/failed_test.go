@@ -225,3 +225,29 @@ func TestEveryOpenbPodList(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayTimelineEndsEmpty: in issue 10's second input p1, p2 and p3 all
+// leave at t=1000 (990 s after the first creation). The timeline's last
+// point is the cluster then: nothing allocated, nothing waiting. It showed
+// 910/2000 = 0.455, the state after only p1 had left, because a sample is
+// taken at the first event of its interval.
+func TestReplayTimelineEndsEmpty(t *testing.T) {
+	nan := math.NaN()
+	w := prepare(t, []trace.NodeSpec{{Name: "node-1", CPUMilli: 96000, MemoryMiB: 393216, GPUs: 2, Model: "T4"}}, []trace.PodSpec{
+		{Name: "p1", CPUMilli: 8000, MemoryMiB: 30517, NumGPU: 1, GPUMilli: 470, Creation: 10, Deletion: 1000, Scheduled: 10},
+		{Name: "p2", CPUMilli: 8000, MemoryMiB: 30517, NumGPU: 1, GPUMilli: 470, Creation: 11, Deletion: 1000, Scheduled: 11},
+		{Name: "p3", CPUMilli: 8000, MemoryMiB: 30517, NumGPU: 1, GPUMilli: 440, Creation: 12, Deletion: 1000, Scheduled: 12},
+		{Name: "p5", CPUMilli: 11908, MemoryMiB: 47104, NumGPU: 1, GPUMilli: 1000, Creation: 14, Deletion: 20, Scheduled: nan},
+	})
+	rep, err := Run(context.Background(), w, Config{Mode: "replay", Policies: []string{"bestfit"}, Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := rep.Results[0].Replay.Timeline
+	if want := (TimePoint{Seconds: 990}); len(tl) == 0 || tl[len(tl)-1] != want {
+		t.Fatalf("timeline %+v, want it to end with %+v", tl, want)
+	}
+	if tl[0] != (TimePoint{Seconds: 0, AllocationRatio: 0.235}) {
+		t.Errorf("first point %+v, want p1 alone: 470/2000", tl[0])
+	}
+}

@@ -381,6 +381,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 		}
 		sample()
 	}
+	// The last point is the state at the end: a sample is taken at the
+	// first event of its interval, so events later in the same interval
+	// (pods leaving at the trace's last instant) would otherwise be lost.
+	last := TimePoint{Seconds: now - t0, AllocationRatio: meter.AllocationRatio(), Waiting: len(waiting)}
+	if tl := r.Replay.Timeline; len(tl) > 0 && tl[len(tl)-1].Seconds == last.Seconds {
+		tl[len(tl)-1] = last
+	} else {
+		r.Replay.Timeline = append(tl, last)
+	}
 	for _, i := range waiting {
 		fail(i, ReasonNoRoom)
 	}

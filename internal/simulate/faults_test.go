@@ -175,3 +175,61 @@ func TestHugeValueShortError(t *testing.T) {
 		t.Errorf("err = %.300v (%d bytes)", err, len(err.Error()))
 	}
 }
+
+// TestOutAndPlacementsNotForceable: --out naming a file and --placements
+// naming a directory fail before the run, and the error does not suggest
+// --force, which cannot help (with --force the first still failed with the
+// same hint, and the second failed only after the whole run, at rename).
+func TestOutAndPlacementsNotForceable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, force := range []bool{false, true} {
+		o := DefaultOptions()
+		o.Seeds, o.Policies, o.Force = 1, "bestfit", force
+		o.OutDir = file
+		var stdout, stderr strings.Builder
+		err := Run(context.Background(), o, &stdout, &stderr)
+		if err == nil || strings.Contains(err.Error(), "--force") || !strings.HasPrefix(err.Error(), "--out: ") {
+			t.Errorf("--out FILE, force %v: err = %v", force, err)
+		}
+		o.OutDir = ""
+		o.PlacementsFile = dir
+		err = Run(context.Background(), o, &stdout, &stderr)
+		if want := "--placements: " + dir + " is a directory"; err == nil || err.Error() != want {
+			t.Errorf("--placements DIR, force %v: err = %v, want %q", force, err, want)
+		}
+	}
+}
+
+// TestMissingInputNamesFlag: a file that cannot be opened is named with its
+// flag ("gpuplane: open /x: no such file or directory" said neither).
+func TestMissingInputNamesFlag(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.csv")
+	for _, flag := range []string{"nodes", "pods", "prices"} {
+		o := DefaultOptions()
+		o.Seeds, o.Policies = 1, "bestfit"
+		if flag != "prices" {
+			o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+			if err := os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn1,96000,393216,8,T4\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch flag {
+		case "nodes":
+			o.NodesFile = missing
+		case "pods":
+			o.PodsFile = missing
+		case "prices":
+			o.PricesFile = missing
+		}
+		var stdout, stderr strings.Builder
+		err := Run(context.Background(), o, &stdout, &stderr)
+		if want := "--" + flag + ": open " + missing + ": no such file or directory"; err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+}

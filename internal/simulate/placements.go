@@ -108,8 +108,11 @@ func writePlacements(w io.Writer, rep *sim.Report, jsonl bool) error {
 // checkNewFile checks, before a run, that path can be written and, unless
 // force, does not exist yet.
 func checkNewFile(path string, force bool) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
 	if _, err := os.Lstat(path); err == nil && !force {
-		return fmt.Errorf("%s exists", path)
+		return fmt.Errorf("%s exists (--force overwrites it)", path)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".gpuplane-check-")
 	if err != nil {

@@ -113,12 +113,12 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	}
 	if o.OutDir != "" {
 		if err := report.CheckDir(o.OutDir, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--out: %w (--force overwrites it)", err)
+			return nil, 0, fmt.Errorf("--out: %w", err)
 		}
 	}
 	if o.PlacementsFile != "" {
 		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--placements: %w (--force overwrites it)", err)
+			return nil, 0, fmt.Errorf("--placements: %w", err)
 		}
 	}
 	if !(o.Popularity > 0 && o.Popularity <= 1) {
@@ -232,7 +232,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 func readInput(role, path string, read func(*os.File) error) (sim.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return sim.Input{}, err
+		return sim.Input{}, fmt.Errorf("--%s: %w", role, err) // role is the flag's name
 	}
 	defer f.Close()
 	if err := read(f); err != nil {

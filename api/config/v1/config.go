@@ -329,6 +329,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if len(chk.problems) > 0 {
 		return nil, errors.New(strings.Join(at(chk.problems), "\n"))
 	}
+	if err := checkDevices(file, data, chk.lines); err != nil {
+		return nil, err
+	}
 	var c Config
 	if err := sigsyaml.Unmarshal(data, &c); err != nil {
 		return nil, yamlError(file, err)
@@ -470,11 +473,41 @@ func (c *Config) SharedName(name string, replicas int) string {
 	return name
 }
 
+// checkDevices decodes each time-slicing resource's devices on its own, so
+// that a bad one is named with its line and path (the decoder of the whole
+// file says neither). A file of another shape is left to that decoder.
+func checkDevices(file string, data []byte, lines map[string]int) error {
+	var raw struct {
+		Sharing struct {
+			TimeSlicing struct {
+				Resources []struct {
+					Devices json.RawMessage `json:"devices"`
+				} `json:"resources"`
+			} `json:"timeSlicing"`
+		} `json:"sharing"`
+	}
+	if sigsyaml.Unmarshal(data, &raw) != nil {
+		return nil
+	}
+	for i, r := range raw.Sharing.TimeSlicing.Resources {
+		if len(r.Devices) == 0 {
+			continue
+		}
+		var d Devices
+		if err := d.UnmarshalJSON(r.Devices); err != nil {
+			f := fmt.Sprintf("sharing.timeSlicing.resources[%d].devices", i)
+			return fmt.Errorf("%s:%d: %s: %w", file, lines[f], f, err)
+		}
+	}
+	return nil
+}
+
 // yamlError names the file in a sigs.k8s.io/yaml decoding error and drops
 // the JSON-decoder prefixes ("error unmarshaling JSON: while decoding JSON:
 // json: "), leaving e.g. `unknown field "colour"` or the YAML syntax error.
 func yamlError(file string, err error) error {
-	msg := err.Error()
+	msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: ")
+	msg = strings.TrimPrefix(msg, "while decoding JSON: ")
 	if i := strings.LastIndex(msg, "json: "); i >= 0 {
 		msg = msg[i+len("json: "):]
 	}

@@ -99,6 +99,23 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// TestDevicesErrorNamesLine: a bad devices entry is named with its file,
+// line and path, without the JSON decoder's prefixes (it was "c.yaml: error
+// unmarshaling JSON: while decoding JSON: unsupported device ...").
+// GPU-00000000 is not a UUID by NVIDIA's rule (replicas.go).
+func TestDevicesErrorNamesLine(t *testing.T) {
+	y := "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n      devices: all\n    - name: nvidia.com/mig-1g.10gb\n      replicas: 2\n      devices: [GPU-00000000]\n"
+	_, err := ParseConfig("c.yaml", []byte(y))
+	want := `c.yaml:10: sharing.timeSlicing.resources[1].devices: unsupported device in devices list: "GPU-00000000"; want a GPU index, a MIG index (gpu:mig) or a GPU or MIG UUID`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	_, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {plugin: {deviceListStrategy: 3}}"))
+	if err == nil || strings.Contains(err.Error(), "JSON") {
+		t.Errorf("err = %v, want it without the JSON decoder's prefixes", err)
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(p, []byte(nvidiaStyleConfig), 0o644); err != nil {
