@@ -391,6 +391,11 @@ func TestTemplateMIG(t *testing.T) {
 			t.Errorf("migStrategy %s: securityContext %+v, want not privileged, drop ALL", tc.strategy, sc)
 		}
 	}
+	// A strategy the agent would refuse at start is refused when rendering.
+	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "config.flags.migStrategy=bogus").CombinedOutput()
+	if want := `config.flags.migStrategy: "bogus"; want none, single or mixed`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("migStrategy bogus: %v %s, want %q", err, out, want)
+	}
 	// A securityContext given is used as is.
 	_, c := agent(t, render(t, "--set", "config.flags.migStrategy=mixed", "--set", "securityContext.privileged=true"))
 	if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged || sc.Capabilities != nil {

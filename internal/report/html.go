@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -792,6 +794,13 @@ func params(r *sim.Report, paper paperTrace, hasPaper bool) string {
 	if p := r.Params; p != nil {
 		row("tie-break", p.TieBreak)
 		row("popularity", strconv.FormatFloat(p.Popularity, 'g', -1, 64))
+		var prices []string
+		for _, m := range slices.Sorted(maps.Keys(p.PricesUSDPerGPUHour)) {
+			prices = append(prices, fmt.Sprintf("%s %.2f", m, p.PricesUSDPerGPUHour[m]))
+		}
+		if len(prices) > 0 {
+			row("prices (USD per GPU-hour)", strings.Join(prices, ", "))
+		}
 	}
 	if len(r.Results) > 0 {
 		lo, hi := r.Results[0].Seed, r.Results[0].Seed

@@ -95,6 +95,23 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
+// TestParamsHTML: the run parameters show the tie-break, the popularity
+// and the price of each GPU model, models in name order, in cents.
+func TestParamsHTML(t *testing.T) {
+	r := sample()
+	r.Params = &sim.Params{TieBreak: "first", Popularity: 0.95, PricesUSDPerGPUHour: map[string]float64{"V100M32": 2.48, "T4": 0.35}}
+	page := string(HTML(r))
+	for _, want := range []string{
+		"<tr><th>tie-break</th><td>first</td></tr>",
+		"<tr><th>popularity</th><td>0.95</td></tr>",
+		"<tr><th>prices (USD per GPU-hour)</th><td>T4 0.35, V100M32 2.48</td></tr>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
+
 // TestSummaryHTML: fgd's two seeds allocate 95% and 93% (mean 94, population
 // deviation 1) with fragmentation 90% and 80% (85 ± 5); bestfit's one seed
 // 90% and 95%. fgd is best in both; one run shows no deviation.

@@ -66,6 +66,9 @@ app.kubernetes.io/component: scheduler
 (config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices. */}}
 {{- define "gpuplane.mig" -}}
 {{- $strategy := dig "flags" "migStrategy" "none" (.Values.config | default dict) -}}
+{{- if not (has $strategy (list "none" "single" "mixed")) -}}
+{{- fail (printf "config.flags.migStrategy: %q; want none, single or mixed" $strategy) -}}
+{{- end -}}
 {{- ne $strategy "none" -}}
 {{- end }}
 
