@@ -307,6 +307,9 @@ func Compute(in Input) (*Ledger, error) {
 		}
 		idleMs := big.NewRat(span, 1)
 		for _, x := range hs {
+			if x.shareMs.Sign() == 0 {
+				continue // held nothing within the window
+			}
 			idleMs.Sub(idleMs, x.shareMs)
 			x.cents = new(big.Rat).Mul(x.shareMs, centsPerMs)
 			l.holdings = append(l.holdings, x)

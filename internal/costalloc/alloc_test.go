@@ -220,19 +220,22 @@ func TestStaleSample(t *testing.T) {
 	}
 }
 
-// TestUnpriced: a model without a price costs 0 and is warned about once.
+// TestUnpriced: a model without a price costs 0 and is warned about once;
+// a holding outside the window makes no row.
 func TestUnpriced(t *testing.T) {
 	l, err := Compute(Input{
 		From: 0, To: hour,
-		GPUs:     []GPU{{Node: "n", UUID: "g1", Model: "Z9"}, {Node: "n", UUID: "g2", Model: "Z9"}},
-		Holdings: []Holding{{Namespace: "ns", Pod: "p", GPU: "g1", Start: 0, End: hour}},
-		Prices:   cost.Default(),
+		GPUs: []GPU{{Node: "n", UUID: "g1", Model: "Z9"}, {Node: "n", UUID: "g2", Model: "Z9"}},
+		Holdings: []Holding{{Namespace: "ns", Pod: "p", GPU: "g1", Start: 0, End: hour},
+			// Before the window: no row.
+			{Namespace: "ns", Pod: "early", Team: "old", GPU: "g2", Start: -hour, End: 0}},
+		Prices: cost.Default(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := l.Report(ByTeam)
-	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], `"Z9"`) || r.AssetCents != 0 || r.Rows[0].Key != "(none)" || !near(r.Rows[0].GPUHoursAllocated, 1) || !near(r.Idle[0].GPUHours, 1) {
+	if len(r.Rows) != 1 || len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], `"Z9"`) || r.AssetCents != 0 || r.Rows[0].Key != "(none)" || !near(r.Rows[0].GPUHoursAllocated, 1) || !near(r.Idle[0].GPUHours, 1) {
 		t.Fatalf("warnings %q report %+v", l.Warnings, r)
 	}
 }
