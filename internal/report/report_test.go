@@ -505,3 +505,40 @@ func fileSHA256(path string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// TestTeamsHTML: a replay with two teams, fgd over two seeds and random
+// over one. vision under fgd: GPU-hours (10+20)/2 = 15.0, borrowed
+// (2+4)/2 = 3.0, mean wait (30+90)/2 s = 1.0 min, p95 (3600+7200)/2 s =
+// 1.50 h, preemptions 1.5, never started 0.5. The bars are 720−170−90 =
+// 460 units at the longest (15 GPU-hours); vision·fgd's borrowed end is
+// 460·3/15 = 92 long, from x = 170+368 = 538.
+func TestTeamsHTML(t *testing.T) {
+	r := replaySample()
+	r.Results = append(r.Results, sim.Result{Policy: "fgd", Seed: 2, Replay: r.Results[0].Replay})
+	r.Summary[0].Runs = 2
+	team := func(gh, bor, wait, p95 float64, pre, never int) []sim.TeamStats {
+		return []sim.TeamStats{
+			{Team: "vision", Pods: 1200, GPUHours: gh, BorrowedGPUHours: bor, WaitMeanSeconds: wait, WaitP95Seconds: p95, Preemptions: pre, NeverStarted: never},
+			{Team: "nlp", Pods: 7, GPUHours: 5}}
+	}
+	r.Results[0].Teams = team(10, 2, 30, 3600, 1, 0)
+	r.Results[1].Teams = team(12, 0, 0, 0, 0, 0)
+	r.Results[2].Teams = team(20, 4, 90, 7200, 2, 1)
+	page := string(HTML(r))
+	for _, want := range []string{
+		`<tr><td>vision</td><td>fgd</td><td>1,200</td><td>15.0</td><td>3.0</td><td>1.0 min</td><td>1.50 h</td><td>1.5</td><td>0.5</td></tr>`,
+		`<tr><td>vision</td><td>random</td><td>1,200</td><td>12.0</td><td>0.0</td><td>0 s</td><td>0 s</td><td>0.0</td><td>0.0</td></tr>`,
+		`<tr><td>nlp</td><td>fgd</td><td>7</td><td>5.0</td><td>0.0</td>`,
+		`<rect class="nominal" x="170" y="36.0" width="368.0" height="14" fill="#1f77b4"/><rect class="borrowed" x="538.0" y="36.0" width="92.0"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if i, j := strings.Index(page, `id="summary"`), strings.Index(page, `id="teams"`); i < 0 || j < i || j > strings.Index(page, "GPU allocation over time") {
+		t.Errorf("teams table at %d, want after the summary (%d) and before the charts", j, i)
+	}
+	if strings.Contains(string(HTML(replaySample())), `id="teams"`) {
+		t.Error("a replay without teams shows a teams table")
+	}
+}
