@@ -46,7 +46,7 @@ const (
 // The trace names no GPU model, so GPUSpec is "" (any model); QoS and Phase
 // are "". Errors name the file, the line and the column.
 func ReadAlibaba2025(file string, r io.Reader) ([]PodSpec, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&lineLimit{r: r, line: 1}) // a huge value is refused before it is read whole
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -171,6 +171,10 @@ func ReadAlibaba2025(file string, r io.Reader) ([]PodSpec, error) {
 // csvErr turns an encoding/csv error into an *Error naming the file and line.
 func csvErr(file string, err error) error {
 	var pe *csv.ParseError
+	var e *Error
+	if errors.As(err, &e) { // from lineLimit
+		return &Error{File: file, Line: e.Line, Err: e.Err}
+	}
 	if errors.As(err, &pe) {
 		return &Error{File: file, Line: pe.Line, Err: pe.Err}
 	}
@@ -192,15 +196,38 @@ func IsAlibaba2025(header []byte) bool {
 // ReadPodsAny reads a pod list in either format, told apart by its header:
 // the Alibaba 2025 trace (ReadAlibaba2025) or an openb pod list (ReadPods).
 func ReadPodsAny(file string, r io.Reader) ([]PodSpec, error) {
+	// A seekable *os.File goes to ReadPods as itself, which keeps its
+	// fast path (see ReadPods).
+	if f, ok := r.(*os.File); ok {
+		if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+			head := make([]byte, 4096)
+			n, err := io.ReadFull(f, head)
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				return nil, &Error{File: file, Line: 1, Err: err}
+			}
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				return nil, &Error{File: file, Line: 1, Err: err}
+			}
+			if IsAlibaba2025(firstLine(head[:n])) {
+				return ReadAlibaba2025(file, f)
+			}
+			return ReadPods(file, f)
+		}
+	}
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(4096)
-	if i := bytes.IndexAny(head, "\r\n"); i >= 0 {
-		head = head[:i]
-	}
-	if IsAlibaba2025(head) {
+	if IsAlibaba2025(firstLine(head)) {
 		return ReadAlibaba2025(file, br)
 	}
 	return ReadPods(file, br)
+}
+
+// firstLine returns b up to its first line break.
+func firstLine(b []byte) []byte {
+	if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 // ReadPodsAnyFile opens path and reads it with ReadPodsAny.

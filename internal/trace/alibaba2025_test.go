@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,33 @@ func FuzzReadAlibaba2025(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestReadAlibaba2025LongLine(t *testing.T) {
+	in := header2025 + "i,HN,a," + strings.Repeat("7", 2<<20) + ",1,1,1,0,0,1,1,0,0,1,,,\n"
+	_, err := ReadAlibaba2025("a.csv", strings.NewReader(in))
+	if want := "a.csv:2: line longer than 1048576 bytes"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
+
+func TestReadPodsAnyFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, in := range map[string]string{
+		"openb.csv": podHeader + "p0,12000,16384,1,1000,,LS,Running,0,12537496,0\n",
+		"a2025.csv": header2025 + "p0,HN,app_0,12,12,1,1,25,25,16.0,16.0,640.0,800.0,8,0,,12537496\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pods, err := ReadPodsAnyFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both: 12,000 m, 16 GiB = 16,384 MiB, 1 whole GPU, 0 to 12,537,496 s.
+		if len(pods) != 1 || pods[0].CPUMilli != 12000 || pods[0].MemoryMiB != 16384 || pods[0].NumGPU != 1 || pods[0].GPUMilli != 1000 || pods[0].Deletion != 12537496 {
+			t.Errorf("%s: %+v", name, pods)
+		}
+	}
 }
