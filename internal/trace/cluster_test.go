@@ -165,3 +165,21 @@ func FuzzParseNodeSpec(f *testing.F) {
 		}
 	})
 }
+
+// TestExampleCluster reads docs/examples/cluster.yaml: 4 A100 nodes of 8
+// GPUs, 100 typical T4 servers of 2 and 20 CPU-only nodes: 124 nodes,
+// 4 × 8 + 100 × 2 = 232 GPUs.
+func TestExampleCluster(t *testing.T) {
+	groups, err := ReadClusterFile("../../docs/examples/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := Nodes(groups)
+	gpus := 0
+	for _, n := range nodes {
+		gpus += n.GPUs
+	}
+	if len(nodes) != 124 || gpus != 232 || len(groups[0].MIG) != 4 {
+		t.Fatalf("%d nodes, %d GPUs, MIG %v; want 124, 232 and 4 MIG devices", len(nodes), gpus, groups[0].MIG)
+	}
+}
