@@ -31,6 +31,9 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadPods -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./internal/trace
+	$(GO) test -run '^$$' -fuzz FuzzReadAlibaba2025 -fuzztime 30s ./internal/trace
+	$(GO) test -run '^$$' -fuzz FuzzReadCluster -fuzztime 30s ./internal/trace
+	$(GO) test -run '^$$' -fuzz FuzzParseNodeSpec -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/cost
 	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/exporter
 	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/device

@@ -14,8 +14,11 @@ placement core and reports GPU allocation ratio, fragmentation, queueing
 delay and cost, policy against policy.
 
 With no --nodes/--pods it runs the built-in scenario, generated from the
-published statistics of the Alibaba openb trace. --nodes and --pods take the
-openb CSV format (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023).
+published statistics of the Alibaba openb trace. --nodes takes an openb node
+CSV (github.com/alibaba/clusterdata, cluster-trace-gpu-v2023), a cluster
+YAML file (.yaml, .yml) or a short spec such as 'A100-80GB x 16, T4 x 100';
+--pods takes an openb pod CSV or the Alibaba 2025 trace
+(cluster-trace-gpu-v2025), told apart by the header. See docs/simulate.md.
 
 Usage: gpuplane simulate [flags]   (flags take one or two dashes)
 
@@ -33,8 +36,8 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 		fmt.Fprint(f.Output(), simulateDoc)
 		f.PrintDefaults()
 	}
-	f.StringVar(&o.NodesFile, "nodes", o.NodesFile, "node list CSV (openb format); default: the built-in cluster")
-	f.StringVar(&o.PodsFile, "pods", o.PodsFile, "pod list CSV (openb format); default: the built-in workload")
+	f.StringVar(&o.NodesFile, "nodes", o.NodesFile, "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'; default: the built-in cluster")
+	f.StringVar(&o.PodsFile, "pods", o.PodsFile, "pod list CSV: openb or the Alibaba 2025 trace; default: the built-in workload")
 	f.StringVar(&o.Mode, "mode", o.Mode, "experiment: fill (Weng et al. 2023) or replay (trace time)")
 	f.StringVar(&o.Policies, "policies", o.Policies, "comma-separated policies ("+fmt.Sprint(placement.Names)+") or all")
 	f.IntVar(&o.Seeds, "seeds", o.Seeds, "runs per policy (1..10000), with seeds --seed, --seed+1, ...")

@@ -13,6 +13,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -26,8 +28,10 @@ import (
 // Options are the settings of one simulation, one per flag of gpuplane
 // simulate (named in errors).
 type Options struct {
-	// NodesFile and PodsFile are the openb node and pod lists (--nodes,
-	// --pods); both empty: the built-in scenario.
+	// NodesFile is the node list (--nodes): an openb node CSV, a cluster
+	// YAML file (.yaml, .yml) or a short node spec ("T4 x 200"). PodsFile
+	// is the pod list (--pods): an openb pod CSV or the Alibaba 2025 trace,
+	// told apart by the header. Both empty: the built-in scenario.
 	NodesFile, PodsFile string
 	// Mode is the experiment, fill or replay (--mode).
 	Mode string
@@ -159,12 +163,12 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			sim.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
 	} else {
 		nName, pName = o.NodesFile, o.PodsFile
-		in, err := readInput("nodes", o.NodesFile, func(f *os.File) (err error) { nodes, err = trace.ReadNodes(o.NodesFile, f); return err })
+		in, err := readNodes(o.NodesFile, &nodes)
 		if err != nil {
 			return err
 		}
 		inputs = append(inputs, in)
-		if in, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { pods, err = trace.ReadPods(o.PodsFile, f); return err }); err != nil {
+		if in, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { pods, err = trace.ReadPodsAny(o.PodsFile, f); return err }); err != nil {
 			return err
 		}
 		inputs = append(inputs, in)
@@ -229,6 +233,29 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 
 // readInput opens path, gives it to read, and returns its size and
 // SHA-256 as an input of role.
+// readNodes reads --nodes: a short node spec ("T4 x 200"; see
+// trace.ParseNodeSpec), a cluster YAML file (.yaml, .yml; see
+// trace.ReadCluster) or an openb node CSV.
+func readNodes(arg string, nodes *[]trace.NodeSpec) (sim.Input, error) {
+	if trace.IsNodeSpec(arg) {
+		groups, err := trace.ParseNodeSpec(arg)
+		if err != nil {
+			return sim.Input{}, fmt.Errorf("--nodes: %w", err)
+		}
+		*nodes = trace.Nodes(groups)
+		return sim.Input{Role: "nodes", Name: "node spec: " + arg}, nil
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".yaml", ".yml":
+		return readInput("nodes", arg, func(f *os.File) error {
+			groups, err := trace.ReadCluster(arg, f)
+			*nodes = trace.Nodes(groups)
+			return err
+		})
+	}
+	return readInput("nodes", arg, func(f *os.File) (err error) { *nodes, err = trace.ReadNodes(arg, f); return err })
+}
+
 func readInput(role, path string, read func(*os.File) error) (sim.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {

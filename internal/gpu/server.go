@@ -1,0 +1,44 @@
+package gpu
+
+// Server is a typical server of one GPU model: what a node of that model
+// has when a short node spec ("T4 x 100") gives only the model and count.
+type Server struct {
+	// GPUs per node.
+	GPUs int
+	// CPUMilli in millicores, MemoryMiB in MiB.
+	CPUMilli, MemoryMiB int64
+	// Source names where the shape comes from.
+	Source string
+}
+
+const openbSource = "most frequent node of this model in the Alibaba openb node list (clusterdata cluster-trace-gpu-v2023, openb_node_list_gpu_node.csv)"
+
+// servers are the typical servers. The openb models take the trace's most
+// frequent node of the model; the NVIDIA data-centre models take the DGX
+// system of that GPU from its data sheet (CPU cores, system memory in TB ×
+// 1024 × 1024 MiB). L4 and L40S have no reference server: give them in a
+// node YAML.
+var servers = map[string]Server{
+	"P100":    {2, 16000, 120 * 1024, openbSource},
+	"T4":      {2, 104000, 512 * 1024, openbSource},
+	"V100M16": {4, 32000, 128 * 1024, openbSource},
+	"V100M32": {8, 96000, 768 * 1024, openbSource},
+	"A10":     {1, 128000, 1024 * 1024, openbSource},
+	"G2":      {8, 96000, 384 * 1024, openbSource},
+	"G3":      {8, 128000, 768 * 1024, openbSource},
+	// DGX A100 320GB: 2 × AMD EPYC 7742 (128 cores), 1 TB.
+	"A100-40GB": {8, 128000, 1024 * 1024, "NVIDIA DGX A100 data sheet (320GB system)"},
+	// DGX A100 640GB: 2 × AMD EPYC 7742 (128 cores), 2 TB.
+	"A100-80GB": {8, 128000, 2048 * 1024, "NVIDIA DGX A100 data sheet (640GB system)"},
+	// DGX H100: 2 × Intel Xeon Platinum 8480C (112 cores), 2 TB.
+	"H100-80GB": {8, 112000, 2048 * 1024, "NVIDIA DGX H100 data sheet"},
+	// DGX H200: 2 × Intel Xeon Platinum 8480C (112 cores), 2 TB.
+	"H200-141GB": {8, 112000, 2048 * 1024, "NVIDIA DGX H200 data sheet"},
+}
+
+// TypicalServer returns the typical server of a catalog model, and false
+// for a model that has none (L4, L40S, or a name not in the catalog).
+func TypicalServer(model string) (Server, bool) {
+	s, ok := servers[model]
+	return s, ok
+}

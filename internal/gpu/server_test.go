@@ -1,0 +1,26 @@
+package gpu
+
+import "testing"
+
+func TestTypicalServer(t *testing.T) {
+	// T4: 387 of the 404 T4 nodes of openb_node_list_gpu_node.csv have
+	// 104,000 m CPU, 524,288 MiB (512 GiB) and 2 GPUs.
+	s, ok := TypicalServer("T4")
+	if !ok || s.GPUs != 2 || s.CPUMilli != 104000 || s.MemoryMiB != 524288 {
+		t.Errorf("T4 = %+v, %v", s, ok)
+	}
+	// DGX H100: 8 GPUs, 112 cores, 2 TB = 2,097,152 MiB.
+	s, ok = TypicalServer("H100-80GB")
+	if !ok || s.GPUs != 8 || s.CPUMilli != 112000 || s.MemoryMiB != 2097152 {
+		t.Errorf("H100-80GB = %+v, %v", s, ok)
+	}
+	if _, ok := TypicalServer("L4"); ok {
+		t.Error("L4 has a typical server")
+	}
+	c := Default()
+	for name := range servers {
+		if _, ok := c.Get(name); !ok {
+			t.Errorf("typical server for %s, which is not in the catalog", name)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const twoGroups = `nodeGroups:
+  - name: a100
+    count: 2
+    model: A100-80GB
+    gpus: 8
+    cpu: 128
+    memoryGiB: 1024.5
+    mig: [3g.40gb, 2g.20gb, 1g.10gb]
+  - count: 3
+    model: T4
+`
+
+func TestReadClusterTwoGroups(t *testing.T) {
+	groups, err := ReadCluster("c.yaml", strings.NewReader(twoGroups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := Nodes(groups)
+	// 2 A100 nodes: 128 cores = 128,000 m; 1024.5 GiB = 1,049,088 MiB.
+	// 3 T4 nodes of the typical T4 server: 2 GPUs, 104,000 m, 512 GiB =
+	// 524,288 MiB; prefix "t4" (the model in lower case); line 9.
+	want := []NodeSpec{
+		{Name: "a100-0", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", Line: 2},
+		{Name: "a100-1", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", Line: 2},
+		{Name: "t4-0", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
+		{Name: "t4-1", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
+		{Name: "t4-2", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
+	}
+	if fmt.Sprint(nodes) != fmt.Sprint(want) {
+		t.Fatalf("nodes\n%+v\nwant\n%+v", nodes, want)
+	}
+	if fmt.Sprint(groups[0].MIG) != "[3g.40gb 2g.20gb 1g.10gb]" || groups[1].MIG != nil {
+		t.Fatalf("MIG layouts %v, %v", groups[0].MIG, groups[1].MIG)
+	}
+}
+
+func TestReadClusterErrors(t *testing.T) {
+	g := func(s string) string { return "nodeGroups:\n  - " + s + "\n" }
+	cases := []struct{ name, in, want string }{
+		{"empty", "", "c.yaml:1: empty file"},
+		{"top key", "groups: []\n", `c.yaml:1: unknown field "groups" (want nodeGroups)`},
+		{"empty list", "nodeGroups: []\n", "c.yaml:1: field nodeGroups: want a non-empty list of node groups"},
+		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, gpus, cpu, memoryGiB, mig)`},
+		{"repeated key", g("count: 1\n    count: 2"), "c.yaml:3: nodeGroups[0].count: given twice"},
+		{"not integer", g("count: many"), `c.yaml:2: nodeGroups[0].count: "many" is not an integer`},
+		{"too many GPUs", g("count: 1\n    model: T4\n    gpus: 65"), "c.yaml:4: nodeGroups[0].gpus: value 65 above 64"},
+		{"negative cpu", g("count: 1\n    model: T4\n    cpu: -1"), "c.yaml:4: nodeGroups[0].cpu: negative value -1"},
+		{"missing count", g("model: T4"), "c.yaml:2: nodeGroups[0].count: missing"},
+		{"unknown model", g("count: 1\n    model: B200"), `c.yaml:2: nodeGroups[0].model: model "B200" is not in the GPU catalog`},
+		{"no typical server", g("count: 1\n    model: L4\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "L4" has no typical server to take it from`},
+		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
+		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
+		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:2: nodeGroups[0].name: name prefix "Big_Nodes"`},
+		{"same prefix", "nodeGroups:\n  - {count: 1, model: T4}\n  - {count: 1, model: T4}\n", `c.yaml:3: name: prefix "t4" already used on line 2`},
+		{"GPUs without model", g("count: 1\n    gpus: 2\n    cpu: 1\n    memoryGiB: 1"), `c.yaml:2: nodeGroups[0].gpus: 2 GPUs of model "": give a model exactly when the nodes have GPUs`},
+		{"two documents", "nodeGroups: [{count: 1, model: T4}]\n---\nx: 1\n", "c.yaml:2: a second YAML document; give one"},
+		{"syntax", "nodeGroups: [\n", "c.yaml:1: did not find expected node content"},
+		{"no nodes", g("count: 0\n    model: T4"), "c.yaml: no nodes"},
+	}
+	for _, tc := range cases {
+		_, err := ReadCluster("c.yaml", strings.NewReader(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want prefix %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestReadClusterCPUOnly(t *testing.T) {
+	groups, err := ReadCluster("c.yaml", strings.NewReader("nodeGroups:\n  - {count: 2, gpus: 0, cpu: 0.5, memoryGiB: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
+	want := "[{cpu-0 500 2048 0   2} {cpu-1 500 2048 0   2}]"
+	if got := fmt.Sprint(Nodes(groups)); got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+}
+
+func TestParseNodeSpec(t *testing.T) {
+	groups, err := ParseNodeSpec("A100-80GB x 16, T4 x 100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := Nodes(groups)
+	// 16 DGX A100 640GB (8 GPUs, 128 cores, 2 TB) and 100 T4 servers of
+	// the openb trace (2 GPUs, 104 cores, 512 GiB): 116 nodes, 328 GPUs.
+	gpus := 0
+	for _, n := range nodes {
+		gpus += n.GPUs
+	}
+	if len(nodes) != 116 || gpus != 328 {
+		t.Fatalf("%d nodes, %d GPUs; want 116, 328", len(nodes), gpus)
+	}
+	if n := nodes[0]; n.Name != "a100-80gb-0" || n.CPUMilli != 128000 || n.MemoryMiB != 2097152 || n.Model != "A100-80GB" {
+		t.Errorf("first node %+v", n)
+	}
+	if n := nodes[115]; n.Name != "t4-99" || n.CPUMilli != 104000 || n.MemoryMiB != 524288 || n.GPUs != 2 || n.Line != 2 {
+		t.Errorf("last node %+v", n)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"T4", `node spec item 1 "T4": want MODEL x COUNT`},
+		{"T4 x 0", `node spec item 1 "T4 x 0": count "0" is not an integer in [1, 100000]`},
+		{"T4 x 1, L4 x 2", `node spec item 2 "L4 x 2": model "L4" has no typical server; describe its nodes in a cluster YAML file`},
+		{"T4 x 1, T4 x 2", `node spec:2: name: prefix "t4" already used on line 1`},
+	} {
+		if _, err := ParseNodeSpec(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if !IsNodeSpec("T4 x 200") || IsNodeSpec("nodes.csv") {
+		t.Error("IsNodeSpec")
+	}
+}
+
+// FuzzReadCluster checks that no input makes ReadCluster panic, that its
+// errors name the file, and that the groups it accepts are valid.
+func FuzzReadCluster(f *testing.F) {
+	f.Add([]byte(twoGroups))
+	f.Add([]byte("nodeGroups:\n  - {count: 2, gpus: 0, cpu: 0.5, memoryGiB: 2}\n"))
+	f.Add([]byte("nodeGroups: [{count: 1, model: A100-40GB, mig: [7g.40gb]}]\n---\n"))
+	f.Add([]byte("nodeGroups: &a [*a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		groups, err := ReadCluster("f.yaml", strings.NewReader(string(data)))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		total := 0
+		for _, g := range groups {
+			total += g.Count
+			if g.Count < 0 || g.GPUs < 0 || g.GPUs > 64 || g.CPUMilli < 0 || g.MemoryMiB < 0 || (g.Model == "") != (g.GPUs == 0) || g.Name == "" {
+				t.Fatalf("accepted an invalid group %+v", g)
+			}
+		}
+		if total < 1 || total > maxClusterNodes {
+			t.Fatalf("accepted %d nodes", total)
+		}
+	})
+}
+
+// FuzzParseNodeSpec checks that no spec makes ParseNodeSpec panic.
+func FuzzParseNodeSpec(f *testing.F) {
+	f.Add("A100-80GB x 16, T4 x 100")
+	f.Add("T4 × 3")
+	f.Fuzz(func(t *testing.T, spec string) {
+		groups, err := ParseNodeSpec(spec)
+		if err != nil {
+			return
+		}
+		for _, g := range groups {
+			if g.Count < 1 || g.GPUs < 1 || g.Model == "" {
+				t.Fatalf("accepted an invalid group %+v", g)
+			}
+		}
+	})
+}
+
+// TestExampleCluster reads docs/examples/cluster.yaml: 4 A100 nodes of 8
+// GPUs, 100 typical T4 servers of 2 and 20 CPU-only nodes: 124 nodes,
+// 4 × 8 + 100 × 2 = 232 GPUs.
+func TestExampleCluster(t *testing.T) {
+	groups, err := ReadClusterFile("../../docs/examples/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := Nodes(groups)
+	gpus := 0
+	for _, n := range nodes {
+		gpus += n.GPUs
+	}
+	if len(nodes) != 124 || gpus != 232 || len(groups[0].MIG) != 4 {
+		t.Fatalf("%d nodes, %d GPUs, MIG %v; want 124, 232 and 4 MIG devices", len(nodes), gpus, groups[0].MIG)
+	}
+}
