@@ -49,7 +49,7 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 	f.BoolVar(&o.Force, "force", o.Force, "overwrite a report in --out, or the --placements file")
 	f.StringVar(&o.PlacementsFile, "placements", o.PlacementsFile, "write one row per policy, seed and pod into this file: CSV, or JSON lines if it ends in .jsonl or .ndjson")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "file of \"MODEL USD_PER_GPU_HOUR\" lines overriding the default prices")
-	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay only: teams file; GPU pods are admitted by their team's Kueue quota (team column, else FNV-1a of the name) before placement")
+	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay only: teams file; GPU pods are admitted by their team's Kueue quota (team column, else FNV-1a of the name, or of the gang NAME for NAME#i) before placement")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU; at most 4096)")
 	return f, &o

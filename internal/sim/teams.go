@@ -22,9 +22,13 @@ type Teams struct {
 }
 
 // TeamOf returns the team of a pod the pod list gives none: FNV-1a 64 of
-// its name, modulo the number of teams, as an index in the teams file's
-// order.
+// its gang's name (GangOf) when it is in one, else of its name, modulo the
+// number of teams, as an index in the teams file's order. Hashing the gang
+// keeps a gang's pods in one team, so that they stay one gang.
 func TeamOf(name string, teams int) int {
+	if g := GangOf(name); g != "" {
+		name = g
+	}
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	return int(h.Sum64() % uint64(teams))

@@ -29,10 +29,13 @@ func replayTeams(t *testing.T, w *Workload, tm *Teams) Result {
 
 // TestTeamOf: FNV-1a 64 of "pod-1" is 0x497809352ce618a6 (offset basis
 // 0xcbf29ce484222325, prime 0x100000001b3, worked out apart), which is 2
-// modulo 3.
+// modulo 3. The pods of gang pod-1 hash "pod-1" too: "pod-1#1" itself is
+// 0x3e21c72069a1890a, 1 modulo 3, which would split the gang.
 func TestTeamOf(t *testing.T) {
-	if got := TeamOf("pod-1", 3); got != 2 {
-		t.Errorf("TeamOf(pod-1, 3) = %d, want 2", got)
+	for _, name := range []string{"pod-1", "pod-1#0", "pod-1#1"} {
+		if got := TeamOf(name, 3); got != 2 {
+			t.Errorf("TeamOf(%s, 3) = %d, want 2", name, got)
+		}
 	}
 	if GangOf("train#1") != "train" || GangOf("train") != "" || GangOf("#1") != "" {
 		t.Error("GangOf")
