@@ -78,8 +78,13 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	for i, v := range vs {
 		msgs[i] = v.String()
 	}
-	what := strings.ToLower(req.Kind.Kind)
-	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, req.Name, strings.Join(msgs, "; "))), nil
+	what, name := strings.ToLower(req.Kind.Kind), req.Name
+	if name == "" {
+		// A pod a controller creates has only a generateName at
+		// admission; the API server names it afterwards.
+		name = pod.Name
+	}
+	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), nil
 }
 
 // podOf reads the pod, or the pod template, of an object of the given
@@ -98,6 +103,9 @@ func podOf(kind metav1.GroupVersionKind, raw []byte) (*policy.Pod, error) {
 			owners = append(owners, o.Kind)
 		}
 		meta = &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+		if meta.Name == "" && meta.GenerateName != "" {
+			meta.Name = meta.GenerateName + "*"
+		}
 	case "apps/Deployment":
 		var d appsv1.Deployment
 		if err := json.Unmarshal(raw, &d); err != nil {

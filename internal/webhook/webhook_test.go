@@ -78,6 +78,10 @@ func TestValidate(t *testing.T) {
 		{"pod-pytorch-shared.json", "gpuplane GPU policy refuses pod research/llama-worker-0: training-on-shared: container pytorch: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)"},
 		{"deployment-no-team.json", `gpuplane GPU policy refuses deployment default/vllm: team: namespace "default" belongs to no team of the GPU policy`},
 		{"job-cpu-squatter.json", "gpuplane GPU policy refuses job research/etl: gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule"},
+		// A Job's pod has only generateName "etl-" at admission
+		// (AdmissionRequest.name is empty then, k8s.io/api admission/v1
+		// types.go): the refusal names it "etl-*", not "".
+		{"pod-generate-name.json", "gpuplane GPU policy refuses pod research/etl-*: gpu-taint-toleration: the pod asks for no GPU"},
 	} {
 		r := review(t, h, "/validate", c.file)
 		if c.want == "" {
