@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/gpuplane/gpuplane/internal/quota"
-	"github.com/gpuplane/gpuplane/internal/trace"
+	"github.com/gpuplane/gpuplane/internal/simulate"
 )
 
 const quotaDoc = `quota turns a teams file into Kueue objects (kueue.x-k8s.io/v1beta2):
@@ -16,8 +15,10 @@ one ResourceFlavor per GPU model, one ClusterQueue per team in one Cohort,
 a LocalQueue and a ResourceQuota in each team namespace (docs/quota.md).
 It refuses a plan whose nominal quotas exceed the cluster's GPUs of a model.
 
---nodes takes the openb node list CSV (sn,cpu_milli,memory_mib,gpu,model);
-docs/quota.md shows how to write one from a cluster with kubectl.
+--nodes takes what gpuplane simulate --nodes takes: an openb node list CSV
+(sn,cpu_milli,memory_mib,gpu,model), a cluster YAML file or a short spec
+such as 'T4 x 200'; docs/quota.md shows how to write the CSV from a cluster
+with kubectl.
 
 Usage: gpuplane quota --teams teams.yaml --nodes nodes.csv > kueue.yaml
 
@@ -33,7 +34,7 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		f.PrintDefaults()
 	}
 	teamsFile := f.String("teams", "", "teams file (YAML, docs/quota.md)")
-	nodesFile := f.String("nodes", "", "node list CSV (openb format)")
+	nodesFile := f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
 	kubeconfig := f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
 	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -53,12 +54,7 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nf, err := os.Open(*nodesFile)
-	if err != nil {
-		return err
-	}
-	defer nf.Close()
-	nodes, err := trace.ReadNodes(*nodesFile, nf)
+	nodes, err := simulate.ReadNodes(*nodesFile)
 	if err != nil {
 		return err
 	}

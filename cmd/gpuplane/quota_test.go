@@ -31,6 +31,14 @@ func TestQuota(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "over.yaml: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPUs") {
 		t.Errorf("over capacity: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// --nodes takes simulate's short spec too: 2 T4 nodes of the typical
+	// openb T4 server, 2 GPUs each (internal/gpu TypicalServer), are 4 T4.
+	if _, errOut, code := run(t, "quota", "--teams", teams("ok.yaml", 1), "--nodes", "T4 x 2"); code != 0 {
+		t.Errorf("node spec: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", "T4 x 2"); code != 1 || !strings.Contains(errOut, "but the nodes have 4: over by 1 GPUs") {
+		t.Errorf("node spec over capacity: exit %d, stderr %q", code, errOut)
+	}
 	for _, c := range []struct {
 		args []string
 		want string

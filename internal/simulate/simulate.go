@@ -233,6 +233,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 
 // readInput opens path, gives it to read, and returns its size and
 // SHA-256 as an input of role.
+// ReadNodes reads a --nodes argument as gpuplane simulate does: a short
+// node spec, a cluster YAML file or an openb node CSV. gpuplane quota reads
+// its --nodes with it too.
+func ReadNodes(arg string) ([]trace.NodeSpec, error) {
+	var nodes []trace.NodeSpec
+	_, err := readNodes(arg, &nodes)
+	return nodes, err
+}
+
 // readNodes reads --nodes: a short node spec ("T4 x 200"; see
 // trace.ParseNodeSpec), a cluster YAML file (.yaml, .yml; see
 // trace.ReadCluster) or an openb node CSV.
