@@ -149,7 +149,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 		return nil, bad(key(doc, "teams"), "teams", "no team")
 	}
 	teams := key(doc, "teams")
-	seen := map[string]bool{}
+	seen, nsTeam := map[string]bool{}, map[string]string{}
 	for i := range p.Teams {
 		t := &p.Teams[i]
 		var n *yaml.Node
@@ -168,6 +168,13 @@ func Parse(file string, data []byte) (*Policy, error) {
 			return nil, bad(key(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
 		}
 		seen[t.Name] = true
+		for _, ns := range t.Namespaces {
+			// The first team would win; a second listing is a mistake.
+			if other, dup := nsTeam[ns]; dup {
+				return nil, bad(key(n, "namespaces"), field+".namespaces", "namespace %q already belongs to team %q", ns, other)
+			}
+			nsTeam[ns] = t.Name
+		}
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
 			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "gpuplane.io/"))) && !resource.IsGPU(name) {

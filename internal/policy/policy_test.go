@@ -39,6 +39,7 @@ func TestParseErrors(t *testing.T) {
 		{"apiVersion: gpuplane.io/v1alpha1\nkind: Pod\n", "p.yaml:2: kind: is \"Pod\", want GPUPolicy"},
 		{head + "teams: []\n", "p.yaml:3: teams: no team"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: a\n  namespaces: [b]\n", "p.yaml:6: teams[1].name: team \"a\" given twice"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: b\n  namespaces: [c, a]\n", "p.yaml:7: teams[1].namespaces: namespace \"a\" already belongs to team \"a\""},
 		{head + "teams:\n- name: a\n", "p.yaml:4: teams[0]: team \"a\" has neither namespaces nor namespaceSelector.matchLabels"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: -1\n", "p.yaml:6: teams[0].maxGPUsPerPod: is -1"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  allowedResources: [cpu]\n", "p.yaml:6: teams[0].allowedResources: \"cpu\" is not a GPU resource"},
