@@ -33,10 +33,6 @@ func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // runPolicy runs gpuplane policy with args.
 func runPolicy(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "check" {
-		fmt.Fprint(stderr, policyDoc)
-		return errUsage
-	}
 	fs := flag.NewFlagSet("gpuplane policy check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -47,6 +43,10 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	var paths files
 	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
 	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json); repeatable")
+	if len(args) == 0 || args[0] != "check" {
+		fs.Usage() // with the flags, which "Flags:" announces
+		return errUsage
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -18,7 +18,8 @@ func TestPolicyCheck(t *testing.T) {
 	if code := execute([]string{"policy", "check", "--policy", "../../internal/policy/testdata/policy.yaml"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy check needs --policy FILE and -f FILE|DIR\n" {
 		t.Errorf("no -f: exit %d, %q", code, errb.String())
 	}
-	if code := execute([]string{"policy"}, &out, &errb); code != 2 {
-		t.Errorf("no subcommand: exit %d", code)
+	errb.Reset()
+	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f value") {
+		t.Errorf("no subcommand: exit %d, usage without its flags: %q", code, errb.String())
 	}
 }
