@@ -98,8 +98,9 @@ type podSpec struct {
 }
 
 type container struct {
-	Name      string `yaml:"name"`
-	Resources struct {
+	Name          string `yaml:"name"`
+	RestartPolicy string `yaml:"restartPolicy"`
+	Resources     struct {
 		Limits   map[string]string `yaml:"limits"`
 		Requests map[string]string `yaml:"requests"`
 	} `yaml:"resources"`
@@ -269,7 +270,7 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 					res[r] = n
 				}
 			}
-			p.Containers = append(p.Containers, Container{Name: c.Name, Init: i == 0, Resources: res})
+			p.Containers = append(p.Containers, Container{Name: c.Name, Init: i == 0, Sidecar: i == 0 && c.RestartPolicy == "Always", Resources: res})
 		}
 	}
 	return p, nil

@@ -70,3 +70,17 @@ func FuzzReadObjects(f *testing.F) {
 		}
 	})
 }
+
+// TestReadObjectsSidecar: an init container with restartPolicy Always is a
+// native sidecar; its GPU adds to the containers': 1 + 8 = 9.
+func TestReadObjectsSidecar(t *testing.T) {
+	in := "kind: Pod\nspec:\n  initContainers:\n  - {name: s, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1}}}\n" +
+		"  containers:\n  - {name: c, resources: {limits: {nvidia.com/gpu: 8}}}\n"
+	objs, _, err := ReadObjects("m.yaml", []byte(in))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%v, %v", objs, err)
+	}
+	if n := objs[0].Pod.GPUs(); n != 9 {
+		t.Errorf("GPUs() = %d, want 9", n)
+	}
+}

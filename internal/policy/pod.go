@@ -30,6 +30,9 @@ type Pod struct {
 type Container struct {
 	Name string
 	Init bool
+	// Sidecar: an init container with restartPolicy Always (a native
+	// sidecar), which runs alongside the containers.
+	Sidecar bool
 	// Resources maps a resource name to its count (limits, or requests
 	// where no limit is given); milli-GPU for gpuplane.io/gpu-milli,
 	// devices for the others.
@@ -97,9 +100,11 @@ func (p *Pod) GPUPod() bool {
 // GPUs is the pod's GPU count: a whole GPU, a MIG device or a time-sliced
 // replica counts one, gpuplane.io/gpu-milli counts milli/1000 rounded up.
 // As for the pod's effective request in Kubernetes, it is the larger of the
-// containers' sum and the largest init container.
+// containers' sum and the largest init container; a sidecar adds to the
+// containers' sum and to every init container after it
+// (k8s.io/component-helpers resource.PodRequests, KEP 753).
 func (p *Pod) GPUs() int64 {
-	var sum, initMax int64
+	var sum, initMax, sidecars int64
 	for _, c := range p.Containers {
 		var n int64
 		for r, q := range c.Resources {
@@ -111,9 +116,14 @@ func (p *Pod) GPUs() int64 {
 				n += q
 			}
 		}
-		if c.Init {
-			initMax = max(initMax, n)
-		} else {
+		switch {
+		case c.Sidecar:
+			sum += n
+			sidecars += n
+			initMax = max(initMax, sidecars)
+		case c.Init:
+			initMax = max(initMax, n+sidecars)
+		default:
 			sum += n
 		}
 	}

@@ -96,6 +96,13 @@ func TestValidate(t *testing.T) {
 		{"milli 1500 is 2 GPUs", &Pod{Containers: []Container{{Name: "c", Resources: map[string]int64{"gpuplane.io/gpu-milli": 1500}}}}, inference,
 			[]string{"max-gpus-per-pod: the pod asks for 2 GPUs, team inference allows at most 1"}},
 		{"init container counts as max", &Pod{Containers: []Container{{Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu.shared": 1}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu.shared": 1}}}}, inference, nil},
+		// A native sidecar runs alongside: 1 + 8 = 9 GPUs
+		// (k8s.io/component-helpers resource.PodRequests); a plain init
+		// container after it uses 2 + 1 = 3 at most.
+		{"sidecar adds", &Pod{NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 2}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 8}}}}, research,
+			[]string{"max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8"}},
+		{"init after sidecar", &Pod{NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 8}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
+			[]string{"max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8"}},
 		{"squatter", &Pod{Tolerations: []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists"}}}, research,
 			[]string{"gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule"}},
 		{"tolerate everything", &Pod{Tolerations: []Toleration{{Operator: "Exists"}}}, nobody, []string{"gpu-taint-toleration:"}},

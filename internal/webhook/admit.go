@@ -185,7 +185,8 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 		for n, q := range c.Resources.Limits {
 			res[string(n)] = q.Value()
 		}
-		p.Containers = append(p.Containers, policy.Container{Name: c.Name, Init: init, Resources: res})
+		sidecar := init && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		p.Containers = append(p.Containers, policy.Container{Name: c.Name, Init: init, Sidecar: sidecar, Resources: res})
 	}
 	for i := range s.InitContainers {
 		add(&s.InitContainers[i], true)

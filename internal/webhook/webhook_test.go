@@ -14,6 +14,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuplane/gpuplane/internal/policy"
 )
@@ -230,4 +231,18 @@ func BenchmarkAdmit(b *testing.B) {
 	}
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns/op")
+}
+
+// TestPodOfSidecar: the webhook reads restartPolicy Always on an init
+// container as a native sidecar: 1 + 8 = 9 GPUs.
+func TestPodOfSidecar(t *testing.T) {
+	raw := []byte(`{"spec":{"initContainers":[{"name":"s","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":"1"}}}],` +
+		`"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"8"}}}]}}`)
+	p, err := podOf(metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.GPUs(); n != 9 {
+		t.Errorf("GPUs() = %d, want 9", n)
+	}
 }
