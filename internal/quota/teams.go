@@ -137,6 +137,23 @@ func (f *fileYAML) lines(doc *yaml.Node) {
 	}
 }
 
+// wholeNumbers refuses a fraction in a GPU count or priority:
+// go.yaml.in/yaml/v3 decodes 1.5 into an int as 1 without an error.
+func wholeNumbers(name string, n *yaml.Node) error {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 1 && c.Tag == "!!float" {
+			switch k := n.Content[i-1].Value; k {
+			case "nominal", "borrowingLimit", "lendingLimit", "priority":
+				return fmt.Errorf("%s:%d: %s: %s is not a whole number", name, c.Line, k, c.Value)
+			}
+		}
+		if err := wholeNumbers(name, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // value returns the value of key in the mapping n (or the mapping of the
 // document n), nil when absent.
 func value(n *yaml.Node, key string) *yaml.Node {
@@ -195,6 +212,9 @@ func ParseTeams(name string, data []byte) (*Teams, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(name, err)
+	}
+	if err := wholeNumbers(name, &doc); err != nil {
+		return nil, err
 	}
 	f.lines(&doc)
 	var extra yaml.Node

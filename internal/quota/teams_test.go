@@ -46,6 +46,9 @@ func TestParseTeamsErrors(t *testing.T) {
 		{"lending over nominal", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas:\n  - {model: T4, nominal: 2, lendingLimit: 3}\n", "t.yaml:6: lendingLimit: 3 GPUs is more than nominal 2"},
 		{"two products", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, product: Tesla-T4, nominal: 1}]\n- name: b\n  namespaces: [y]\n  quotas: [{model: T4, product: NVIDIA-T4, nominal: 1}]\n", "t.yaml:8: product: model \"T4\" is \"Tesla-T4\" elsewhere"},
 		{"not int", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: two}]\n", "t.yaml:5: cannot unmarshal"},
+		// go.yaml.in/yaml/v3 alone would read 1.5 as 1.
+		{"fraction", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: 1.5}]\n", "t.yaml:5: nominal: 1.5 is not a whole number"},
+		{"fractional priority", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  priority: 2.5\n  quotas: [{model: T4, nominal: 1}]\n", "t.yaml:5: priority: 2.5 is not a whole number"},
 		{"two documents", "cohort: c\n---\ncohort: d\n", "t.yaml: more than one YAML document"},
 		{"empty", "", "t.yaml: empty teams file"},
 	} {
