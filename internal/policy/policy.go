@@ -157,6 +157,10 @@ func Parse(file string, data []byte) (*Policy, error) {
 			n = teams.Content[i]
 		}
 		field := fmt.Sprintf("teams[%d]", i)
+		if v := key(n, "maxGPUsPerPod"); v != nil && v.Tag == "!!float" {
+			// go.yaml.in/yaml/v3 decodes 1.5 into an int as 1.
+			return nil, bad(v, field+".maxGPUsPerPod", "is %s, want a whole number", v.Value)
+		}
 		switch {
 		case t.Name == "":
 			return nil, bad(n, field+".name", "missing")

@@ -38,6 +38,7 @@ func TestParseErrors(t *testing.T) {
 		{"apiVersion: v1\nkind: GPUPolicy\n", "p.yaml:1: apiVersion: is \"v1\", want gpuplane.io/v1alpha1"},
 		{"apiVersion: gpuplane.io/v1alpha1\nkind: Pod\n", "p.yaml:2: kind: is \"Pod\", want GPUPolicy"},
 		{head + "teams: []\n", "p.yaml:3: teams: no team"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: 1.5\n", "p.yaml:6: teams[0].maxGPUsPerPod: is 1.5, want a whole number"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: a\n  namespaces: [b]\n", "p.yaml:6: teams[1].name: team \"a\" given twice"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: b\n  namespaces: [c, a]\n", "p.yaml:7: teams[1].namespaces: namespace \"a\" already belongs to team \"a\""},
 		{head + "teams:\n- name: a\n", "p.yaml:4: teams[0]: team \"a\" has neither namespaces nor namespaceSelector.matchLabels"},
