@@ -80,8 +80,9 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	}
 	what, name := strings.ToLower(req.Kind.Kind), req.Name
 	if name == "" {
-		// A pod a controller creates has only a generateName at
-		// admission; the API server names it afterwards.
+		// A pod with only generateName: kube-apiserver v1.37 names it
+		// before admission, but AdmissionRequest.name may be empty
+		// (k8s.io/api admission/v1).
 		name = pod.Name
 	}
 	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), nil

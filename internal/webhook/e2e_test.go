@@ -94,6 +94,16 @@ func TestAPIServer(t *testing.T) {
 		{pod("serve", "milli-training", gpus("gpuplane.io/gpu-milli", 500), func(p *corev1.Pod) {
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayJob", Name: "r", UID: "1"}}
 		}), "training-on-shared: container main: training pods may not use time-sliced or fractional GPUs (gpuplane.io/gpu-milli)"},
+		// A pod with only generateName: kube-apiserver v1.37 names it
+		// (etl-xxxxx) before admission; older ones send an empty name,
+		// and then the refusal says etl-* (TestValidate).
+		{pod("research", "", gpus("nvidia.com/gpu", 9), func(p *corev1.Pod) { p.GenerateName = "etl-" }),
+			"gpuplane GPU policy refuses pod research/etl-"},
+		// A native sidecar's GPU adds to the containers': 1 + 8 = 9.
+		{pod("research", "sidecar", gpus("nvidia.com/gpu", 8), func(p *corev1.Pod) {
+			always := corev1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []corev1.Container{{Name: "s", Image: "busybox", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Limits: gpus("nvidia.com/gpu", 1)}}}
+		}), "max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8 per pod"},
 	} {
 		_, err := cs.CoreV1().Pods(tc.pod.Namespace).Create(ctx, tc.pod, metav1.CreateOptions{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
