@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:960px;padding:0 16px;color:#222;line-height:1.4}` +
@@ -167,7 +168,7 @@ func replayOf(f func(*sim.ReplayStats) float64) func(sim.Result) float64 {
 	}
 }
 
-func summaryTable(r *sim.Report, paper paperTrace, hasPaper bool) string {
+func summaryTable(r *sim.Report, paper trace.Published, hasPaper bool) string {
 	var cols []column
 	if r.Mode == "fill" {
 		cols = []column{
@@ -241,7 +242,7 @@ func summaryTable(r *sim.Report, paper paperTrace, hasPaper bool) string {
 	if r.Mode == "fill" {
 		fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
 		if hasPaper {
-			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.Name))
+			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
 		}
 		b.WriteString("</p>")
 	} else {
@@ -329,7 +330,7 @@ func meanSeries(name, color string, cs []curve, hold bool, from float64) Series 
 	return s
 }
 
-func fillCharts(b *bytes.Buffer, r *sim.Report, colors map[string]string, paper paperTrace, hasPaper bool) {
+func fillCharts(b *bytes.Buffer, r *sim.Report, colors map[string]string, paper trace.Published, hasPaper bool) {
 	var alloc, zoom, frag []Series
 	end, start := math.Inf(1), math.Inf(-1)
 	type pair struct{ a, f []curve }
@@ -384,7 +385,7 @@ func fillCharts(b *bytes.Buffer, r *sim.Report, colors map[string]string, paper 
 	}
 	b.WriteString(Chart("The end of the run, enlarged", xa, Axis{Label: "GPU allocation ratio, %"}, zoom))
 	if hasPaper {
-		fmt.Fprintf(b, `<p class="note">Diamonds: the GPU allocation Weng et al. published for %s at 130%% arrived demand (USENIX ATC 2023, Fig. 7/9; mean of 10 seeds), in each policy's colour.</p>`, html.EscapeString(paper.Name))
+		fmt.Fprintf(b, `<p class="note">Diamonds: the GPU allocation Weng et al. published for %s at 130%% arrived demand (USENIX ATC 2023, Fig. 7/9; mean of 10 seeds), in each policy's colour.</p>`, html.EscapeString(paper.File))
 	}
 	b.WriteString("<h2>Fragmentation as demand arrives</h2>")
 	b.WriteString(Chart("Fragmented share of idle GPU capacity", xa, Axis{Label: "fragmentation ratio, %"}, frag))
@@ -771,7 +772,7 @@ func nodeGrid(models []sim.ModelUse) string {
 }
 
 // params lists how the run was made.
-func params(r *sim.Report, paper paperTrace, hasPaper bool) string {
+func params(r *sim.Report, paper trace.Published, hasPaper bool) string {
 	var b strings.Builder
 	row := func(k, v string) {
 		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>", html.EscapeString(k), html.EscapeString(v))
@@ -783,7 +784,7 @@ func params(r *sim.Report, paper paperTrace, hasPaper bool) string {
 		row("pod list SHA-256", sum)
 	}
 	if hasPaper {
-		row("recognised as", paper.Name+" (public openb trace) on the openb GPU node list")
+		row("recognised as", paper.File+" (public openb trace) on the openb GPU node list")
 	}
 	row("cluster", fmt.Sprintf("%s nodes, %s GPUs", thousands(r.Nodes), thousands(r.GPUs)))
 	row("trace pods", thousands(r.Pods))

@@ -2,44 +2,22 @@ package report
 
 import (
 	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
-// paperTrace is one public openb pod list with the GPU allocation ratios
-// that Weng et al. published for it.
-type paperTrace struct {
-	// Name is the pod list's file name in the openb trace.
-	Name string
-	// Alloc is the mean over 10 seeds of the GPU allocation ratio, in %,
-	// when the arrived GPU demand reaches 130% of capacity, by policy.
-	Alloc map[string]float64
-}
-
-// paperTraces are the public openb pod lists with published results, by
-// the SHA-256 of the file. Values: Weng et al., "Beware of Fragmentation:
-// Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent",
-// USENIX ATC 2023, Fig. 7 and Fig. 9 at 130% arrived demand, as the paper's
-// repository (github.com/hkust-adsl/kubernetes-scheduler-simulator) lists
-// them and ../shared/traces/README.md copies them; the same figures are
-// checked by internal/sim's TestReproducesPaper. Pod lists: github.com/
-// alibaba/clusterdata, cluster-trace-gpu-v2023/csv, commit 7a6c496e.
-var paperTraces = map[string]paperTrace{
-	"1ee7ed79c27a3b0861cda8ddba86a004c6aba904caafa329a76ae93ca63834a8": {"openb_pod_list_default.csv",
-		map[string]float64{"random": 87.47, "dotproduct": 90.85, "gpuclustering": 91.88, "gpupacking": 92.00, "bestfit": 93.08, "fgd": 95.39}},
-	"b7e9d8a1a601da84d6e0b4110b19ef5001be5e4796d33e7b82f166ba95161f87": {"openb_pod_list_cpu200.csv",
-		map[string]float64{"random": 83.77, "dotproduct": 87.70, "gpuclustering": 89.92, "gpupacking": 90.22, "bestfit": 92.40, "fgd": 95.05}},
-	"12dbc07d6a49bf8641e2275a2ff5bf7be74b5df7d148d531e135b140b95f9a3d": {"openb_pod_list_gpushare100.csv",
-		map[string]float64{"random": 79.44, "dotproduct": 82.42, "gpuclustering": 82.65, "gpupacking": 82.57, "bestfit": 85.01, "fgd": 86.90}},
-	"d83ce79a4eb6987524bedbb0c65e41aed3a36bf6c1b78b86234c3687a07e1d40": {"openb_pod_list_gpushare40.csv",
-		map[string]float64{"random": 86.00, "dotproduct": 89.56, "gpuclustering": 90.02, "gpupacking": 90.03, "bestfit": 91.69, "fgd": 94.15}},
-}
-
 // paperFor returns the published results that apply to r: a fill run to
-// 1.3 × capacity of a recognised pod list on the openb GPU node list
+// 1.3 × capacity of a public openb pod list recognised by its SHA-256
+// (trace.PublishedResults) on the openb GPU node list
 // (openb_node_list_gpu_node.csv: 1,213 nodes, 6,212 GPUs).
-func paperFor(r *sim.Report) (paperTrace, bool) {
-	p, ok := paperTraces[r.PodsSHA256()]
-	if !ok || r.Mode != "fill" || r.Inflate != 1.3 || r.Nodes != 1213 || r.GPUs != 6212 {
-		return paperTrace{}, false
+func paperFor(r *sim.Report) (trace.Published, bool) {
+	if r.Mode != "fill" || r.Inflate != 1.3 || r.Nodes != 1213 || r.GPUs != 6212 {
+		return trace.Published{}, false
 	}
-	return p, true
+	sum := r.PodsSHA256()
+	for _, p := range trace.PublishedResults {
+		if p.SHA256 == sum {
+			return p, true
+		}
+	}
+	return trace.Published{}, false
 }

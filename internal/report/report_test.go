@@ -2,12 +2,9 @@ package report
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image/png"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -19,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim"
-	"github.com/gpuplane/gpuplane/internal/testenv"
 )
 
 func sample() *sim.Report {
@@ -196,19 +192,6 @@ func TestPaperRecognised(t *testing.T) {
 	r.Inflate = 1.5
 	if strings.Contains(string(HTML(r)), "published") {
 		t.Error("published values shown for a run to 150%")
-	}
-}
-
-// TestPaperHashes: the table's SHA-256 keys are those of the public files.
-func TestPaperHashes(t *testing.T) {
-	for sum, p := range paperTraces {
-		got, err := fileSHA256(testenv.Openb(t, p.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != sum {
-			t.Errorf("%s: SHA-256 %s, table has %s", p.Name, got, sum)
-		}
 	}
 }
 
@@ -490,20 +473,6 @@ func TestHTMLOddReports(t *testing.T) {
 			t.Errorf("report %d: page shows NaN", i)
 		}
 	}
-}
-
-// fileSHA256 returns the SHA-256 of a file's contents, in hex.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // TestTeamsHTML: a replay with two teams, fgd over two seeds and random

@@ -30,16 +30,6 @@ func openb(t testing.TB, pods string) *Workload {
 	return w
 }
 
-// Published means over 10 seeds of the GPU allocation ratio at 130% arrived
-// demand, from the openb simulator's repository
-// (github.com/hkust-adsl/kubernetes-scheduler-simulator, Weng et al.,
-// USENIX ATC 2023), as listed in ../shared/traces/README.md.
-var published = map[string]map[string]float64{
-	"openb_pod_list_default.csv":    {"random": 87.47, "dotproduct": 90.85, "gpuclustering": 91.88, "gpupacking": 92.00, "bestfit": 93.08, "fgd": 95.39},
-	"openb_pod_list_cpu200.csv":     {"random": 83.77, "dotproduct": 87.70, "gpuclustering": 89.92, "gpupacking": 90.22, "bestfit": 92.40, "fgd": 95.05},
-	"openb_pod_list_gpushare40.csv": {"random": 86.00, "dotproduct": 89.56, "gpuclustering": 90.02, "gpupacking": 90.03, "bestfit": 91.69, "fgd": 94.15},
-}
-
 // TestReproducesPaper runs the paper's fill experiment, 10 seeds, and checks
 // all six of the paper's policies against the published means, within 0.7
 // percentage points, and the published order Random < DotProduct <
@@ -49,6 +39,10 @@ func TestReproducesPaper(t *testing.T) {
 		t.Skip("runs 120 simulations")
 	}
 	for _, file := range []string{"openb_pod_list_default.csv", "openb_pod_list_cpu200.csv", "openb_pod_list_gpushare40.csv"} {
+		published, ok := trace.PublishedFor(file)
+		if !ok {
+			t.Fatalf("%s: no published result", file)
+		}
 		w := openb(t, file)
 		rep, err := Run(context.Background(), w, Config{Mode: "fill", Policies: []string{"random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd"},
 			Seeds: 10, Seed: 42, Inflate: 1.3, TieBreak: placement.TieFirst})
@@ -58,9 +52,9 @@ func TestReproducesPaper(t *testing.T) {
 		mean := map[string]float64{}
 		for _, s := range rep.Summary {
 			mean[s.Policy] = 100 * s.GPUAllocationRatioMean
-			t.Logf("%s %-10s %.2f%% (published %.2f%%)", file, s.Policy, mean[s.Policy], published[file][s.Policy])
+			t.Logf("%s %-10s %.2f%% (published %.2f%%)", file, s.Policy, mean[s.Policy], published.Alloc[s.Policy])
 		}
-		for p, want := range published[file] {
+		for p, want := range published.Alloc {
 			if d := mean[p] - want; math.Abs(d) > 0.7 {
 				t.Errorf("%s %s: %.2f%%, published %.2f%% (off by %+.2f points, more than 0.7)", file, p, mean[p], want, d)
 			}
