@@ -162,13 +162,6 @@ type idleAcc struct {
 	cents *big.Rat
 }
 
-// Fraction returns the share as a fraction of the GPU g, by the pricing
-// rule above (whole 1, MIG slices over the GPU's compute slices, replica
-// 1/replicas, milli-GPU/1000); an error names what is out of range. It is
-// the one home of the rule: internal/rightsize prices a recommended share by
-// it too.
-func (s Share) Fraction(g GPU) (*big.Rat, error) { return s.fraction(g) }
-
 // fraction returns the share as a fraction of the GPU g, checked.
 func (s Share) fraction(g GPU) (*big.Rat, error) {
 	switch s.Kind {
@@ -208,6 +201,13 @@ func (h Holding) name() string {
 	}
 	return h.Namespace + "/" + h.Pod
 }
+
+// Fraction returns the share as a fraction of the GPU g, by the pricing
+// rule above (whole 1, MIG slices over the GPU's compute slices, replica
+// 1/replicas, milli-GPU/1000); an error names what is out of range. It is
+// the one home of the rule: internal/rightsize prices a recommended share by
+// it too.
+func (s Share) Fraction(g GPU) (*big.Rat, error) { return s.fraction(g) }
 
 // utilCurve is a GPU's cumulative utilisation: busy milliseconds since the
 // first sample, at each sample.
