@@ -211,7 +211,7 @@ func (r *Resolver) owner(ctx context.Context, ns string, o Owner) (ownerEntry, e
 	m, err := r.mapper.RESTMappingWithContext(ctx, gv.WithKind(o.Kind).GroupKind(), gv.Version)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			return ownerEntry{note: fmt.Sprintf("kind %s of %s is not served by the API server", gv.WithKind(o.Kind), o.Name)}, nil
+			return ownerEntry{note: fmt.Sprintf("%s %s: kind %s of %s not served by the API server", o.Kind, o.Name, o.Kind, o.APIVersion)}, nil
 		}
 		return ownerEntry{}, fmt.Errorf("discovery of %s: %w", gv.WithKind(o.Kind), err)
 	}

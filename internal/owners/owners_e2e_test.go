@@ -171,6 +171,8 @@ func TestLookupRealAPIServer(t *testing.T) {
 	pod("web", "old-5d4f-xyz", controllerRef("apps/v1", "ReplicaSet", gone), nil)
 	stale := &metav1.ObjectMeta{Name: "frontend-5d4f", UID: types.UID("99999999-2222-3333-4444-555555555555")}
 	pod("web", "frontend-5d4f-old", controllerRef("apps/v1", "ReplicaSet", stale), nil)
+	// An owner of a kind the server does not serve (its CRD removed).
+	pod("web", "widget-0", controllerRef("example.com/v1", "Widget", &metav1.ObjectMeta{Name: "w", UID: "77777777-2222-3333-4444-555555555555"}), nil)
 
 	cnt := &counter{}
 	cfg := rest.CopyConfig(c.Config)
@@ -188,6 +190,7 @@ func TestLookupRealAPIServer(t *testing.T) {
 		{Namespace: "web", Name: "debug"},
 		{Namespace: "web", Name: "old-5d4f-xyz"},
 		{Namespace: "web", Name: "frontend-5d4f-old"},
+		{Namespace: "web", Name: "widget-0"},
 		// Gone: the labels the metrics had decide.
 		{Namespace: "ml", Name: "bert-old-worker-1", Labels: map[string]string{"training.kubeflow.org/job-name": "bert-old"}},
 		{Namespace: "ml", Name: "scratch"},
@@ -212,6 +215,7 @@ func TestLookupRealAPIServer(t *testing.T) {
 		{true, "debug", "Pod", "", ""},
 		{true, "old-5d4f", "ReplicaSet", "", "ReplicaSet old-5d4f is gone"},
 		{true, "frontend-5d4f", "ReplicaSet", "", "a new object has its name"},
+		{true, "w", "Widget", "", "Widget w: kind Widget of example.com/v1 not served"},
 		{false, "bert-old", "", "vision", ""},
 		{false, "scratch", "", "vision", ""},
 		{false, "j", "", "", ""},
@@ -234,8 +238,8 @@ func TestLookupRealAPIServer(t *testing.T) {
 	if infos[3].Top.APIVersion != "kubeflow.org/v1" {
 		t.Errorf("bert top %+v, want apiVersion kubeflow.org/v1", infos[3].Top)
 	}
-	if infos[10].NamespaceLabels != nil || infos[0].NamespaceLabels["gpuplane.io/team"] != "vision" {
-		t.Errorf("namespace labels %v and %v, want nil and team=vision", infos[10].NamespaceLabels, infos[0].NamespaceLabels)
+	if infos[11].NamespaceLabels != nil || infos[0].NamespaceLabels["gpuplane.io/team"] != "vision" {
+		t.Errorf("namespace labels %v and %v, want nil and team=vision", infos[11].NamespaceLabels, infos[0].NamespaceLabels)
 	}
 
 	// Few calls: per namespace one get and one pod list (3 namespaces),
