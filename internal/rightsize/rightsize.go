@@ -56,10 +56,11 @@ type Job struct {
 	CostCents int64
 	// Util are utilisation samples (0..1) of the device the job held
 	// (DCGM_FI_PROF_GR_ENGINE_ACTIVE, else DCGM_FI_DEV_GPU_UTIL/100), taken
-	// at a regular interval, all GPUs' together. For a whole GPU or a MIG
-	// instance they are relative to that device; for a time-sliced replica
-	// or a milli-GPU share they are the whole GPU's, which counts the other
-	// pods on it too, so the job's own use is taken as at most that.
+	// at a regular interval, all GPUs' together. For a MIG share they are
+	// the MIG instance's (relative to the instance), else the whole GPU's.
+	// On a shared device (a time-sliced replica, a milli-GPU share) they
+	// count the other pods on it too, so the job's own use is taken as at
+	// most that.
 	Util []float64
 	// MemoryMiB are frame-buffer used samples (DCGM_FI_DEV_FB_USED, MiB) of
 	// the device the job held, all GPUs' together; on a shared GPU they
@@ -96,9 +97,8 @@ type Recommendation struct {
 	// held); NaN without samples.
 	UtilP95 float64
 	// UsedFraction is UtilP95 as a fraction of one GPU: UtilP95 × the
-	// fraction of a GPU the samples refer to (the held share for a whole
-	// GPU or a MIG instance, the whole GPU for a replica or milli share).
-	// NaN without samples.
+	// fraction of a GPU the samples refer to (the MIG instance's slices
+	// over the GPU's for a MIG share, else 1). NaN without samples.
 	UsedFraction float64
 	// PeakMiB is the largest memory sample, MiB; NaN without samples.
 	PeakMiB float64
@@ -198,9 +198,15 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 		return r, nil
 	}
 	r.UtilP95 = quantile(Quantile, j.Util)
-	device := r.HeldFraction
-	if j.Held.Kind == costalloc.Replica || j.Held.Kind == costalloc.Milli {
-		device = 1
+	// The samples are the device's: a MIG instance's (also when its time is
+	// shared), else the whole GPU's.
+	device := 1.0
+	if j.Held.Kind == costalloc.MIG {
+		f, err := costalloc.Share{Kind: costalloc.MIG, Slices: j.Held.Slices}.Fraction(g)
+		if err != nil {
+			return r, fmt.Errorf("held share: %w", err)
+		}
+		device, _ = f.Float64()
 	}
 	r.UsedFraction = r.UtilP95 * device
 	if len(j.MemoryMiB) == 0 {
