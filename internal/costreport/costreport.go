@@ -77,12 +77,16 @@ func Build(in costalloc.Input) (*Report, error) {
 	if hold == 0 {
 		hold = costalloc.DefaultMaxSampleHold
 	}
-	// Each GPU's samples sorted once, so that a bucket takes the samples
-	// in [start-hold, end): an earlier sample stands no later than start.
+	// Each GPU's samples in time order (copied and sorted only when they
+	// are not, as Prometheus returns them), so that a bucket takes the
+	// samples in [start-hold, end): an earlier sample stands no later than
+	// start.
 	util := make(map[string][]costalloc.Sample, len(in.Util))
 	for uuid, s := range in.Util {
-		s = append([]costalloc.Sample(nil), s...)
-		sort.Slice(s, func(i, j int) bool { return s[i].Time < s[j].Time })
+		if !sort.SliceIsSorted(s, func(i, j int) bool { return s[i].Time < s[j].Time }) {
+			s = append([]costalloc.Sample(nil), s...)
+			sort.Slice(s, func(i, j int) bool { return s[i].Time < s[j].Time })
+		}
 		util[uuid] = s
 	}
 	for start := in.From; start < in.To; {
