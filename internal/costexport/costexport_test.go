@@ -2,11 +2,16 @@ package costexport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -256,5 +261,104 @@ func TestRun(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(e, TeamCost); n != 2 {
 		t.Errorf("%d team series after Run, want 2", n)
+	}
+}
+
+// dashboardFile is the Grafana dashboard whose Cost row queries these
+// series.
+const dashboardFile = "../../deploy/grafana/gpuplane-gpus.json"
+
+// TestDashboardQueriesWithPromtool evaluates the dashboard's cost queries
+// with promtool (Debian package prometheus) on what the exporter serves for
+// hourSource, all nodes selected, and compares them with the figures
+// worked by hand there: USD per hour red 1.18, blue 0.09; namespaces a
+// 1.18, b 0.09; idle A100-80GB 1.00, T4 0.09; GPUs held red 1, blue 0.25,
+// used red 0.25, blue 0.
+func TestDashboardQueriesWithPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but promtool is not installed")
+		}
+		t.Skip("promtool is not installed (Debian: apt-get install -y prometheus)")
+	}
+	data, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	// USD per hour from cents per hour: 3600 x the served USD per second,
+	// as PromQL multiplies it.
+	perHour := func(c float64) float64 { return 3600 * (c / 360000) }
+	want := map[string]map[string]float64{
+		`3600 * sum by (team) (` + TeamCost + `)`:              {`{team="red"}`: perHour(118), `{team="blue"}`: perHour(9)},
+		`3600 * sum by (namespace) (` + NamespaceCost + `)`:    {`{namespace="a"}`: perHour(118), `{namespace="b"}`: perHour(9)},
+		`3600 * sum by (model) (` + IdleCost + `{node=~".*"})`: {`{model="A100-80GB"}`: perHour(100), `{model="T4"}`: perHour(9)},
+		`sum by (team) (` + TeamAllocatedGPUs + `)`:            {`{team="red"}`: 1, `{team="blue"}`: 0.25},
+		`sum by (team) (` + TeamUsedGPUs + `)`:                 {`{team="red"}`: 0.25, `{team="blue"}`: 0},
+	}
+	var tests strings.Builder
+	seen := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "gpuplane_cost_") {
+				continue
+			}
+			expr := strings.ReplaceAll(tg.Expr, "$node", ".*")
+			exp, ok := want[expr]
+			if !ok {
+				t.Errorf("panel %q: query %s has no figures worked by hand here", p.Title, expr)
+				continue
+			}
+			seen++
+			fmt.Fprintf(&tests, "      - expr: %q\n        eval_time: 2m\n        exp_samples:\n", expr)
+			for labels, v := range exp {
+				fmt.Fprintf(&tests, "          - labels: %q\n            value: %s\n", labels, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d cost queries in %s, want %d", seen, dashboardFile, len(want))
+	}
+	e := New(hourSource(t), time.Hour)
+	if err := e.Refresh(context.Background(), t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var series strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			s := strconv.FormatFloat(v, 'g', -1, 64)
+			fmt.Fprintf(&series, "      - series: '%s{%s}'\n        values: '%s %s %s'\n", mf.GetName(), strings.Join(ls, ","), s, s, s)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "cost_test.yaml")
+	text := "rule_files: []\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" + series.String() + "    promql_expr_test:\n" + tests.String()
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool, "test", "rules", file).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Fatalf("promtool test rules: %v\n%s\n%s", err, out, text)
 	}
 }
