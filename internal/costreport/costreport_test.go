@@ -313,10 +313,11 @@ func TestBuildError(t *testing.T) {
 	}
 }
 
-// TestWrite writes index.html and report.json; report.CheckDir then
+// TestWrite makes the directory and writes index.html and report.json;
+// report.CheckDir then
 // refuses the directory without force.
 func TestWrite(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "out")
 	r, err := Build(small(t))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -59,11 +60,15 @@ func HTML(r *Report) []byte {
 }
 
 // Write writes index.html and, when js is not nil, report.json (the
-// command's --format json output) into dir, each all or nothing
+// command's --format json output) into dir (created if needed), each all
+// or nothing
 // (report.WriteFile), and returns the HTML file's path. The caller checks
 // dir first with report.CheckDir, which refuses to overwrite a report
 // without --force.
 func Write(dir string, r *Report, js []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	if js != nil {
 		if err := report.WriteFile(filepath.Join(dir, "report.json"), func(w io.Writer) error {
 			_, err := w.Write(js)
