@@ -116,6 +116,9 @@ type Result struct {
 	// Teams is each team's share of a replay with Config.Teams, in the
 	// teams file's order.
 	Teams []TeamStats `json:"teams,omitempty"`
+	// Sharing holds the sharing metrics of a workload made by
+	// Workload.WithSharing.
+	Sharing *SharingStats `json:"sharing,omitempty"`
 }
 
 // Placement is what became of one pod in one run.
@@ -225,6 +228,11 @@ type Workload struct {
 	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
 	unfit    []string
 	warnings []string
+	// sharing is the mode of a workload made by WithSharing (zero
+	// otherwise: no sharing metrics); training[i] says pod i asked for
+	// whole GPUs.
+	sharing  Sharing
+	training []bool
 }
 
 // maxUnfitListed is how many pods that fit no node Warnings names one by
@@ -407,6 +415,9 @@ func (w *Workload) newCluster(rng *rand.Rand) *cluster.Cluster {
 	for i, j := range rng.Perm(len(c.Nodes)) {
 		c.Nodes[i] = w.template.Nodes[j]
 		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[j].GPUFree...)
+		if w.template.Nodes[j].MIG != nil {
+			c.Nodes[i].MIG = append([]cluster.MIGGPU(nil), w.template.Nodes[j].MIG...)
+		}
 	}
 	return &c
 }
@@ -684,6 +695,10 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	}
 
 	frag := newFragTracker(w.target, c)
+	var use *useTracker
+	if w.sharing.Mode != "" {
+		use = newUseTracker(w, c)
+	}
 	var r Result
 	failed := failures{}
 	var arrived int64
@@ -698,11 +713,15 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 		arrived += p.TotalGPUMilli()
 		node, gpus, ok := pl.Place(c, p)
 		if ok {
-			if err := pl.Allocate(c, node, p, gpus); err != nil {
+			took, err := allocate(pl, c, node, p, gpus)
+			if err != nil {
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
-			free -= p.TotalGPUMilli()
+			free -= took
 			frag.update(c, node)
+			if use != nil {
+				use.add(c, node, gpus, k, i)
+			}
 		} else {
 			r.FailedPods++
 			failed.add(w.failReason(i, ReasonNoRoom), &w.specs[i])
@@ -723,7 +742,31 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	r.ArrivedGPUMilli = arrived
 	r.Failed = failed.groups()
 	w.finish(&r, c, frag.exact())
+	if use != nil {
+		use.result(&r, false)
+	}
 	return r, nil
+}
+
+// allocate binds p to node of c through pl and returns the milli-GPU it
+// took: its request, or for a pod asking for a MIG profile what its
+// instance or whole GPU holds (cluster.Node.FreeAfter).
+func allocate(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
+	before := c.Nodes[node].GPUFreeTotal()
+	if err := pl.Allocate(c, node, p, gpus); err != nil {
+		return 0, err
+	}
+	return before - c.Nodes[node].GPUFreeTotal(), nil
+}
+
+// release returns p's resources to node of c through pl and returns the
+// milli-GPU it freed.
+func release(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
+	before := c.Nodes[node].GPUFreeTotal()
+	if err := pl.Release(c, node, p, gpus); err != nil {
+		return 0, err
+	}
+	return c.Nodes[node].GPUFreeTotal() - before, nil
 }
 
 // trim drops pods from order at random until their GPU demand is at most
