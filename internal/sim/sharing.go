@@ -24,7 +24,9 @@ import (
 //     plugin's sharing.timeSlicing.replicas); a share of at most 1000/N
 //     milli-GPU takes one replica, a larger one a whole GPU.
 //
-// The allocation ratio counts what each pod holds: a whole GPU 1000
+// Every mode sees the same pods arrive: fill's arrived demand counts the
+// pods as the trace asks for them. The allocation ratio counts what each
+// pod holds: a whole GPU 1000
 // milli-GPU, a share its milli-GPU, a MIG instance its compute slices/7
 // of its GPU (cluster.MIGMilli), a replica 1000/N.
 type Sharing struct {
@@ -101,6 +103,7 @@ type GivenMIG func(node, g int) []string
 func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*Workload, []MIGLayoutUse, error) {
 	v := *w
 	v.sharing = s
+	v.asked = w.pods
 	v.training = make([]bool, len(w.pods))
 	v.pods = append([]cluster.Pod(nil), w.pods...)
 	for i := range v.pods {
@@ -125,16 +128,21 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 			p.MIGProfile, p.GPUMilli = int8(k+1), cluster.MIGMilli(k)
 		}
 	}
-	v.gpuDemand = 0
-	for i := range v.pods {
-		v.gpuDemand += v.pods[i].TotalGPUMilli()
-	}
 	var layouts []MIGLayoutUse
 	if s.Mode == "mig" {
 		var err error
 		v.template, layouts, err = v.migCluster(given)
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(layouts) == 0 {
+			// No MIG GPU: a MIG pod takes a whole GPU anywhere, so it is
+			// scored as one too, exactly as in exclusive.
+			for i := range v.pods {
+				if p := &v.pods[i]; p.MIGProfile != 0 {
+					p.MIGProfile, p.GPUMilli = 0, cluster.MilliGPU
+				}
+			}
 		}
 	}
 	if s.Mode != "fractional" {
@@ -213,10 +221,12 @@ type chosenMIG struct {
 // ChooseMIGLayouts chooses, for each MIG-capable model of the cluster, how
 // many GPUs of each node to MIG-enable and one layout for them, from the
 // workload's mix (the pods after WithSharing's mig conversion):
-//   - the MIG share f of the GPU demand is Σ over MIG pods of their
-//     instance's slices/7, over that plus the GPUs of the pods of whole
-//     GPUs; round(f × GPUs per node) of each node's GPUs (the first ones)
-//     are MIG-enabled, the others left whole for pods of whole GPUs;
+//   - a pod whose profile is 7g (a share above 4/7) is served as well by
+//     a whole GPU, and counts as one;
+//   - the MIG share f of the GPU demand is Σ over the other MIG pods of
+//     their instance's slices/7, over that plus the GPUs of the pods of
+//     whole GPUs; round(f × GPUs per node) of each node's GPUs (the first
+//     ones) are MIG-enabled, the others left whole for pods of whole GPUs;
 //   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
 //     valid, maximal A100-grid layout whose compute slices are split among
 //     the profiles most like the pods' are.
@@ -227,8 +237,7 @@ func (w *Workload) ChooseMIGLayouts() map[int]chosenMIG {
 	var migGPUs, wholeGPUs float64
 	for i := range w.pods {
 		p := &w.pods[i]
-		if p.MIGProfile != 0 {
-			k := int(p.MIGProfile) - 1
+		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < 7 {
 			demand[k]++
 			migGPUs += float64(gpu.MIGSlices(k)) / 7
 		} else {
@@ -380,4 +389,71 @@ type SharingStats struct {
 	// another pod.
 	TrainingPods        int `json:"training_pods"`
 	TrainingOnSharedGPU int `json:"training_on_shared_gpu"`
+}
+
+// SharingReport compares sharing modes (gpuplane simulate --sharing): one
+// row per mode and policy, and the MIG layouts of the mig mode.
+type SharingReport struct {
+	Rows       []SharingRow   `json:"rows"`
+	MIGLayouts []MIGLayoutUse `json:"mig_layouts,omitempty"`
+}
+
+// SharingRow is one sharing mode and policy: means over the seeds.
+type SharingRow struct {
+	Sharing string `json:"sharing"`
+	Policy  string `json:"policy"`
+	Runs    int    `json:"runs"`
+	// GPUAllocationRatio: fill, at the end; replay, time-weighted (0..1).
+	// A MIG instance counts its compute slices/7, a replica 1/N.
+	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
+	PlacedPods         float64 `json:"placed_pods"`
+	FailedPods         float64 `json:"failed_pods"`
+	// GPUsNeeded and USDPerHour: SharingStats.GPUsNeeded and its price.
+	GPUsNeeded float64 `json:"gpus_needed"`
+	USDPerHour float64 `json:"usd_per_hour"`
+	// Replay only: queueing delay of started pods, seconds.
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
+	SharedPods            float64 `json:"shared_pods"`
+	// TrainingPods and TrainingOnSharedGPU: SharingStats'.
+	TrainingPods        float64 `json:"training_pods"`
+	TrainingOnSharedGPU float64 `json:"training_on_shared_gpu"`
+}
+
+// SharingRows summarises a report of a workload made by WithSharing: one
+// row per policy.
+func SharingRows(rep *Report) []SharingRow {
+	var out []SharingRow
+	for _, s := range rep.Summary {
+		row := SharingRow{Policy: s.Policy, GPUAllocationRatio: s.GPUAllocationRatioMean,
+			FailedPods: s.FailedPodsMean, QueueDelayMeanSeconds: s.QueueDelayMeanSeconds, QueueDelayP95Seconds: s.QueueDelayP95Seconds}
+		if rep.Mode == "replay" {
+			row.GPUAllocationRatio = s.TimeWeightedAllocMean
+		}
+		for _, r := range rep.Results {
+			if r.Policy != s.Policy || r.Sharing == nil {
+				continue
+			}
+			row.Sharing = r.Sharing.Sharing
+			row.Runs++
+			row.PlacedPods += float64(r.Sharing.PlacedPods)
+			row.GPUsNeeded += float64(r.Sharing.GPUsNeeded)
+			row.USDPerHour += r.Sharing.GPUsNeededUSDPerHour
+			row.SharedPods += float64(r.Sharing.SharedPods)
+			row.TrainingPods += float64(r.Sharing.TrainingPods)
+			row.TrainingOnSharedGPU += float64(r.Sharing.TrainingOnSharedGPU)
+		}
+		if row.Runs == 0 {
+			continue
+		}
+		n := float64(row.Runs)
+		row.PlacedPods /= n
+		row.GPUsNeeded /= n
+		row.USDPerHour /= n
+		row.SharedPods /= n
+		row.TrainingPods /= n
+		row.TrainingOnSharedGPU /= n
+		out = append(out, row)
+	}
+	return out
 }

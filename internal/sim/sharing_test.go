@@ -100,18 +100,18 @@ func TestSharingModesByHand(t *testing.T) {
 	}
 }
 
-// ChooseMIGLayouts on the hand workload: MIG pods a, d (3g) and b (7g)
-// need 3/7 + 3/7 + 7/7 = 13/7 GPUs, c one whole GPU, so f = 13/20 and
-// round(0.65 × 2) = 1 GPU of the node is MIG-enabled. The slices asked
-// are 6/13 3g and 7/13 7g: 7g alone is at L1 distance 12/13, 3g+3g 14/13,
-// 4g+3g 4/7 + (6/13 − 3/7) + 7/13 ≈ 1.14; 7g.80gb is chosen.
+// ChooseMIGLayouts on the hand workload: b's profile is 7g (600 > 4/7 of
+// a GPU), served as well by a whole GPU, so it counts with c as whole-GPU
+// demand (2 GPUs); a and d (3g) need 3/7 + 3/7 = 6/7 GPUs, so f = (6/7) /
+// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 GPU of the node is MIG-enabled.
+// Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is chosen.
 func TestChooseMIGLayoutsByHand(t *testing.T) {
 	w := sharingWorkload(t)
 	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"7g.80gb"}, Source: "chosen"}}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
 	if !reflect.DeepEqual(uses, want) {
 		t.Errorf("layouts %+v, want %+v", uses, want)
 	}

@@ -178,6 +178,9 @@ type Report struct {
 	// Params are the run's settings; Inputs what it read.
 	Params *Params `json:"params,omitempty"`
 	Inputs []Input `json:"inputs,omitempty"`
+	// Sharing compares sharing modes (gpuplane simulate --sharing); the
+	// rest of the report is the first mode's.
+	Sharing *SharingReport `json:"sharing,omitempty"`
 }
 
 // Params are a simulation's settings, as its report records them.
@@ -233,6 +236,18 @@ type Workload struct {
 	// whole GPUs.
 	sharing  Sharing
 	training []bool
+	// asked are the pods as the trace asks for them, before WithSharing
+	// (nil: pods): fill's arrived demand counts these, so that every mode
+	// sees the same pods arrive.
+	asked []cluster.Pod
+}
+
+// askedPods returns the pods as the trace asks for them.
+func (w *Workload) askedPods() []cluster.Pod {
+	if w.asked != nil {
+		return w.asked
+	}
+	return w.pods
 }
 
 // maxUnfitListed is how many pods that fit no node Warnings names one by
@@ -670,27 +685,29 @@ const curvePoints = 200
 const maxFillPods = 20_000_000
 
 // fill runs the fill experiment (the package doc); with placements it
-// records what became of each pod. The workload has passed check("fill").
+// records what became of each pod. Arrived demand counts the pods as the
+// trace asks for them, under any sharing mode. The workload has passed check("fill").
 func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
 	target := int64(math.Floor(inflate * float64(capacity)))
 	// The trace's pods in random order, then samples with replacement.
 	order := rng.Perm(len(w.pods))
+	asked := w.askedPods()
 	var demand int64
 	for _, i := range order {
-		demand += w.pods[i].TotalGPUMilli()
+		demand += asked[i].TotalGPUMilli()
 	}
-	order, demand = trim(order, demand, target, w.pods, rng)
+	order, demand = trim(order, demand, target, asked, rng)
 	for {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
 		}
 		i := rng.IntN(len(w.pods))
-		if demand+w.pods[i].TotalGPUMilli() > target {
+		if demand+asked[i].TotalGPUMilli() > target {
 			break
 		}
-		demand += w.pods[i].TotalGPUMilli()
+		demand += asked[i].TotalGPUMilli()
 		order = append(order, i)
 	}
 
@@ -710,7 +727,7 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 			return r, ctx.Err()
 		}
 		p := &w.pods[i]
-		arrived += p.TotalGPUMilli()
+		arrived += asked[i].TotalGPUMilli()
 		node, gpus, ok := pl.Place(c, p)
 		if ok {
 			took, err := allocate(pl, c, node, p, gpus)
