@@ -159,7 +159,7 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		c.Nodes[i] = w.template.Nodes[i]
 		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[i].GPUFree...)
 	}
-	var choose map[int]chosenMIG
+	var choose map[int]*chosenMIG
 	if given == nil {
 		choose = w.ChooseMIGLayouts()
 	}
@@ -182,8 +182,9 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 			var l []string
 			if given != nil {
 				l = given(i, g)
-			} else if ch, ok := choose[n.ModelID]; ok && g < ch.perNode {
+			} else if ch := choose[n.ModelID]; ch != nil && ch.left > 0 {
 				l = ch.layout.Names(model)
+				ch.left--
 			}
 			if l == nil {
 				continue
@@ -214,8 +215,8 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 }
 
 type chosenMIG struct {
-	perNode int
-	layout  gpu.MIGLayout
+	left   int // MIG GPUs still to enable
+	layout gpu.MIGLayout
 }
 
 // ChooseMIGLayouts chooses, for each MIG-capable model of the cluster, how
@@ -225,14 +226,16 @@ type chosenMIG struct {
 //     a whole GPU, and counts as one;
 //   - the MIG share f of the GPU demand is Σ over the other MIG pods of
 //     their instance's slices/7, over that plus the GPUs of the pods of
-//     whole GPUs; round(f × GPUs per node) of each node's GPUs (the first
-//     ones) are MIG-enabled, the others left whole for pods of whole GPUs;
+//     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, packed
+//     on the fewest nodes (the model's first nodes in the node list, all
+//     their GPUs), so that the other nodes keep every GPU whole for pods
+//     of many GPUs;
 //   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
 //     valid, maximal A100-grid layout whose compute slices are split among
 //     the profiles most like the pods' are.
 //
 // Keyed by model ID; a model whose nodes get no MIG GPU is absent.
-func (w *Workload) ChooseMIGLayouts() map[int]chosenMIG {
+func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 	var demand [gpu.NumMIGProfiles]float64
 	var migGPUs, wholeGPUs float64
 	for i := range w.pods {
@@ -244,27 +247,21 @@ func (w *Workload) ChooseMIGLayouts() map[int]chosenMIG {
 			wholeGPUs += float64(p.NumGPU)
 		}
 	}
-	out := map[int]chosenMIG{}
+	out := map[int]*chosenMIG{}
 	if migGPUs == 0 {
 		return out
 	}
 	f := migGPUs / (migGPUs + wholeGPUs)
+	gpus := map[int]int{} // GPUs per model ID
 	for i := range w.template.Nodes {
-		n := &w.template.Nodes[i]
-		if n.ModelID < 0 {
-			continue
+		if n := &w.template.Nodes[i]; n.ModelID >= 0 {
+			gpus[n.ModelID] += n.GPUs()
 		}
-		if _, done := out[n.ModelID]; done {
-			continue
-		}
-		model := gpu.ModelName(n.ModelID)
-		l, ok := gpu.ChooseMIGLayout(model, demand)
-		if !ok {
-			continue
-		}
-		per := int(f*float64(n.GPUs()) + 0.5)
-		if per > 0 {
-			out[n.ModelID] = chosenMIG{perNode: per, layout: l}
+	}
+	for id, g := range gpus {
+		l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand)
+		if m := int(f*float64(g) + 0.5); ok && m > 0 {
+			out[id] = &chosenMIG{left: m, layout: l}
 		}
 	}
 	return out

@@ -103,7 +103,7 @@ func TestSharingModesByHand(t *testing.T) {
 // ChooseMIGLayouts on the hand workload: b's profile is 7g (600 > 4/7 of
 // a GPU), served as well by a whole GPU, so it counts with c as whole-GPU
 // demand (2 GPUs); a and d (3g) need 3/7 + 3/7 = 6/7 GPUs, so f = (6/7) /
-// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 GPU of the node is MIG-enabled.
+// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 of the A100 GPUs is MIG-enabled.
 // Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is chosen.
 func TestChooseMIGLayoutsByHand(t *testing.T) {
 	w := sharingWorkload(t)
@@ -172,5 +172,42 @@ func TestParseSharing(t *testing.T) {
 		if _, err := ParseSharing(bad); err == nil || !strings.Contains(err.Error(), "sharing") {
 			t.Errorf("%q: err = %v", bad, err)
 		}
+	}
+}
+
+// Chosen MIG GPUs are packed on the fewest nodes: 2 A100 nodes of 2 GPUs,
+// four 300 milli-GPU pods (3g: 4 × 3/7 = 12/7 GPUs) and one pod of 2
+// whole GPUs: f = (12/7) / (12/7 + 2) = 6/13, round(6/13 × 4 GPUs) = 2
+// MIG GPUs, both on the first node; the second keeps its 2 GPUs whole for
+// the 2-GPU pod.
+func TestChosenMIGPacked(t *testing.T) {
+	nodes := []trace.NodeSpec{
+		{Name: "n0", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 2},
+		{Name: "n1", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 3},
+	}
+	var pods []trace.PodSpec
+	for i := range 4 {
+		pods = append(pods, trace.PodSpec{Name: string(rune('a' + i)), CPUMilli: 1000, NumGPU: 1, GPUMilli: 300, Line: int32(2 + i)})
+	}
+	pods = append(pods, trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, Line: 6})
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 2, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	if !reflect.DeepEqual(uses, want) || v.template.Nodes[0].MIGGPUs != 0b11 || v.template.Nodes[1].MIGGPUs != 0 {
+		t.Errorf("layouts %+v, MIG GPUs %b %b", uses, v.template.Nodes[0].MIGGPUs, v.template.Nodes[1].MIGGPUs)
+	}
+	// Fill places every pod: four 3g instances on n0, the 2-GPU pod on n1.
+	rep, err := Run(context.Background(), v, Config{Mode: "fill", Policies: []string{"bestfit"}, Seeds: 1, Seed: 1, Inflate: 0.8, TieBreak: placement.TieFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.FailedPods != 0 {
+		t.Errorf("%d pods failed: %+v", r.FailedPods, r.Failed)
 	}
 }
