@@ -55,7 +55,11 @@ func ratio(a, b float64) float64 {
 func migLayoutLines(ls []sim.MIGLayoutUse) []string {
 	var out []string
 	for _, l := range ls {
-		out = append(out, fmt.Sprintf("MIG layout (%s): %s, %d nodes: %d of %d GPUs each as %s", l.Source, l.Model, l.Nodes,
+		nodes := fmt.Sprintf("%d nodes", l.Nodes)
+		if l.Nodes == 1 {
+			nodes = "1 node"
+		}
+		out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs each as %s", l.Source, l.Model, nodes,
 			l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(l.Layout, " + ")))
 	}
 	return out
