@@ -51,6 +51,18 @@ func check(n *Node, p *Pod) misfit {
 		return fitGPU
 	}
 	k := 0
+	if n.MIGGPUs == 0 && p.MIGProfile == 0 {
+		// No MIG: FreeAfter's rule is GPUMilli free.
+		for _, f := range n.GPUFree {
+			if f >= p.GPUMilli {
+				k++
+				if k == p.NumGPU {
+					return fitOK
+				}
+			}
+		}
+		return fitGPU
+	}
 	for g := range n.GPUFree {
 		if n.fitsGPU(p, g) {
 			k++

@@ -65,17 +65,22 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		return fgdScore(before, f.Target.Frag(n.ModelID, cpu, after)), g
 	}
 	best, bestGPU := int64(0), -1
+	// Without MIG GPUs, GPUs with the same free share give the same result
+	// (the fast path of the openb workloads); with them, the same free share
+	// before and after.
+	mig := n.MIGGPUs != 0
 	for i, free := range n.GPUFree {
-		a, ok := n.FreeAfter(p, i)
+		a, ok := free-p.GPUMilli, free >= p.GPUMilli
+		if mig || p.MIGProfile != 0 {
+			a, ok = n.FreeAfter(p, i)
+		}
 		if !ok {
 			continue
 		}
-		// GPUs with the same free share before and after give the same
-		// result.
 		dup := false
 		for j := 0; j < i; j++ {
 			if n.GPUFree[j] == free {
-				if aj, ok := n.FreeAfter(p, j); ok && aj == a {
+				if aj, ok := n.FreeAfter(p, j); !mig || (ok && aj == a) {
 					dup = true
 					break
 				}
