@@ -357,6 +357,9 @@ func (u *useTracker) result(r *Result, replay bool) {
 	s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.used, u.usd
 	if replay {
 		s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.peak, u.peakUS
+		if r.Replay != nil {
+			s.PlacedPods = r.Replay.Started // a preempted pod starts again
+		}
 	}
 	for _, sh := range u.shared {
 		if sh {

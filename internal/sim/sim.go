@@ -621,6 +621,9 @@ func (w *Workload) placement(seq, i int, c *cluster.Cluster, node int, gpus clus
 	pl := Placement{Seq: seq, Pod: w.specs[i].Name, StartSeconds: start, WaitSeconds: wait}
 	if ok {
 		pl.Node, pl.GPUs, pl.GPUMilli = c.Nodes[node].Name, gpus, w.pods[i].GPUMilli
+		if w.pods[i].MIGProfile != 0 && gpus&c.Nodes[node].MIGGPUs == 0 {
+			pl.GPUMilli = cluster.MilliGPU // a MIG pod on a whole GPU
+		}
 	} else {
 		pl.Reason = w.failReason(i, dflt)
 	}
