@@ -52,5 +52,8 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay only: teams file; GPU pods are admitted by their team's Kueue quota (team column, else FNV-1a of the name, or of the gang NAME for NAME#i) before placement")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU; at most 4096)")
+	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: comma-separated exclusive, fractional, mig, timeslice:N (N divides 1000); default: the workload as given (fractional), no comparison")
+	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: NVIDIA mig-parted config file giving the MIG layouts (device-filter: catalog model names); default: the cluster YAML's mig fields, else chosen from the workload")
+	f.StringVar(&o.MIGConfigName, "mig-config-name", o.MIGConfigName, "the configuration of --mig-config to use (default: its only one)")
 	return f, &o
 }

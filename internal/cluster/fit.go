@@ -51,8 +51,20 @@ func check(n *Node, p *Pod) misfit {
 		return fitGPU
 	}
 	k := 0
-	for _, f := range n.GPUFree {
-		if f >= p.GPUMilli {
+	if n.MIGGPUs == 0 && p.MIGProfile == 0 {
+		// No MIG: FreeAfter's rule is GPUMilli free.
+		for _, f := range n.GPUFree {
+			if f >= p.GPUMilli {
+				k++
+				if k == p.NumGPU {
+					return fitOK
+				}
+			}
+		}
+		return fitGPU
+	}
+	for g := range n.GPUFree {
+		if n.fitsGPU(p, g) {
 			k++
 			if k == p.NumGPU {
 				return fitOK
@@ -76,7 +88,8 @@ func never(n *Node, p *Pod) misfit {
 
 // Fits reports whether the pod fits the node's free resources: the node has
 // GPUs of a model the pod allows (for a GPU pod), enough free CPU and
-// memory, and NumGPU GPUs with at least GPUMilli free each. When it does
+// memory, and NumGPU GPUs that fit it (Node.FreeAfter: GPUMilli free, or
+// a free instance of its MIG profile). When it does
 // not, reason says why, in the style of a kube-scheduler event: "node has
 // no GPUs", "GPU model T4 not allowed (pod allows A100-80GB|H100-80GB)",
 // "Insufficient cpu", "Insufficient memory" or "Insufficient

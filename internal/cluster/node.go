@@ -21,6 +21,11 @@ type Node struct {
 	CPUFree, MemoryFree int64
 	// GPUFree is the free milli-GPU of each GPU, indexed by GPU.
 	GPUFree []int64
+	// MIGGPUs are the node's MIG-enabled GPUs (EnableMIG) and MIG their
+	// instances, indexed by GPU; MIG is nil while no GPU is MIG-enabled.
+	// FreeAfter gives the fit rule.
+	MIGGPUs GPUSet
+	MIG     []MIGGPU
 	// Pods is the number of pods bound to the node.
 	Pods int
 	// Affinity counts bound GPU pods by kind, for GPU Clustering:
@@ -108,12 +113,15 @@ func (n *Node) Add(p *Pod, gpus GPUSet) error {
 		return fmt.Errorf("pod %s may not use GPU model %q of node %s", p.Name, n.Model, n.Name)
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {
-		if g := bits.TrailingZeros64(m); n.GPUFree[g] < p.GPUMilli {
+		if g := bits.TrailingZeros64(m); !n.fitsGPU(p, g) {
+			if p.MIGProfile != 0 {
+				return fmt.Errorf("pod %s wants MIG profile %d or a whole GPU on GPU %d of node %s, %d milli-GPU free", p.Name, p.MIGProfile-1, g, n.Name, n.GPUFree[g])
+			}
 			return fmt.Errorf("pod %s wants %d milli-GPU on GPU %d of node %s, %d free", p.Name, p.GPUMilli, g, n.Name, n.GPUFree[g])
 		}
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {
-		n.GPUFree[bits.TrailingZeros64(m)] -= p.GPUMilli
+		n.take(p, bits.TrailingZeros64(m), 1)
 	}
 	n.CPUFree -= p.CPUMilli
 	n.MemoryFree -= p.MemoryMiB
@@ -135,12 +143,12 @@ func (n *Node) Remove(p *Pod, gpus GPUSet) error {
 		return fmt.Errorf("release of pod %s: GPU set %b does not match %d GPUs", p.Name, uint64(gpus), p.NumGPU)
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {
-		if g := bits.TrailingZeros64(m); n.GPUFree[g]+p.GPUMilli > MilliGPU {
-			return fmt.Errorf("release of pod %s would free GPU %d of node %s beyond 1000 milli-GPU", p.Name, g, n.Name)
+		if g := bits.TrailingZeros64(m); !n.canRelease(p, g) {
+			return fmt.Errorf("release of pod %s would free GPU %d of node %s beyond 1000 milli-GPU or a MIG instance it does not hold", p.Name, g, n.Name)
 		}
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {
-		n.GPUFree[bits.TrailingZeros64(m)] += p.GPUMilli
+		n.take(p, bits.TrailingZeros64(m), -1)
 	}
 	n.CPUFree += p.CPUMilli
 	n.MemoryFree += p.MemoryMiB

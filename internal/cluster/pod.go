@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // MilliGPU is one whole GPU in milli-GPU.
@@ -46,13 +48,22 @@ type Pod struct {
 	GPUMilli int64
 	// Models restricts the GPU models the pod may use; 0 means any.
 	Models ModelSet
+	// MIGProfile, when not 0, asks for one MIG instance of profile
+	// MIGProfile-1 (the index order of gpu.MIGProfiles) on a MIG-enabled
+	// GPU, or else a whole GPU that is not MIG-enabled (Node.FreeAfter);
+	// NumGPU is then 1 and GPUMilli the instance's share (MIGMilli), by
+	// which policies score.
+	MIGProfile int8
 }
 
 // TotalGPUMilli returns the pod's whole GPU request in milli-GPU.
 func (p *Pod) TotalGPUMilli() int64 { return int64(p.NumGPU) * p.GPUMilli }
 
 // IsGPUShare reports whether the pod asks for a share of one GPU.
-func (p *Pod) IsGPUShare() bool { return p.NumGPU == 1 && p.GPUMilli < MilliGPU }
+// A pod asking for a MIG profile is one.
+func (p *Pod) IsGPUShare() bool {
+	return p.NumGPU == 1 && (p.GPUMilli < MilliGPU || p.MIGProfile != 0)
+}
 
 // Validate checks a pod's request on its own (not against any node).
 func (p *Pod) Validate() error {
@@ -69,6 +80,10 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("gpu_milli %d out of range 1..1000", p.GPUMilli)
 	case p.NumGPU > 1 && p.GPUMilli != MilliGPU:
 		return fmt.Errorf("gpu_milli %d below 1000 with num_gpu %d: only one GPU can be shared", p.GPUMilli, p.NumGPU)
+	case p.MIGProfile < 0 || int(p.MIGProfile) > gpu.NumMIGProfiles:
+		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
+	case p.MIGProfile != 0 && p.NumGPU != 1:
+		return fmt.Errorf("MIG profile with num_gpu %d: a MIG pod asks for one instance", p.NumGPU)
 	}
 	return nil
 }

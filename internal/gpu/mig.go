@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -163,4 +164,183 @@ func PlaceMIG(model string, profiles []string) ([]int, error) {
 		return nil, fmt.Errorf("MIG profiles %v do not fit together on one %s (no valid placement)", profiles, model)
 	}
 	return starts, nil
+}
+
+// NumMIGProfiles is the number of MIG profiles of every MIG-capable model:
+// MIGProfiles returns them in one order for all models (1g, 1g+me, 1g with
+// double memory, 2g, 3g, 4g, 7g), so a profile index means the same slot
+// shape on every model.
+const NumMIGProfiles = 7
+
+// MIGSlices returns the compute slices (of 7) of profile index k of
+// MIGProfiles' order; 0 when k is out of range.
+func MIGSlices(k int) int {
+	if k < 0 || k >= NumMIGProfiles {
+		return 0
+	}
+	return migProfiles["A100-80GB"][k].ComputeSlices
+}
+
+// isMediaProfile reports whether profile k is the media-extension variant
+// (1g.*+me), which the simulator never chooses: it holds the same compute
+// and memory as 1g and at most one fits a GPU.
+func isMediaProfile(k int) bool { return k == 1 }
+
+// SmallestMIGProfile returns the index (MIGProfiles' order) of the
+// smallest MIG profile of model that holds a pod asking for milli
+// milli-GPU (1..1000) and, when memMiB > 0, memMiB MiB of GPU memory:
+// the fewest compute slices with slices/7 ≥ milli/1000, then the fewest
+// memory slots, among the profiles with enough memory. A share is compared
+// with the compute slices, as MIG gives an instance slices/7 of the SMs
+// (NVIDIA MIG user guide, "Supported MIG Profiles": 1g has 1/7 of the
+// compute, 7g all of it). ok is false when the model has no MIG or no
+// profile holds the request.
+func SmallestMIGProfile(model string, milli, memMiB int64) (k int, ok bool) {
+	ps := migProfiles[model]
+	best := -1
+	for i, p := range ps {
+		if isMediaProfile(i) || int64(p.ComputeSlices)*1000 < milli*7 || p.MemoryMiB < memMiB {
+			continue
+		}
+		if best < 0 || p.ComputeSlices < ps[best].ComputeSlices ||
+			(p.ComputeSlices == ps[best].ComputeSlices && p.Size < ps[best].Size) {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
+
+// MIGLayout is the number of instances of each profile (MIGProfiles'
+// order) on one MIG-enabled GPU.
+type MIGLayout [NumMIGProfiles]int
+
+// Slices returns the compute slices the layout's instances hold.
+func (l MIGLayout) Slices() int {
+	s := 0
+	for k, c := range l {
+		s += c * MIGSlices(k)
+	}
+	return s
+}
+
+// Names returns the layout as profile names of model, largest first, as
+// a cluster YAML's mig field or PlaceMIG take them.
+func (l MIGLayout) Names(model string) []string {
+	ps := migProfiles[model]
+	var out []string
+	for k := len(l) - 1; k >= 0; k-- {
+		for range l[k] {
+			out = append(out, ps[k].Name)
+		}
+	}
+	return out
+}
+
+// MIGLayoutOf counts the profile names of one GPU's layout of model. It
+// does not check the layout (PlaceMIG does).
+func MIGLayoutOf(model string, names []string) (MIGLayout, error) {
+	var l MIGLayout
+	for _, n := range names {
+		found := false
+		for k, p := range migProfiles[model] {
+			if p.Name == n {
+				l[k]++
+				found = true
+				break
+			}
+		}
+		if !found {
+			return l, fmt.Errorf("model %s has no MIG profile %q", model, n)
+		}
+	}
+	return l, nil
+}
+
+// MIGLayouts returns every maximal valid layout of model without media
+// extensions: the instance counts PlaceMIG accepts to which no further
+// instance can be added. For A100 these are the layouts of the MIG user
+// guide's "A100 MIG profile placement" figure.
+func MIGLayouts(model string) []MIGLayout {
+	ps := migProfiles[model]
+	if ps == nil {
+		return nil
+	}
+	valid := func(l MIGLayout) bool {
+		if l.Slices() > 7 {
+			return false
+		}
+		_, err := PlaceMIG(model, l.Names(model))
+		return err == nil
+	}
+	var all []MIGLayout
+	var l MIGLayout
+	var walk func(k int)
+	walk = func(k int) {
+		if k == len(ps) {
+			if l.Slices() > 0 && valid(l) {
+				all = append(all, l)
+			}
+			return
+		}
+		for c := 0; c <= ps[k].MaxInstances; c++ {
+			if c > 0 && isMediaProfile(k) {
+				break
+			}
+			l[k] = c
+			if l.Slices() <= 7 {
+				walk(k + 1)
+			}
+		}
+		l[k] = 0
+	}
+	walk(0)
+	var out []MIGLayout
+	for _, l := range all {
+		maximal := true
+		for k := range l {
+			if isMediaProfile(k) {
+				continue
+			}
+			m := l
+			m[k]++
+			if m[k] <= ps[k].MaxInstances && valid(m) {
+				maximal = false
+				break
+			}
+		}
+		if maximal {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ChooseMIGLayout returns the maximal valid layout of model (MIGLayouts)
+// whose compute slices are split among the profiles most like the demand:
+// demand[k] is how many instances of profile k the workload asks for, and
+// the layout minimises Σ_k |layout slices of k / layout slices − demand
+// slices of k / demand slices|; ties go to the layout with more compute
+// slices, then to the first in MIGLayouts' order. ok is false when the
+// model has no MIG or the demand is empty.
+func ChooseMIGLayout(model string, demand [NumMIGProfiles]float64) (MIGLayout, bool) {
+	total := 0.0
+	for k, d := range demand {
+		total += d * float64(MIGSlices(k))
+	}
+	if total <= 0 {
+		return MIGLayout{}, false
+	}
+	var best MIGLayout
+	bestDist, found := 0.0, false
+	for _, l := range MIGLayouts(model) {
+		s := float64(l.Slices())
+		dist := 0.0
+		for k := range l {
+			dist += math.Abs(float64(l[k]*MIGSlices(k))/s - demand[k]*float64(MIGSlices(k))/total)
+		}
+		if !found || dist < bestDist-1e-12 || (math.Abs(dist-bestDist) <= 1e-12 && l.Slices() > best.Slices()) {
+			best, bestDist, found = l, dist, true
+		}
+	}
+	return best, found
 }

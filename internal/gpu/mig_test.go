@@ -77,3 +77,80 @@ func TestPlaceMIG(t *testing.T) {
 		}
 	}
 }
+
+// The smallest profile holding a share, from the A100-80GB table of the
+// NVIDIA MIG user guide ("Supported MIG Profiles": 1g.10gb 1/7 of the
+// compute and 9.5 GiB... 7g.80gb all of it; memory as NVML reports it,
+// 1g.10gb 9856 MiB, 1g.20gb and 2g.20gb 19968 MiB, 3g.40gb 40192 MiB).
+func TestSmallestMIGProfile(t *testing.T) {
+	for _, tc := range []struct {
+		milli, mem int64
+		want       string
+	}{
+		{100, 0, "1g.10gb"},
+		{142, 0, "1g.10gb"}, // 1/7 = 142.86 milli-GPU
+		{143, 0, "2g.20gb"},
+		{300, 0, "3g.40gb"}, // 2/7 = 285.7 < 300 ≤ 3/7 = 428.6
+		{428, 0, "3g.40gb"},
+		{429, 0, "4g.40gb"},
+		{600, 0, "7g.80gb"}, // 4/7 = 571.4 < 600
+		{1000, 0, "7g.80gb"},
+		{100, 15000, "1g.20gb"}, // 9856 MiB too little; 1 slice, 2 memory slots
+		{100, 30000, "3g.40gb"}, // 19968 too little
+		{100, 90000, ""},        // more than 80384 MiB
+	} {
+		k, ok := SmallestMIGProfile("A100-80GB", tc.milli, tc.mem)
+		got := ""
+		if ok {
+			got = MIGProfiles("A100-80GB")[k].Name
+		}
+		if got != tc.want {
+			t.Errorf("SmallestMIGProfile(%d milli, %d MiB) = %q, want %q", tc.milli, tc.mem, got, tc.want)
+		}
+	}
+	if _, ok := SmallestMIGProfile("T4", 100, 0); ok {
+		t.Error("T4 has a MIG profile")
+	}
+}
+
+func TestChooseMIGLayout(t *testing.T) {
+	names := func(l MIGLayout) string { return strings.Join(l.Names("A100-80GB"), "+") }
+	for _, tc := range []struct {
+		demand [NumMIGProfiles]float64
+		want   string
+	}{
+		// Only 1g pods: seven 1g instances match exactly.
+		{[NumMIGProfiles]float64{0: 10}, strings.Repeat("1g.10gb+", 6) + "1g.10gb"},
+		// Only 3g pods: two 3g (6 of 7 slices, all 8 memory slots).
+		{[NumMIGProfiles]float64{4: 5}, "3g.40gb+3g.40gb"},
+		// Half the slices 1g, half 3g: 3g + four 1g (3/7 and 4/7, distance
+		// 1/7), closer than 3g+3g+... or seven 1g (distance 1).
+		{[NumMIGProfiles]float64{0: 3, 4: 1}, "3g.40gb+1g.10gb+1g.10gb+1g.10gb+1g.10gb"},
+		// Only 7g.
+		{[NumMIGProfiles]float64{6: 1}, "7g.80gb"},
+	} {
+		l, ok := ChooseMIGLayout("A100-80GB", tc.demand)
+		if !ok || names(l) != tc.want {
+			t.Errorf("ChooseMIGLayout(%v) = %s, want %s", tc.demand, names(l), tc.want)
+		}
+	}
+	if _, ok := ChooseMIGLayout("A100-80GB", [NumMIGProfiles]float64{}); ok {
+		t.Error("a layout for no demand")
+	}
+	// Layouts of the A100 placement figure (MIG user guide) are there;
+	// 4g+2g (room for a 1g) is not maximal, 4g+4g not valid.
+	have := map[string]bool{}
+	for _, l := range MIGLayouts("A100-80GB") {
+		have[names(l)] = true
+	}
+	for _, w := range []string{"7g.80gb", "4g.40gb+3g.40gb", "4g.40gb+2g.20gb+1g.10gb", "2g.20gb+2g.20gb+2g.20gb+1g.10gb", "3g.40gb+2g.20gb+1g.10gb+1g.10gb"} {
+		if !have[w] {
+			t.Errorf("MIGLayouts lacks %s", w)
+		}
+	}
+	for _, w := range []string{"4g.40gb+2g.20gb", "4g.40gb+4g.40gb"} {
+		if have[w] {
+			t.Errorf("MIGLayouts has %s", w)
+		}
+	}
+}

@@ -17,7 +17,11 @@ import (
 //
 // A GPU-sharing pod is tried on every GPU it fits and scored by the best
 // (the lowest-indexed of equally good GPUs is chosen); a pod of whole GPUs
-// takes the first free GPUs. Source: FGDScore in
+// takes the first free GPUs. A pod asking for a MIG profile is a
+// GPU-sharing pod: on a MIG-enabled GPU it takes slices/7 of the GPU
+// (cluster.Node.FreeAfter), and fragmentation sees a MIG GPU's free slices
+// as one free share below a whole GPU (fragView), an approximation (a free
+// 3g instance and three free 1g instances look alike). Source: FGDScore in
 // github.com/hkust-adsl/kubernetes-scheduler-simulator.
 type FGD struct {
 	// Target is the workload fragmentation is measured against; read only.
@@ -51,7 +55,7 @@ func (f FGD) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) 
 func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 	before := f.Target.NodeFrag(n)
 	var buf [cluster.MaxGPUsPerNode]int64
-	after := buf[:copy(buf[:], n.GPUFree)]
+	after := fragView(n, buf[:0])
 	cpu := n.CPUFree - p.CPUMilli
 	if !p.IsGPUShare() {
 		g := firstFreeGPUs(n, p.NumGPU)
@@ -61,24 +65,37 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		return fgdScore(before, f.Target.Frag(n.ModelID, cpu, after)), g
 	}
 	best, bestGPU := int64(0), -1
+	// Without MIG GPUs, GPUs with the same free share give the same result
+	// (the fast path of the openb workloads); with them, the same free share
+	// before and after.
+	mig := n.MIGGPUs != 0
 	for i, free := range n.GPUFree {
-		if free < p.GPUMilli {
+		a, ok := free-p.GPUMilli, free >= p.GPUMilli
+		if mig || p.MIGProfile != 0 {
+			a, ok = n.FreeAfter(p, i)
+		}
+		if !ok {
 			continue
 		}
-		// GPUs with the same free share give the same result.
 		dup := false
 		for j := 0; j < i; j++ {
 			if n.GPUFree[j] == free {
-				dup = true
-				break
+				if aj, ok := n.FreeAfter(p, j); !mig || (ok && aj == a) {
+					dup = true
+					break
+				}
 			}
 		}
 		if dup {
 			continue
 		}
-		after[i] -= p.GPUMilli
+		keep := after[i]
+		after[i] = a
+		if n.MIGGPUs.Has(i) {
+			after[i] = min(a, cluster.MilliGPU-1)
+		}
 		s := fgdScore(before, f.Target.Frag(n.ModelID, cpu, after))
-		after[i] += p.GPUMilli
+		after[i] = keep
 		if bestGPU < 0 || s > best {
 			best, bestGPU = s, i
 		}

@@ -174,7 +174,25 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 	return modelID >= 0 && models&(1<<uint(modelID)) != 0
 }
 
-// NodeFrag returns Frag for node n's current free resources.
+// NodeFrag returns Frag for node n's current free resources, as fragView
+// shows its GPUs.
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
-	return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
+	if n.MIGGPUs == 0 {
+		return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
+	}
+	var buf [cluster.MaxGPUsPerNode]int64
+	return tw.Frag(n.ModelID, n.CPUFree, fragView(n, buf[:0]))
+}
+
+// fragView appends n's free share per GPU to buf as fragmentation sees it:
+// a MIG-enabled GPU shows at most 999 milli-GPU free, since no pod of a
+// whole GPU can use it; its free slices otherwise count as one free share.
+func fragView(n *cluster.Node, buf []int64) []int64 {
+	buf = append(buf, n.GPUFree...)
+	for g := range buf {
+		if n.MIGGPUs.Has(g) {
+			buf[g] = min(buf[g], cluster.MilliGPU-1)
+		}
+	}
+	return buf
 }

@@ -37,7 +37,7 @@ func (GPUPacking) Score(_ State, n *cluster.Node, p *cluster.Pod) int64 {
 	for need > 0 {
 		pick := -1
 		for i, f := range n.GPUFree {
-			if !used[i] && f >= p.GPUMilli && (pick < 0 || f < n.GPUFree[pick]) {
+			if _, ok := n.FreeAfter(p, i); ok && !used[i] && (pick < 0 || f < n.GPUFree[pick]) {
 				pick = i
 			}
 		}

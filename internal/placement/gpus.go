@@ -8,14 +8,14 @@ import (
 
 // firstFreeGPUs returns the first k fully free GPUs of n in index order,
 // which is how the openb simulator's Open-Gpu-Share plugin places pods of
-// whole GPUs (AllocateExclusiveGpuId).
+// whole GPUs (AllocateExclusiveGpuId). MIG-enabled GPUs are never whole.
 func firstFreeGPUs(n *cluster.Node, k int) cluster.GPUSet {
 	var s cluster.GPUSet
 	for i, f := range n.GPUFree {
 		if k == 0 {
 			break
 		}
-		if f == cluster.MilliGPU {
+		if f == cluster.MilliGPU && !n.MIGGPUs.Has(i) {
 			s |= 1 << uint(i)
 			k--
 		}
@@ -24,7 +24,9 @@ func firstFreeGPUs(n *cluster.Node, k int) cluster.GPUSet {
 }
 
 // bestFitGPUs places a GPU-sharing pod on the GPU with the least free share
-// that still fits it (lowest index on ties), and a pod of whole GPUs on the
+// that still fits it (cluster.Node.FreeAfter; lowest index on ties; for a
+// pod asking for a MIG profile, the fullest GPU with a free instance of it,
+// else a whole GPU), and a pod of whole GPUs on the
 // first free GPUs. Source: Open-Gpu-Share's "best" GPU selection in
 // github.com/hkust-adsl/kubernetes-scheduler-simulator.
 func bestFitGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
@@ -36,7 +38,7 @@ func bestFitGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 	}
 	best := -1
 	for i, f := range n.GPUFree {
-		if f >= p.GPUMilli && (best < 0 || f < n.GPUFree[best]) {
+		if _, ok := n.FreeAfter(p, i); ok && (best < 0 || f < n.GPUFree[best]) {
 			best = i
 		}
 	}
@@ -56,8 +58,8 @@ func randomFitGPUs(n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUS
 		return firstFreeGPUs(n, p.NumGPU)
 	}
 	pick, cnt := -1, 0
-	for i, f := range n.GPUFree {
-		if f >= p.GPUMilli {
+	for i := range n.GPUFree {
+		if _, ok := n.FreeAfter(p, i); ok {
 			cnt++
 			if rng.IntN(cnt) == 0 {
 				pick = i

@@ -290,6 +290,12 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 	for _, f := range n.GPUFree {
 		b = binary.AppendVarint(b, f)
 	}
+	b = binary.AppendUvarint(b, uint64(n.MIGGPUs))
+	for _, m := range n.MIG {
+		for k := range m.Free {
+			b = append(b, byte(m.Free[k]), byte(m.Held[k]))
+		}
+	}
 	for _, a := range n.Affinity {
 		b = binary.AppendVarint(b, int64(a))
 	}

@@ -45,6 +45,7 @@ func HTML(r *sim.Report) []byte {
 	b.WriteString("<h2>Summary</h2>")
 	b.WriteString(summaryTable(r, paper, hasPaper))
 	b.WriteString(teamsTable(r, colors))
+	b.WriteString(sharingSection(r))
 	if r.Mode == "fill" {
 		fillCharts(&b, r, colors, paper, hasPaper)
 	} else {

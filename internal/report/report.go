@@ -29,6 +29,9 @@ func WriteTable(w io.Writer, r *sim.Report) error {
 	if r.Mode == "fill" {
 		fmt.Fprintf(w, ", inflate %.2f", r.Inflate)
 	}
+	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
+		fmt.Fprintf(w, ", sharing %s", r.Sharing.Rows[0].Sharing)
+	}
 	fmt.Fprintf(w, ", %d runs in %s\n\n", len(r.Results), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if r.Mode == "fill" {
@@ -55,7 +58,10 @@ func WriteTable(w io.Writer, r *sim.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeTeams(w, r)
+	if err := writeTeams(w, r); err != nil {
+		return err
+	}
+	return writeSharing(w, r)
 }
 
 // writeTeams writes the per-team table of a replay with teams: means over

@@ -115,6 +115,10 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 	var runNode []int
 	var runGPUs []cluster.GPUSet
 	frag := newFragTracker(w.target, c)
+	var use *useTracker
+	if w.sharing.Mode != "" {
+		use = newUseTracker(w, c)
+	}
 	failed := failures{}
 	var recs []Placement
 	seq := make([]int, len(w.specs)) // arrival number of pod i, from 1
@@ -152,11 +156,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 	}
 	start := func(i int, node int, gpus cluster.GPUSet) error {
 		p := &pods[i]
-		if err := pl.Allocate(c, node, p, gpus); err != nil {
+		took, err := allocate(pl, c, node, p, gpus)
+		if err != nil {
 			return fmt.Errorf("placement chose an infeasible node: %w", err)
 		}
 		frag.update(c, node)
-		meter.Allocate(p.TotalGPUMilli(), w.price(c.Nodes[node].ModelID))
+		meter.Allocate(took, w.price(c.Nodes[node].ModelID))
+		if use != nil {
+			use.add(c, node, gpus, i, i)
+		}
 		wait := now - w.specs[i].Creation
 		var g uint32
 		switch {
@@ -221,11 +229,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 			switch {
 			case running[i]:
 				p := &pods[i]
-				if err := pl.Release(c, runNode[i], p, runGPUs[i]); err != nil {
+				freed, err := release(pl, c, runNode[i], p, runGPUs[i])
+				if err != nil {
 					return err
 				}
 				frag.update(c, runNode[i])
-				meter.Release(p.TotalGPUMilli(), w.price(c.Nodes[runNode[i]].ModelID))
+				meter.Release(freed, w.price(c.Nodes[runNode[i]].ModelID))
+				if use != nil {
+					use.remove(c, runNode[i], runGPUs[i], i)
+				}
 				tq.alloc[tq.wls[tq.wlOf[i]].team] -= p.TotalGPUMilli()
 				running[i] = false
 				gen[i]++
@@ -321,11 +333,15 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 			}
 			advance(d.at)
 			p := &pods[d.pod]
-			if err := pl.Release(c, d.node, p, d.gpus); err != nil {
+			freed, err := release(pl, c, d.node, p, d.gpus)
+			if err != nil {
 				return r, err
 			}
 			frag.update(c, d.node)
-			meter.Release(p.TotalGPUMilli(), w.price(c.Nodes[d.node].ModelID))
+			meter.Release(freed, w.price(c.Nodes[d.node].ModelID))
+			if use != nil {
+				use.remove(c, d.node, d.gpus, d.pod)
+			}
 			// Only the freed node changed: a waiting pod can start now only
 			// if it fits there.
 			kept := waiting[:0]
@@ -428,5 +444,8 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 	st.AllocatedCostUSD = meter.AllocatedUSD()
 	st.IdleCostUSD = meter.IdleUSD()
 	w.finish(&r, c, frag.exact())
+	if use != nil {
+		use.result(&r, true)
+	}
 	return r, nil
 }

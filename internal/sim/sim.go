@@ -116,6 +116,9 @@ type Result struct {
 	// Teams is each team's share of a replay with Config.Teams, in the
 	// teams file's order.
 	Teams []TeamStats `json:"teams,omitempty"`
+	// Sharing holds the sharing metrics of a workload made by
+	// Workload.WithSharing.
+	Sharing *SharingStats `json:"sharing,omitempty"`
 }
 
 // Placement is what became of one pod in one run.
@@ -175,6 +178,9 @@ type Report struct {
 	// Params are the run's settings; Inputs what it read.
 	Params *Params `json:"params,omitempty"`
 	Inputs []Input `json:"inputs,omitempty"`
+	// Sharing compares sharing modes (gpuplane simulate --sharing); the
+	// rest of the report is the first mode's.
+	Sharing *SharingReport `json:"sharing,omitempty"`
 }
 
 // Params are a simulation's settings, as its report records them.
@@ -225,6 +231,23 @@ type Workload struct {
 	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
 	unfit    []string
 	warnings []string
+	// sharing is the mode of a workload made by WithSharing (zero
+	// otherwise: no sharing metrics); training[i] says pod i asked for
+	// whole GPUs.
+	sharing  Sharing
+	training []bool
+	// asked are the pods as the trace asks for them, before WithSharing
+	// (nil: pods): fill's arrived demand counts these, so that every mode
+	// sees the same pods arrive.
+	asked []cluster.Pod
+}
+
+// askedPods returns the pods as the trace asks for them.
+func (w *Workload) askedPods() []cluster.Pod {
+	if w.asked != nil {
+		return w.asked
+	}
+	return w.pods
 }
 
 // maxUnfitListed is how many pods that fit no node Warnings names one by
@@ -407,6 +430,9 @@ func (w *Workload) newCluster(rng *rand.Rand) *cluster.Cluster {
 	for i, j := range rng.Perm(len(c.Nodes)) {
 		c.Nodes[i] = w.template.Nodes[j]
 		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[j].GPUFree...)
+		if w.template.Nodes[j].MIG != nil {
+			c.Nodes[i].MIG = append([]cluster.MIGGPU(nil), w.template.Nodes[j].MIG...)
+		}
 	}
 	return &c
 }
@@ -595,6 +621,9 @@ func (w *Workload) placement(seq, i int, c *cluster.Cluster, node int, gpus clus
 	pl := Placement{Seq: seq, Pod: w.specs[i].Name, StartSeconds: start, WaitSeconds: wait}
 	if ok {
 		pl.Node, pl.GPUs, pl.GPUMilli = c.Nodes[node].Name, gpus, w.pods[i].GPUMilli
+		if w.pods[i].MIGProfile != 0 && gpus&c.Nodes[node].MIGGPUs == 0 {
+			pl.GPUMilli = cluster.MilliGPU // a MIG pod on a whole GPU
+		}
 	} else {
 		pl.Reason = w.failReason(i, dflt)
 	}
@@ -659,31 +688,37 @@ const curvePoints = 200
 const maxFillPods = 20_000_000
 
 // fill runs the fill experiment (the package doc); with placements it
-// records what became of each pod. The workload has passed check("fill").
+// records what became of each pod. Arrived demand counts the pods as the
+// trace asks for them, under any sharing mode. The workload has passed check("fill").
 func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
 	target := int64(math.Floor(inflate * float64(capacity)))
 	// The trace's pods in random order, then samples with replacement.
 	order := rng.Perm(len(w.pods))
+	asked := w.askedPods()
 	var demand int64
 	for _, i := range order {
-		demand += w.pods[i].TotalGPUMilli()
+		demand += asked[i].TotalGPUMilli()
 	}
-	order, demand = trim(order, demand, target, w.pods, rng)
+	order, demand = trim(order, demand, target, asked, rng)
 	for {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
 		}
 		i := rng.IntN(len(w.pods))
-		if demand+w.pods[i].TotalGPUMilli() > target {
+		if demand+asked[i].TotalGPUMilli() > target {
 			break
 		}
-		demand += w.pods[i].TotalGPUMilli()
+		demand += asked[i].TotalGPUMilli()
 		order = append(order, i)
 	}
 
 	frag := newFragTracker(w.target, c)
+	var use *useTracker
+	if w.sharing.Mode != "" {
+		use = newUseTracker(w, c)
+	}
 	var r Result
 	failed := failures{}
 	var arrived int64
@@ -695,14 +730,18 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 			return r, ctx.Err()
 		}
 		p := &w.pods[i]
-		arrived += p.TotalGPUMilli()
+		arrived += asked[i].TotalGPUMilli()
 		node, gpus, ok := pl.Place(c, p)
 		if ok {
-			if err := pl.Allocate(c, node, p, gpus); err != nil {
+			took, err := allocate(pl, c, node, p, gpus)
+			if err != nil {
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
-			free -= p.TotalGPUMilli()
+			free -= took
 			frag.update(c, node)
+			if use != nil {
+				use.add(c, node, gpus, k, i)
+			}
 		} else {
 			r.FailedPods++
 			failed.add(w.failReason(i, ReasonNoRoom), &w.specs[i])
@@ -723,7 +762,31 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	r.ArrivedGPUMilli = arrived
 	r.Failed = failed.groups()
 	w.finish(&r, c, frag.exact())
+	if use != nil {
+		use.result(&r, false)
+	}
 	return r, nil
+}
+
+// allocate binds p to node of c through pl and returns the milli-GPU it
+// took: its request, or for a pod asking for a MIG profile what its
+// instance or whole GPU holds (cluster.Node.FreeAfter).
+func allocate(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
+	before := c.Nodes[node].GPUFreeTotal()
+	if err := pl.Allocate(c, node, p, gpus); err != nil {
+		return 0, err
+	}
+	return before - c.Nodes[node].GPUFreeTotal(), nil
+}
+
+// release returns p's resources to node of c through pl and returns the
+// milli-GPU it freed.
+func release(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
+	before := c.Nodes[node].GPUFreeTotal()
+	if err := pl.Release(c, node, p, gpus); err != nil {
+		return 0, err
+	}
+	return c.Nodes[node].GPUFreeTotal() - before, nil
 }
 
 // trim drops pods from order at random until their GPU demand is at most

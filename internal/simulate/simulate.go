@@ -71,6 +71,17 @@ type Options struct {
 	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
 	// are admitted by their team's Kueue quota before placement (--teams).
 	TeamsFile string
+	// Sharing, when set, runs the workload under each of these sharing
+	// modes and compares them (--sharing): a comma-separated list of
+	// exclusive, fractional, mig, timeslice:N (sim.Sharing). Empty: the
+	// workload as given (fractional), without the comparison.
+	Sharing string
+	// MIGConfig is an NVIDIA mig-parted config file giving the MIG layouts
+	// of --sharing mig (--mig-config; trace.ReadMIGConfig), MIGConfigName
+	// its configuration (--mig-config-name; default: its only one).
+	// Without it, a cluster YAML's mig fields give the layouts, and
+	// without those the simulator chooses them (sim.ChooseMIGLayouts).
+	MIGConfig, MIGConfigName string
 }
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
@@ -131,6 +142,17 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	tie, err := placement.ParseTieBreak(o.TieBreak)
 	if err != nil {
 		return nil, 0, err
+	}
+	if o.Sharing != "" {
+		if _, err := sim.ParseSharing(o.Sharing); err != nil {
+			return nil, 0, fmt.Errorf("--sharing: %w", err)
+		}
+	}
+	if (o.MIGConfig != "" || o.MIGConfigName != "") && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
+		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --sharing with mig")
+	}
+	if o.MIGConfigName != "" && o.MIGConfig == "" {
+		return nil, 0, errors.New("--mig-config-name needs --mig-config")
 	}
 	return pols, tie, nil
 }
@@ -199,11 +221,22 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	for _, msg := range append(warnings, prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
-	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
+	cfg := sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != "", Teams: teams})
-	if err != nil {
-		return err
+		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != "", Teams: teams}
+	var rep *sim.Report
+	if o.Sharing == "" {
+		if rep, err = sim.Run(ctx, w, cfg); err != nil {
+			return err
+		}
+	} else {
+		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep)
+		if err != nil {
+			return err
+		}
+		if in != nil {
+			inputs = append(inputs, *in)
+		}
 	}
 	rep.Source = report.Source(nName, pName)
 	rep.Version = version.Get().String("gpuplane")

@@ -28,8 +28,8 @@ type NodeGroup struct {
 	CPUMilli, MemoryMiB int64
 	// MIG is the MIG layout of every GPU of the group: the profile names
 	// of the MIG devices on one GPU (e.g. ["3g.40gb", "3g.40gb"]), checked
-	// with gpu.PlaceMIG; nil for no MIG. The simulator reads it but does
-	// not yet place pods on MIG devices.
+	// with gpu.PlaceMIG; nil for no MIG. The simulator uses it under
+	// --sharing mig and simulates whole GPUs otherwise.
 	MIG []string
 	// Line is the group's line in its file (its item number in a short
 	// spec).
@@ -347,7 +347,7 @@ func Nodes(groups []NodeGroup) []NodeSpec {
 	out := make([]NodeSpec, 0, total)
 	for _, g := range groups {
 		for i := range g.Count {
-			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: g.GPUs, Model: g.Model, Line: g.Line})
+			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: g.GPUs, Model: g.Model, MIG: g.MIG, Line: g.Line})
 		}
 	}
 	return out

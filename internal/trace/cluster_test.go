@@ -26,10 +26,11 @@ func TestReadClusterTwoGroups(t *testing.T) {
 	nodes := Nodes(groups)
 	// 2 A100 nodes: 128 cores = 128,000 m; 1024.5 GiB = 1,049,088 MiB.
 	// 3 T4 nodes of the typical T4 server: 2 GPUs, 104,000 m, 512 GiB =
-	// 524,288 MiB; prefix "t4" (the model in lower case); line 9.
+	// 524,288 MiB; prefix "t4" (the model in lower case); line 9. Each
+	// node carries its group's MIG layout.
 	want := []NodeSpec{
-		{Name: "a100-0", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", Line: 2},
-		{Name: "a100-1", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", Line: 2},
+		{Name: "a100-0", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, Line: 2},
+		{Name: "a100-1", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, Line: 2},
 		{Name: "t4-0", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
 		{Name: "t4-1", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
 		{Name: "t4-2", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
@@ -79,7 +80,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0   2} {cpu-1 500 2048 0   2}]"
+	want := "[{cpu-0 500 2048 0  []  2} {cpu-1 500 2048 0  []  2}]"
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}

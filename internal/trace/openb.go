@@ -32,6 +32,10 @@ type NodeSpec struct {
 	GPUs                int
 	// Model is the GPU model ("" for a CPU-only node).
 	Model string
+	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
+	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
+	// uses it.
+	MIG []string
 	// IgnoredModel is the model column of a node with 0 GPUs, which is
 	// ignored (Warnings names it).
 	IgnoredModel string

@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// MIGGPU is one MIG-enabled GPU's instances, counted by profile (the index
+// order of gpu.MIGProfiles, the same for every MIG-capable model): an
+// instance is free or held by one pod.
+type MIGGPU struct {
+	// Free and Held count the free and the held instances of each profile.
+	Free, Held [gpu.NumMIGProfiles]int8
+}
+
+// heldSlices returns the compute slices of the held instances.
+func (m *MIGGPU) heldSlices() int {
+	s := 0
+	for k, c := range m.Held {
+		s += int(c) * gpu.MIGSlices(k)
+	}
+	return s
+}
+
+// migFree returns the free milli-GPU of a MIG-enabled GPU whose held
+// instances have heldSlices compute slices: a held instance allocates its
+// slices/7 of the GPU, rounded to the milli-GPU over the whole GPU so that
+// 7 held slices leave exactly 0.
+func migFree(heldSlices int) int64 {
+	return MilliGPU - (int64(heldSlices)*MilliGPU+3)/7
+}
+
+// MIGMilli returns the milli-GPU that an instance of profile k allocates
+// on an otherwise empty GPU: its compute slices/7, rounded.
+func MIGMilli(k int) int64 { return MilliGPU - migFree(gpu.MIGSlices(k)) }
+
+// EnableMIG partitions GPU g of the node into MIG instances with the given
+// profile names (a layout gpu.PlaceMIG accepts for the node's model). The
+// GPU must hold nothing. A MIG-enabled GPU serves only pods asking for one
+// of its profiles (Pod.MIGProfile); its GPUFree is 1000 less the held
+// instances' compute slices/7.
+func (n *Node) EnableMIG(g int, profiles []string) error {
+	if g < 0 || g >= len(n.GPUFree) {
+		return fmt.Errorf("node %s: GPU %d out of range 0..%d", n.Name, g, len(n.GPUFree)-1)
+	}
+	if n.GPUFree[g] != MilliGPU || n.MIGGPUs.Has(g) {
+		return fmt.Errorf("node %s: GPU %d is in use or MIG-enabled already", n.Name, g)
+	}
+	if _, err := gpu.PlaceMIG(n.Model, profiles); err != nil {
+		return fmt.Errorf("node %s: GPU %d: %w", n.Name, g, err)
+	}
+	l, err := gpu.MIGLayoutOf(n.Model, profiles)
+	if err != nil {
+		return fmt.Errorf("node %s: GPU %d: %w", n.Name, g, err)
+	}
+	if n.MIG == nil {
+		n.MIG = make([]MIGGPU, len(n.GPUFree))
+	}
+	for k, c := range l {
+		n.MIG[g].Free[k] = int8(c)
+	}
+	n.MIGGPUs |= 1 << uint(g)
+	n.Version++
+	return nil
+}
+
+// FreeAfter is the GPU fit rule, its one home: it returns GPU g's free
+// milli-GPU after pod p (of NumGPU ≥ 1) takes its share of it, and whether
+// p fits GPU g at all.
+//   - A MIG-enabled GPU fits only a pod asking for a MIG profile
+//     (Pod.MIGProfile) of which it has a free instance; the pod holds that
+//     instance, slices/7 of the GPU.
+//   - Any other GPU fits a pod asking for a MIG profile only when it is
+//     wholly free (a model without MIG, or a GPU left whole, serves the
+//     pod as an exclusive GPU), and any other pod when its GPUMilli is
+//     free.
+func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
+	f := n.GPUFree[g]
+	if n.MIGGPUs.Has(g) {
+		k := int(p.MIGProfile) - 1
+		if k < 0 || n.MIG[g].Free[k] == 0 {
+			return f, false
+		}
+		return migFree(n.MIG[g].heldSlices() + gpu.MIGSlices(k)), true
+	}
+	if p.MIGProfile != 0 {
+		return 0, f == MilliGPU
+	}
+	return f - p.GPUMilli, f >= p.GPUMilli
+}
+
+// fitsGPU reports whether p fits GPU g (FreeAfter).
+func (n *Node) fitsGPU(p *Pod, g int) bool {
+	_, ok := n.FreeAfter(p, g)
+	return ok
+}
+
+// take marks p's share of GPU g as held (d = 1) or free again (d = -1);
+// the caller has checked it may.
+func (n *Node) take(p *Pod, g int, d int8) {
+	if n.MIGGPUs.Has(g) {
+		m := &n.MIG[g]
+		k := p.MIGProfile - 1
+		m.Free[k] -= d
+		m.Held[k] += d
+		n.GPUFree[g] = migFree(m.heldSlices())
+		return
+	}
+	share := p.GPUMilli
+	if p.MIGProfile != 0 {
+		share = MilliGPU
+	}
+	n.GPUFree[g] -= int64(d) * share
+}
+
+// canRelease reports whether p's share of GPU g can be freed.
+func (n *Node) canRelease(p *Pod, g int) bool {
+	if n.MIGGPUs.Has(g) {
+		k := int(p.MIGProfile) - 1
+		return k >= 0 && n.MIG[g].Held[k] > 0
+	}
+	share := p.GPUMilli
+	if p.MIGProfile != 0 {
+		share = MilliGPU
+	}
+	return n.GPUFree[g]+share <= MilliGPU
+}
+
+// UsedGPUs returns the number of GPUs holding at least one pod.
+func (n *Node) UsedGPUs() int {
+	c := 0
+	for _, f := range n.GPUFree {
+		if f < MilliGPU {
+			c++
+		}
+	}
+	return c
+}
