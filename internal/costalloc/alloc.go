@@ -85,6 +85,11 @@ type Share struct {
 	Replicas int
 	// Milli is the share in milli-GPU (1..1000), for Milli.
 	Milli int64
+	// Num and Den, when Den is above 0, make the holding Num/Den (0 <
+	// Num <= Den) of the share above: k of R time-slicing replicas of a
+	// MIG instance is Kind MIG, Num k, Den R (3g on an A100, 1 of 2
+	// replicas: 3/7 x 1/2 = 3/14 of the GPU). Den 0 means the whole share.
+	Num, Den int64
 }
 
 // MIGShare returns the share of a MIG instance of the named profile (e.g.
@@ -164,6 +169,18 @@ type idleAcc struct {
 
 // fraction returns the share as a fraction of the GPU g, checked.
 func (s Share) fraction(g GPU) (*big.Rat, error) {
+	f, err := s.kindFraction(g)
+	if err != nil || s.Den == 0 {
+		return f, err
+	}
+	if s.Den < 0 || s.Num < 1 || s.Num > s.Den {
+		return nil, fmt.Errorf("part %d/%d outside (0, 1]", s.Num, s.Den)
+	}
+	return f.Mul(f, big.NewRat(s.Num, s.Den)), nil
+}
+
+// kindFraction returns the fraction of the GPU g of the share's kind alone.
+func (s Share) kindFraction(g GPU) (*big.Rat, error) {
 	switch s.Kind {
 	case Whole:
 		return big.NewRat(1, 1), nil

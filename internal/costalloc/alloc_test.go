@@ -167,6 +167,38 @@ func TestReplicasAndMilli(t *testing.T) {
 	}
 }
 
+// TestMIGReplicas: a 3g instance of an A100 (3/7) time-sliced as 2
+// replicas, p1 and p2 one each (Num 1, Den 2) for 1 h at 2.80 USD/h: 3/14
+// GPU-h each, 3/14 x 280 c = 60 c exactly; a 1g instance (1/7) held whole
+// by p3 for 1 h, 40 c; idle 1 - 3/7 - 1/7 = 3/7 GPU-h, 120 c. Total 280 c.
+func TestMIGReplicas(t *testing.T) {
+	half := mustMIG(t, "A100-80GB", "3g.40gb")
+	half.Num, half.Den = 1, 2
+	in := Input{
+		From: 0, To: hour,
+		GPUs: []GPU{{Node: "n1", UUID: "GPU-a", Model: "A100-80GB"}},
+		Holdings: []Holding{
+			{Namespace: "ns", Pod: "p1", GPU: "GPU-a", Share: half, Start: 0, End: hour},
+			{Namespace: "ns", Pod: "p2", GPU: "GPU-a", Share: half, Start: 0, End: hour},
+			{Namespace: "ns", Pod: "p3", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour},
+		},
+		Prices: prices(t, "A100-80GB 2.80"),
+	}
+	l, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report(ByPod)
+	for k, c := range map[string]int64{"ns/p1": 60, "ns/p2": 60, "ns/p3": 40} {
+		if row := rowByKey(t, r, k); row.CostCents != c {
+			t.Errorf("%s: %d c, want %d", k, row.CostCents, c)
+		}
+	}
+	if !near(rowByKey(t, r, "ns/p1").GPUHoursAllocated, 3.0/14) || len(r.Idle) != 1 || r.Idle[0].CostCents != 120 || !near(r.Idle[0].GPUHours, 3.0/7) || sumCents(r) != 280 || len(l.Warnings) != 0 {
+		t.Fatalf("report %+v warnings %v", r, l.Warnings)
+	}
+}
+
 // TestOvercommitClamped: a whole GPU for 1 h at 2.00 USD/h, and a half
 // (2 replicas) on it for the second half hour: 1.5 GPU, scaled by 1/1.5.
 // a: 0.5 h + 0.5 h x 2/3 = 5/6 GPU-h = 166 2/3 c; b: 0.5 h x 1/2 x 2/3 = 1/6
@@ -256,6 +288,8 @@ func TestErrors(t *testing.T) {
 		{"replicas", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Replica}}}}, "replicas 0"},
 		{"util", Input{To: 1, GPUs: gpus, Util: map[string][]Sample{"g": {{Time: 0, Util: math.NaN()}}}}, "GPU g: utilisation NaN"},
 		{"duplicate GPU", Input{To: 1, GPUs: append(gpus, gpus[0])}, "UUID g listed twice"},
+		{"part", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Whole, Num: 3, Den: 2}}}}, "part 3/2 outside"},
+		{"part zero", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Whole, Num: 0, Den: 2}}}}, "part 0/2 outside"},
 	} {
 		_, err := Compute(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
