@@ -113,6 +113,10 @@ type Holding struct {
 	// GPU is the UUID of the GPU held.
 	GPU   string
 	Share Share
+	// Util, when not empty, is the key in Input.Util of the utilisation
+	// samples of the device held (a MIG device's own); empty takes the
+	// GPU's (Input.Util[GPU]).
+	Util string
 	// Start and End bound the holding, in Unix milliseconds.
 	Start, End int64
 }
@@ -131,7 +135,8 @@ type Input struct {
 	From, To int64
 	GPUs     []GPU
 	Holdings []Holding
-	// Util holds each GPU's utilisation samples, by GPU UUID, in any order.
+	// Util holds each GPU's utilisation samples, by GPU UUID, in any
+	// order, and those of devices named by Holding.Util.
 	Util map[string][]Sample
 	// MaxSampleHold is the longest a sample stands for, in milliseconds; 0
 	// means DefaultMaxSampleHold.
@@ -299,8 +304,18 @@ func Compute(in Input) (*Ledger, error) {
 		}
 		perGPU[gi] = append(perGPU[gi], i)
 	}
+	devUtil := map[string]*utilCurve{}
+	for _, h := range in.Holdings {
+		if h.Util != "" && devUtil[h.Util] == nil {
+			c, err := newCurve(h.Util, in.Util[h.Util], hold)
+			if err != nil {
+				return nil, err
+			}
+			devUtil[h.Util] = c
+		}
+	}
 	for uuid := range in.Util {
-		if _, ok := byUUID[uuid]; !ok {
+		if _, ok := byUUID[uuid]; !ok && devUtil[uuid] == nil {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("utilisation samples for GPU %s, which is not in the GPU list, ignored", uuid))
 		}
 	}
@@ -318,7 +333,7 @@ func Compute(in Input) (*Ledger, error) {
 		if err != nil {
 			return nil, err
 		}
-		hs, clamped := sweep(in, g, perGPU[gi], curve)
+		hs, clamped := sweep(in, g, perGPU[gi], curve, devUtil)
 		if clamped != "" {
 			l.Warnings = append(l.Warnings, clamped)
 		}
@@ -347,7 +362,7 @@ func Compute(in Input) (*Ledger, error) {
 // sweep accounts for the holdings idx of GPU g: the GPU-milliseconds each
 // held (scaled down where they add up to more than one GPU) and used. It
 // returns a warning when it scaled.
-func sweep(in Input, g GPU, idx []int, curve *utilCurve) ([]held, string) {
+func sweep(in Input, g GPU, idx []int, gpuCurve *utilCurve, devUtil map[string]*utilCurve) ([]held, string) {
 	type event struct {
 		t     int64
 		i     int // into out
@@ -355,9 +370,15 @@ func sweep(in Input, g GPU, idx []int, curve *utilCurve) ([]held, string) {
 	}
 	out := make([]held, 0, len(idx))
 	frac := make([]*big.Rat, 0, len(idx))
+	curves := make([]*utilCurve, 0, len(idx))
 	var ev []event
 	for _, hi := range idx {
 		h := in.Holdings[hi]
+		curve := gpuCurve
+		if h.Util != "" {
+			curve = devUtil[h.Util]
+		}
+		curves = append(curves, curve)
 		s, e := max(h.Start, in.From), min(h.End, in.To)
 		f, _ := h.Share.fraction(g)
 		x := held{h: h, node: g.Node, model: g.Model, shareMs: new(big.Rat)}
@@ -389,8 +410,8 @@ func sweep(in Input, g GPU, idx []int, curve *utilCurve) ([]held, string) {
 			}
 			cut := new(big.Rat).Sub(one, new(big.Rat).Inv(total)) // share of each holding removed
 			cutF, _ := cut.Float64()
-			busy := curve.at(t1) - curve.at(t0)
 			for i := range active {
+				busy := curves[i].at(t1) - curves[i].at(t0)
 				d := new(big.Rat).Mul(frac[i], big.NewRat(t1-t0, 1))
 				d.Mul(d, cut)
 				out[i].shareMs.Sub(out[i].shareMs, d)

@@ -167,6 +167,19 @@ func TestReplicasAndMilli(t *testing.T) {
 	}
 }
 
+// every5 returns samples every 5 min over 1 h: a for the first half hour, b after.
+func every5(a, b float64) []Sample {
+	var out []Sample
+	for m := int64(0); m < 60; m += 5 {
+		u := a
+		if m >= 30 {
+			u = b
+		}
+		out = append(out, Sample{Time: m * minute, Util: u})
+	}
+	return out
+}
+
 // TestMIGReplicas: a 3g instance of an A100 (3/7) time-sliced as 2
 // replicas, p1 and p2 one each (Num 1, Den 2) for 1 h at 2.80 USD/h: 3/14
 // GPU-h each, 3/14 x 280 c = 60 c exactly; a 1g instance (1/7) held whole
@@ -180,9 +193,13 @@ func TestMIGReplicas(t *testing.T) {
 		Holdings: []Holding{
 			{Namespace: "ns", Pod: "p1", GPU: "GPU-a", Share: half, Start: 0, End: hour},
 			{Namespace: "ns", Pod: "p2", GPU: "GPU-a", Share: half, Start: 0, End: hour},
-			{Namespace: "ns", Pod: "p3", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour},
+			{Namespace: "ns", Pod: "p3", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour, Util: "GPU-a/9"},
 		},
 		Prices: prices(t, "A100-80GB 2.80"),
+		// The 3g instance's holders take the GPU's utilisation (0.5); the
+		// 1g instance its own (0.25 from 0, 1 from 30 min, samples every
+		// 5 min, MaxSampleHold 5 min).
+		Util: map[string][]Sample{"GPU-a": every5(0.5, 0.5), "GPU-a/9": every5(0.25, 1)},
 	}
 	l, err := Compute(in)
 	if err != nil {
@@ -193,6 +210,10 @@ func TestMIGReplicas(t *testing.T) {
 		if row := rowByKey(t, r, k); row.CostCents != c {
 			t.Errorf("%s: %d c, want %d", k, row.CostCents, c)
 		}
+	}
+	// p1: 3/14 GPU-h x 0.5 = 3/28; p3: 1/7 x (0.5 h x 0.25 + 0.5 h x 1) = 5/56.
+	if p1, p3 := rowByKey(t, r, "ns/p1"), rowByKey(t, r, "ns/p3"); !near(p1.GPUHoursUsed, 3.0/28) || !near(p3.GPUHoursUsed, 5.0/56) || !near(p3.Efficiency, 0.625) {
+		t.Errorf("used p1 %v p3 %v eff %v; want 3/28, 5/56, 0.625", p1.GPUHoursUsed, p3.GPUHoursUsed, p3.Efficiency)
 	}
 	if !near(rowByKey(t, r, "ns/p1").GPUHoursAllocated, 3.0/14) || len(r.Idle) != 1 || r.Idle[0].CostCents != 120 || !near(r.Idle[0].GPUHours, 3.0/7) || sumCents(r) != 280 || len(l.Warnings) != 0 {
 		t.Fatalf("report %+v warnings %v", r, l.Warnings)
