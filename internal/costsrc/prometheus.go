@@ -1,0 +1,85 @@
+package costsrc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// maxPoints is the most grid times one range query asks for: Prometheus
+// refuses more than 11,000 points per series (web/api/v1/api.go,
+// "exceeded maximum resolution of 11,000 points per timeseries"), so
+// longer windows are read in pieces.
+const maxPoints = 10_000
+
+// ReadPrometheus reads the node agent's series over w from the Prometheus
+// at address (e.g. http://prometheus:9090) with range queries of
+// last_over_time(metric[Step - 1ms]) at step Step: at each grid time t, the
+// last sample in (t-Step, t]. A series therefore counts at t once per
+// step, whatever the scrape interval up to Step, and stops counting one
+// step after its last sample instead of Prometheus's 5-minute lookback.
+// Any error (Prometheus down, a query refused) fails the whole read.
+func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, error) {
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(address); err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("prometheus address %q: want a URL such as http://prometheus:9090", address)
+	}
+	client, err := api.NewClient(api.Config{Address: address})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: %w", address, err)
+	}
+	v1 := promv1.NewAPI(client)
+	by := map[string][]series{}
+	last := w.last()
+	for _, name := range Metrics {
+		q := fmt.Sprintf("last_over_time(%s[%dms])", name, w.Step-1)
+		if w.Step == 1 {
+			q = name // no window shorter than 1 ms
+		}
+		idx := map[string]int{} // series key -> index in by[name]
+		for start := w.From; start <= last; start += maxPoints * w.Step {
+			end := min(start+(maxPoints-1)*w.Step, last)
+			val, _, _, err := v1.QueryRange(ctx, q, promv1.Range{Start: time.UnixMilli(start), End: time.UnixMilli(end), Step: time.Duration(w.Step) * time.Millisecond})
+			if err != nil {
+				var pe *promv1.Error
+				if errors.As(err, &pe) {
+					return nil, fmt.Errorf("prometheus %s: query %s: %s: %s", address, q, pe.Type, pe.Msg)
+				}
+				return nil, fmt.Errorf("prometheus %s: query %s: %w", address, q, err)
+			}
+			m, ok := val.(model.Matrix)
+			if !ok {
+				return nil, fmt.Errorf("prometheus %s: query %s: answer of type %s, want a matrix", address, q, val.Type())
+			}
+			for _, ss := range m {
+				key := ss.Metric.String()
+				i, ok := idx[key]
+				if !ok {
+					l := make(map[string]string, len(ss.Metric))
+					for k, v := range ss.Metric {
+						if k != model.MetricNameLabel {
+							l[string(k)] = string(v)
+						}
+					}
+					i = len(by[name])
+					idx[key] = i
+					by[name] = append(by[name], series{labels: l})
+				}
+				s := &by[name][i]
+				for _, p := range ss.Values {
+					s.t = append(s.t, int64(p.Timestamp))
+					s.v = append(s.v, float64(p.Value))
+				}
+			}
+		}
+	}
+	return build(w, by)
+}
