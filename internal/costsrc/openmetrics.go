@@ -129,17 +129,23 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 	last := w.last()
 	for name, ss := range f.series {
 		for _, s := range ss {
+			// Each sample lies in (t-Step, t] of exactly one grid time t,
+			// the first at or after it; of several, the last counts.
 			var g series
-			k := 0
-			for t := w.From; t <= last; t += w.Step {
-				for k < len(s.t) && s.t[k] <= t {
-					k++
+			for k, ts := range s.t {
+				if ts <= w.From-w.Step || ts > last {
+					continue
 				}
-				// s.t[k-1] is the last sample at or before t.
-				if k > 0 && s.t[k-1] > t-w.Step {
-					g.t = append(g.t, t)
-					g.v = append(g.v, s.v[k-1])
+				t := w.From
+				if ts > w.From {
+					t += (ts - w.From + w.Step - 1) / w.Step * w.Step
 				}
+				if n := len(g.t); n > 0 && g.t[n-1] == t {
+					g.v[n-1] = s.v[k]
+					continue
+				}
+				g.t = append(g.t, t)
+				g.v = append(g.v, s.v[k])
 			}
 			if len(g.t) > 0 {
 				g.labels = s.labels
