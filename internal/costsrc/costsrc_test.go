@@ -16,10 +16,10 @@ func TestFraction(t *testing.T) {
 	}{
 		{1, 1, 1, true},
 		{0.25, 1, 4, true},
-		{1.0 / 3, 1, 3, true},   // 1 of 3 replicas, as the node agent writes it
-		{2.0 / 3, 2, 3, true},   // 2 of 3
-		{0.3, 3, 10, true},      // 300 milli-GPU
-		{0.001, 1, 1000, true},  // 1 milli-GPU
+		{1.0 / 3, 1, 3, true},  // 1 of 3 replicas, as the node agent writes it
+		{2.0 / 3, 2, 3, true},  // 2 of 3
+		{0.3, 3, 10, true},     // 300 milli-GPU
+		{0.001, 1, 1000, true}, // 1 milli-GPU
 		{1.0 / 1024, 1, 1024, true},
 		{5.0 / 7, 5, 7, true},
 		{1.0 / 1025, 0, 0, false}, // more replicas than time-slicing allows
