@@ -113,6 +113,53 @@ func TestMIGHour(t *testing.T) {
 	}
 }
 
+// TestUtilGrid: TestMIGHour's utilisation as a grid of 5-minute cells
+// gives the same used GPU-hours (a 3/28, b 3/28); a NaN cell (no sample)
+// counts as unused: b loses 1/7 x 5 min x 1.0 = 1/84 GPU-h.
+func TestUtilGrid(t *testing.T) {
+	u := make([]float32, 12)
+	for i := range u {
+		u[i] = 0.5
+		if i >= 6 {
+			u[i] = 1
+		}
+	}
+	in := Input{
+		From: 0, To: hour,
+		GPUs: []GPU{{Node: "n1", UUID: "GPU-a", Model: "A100-80GB"}},
+		Holdings: []Holding{
+			{Namespace: "ns", Pod: "a", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "3g.40gb"), Start: 0, End: 30 * minute},
+			{Namespace: "ns", Pod: "b", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour},
+		},
+		UtilGrid: map[string]Grid{"GPU-a": {Start: 0, Step: 5 * minute, U: u}},
+		Prices:   prices(t, "A100-80GB 2.00"),
+	}
+	l, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report(ByPod)
+	if a, b := rowByKey(t, r, "ns/a"), rowByKey(t, r, "ns/b"); !near(a.GPUHoursUsed, 3.0/28) || !near(b.GPUHoursUsed, 3.0/28) || a.CostCents != 43 {
+		t.Fatalf("a %+v b %+v", a, b)
+	}
+	u[11] = float32(math.NaN())
+	if l, err = Compute(in); err != nil {
+		t.Fatal(err)
+	}
+	if b := rowByKey(t, l.Report(ByPod), "ns/b"); !near(b.GPUHoursUsed, 3.0/28-1.0/84) {
+		t.Fatalf("b used %v, want 3/28 - 1/84", b.GPUHoursUsed)
+	}
+	u[0] = 2
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "device GPU-a: utilisation 2 at 0 ms outside 0..1") {
+		t.Errorf("utilisation 2: %v", err)
+	}
+	u[0] = 0.5
+	in.Util = map[string][]Sample{"GPU-a": {{Time: 0, Util: 1}}}
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "both as samples and as a grid") {
+		t.Errorf("both: %v", err)
+	}
+}
+
 // TestReplicasAndMilli works two nodes for 2 h by hand. n1: a T4 at 0.35
 // USD/h with 4 time-slicing replicas, p1 and p2 one replica each for 2 h:
 // 1/4 x 2 h x 35 c = 17.5 c each, idle 35 c. n2: an L4 at 0.56 USD/h, p3 500
