@@ -69,6 +69,12 @@ func (w Window) check() error {
 // last returns the last grid time of the window.
 func (w Window) last() int64 { return w.From + (w.To-w.From-1)/w.Step*w.Step }
 
+// points returns the number of grid times.
+func (w Window) points() int { return int((w.To-w.From-1)/w.Step) + 1 }
+
+// index returns the grid index of grid time t.
+func (w Window) index(t int64) int64 { return (t - w.From) / w.Step }
+
 // series is one series on the window's grid: its labels and the grid times
 // at which it had a value (the last sample in (t-Step, t]), ascending.
 type series struct {
@@ -77,8 +83,9 @@ type series struct {
 	v      []float64
 }
 
-// Usage is one pod's use of one device over the window, on the grid, for
-// right-sizing: its frame-buffer memory and its utilisation.
+// Usage is one pod's use of one device, on the grid, for right-sizing: its
+// frame-buffer memory and its device's utilisation, over the steps from the
+// first to the last of its DCGM_FI_DEV_FB_USED samples.
 type Usage struct {
 	Namespace, Pod string
 	// GPU is the UUID of the GPU; MIGProfile and MIGInstance name the MIG
@@ -86,14 +93,15 @@ type Usage struct {
 	GPU, MIGProfile, MIGInstance string
 	// Model is the GPU's catalog model.
 	Model string
-	// Time holds the grid times, in Unix milliseconds.
-	Time []int64
-	// FBUsedMiB is DCGM_FI_DEV_FB_USED at each time, in MiB; NaN where
+	// Start is the first grid time and Step the grid's step, in Unix
+	// milliseconds: value i is at Start + i*Step.
+	Start, Step int64
+	// FBUsedMiB is DCGM_FI_DEV_FB_USED at each step, in MiB; NaN where
 	// there was no sample.
-	FBUsedMiB []float64
-	// Util is the device's utilisation (0..1) at each time; NaN where there
-	// was no sample.
-	Util []float64
+	FBUsedMiB []float32
+	// Util is the device's utilisation (0..1) at each step; NaN where
+	// there was no sample.
+	Util []float32
 }
 
 // Result is what a read gives.
@@ -115,7 +123,7 @@ type Result struct {
 
 // build maps the series, by metric name, to a Result.
 func build(w Window, by map[string][]series) (*Result, error) {
-	r := &Result{Input: costalloc.Input{From: w.From, To: w.To, Util: map[string][]costalloc.Sample{}, MaxSampleHold: w.Step}}
+	r := &Result{Input: costalloc.Input{From: w.From, To: w.To}}
 	cat := gpu.Default()
 	type gpuInfo struct{ node, model string }
 	gpus := map[string]*gpuInfo{}
@@ -162,12 +170,8 @@ func build(w Window, by map[string][]series) (*Result, error) {
 	}
 
 	// Utilisation: per GPU (series without GPU_I_ID) and per MIG device
-	// (UUID/GPU_I_ID); the graphics engine activity where the device has
-	// it, else DCGM_FI_DEV_GPU_UTIL / 100.
-	util := utilSeries(by)
-	for k, smp := range util {
-		r.Input.Util[k] = smp
-	}
+	// (UUID/GPU_I_ID).
+	r.Input.UtilGrid = utilGrids(w, by)
 
 	bad := 0
 	for _, s := range by[metricShare] {
@@ -227,7 +231,7 @@ func build(w Window, by map[string][]series) (*Result, error) {
 	for u, g := range gpus {
 		models[u] = g.model
 	}
-	r.Usage = usage(w, by, models)
+	r.Usage = usage(w, by, r.Input.UtilGrid, models)
 	return r, nil
 }
 
@@ -258,107 +262,99 @@ func utilKey(l map[string]string) string {
 	return l[labelUUID]
 }
 
-// utilSeries returns each device's utilisation samples (0..1): the graphics
-// engine activity where the device has any, else DCGM_FI_DEV_GPU_UTIL /
-// 100. A device served under several series at once (one per time-slicing
-// replica with --kubernetes-virtual-gpus) has one value per time, the
-// largest.
-func utilSeries(by map[string][]series) map[string][]costalloc.Sample {
-	collect := func(name string, scale float64) map[string]map[int64]float64 {
-		out := map[string]map[int64]float64{}
+// utilGrids returns each device's utilisation (0..1) on the window's grid:
+// the graphics engine activity where the device has any, else
+// DCGM_FI_DEV_GPU_UTIL / 100. A device served under several series at
+// once (one per time-slicing replica with --kubernetes-virtual-gpus, or
+// one per pod as its holders change) has one value per time, the largest.
+func utilGrids(w Window, by map[string][]series) map[string]costalloc.Grid {
+	n := w.points()
+	// Values are kept in the metric's unit (whole percents stay exact in
+	// float32) and scaled by the Grid.
+	collect := func(name string, scale float64) map[string][]float32 {
+		out := map[string][]float32{}
 		for _, s := range by[name] {
 			if s.labels[labelUUID] == "" {
 				continue
 			}
 			k := utilKey(s.labels)
-			m := out[k]
-			if m == nil {
-				m = map[int64]float64{}
-				out[k] = m
+			g := out[k]
+			if g == nil {
+				g = make([]float32, n)
+				for i := range g {
+					g[i] = float32(math.NaN())
+				}
+				out[k] = g
 			}
 			for i, t := range s.t {
-				v := min(max(s.v[i]*scale, 0), 1)
+				v := s.v[i]
 				if math.IsNaN(v) {
 					continue
 				}
-				if old, ok := m[t]; !ok || v > old {
-					m[t] = v
+				u := float32(min(max(v, 0), 1/scale))
+				if j := w.index(t); g[j] != g[j] || u > g[j] {
+					g[j] = u
 				}
 			}
 		}
 		return out
 	}
-	engine := collect(metricEngine, 1)
-	plain := collect(metricGPUUtil, 0.01)
-	for k, m := range plain {
-		if _, ok := engine[k]; !ok {
-			engine[k] = m
-		}
+	out := map[string]costalloc.Grid{}
+	for k, g := range collect(metricEngine, 1) {
+		out[k] = costalloc.Grid{Start: w.From, Step: w.Step, U: g, Scale: 1}
 	}
-	out := make(map[string][]costalloc.Sample, len(engine))
-	for k, m := range engine {
-		smp := make([]costalloc.Sample, 0, len(m))
-		for t, v := range m {
-			smp = append(smp, costalloc.Sample{Time: t, Util: v})
+	for k, g := range collect(metricGPUUtil, 0.01) {
+		if _, ok := out[k]; !ok {
+			out[k] = costalloc.Grid{Start: w.From, Step: w.Step, U: g, Scale: 0.01}
 		}
-		sort.Slice(smp, func(i, j int) bool { return smp[i].Time < smp[j].Time })
-		out[k] = smp
 	}
 	return out
 }
 
-// usage returns each pod's frame-buffer use and its device's utilisation on
-// the grid, from the series attributed to a pod.
-func usage(w Window, by map[string][]series, models map[string]string) []Usage {
+// usage returns, for each pod and device with DCGM_FI_DEV_FB_USED series
+// attributed to the pod, its frame-buffer use and its device's utilisation
+// over the span of those series.
+func usage(w Window, by map[string][]series, util map[string]costalloc.Grid, models map[string]string) []Usage {
 	type key struct{ ns, pod, uuid, inst string }
-	acc := map[key]*Usage{}
-	n := int((w.To-w.From-1)/w.Step) + 1
-	get := func(l map[string]string) *Usage {
-		k := key{l[labelNamespace], l[labelPod], l[labelUUID], l[labelInstance]}
-		if k.ns == "" || k.pod == "" || k.uuid == "" {
-			return nil
-		}
-		u := acc[k]
-		if u == nil {
-			u = &Usage{Namespace: k.ns, Pod: k.pod, GPU: k.uuid, MIGProfile: l[labelProfile], MIGInstance: k.inst, Model: models[k.uuid],
-				Time: make([]int64, n), FBUsedMiB: make([]float64, n), Util: make([]float64, n)}
-			for i := range n {
-				u.Time[i] = w.From + int64(i)*w.Step
-				u.FBUsedMiB[i], u.Util[i] = math.NaN(), math.NaN()
-			}
-			acc[k] = u
-		}
-		return u
+	type span struct {
+		l        map[string]string
+		from, to int64 // grid times, inclusive
+		ss       []series
 	}
+	spans := map[key]*span{}
 	for _, s := range by[metricFBUsed] {
-		if u := get(s.labels); u != nil {
-			for i, t := range s.t {
-				u.FBUsedMiB[(t-w.From)/w.Step] = s.v[i]
-			}
-		}
-	}
-	// A pod's device utilisation: its device's, whether or not that
-	// series carries the pod's labels (a time-sliced GPU's does not).
-	util := utilSeries(by)
-	for _, s := range by[metricShare] {
-		u := get(s.labels)
-		if u == nil {
+		l := s.labels
+		k := key{l[labelNamespace], l[labelPod], l[labelUUID], l[labelInstance]}
+		if k.ns == "" || k.pod == "" || k.uuid == "" || len(s.t) == 0 {
 			continue
 		}
-		smp := util[utilKey(s.labels)]
-		held := map[int64]bool{}
-		for _, t := range s.t {
-			held[t] = true
+		sp := spans[k]
+		if sp == nil {
+			sp = &span{l: l, from: s.t[0], to: s.t[len(s.t)-1]}
+			spans[k] = sp
 		}
-		for _, x := range smp {
-			if held[x.Time] {
-				u.Util[(x.Time-w.From)/w.Step] = x.Util
+		sp.from, sp.to = min(sp.from, s.t[0]), max(sp.to, s.t[len(s.t)-1])
+		sp.ss = append(sp.ss, s)
+	}
+	out := make([]Usage, 0, len(spans))
+	for k, sp := range spans {
+		m := int((sp.to-sp.from)/w.Step) + 1
+		u := Usage{Namespace: k.ns, Pod: k.pod, GPU: k.uuid, MIGProfile: sp.l[labelProfile], MIGInstance: k.inst, Model: models[k.uuid],
+			Start: sp.from, Step: w.Step, FBUsedMiB: make([]float32, m), Util: make([]float32, m)}
+		for i := range m {
+			u.FBUsedMiB[i], u.Util[i] = float32(math.NaN()), float32(math.NaN())
+		}
+		for _, s := range sp.ss {
+			for i, t := range s.t {
+				u.FBUsedMiB[(t-sp.from)/w.Step] = float32(s.v[i])
 			}
 		}
-	}
-	out := make([]Usage, 0, len(acc))
-	for _, u := range acc {
-		out = append(out, *u)
+		if g, ok := util[utilKey(sp.l)]; ok {
+			for i, x := range g.U[w.index(sp.from) : w.index(sp.to)+1] {
+				u.Util[i] = float32(float64(x) * g.Scale)
+			}
+		}
+		out = append(out, u)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -54,6 +54,9 @@ gpuplane_device_allocation_share{`+gpuLabels+`,namespace="ns",pod="p",container=
 gpuplane_device_allocation_share{`+gpuLabels+`} 0.25 0
 # TYPE DCGM_FI_DEV_GPU_UTIL gauge
 DCGM_FI_DEV_GPU_UTIL{`+gpuLabels+`} 50 30
+# TYPE DCGM_FI_DEV_FB_USED gauge
+DCGM_FI_DEV_FB_USED{`+gpuLabels+`,namespace="ns",pod="p",container="c"} 1024 30
+DCGM_FI_DEV_FB_USED{`+gpuLabels+`,namespace="ns",pod="p",container="c"} 2048 60
 # TYPE other gauge
 other{x="y"} 1 0
 # EOF
@@ -61,7 +64,7 @@ other{x="y"} 1 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.MinTime != 0 || f.MaxTime != 120_000 || f.Samples != 10 || f.Interval() != 30_000 {
+	if f.MinTime != 0 || f.MaxTime != 120_000 || f.Samples != 12 || f.Interval() != 30_000 {
 		t.Fatalf("file: min %d max %d samples %d interval %d", f.MinTime, f.MaxTime, f.Samples, f.Interval())
 	}
 	r, err := ReadOpenMetrics(f, Window{From: 0, To: 150_000, Step: 30_000})
@@ -86,16 +89,23 @@ other{x="y"} 1 0
 			t.Errorf("holding %d: %+v, want %+v", i, in.Holdings[i], want[i])
 		}
 	}
-	if u := in.Util["GPU-1"]; len(u) != 1 || u[0] != (costalloc.Sample{Time: 30_000, Util: 0.5}) || in.MaxSampleHold != 30_000 {
-		t.Errorf("util %+v hold %d", in.Util, in.MaxSampleHold)
+	// Utilisation: one sample, at 30 s, standing for [30 s, 60 s), in
+	// percent (DCGM_FI_DEV_GPU_UTIL), scaled by 0.01.
+	if g := in.UtilGrid["GPU-1"]; g.Start != 0 || g.Step != 30_000 || len(g.U) != 5 || g.U[1] != 50 || g.Scale != 0.01 || g.U[0] == g.U[0] || g.U[2] == g.U[2] || len(in.Util) != 0 {
+		t.Errorf("util %+v %+v", in.UtilGrid, in.Util)
 	}
-	if r.Unattributed != 1 || r.Series != 4 {
-		t.Errorf("unattributed %d series %d, want 1 and 4", r.Unattributed, r.Series)
+	if r.Unattributed != 1 || r.Series != 5 {
+		t.Errorf("unattributed %d series %d, want 1 and 5", r.Unattributed, r.Series)
 	}
-	// Usage: the pod's utilisation where it held the GPU (30 s only has a
-	// sample).
-	if len(r.Usage) != 1 || r.Usage[0].Pod != "p" || r.Usage[0].Util[1] != 0.5 || !math.IsNaN(r.Usage[0].Util[2]) || len(r.Usage[0].Time) != 5 {
-		t.Errorf("usage %+v", r.Usage)
+	// Usage: from 30 s to 60 s, memory 1024 and 2048 MiB, utilisation 0.5
+	// and none.
+	if len(r.Usage) != 1 {
+		t.Fatalf("usage %+v", r.Usage)
+	}
+	u := r.Usage[0]
+	if u.Pod != "p" || u.Namespace != "ns" || u.Model != "L4" || u.Start != 30_000 || u.Step != 30_000 || len(u.FBUsedMiB) != 2 ||
+		u.FBUsedMiB[0] != 1024 || u.FBUsedMiB[1] != 2048 || u.Util[0] != 0.5 || !math.IsNaN(float64(u.Util[1])) {
+		t.Errorf("usage %+v", u)
 	}
 }
 
