@@ -14,6 +14,7 @@ import (
 
 // rawSeries is one series of a file: its samples, in file order.
 type rawSeries struct {
+	key    string // the labels as text
 	labels map[string]string
 	t      []int64
 	v      []float64
@@ -73,7 +74,7 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 		key := lset.String()
 		s := byKey[key]
 		if s == nil {
-			s = &rawSeries{labels: lset.WithoutEmpty().Map()}
+			s = &rawSeries{key: key, labels: lset.WithoutEmpty().Map()}
 			delete(s.labels, labels.MetricName)
 			byKey[key] = s
 			f.series[metric] = append(f.series[metric], s)
@@ -125,13 +126,15 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 	if err := w.check(); err != nil {
 		return nil, err
 	}
-	by := map[string][]series{}
+	b := newBuilder(w)
 	last := w.last()
-	for name, ss := range f.series {
-		for _, s := range ss {
+	var gt []int64
+	var gv []float64
+	for _, name := range Metrics {
+		for _, s := range f.series[name] {
 			// Each sample lies in (t-Step, t] of exactly one grid time t,
 			// the first at or after it; of several, the last counts.
-			var g series
+			gt, gv = gt[:0], gv[:0]
 			for k, ts := range s.t {
 				if ts <= w.From-w.Step || ts > last {
 					continue
@@ -140,20 +143,19 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 				if ts > w.From {
 					t += (ts - w.From + w.Step - 1) / w.Step * w.Step
 				}
-				if n := len(g.t); n > 0 && g.t[n-1] == t {
-					g.v[n-1] = s.v[k]
+				if n := len(gt); n > 0 && gt[n-1] == t {
+					gv[n-1] = s.v[k]
 					continue
 				}
-				g.t = append(g.t, t)
-				g.v = append(g.v, s.v[k])
+				gt = append(gt, t)
+				gv = append(gv, s.v[k])
 			}
-			if len(g.t) > 0 {
-				g.labels = s.labels
-				by[name] = append(by[name], g)
+			if err := b.add(name, s.key, s.labels, gt, gv); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return build(w, by)
+	return b.finish()
 }
 
 // LoadOpenMetrics reads the OpenMetrics file at path.

@@ -14,9 +14,10 @@ import (
 
 // maxPoints is the most grid times one range query asks for: Prometheus
 // refuses more than 11,000 points per series (web/api/v1/api.go,
-// "exceeded maximum resolution of 11,000 points per timeseries"), so
-// longer windows are read in pieces.
-const maxPoints = 10_000
+// "exceeded maximum resolution of 11,000 points per timeseries"), and
+// each answer is held in memory whole until it is mapped, so longer
+// windows are read in pieces of 2,000 steps.
+const maxPoints = 2_000
 
 // ReadPrometheus reads the node agent's series over w from the Prometheus
 // at address (e.g. http://prometheus:9090) with range queries of
@@ -37,14 +38,15 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 		return nil, fmt.Errorf("prometheus %s: %w", address, err)
 	}
 	v1 := promv1.NewAPI(client)
-	by := map[string][]series{}
+	b := newBuilder(w)
 	last := w.last()
+	var ts []int64
+	var vs []float64
 	for _, name := range Metrics {
 		q := fmt.Sprintf("last_over_time(%s[%dms])", name, w.Step-1)
 		if w.Step == 1 {
 			q = name // no window shorter than 1 ms
 		}
-		idx := map[string]int{} // series key -> index in by[name]
 		for start := w.From; start <= last; start += maxPoints * w.Step {
 			end := min(start+(maxPoints-1)*w.Step, last)
 			val, _, _, err := v1.QueryRange(ctx, q, promv1.Range{Start: time.UnixMilli(start), End: time.UnixMilli(end), Step: time.Duration(w.Step) * time.Millisecond})
@@ -60,26 +62,22 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 				return nil, fmt.Errorf("prometheus %s: query %s: answer of type %s, want a matrix", address, q, val.Type())
 			}
 			for _, ss := range m {
-				key := ss.Metric.String()
-				i, ok := idx[key]
-				if !ok {
-					l := make(map[string]string, len(ss.Metric))
-					for k, v := range ss.Metric {
-						if k != model.MetricNameLabel {
-							l[string(k)] = string(v)
-						}
+				l := make(map[string]string, len(ss.Metric))
+				for k, v := range ss.Metric {
+					if k != model.MetricNameLabel {
+						l[string(k)] = string(v)
 					}
-					i = len(by[name])
-					idx[key] = i
-					by[name] = append(by[name], series{labels: l})
 				}
-				s := &by[name][i]
+				ts, vs = ts[:0], vs[:0]
 				for _, p := range ss.Values {
-					s.t = append(s.t, int64(p.Timestamp))
-					s.v = append(s.v, float64(p.Value))
+					ts = append(ts, int64(p.Timestamp))
+					vs = append(vs, float64(p.Value))
+				}
+				if err := b.add(name, ss.Metric.String(), l, ts, vs); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
-	return build(w, by)
+	return b.finish()
 }
