@@ -42,7 +42,9 @@ var Metrics = []string{metricHealth, metricShare, metricEngine, metricGPUUtil, m
 var JobLabels = []string{"label_job_name", "label_training_kubeflow_org_job_name", "label_ray_io_cluster"}
 
 // DefaultStep is the default time between two evaluations, in milliseconds:
-// 30 s, Prometheus's usual scrape interval and the chart's.
+// 30 s, at least the Helm chart's ServiceMonitor interval (15 s,
+// deploy/helm/gpuplane/values.yaml) and the usual 15 to 30 s scrape
+// intervals. Prometheus's own default, 1 minute, needs --step 1m.
 const DefaultStep = 30_000
 
 // Window is the time range read and its grid: the series are evaluated at
