@@ -599,6 +599,8 @@ sharing:
     resources:
     - name: nvidia.com/gpu
       replicas: 4
+    - name: nvidia.com/mig-1g.10gb
+      replicas: 2
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -607,8 +609,10 @@ sharing:
 	for k := range 300 {
 		m.Allocations = append(m.Allocations, podresources.Allocation{ResourceName: "gpuplane.io/gpu-milli", DeviceID: fmt.Sprintf("GPU-1111::m%d", k), Owner: owner("ml", "e", "main")})
 	}
-	// A duplicate listing of one replica counts once.
-	m.Allocations = append(m.Allocations, testMapping.Allocations[1])
+	// A duplicate listing of one replica counts once. Pod f holds one of
+	// the 2 replicas of the MIG device MIG-bbbb (renamed .shared): 1/2.
+	m.Allocations = append(m.Allocations, testMapping.Allocations[1],
+		podresources.Allocation{ResourceName: "nvidia.com/mig-1g.10gb.shared", DeviceID: "MIG-bbbb::1", Owner: owner("ml", "f", "main")})
 	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Fields: testFields(t), Hostname: "node-a", Pods: &fakePods{mapping: m}, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -624,6 +628,7 @@ gpuplane_device_allocation_share{` + gpu0 + podB + `} 0.25
 gpuplane_device_allocation_share{` + gpu0 + podC + `} 0.25
 gpuplane_device_allocation_share{` + gpu1 + `,namespace="ml",pod="e",container="main"} 0.3
 gpuplane_device_allocation_share{` + migA + podD + `} 1
+gpuplane_device_allocation_share{` + migB + `,namespace="ml",pod="f",container="main"} 0.5
 `
 	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_allocation_share"); err != nil {
 		t.Fatal(err)
