@@ -42,7 +42,7 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	var policyFile string
 	var paths files
 	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
-	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json); repeatable")
+	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
 	if len(args) == 0 || args[0] != "check" {
 		fs.Usage() // with the flags, which "Flags:" announces
 		return errUsage
@@ -67,7 +67,7 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	findings, n, err := pol.Check(paths)
+	findings, n, err := pol.Check(paths, os.Stdin)
 	if err != nil {
 		return err
 	}

@@ -276,6 +276,13 @@ func (h Holding) name() string {
 	return h.Namespace + "/" + h.Pod
 }
 
+// Fraction returns the share as a fraction of the GPU g, by the pricing
+// rule above (whole 1, MIG slices over the GPU's compute slices, replica
+// 1/replicas, milli-GPU/1000); an error names what is out of range. It is
+// the one home of the rule: internal/rightsize prices a recommended share by
+// it too.
+func (s Share) Fraction(g GPU) (*big.Rat, error) { return s.fraction(g) }
+
 // utilCurve is a GPU's cumulative utilisation: busy milliseconds since the
 // first sample, at each sample.
 type utilCurve struct {

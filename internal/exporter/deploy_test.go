@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuplane/gpuplane/internal/costexport"
 	"github.com/gpuplane/gpuplane/internal/device"
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 	"github.com/gpuplane/gpuplane/internal/podresources"
@@ -240,6 +241,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("%s: only %d expressions found", dashboardFile, len(found))
 	}
 	used := map[string]bool{}
+	cost := costPanels(found)
 	for where, expr := range found {
 		names, err := metricNames(grafanaVars.Replace(expr))
 		if err != nil {
@@ -248,9 +250,19 @@ func TestDashboard(t *testing.T) {
 		}
 		for _, n := range names {
 			used[n] = true
-			if !served[n] {
+			switch {
+			case cost[where] && !costNames[n]:
+				t.Errorf("%s: %s mixes %s, which gpuplane cost --serve does not serve, with cost series", dashboardFile, where, n)
+			case !cost[where] && !served[n]:
 				t.Errorf("%s: %s uses %s, which the exporter does not serve", dashboardFile, where, n)
 			}
+		}
+	}
+	// The money panels: cost by team and by namespace, idle cost (by
+	// model), GPUs held and used (internal/costexport's names).
+	for _, n := range []string{costexport.TeamCost, costexport.NamespaceCost, costexport.IdleCost, costexport.TeamAllocatedGPUs, costexport.TeamUsedGPUs} {
+		if !used[n] {
+			t.Errorf("%s: no panel shows %s", dashboardFile, n)
 		}
 	}
 	// The dashboard shows every DCGM field, a label field as a label.
@@ -265,12 +277,63 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("%s: no panel shows %s", dashboardFile, f.Name)
 		}
 	}
-	// Every panel honours the node filter.
+	// Every panel honours the node filter; cost panels only where their
+	// series have a node (the idle cost), team and namespace costs are
+	// cluster-wide.
 	for where, expr := range found {
+		if cost[where] {
+			if strings.Contains(expr, costexport.IdleCost) && !strings.Contains(expr, `node=~"$node"`) {
+				t.Errorf("%s: %s ignores the node filter: %s", dashboardFile, where, expr)
+			}
+			continue
+		}
 		if strings.HasPrefix(where, "panels") && !strings.Contains(expr, `Hostname=~"$node"`) {
 			t.Errorf("%s: %s ignores the node filter: %s", dashboardFile, where, expr)
 		}
 	}
+}
+
+// costNames are the series of gpuplane cost --serve (internal/costexport),
+// which the dashboard's cost panels query instead of the agent's.
+var costNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range costexport.Names() {
+		m[n] = true
+	}
+	return m
+}()
+
+// usesCost says whether a PromQL expression selects a cost series.
+func usesCost(expr string) bool {
+	names, _ := metricNames(grafanaVars.Replace(expr))
+	for _, n := range names {
+		if costNames[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// costPanels returns the expressions, by path, of the panels whose
+// expressions select a cost series: every expression of such a panel.
+func costPanels(found map[string]string) map[string]bool {
+	panel := func(where string) string {
+		if i := strings.Index(where, ".targets"); i >= 0 {
+			return where[:i]
+		}
+		return where
+	}
+	costly := map[string]bool{}
+	for where, expr := range found {
+		if usesCost(expr) {
+			costly[panel(where)] = true
+		}
+	}
+	out := map[string]bool{}
+	for where := range found {
+		out[where] = costly[panel(where)]
+	}
+	return out
 }
 
 // dashboardPanels returns each panel's title and target expressions.
@@ -397,6 +460,9 @@ func TestDashboardFallsBackWithoutGPM(t *testing.T) {
 			t.Fatalf("%s serves profiling ratios; the test needs GPUs without GPM", profile)
 		}
 		for title, exprs := range panels {
+			if slices.ContainsFunc(exprs, usesCost) {
+				continue // gpuplane cost --serve's series, not the agent's
+			}
 			shown := false
 			for _, expr := range exprs {
 				for _, names := range alternatives(t, expr) {

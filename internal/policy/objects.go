@@ -232,8 +232,11 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %s", file, trimYAML(err))
 		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-			continue
+		if len(doc.Content) == 0 {
+			continue // an empty document
+		}
+		if top := doc.Content[0]; top.Kind != yaml.MappingNode {
+			return nil, nil, fmt.Errorf("%s:%d: a document must be one Kubernetes object (a mapping with kind), not a %s; a list of objects is a kind: List with items", file, top.Line, nodeKind(top))
 		}
 		if err := add(doc.Content[0]); err != nil {
 			return nil, nil, err
@@ -286,13 +289,22 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s:%d: %s %s/%s: %s", f.Object.File, f.Object.Line, f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Violation)
 }
 
-// Check reads the manifests of paths (files, or directories walked for
-// *.yaml, *.yml and *.json) and validates every pod and pod template, with
-// namespaces' labels from the Namespaces among them. It returns the
-// findings in file order and the number of objects checked.
-func (pol *Policy) Check(paths []string) ([]Finding, int, error) {
+// Stdin is the path that names the standard input in Check, as kubectl's
+// "-f -"; findings name it "<stdin>".
+const Stdin = "-"
+
+// Check reads the manifests of paths (files, directories walked for
+// *.yaml, *.yml and *.json, or Stdin, read from stdin) and validates every
+// pod and pod template, with namespaces' labels from the Namespaces among
+// them. It returns the findings in file order and the number of objects
+// checked.
+func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error) {
 	var files []string
 	for _, p := range paths {
+		if p == Stdin {
+			files = append(files, p)
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, 0, err
@@ -320,7 +332,14 @@ func (pol *Policy) Check(paths []string) ([]Finding, int, error) {
 	var objs []Object
 	nsLabels := map[string]map[string]string{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		var data []byte
+		var err error
+		if f == Stdin {
+			f = "<stdin>"
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
 		if err != nil {
 			return nil, 0, err
 		}
@@ -344,4 +363,20 @@ func (pol *Policy) Check(paths []string) ([]Finding, int, error) {
 		}
 	}
 	return out, len(objs), nil
+}
+
+// nodeKind names a YAML node's kind for errors.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "sequence"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "mapping"
 }

@@ -8,7 +8,7 @@ import (
 
 func TestCheck(t *testing.T) {
 	p := load(t)
-	got, n, err := p.Check([]string{"testdata/manifests"})
+	got, n, err := p.Check([]string{"testdata/manifests"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +34,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckStdin reads a manifest from stdin with "-f -", as kubectl does
+// ("kubectl get pods -o yaml | gpuplane policy check -f -"); findings name
+// it <stdin> and count with the files' ones.
+func TestCheckStdin(t *testing.T) {
+	p := load(t)
+	pods, err := os.ReadFile("testdata/manifests/pods.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, n, err := p.Check([]string{Stdin}, strings.NewReader(string(pods)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pods.yaml holds 2 pods; one violation at line 23 (TestCheck).
+	if n != 2 || len(got) != 1 || !strings.HasPrefix(got[0].String(), "<stdin>:23: Pod research/llama-worker-0: training-on-shared:") {
+		t.Fatalf("Check(-) = %d objects, %v; want 2 objects and one finding at <stdin>:23", n, got)
+	}
+}
+
 func TestReadObjectsErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"kind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1.5}}\n", `m.yaml:1: container c: nvidia.com/gpu: "1.5" is not a whole number`},
 		{"kind: Pod\nspec:\n  containers: 3\n", "m.yaml: line 3: cannot unmarshal !!int `3` into []policy.container"},
 		{"kind: Pod\n  bad: [\n", "m.yaml: line 2: mapping values are not allowed in this context"},
+		// A bare YAML list of objects is not a manifest kubectl applies;
+		// it used to be skipped without a word, hiding its pods.
+		{"---\n- kind: Pod\n  metadata: {name: a}\n", "m.yaml:2: a document must be one Kubernetes object (a mapping with kind), not a sequence; a list of objects is a kind: List with items"},
+		{"kind: Pod\n---\njust text\n", "m.yaml:3: a document must be one Kubernetes object (a mapping with kind), not a scalar; a list of objects is a kind: List with items"},
 	} {
 		_, _, err := ReadObjects("m.yaml", []byte(c.in))
 		if err == nil || err.Error() != c.want {

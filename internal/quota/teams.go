@@ -234,6 +234,7 @@ func ParseTeams(name string, data []byte) (*Teams, error) {
 	teamAt := map[string]int{}
 	nsAt := map[string]int{}
 	product := map[string]string{}
+	modelOf := map[string]string{} // product -> model
 	for _, ty := range f.Teams {
 		if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
 			return nil, errf(ty.line, "name", "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
@@ -277,7 +278,14 @@ func ParseTeams(name string, data []byte) (*Teams, error) {
 				if p, ok := product[qy.Model]; ok && p != qy.Product {
 					return nil, errf(qy.line, "product", "model %q is %q elsewhere", qy.Model, p)
 				}
+				// Two models on one product would be two ResourceFlavors
+				// selecting the same nodes: Kueue would count each GPU
+				// in both flavors' quotas.
+				if m, ok := modelOf[qy.Product]; ok && m != qy.Model {
+					return nil, errf(qy.line, "product", "%q is model %q elsewhere; one product is one model", qy.Product, m)
+				}
 				product[qy.Model] = qy.Product
+				modelOf[qy.Product] = qy.Model
 			}
 			if qy.Nominal == nil {
 				return nil, errf(qy.line, "nominal", "missing")

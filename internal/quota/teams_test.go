@@ -44,6 +44,7 @@ func TestParseTeamsErrors(t *testing.T) {
 		{"no nominal", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas:\n  - model: T4\n", "t.yaml:6: nominal: missing"},
 		{"negative", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas:\n  - {model: T4, nominal: 2, borrowingLimit: -1}\n", "t.yaml:6: borrowingLimit: -1 GPUs is outside"},
 		{"lending over nominal", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas:\n  - {model: T4, nominal: 2, lendingLimit: 3}\n", "t.yaml:6: lendingLimit: 3 GPUs is more than nominal 2"},
+		{"one product, two models", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: A100-40GB, product: NVIDIA-A100-SXM4-80GB, nominal: 1}]\n- name: b\n  namespaces: [y]\n  quotas: [{model: A100-80GB, product: NVIDIA-A100-SXM4-80GB, nominal: 1}]\n", "t.yaml:8: product: \"NVIDIA-A100-SXM4-80GB\" is model \"A100-40GB\" elsewhere; one product is one model"},
 		{"two products", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, product: Tesla-T4, nominal: 1}]\n- name: b\n  namespaces: [y]\n  quotas: [{model: T4, product: NVIDIA-T4, nominal: 1}]\n", "t.yaml:8: product: model \"T4\" is \"Tesla-T4\" elsewhere"},
 		{"not int", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: two}]\n", "t.yaml:5: cannot unmarshal"},
 		// go.yaml.in/yaml/v3 alone would read 1.5 as 1.

@@ -21,6 +21,9 @@ type Series struct {
 	BandX, BandY []float64
 	// Marks draws each point as a diamond, without a line.
 	Marks bool
+	// BandOpacity is the band's fill opacity (0..1); 0 means 0.16. A
+	// stacked area or a histogram bar is a band of opacity about 0.85.
+	BandOpacity float64
 }
 
 // Axis describes one axis of a chart.
@@ -103,7 +106,11 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 					fmt.Fprintf(&pts, "%.1f,%.1f ", px(s.BandX[i]), py(s.BandY[i]))
 				}
 			}
-			fmt.Fprintf(&b, `<polygon class="band" fill="%s" fill-opacity="0.16" stroke="none" points="%s"/>`, col, strings.TrimSpace(pts.String()))
+			op := s.BandOpacity
+			if op <= 0 || op > 1 {
+				op = 0.16
+			}
+			fmt.Fprintf(&b, `<polygon class="band" fill="%s" fill-opacity="%.2f" stroke="none" points="%s"/>`, col, op, strings.TrimSpace(pts.String()))
 		}
 		if s.Marks {
 			for i := range s.X {
@@ -111,7 +118,7 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 					fmt.Fprintf(&b, `<path class="mark" d="%s" fill="%s" stroke="#fff"/>`, diamond(px(s.X[i]), py(s.Y[i])), col)
 				}
 			}
-		} else {
+		} else if len(s.X) > 0 {
 			var pts strings.Builder
 			for i := range s.X {
 				if ok(s.X[i], s.Y[i]) {
