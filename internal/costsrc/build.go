@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/owners"
 )
 
 // builder turns series into a Result as they arrive, one piece of one
@@ -154,11 +155,9 @@ func (b *builder) addShare(key string, l map[string]string, g gpuInfo, t []int64
 			b.unattributed++
 			s.h.Namespace, s.h.Pod = "", ""
 		}
-		for _, jl := range JobLabels {
-			if s.h.Job = l[jl]; s.h.Job != "" {
-				break
-			}
-		}
+		// The job from the pod labels the series carry (the one home of
+		// that rule: owners.JobFromLabels); none: the pod.
+		s.h.Job = owners.JobFromLabels(l, "")
 		if inst := l[labelInstance]; inst != "" {
 			s.h.Util = s.h.GPU + "/" + inst
 		}

@@ -34,13 +34,6 @@ const (
 // Metrics are the metric names read, in the order read.
 var Metrics = []string{metricHealth, metricShare, metricEngine, metricGPUUtil, metricFBUsed}
 
-// JobLabels are the pod labels that name a pod's job, in the order tried,
-// as Prometheus sanitises them on series (kube-state-metrics'
-// label_<name>): job-name (a Kubernetes Job's pods), training.kubeflow.org/
-// job-name (Kubeflow's PyTorchJob, MPIJob, ...), ray.io/cluster (a
-// RayCluster's pods).
-var JobLabels = []string{"label_job_name", "label_training_kubeflow_org_job_name", "label_ray_io_cluster"}
-
 // DefaultStep is the default time between two evaluations, in milliseconds:
 // 30 s, at least the Helm chart's ServiceMonitor interval (15 s,
 // deploy/helm/gpuplane/values.yaml) and the usual 15 to 30 s scrape
