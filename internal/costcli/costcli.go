@@ -240,15 +240,28 @@ func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
 func writeTable(out io.Writer, r Report) error {
 	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.ToUpper(r.By)+"\tGPU-H ALLOCATED\tGPU-H USED\tEFFICIENCY\tCOST USD\tUNUSED USD\tMODELS\t")
+	// Numbers align right; the first column is padded to align left.
+	keys := []string{strings.ToUpper(r.By), "total"}
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", x.Key, f3(x.GPUHoursAllocated), f3(x.GPUHoursUsed), x.Efficiency*100, x.CostUSD, x.UnusedUSD, strings.Join(x.Models, ","))
+		keys = append(keys, x.Key)
 	}
 	for _, x := range r.Idle {
-		fmt.Fprintf(tw, "idle %s\t%s\t\t\t%s\t\t%s\t\n", x.Node, f3(x.GPUHours), x.CostUSD, x.Model)
+		keys = append(keys, "idle "+x.Node)
 	}
-	fmt.Fprintf(tw, "total\t%s\t\t\t%s\t\t\t\n", f3(r.GPUHours), r.AssetUSD)
+	width := 0
+	for _, k := range keys {
+		width = max(width, len(k))
+	}
+	key := func(k string) string { return k + strings.Repeat(" ", width-len(k)) }
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, key(strings.ToUpper(r.By))+"\tGPU-H ALLOCATED\tGPU-H USED\tEFFICIENCY\tCOST USD\tUNUSED USD\tMODELS\t")
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", key(x.Key), f3(x.GPUHoursAllocated), f3(x.GPUHoursUsed), x.Efficiency*100, x.CostUSD, x.UnusedUSD, strings.Join(x.Models, ","))
+	}
+	for _, x := range r.Idle {
+		fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t%s\t\n", key("idle "+x.Node), f3(x.GPUHours), x.CostUSD, x.Model)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t\t\n", key("total"), f3(r.GPUHours), r.AssetUSD)
 	return tw.Flush()
 }
 

@@ -290,3 +290,23 @@ func TestPrometheusAnswersError(t *testing.T) {
 		t.Fatalf("error %v, stdout %q", err, out)
 	}
 }
+
+func TestPrometheusWarnings(t *testing.T) {
+	// Prometheus answers with a warning (e.g. a partial answer): the
+	// report is printed and the warning goes to stderr, once per query
+	// (one per metric read).
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		result := `[]`
+		if strings.Contains(r.FormValue("query"), "gpuplane_device_health") {
+			result = `[{"metric":{"UUID":"GPU-x","Hostname":"n","modelName":"Tesla T4"},"values":[[1793491200,"1"]]}]`
+		}
+		fmt.Fprintf(w, `{"status":"success","warnings":["partial response"],"data":{"resultType":"matrix","result":%s}}`, result)
+	}))
+	defer srv.Close()
+	out, stderr, err := run(t, Options{Prometheus: srv.URL, From: "1793491200", To: "1793494800", Step: time.Hour, By: "node", Format: "csv"})
+	// One T4 for one hour: 35 c, all idle.
+	if err != nil || !strings.Contains(out, "idle,n,1,,,0.35,,T4") || strings.Count(stderr, "partial response") != 5 {
+		t.Fatalf("error %v, stdout %q, stderr %q", err, out, stderr)
+	}
+}

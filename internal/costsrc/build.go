@@ -3,6 +3,7 @@ package costsrc
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,13 @@ func newBuilder(w Window) *builder {
 		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, known: map[string]bool{},
 		unknownModel: map[string]bool{}, noUUID: map[string]int{}, shares: map[string]*shareRuns{},
 		util: map[string]map[string][]float32{}, fb: map[usageKey]*Usage{},
+	}
+}
+
+// warn adds a warning once.
+func (b *builder) warn(s string) {
+	if !slices.Contains(b.warnings, s) {
+		b.warnings = append(b.warnings, s)
 	}
 }
 

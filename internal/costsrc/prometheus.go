@@ -49,13 +49,16 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 		}
 		for start := w.From; start <= last; start += maxPoints * w.Step {
 			end := min(start+(maxPoints-1)*w.Step, last)
-			val, _, _, err := v1.QueryRange(ctx, q, promv1.Range{Start: time.UnixMilli(start), End: time.UnixMilli(end), Step: time.Duration(w.Step) * time.Millisecond})
+			val, warns, _, err := v1.QueryRange(ctx, q, promv1.Range{Start: time.UnixMilli(start), End: time.UnixMilli(end), Step: time.Duration(w.Step) * time.Millisecond})
 			if err != nil {
 				var pe *promv1.Error
 				if errors.As(err, &pe) {
 					return nil, fmt.Errorf("prometheus %s: query %s: %s: %s", address, q, pe.Type, pe.Msg)
 				}
 				return nil, fmt.Errorf("prometheus %s: query %s: %w", address, q, err)
+			}
+			for _, x := range warns {
+				b.warn(fmt.Sprintf("prometheus %s: query %s: %s", address, q, x))
 			}
 			m, ok := val.(model.Matrix)
 			if !ok {
