@@ -17,7 +17,7 @@ import (
 // lookPath returns the path of a Prometheus binary; it skips the test when
 // absent, and fails it when CI is set (CI installs the Debian package
 // prometheus, which has both).
-func lookPath(t *testing.T, name string) string {
+func lookPath(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -49,7 +49,7 @@ func (l *lockedBuffer) String() string {
 
 // backfill loads an OpenMetrics file into a new TSDB directory with
 // promtool, as an operator backfills.
-func backfill(t *testing.T, file string) string {
+func backfill(t testing.TB, file string) string {
 	t.Helper()
 	promtool := lookPath(t, "promtool")
 	dir := filepath.Join(t.TempDir(), "data")
@@ -64,7 +64,7 @@ func backfill(t *testing.T, file string) string {
 // on one, closes it and passes it, and tries again with another when
 // Prometheus exits (another process took the port in between). Waiting
 // ends when Prometheus exits or after a minute.
-func startPrometheus(t *testing.T, dir string) string {
+func startPrometheus(t testing.TB, dir string) string {
 	t.Helper()
 	bin := lookPath(t, "prometheus")
 	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
