@@ -21,7 +21,9 @@ func writeSynthetic(w io.Writer, gpus int, from time.Time) error {
 	base := func(g int) string {
 		return fmt.Sprintf(`Hostname="node-%03d",UUID="GPU-%04d",modelName="NVIDIA H100 80GB HBM3"`, g/8, g)
 	}
-	pod := func(g, p int) string { return fmt.Sprintf(`,namespace="ns-%d",pod="pod-%d-%d",container="main"`, (g*podsPerGPU+p)%50, g, p) }
+	pod := func(g, p int) string {
+		return fmt.Sprintf(`,namespace="ns-%d",pod="pod-%d-%d",container="main"`, (g*podsPerGPU+p)%50, g, p)
+	}
 	ts := func(i int) int64 { return from.Unix() + int64(i)*60 }
 	fmt.Fprintln(bw, "# TYPE gpuplane_device_health gauge")
 	for g := range gpus {
