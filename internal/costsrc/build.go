@@ -126,8 +126,11 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 			if math.IsNaN(x) {
 				continue
 			}
-			u := float32(min(max(x, 0), top))
-			if j := b.w.index(t[i]); grid[j] != grid[j] || u > grid[j] {
+			j := b.w.index(t[i])
+			if j < 0 || j >= int64(b.n) {
+				continue // off the window; a reader never gives one
+			}
+			if u := float32(min(max(x, 0), top)); grid[j] != grid[j] || u > grid[j] {
 				grid[j] = u
 			}
 		}
