@@ -43,6 +43,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/policy
 	$(GO) test -run '^$$' -fuzz FuzzReadObjects -fuzztime 30s ./internal/policy
+	$(GO) test -run '^$$' -fuzz FuzzParseOpenMetrics -fuzztime 30s ./internal/costsrc
 
 # etcd, kube-apiserver, kubectl and kwok for the tests that need a control
 # plane and for make cluster, built into $${GPUPLANE_CACHE:-$$HOME/.cache/gpuplane}/bin

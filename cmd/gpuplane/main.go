@@ -1,6 +1,7 @@
 // Command gpuplane is gpuplane's offline tool, the one a user runs on a
-// laptop: simulate (internal/simulate), quota (internal/quota) and
-// version. It links no go-nvml, Kubernetes, gRPC or Prometheus package,
+// laptop: simulate (internal/simulate), quota (internal/quota), policy
+// check and version; `gpuplane cost` runs the gpuplane-cost binary
+// (cost.go). It links no go-nvml, Kubernetes, gRPC or Prometheus package,
 // and parses its flags with the standard library's flag package rather
 // than cobra (cobra's pflag brings in net and with it cgo): a first `go run ./cmd/gpuplane simulate`
 // compiles in seconds, not minutes. The in-cluster roles are separate
@@ -28,6 +29,7 @@ Usage:
   gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
   gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota -h)
   gpuplane policy check       apply a GPU admission policy to manifests offline (gpuplane policy check -h)
+  gpuplane cost [flags]       GPU cost per pod, job, team from Prometheus; runs gpuplane-cost (gpuplane cost -h)
   gpuplane version            print the version, commit and Go version (also: gpuplane --version)
 `
 
@@ -48,6 +50,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		err = runQuota(args[1:], stdout, stderr)
 	case "policy":
 		err = runPolicy(args[1:], stdout, stderr)
+	case "cost":
+		return runCost(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
 	case "help", "--help", "-help", "-h":

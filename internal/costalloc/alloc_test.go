@@ -113,6 +113,53 @@ func TestMIGHour(t *testing.T) {
 	}
 }
 
+// TestUtilGrid: TestMIGHour's utilisation as a grid of 5-minute cells
+// gives the same used GPU-hours (a 3/28, b 3/28); a NaN cell (no sample)
+// counts as unused: b loses 1/7 x 5 min x 1.0 = 1/84 GPU-h.
+func TestUtilGrid(t *testing.T) {
+	u := make([]float32, 12)
+	for i := range u {
+		u[i] = 0.5
+		if i >= 6 {
+			u[i] = 1
+		}
+	}
+	in := Input{
+		From: 0, To: hour,
+		GPUs: []GPU{{Node: "n1", UUID: "GPU-a", Model: "A100-80GB"}},
+		Holdings: []Holding{
+			{Namespace: "ns", Pod: "a", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "3g.40gb"), Start: 0, End: 30 * minute},
+			{Namespace: "ns", Pod: "b", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour},
+		},
+		UtilGrid: map[string]Grid{"GPU-a": {Start: 0, Step: 5 * minute, U: u}},
+		Prices:   prices(t, "A100-80GB 2.00"),
+	}
+	l, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report(ByPod)
+	if a, b := rowByKey(t, r, "ns/a"), rowByKey(t, r, "ns/b"); !near(a.GPUHoursUsed, 3.0/28) || !near(b.GPUHoursUsed, 3.0/28) || a.CostCents != 43 {
+		t.Fatalf("a %+v b %+v", a, b)
+	}
+	u[11] = float32(math.NaN())
+	if l, err = Compute(in); err != nil {
+		t.Fatal(err)
+	}
+	if b := rowByKey(t, l.Report(ByPod), "ns/b"); !near(b.GPUHoursUsed, 3.0/28-1.0/84) {
+		t.Fatalf("b used %v, want 3/28 - 1/84", b.GPUHoursUsed)
+	}
+	u[0] = 2
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "device GPU-a: utilisation 2 at 0 ms outside 0..1") {
+		t.Errorf("utilisation 2: %v", err)
+	}
+	u[0] = 0.5
+	in.Util = map[string][]Sample{"GPU-a": {{Time: 0, Util: 1}}}
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "both as samples and as a grid") {
+		t.Errorf("both: %v", err)
+	}
+}
+
 // TestReplicasAndMilli works two nodes for 2 h by hand. n1: a T4 at 0.35
 // USD/h with 4 time-slicing replicas, p1 and p2 one replica each for 2 h:
 // 1/4 x 2 h x 35 c = 17.5 c each, idle 35 c. n2: an L4 at 0.56 USD/h, p3 500
@@ -164,6 +211,59 @@ func TestReplicasAndMilli(t *testing.T) {
 	// No utilisation samples: nothing counts as used, all of the cost is unused.
 	if p4 := rowByKey(t, l.Report(ByPod), "y/p4"); p4.GPUHoursUsed != 0 || p4.UnusedCents != 56 {
 		t.Errorf("p4 used %v unused %d, want 0 and 56", p4.GPUHoursUsed, p4.UnusedCents)
+	}
+}
+
+// every5 returns samples every 5 min over 1 h: a for the first half hour, b after.
+func every5(a, b float64) []Sample {
+	var out []Sample
+	for m := int64(0); m < 60; m += 5 {
+		u := a
+		if m >= 30 {
+			u = b
+		}
+		out = append(out, Sample{Time: m * minute, Util: u})
+	}
+	return out
+}
+
+// TestMIGReplicas: a 3g instance of an A100 (3/7) time-sliced as 2
+// replicas, p1 and p2 one each (Num 1, Den 2) for 1 h at 2.80 USD/h: 3/14
+// GPU-h each, 3/14 x 280 c = 60 c exactly; a 1g instance (1/7) held whole
+// by p3 for 1 h, 40 c; idle 1 - 3/7 - 1/7 = 3/7 GPU-h, 120 c. Total 280 c.
+func TestMIGReplicas(t *testing.T) {
+	half := mustMIG(t, "A100-80GB", "3g.40gb")
+	half.Num, half.Den = 1, 2
+	in := Input{
+		From: 0, To: hour,
+		GPUs: []GPU{{Node: "n1", UUID: "GPU-a", Model: "A100-80GB"}},
+		Holdings: []Holding{
+			{Namespace: "ns", Pod: "p1", GPU: "GPU-a", Share: half, Start: 0, End: hour},
+			{Namespace: "ns", Pod: "p2", GPU: "GPU-a", Share: half, Start: 0, End: hour},
+			{Namespace: "ns", Pod: "p3", GPU: "GPU-a", Share: mustMIG(t, "A100-80GB", "1g.10gb"), Start: 0, End: hour, Util: "GPU-a/9"},
+		},
+		Prices: prices(t, "A100-80GB 2.80"),
+		// The 3g instance's holders take the GPU's utilisation (0.5); the
+		// 1g instance its own (0.25 from 0, 1 from 30 min, samples every
+		// 5 min, MaxSampleHold 5 min).
+		Util: map[string][]Sample{"GPU-a": every5(0.5, 0.5), "GPU-a/9": every5(0.25, 1)},
+	}
+	l, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report(ByPod)
+	for k, c := range map[string]int64{"ns/p1": 60, "ns/p2": 60, "ns/p3": 40} {
+		if row := rowByKey(t, r, k); row.CostCents != c {
+			t.Errorf("%s: %d c, want %d", k, row.CostCents, c)
+		}
+	}
+	// p1: 3/14 GPU-h x 0.5 = 3/28; p3: 1/7 x (0.5 h x 0.25 + 0.5 h x 1) = 5/56.
+	if p1, p3 := rowByKey(t, r, "ns/p1"), rowByKey(t, r, "ns/p3"); !near(p1.GPUHoursUsed, 3.0/28) || !near(p3.GPUHoursUsed, 5.0/56) || !near(p3.Efficiency, 0.625) {
+		t.Errorf("used p1 %v p3 %v eff %v; want 3/28, 5/56, 0.625", p1.GPUHoursUsed, p3.GPUHoursUsed, p3.Efficiency)
+	}
+	if !near(rowByKey(t, r, "ns/p1").GPUHoursAllocated, 3.0/14) || len(r.Idle) != 1 || r.Idle[0].CostCents != 120 || !near(r.Idle[0].GPUHours, 3.0/7) || sumCents(r) != 280 || len(l.Warnings) != 0 {
+		t.Fatalf("report %+v warnings %v", r, l.Warnings)
 	}
 }
 
@@ -256,6 +356,8 @@ func TestErrors(t *testing.T) {
 		{"replicas", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Replica}}}}, "replicas 0"},
 		{"util", Input{To: 1, GPUs: gpus, Util: map[string][]Sample{"g": {{Time: 0, Util: math.NaN()}}}}, "GPU g: utilisation NaN"},
 		{"duplicate GPU", Input{To: 1, GPUs: append(gpus, gpus[0])}, "UUID g listed twice"},
+		{"part", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Whole, Num: 3, Den: 2}}}}, "part 3/2 outside"},
+		{"part zero", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Whole, Num: 0, Den: 2}}}}, "part 0/2 outside"},
 	} {
 		_, err := Compute(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -138,6 +138,7 @@ func New(opts Options) (*Exporter, error) {
 	for _, op := range []string{"discover", "sample", "watch_health"} {
 		e.backendErrors.WithLabelValues(op)
 	}
+	e.state.replicas = opts.Config.Replicas
 	e.current.Store(&snapshot{})
 	pods := opts.Pods
 	e.registry.MustRegister(

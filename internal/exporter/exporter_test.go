@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -580,6 +581,69 @@ gpuplane_device_pods{` + migA + drv + `} 0
 gpuplane_device_pods{` + migB + drv + `} 0
 `
 	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "DCGM_FI_DEV_XID_ERRORS", "gpuplane_device_pods"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAllocationShare(t *testing.T) {
+	// gpuplane_device_allocation_share, by hand: GPU-0000 time-sliced as 4
+	// replicas (sharing.timeSlicing, as the device plugin advertises it):
+	// pod a holds replicas 0 and 3, 2/4 = 0.5; b and c one each, 1/4. Pod
+	// d holds the MIG device MIG-aaaa whole: 1 (of the MIG device; cost
+	// prices the MIG device by its slices). Pod e holds 300 units of
+	// gpuplane.io/gpu-milli of GPU-1111: 300/1000. The NIC is no GPU.
+	cfg, err := configv1.ParseConfig("config.yaml", []byte(`
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+    - name: nvidia.com/mig-1g.10gb
+      replicas: 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &podresources.Mapping{Allocations: slices.Clone(testMapping.Allocations)}
+	for k := range 300 {
+		m.Allocations = append(m.Allocations, podresources.Allocation{ResourceName: "gpuplane.io/gpu-milli", DeviceID: fmt.Sprintf("GPU-1111::m%d", k), Owner: owner("ml", "e", "main")})
+	}
+	// A duplicate listing of one replica counts once. Pod f holds one of
+	// the 2 replicas of the MIG device MIG-bbbb (renamed .shared): 1/2.
+	m.Allocations = append(m.Allocations, testMapping.Allocations[1],
+		podresources.Allocation{ResourceName: "nvidia.com/mig-1g.10gb.shared", DeviceID: "MIG-bbbb::1", Owner: owner("ml", "f", "main")})
+	e, err := New(Options{Backend: newFakeBackend(testNode, testSamples), Fields: testFields(t), Hostname: "node-a", Pods: &fakePods{mapping: m}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.state.setNode(testNode)
+	e.state.setMapping(m)
+	e.current.Store(e.state.snapshot())
+	want := `
+# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.
+# TYPE gpuplane_device_allocation_share gauge
+gpuplane_device_allocation_share{` + gpu0 + podA + `} 0.5
+gpuplane_device_allocation_share{` + gpu0 + podB + `} 0.25
+gpuplane_device_allocation_share{` + gpu0 + podC + `} 0.25
+gpuplane_device_allocation_share{` + gpu1 + `,namespace="ml",pod="e",container="main"} 0.3
+gpuplane_device_allocation_share{` + migA + podD + `} 1
+gpuplane_device_allocation_share{` + migB + `,namespace="ml",pod="f",container="main"} 0.5
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_allocation_share"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Under the default configuration nothing is time-sliced: the
+	// replicas of GPU-0000 have no known share, so no share series; the
+	// MIG device held whole still has one.
+	e, _ = newTestExporter(t, &fakePods{mapping: testMapping})
+	want = `
+# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.
+# TYPE gpuplane_device_allocation_share gauge
+gpuplane_device_allocation_share{` + migA + podD + `} 1
+`
+	if err := testutil.GatherAndCompare(e.Gatherer(), sortedLabels(want), "gpuplane_device_allocation_share"); err != nil {
 		t.Fatal(err)
 	}
 }

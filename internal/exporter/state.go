@@ -74,6 +74,7 @@ const (
 	healthName     = "gpuplane_device_health"
 	podsName       = "gpuplane_device_pods"
 	allocationName = "gpuplane_device_allocation"
+	shareName      = "gpuplane_device_allocation_share"
 )
 
 // devInfo is one discovered GPU or MIG device and its label values.
@@ -111,6 +112,11 @@ type state struct {
 	health      *descs
 	pods        *descs
 	alloc       *descs
+	share       *descs
+	// replicas returns the time-slicing replicas of a resource as NVIDIA
+	// names it (configv1.Config.Replicas); nil counts every resource as
+	// unshared.
+	replicas func(resource string) int
 
 	devices   []*devInfo // discovery order: each GPU, then its MIG devices
 	byUUID    map[string]*devInfo
@@ -134,6 +140,10 @@ type deviceTargets struct {
 	// containers are the label sets of each container holding the device,
 	// for gpuplane_device_allocation.
 	containers []target
+	// shares are the fraction of the device each container holds, in the
+	// order of containers, for gpuplane_device_allocation_share; -1 when
+	// unknown (a replica of a resource the configuration does not share).
+	shares []float64
 	// pods is the number of distinct pods holding the device.
 	pods int
 }
@@ -160,6 +170,7 @@ func newState(fields []Field, hostname string, ignoredXIDs []uint64, virtualGPUs
 	s.health = newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.", s.base, nil)
 	s.pods = newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.", s.base, nil)
 	s.alloc = newDescs(allocationName, "1 for each container the device is allocated to.", s.base, nil)
+	s.share = newDescs(shareName, "Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.", s.base, nil)
 	for _, f := range s.fields {
 		var extra []string
 		if f.Name == xidField {
@@ -253,7 +264,9 @@ type holder struct {
 // Options.VirtualGPUs asks for one series per replica.
 func (s *state) rebuildTargets() {
 	holders := make(map[string][]holder)
+	shares := make(map[string]map[podresources.Owner]*shareAcc)
 	if s.mapping != nil {
+		seen := make(map[podresources.Allocation]bool)
 		for _, a := range s.mapping.Allocations {
 			if !configv1.IsGPUResource(a.ResourceName) {
 				continue // another device plugin's device, e.g. a NIC
@@ -261,6 +274,18 @@ func (s *state) rebuildTargets() {
 			d := s.resolve(a.DeviceID)
 			if d == nil {
 				continue
+			}
+			if !seen[a] {
+				seen[a] = true
+				if shares[d.uuid] == nil {
+					shares[d.uuid] = make(map[podresources.Owner]*shareAcc)
+				}
+				acc := shares[d.uuid][a.Owner]
+				if acc == nil {
+					acc = &shareAcc{}
+					shares[d.uuid][a.Owner] = acc
+				}
+				acc.add(a, s.replicas)
 			}
 			h := holder{owner: a.Owner}
 			if s.virtualGPUs {
@@ -291,6 +316,7 @@ func (s *state) rebuildTargets() {
 			}
 			if i == 0 || h.owner != hs[i-1].owner {
 				dt.containers = append(dt.containers, s.newTarget(v|variantPod, append(slices.Clip(d.values), h.owner.Pod, h.owner.Namespace, h.owner.Container)))
+				dt.shares = append(dt.shares, shares[d.uuid][h.owner].value())
 			}
 		}
 		switch {
@@ -309,6 +335,52 @@ func (s *state) rebuildTargets() {
 			dt.targets = []target{self}
 		}
 	}
+}
+
+// shareAcc counts the devices of one device (GPU or MIG device) a container
+// holds, by kind of device ID.
+type shareAcc struct {
+	whole    bool // the device's own UUID or index
+	milli    int  // gpuplane.io/gpu-milli units ("<uuid>::m<k>")
+	replicas int  // time-slicing replicas held ("<uuid>::<n>")
+	of       int  // the resource's replica count; 0 when not shared
+}
+
+// add counts allocation a; replicas gives a resource's time-slicing
+// replicas (nil: 1).
+func (c *shareAcc) add(a podresources.Allocation, replicas func(string) int) {
+	_, part, ok := strings.Cut(a.DeviceID, "::")
+	switch {
+	case !ok:
+		c.whole = true
+	case strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix) == configv1.ResourceGPUMilli:
+		c.milli++
+	default:
+		if _, err := strconv.Atoi(part); err != nil {
+			return // neither a replica nor a milli-GPU unit: not counted
+		}
+		c.replicas++
+		if replicas != nil {
+			c.of = replicas(strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix))
+		}
+	}
+}
+
+// value returns the fraction of the device held, capped at 1, or -1 when
+// unknown: replicas of a resource the configuration does not share (the
+// node agent's configuration differs from the device plugin's).
+func (c *shareAcc) value() float64 {
+	switch {
+	case c == nil:
+		return -1
+	case c.whole:
+		return 1
+	case c.milli > 0:
+		return min(float64(c.milli)/1000, 1)
+	case c.replicas > 0 && c.of > 1:
+		return min(float64(c.replicas)/float64(c.of), 1)
+	}
+	return -1
 }
 
 // newTarget returns the target of variant v with those label values.
@@ -371,8 +443,11 @@ func (s *state) snapshot() *snapshot {
 		fixed = append(fixed,
 			newMetric(s.health[dt.own.v], dt.own.labels, healthy, false),
 			newMetric(s.pods[dt.own.v], dt.own.labels, float64(dt.pods), false))
-		for _, t := range dt.containers {
+		for i, t := range dt.containers {
 			fixed = append(fixed, newMetric(s.alloc[t.v], t.labels, 1, false))
+			if dt.shares[i] >= 0 {
+				fixed = append(fixed, newMetric(s.share[t.v], t.labels, dt.shares[i], false))
+			}
 		}
 	}
 	snap.groups = append(snap.groups, group{metrics: fixed})

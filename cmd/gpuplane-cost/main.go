@@ -1,0 +1,60 @@
+// Command gpuplane-cost is gpuplane cost: GPU cost per pod, job, namespace,
+// team, node or model from the node agent's metrics, read from Prometheus
+// or an OpenMetrics file (internal/costcli). `gpuplane cost ARGS` runs it.
+// This file wires the command line only.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuplane/gpuplane/internal/costcli"
+	"github.com/gpuplane/gpuplane/internal/version"
+)
+
+const name = "gpuplane-cost"
+
+func main() {
+	if err := newCostCmd().Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+func newCostCmd() *cobra.Command {
+	o := costcli.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   name + " (--prometheus URL | --openmetrics FILE) [flags]",
+		Short: "GPU cost per pod, job, namespace, team, node or model",
+		Long: `gpuplane-cost attributes the GPUs' cost over a window to the pods that
+held them (whole GPUs, MIG instances, time-slicing replicas and milli-GPU
+shares priced as shares) and the rest to idle capacity per node and model,
+exact to the cent. It reads the node agent's series from Prometheus's HTTP
+API or from an OpenMetrics file. See docs/cost.md.`,
+		Version:       version.Get().String(name),
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return costcli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	f := cmd.Flags()
+	f.StringVar(&o.Prometheus, "prometheus", o.Prometheus, "Prometheus server URL, e.g. http://prometheus:9090")
+	f.StringVar(&o.OpenMetrics, "openmetrics", o.OpenMetrics, "OpenMetrics file with timestamps (the format promtool backfills), instead of --prometheus")
+	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample)")
+	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: one step past the file's last sample)")
+	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics)")
+	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
+	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
+	f.StringVar(&o.By, "by", o.By, "group rows by pod, job, namespace, team, node or model")
+	f.StringVar(&o.Format, "format", o.Format, "output format: table, csv or json")
+	return cmd
+}

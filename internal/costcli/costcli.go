@@ -1,0 +1,282 @@
+// Package costcli runs gpuplane cost (cmd/gpuplane-cost): it reads the node
+// agent's series (internal/costsrc), attributes the holdings to jobs and
+// teams, keeps the books (internal/costalloc) and prints the report as a
+// table, CSV or JSON. docs/cost.md describes the command.
+package costcli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuplane/gpuplane/internal/cost"
+	"github.com/gpuplane/gpuplane/internal/costalloc"
+	"github.com/gpuplane/gpuplane/internal/costsrc"
+	"github.com/gpuplane/gpuplane/internal/quota"
+)
+
+// Options are the command's flags.
+type Options struct {
+	// Prometheus is the Prometheus server's URL; OpenMetrics an OpenMetrics
+	// file. Exactly one is given.
+	Prometheus, OpenMetrics string
+	// From and To bound the window: RFC 3339 or Unix seconds. With
+	// OpenMetrics, empty means the file's first sample and one step past
+	// its last.
+	From, To string
+	// Step is the time between evaluations; 0 means 30 s from Prometheus
+	// and the file's sample interval from OpenMetrics.
+	Step time.Duration
+	// PricesFile overrides the default prices (internal/cost); TeamsFile
+	// maps namespaces to teams (the quota teams file).
+	PricesFile, TeamsFile string
+	// By is pod, job, namespace, team, node or model; Format table, csv or
+	// json.
+	By, Format string
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{By: string(costalloc.ByNamespace), Format: "table"}
+}
+
+// Report is what the command prints, as JSON with --format json.
+type Report struct {
+	From        time.Time `json:"from"`
+	To          time.Time `json:"to"`
+	StepSeconds float64   `json:"step_seconds"`
+	By          string    `json:"by"`
+	GPUs        int       `json:"gpus"`
+	Rows        []Row     `json:"rows"`
+	Idle        []IdleRow `json:"idle"`
+	// AssetUSD is the GPUs' cost over the window: the sum of every row's
+	// and idle row's cost.
+	AssetUSD string  `json:"asset_usd"`
+	GPUHours float64 `json:"gpu_hours"`
+	// UnattributedSeries counts share series without pod labels, priced
+	// as "(unattributed)".
+	UnattributedSeries int      `json:"unattributed_series"`
+	Warnings           []string `json:"warnings"`
+}
+
+// Row is one group's cost; money in USD with two decimals.
+type Row struct {
+	Key               string   `json:"key"`
+	GPUHoursAllocated float64  `json:"gpu_hours_allocated"`
+	GPUHoursUsed      float64  `json:"gpu_hours_used"`
+	Efficiency        float64  `json:"efficiency"`
+	CostUSD           string   `json:"cost_usd"`
+	UnusedUSD         string   `json:"unused_usd"`
+	Models            []string `json:"models"`
+}
+
+// IdleRow is one node and model's capacity no pod held.
+type IdleRow struct {
+	Node     string  `json:"node"`
+	Model    string  `json:"model"`
+	GPUHours float64 `json:"gpu_hours"`
+	CostUSD  string  `json:"cost_usd"`
+}
+
+// Attribute fills each holding's team from its namespace (teams: namespace
+// to team). Jobs come from the pod labels on the series (costsrc), else
+// the pod. This is where owner lookup (--kubeconfig) belongs.
+func Attribute(holdings []costalloc.Holding, teams map[string]string) {
+	for i := range holdings {
+		holdings[i].Team = teams[holdings[i].Namespace]
+	}
+}
+
+// Run runs the command and prints the report to stdout, warnings to
+// stderr. On error it prints nothing to stdout.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	by, err := costalloc.ParseBy(o.By)
+	if err != nil {
+		return err
+	}
+	if o.Format != "table" && o.Format != "csv" && o.Format != "json" {
+		return fmt.Errorf("format %q: want table, csv or json", o.Format)
+	}
+	if (o.Prometheus == "") == (o.OpenMetrics == "") {
+		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
+	}
+	if o.Step < 0 || o.Step%time.Millisecond != 0 {
+		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
+	}
+	prices := cost.Default()
+	if o.PricesFile != "" {
+		if err := prices.LoadPrices(o.PricesFile); err != nil {
+			return err
+		}
+	}
+	teams := map[string]string{}
+	if o.TeamsFile != "" {
+		t, err := quota.LoadTeams(o.TeamsFile)
+		if err != nil {
+			return err
+		}
+		for _, tm := range t.Teams {
+			for _, ns := range tm.Namespaces {
+				teams[ns] = tm.Name
+			}
+		}
+	}
+	w := costsrc.Window{Step: o.Step.Milliseconds()}
+	var res *costsrc.Result
+	if o.OpenMetrics != "" {
+		f, err := costsrc.LoadOpenMetrics(o.OpenMetrics)
+		if err != nil {
+			return err
+		}
+		if w.Step == 0 {
+			w.Step = f.Interval()
+		}
+		if w.From, err = parseTime("from", o.From, f.MinTime); err != nil {
+			return err
+		}
+		if w.To, err = parseTime("to", o.To, f.MaxTime+w.Step); err != nil {
+			return err
+		}
+		if res, err = costsrc.ReadOpenMetrics(f, w); err != nil {
+			return fmt.Errorf("%s: %w", o.OpenMetrics, err)
+		}
+	} else {
+		if w.Step == 0 {
+			w.Step = costsrc.DefaultStep
+		}
+		if o.From == "" || o.To == "" {
+			return fmt.Errorf("--from and --to are required with --prometheus")
+		}
+		if w.From, err = parseTime("from", o.From, 0); err != nil {
+			return err
+		}
+		if w.To, err = parseTime("to", o.To, 0); err != nil {
+			return err
+		}
+		if res, err = costsrc.ReadPrometheus(ctx, o.Prometheus, w); err != nil {
+			return err
+		}
+	}
+	Attribute(res.Input.Holdings, teams)
+	res.Input.Prices = prices
+	l, err := costalloc.Compute(res.Input)
+	if err != nil {
+		return err
+	}
+	r := l.Report(by)
+	rep := newReport(w, r, res, append(res.Warnings, l.Warnings...))
+	var buf bytes.Buffer
+	switch o.Format {
+	case "json":
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	case "csv":
+		err = writeCSV(&buf, rep)
+	default:
+		err = writeTable(&buf, rep)
+	}
+	if err != nil {
+		return err
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", x)
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// parseTime reads an RFC 3339 time or Unix seconds (with a fraction) as
+// Unix milliseconds; empty gives def.
+func parseTime(flag, s string, def int64) (int64, error) {
+	if s == "" {
+		return def, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixMilli(), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f < 1e11 {
+		return int64(f*1000 + 0.5), nil
+	}
+	return 0, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-01T00:00:00Z) or Unix seconds", flag, s)
+}
+
+// usd formats cents as USD with two decimals.
+func usd(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}
+
+func newReport(w costsrc.Window, r costalloc.Report, res *costsrc.Result, warnings []string) Report {
+	rep := Report{
+		From: time.UnixMilli(w.From).UTC(), To: time.UnixMilli(w.To).UTC(), StepSeconds: float64(w.Step) / 1000,
+		By: string(r.By), GPUs: len(res.Input.GPUs), AssetUSD: usd(r.AssetCents), GPUHours: r.GPUHours,
+		UnattributedSeries: res.Unattributed, Warnings: warnings, Rows: []Row{}, Idle: []IdleRow{},
+	}
+	if rep.Warnings == nil {
+		rep.Warnings = []string{}
+	}
+	for _, x := range r.Rows {
+		rep.Rows = append(rep.Rows, Row{Key: x.Key, GPUHoursAllocated: x.GPUHoursAllocated, GPUHoursUsed: x.GPUHoursUsed,
+			Efficiency: x.Efficiency, CostUSD: usd(x.CostCents), UnusedUSD: usd(x.UnusedCents), Models: x.Models})
+	}
+	for _, x := range r.Idle {
+		rep.Idle = append(rep.Idle, IdleRow{Node: x.Node, Model: x.Model, GPUHours: x.GPUHours, CostUSD: usd(x.CostCents)})
+	}
+	return rep
+}
+
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+func writeTable(out io.Writer, r Report) error {
+	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
+	// Numbers align right; the first column is padded to align left.
+	keys := []string{strings.ToUpper(r.By), "total"}
+	for _, x := range r.Rows {
+		keys = append(keys, x.Key)
+	}
+	for _, x := range r.Idle {
+		keys = append(keys, "idle "+x.Node)
+	}
+	width := 0
+	for _, k := range keys {
+		width = max(width, len(k))
+	}
+	key := func(k string) string { return k + strings.Repeat(" ", width-len(k)) }
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, key(strings.ToUpper(r.By))+"\tGPU-H ALLOCATED\tGPU-H USED\tEFFICIENCY\tCOST USD\tUNUSED USD\tMODELS\t")
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", key(x.Key), f3(x.GPUHoursAllocated), f3(x.GPUHoursUsed), x.Efficiency*100, x.CostUSD, x.UnusedUSD, strings.Join(x.Models, ","))
+	}
+	for _, x := range r.Idle {
+		fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t%s\t\n", key("idle "+x.Node), f3(x.GPUHours), x.CostUSD, x.Model)
+	}
+	fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t\t\n", key("total"), f3(r.GPUHours), r.AssetUSD)
+	return tw.Flush()
+}
+
+func writeCSV(out io.Writer, r Report) error {
+	cw := csv.NewWriter(out)
+	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models"})
+	for _, x := range r.Rows {
+		_ = cw.Write([]string{"row", x.Key, fmtF(x.GPUHoursAllocated), fmtF(x.GPUHoursUsed), fmtF(x.Efficiency), x.CostUSD, x.UnusedUSD, strings.Join(x.Models, " ")})
+	}
+	for _, x := range r.Idle {
+		_ = cw.Write([]string{"idle", x.Node, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model})
+	}
+	_ = cw.Write([]string{"total", "", fmtF(r.GPUHours), "", "", r.AssetUSD, "", ""})
+	cw.Flush()
+	return cw.Error()
+}
+
+func fmtF(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }

@@ -1,0 +1,175 @@
+package costcli
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lookPath returns the path of a Prometheus binary; it skips the test when
+// absent, and fails it when CI is set (CI installs the Debian package
+// prometheus, which has both).
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %s is not installed; CI must install it: apt-get install -y prometheus", name)
+		}
+		t.Skipf("%s not installed (Debian: apt-get install -y prometheus)", name)
+	}
+	return p
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// backfill loads an OpenMetrics file into a new TSDB directory with
+// promtool, as an operator backfills.
+func backfill(t testing.TB, file string) string {
+	t.Helper()
+	promtool := lookPath(t, "promtool")
+	dir := filepath.Join(t.TempDir(), "data")
+	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", file, dir).CombinedOutput(); err != nil {
+		t.Fatalf("promtool: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// startPrometheus serves the TSDB at dir on a free loopback port and
+// returns its URL once ready. Prometheus takes no port 0: the test listens
+// on one, closes it and passes it, and tries again with another when
+// Prometheus exits (another process took the port in between). Waiting
+// ends when Prometheus exits or after a minute.
+func startPrometheus(t testing.TB, dir string) string {
+	t.Helper()
+	bin := lookPath(t, "prometheus")
+	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global: {scrape_interval: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for try := 1; ; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		log := &lockedBuffer{}
+		// Retention far beyond the scripted day, so the backfilled blocks
+		// are not deleted as old at start-up.
+		prom := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+dir, "--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
+		prom.Stdout, prom.Stderr = log, log
+		if err := prom.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = prom.Wait(); close(exited) }()
+		stop := func() { _ = prom.Process.Kill(); <-exited }
+		base := "http://" + addr
+		deadline := time.After(time.Minute)
+	wait:
+		for {
+			if resp, err := http.Get(base + "/-/ready"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					t.Cleanup(func() {
+						stop()
+						if t.Failed() {
+							t.Logf("prometheus log:\n%s", log)
+						}
+					})
+					return base
+				}
+			}
+			select {
+			case <-exited:
+				if try < 3 && strings.Contains(log.String(), "address already in use") {
+					break wait
+				}
+				t.Fatalf("prometheus exited:\n%s", log)
+			case <-deadline:
+				stop()
+				t.Fatalf("prometheus not ready after a minute:\n%s", log)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// TestDayPrometheus backfills the scripted day into a real Prometheus and
+// reads it back over the HTTP API: every figure as worked out by hand, and
+// the same report, by every dimension and format, as from the file.
+func TestDayPrometheus(t *testing.T) {
+	base := startPrometheus(t, backfill(t, dayFile))
+	o := Options{Prometheus: base, From: "2026-11-01T00:00:00Z", To: "1793577600", Step: 30 * time.Minute}
+	reps := runJSON(t, o)
+	checkDay(t, reps)
+	files := runJSON(t, Options{OpenMetrics: dayFile})
+	if !reflect.DeepEqual(reps, files) {
+		t.Errorf("Prometheus and file reports differ:\n%+v\n%+v", reps, files)
+	}
+	for _, format := range []string{"table", "csv"} {
+		o.By, o.Format = "pod", format
+		p, _, err := run(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, err := run(t, Options{OpenMetrics: dayFile, By: "pod", Format: format})
+		if err != nil || p != f {
+			t.Errorf("%s: Prometheus and file differ (%v):\n%s\n%s", format, err, p, f)
+		}
+	}
+
+	// A part of the day, 6 h to 12 h, by node, by hand: node-a train-1 2 h
+	// + train-2 4 h + infer-1 6 h = 12 GPU-h x 1106 = 13272 c; node-b
+	// mig-a 3/7 x 6 h = 18/7 GPU-h = 18 x 158 = 2844 c, mig-b 6/7 = 948 c;
+	// node-c ts-1 1/4 x 6 + ts-2 2/4 x 6 = 4.5 GPU-h x 56 = 252 c; node-e 0.
+	// Idle: node-b 18/7 GPU-h = 2844 c, node-c 1.5 GPU-h = 84 c, node-d 6 x
+	// 35 = 210 c, node-a 0. Asset 3 x 6 x 1106 + 6 x 56 + 210 = 20454 c.
+	o = Options{Prometheus: base, From: "2026-11-01T06:00:00Z", To: "2026-11-01T12:00:00Z", Step: 30 * time.Minute, By: "node", Format: "csv"}
+	p, _, err := run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"row,node-a,12,", ",132.72,", "row,node-b,3.428571429,", ",37.92,", "row,node-c,4.5,", ",2.52,",
+		"idle,node-a,0,,,0.00,,H100-80GB", "idle,node-b,2.571428571,,,28.44,", "idle,node-c,1.5,,,0.84,", "idle,node-d,6,,,2.10,", "total,,36,,,204.54,,"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("6 h to 12 h lacks %q:\n%s", want, p)
+		}
+	}
+	o.Prometheus, o.OpenMetrics = "", dayFile
+	if f, _, err := run(t, o); err != nil || f != p {
+		t.Errorf("6 h to 12 h: file differs (%v):\n%s", err, f)
+	}
+
+	// A window without data, before the day.
+	o = Options{Prometheus: base, From: "2026-10-01T00:00:00Z", To: "2026-10-02T00:00:00Z", By: "pod", Format: "json"}
+	out, _, err := run(t, o)
+	if err == nil || !strings.Contains(err.Error(), "no node agent data in the window") || out != "" {
+		t.Errorf("window without data: error %v, stdout %q", err, out)
+	}
+}

@@ -1,0 +1,132 @@
+// Package costsrc reads the node agent's metrics over a window into the
+// input of the cost accounting (internal/costalloc): the GPUs, who held
+// which share of which GPU when, each GPU's utilisation, and per-pod usage
+// series for right-sizing. It reads them from Prometheus's HTTP API (range
+// queries, ReadPrometheus) or from an OpenMetrics file of the kind promtool
+// backfills (ReadOpenMetrics); both evaluate the series on the same grid of
+// steps, so that the same data gives the same input. docs/cost.md gives the
+// mapping rules.
+package costsrc
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpuplane/gpuplane/internal/costalloc"
+)
+
+// The node agent's series read (docs/metrics.md).
+const (
+	metricHealth   = "gpuplane_device_health"
+	metricShare    = "gpuplane_device_allocation_share"
+	metricEngine   = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+	metricGPUUtil  = "DCGM_FI_DEV_GPU_UTIL"
+	metricFBUsed   = "DCGM_FI_DEV_FB_USED"
+	labelHostname  = "Hostname"
+	labelUUID      = "UUID"
+	labelModel     = "modelName"
+	labelProfile   = "GPU_I_PROFILE"
+	labelInstance  = "GPU_I_ID"
+	labelPod       = "pod"
+	labelNamespace = "namespace"
+)
+
+// Metrics are the metric names read, in the order read.
+var Metrics = []string{metricHealth, metricShare, metricEngine, metricGPUUtil, metricFBUsed}
+
+// DefaultStep is the default time between two evaluations, in milliseconds:
+// 30 s, at least the Helm chart's ServiceMonitor interval (15 s,
+// deploy/helm/gpuplane/values.yaml) and the usual 15 to 30 s scrape
+// intervals. Prometheus's own default, 1 minute, needs --step 1m.
+const DefaultStep = 30_000
+
+// Window is the time range read and its grid: the series are evaluated at
+// From, From+Step, ... before To, in Unix milliseconds; each evaluation
+// stands for [t, t+Step).
+type Window struct {
+	From, To, Step int64
+}
+
+func (w Window) check() error {
+	if w.Step <= 0 {
+		return fmt.Errorf("step %d ms: want a positive step", w.Step)
+	}
+	if w.To <= w.From {
+		return fmt.Errorf("window: to %d ms is not after from %d ms", w.To, w.From)
+	}
+	return nil
+}
+
+// last returns the last grid time of the window.
+func (w Window) last() int64 { return w.From + (w.To-w.From-1)/w.Step*w.Step }
+
+// points returns the number of grid times.
+func (w Window) points() int { return int((w.To-w.From-1)/w.Step) + 1 }
+
+// index returns the grid index of grid time t.
+func (w Window) index(t int64) int64 { return (t - w.From) / w.Step }
+
+// Usage is one pod's use of one device, on the grid, for right-sizing: its
+// frame-buffer memory and its device's utilisation, over the steps from the
+// first to the last of its DCGM_FI_DEV_FB_USED samples.
+type Usage struct {
+	Namespace, Pod string
+	// GPU is the UUID of the GPU; MIGProfile and MIGInstance name the MIG
+	// device, empty for a whole GPU.
+	GPU, MIGProfile, MIGInstance string
+	// Model is the GPU's catalog model.
+	Model string
+	// Start is the first grid time and Step the grid's step, in Unix
+	// milliseconds: value i is at Start + i*Step.
+	Start, Step int64
+	// FBUsedMiB is DCGM_FI_DEV_FB_USED at each step, in MiB; NaN where
+	// there was no sample.
+	FBUsedMiB []float32
+	// Util is the device's utilisation (0..1) at each step; NaN where
+	// there was no sample.
+	Util []float32
+}
+
+// Result is what a read gives.
+type Result struct {
+	// Input is the accounting's input; Prices is left for the caller.
+	Input costalloc.Input
+	// Usage is each pod's use of each device it held, sorted by namespace,
+	// pod, GPU, MIG instance.
+	Usage []Usage
+	// Unattributed counts share series without pod or namespace labels;
+	// they are kept, as "(unattributed)" holdings.
+	Unattributed int
+	// Warnings lists what could not be mapped (series without a GPU UUID,
+	// unknown GPU models, share values that are no fraction).
+	Warnings []string
+	// Series is how many series were read.
+	Series int
+}
+
+// fraction returns v as num/den with den <= 1024 (time-slicing's largest
+// replica count; milli-GPU shares have den 1000 at most) in (0, 1]. The
+// node agent writes k/replicas as the float64 nearest it, and Prometheus
+// keeps float64s exactly, so the fraction is found again exactly:
+// fractions with denominators up to 1024 lie at least 1/1024^2 apart.
+func fraction(v float64) (num, den int64, ok bool) {
+	if !(v > 0 && v <= 1) {
+		return 0, 0, false
+	}
+	for d := int64(1); d <= 1024; d++ {
+		n := math.Round(v * float64(d))
+		if n >= 1 && math.Abs(n/float64(d)-v) < 1e-9 {
+			return int64(n), d, true
+		}
+	}
+	return 0, 0, false
+}
+
+// utilKey returns the key of a series' device: the GPU's UUID, or
+// UUID/GPU_I_ID for a MIG device.
+func utilKey(l map[string]string) string {
+	if i := l[labelInstance]; i != "" {
+		return l[labelUUID] + "/" + i
+	}
+	return l[labelUUID]
+}
