@@ -61,6 +61,10 @@ type Config struct {
 	// Teams, replay only, admits GPU pods by team quota with Kueue's
 	// semantics before placing them (teams.go); nil: no quotas.
 	Teams *Teams
+	// Once, fill only, submits the trace's pods once each, in random
+	// order, with no sampling and no trimming: the workload stays the
+	// same whatever the cluster's size (sizing); Inflate is then unused.
+	Once bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -383,6 +387,18 @@ func (w *Workload) Prices() map[string]float64 {
 // gpu_spec names and no node has.
 func (w *Workload) Warnings() []string { return w.warnings }
 
+// UnfitPods returns how many of the trace's pods fit no node even of the
+// empty cluster (Warnings lists the first few).
+func (w *Workload) UnfitPods() int {
+	n := 0
+	for _, u := range w.unfit {
+		if u != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // price returns the price of one GPU of the cluster's model id (a node's
 // ModelID; -1 for a node without GPUs), in USD per GPU-hour.
 func (w *Workload) price(id int) float64 {
@@ -419,7 +435,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	if cfg.Mode != "fill" && cfg.Mode != "replay" {
 		return nil, fmt.Errorf("unknown mode %q (fill or replay)", cfg.Mode)
 	}
-	if cfg.Mode == "fill" && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
+	if cfg.Mode == "fill" && !cfg.Once && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
 		return nil, fmt.Errorf("inflate %v out of range (0, 100]", cfg.Inflate)
 	}
 	if len(cfg.Policies) == 0 {
@@ -563,7 +579,11 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {
-		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
+		inflate := cfg.Inflate
+		if cfg.Once {
+			inflate = 0 // fill: the trace's pods once each
+		}
+		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, inflate, cfg.Placements)
 	} else {
 		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements, cfg.Teams)
 	}
@@ -659,7 +679,8 @@ const curvePoints = 200
 const maxFillPods = 20_000_000
 
 // fill runs the fill experiment (the package doc); with placements it
-// records what became of each pod. The workload has passed check("fill").
+// records what became of each pod. inflate 0 submits the trace's pods once
+// each (Config.Once). The workload has passed check("fill").
 func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
@@ -670,8 +691,11 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	for _, i := range order {
 		demand += w.pods[i].TotalGPUMilli()
 	}
+	if inflate == 0 {
+		target = demand
+	}
 	order, demand = trim(order, demand, target, w.pods, rng)
-	for {
+	for inflate > 0 {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
 		}
