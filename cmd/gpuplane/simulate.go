@@ -52,5 +52,6 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay only: teams file; GPU pods are admitted by their team's Kueue quota (team column, else FNV-1a of the name, or of the gang NAME for NAME#i) before placement")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU; at most 4096)")
+	f.StringVar(&o.Size, "size", o.Size, "find the smallest cluster in the node list's mix that meets a target: 'placed>=99%' (fill, each pod once) or 'p95wait<=10m' (replay), per policy")
 	return f, &o
 }

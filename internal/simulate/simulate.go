@@ -71,6 +71,10 @@ type Options struct {
 	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
 	// are admitted by their team's Kueue quota before placement (--teams).
 	TeamsFile string
+	// Size, when set, is a sizing target (--size; see sizing.ParseTarget):
+	// instead of one simulation, search the smallest scale of the node list
+	// that meets it, per policy.
+	Size string
 }
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
@@ -132,6 +136,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := o.checkSize(); err != nil {
+		return nil, 0, err
+	}
 	return pols, tie, nil
 }
 
@@ -186,6 +193,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+	}
+	if o.Size != "" {
+		return runSize(ctx, o, sizeInput{pols: pols, tie: tie, nodes: nodes, pods: pods, nName: nName, pName: pName, prices: prices, inputs: inputs}, stdout, stderr)
 	}
 	w, err := sim.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
 	if err != nil {
