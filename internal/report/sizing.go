@@ -182,7 +182,7 @@ func sizingChart(r *sizing.Report) string {
 	}
 	t, err := sizing.ParseTarget(r.Target)
 	if err == nil {
-		series = append(series, Series{Name: "target", Color: "#888", X: []float64{lo, hi}, Y: []float64{val(t.Value), val(t.Value)}})
+		series = append(series, Series{Name: "target", Color: "#000", X: []float64{lo, hi}, Y: []float64{val(t.Value), val(t.Value)}})
 	}
 	xa := Axis{Label: "nodes", Log: hi >= 8*lo}
 	ya := Axis{Label: "pods placed, %"}
