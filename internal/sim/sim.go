@@ -229,6 +229,7 @@ type Workload struct {
 	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
 	unfit    []string
 	warnings []string
+	bound    bool // Bind put pods on the template
 }
 
 // maxUnfitListed is how many pods that fit no node Warnings names one by
@@ -444,6 +445,9 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	if cfg.Teams != nil && cfg.Mode != "replay" {
 		return nil, errors.New("teams apply to replay only")
 	}
+	if w.bound && cfg.Mode != "fill" {
+		return nil, errors.New("pods bound before the run (Bind) apply to fill only")
+	}
 	if cfg.Teams != nil && cfg.Teams.PodTeam != nil && len(cfg.Teams.PodTeam) != len(w.specs) {
 		return nil, fmt.Errorf("teams: %d pod teams for %d pods", len(cfg.Teams.PodTeam), len(w.specs))
 	}
@@ -452,7 +456,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := w.check(cfg.Mode); err != nil {
+	if err := w.check(cfg.Mode, cfg.Once); err != nil {
 		return nil, err
 	}
 	type job struct {
@@ -543,13 +547,13 @@ func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, sto
 }
 
 // check checks the workload as a whole for the experiment mode, before
-// any policy runs.
-func (w *Workload) check(mode string) error {
+// any policy runs; fill with once (Config.Once) needs no GPU demand.
+func (w *Workload) check(mode string, once bool) error {
 	if mode == "fill" {
 		if w.template.TotalGPUMilli() == 0 {
 			return errors.New("fill needs a cluster with GPUs: arrived demand is measured against GPU capacity")
 		}
-		if w.gpuDemand == 0 {
+		if w.gpuDemand == 0 && !once {
 			return errors.New("fill needs pods that request GPUs: the arrived GPU demand could never reach --inflate × capacity")
 		}
 		return nil
@@ -713,7 +717,7 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	var arrived int64
 	step := float64(target) / curvePoints
 	next := 0.0
-	free := capacity
+	free := c.FreeGPUMilli() // less than capacity after Bind
 	for k, i := range order {
 		if k&1023 == 0 && ctx.Err() != nil {
 			return r, ctx.Err()
