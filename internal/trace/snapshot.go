@@ -32,7 +32,7 @@ type SnapshotNode struct {
 	// NodeSpec holds the node's allocatable CPU (millicores, rounded down),
 	// memory (MiB, rounded down), GPUs and GPU model (the catalog model of
 	// its nvidia.com/gpu.product label, gpu.ModelOfProduct). Line is the
-	// item's index in the List, from 0.
+	// line of the file its item starts on.
 	NodeSpec
 	// Product is the nvidia.com/gpu.product label.
 	Product string
@@ -52,7 +52,7 @@ type SnapshotNode struct {
 type SnapshotPod struct {
 	// PodSpec holds the pod's requests as kube-scheduler computes them
 	// (see podRequests), its GPU models (GPUSpec) and its phase; Name is
-	// namespace/name and Line the item's index in the List, from 0.
+	// namespace/name and Line the line of the file its item starts on.
 	PodSpec
 	// NodeName is spec.nodeName, "" for a pod not yet bound.
 	NodeName string
@@ -156,9 +156,9 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	var list kubeList
-	if err := json.Unmarshal(data, &list); err != nil {
-		return nil, jsonError(file, "", data, err)
+	list, lines, err := readList(file, data)
+	if err != nil {
+		return nil, err
 	}
 	switch list.Kind {
 	case "List", "NodeList", "PodList":
@@ -168,8 +168,10 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	s := &Snapshot{}
 	nodeNames := map[string]bool{}
 	podNames := map[string]bool{}
+	var podPaths []string
 	for i, raw := range list.Items {
 		path := fmt.Sprintf("items[%d]", i)
+		file := fmt.Sprintf("%s:%d", file, lines[i]) // errors name the item's line
 		var o kubeObject
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return nil, jsonError(file, path, nil, err)
@@ -179,7 +181,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 		}
 		switch o.Kind {
 		case "Node":
-			n, err := readNode(path, i, &o)
+			n, err := readNode(path, lines[i], &o)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -189,7 +191,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 			nodeNames[n.Name] = true
 			s.Nodes = append(s.Nodes, n)
 		case "Pod":
-			p, warn, err := readPod(path, i, &o)
+			p, warn, err := readPod(path, lines[i], &o)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -201,16 +203,82 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 				s.Warnings = append(s.Warnings, file+": "+w)
 			}
 			s.Pods = append(s.Pods, p)
+			podPaths = append(podPaths, path)
 		default:
 			return nil, fmt.Errorf("%s: %s.kind: %s, want Node or Pod", file, path, Quote(o.Kind))
 		}
 	}
-	for _, p := range s.Pods {
+	for i, p := range s.Pods {
 		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
-			return nil, fmt.Errorf("%s: items[%d].spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, Quote(p.Name), Quote(p.NodeName))
+			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], Quote(p.Name), Quote(p.NodeName))
 		}
 	}
 	return s, nil
+}
+
+// readList reads the List's kind and items, and the line each item
+// starts on.
+func readList(file string, data []byte) (kubeList, []int, error) {
+	var list kubeList
+	var lines []int
+	dec := json.NewDecoder(bytes.NewReader(data))
+	line, at := 1, 0
+	lineAt := func(off int) int { // the line of the first value byte at or after off
+		for off < len(data) && (data[off] == ' ' || data[off] == '\t' || data[off] == '\r' || data[off] == '\n' || data[off] == ',') {
+			off++
+		}
+		line += bytes.Count(data[at:off], []byte("\n"))
+		at = off
+		return line
+	}
+	fail := func(err error) (kubeList, []int, error) { return list, nil, jsonError(file, "", data, err) }
+	if tok, err := dec.Token(); err != nil {
+		return fail(err)
+	} else if tok != json.Delim('{') {
+		return list, nil, fmt.Errorf("%s:%d: not a JSON object", file, lineAt(0))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		switch tok {
+		case "kind":
+			if err := dec.Decode(&list.Kind); err != nil {
+				return fail(err)
+			}
+		case "items":
+			if tok, err := dec.Token(); err != nil {
+				return fail(err)
+			} else if tok != json.Delim('[') {
+				return list, nil, fmt.Errorf("%s: items: not a JSON array", file)
+			}
+			list.Items, lines = nil, nil
+			for dec.More() {
+				lines = append(lines, lineAt(int(dec.InputOffset())))
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return fail(err)
+				}
+				list.Items = append(list.Items, raw)
+			}
+			if _, err := dec.Token(); err != nil {
+				return fail(err)
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return list, nil, fmt.Errorf("%s: data after the List", file)
+	}
+	return list, lines, nil
 }
 
 // jsonError names the file and, for a syntax error, the line; for a type

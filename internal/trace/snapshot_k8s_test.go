@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,9 +106,20 @@ func kubectlJSON(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) []byte {
 // and phases are worked out by hand.
 func TestSnapshotMatchesKubernetes(t *testing.T) {
 	nodes, pods := snapshotObjects()
-	s, err := ReadSnapshot("snap.json", bytes.NewReader(kubectlJSON(t, nodes, pods)))
+	data := kubectlJSON(t, nodes, pods)
+	s, err := ReadSnapshot("snap.json", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, n := range s.Nodes {
+		if want := itemLine(string(data), i); n.Line != want {
+			t.Errorf("node %s: line %d, want %d", n.Name, n.Line, want)
+		}
+	}
+	for i, p := range s.Pods {
+		if want := itemLine(string(data), len(nodes)+i); int(p.Line) != want {
+			t.Errorf("pod %s: line %d, want %d", p.Name, p.Line, want)
+		}
 	}
 	if len(s.Nodes) != len(nodes) || len(s.Pods) != len(pods) {
 		t.Fatalf("%d nodes, %d pods; want %d, %d", len(s.Nodes), len(s.Pods), len(nodes), len(pods))
@@ -174,10 +186,25 @@ func TestSnapshotMatchesKubernetes(t *testing.T) {
 	}
 }
 
+// itemLine returns the line (from 1) on which item k of the List, indented
+// as kubectlJSON writes it, opens.
+func itemLine(data string, k int) int {
+	for i, l := range strings.Split(data, "\n") {
+		if l == "        {" {
+			if k == 0 {
+				return i + 1
+			}
+			k--
+		}
+	}
+	return -1
+}
+
 // TestSnapshotErrors: each error names the file and the JSON path.
 func TestSnapshotErrors(t *testing.T) {
 	nodes, pods := snapshotObjects()
 	good := string(kubectlJSON(t, nodes, pods))
+	l1, l5 := fmt.Sprintf("snap.json:%d: ", itemLine(good, 1)), fmt.Sprintf("snap.json:%d: ", itemLine(good, 5))
 	for _, tc := range []struct {
 		name string
 		edit func() string
@@ -185,15 +212,15 @@ func TestSnapshotErrors(t *testing.T) {
 	}{
 		{"quantity", func() string {
 			return strings.Replace(good, `"containers": [`, `"containers": [{"name": "x", "resources": {"requests": {"cpu": "lots"}}},`, 1)
-		}, `snap.json: items[5].spec.containers[0].resources.requests.cpu: quantity "lots": unknown suffix`},
+		}, l5 + `items[5].spec.containers[0].resources.requests.cpu: quantity "lots": unknown suffix`},
 		{"gpu quantity", func() string {
 			return strings.Replace(good, `"nvidia.com/gpu": "2"`, `"nvidia.com/gpu": "-2"`, 2) // t4-0's capacity and allocatable
-		}, `snap.json: items[1].status.allocatable["nvidia.com/gpu"]: negative quantity "-2"`},
+		}, l1 + `items[1].status.allocatable["nvidia.com/gpu"]: negative quantity "-2"`},
 		{"syntax", func() string { return good[:len(good)/2] + "}" }, "snap.json:"},
-		{"type", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": 7`, 1) }, "snap.json: items[5].spec.nodeName: a JSON number where a string belongs"},
+		{"type", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": 7`, 1) }, l5 + "items[5].spec.nodeName: a JSON number where a string belongs"},
 		{"kind", func() string { return strings.Replace(good, `"kind": "List"`, `"kind": "Deployment"`, 1) }, `snap.json: kind "Deployment"`},
-		{"item kind", func() string { return strings.Replace(good, `"kind": "Pod"`, `"kind": "Service"`, 1) }, `snap.json: items[5].kind: "Service", want Node or Pod`},
-		{"unknown node", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": "gone"`, 1) }, `snap.json: items[5].spec.nodeName: pod "team-a/train" is bound to node "gone"`},
+		{"item kind", func() string { return strings.Replace(good, `"kind": "Pod"`, `"kind": "Service"`, 1) }, l5 + `items[5].kind: "Service", want Node or Pod`},
+		{"unknown node", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": "gone"`, 1) }, l5 + `items[5].spec.nodeName: pod "team-a/train" is bound to node "gone"`},
 		{"both GPU kinds", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "500", "nvidia.com/gpu": "1"`, 1)
 		}, "items[7].spec.containers: both nvidia.com/gpu and gpuplane.io/gpu-milli"},
