@@ -52,6 +52,8 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay only: teams file; GPU pods are admitted by their team's Kueue quota (team column, else FNV-1a of the name, or of the gang NAME for NAME#i) before placement")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "among equally scored nodes take the first (as the paper's simulator) or a random one (as upstream kube-scheduler)")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU; at most 4096)")
+	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "FILE of kubectl get nodes,pods -A -o json: place its pending pods on its nodes, running pods in place (fill, each pod once)")
+	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: place all its pods that have not ended on an empty copy of its nodes")
 	f.StringVar(&o.Size, "size", o.Size, "find the smallest cluster in the node list's mix that meets a target: 'placed>=99%' (fill, each pod once) or 'p95wait<=10m' (replay), per policy")
 	return f, &o
 }

@@ -179,6 +179,23 @@ type Report struct {
 	// Params are the run's settings; Inputs what it read.
 	Params *Params `json:"params,omitempty"`
 	Inputs []Input `json:"inputs,omitempty"`
+	// SnapshotPods (simulate --snapshot) is what became of each pod the
+	// run placed, per policy, in the snapshot's order.
+	SnapshotPods []PodOutcome `json:"snapshot_pods,omitempty"`
+}
+
+// PodOutcome is what became of one pod under one policy over its seeds.
+type PodOutcome struct {
+	Pod    string `json:"pod"`
+	Policy string `json:"policy"`
+	// Placed is in how many of Runs runs it got a node.
+	Placed int `json:"placed_runs"`
+	Runs   int `json:"runs"`
+	// Node and GPUs (indices) are where the first seed placed it; Reason
+	// why the first seed did not (Reason* constants).
+	Node   string `json:"node,omitempty"`
+	GPUs   []int  `json:"gpus,omitempty"`
+	Reason string `json:"failed_reason,omitempty"`
 }
 
 // Params are a simulation's settings, as its report records them.
@@ -521,7 +538,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Mode: cfg.Mode, Nodes: len(w.template.Nodes), GPUs: int(w.template.TotalGPUMilli() / cluster.MilliGPU),
 		Pods: len(w.pods), Results: results, WallTime: time.Since(start).Seconds()}
-	if cfg.Mode == "fill" {
+	if cfg.Mode == "fill" && !cfg.Once {
 		rep.Inflate = cfg.Inflate
 	}
 	rep.Summary = summarise(cfg.Policies, results)

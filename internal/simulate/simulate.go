@@ -71,6 +71,14 @@ type Options struct {
 	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
 	// are admitted by their team's Kueue quota before placement (--teams).
 	TeamsFile string
+	// SnapshotFile, when set, is `kubectl get nodes,pods -A -o json`
+	// (--snapshot; trace.ReadSnapshot), in place of NodesFile and PodsFile:
+	// its pending pods are simulated on its nodes with its running pods in
+	// place, or, with SnapshotEmpty (--snapshot-empty), all its pods that
+	// have not ended on an empty copy of its nodes. Fill only, each pod
+	// once.
+	SnapshotFile  string
+	SnapshotEmpty bool
 	// Size, when set, is a sizing target (--size; see sizing.ParseTarget):
 	// instead of one simulation, search the smallest scale of the node list
 	// that meets it, per policy.
@@ -139,6 +147,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if err := o.checkSize(); err != nil {
 		return nil, 0, err
 	}
+	if err := o.checkSnapshot(); err != nil {
+		return nil, 0, err
+	}
 	return pols, tie, nil
 }
 
@@ -163,7 +174,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	var nodes []trace.NodeSpec
 	var pods []trace.PodSpec
 	nName, pName := "built-in nodes", "built-in pods"
-	if o.NodesFile == "" {
+	var snap *snapshot
+	if o.SnapshotFile != "" {
+		var in sim.Input
+		if snap, in, err = readSnapshot(o, stderr); err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		nodes, pods, nName, pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
+	} else if o.NodesFile == "" {
 		nodes = trace.BuiltinNodes(4)
 		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
 		inputs = append(inputs, sim.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
@@ -201,6 +220,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if snap != nil {
+		msgs, err := w.Bind(o.SnapshotFile, snap.bound)
+		if err != nil {
+			return err
+		}
+		for _, msg := range msgs {
+			fmt.Fprintln(stderr, "simulate: warning:", msg)
+		}
+	}
 	models := make([]string, len(nodes))
 	for i, n := range nodes {
 		models[i] = n.Model
@@ -211,15 +239,23 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	rep, err := sim.Run(ctx, w, sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != "", Teams: teams})
+		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil})
 	if err != nil {
 		return err
 	}
-	rep.Source = report.Source(nName, pName)
+	if snap != nil {
+		rep.SnapshotPods = snapshotOutcomes(rep, pods)
+		rep.Source = o.SnapshotFile
+		if !o.SnapshotEmpty {
+			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(snap.pods), len(snap.bound))
+		}
+	} else {
+		rep.Source = report.Source(nName, pName)
+	}
 	rep.Version = version.Get().String("gpuplane")
 	rep.Inputs = inputs
 	rep.Params = &sim.Params{Policies: pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
-	if o.Mode == "fill" {
+	if o.Mode == "fill" && snap == nil {
 		rep.Params.Inflate = o.Inflate
 	}
 	if o.PlacementsFile != "" {
