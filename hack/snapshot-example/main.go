@@ -11,17 +11,30 @@
 // affinity: only 2 A100s are free, so it waits), team-a/pair (2 GPUs of
 // any model), team-b/infer-1 (1 T4 by nodeSelector) and team-b/etl (CPU
 // only, with an init container). One pod has ended.
+//
+// With -nodes and -pods (openb CSV files, or the Alibaba 2025 pod list)
+// it writes those instead: every node with its model as the
+// nvidia.com/gpu.product label, every pod pending, whole GPUs as
+// nvidia.com/gpu, a share as gpuplane.io/gpu-milli, gpu_spec as required
+// node affinity (In) on nvidia.com/gpu.product.
+//
+//	go run ./hack/snapshot-example -nodes NODES.csv -pods PODS.csv > snap.json
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 func rl(kv ...string) v1.ResourceList {
@@ -46,6 +59,22 @@ func pod(ns, name string, phase v1.PodPhase, nodeName string, req v1.ResourceLis
 }
 
 func main() {
+	nodesFile := flag.String("nodes", "", "openb node CSV")
+	podsFile := flag.String("pods", "", "openb pod CSV or Alibaba 2025 pod list")
+	flag.Parse()
+	if (*nodesFile == "") != (*podsFile == "") {
+		fmt.Fprintln(os.Stderr, "snapshot-example: -nodes and -pods go together")
+		os.Exit(2)
+	}
+	if *nodesFile != "" {
+		list, err := fromTrace(*nodesFile, *podsFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "snapshot-example:", err)
+			os.Exit(1)
+		}
+		write(list)
+		return
+	}
 	nodes := []*v1.Node{
 		node("a100-0", "NVIDIA-A100-SXM4-80GB", "127500m", "2000Gi", "8"),
 		node("t4-0", "Tesla-T4", "103", "500Gi", "2"),
@@ -72,10 +101,54 @@ func main() {
 	for _, p := range []*v1.Pod{train, infer0, big, pair, infer1, etl, done} {
 		list.Items = append(list.Items, runtime.RawExtension{Object: p})
 	}
+	write(list)
+}
+
+func write(list v1.List) {
 	data, err := json.MarshalIndent(&list, "", "    ")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Stdout.Write(append(data, '\n'))
+}
+
+// fromTrace makes a List of a trace's nodes and pods, every pod pending.
+func fromTrace(nodesFile, podsFile string) (v1.List, error) {
+	list := v1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
+	nodes, err := trace.ReadNodesFile(nodesFile)
+	if err != nil {
+		return list, err
+	}
+	pods, err := trace.ReadPodsAnyFile(podsFile)
+	if err != nil {
+		return list, err
+	}
+	for _, n := range nodes {
+		gpus := strconv.Itoa(n.GPUs)
+		res := rl("cpu", strconv.FormatInt(n.CPUMilli, 10)+"m", "memory", strconv.FormatInt(n.MemoryMiB, 10)+"Mi", "pods", "110", "nvidia.com/gpu", gpus)
+		node := &v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(n.Name)},
+			Status: v1.NodeStatus{Capacity: res, Allocatable: res}}
+		if n.GPUs > 0 {
+			node.Labels = map[string]string{"nvidia.com/gpu.product": n.Model, "nvidia.com/gpu.count": gpus}
+		}
+		list.Items = append(list.Items, runtime.RawExtension{Object: node})
+	}
+	for _, p := range pods {
+		req := rl("cpu", strconv.FormatInt(p.CPUMilli, 10)+"m", "memory", strconv.FormatInt(p.MemoryMiB, 10)+"Mi")
+		switch {
+		case p.NumGPU == 1 && p.GPUMilli < 1000:
+			req["gpuplane.io/gpu-milli"] = resource.MustParse(strconv.Itoa(int(p.GPUMilli)))
+		case p.NumGPU > 0:
+			req["nvidia.com/gpu"] = resource.MustParse(strconv.Itoa(int(p.NumGPU)))
+		}
+		pod := pod("default", strings.ToLower(p.Name), v1.PodPending, "", req)
+		if p.GPUSpec != "" && p.NumGPU > 0 {
+			pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+				NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+					{Key: "nvidia.com/gpu.product", Operator: v1.NodeSelectorOpIn, Values: strings.Split(p.GPUSpec, "|")}}}}}}}
+		}
+		list.Items = append(list.Items, runtime.RawExtension{Object: pod})
+	}
+	return list, nil
 }
