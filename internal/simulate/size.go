@@ -75,7 +75,11 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
 		return fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods))
 	}
-	rep := &sizing.Report{Source: report.Source(in.nName, in.pName), Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
+	src := report.Source(in.nName, in.pName)
+	if in.nName == in.pName {
+		src = in.nName // a snapshot gives both
+	}
+	rep := &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
 		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
 		Params: &sim.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
 	for _, pol := range in.pols {
