@@ -1078,7 +1078,12 @@ func snapshotPodsTable(r *sim.Report) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<h2>Pods of the snapshot</h2><p class="note">Where each pod went: the first seed's node and GPUs, or why it failed; in how many runs it placed.</p><div class="wrap"><table id="snapshot-pods"><tr><th>pod</th><th>policy</th><th>node</th><th>GPUs</th><th>placed</th></tr>`)
-	for _, p := range r.SnapshotPods {
+	const maxRows = 300
+	for i, p := range r.SnapshotPods {
+		if i == maxRows {
+			fmt.Fprintf(&b, `<tr><td colspan="5">… %s more rows in report.json (snapshot_pods)</td></tr>`, thousands(len(r.SnapshotPods)-maxRows))
+			break
+		}
 		where := p.Node
 		if where == "" {
 			where = "– (" + p.Reason + ")"
