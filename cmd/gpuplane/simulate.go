@@ -55,5 +55,8 @@ func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: comma-separated exclusive, fractional, mig, timeslice:N (N divides 1000); default: the workload as given (fractional), no comparison")
 	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: NVIDIA mig-parted config file giving the MIG layouts (device-filter: catalog model names); default: the cluster YAML's mig fields, else chosen from the workload")
 	f.StringVar(&o.MIGConfigName, "mig-config-name", o.MIGConfigName, "the configuration of --mig-config to use (default: its only one)")
+	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "FILE of kubectl get nodes,pods -A -o json: place its pending pods on its nodes, running pods in place (fill, each pod once)")
+	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: place all its pods that have not ended on an empty copy of its nodes")
+	f.StringVar(&o.Size, "size", o.Size, "find the smallest cluster in the node list's mix that meets a target: 'placed>=99%' (fill, each pod once) or 'p95wait<=10m' (replay), per policy")
 	return f, &o
 }

@@ -95,3 +95,25 @@ func (c *Catalog) FromProductName(product string) (Model, bool) {
 	}
 	return best, bestLen > 0
 }
+
+// ModelOfProduct returns the catalog model of a node's gpu-feature-discovery
+// product label (nvidia.com/gpu.product): a catalog name ("V100M16", as the
+// openb node lists and gpuplane's kwok nodes write it) or an NVML product
+// name ("NVIDIA-A100-SXM4-80GB", matched with '-' read as ' ' too). A
+// product the catalog lacks is its own model.
+func ModelOfProduct(product string) string {
+	c := builtin
+	if m, ok := c.Get(product); ok {
+		return m.Name
+	}
+	if m, ok := c.FromProductName(product); ok {
+		return m.Name
+	}
+	if m, ok := c.FromProductName(strings.ReplaceAll(product, "-", " ")); ok {
+		return m.Name
+	}
+	return product
+}
+
+// builtin is the built-in catalog for ModelOfProduct; read only.
+var builtin = Default()

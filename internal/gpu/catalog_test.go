@@ -40,3 +40,25 @@ func TestCatalogHasTraceAndCurrentModels(t *testing.T) {
 		t.Error("T4 is not MIG-capable")
 	}
 }
+
+// TestModelOfProduct: the product label is the NVML name with spaces as
+// dashes, as gpu-feature-discovery and gpuplane's node agent
+// (internal/labels.Product) write it.
+func TestModelOfProduct(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA-A100-SXM4-80GB": "A100-80GB",
+		"NVIDIA-H100-80GB-HBM3": "H100-80GB",
+		"Tesla-T4":              "T4",
+		"NVIDIA-L40S":           "L40S",
+		"NVIDIA-L4":             "L4",
+		"V100M16":               "V100M16",
+		"NVIDIA-A10":            "A10",
+		"Tesla-V100-SXM2-32GB":  "V100M32",
+		"NVIDIA-RTX-PRO-6000":   "NVIDIA-RTX-PRO-6000",
+		"NVIDIA-A100-PCIE-40GB": "A100-40GB",
+	} {
+		if got := ModelOfProduct(in); got != want {
+			t.Errorf("ModelOfProduct(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

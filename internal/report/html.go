@@ -46,6 +46,7 @@ func HTML(r *sim.Report) []byte {
 	b.WriteString(summaryTable(r, paper, hasPaper))
 	b.WriteString(teamsTable(r, colors))
 	b.WriteString(sharingSection(r))
+	b.WriteString(snapshotPodsTable(r))
 	if r.Mode == "fill" {
 		fillCharts(&b, r, colors, paper, hasPaper)
 	} else {
@@ -241,7 +242,11 @@ func summaryTable(r *sim.Report, paper trace.Published, hasPaper bool) string {
 	}
 	b.WriteString("</table></div>")
 	if r.Mode == "fill" {
-		fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+		if r.Inflate > 0 {
+			fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+		} else {
+			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`)
+		}
 		if hasPaper {
 			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
 		}
@@ -818,7 +823,7 @@ func params(r *sim.Report, paper trace.Published, hasPaper bool) string {
 			row("seeds", fmt.Sprintf("%d (%d to %d)", len(set), lo, hi))
 		}
 	}
-	if r.Mode == "fill" {
+	if r.Mode == "fill" && r.Inflate > 0 {
 		row("inflate", fmt.Sprintf("%g: the run stops when the arrived GPU demand reaches %g%% of capacity", r.Inflate, 100*r.Inflate))
 	}
 	row("wall time", fmt.Sprintf("%.2f s", r.WallTime))
@@ -1063,5 +1068,33 @@ func teamBars(bars []teamBar) string {
 	}
 	fmt.Fprintf(&b, `<path d="M%.0f %.0fV%.0f" stroke="#333"/><text x="%.0f" y="%.0f" font-size="12" text-anchor="middle">GPU-hours, mean over seeds</text></svg>`, L, T, H-26, L+(W-L-R)/2, H-8)
 	b.WriteString(`<p class="note">Each bar is one team under one policy; its light end is the borrowed GPU-hours, drawn at most as long as the bar (borrowed quota counts pods admitted but still waiting for a node).</p>`)
+	return b.String()
+}
+
+// snapshotPodsTable shows, for simulate --snapshot, where each pod went
+// under each policy (Report.SnapshotPods).
+func snapshotPodsTable(r *sim.Report) string {
+	if len(r.SnapshotPods) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<h2>Pods of the snapshot</h2><p class="note">Where each pod went: the first seed's node and GPUs, or why it failed; in how many runs it placed.</p><div class="wrap"><table id="snapshot-pods"><tr><th>pod</th><th>policy</th><th>node</th><th>GPUs</th><th>placed</th></tr>`)
+	const maxRows = 300
+	for i, p := range r.SnapshotPods {
+		if i == maxRows {
+			fmt.Fprintf(&b, `<tr><td colspan="5">… %s more rows in report.json (snapshot_pods)</td></tr>`, thousands(len(r.SnapshotPods)-maxRows))
+			break
+		}
+		where := p.Node
+		if where == "" {
+			where = "– (" + p.Reason + ")"
+		}
+		gpus := make([]string, len(p.GPUs))
+		for i, g := range p.GPUs {
+			gpus[i] = strconv.Itoa(g)
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d/%d</td></tr>", html.EscapeString(p.Pod), html.EscapeString(p.Policy), html.EscapeString(where), strings.Join(gpus, ","), p.Placed, p.Runs)
+	}
+	b.WriteString("</table></div>")
 	return b.String()
 }

@@ -26,8 +26,10 @@ func WriteJSON(w io.Writer, r *sim.Report) error {
 // WriteTable writes a per-policy summary table.
 func WriteTable(w io.Writer, r *sim.Report) error {
 	fmt.Fprintf(w, "gpuplane simulate: %s, %d nodes, %d GPUs, %d trace pods, mode %s", r.Source, r.Nodes, r.GPUs, r.Pods, r.Mode)
-	if r.Mode == "fill" {
+	if r.Mode == "fill" && r.Inflate > 0 {
 		fmt.Fprintf(w, ", inflate %.2f", r.Inflate)
+	} else if r.Mode == "fill" {
+		fmt.Fprint(w, ", each pod once")
 	}
 	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
 		fmt.Fprintf(w, ", sharing %s", r.Sharing.Rows[0].Sharing)
@@ -58,10 +60,40 @@ func WriteTable(w io.Writer, r *sim.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeSnapshotPods(w, r); err != nil {
+		return err
+	}
 	if err := writeTeams(w, r); err != nil {
 		return err
 	}
 	return writeSharing(w, r)
+}
+
+// writeSnapshotPods writes, for simulate --snapshot, where each pod went
+// under each policy: the first seed's node, or its reason to fail, and in
+// how many runs it placed.
+func writeSnapshotPods(w io.Writer, r *sim.Report) error {
+	if len(r.SnapshotPods) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\npods (first seed's node, or why it failed; placed in how many runs):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "pod\tpolicy\tnode\tGPUs\tplaced\t")
+	for _, p := range r.SnapshotPods {
+		where := p.Node
+		if where == "" {
+			where = "- (" + p.Reason + ")"
+		}
+		gpus := ""
+		for i, g := range p.GPUs {
+			if i > 0 {
+				gpus += ","
+			}
+			gpus += fmt.Sprint(g)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t\n", p.Pod, p.Policy, where, gpus, p.Placed, p.Runs)
+	}
+	return tw.Flush()
 }
 
 // writeTeams writes the per-team table of a replay with teams: means over

@@ -35,19 +35,7 @@ var catalog = gpu.Default()
 // ("NVIDIA-A100-SXM4-80GB", matched with '-' read as ' ' too). A product
 // the catalog lacks is its own model, usable by pods without a model
 // constraint.
-func nodeModel(product string) string {
-	c := catalog
-	if m, ok := c.Get(product); ok {
-		return m.Name
-	}
-	if m, ok := c.FromProductName(product); ok {
-		return m.Name
-	}
-	if m, ok := c.FromProductName(strings.ReplaceAll(product, "-", " ")); ok {
-		return m.Name
-	}
-	return product
-}
+func nodeModel(product string) string { return gpu.ModelOfProduct(product) }
 
 // buildNode makes a nodeState from a NodeInfo. held returns the GPUs a pod
 // on the node holds when its annotation does not say (a pod reserved by

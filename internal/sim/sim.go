@@ -61,6 +61,10 @@ type Config struct {
 	// Teams, replay only, admits GPU pods by team quota with Kueue's
 	// semantics before placing them (teams.go); nil: no quotas.
 	Teams *Teams
+	// Once, fill only, submits the trace's pods once each, in random
+	// order, with no sampling and no trimming: the workload stays the
+	// same whatever the cluster's size (sizing); Inflate is then unused.
+	Once bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -181,6 +185,23 @@ type Report struct {
 	// Sharing compares sharing modes (gpuplane simulate --sharing); the
 	// rest of the report is the first mode's.
 	Sharing *SharingReport `json:"sharing,omitempty"`
+	// SnapshotPods (simulate --snapshot) is what became of each pod the
+	// run placed, per policy, in the snapshot's order.
+	SnapshotPods []PodOutcome `json:"snapshot_pods,omitempty"`
+}
+
+// PodOutcome is what became of one pod under one policy over its seeds.
+type PodOutcome struct {
+	Pod    string `json:"pod"`
+	Policy string `json:"policy"`
+	// Placed is in how many of Runs runs it got a node.
+	Placed int `json:"placed_runs"`
+	Runs   int `json:"runs"`
+	// Node and GPUs (indices) are where the first seed placed it; Reason
+	// why the first seed did not (Reason* constants).
+	Node   string `json:"node,omitempty"`
+	GPUs   []int  `json:"gpus,omitempty"`
+	Reason string `json:"failed_reason,omitempty"`
 }
 
 // Params are a simulation's settings, as its report records them.
@@ -240,6 +261,7 @@ type Workload struct {
 	// (nil: pods): fill's arrived demand counts these, so that every mode
 	// sees the same pods arrive.
 	asked []cluster.Pod
+	bound bool // Bind put pods on the template
 }
 
 // askedPods returns the pods as the trace asks for them.
@@ -406,6 +428,18 @@ func (w *Workload) Prices() map[string]float64 {
 // gpu_spec names and no node has.
 func (w *Workload) Warnings() []string { return w.warnings }
 
+// UnfitPods returns how many of the trace's pods fit no node even of the
+// empty cluster (Warnings lists the first few).
+func (w *Workload) UnfitPods() int {
+	n := 0
+	for _, u := range w.unfit {
+		if u != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // price returns the price of one GPU of the cluster's model id (a node's
 // ModelID; -1 for a node without GPUs), in USD per GPU-hour.
 func (w *Workload) price(id int) float64 {
@@ -445,7 +479,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	if cfg.Mode != "fill" && cfg.Mode != "replay" {
 		return nil, fmt.Errorf("unknown mode %q (fill or replay)", cfg.Mode)
 	}
-	if cfg.Mode == "fill" && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
+	if cfg.Mode == "fill" && !cfg.Once && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
 		return nil, fmt.Errorf("inflate %v out of range (0, 100]", cfg.Inflate)
 	}
 	if len(cfg.Policies) == 0 {
@@ -453,6 +487,9 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	}
 	if cfg.Teams != nil && cfg.Mode != "replay" {
 		return nil, errors.New("teams apply to replay only")
+	}
+	if w.bound && cfg.Mode != "fill" {
+		return nil, errors.New("pods bound before the run (Bind) apply to fill only")
 	}
 	if cfg.Teams != nil && cfg.Teams.PodTeam != nil && len(cfg.Teams.PodTeam) != len(w.specs) {
 		return nil, fmt.Errorf("teams: %d pod teams for %d pods", len(cfg.Teams.PodTeam), len(w.specs))
@@ -462,7 +499,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := w.check(cfg.Mode); err != nil {
+	if err := w.check(cfg.Mode, cfg.Once); err != nil {
 		return nil, err
 	}
 	type job struct {
@@ -527,7 +564,7 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Mode: cfg.Mode, Nodes: len(w.template.Nodes), GPUs: int(w.template.TotalGPUMilli() / cluster.MilliGPU),
 		Pods: len(w.pods), Results: results, WallTime: time.Since(start).Seconds()}
-	if cfg.Mode == "fill" {
+	if cfg.Mode == "fill" && !cfg.Once {
 		rep.Inflate = cfg.Inflate
 	}
 	rep.Summary = summarise(cfg.Policies, results)
@@ -553,13 +590,13 @@ func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, sto
 }
 
 // check checks the workload as a whole for the experiment mode, before
-// any policy runs.
-func (w *Workload) check(mode string) error {
+// any policy runs; fill with once (Config.Once) needs no GPU demand.
+func (w *Workload) check(mode string, once bool) error {
 	if mode == "fill" {
 		if w.template.TotalGPUMilli() == 0 {
 			return errors.New("fill needs a cluster with GPUs: arrived demand is measured against GPU capacity")
 		}
-		if w.gpuDemand == 0 {
+		if w.gpuDemand == 0 && !once {
 			return errors.New("fill needs pods that request GPUs: the arrived GPU demand could never reach --inflate × capacity")
 		}
 		return nil
@@ -589,7 +626,11 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {
-		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Inflate, cfg.Placements)
+		inflate := cfg.Inflate
+		if cfg.Once {
+			inflate = 0 // fill: the trace's pods once each
+		}
+		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, inflate, cfg.Placements)
 	} else {
 		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements, cfg.Teams)
 	}
@@ -689,7 +730,9 @@ const maxFillPods = 20_000_000
 
 // fill runs the fill experiment (the package doc); with placements it
 // records what became of each pod. Arrived demand counts the pods as the
-// trace asks for them, under any sharing mode. The workload has passed check("fill").
+// trace asks for them, under any sharing mode. inflate 0 submits the
+// trace's pods once each (Config.Once). The workload has passed
+// check("fill").
 func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
@@ -701,8 +744,11 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	for _, i := range order {
 		demand += asked[i].TotalGPUMilli()
 	}
+	if inflate == 0 {
+		target = demand
+	}
 	order, demand = trim(order, demand, target, asked, rng)
-	for {
+	for inflate > 0 {
 		if len(order) > maxFillPods {
 			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
 		}
@@ -724,7 +770,7 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 	var arrived int64
 	step := float64(target) / curvePoints
 	next := 0.0
-	free := capacity
+	free := c.FreeGPUMilli() // less than capacity after Bind
 	for k, i := range order {
 		if k&1023 == 0 && ctx.Err() != nil {
 			return r, ctx.Err()

@@ -82,6 +82,18 @@ type Options struct {
 	// Without it, a cluster YAML's mig fields give the layouts, and
 	// without those the simulator chooses them (sim.ChooseMIGLayouts).
 	MIGConfig, MIGConfigName string
+	// SnapshotFile, when set, is `kubectl get nodes,pods -A -o json`
+	// (--snapshot; trace.ReadSnapshot), in place of NodesFile and PodsFile:
+	// its pending pods are simulated on its nodes with its running pods in
+	// place, or, with SnapshotEmpty (--snapshot-empty), all its pods that
+	// have not ended on an empty copy of its nodes. Fill only, each pod
+	// once.
+	SnapshotFile  string
+	SnapshotEmpty bool
+	// Size, when set, is a sizing target (--size; see sizing.ParseTarget):
+	// instead of one simulation, search the smallest scale of the node list
+	// that meets it, per policy.
+	Size string
 }
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
@@ -154,6 +166,12 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if o.MIGConfigName != "" && o.MIGConfig == "" {
 		return nil, 0, errors.New("--mig-config-name needs --mig-config")
 	}
+	if err := o.checkSize(); err != nil {
+		return nil, 0, err
+	}
+	if err := o.checkSnapshot(); err != nil {
+		return nil, 0, err
+	}
 	return pols, tie, nil
 }
 
@@ -178,7 +196,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	var nodes []trace.NodeSpec
 	var pods []trace.PodSpec
 	nName, pName := "built-in nodes", "built-in pods"
-	if o.NodesFile == "" {
+	var snap *snapshot
+	if o.SnapshotFile != "" {
+		var in sim.Input
+		if snap, in, err = readSnapshot(o, stderr); err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		nodes, pods, nName, pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
+	} else if o.NodesFile == "" {
 		nodes = trace.BuiltinNodes(4)
 		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
 		inputs = append(inputs, sim.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
@@ -209,9 +235,21 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	if o.Size != "" {
+		return runSize(ctx, o, sizeInput{pols: pols, tie: tie, nodes: nodes, pods: pods, nName: nName, pName: pName, prices: prices, inputs: inputs}, stdout, stderr)
+	}
 	w, err := sim.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
 	if err != nil {
 		return err
+	}
+	if snap != nil {
+		msgs, err := w.Bind(o.SnapshotFile, snap.bound)
+		if err != nil {
+			return err
+		}
+		for _, msg := range msgs {
+			fmt.Fprintln(stderr, "simulate: warning:", msg)
+		}
 	}
 	models := make([]string, len(nodes))
 	for i, n := range nodes {
@@ -223,7 +261,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	cfg := sim.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "", NodeDetail: o.OutDir != "", Teams: teams}
+		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil}
 	var rep *sim.Report
 	if o.Sharing == "" {
 		if rep, err = sim.Run(ctx, w, cfg); err != nil {
@@ -238,11 +276,19 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			inputs = append(inputs, *in)
 		}
 	}
-	rep.Source = report.Source(nName, pName)
+	if snap != nil {
+		rep.SnapshotPods = snapshotOutcomes(rep, pods)
+		rep.Source = o.SnapshotFile
+		if !o.SnapshotEmpty {
+			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(snap.pods), len(snap.bound))
+		}
+	} else {
+		rep.Source = report.Source(nName, pName)
+	}
 	rep.Version = version.Get().String("gpuplane")
 	rep.Inputs = inputs
 	rep.Params = &sim.Params{Policies: pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
-	if o.Mode == "fill" {
+	if o.Mode == "fill" && snap == nil {
 		rep.Params.Inflate = o.Inflate
 	}
 	if o.PlacementsFile != "" {

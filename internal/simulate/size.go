@@ -1,0 +1,159 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/gpuplane/gpuplane/internal/cost"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/report"
+	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/sizing"
+	"github.com/gpuplane/gpuplane/internal/trace"
+	"github.com/gpuplane/gpuplane/internal/version"
+)
+
+// checkSize checks --size and the flags it cannot go with.
+func (o Options) checkSize() error {
+	if o.Size == "" {
+		return nil
+	}
+	t, err := sizing.ParseTarget(o.Size)
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.Mode() != o.Mode:
+		return fmt.Errorf("--size %q is measured in %s: add --mode %s", o.Size, t.Mode(), t.Mode())
+	case o.InflateSet:
+		return errors.New("--size submits each trace pod once and takes no --inflate")
+	case o.PlacementsFile != "":
+		return errors.New("--size runs many simulations and writes no --placements")
+	case o.TeamsFile != "":
+		return errors.New("--size does not take --teams")
+	}
+	return nil
+}
+
+// sizeInput is what Run has read for a --size search.
+type sizeInput struct {
+	pols         []string
+	tie          placement.TieBreak
+	nodes        []trace.NodeSpec
+	pods         []trace.PodSpec
+	nName, pName string
+	prices       *cost.Prices
+	inputs       []sim.Input
+}
+
+// runSize searches, per policy, the smallest scale of the node list that
+// meets the --size target (sizing.Search), each step a full simulation of
+// --seeds runs: fill submits each trace pod once (sim.Config.Once), replay
+// runs the trace as it is.
+func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Writer) error {
+	t, err := sizing.ParseTarget(o.Size)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	w, err := sim.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+	if err != nil {
+		return err
+	}
+	models := make([]string, len(in.nodes))
+	for i, n := range in.nodes {
+		models[i] = n.Model
+	}
+	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
+	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
+		fmt.Fprintln(stderr, "simulate: warning:", msg)
+	}
+	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
+		return fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods))
+	}
+	src := report.Source(in.nName, in.pName)
+	if in.nName == in.pName {
+		src = in.nName // a snapshot gives both
+	}
+	rep := &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
+		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
+		Params: &sim.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
+	// --sharing: one search per mode and policy; without it, the workload
+	// as given (fractional).
+	modes := []sim.Sharing{{}}
+	if o.Sharing != "" {
+		if modes, err = sim.ParseSharing(o.Sharing); err != nil {
+			return fmt.Errorf("--sharing: %w", err)
+		}
+	}
+	for _, mode := range modes {
+		for _, pol := range in.pols {
+			label := pol
+			if mode.Mode != "" {
+				label = mode.String() + " " + pol
+			}
+			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
+				w, err := sim.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
+				if err != nil {
+					return 0, err
+				}
+				if mode.Mode != "" {
+					// The layouts given (--mig-config, the cluster YAML) by
+					// model and GPU index, else chosen for this cluster.
+					given, _, err := givenMIG(o, nodes)
+					if err != nil {
+						return 0, err
+					}
+					if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+						return 0, fmt.Errorf("--sharing %s: %w", mode, err)
+					}
+				}
+				r, err := sim.Run(ctx, w, sim.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
+					Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+				if err != nil {
+					return 0, err
+				}
+				v, err := t.Measure(r.Results)
+				if err != nil {
+					return 0, err
+				}
+				fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
+				return v, nil
+			}
+			res, err := sizing.Search(ctx, in.nodes, t, in.prices, eval)
+			if err != nil {
+				return err
+			}
+			res.Policy = pol
+			res.Sharing = mode.String()
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	rep.WallTime = time.Since(start).Seconds()
+	if o.OutDir != "" {
+		path, err := report.WriteSizingHTML(o.OutDir, rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", path)
+	}
+	if o.Format == "json" {
+		return report.WriteSizingJSON(stdout, rep)
+	}
+	return report.WriteSizingTable(stdout, rep)
+}
+
+// metricText writes a value of t's metric for the progress lines.
+func metricText(t sizing.Target, v float64) string {
+	if t.Metric == "placed" {
+		return fmt.Sprintf("placed %.2f%%", 100*v)
+	}
+	if math.IsInf(v, 1) {
+		return "p95 wait infinite (over 5% of pods never started)"
+	}
+	return "p95 wait " + time.Duration(v*float64(time.Second)).Round(time.Second).String()
+}

@@ -1,0 +1,101 @@
+package simulate
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/sizing"
+)
+
+// example is the bundled snapshot (hack/snapshot-example): a100-0 (8
+// A100-80GB, GPUs 2..7 held by team-a/train), t4-0 and t4-1 (2 T4 each, one
+// of t4-0's held by team-b/infer-0); pending team-c/big (4 GPUs, A100 or
+// H100), team-a/pair (2 GPUs), team-b/infer-1 (1 T4), team-b/etl (CPU).
+const example = "../../docs/examples/snapshot.json"
+
+// TestSnapshotPending: with the running pods in place only 2 A100 GPUs are
+// free, so big (4 GPUs of A100 or H100) never places; pair, infer-1 and
+// etl always do (2 + 1 GPUs of the 2 + 1 + 2 free). Allocated at the end:
+// 6 + 1 + 2 + 1 = 10 of 12 GPUs, for every policy and seed.
+func TestSnapshotPending(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds = example, "fgd,bestfit,leastallocated,random", 3
+	rep := runJSON(t, o)
+	if rep.Pods != 4 || rep.GPUs != 12 || rep.Nodes != 3 {
+		t.Fatalf("%d pods, %d GPUs, %d nodes; want 4, 12, 3", rep.Pods, rep.GPUs, rep.Nodes)
+	}
+	for _, r := range rep.Results {
+		if r.FailedPods != 1 || r.AllocatedGPUMilli != 10000 || math.Abs(r.GPUAllocationRatio-10.0/12) > 1e-12 {
+			t.Errorf("%s seed %d: %d failed, %d milli-GPU allocated; want 1, 10000", r.Policy, r.Seed, r.FailedPods, r.AllocatedGPUMilli)
+		}
+	}
+	if len(rep.SnapshotPods) != 4*4 {
+		t.Fatalf("%d pod outcomes, want 16", len(rep.SnapshotPods))
+	}
+	for _, p := range rep.SnapshotPods {
+		switch {
+		case p.Runs != 3:
+			t.Errorf("%+v: want 3 runs", p)
+		case p.Pod == "team-c/big" && (p.Placed != 0 || p.Reason != sim.ReasonNoRoom):
+			t.Errorf("%+v: big never places (no room)", p)
+		case p.Pod != "team-c/big" && p.Placed != 3:
+			t.Errorf("%+v: places in every run", p)
+		case p.Pod == "team-b/infer-1" && !strings.HasPrefix(p.Node, "t4-"):
+			t.Errorf("%+v: a T4 node", p)
+		case p.Pod == "team-a/pair" && p.Node == "a100-0" && (len(p.GPUs) != 2 || p.GPUs[0] != 0 || p.GPUs[1] != 1):
+			t.Errorf("%+v: on a100-0 only GPUs 0 and 1 are free", p)
+		}
+	}
+	if rep.SnapshotPods[0].Pod != "team-c/big" || rep.SnapshotPods[0].Policy != rep.Summary[0].Policy || rep.SnapshotPods[4].Pod != "team-a/pair" {
+		t.Errorf("outcomes not in pod order then policy order: %+v", rep.SnapshotPods[:5])
+	}
+}
+
+// TestSnapshotSize: the whole workload (6 pods that have not ended) on
+// the snapshot's node mix (1 A100 server, 2 T4 servers), every pod placed.
+// train (6 GPUs) and big (4 GPUs of A100 or H100) need an A100 server each
+// (T4 servers have 2 GPUs). Sainte-Laguë over (A100 1, T4 2) adds T4, A100,
+// T4, T4, A100, T4: 3 nodes (1 A100) fail, 6 (2) hold, 4 (1) fail, 5 (2)
+// hold: the other pods need at most 1 + 1 + 2 GPUs, so whatever the
+// order the second A100 server keeps 4 for big.
+func TestSnapshotSize(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Size, o.Format = example, "fgd,random", 3, "placed>=100%", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep sizing.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pods != 6 {
+		t.Errorf("%d pods, want 6", rep.Pods)
+	}
+	for _, r := range rep.Results {
+		checkCurve(t, r, 5, []step{{3, 5.0 / 6}, {4, 5.0 / 6}, {5, 1}, {6, 1}})
+	}
+}
+
+func TestSnapshotErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"empty alone", func(o *Options) { o.SnapshotEmpty = true }, "--snapshot-empty needs --snapshot"},
+		{"with nodes", func(o *Options) { o.SnapshotFile, o.NodesFile, o.PodsFile = example, "n.csv", "p.csv" }, "leave out --nodes and --pods"},
+		{"replay", func(o *Options) { o.SnapshotFile, o.Mode = example, "replay" }, "--snapshot has no arrival times"},
+		{"inflate", func(o *Options) { o.SnapshotFile, o.InflateSet = example, true }, "takes no --inflate"},
+	} {
+		o := DefaultOptions()
+		tc.edit(&o)
+		if _, _, err := o.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,625 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// Snapshot is a Kubernetes cluster as `kubectl get nodes,pods -A -o json`
+// lists it: a v1 List of Nodes and Pods, read with encoding/json into
+// minimal structs (cmd/gpuplane links no k8s.io package).
+type Snapshot struct {
+	Nodes []SnapshotNode
+	Pods  []SnapshotPod
+	// Warnings are what the reader read past: unmodelled constraints.
+	Warnings []string
+}
+
+// SnapshotNode is one Node.
+type SnapshotNode struct {
+	// NodeSpec holds the node's allocatable CPU (millicores, rounded down),
+	// memory (MiB, rounded down), GPUs and GPU model (the catalog model of
+	// its nvidia.com/gpu.product label, gpu.ModelOfProduct). Line is the
+	// line of the file its item starts on.
+	NodeSpec
+	// Product is the nvidia.com/gpu.product label.
+	Product string
+	// MIG counts the allocatable MIG devices by resource name
+	// (nvidia.com/mig-1g.10gb); MIGConfig is the nvidia.com/mig.config
+	// label. Read, not simulated: a MIG node is simulated as whole GPUs.
+	MIG       map[string]int64
+	MIGConfig string
+	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
+	// without it; GPUs is the allocatable nvidia.com/gpu divided by it.
+	Replicas int
+	// Unschedulable is spec.unschedulable (a cordoned node).
+	Unschedulable bool
+}
+
+// SnapshotPod is one Pod.
+type SnapshotPod struct {
+	// PodSpec holds the pod's requests as kube-scheduler computes them
+	// (see podRequests), its GPU models (GPUSpec) and its phase; Name is
+	// namespace/name and Line the line of the file its item starts on.
+	PodSpec
+	// NodeName is spec.nodeName, "" for a pod not yet bound.
+	NodeName string
+	// GPUs are the GPU indices gpuplane-scheduler chose (the gpuplane.io/gpus
+	// annotation), nil when absent.
+	GPUs []int
+}
+
+// Pending reports whether the pod waits for a node: phase Pending and no
+// nodeName.
+func (p *SnapshotPod) Pending() bool { return p.Phase == "Pending" && p.NodeName == "" }
+
+// Bound reports whether the pod holds resources on its node: it has a
+// nodeName and has not ended (phase other than Succeeded and Failed).
+func (p *SnapshotPod) Bound() bool {
+	return p.NodeName != "" && p.Phase != "Succeeded" && p.Phase != "Failed"
+}
+
+// NoModel is the GPU model of a pod whose model constraints exclude each
+// other: no node has it.
+const NoModel = "no-such-model"
+
+// Labels, annotations and resources the reader knows.
+const (
+	labelProduct    = "nvidia.com/gpu.product"
+	labelCount      = "nvidia.com/gpu.count"
+	labelReplicas   = "nvidia.com/gpu.replicas"
+	labelMIGConfig  = "nvidia.com/mig.config"
+	annotationModel = "gpuplane.io/gpu-model"
+	annotationGPUs  = "gpuplane.io/gpus"
+)
+
+// The JSON of the List, as far as the reader needs it.
+type kubeList struct {
+	Kind  string            `json:"kind"`
+	Items []json.RawMessage `json:"items"`
+}
+
+type kubeObject struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Unschedulable  bool              `json:"unschedulable"`
+		NodeName       string            `json:"nodeName"`
+		NodeSelector   map[string]string `json:"nodeSelector"`
+		Containers     []kubeContainer   `json:"containers"`
+		InitContainers []kubeContainer   `json:"initContainers"`
+		Overhead       map[string]string `json:"overhead"`
+		Affinity       *struct {
+			NodeAffinity *struct {
+				Required *struct {
+					Terms []struct {
+						Expressions []struct {
+							Key      string   `json:"key"`
+							Operator string   `json:"operator"`
+							Values   []string `json:"values"`
+						} `json:"matchExpressions"`
+					} `json:"nodeSelectorTerms"`
+				} `json:"requiredDuringSchedulingIgnoredDuringExecution"`
+			} `json:"nodeAffinity"`
+		} `json:"affinity"`
+	} `json:"spec"`
+	Status struct {
+		Phase       string            `json:"phase"`
+		Capacity    map[string]string `json:"capacity"`
+		Allocatable map[string]string `json:"allocatable"`
+	} `json:"status"`
+}
+
+type kubeContainer struct {
+	Name          string  `json:"name"`
+	RestartPolicy *string `json:"restartPolicy"`
+	Resources     struct {
+		Requests map[string]string `json:"requests"`
+		Limits   map[string]string `json:"limits"`
+	} `json:"resources"`
+}
+
+// field writes a JSON path step for a map key: .cpu, or ["nvidia.com/gpu"]
+// for a key that is not a plain word.
+func field(key string) string {
+	for _, r := range key {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return "[" + strconv.Quote(key) + "]"
+		}
+	}
+	return "." + key
+}
+
+// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`. An
+// error names file and the JSON path of the bad value
+// (snap.json: items[3].spec.containers[0].resources.requests.cpu: ...),
+// or the line of a JSON syntax error.
+func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	list, lines, err := readList(file, data)
+	if err != nil {
+		return nil, err
+	}
+	switch list.Kind {
+	case "List", "NodeList", "PodList":
+	default:
+		return nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, Quote(list.Kind))
+	}
+	s := &Snapshot{}
+	nodeNames := map[string]bool{}
+	podNames := map[string]bool{}
+	var podPaths []string
+	for i, raw := range list.Items {
+		path := fmt.Sprintf("items[%d]", i)
+		file := fmt.Sprintf("%s:%d", file, lines[i]) // errors name the item's line
+		var o kubeObject
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return nil, jsonError(file, path, nil, err)
+		}
+		if o.Metadata.Name == "" || len(o.Metadata.Name) > maxNameLen || len(o.Metadata.Namespace) > 63 {
+			return nil, fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
+		}
+		switch o.Kind {
+		case "Node":
+			n, err := readNode(path, lines[i], &o)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			if nodeNames[n.Name] {
+				return nil, fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, Quote(n.Name))
+			}
+			nodeNames[n.Name] = true
+			s.Nodes = append(s.Nodes, n)
+		case "Pod":
+			p, warn, err := readPod(path, lines[i], &o)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			if podNames[p.Name] {
+				return nil, fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, Quote(p.Name))
+			}
+			podNames[p.Name] = true
+			for _, w := range warn {
+				s.Warnings = append(s.Warnings, file+": "+w)
+			}
+			s.Pods = append(s.Pods, p)
+			podPaths = append(podPaths, path)
+		default:
+			return nil, fmt.Errorf("%s: %s.kind: %s, want Node or Pod", file, path, Quote(o.Kind))
+		}
+	}
+	for i, p := range s.Pods {
+		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
+			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], Quote(p.Name), Quote(p.NodeName))
+		}
+	}
+	return s, nil
+}
+
+// readList reads the List's kind and items, and the line each item
+// starts on.
+func readList(file string, data []byte) (kubeList, []int, error) {
+	var list kubeList
+	var lines []int
+	dec := json.NewDecoder(bytes.NewReader(data))
+	line, at := 1, 0
+	lineAt := func(off int) int { // the line of the first value byte at or after off
+		for off < len(data) && (data[off] == ' ' || data[off] == '\t' || data[off] == '\r' || data[off] == '\n' || data[off] == ',') {
+			off++
+		}
+		line += bytes.Count(data[at:off], []byte("\n"))
+		at = off
+		return line
+	}
+	fail := func(err error) (kubeList, []int, error) { return list, nil, jsonError(file, "", data, err) }
+	if tok, err := dec.Token(); err != nil {
+		return fail(err)
+	} else if tok != json.Delim('{') {
+		return list, nil, fmt.Errorf("%s:%d: not a JSON object", file, lineAt(0))
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		switch tok {
+		case "kind":
+			if err := dec.Decode(&list.Kind); err != nil {
+				return fail(err)
+			}
+		case "items":
+			if tok, err := dec.Token(); err != nil {
+				return fail(err)
+			} else if tok != json.Delim('[') {
+				return list, nil, fmt.Errorf("%s: items: not a JSON array", file)
+			}
+			list.Items, lines = nil, nil
+			for dec.More() {
+				lines = append(lines, lineAt(int(dec.InputOffset())))
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return fail(err)
+				}
+				list.Items = append(list.Items, raw)
+			}
+			if _, err := dec.Token(); err != nil {
+				return fail(err)
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return list, nil, fmt.Errorf("%s: data after the List", file)
+	}
+	return list, lines, nil
+}
+
+// jsonError names the file and, for a syntax error, the line; for a type
+// error the path of the field.
+func jsonError(file, path string, data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && data != nil:
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("%s:%d: JSON syntax error: %v", file, line, se)
+	case errors.As(err, &te):
+		p := te.Field
+		if path != "" {
+			p = path + "." + p
+		}
+		return fmt.Errorf("%s: %s: a JSON %s where a %s belongs", file, p, te.Value, te.Type)
+	}
+	if path != "" {
+		return fmt.Errorf("%s: %s: %v", file, path, err)
+	}
+	return fmt.Errorf("%s: %v", file, err)
+}
+
+// quantity reads one quantity of a resource map at path.
+func quantity(path string, m map[string]string, key string, milli bool) (int64, bool, error) {
+	v, ok := m[key]
+	if !ok {
+		return 0, false, nil
+	}
+	var n int64
+	var err error
+	if milli {
+		n, err = QuantityMilli(v)
+	} else {
+		n, err = QuantityValue(v)
+	}
+	if err != nil {
+		return 0, true, fmt.Errorf("%s%s: %v", path, field(key), err)
+	}
+	return n, true, nil
+}
+
+func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
+	n := SnapshotNode{NodeSpec: NodeSpec{Name: o.Metadata.Name, Line: item}, Replicas: 1, Unschedulable: o.Spec.Unschedulable}
+	res, rpath := o.Status.Allocatable, path+".status.allocatable"
+	if res == nil {
+		res, rpath = o.Status.Capacity, path+".status.capacity"
+	}
+	cpu, _, err := quantity(rpath, res, "cpu", true)
+	if err != nil {
+		return n, err
+	}
+	mem, _, err := quantity(rpath, res, "memory", false)
+	if err != nil {
+		return n, err
+	}
+	n.CPUMilli, n.MemoryMiB = cpu, floorMiB(mem)
+	labels := o.Metadata.Labels
+	if r, ok := labels[labelReplicas]; ok {
+		v, err := strconv.Atoi(r)
+		if err != nil || v < 1 {
+			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(labelReplicas), Quote(r))
+		}
+		n.Replicas = v
+	}
+	whole, _, err := quantity(rpath, res, resource.GPU, false)
+	if err != nil {
+		return n, err
+	}
+	milli, _, err := quantity(rpath, res, resource.GPUMilli, false)
+	if err != nil {
+		return n, err
+	}
+	keys := make([]string, 0, len(res))
+	for k := range res {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, resource.MIGPrefix) {
+			v, _, err := quantity(rpath, res, k, false)
+			if err != nil {
+				return n, err
+			}
+			if n.MIG == nil {
+				n.MIG = map[string]int64{}
+			}
+			n.MIG[k] = v
+		}
+	}
+	gpus := whole / int64(n.Replicas)
+	switch {
+	case gpus == 0 && milli > 0:
+		gpus = milli / cluster.MilliGPU
+	case gpus == 0 && len(n.MIG) > 0:
+		c, ok := labels[labelCount]
+		v, err := strconv.ParseInt(c, 10, 64)
+		if !ok || err != nil || v < 0 {
+			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(labelCount), Quote(c))
+		}
+		gpus = v
+	}
+	if gpus > cluster.MaxGPUsPerNode {
+		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
+	}
+	n.GPUs = int(gpus)
+	n.Product = labels[labelProduct]
+	n.MIGConfig = labels[labelMIGConfig]
+	if n.GPUs > 0 {
+		n.Model = gpu.ModelOfProduct(n.Product)
+		if n.Product == "" {
+			n.Model = "unlabelled"
+		}
+		if len(n.Model) > maxModelLen {
+			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(labelProduct), maxModelLen)
+		}
+	}
+	return n, nil
+}
+
+// requests returns a container's requests, a limit standing in for a
+// missing request as the API server's defaulting makes it (core/v1
+// SetDefaults_Pod: requests default to limits).
+func requests(c *kubeContainer) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Resources.Limits {
+		out[k] = v
+	}
+	for k, v := range c.Resources.Requests {
+		out[k] = v
+	}
+	return out
+}
+
+// podResources are the resources the simulator models, in their units.
+var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli}
+
+// podRequests returns the pod's effective requests of podResources as
+// kube-scheduler computes them (k8s.io/component-helpers/resource,
+// PodRequests): the sum over containers; each init container in order
+// raises the maximum to its own request plus the restartable (sidecar)
+// init containers started before it, and a sidecar (restartPolicy Always)
+// adds to the sum too; the effective request is max(sum, that maximum),
+// plus spec.overhead. CPU in millicores, memory in bytes, GPUs in units.
+// MIG device requests are returned by profile.
+func podRequests(path string, o *kubeObject) (map[string]int64, error) {
+	read := func(p string, m map[string]string) (map[string]int64, error) {
+		out := map[string]int64{}
+		for k := range m {
+			if !slices.Contains(podResources, k) && !strings.HasPrefix(k, resource.MIGPrefix) {
+				continue
+			}
+			v, _, err := quantity(p, m, k, k == "cpu")
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	sum := map[string]int64{}
+	for i := range o.Spec.Containers {
+		c := &o.Spec.Containers[i]
+		r, err := read(fmt.Sprintf("%s.spec.containers[%d].resources.requests", path, i), requests(c))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range r {
+			sum[k] += v
+		}
+	}
+	initMax, sidecars := map[string]int64{}, map[string]int64{}
+	for i := range o.Spec.InitContainers {
+		c := &o.Spec.InitContainers[i]
+		r, err := read(fmt.Sprintf("%s.spec.initContainers[%d].resources.requests", path, i), requests(c))
+		if err != nil {
+			return nil, err
+		}
+		if c.RestartPolicy != nil && *c.RestartPolicy == "Always" {
+			for k, v := range r {
+				sum[k] += v
+				sidecars[k] += v
+			}
+			r = sidecars
+		} else {
+			for k, v := range sidecars {
+				r[k] += v
+			}
+		}
+		for k, v := range r {
+			initMax[k] = max(initMax[k], v)
+		}
+	}
+	for k, v := range initMax {
+		sum[k] = max(sum[k], v)
+	}
+	over, err := read(path+".spec.overhead", o.Spec.Overhead)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range over {
+		sum[k] += v
+	}
+	return sum, nil
+}
+
+func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
+	name := o.Metadata.Namespace + "/" + o.Metadata.Name
+	p := SnapshotPod{PodSpec: PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName}
+	req, err := podRequests(path, o)
+	if err != nil {
+		return p, nil, err
+	}
+	p.CPUMilli, p.MemoryMiB = req["cpu"], ceilMiB(req["memory"])
+	whole, milli := req[resource.GPU], req[resource.GPUMilli]
+	var warn []string
+	switch {
+	case whole > 0 && milli > 0:
+		return p, nil, fmt.Errorf("%s.spec.containers: both %s and %s: ask for whole GPUs or a share, not both", path, resource.GPU, resource.GPUMilli)
+	case milli > cluster.MilliGPU:
+		return p, nil, fmt.Errorf("%s.spec.containers: %s %d out of range 1..1000", path, resource.GPUMilli, milli)
+	case milli > 0:
+		p.NumGPU, p.GPUMilli = 1, int16(milli)
+	case whole > cluster.MaxGPUsPerNode:
+		return p, nil, fmt.Errorf("%s.spec.containers: %s %d above %d", path, resource.GPU, whole, cluster.MaxGPUsPerNode)
+	case whole > 0:
+		p.NumGPU, p.GPUMilli = int16(whole), cluster.MilliGPU
+	}
+	// A MIG device of profile <c>g.<mem>: c of 7 compute slices of one GPU.
+	for k, v := range req {
+		if !strings.HasPrefix(k, resource.MIGPrefix) || v == 0 {
+			continue
+		}
+		profile := strings.TrimPrefix(k, resource.MIGPrefix)
+		c, err := strconv.Atoi(profile[:max(0, strings.IndexByte(profile, 'g'))])
+		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 {
+			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
+		}
+		p.NumGPU, p.GPUMilli = 1, int16((cluster.MilliGPU*c+6)/7)
+		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU of a whole GPU (MIG layouts are not simulated)", path, Quote(name), k, p.GPUMilli))
+	}
+	models, w := podModels(path, o)
+	warn = append(warn, w...)
+	if models != nil {
+		p.GPUSpec = strings.Join(models, "|")
+	}
+	if s, ok := o.Metadata.Annotations[annotationGPUs]; ok && p.NodeName != "" {
+		for _, f := range strings.Split(s, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
+				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(annotationGPUs), Quote(s))
+			}
+			p.GPUs = append(p.GPUs, i)
+		}
+	}
+	return p, warn, nil
+}
+
+// podModels returns the GPU models a pod allows (nil: any): the
+// gpuplane.io/gpu-model annotation (catalog names joined by '|'), the
+// nodeSelector on nvidia.com/gpu.product, and the In expressions on that
+// label of its required node affinity (terms ORed, expressions ANDed),
+// intersected; products map to catalog models with gpu.ModelOfProduct.
+// An empty intersection is the model NoModel, which no node has.
+func podModels(path string, o *kubeObject) ([]string, []string) {
+	var sets [][]string
+	var warn []string
+	if a, ok := o.Metadata.Annotations[annotationModel]; ok {
+		var s []string
+		for _, m := range strings.Split(a, "|") {
+			if m = strings.TrimSpace(m); m != "" {
+				s = append(s, m)
+			}
+		}
+		sets = append(sets, s)
+	}
+	if v, ok := o.Spec.NodeSelector[labelProduct]; ok {
+		sets = append(sets, []string{gpu.ModelOfProduct(v)})
+	}
+	if a := o.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.Required != nil {
+		var union []string
+		any := false
+		for ti, t := range a.NodeAffinity.Required.Terms {
+			var term []string
+			constrained := false
+			for ei, e := range t.Expressions {
+				if e.Key != labelProduct {
+					continue
+				}
+				if e.Operator != "In" {
+					warn = append(warn, fmt.Sprintf("%s.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]: operator %s on %s is not simulated (only In)",
+						path, ti, ei, Quote(e.Operator), labelProduct))
+					continue
+				}
+				var vals []string
+				for _, v := range e.Values {
+					vals = append(vals, gpu.ModelOfProduct(v))
+				}
+				if constrained {
+					term = intersect(term, vals)
+				} else {
+					term, constrained = vals, true
+				}
+			}
+			if !constrained {
+				any = true
+			}
+			for _, m := range term {
+				if !slices.Contains(union, m) {
+					union = append(union, m)
+				}
+			}
+		}
+		if !any && len(a.NodeAffinity.Required.Terms) > 0 {
+			sets = append(sets, union)
+		}
+	}
+	if len(sets) == 0 {
+		return nil, warn
+	}
+	out := sets[0]
+	for _, s := range sets[1:] {
+		out = intersect(out, s)
+	}
+	if len(out) == 0 {
+		warn = append(warn, fmt.Sprintf("%s: pod %s/%s: its GPU model constraints (annotation, nodeSelector, node affinity) allow no model together",
+			path, o.Metadata.Namespace, o.Metadata.Name))
+		return []string{NoModel}, warn
+	}
+	return out, warn
+}
+
+func intersect(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		for _, y := range b {
+			if strings.EqualFold(x, y) && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
