@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuplane/gpuplane/internal/costcli"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -56,5 +57,6 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
 	f.StringVar(&o.By, "by", o.By, "group rows by pod, job, namespace, team, node or model")
 	f.StringVar(&o.Format, "format", o.Format, "output format: table, csv or json")
+	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", rightsize.DefaultThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction of the share it held")
 	return cmd
 }

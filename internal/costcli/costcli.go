@@ -40,6 +40,10 @@ type Options struct {
 	// By is pod, job, namespace, team, node or model; Format table, csv or
 	// json.
 	By, Format string
+	// RightsizeThreshold: a job is a right-sizing candidate when its p95
+	// utilisation is below this fraction of the share it held; 0 means
+	// rightsize.DefaultThreshold (0.5).
+	RightsizeThreshold float64
 }
 
 // DefaultOptions returns the defaults.
@@ -64,6 +68,9 @@ type Report struct {
 	// as "(unattributed)".
 	UnattributedSeries int      `json:"unattributed_series"`
 	Warnings           []string `json:"warnings"`
+	// Rightsizing has one entry per job (internal/rightsize), largest
+	// saving first.
+	Rightsizing []Rightsizing `json:"rightsizing"`
 }
 
 // Row is one group's cost; money in USD with two decimals.
@@ -172,6 +179,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	r := l.Report(by)
 	rep := newReport(w, r, res, append(res.Warnings, l.Warnings...))
+	if rep.Rightsizing, err = rightsizing(res, l.Report(costalloc.ByJob), o.RightsizeThreshold); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	switch o.Format {
 	case "json":
@@ -262,12 +272,40 @@ func writeTable(out io.Writer, r Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t%s\t\n", key("idle "+x.Node), f3(x.GPUHours), x.CostUSD, x.Model)
 	}
 	fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t\t\n", key("total"), f3(r.GPUHours), r.AssetUSD)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Rightsizing) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "\nRight-sizing (docs/cost.md): the smallest share that held each job's p95 utilisation and peak memory\n\n")
+	width = len("JOB")
+	for _, x := range r.Rightsizing {
+		width = max(width, len(x.Job))
+	}
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, key("JOB")+"\tMODEL\tHELD\tP95 UTIL\tPEAK MiB\tCOST USD\tSAVING USD\t  RECOMMENDED, OR WHY NONE")
+	for _, x := range r.Rightsizing {
+		p95, peak := "-", "-"
+		if x.P95Util != nil {
+			p95 = f3(*x.P95Util)
+		}
+		if x.PeakMiB != nil {
+			peak = strconv.FormatFloat(*x.PeakMiB, 'f', 0, 64)
+		}
+		what := x.Recommended
+		if what == "" {
+			what = x.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", key(x.Job), x.Model, x.Held, p95, peak, x.CostUSD, x.SavingUSD, what)
+	}
 	return tw.Flush()
 }
 
 func writeCSV(out io.Writer, r Report) error {
 	cw := csv.NewWriter(out)
-	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models"})
+	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models",
+		"held", "p95_util", "peak_mib", "recommended", "saving_usd", "reason"})
 	for _, x := range r.Rows {
 		_ = cw.Write([]string{"row", x.Key, fmtF(x.GPUHoursAllocated), fmtF(x.GPUHoursUsed), fmtF(x.Efficiency), x.CostUSD, x.UnusedUSD, strings.Join(x.Models, " ")})
 	}
@@ -275,6 +313,17 @@ func writeCSV(out io.Writer, r Report) error {
 		_ = cw.Write([]string{"idle", x.Node, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model})
 	}
 	_ = cw.Write([]string{"total", "", fmtF(r.GPUHours), "", "", r.AssetUSD, "", ""})
+	// Right-sizing rows: the job, its GPU-hours and cost, its model.
+	for _, x := range r.Rightsizing {
+		p95, peak := "", ""
+		if x.P95Util != nil {
+			p95 = fmtF(*x.P95Util)
+		}
+		if x.PeakMiB != nil {
+			peak = fmtF(*x.PeakMiB)
+		}
+		_ = cw.Write([]string{"rightsize", x.Job, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model, x.Held, p95, peak, x.Recommended, x.SavingUSD, x.Reason})
+	}
 	cw.Flush()
 	return cw.Error()
 }
