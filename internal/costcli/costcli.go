@@ -19,6 +19,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 	"github.com/gpuplane/gpuplane/internal/costsrc"
+	"github.com/gpuplane/gpuplane/internal/owners"
 	"github.com/gpuplane/gpuplane/internal/quota"
 )
 
@@ -40,6 +41,10 @@ type Options struct {
 	// By is pod, job, namespace, team, node or model; Format table, csv or
 	// json.
 	By, Format string
+	// Kubeconfig, when set, turns on owner lookup (internal/owners): each
+	// pod's job is its top owner, and TeamLabel names the namespace label
+	// that gives the team (the teams file wins where both give one).
+	Kubeconfig, TeamLabel string
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
 	// utilisation is below this fraction of the share it held; 0 means
 	// rightsize.DefaultThreshold (0.5).
@@ -92,13 +97,52 @@ type IdleRow struct {
 	CostUSD  string  `json:"cost_usd"`
 }
 
-// Attribute fills each holding's team from its namespace (teams: namespace
-// to team). Jobs come from the pod labels on the series (costsrc), else
-// the pod. This is where owner lookup (--kubeconfig) belongs.
-func Attribute(holdings []costalloc.Holding, teams map[string]string) {
+// Attribute fills each holding's job and team. Team: the teams file's
+// team of the pod's namespace (teams: namespace to team), else the team
+// label of the namespace from owner lookup, else none. Job: the top owner
+// of a pod owner lookup found; else the job the series' pod labels gave
+// (costsrc, owners.JobFromLabels), else the pod. infos is owner lookup's
+// answer by namespace and pod; nil without --kubeconfig.
+func Attribute(holdings []costalloc.Holding, teams map[string]string, infos map[[2]string]owners.Info) {
 	for i := range holdings {
-		holdings[i].Team = teams[holdings[i].Namespace]
+		h := &holdings[i]
+		info, ok := infos[[2]string{h.Namespace, h.Pod}]
+		if ok && info.Found {
+			h.Job = info.Job
+		}
+		h.Team = teams[h.Namespace]
+		if h.Team == "" && ok {
+			h.Team = info.Team
+		}
 	}
+}
+
+// lookupOwners looks up the distinct pods of the holdings (not the
+// unattributed ones) with owner lookup, by namespace and pod.
+func lookupOwners(ctx context.Context, kubeconfig, teamLabel string, holdings []costalloc.Holding) (map[[2]string]owners.Info, error) {
+	r, err := owners.New(kubeconfig, teamLabel)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[[2]string]bool{}
+	var pods []owners.Pod
+	for _, h := range holdings {
+		k := [2]string{h.Namespace, h.Pod}
+		if h.Pod == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		pods = append(pods, owners.Pod{Namespace: h.Namespace, Name: h.Pod})
+	}
+	infos, err := r.Lookup(ctx, pods)
+	if err != nil {
+		return nil, fmt.Errorf("owner lookup (--kubeconfig %s): %w", kubeconfig, err)
+	}
+	out := make(map[[2]string]owners.Info, len(infos))
+	for _, x := range infos {
+		out[[2]string{x.Namespace, x.Pod}] = x
+	}
+	return out, nil
 }
 
 // Run runs the command and prints the report to stdout, warnings to
@@ -113,6 +157,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	if (o.Prometheus == "") == (o.OpenMetrics == "") {
 		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
+	}
+	if o.TeamLabel != "" && o.Kubeconfig == "" {
+		return fmt.Errorf("--team-label needs --kubeconfig")
 	}
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
@@ -171,7 +218,13 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	Attribute(res.Input.Holdings, teams)
+	var infos map[[2]string]owners.Info
+	if o.Kubeconfig != "" {
+		if infos, err = lookupOwners(ctx, o.Kubeconfig, o.TeamLabel, res.Input.Holdings); err != nil {
+			return err
+		}
+	}
+	Attribute(res.Input.Holdings, teams, infos)
 	res.Input.Prices = prices
 	l, err := costalloc.Compute(res.Input)
 	if err != nil {
