@@ -59,6 +59,8 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.TeamLabel, "team-label", o.TeamLabel, "namespace label whose value is the team, with --kubeconfig (the --teams file wins where both give one)")
 	f.StringVar(&o.By, "by", o.By, "group rows by pod, job, namespace, team, node or model")
 	f.StringVar(&o.Format, "format", o.Format, "output format: table, csv or json")
+	f.StringVar(&o.Out, "out", o.Out, "directory for the HTML report (index.html) and report.json (the --format json output)")
+	f.BoolVar(&o.Force, "force", o.Force, "overwrite a report already in --out")
 	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", rightsize.DefaultThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction of the share it held")
 	return cmd
 }

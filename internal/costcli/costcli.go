@@ -18,9 +18,12 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
+	"github.com/gpuplane/gpuplane/internal/costreport"
 	"github.com/gpuplane/gpuplane/internal/costsrc"
 	"github.com/gpuplane/gpuplane/internal/owners"
 	"github.com/gpuplane/gpuplane/internal/quota"
+	"github.com/gpuplane/gpuplane/internal/report"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 )
 
 // Options are the command's flags.
@@ -45,6 +48,11 @@ type Options struct {
 	// pod's job is its top owner, and TeamLabel names the namespace label
 	// that gives the team (the teams file wins where both give one).
 	Kubeconfig, TeamLabel string
+	// Out, when set, is a directory for the HTML report (index.html) and
+	// report.json (the --format json output); Force overwrites a report
+	// there.
+	Out   string
+	Force bool
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
 	// utilisation is below this fraction of the share it held; 0 means
 	// rightsize.DefaultThreshold (0.5).
@@ -158,6 +166,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if (o.Prometheus == "") == (o.OpenMetrics == "") {
 		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
 	}
+	if o.Out != "" {
+		if err := report.CheckDir(o.Out, o.Force); err != nil {
+			return err
+		}
+	}
 	if o.TeamLabel != "" && o.Kubeconfig == "" {
 		return fmt.Errorf("--team-label needs --kubeconfig")
 	}
@@ -232,19 +245,36 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	r := l.Report(by)
 	rep := newReport(w, r, res, append(res.Warnings, l.Warnings...))
-	if rep.Rightsizing, err = rightsizing(res, l.Report(costalloc.ByJob), o.RightsizeThreshold); err != nil {
+	var recs []rightsize.Recommendation
+	if rep.Rightsizing, recs, err = rightsizing(res, l.Report(costalloc.ByJob), o.RightsizeThreshold); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return err
+	}
+	if o.Out != "" {
+		cr, err := costreport.Build(res.Input)
+		if err != nil {
+			return err
+		}
+		cr.Rightsizing = recs
+		path, err := costreport.Write(o.Out, cr, js.Bytes())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "report: %s\n", path)
+	}
+	buf := &js
 	switch o.Format {
-	case "json":
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
 	case "csv":
-		err = writeCSV(&buf, rep)
-	default:
-		err = writeTable(&buf, rep)
+		buf = new(bytes.Buffer)
+		err = writeCSV(buf, rep)
+	case "table":
+		buf = new(bytes.Buffer)
+		err = writeTable(buf, rep)
 	}
 	if err != nil {
 		return err

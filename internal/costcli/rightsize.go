@@ -44,8 +44,9 @@ const noUsage = "no DCGM_FI_DEV_FB_USED series with the job's pod labels (docs/c
 // rightsizing builds one rightsize.Job per job that held GPUs (not the
 // unattributed holdings): its model and share from its holdings, its
 // GPU-hours and cost from the report by job, its samples from the usage
-// of its pods (res.Usage), and returns the recommendations.
-func rightsizing(res *costsrc.Result, byJob costalloc.Report, threshold float64) ([]Rightsizing, error) {
+// of its pods (res.Usage), and returns the recommendations, for the
+// report and as internal/rightsize gives them (for the HTML report).
+func rightsizing(res *costsrc.Result, byJob costalloc.Report, threshold float64) ([]Rightsizing, []rightsize.Recommendation, error) {
 	model := map[string]string{}
 	for _, g := range res.Input.GPUs {
 		model[g.UUID] = g.Model
@@ -112,10 +113,10 @@ func rightsizing(res *costsrc.Result, byJob costalloc.Report, threshold float64)
 	}
 	recs, err := rightsize.Recommend(in, rightsize.Options{Threshold: threshold})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Rightsizing, 0, len(recs))
-	for _, r := range recs {
+	for i, r := range recs {
 		x := Rightsizing{Job: r.Job, Model: r.Model, GPUs: r.GPUs, Held: r.Held, HeldFraction: r.HeldFraction,
 			UtilSamples: r.UtilSamples, MemorySamples: r.MemorySamples, P95Util: num(r.UtilP95), UsedFraction: num(r.UsedFraction), PeakMiB: num(r.PeakMiB),
 			Recommended: r.Recommended, RecommendedFraction: r.RecommendedFraction, RecommendedMiB: r.RecommendedMiB,
@@ -126,9 +127,10 @@ func rightsizing(res *costsrc.Result, byJob costalloc.Report, threshold float64)
 		} else if !j.usage {
 			x.Reason = noUsage
 		}
+		recs[i].Reason = x.Reason
 		out = append(out, x)
 	}
-	return out, nil
+	return out, recs, nil
 }
 
 // concurrent returns the most spans [start, end) that overlap at once.
