@@ -61,6 +61,9 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.Format, "format", o.Format, "output format: table, csv or json")
 	f.StringVar(&o.Out, "out", o.Out, "directory for the HTML report (index.html) and report.json (the --format json output)")
 	f.BoolVar(&o.Force, "force", o.Force, "overwrite a report already in --out")
+	f.StringVar(&o.Serve, "serve", o.Serve, "serve cost rates for Prometheus on this address (e.g. :9402) until SIGTERM or SIGINT; needs --prometheus")
+	f.DurationVar(&o.ServeWindow, "serve-window", o.ServeWindow, "with --serve: the trailing window the rates are computed over")
+	f.DurationVar(&o.ServeRefresh, "serve-refresh", o.ServeRefresh, "with --serve: time between refreshes")
 	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", rightsize.DefaultThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction of the share it held")
 	return cmd
 }

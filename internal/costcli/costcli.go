@@ -53,6 +53,15 @@ type Options struct {
 	// there.
 	Out   string
 	Force bool
+	// Serve, when set, is the address (host:port; port 0 picks one) on
+	// which to serve cost rates over the trailing ServeWindow, refreshed
+	// every ServeRefresh, for Prometheus (internal/costexport) until ctx
+	// ends; it needs Prometheus.
+	Serve                     string
+	ServeWindow, ServeRefresh time.Duration
+	// now is the clock of --serve's windows; nil is time.Now (tests set
+	// it to reach the bundled day).
+	now func() time.Time
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
 	// utilisation is below this fraction of the share it held; 0 means
 	// rightsize.DefaultThreshold (0.5).
@@ -61,7 +70,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{By: string(costalloc.ByNamespace), Format: "table"}
+	return Options{By: string(costalloc.ByNamespace), Format: "table", ServeWindow: time.Hour, ServeRefresh: time.Minute}
 }
 
 // Report is what the command prints, as JSON with --format json.
@@ -166,16 +175,28 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if (o.Prometheus == "") == (o.OpenMetrics == "") {
 		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
 	}
-	if o.Out != "" {
-		if err := report.CheckDir(o.Out, o.Force); err != nil {
-			return err
-		}
-	}
 	if o.TeamLabel != "" && o.Kubeconfig == "" {
 		return fmt.Errorf("--team-label needs --kubeconfig")
 	}
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
+	}
+	if o.Serve != "" {
+		switch {
+		case o.Prometheus == "":
+			return fmt.Errorf("--serve needs --prometheus")
+		case o.From != "" || o.To != "":
+			return fmt.Errorf("--serve reads a trailing window (--serve-window), not --from and --to")
+		case o.Out != "":
+			return fmt.Errorf("--serve writes no report: no --out")
+		case o.ServeWindow <= 0 || o.ServeRefresh <= 0:
+			return fmt.Errorf("--serve-window %v, --serve-refresh %v: want positive durations", o.ServeWindow, o.ServeRefresh)
+		}
+	}
+	if o.Out != "" {
+		if err := report.CheckDir(o.Out, o.Force); err != nil {
+			return err
+		}
 	}
 	prices := cost.Default()
 	if o.PricesFile != "" {
@@ -194,6 +215,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 				teams[ns] = tm.Name
 			}
 		}
+	}
+	if o.Serve != "" {
+		return serve(ctx, o, func(ctx context.Context, res *costsrc.Result) error { return attribute(ctx, o, res, prices, teams) }, stderr)
 	}
 	w := costsrc.Window{Step: o.Step.Milliseconds()}
 	var res *costsrc.Result
@@ -231,14 +255,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	var infos map[[2]string]owners.Info
-	if o.Kubeconfig != "" {
-		if infos, err = lookupOwners(ctx, o.Kubeconfig, o.TeamLabel, res.Input.Holdings); err != nil {
-			return err
-		}
+	if err := attribute(ctx, o, res, prices, teams); err != nil {
+		return err
 	}
-	Attribute(res.Input.Holdings, teams, infos)
-	res.Input.Prices = prices
 	l, err := costalloc.Compute(res.Input)
 	if err != nil {
 		return err
@@ -284,6 +303,21 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// attribute fills the holdings' jobs and teams (Attribute; owner lookup
+// with --kubeconfig) and sets the prices.
+func attribute(ctx context.Context, o Options, res *costsrc.Result, prices *cost.Prices, teams map[string]string) error {
+	var infos map[[2]string]owners.Info
+	if o.Kubeconfig != "" {
+		var err error
+		if infos, err = lookupOwners(ctx, o.Kubeconfig, o.TeamLabel, res.Input.Holdings); err != nil {
+			return err
+		}
+	}
+	Attribute(res.Input.Holdings, teams, infos)
+	res.Input.Prices = prices
+	return nil
 }
 
 // parseTime reads an RFC 3339 time or Unix seconds (with a fraction) as
