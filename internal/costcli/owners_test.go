@@ -157,3 +157,10 @@ func checkRows(t *testing.T, what string, r Report, want map[string]int64) {
 		}
 	}
 }
+
+func TestTeamLabelNeedsKubeconfig(t *testing.T) {
+	out, _, err := run(t, Options{OpenMetrics: dayFile, TeamLabel: "gpuplane.io/team", By: "team", Format: "table"})
+	if err == nil || !strings.Contains(err.Error(), "--team-label needs --kubeconfig") || out != "" {
+		t.Errorf("error %v, stdout %q", err, out)
+	}
+}
