@@ -1,5 +1,6 @@
 # The image of gpuplane's in-cluster roles: gpuplane-node-agent (the GPU
-# node DaemonSet), gpuplane-scheduler and gpuplane-webhook, on PATH as
+# node DaemonSet), gpuplane-scheduler, gpuplane-webhook and gpuplane-cost
+# (cost rates with --serve), on PATH as
 # /usr/bin/<name>. The Helm chart (deploy/helm/gpuplane) runs it with
 # command: [<binary>].
 #
@@ -18,7 +19,7 @@ ARG COMMIT=unknown
 # go-nvml's header marks some NVML calls deprecated; gcc would say so for each.
 RUN CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go build -trimpath \
       -ldflags "-X github.com/gpuplane/gpuplane/internal/version.version=${VERSION} -X github.com/gpuplane/gpuplane/internal/version.commit=${COMMIT}" \
-      -o /out/ ./cmd/gpuplane-node-agent ./cmd/gpuplane-scheduler ./cmd/gpuplane-webhook
+      -o /out/ ./cmd/gpuplane-node-agent ./cmd/gpuplane-scheduler ./cmd/gpuplane-webhook ./cmd/gpuplane-cost
 
 # Run stage: glibc (for cgo and dlopen) and CA certificates, no shell. Runs
 # as root, as NVIDIA's device plugin does: the agent creates sockets in the
@@ -26,6 +27,6 @@ RUN CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go build -tri
 # mounts the driver's libraries into it (NVIDIA_DRIVER_CAPABILITIES=utility,
 # set by the chart).
 FROM gcr.io/distroless/base-debian12
-COPY --from=build /out/gpuplane-node-agent /out/gpuplane-scheduler /out/gpuplane-webhook /usr/bin/
+COPY --from=build /out/gpuplane-node-agent /out/gpuplane-scheduler /out/gpuplane-webhook /out/gpuplane-cost /usr/bin/
 USER 0:0
 ENTRYPOINT ["/usr/bin/gpuplane-node-agent"]

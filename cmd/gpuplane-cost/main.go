@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuplane/gpuplane/internal/costcli"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -54,7 +55,15 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file: look each pod's job up as its top owner (Job, Deployment, PyTorchJob, ...) and the team from --team-label")
+	f.StringVar(&o.TeamLabel, "team-label", o.TeamLabel, "namespace label whose value is the team, with --kubeconfig (the --teams file wins where both give one)")
 	f.StringVar(&o.By, "by", o.By, "group rows by pod, job, namespace, team, node or model")
 	f.StringVar(&o.Format, "format", o.Format, "output format: table, csv or json")
+	f.StringVar(&o.Out, "out", o.Out, "directory for the HTML report (index.html) and report.json (the --format json output)")
+	f.BoolVar(&o.Force, "force", o.Force, "overwrite a report already in --out")
+	f.StringVar(&o.Serve, "serve", o.Serve, "serve cost rates for Prometheus on this address (e.g. :9402) until SIGTERM or SIGINT; needs --prometheus")
+	f.DurationVar(&o.ServeWindow, "serve-window", o.ServeWindow, "with --serve: the trailing window the rates are computed over")
+	f.DurationVar(&o.ServeRefresh, "serve-refresh", o.ServeRefresh, "with --serve: time between refreshes")
+	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", rightsize.DefaultThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction of the share it held")
 	return cmd
 }

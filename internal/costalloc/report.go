@@ -76,13 +76,7 @@ func (x held) key(by By) string {
 	case ByPod:
 		return h.name()
 	case ByJob:
-		if h.Pod == "" && h.Job == "" {
-			return "(unattributed)"
-		}
-		if h.Job == "" {
-			return h.Namespace + "/" + h.Pod
-		}
-		return h.Namespace + "/" + h.Job
+		return h.JobKey()
 	case ByNamespace:
 		if h.Namespace == "" {
 			return "(unattributed)"
@@ -97,6 +91,18 @@ func (x held) key(by By) string {
 		return x.node
 	}
 	return x.model
+}
+
+// JobKey is the holding's row key by job: "namespace/job", the pod's
+// "namespace/pod" when it has no job, "(unattributed)" without either.
+func (h Holding) JobKey() string {
+	if h.Pod == "" && h.Job == "" {
+		return "(unattributed)"
+	}
+	if h.Job == "" {
+		return h.Namespace + "/" + h.Pod
+	}
+	return h.Namespace + "/" + h.Job
 }
 
 func msToHours(r *big.Rat) float64 {

@@ -18,8 +18,12 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
+	"github.com/gpuplane/gpuplane/internal/costreport"
 	"github.com/gpuplane/gpuplane/internal/costsrc"
+	"github.com/gpuplane/gpuplane/internal/owners"
 	"github.com/gpuplane/gpuplane/internal/quota"
+	"github.com/gpuplane/gpuplane/internal/report"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 )
 
 // Options are the command's flags.
@@ -40,11 +44,33 @@ type Options struct {
 	// By is pod, job, namespace, team, node or model; Format table, csv or
 	// json.
 	By, Format string
+	// Kubeconfig, when set, turns on owner lookup (internal/owners): each
+	// pod's job is its top owner, and TeamLabel names the namespace label
+	// that gives the team (the teams file wins where both give one).
+	Kubeconfig, TeamLabel string
+	// Out, when set, is a directory for the HTML report (index.html) and
+	// report.json (the --format json output); Force overwrites a report
+	// there.
+	Out   string
+	Force bool
+	// Serve, when set, is the address (host:port; port 0 picks one) on
+	// which to serve cost rates over the trailing ServeWindow, refreshed
+	// every ServeRefresh, for Prometheus (internal/costexport) until ctx
+	// ends; it needs Prometheus.
+	Serve                     string
+	ServeWindow, ServeRefresh time.Duration
+	// now is the clock of --serve's windows; nil is time.Now (tests set
+	// it to reach the bundled day).
+	now func() time.Time
+	// RightsizeThreshold: a job is a right-sizing candidate when its p95
+	// utilisation is below this fraction of the share it held; 0 means
+	// rightsize.DefaultThreshold (0.5).
+	RightsizeThreshold float64
 }
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{By: string(costalloc.ByNamespace), Format: "table"}
+	return Options{By: string(costalloc.ByNamespace), Format: "table", ServeWindow: time.Hour, ServeRefresh: time.Minute}
 }
 
 // Report is what the command prints, as JSON with --format json.
@@ -64,6 +90,9 @@ type Report struct {
 	// as "(unattributed)".
 	UnattributedSeries int      `json:"unattributed_series"`
 	Warnings           []string `json:"warnings"`
+	// Rightsizing has one entry per job (internal/rightsize), largest
+	// saving first.
+	Rightsizing []Rightsizing `json:"rightsizing"`
 }
 
 // Row is one group's cost; money in USD with two decimals.
@@ -85,13 +114,52 @@ type IdleRow struct {
 	CostUSD  string  `json:"cost_usd"`
 }
 
-// Attribute fills each holding's team from its namespace (teams: namespace
-// to team). Jobs come from the pod labels on the series (costsrc), else
-// the pod. This is where owner lookup (--kubeconfig) belongs.
-func Attribute(holdings []costalloc.Holding, teams map[string]string) {
+// Attribute fills each holding's job and team. Team: the teams file's
+// team of the pod's namespace (teams: namespace to team), else the team
+// label of the namespace from owner lookup, else none. Job: the top owner
+// of a pod owner lookup found; else the job the series' pod labels gave
+// (costsrc, owners.JobFromLabels), else the pod. infos is owner lookup's
+// answer by namespace and pod; nil without --kubeconfig.
+func Attribute(holdings []costalloc.Holding, teams map[string]string, infos map[[2]string]owners.Info) {
 	for i := range holdings {
-		holdings[i].Team = teams[holdings[i].Namespace]
+		h := &holdings[i]
+		info, ok := infos[[2]string{h.Namespace, h.Pod}]
+		if ok && info.Found {
+			h.Job = info.Job
+		}
+		h.Team = teams[h.Namespace]
+		if h.Team == "" && ok {
+			h.Team = info.Team
+		}
 	}
+}
+
+// lookupOwners looks up the distinct pods of the holdings (not the
+// unattributed ones) with owner lookup, by namespace and pod.
+func lookupOwners(ctx context.Context, kubeconfig, teamLabel string, holdings []costalloc.Holding) (map[[2]string]owners.Info, error) {
+	r, err := owners.New(kubeconfig, teamLabel)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[[2]string]bool{}
+	var pods []owners.Pod
+	for _, h := range holdings {
+		k := [2]string{h.Namespace, h.Pod}
+		if h.Pod == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		pods = append(pods, owners.Pod{Namespace: h.Namespace, Name: h.Pod})
+	}
+	infos, err := r.Lookup(ctx, pods)
+	if err != nil {
+		return nil, fmt.Errorf("owner lookup (--kubeconfig %s): %w", kubeconfig, err)
+	}
+	out := make(map[[2]string]owners.Info, len(infos))
+	for _, x := range infos {
+		out[[2]string{x.Namespace, x.Pod}] = x
+	}
+	return out, nil
 }
 
 // Run runs the command and prints the report to stdout, warnings to
@@ -107,8 +175,28 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if (o.Prometheus == "") == (o.OpenMetrics == "") {
 		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
 	}
+	if o.TeamLabel != "" && o.Kubeconfig == "" {
+		return fmt.Errorf("--team-label needs --kubeconfig")
+	}
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
+	}
+	if o.Serve != "" {
+		switch {
+		case o.Prometheus == "":
+			return fmt.Errorf("--serve needs --prometheus")
+		case o.From != "" || o.To != "":
+			return fmt.Errorf("--serve reads a trailing window (--serve-window), not --from and --to")
+		case o.Out != "":
+			return fmt.Errorf("--serve writes no report: no --out")
+		case o.ServeWindow <= 0 || o.ServeRefresh <= 0:
+			return fmt.Errorf("--serve-window %v, --serve-refresh %v: want positive durations", o.ServeWindow, o.ServeRefresh)
+		}
+	}
+	if o.Out != "" {
+		if err := report.CheckDir(o.Out, o.Force); err != nil {
+			return err
+		}
 	}
 	prices := cost.Default()
 	if o.PricesFile != "" {
@@ -127,6 +215,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 				teams[ns] = tm.Name
 			}
 		}
+	}
+	if o.Serve != "" {
+		return serve(ctx, o, func(ctx context.Context, res *costsrc.Result) error { return attribute(ctx, o, res, prices, teams) }, stderr)
 	}
 	w := costsrc.Window{Step: o.Step.Milliseconds()}
 	var res *costsrc.Result
@@ -164,24 +255,45 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	Attribute(res.Input.Holdings, teams)
-	res.Input.Prices = prices
+	if err := attribute(ctx, o, res, prices, teams); err != nil {
+		return err
+	}
 	l, err := costalloc.Compute(res.Input)
 	if err != nil {
 		return err
 	}
 	r := l.Report(by)
 	rep := newReport(w, r, res, append(res.Warnings, l.Warnings...))
-	var buf bytes.Buffer
+	var recs []rightsize.Recommendation
+	if rep.Rightsizing, recs, err = rightsizing(res, l.Report(costalloc.ByJob), o.RightsizeThreshold); err != nil {
+		return err
+	}
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return err
+	}
+	if o.Out != "" {
+		cr, err := costreport.Build(res.Input)
+		if err != nil {
+			return err
+		}
+		cr.Rightsizing = recs
+		path, err := costreport.Write(o.Out, cr, js.Bytes())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "report: %s\n", path)
+	}
+	buf := &js
 	switch o.Format {
-	case "json":
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
 	case "csv":
-		err = writeCSV(&buf, rep)
-	default:
-		err = writeTable(&buf, rep)
+		buf = new(bytes.Buffer)
+		err = writeCSV(buf, rep)
+	case "table":
+		buf = new(bytes.Buffer)
+		err = writeTable(buf, rep)
 	}
 	if err != nil {
 		return err
@@ -191,6 +303,21 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// attribute fills the holdings' jobs and teams (Attribute; owner lookup
+// with --kubeconfig) and sets the prices.
+func attribute(ctx context.Context, o Options, res *costsrc.Result, prices *cost.Prices, teams map[string]string) error {
+	var infos map[[2]string]owners.Info
+	if o.Kubeconfig != "" {
+		var err error
+		if infos, err = lookupOwners(ctx, o.Kubeconfig, o.TeamLabel, res.Input.Holdings); err != nil {
+			return err
+		}
+	}
+	Attribute(res.Input.Holdings, teams, infos)
+	res.Input.Prices = prices
+	return nil
 }
 
 // parseTime reads an RFC 3339 time or Unix seconds (with a fraction) as
@@ -262,12 +389,40 @@ func writeTable(out io.Writer, r Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t%s\t\n", key("idle "+x.Node), f3(x.GPUHours), x.CostUSD, x.Model)
 	}
 	fmt.Fprintf(tw, "%s\t%s\t\t\t%s\t\t\t\n", key("total"), f3(r.GPUHours), r.AssetUSD)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Rightsizing) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "\nRight-sizing (docs/cost.md): the smallest share that held each job's p95 utilisation and peak memory\n\n")
+	width = len("JOB")
+	for _, x := range r.Rightsizing {
+		width = max(width, len(x.Job))
+	}
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, key("JOB")+"\tMODEL\tHELD\tP95 UTIL\tPEAK MiB\tCOST USD\tSAVING USD\t  RECOMMENDED, OR WHY NONE")
+	for _, x := range r.Rightsizing {
+		p95, peak := "-", "-"
+		if x.P95Util != nil {
+			p95 = f3(*x.P95Util)
+		}
+		if x.PeakMiB != nil {
+			peak = strconv.FormatFloat(*x.PeakMiB, 'f', 0, 64)
+		}
+		what := x.Recommended
+		if what == "" {
+			what = x.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", key(x.Job), x.Model, x.Held, p95, peak, x.CostUSD, x.SavingUSD, what)
+	}
 	return tw.Flush()
 }
 
 func writeCSV(out io.Writer, r Report) error {
 	cw := csv.NewWriter(out)
-	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models"})
+	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models",
+		"held", "p95_util", "peak_mib", "recommended", "saving_usd", "reason"})
 	for _, x := range r.Rows {
 		_ = cw.Write([]string{"row", x.Key, fmtF(x.GPUHoursAllocated), fmtF(x.GPUHoursUsed), fmtF(x.Efficiency), x.CostUSD, x.UnusedUSD, strings.Join(x.Models, " ")})
 	}
@@ -275,6 +430,17 @@ func writeCSV(out io.Writer, r Report) error {
 		_ = cw.Write([]string{"idle", x.Node, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model})
 	}
 	_ = cw.Write([]string{"total", "", fmtF(r.GPUHours), "", "", r.AssetUSD, "", ""})
+	// Right-sizing rows: the job, its GPU-hours and cost, its model.
+	for _, x := range r.Rightsizing {
+		p95, peak := "", ""
+		if x.P95Util != nil {
+			p95 = fmtF(*x.P95Util)
+		}
+		if x.PeakMiB != nil {
+			peak = fmtF(*x.PeakMiB)
+		}
+		_ = cw.Write([]string{"rightsize", x.Job, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model, x.Held, p95, peak, x.Recommended, x.SavingUSD, x.Reason})
+	}
 	cw.Flush()
 	return cw.Error()
 }

@@ -89,6 +89,9 @@ type Source func(ctx context.Context, from, to time.Time) (costalloc.Input, erro
 
 // Exporter is a prometheus.Collector of cost rates over a trailing window.
 type Exporter struct {
+	// Now is Run's clock, the end of each window; nil is time.Now.
+	Now func() time.Time
+
 	src    Source
 	window time.Duration
 
@@ -134,8 +137,12 @@ func (e *Exporter) Refresh(ctx context.Context, now time.Time) error {
 func (e *Exporter) Run(ctx context.Context, period time.Duration, report func(error)) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
+	now := e.Now
+	if now == nil {
+		now = time.Now
+	}
 	for {
-		if err := e.Refresh(ctx, time.Now()); err != nil && report != nil && ctx.Err() == nil {
+		if err := e.Refresh(ctx, now()); err != nil && report != nil && ctx.Err() == nil {
 			report(err)
 		}
 		select {

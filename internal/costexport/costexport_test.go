@@ -362,3 +362,20 @@ func TestDashboardQueriesWithPromtool(t *testing.T) {
 		t.Fatalf("promtool test rules: %v\n%s\n%s", err, out, text)
 	}
 }
+
+func TestRunClock(t *testing.T) {
+	// Run ends each window at Now: the source is asked for [11:00, 12:00).
+	noon := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	ctx, cancel := context.WithCancel(t.Context())
+	var from, to time.Time
+	e := New(func(_ context.Context, f, tt time.Time) (costalloc.Input, error) {
+		from, to = f, tt
+		cancel()
+		return costalloc.Input{}, errors.New("stop")
+	}, time.Hour)
+	e.Now = func() time.Time { return noon }
+	e.Run(ctx, time.Hour, nil)
+	if !from.Equal(noon.Add(-time.Hour)) || !to.Equal(noon) {
+		t.Errorf("window %v to %v, want 11:00 to 12:00", from, to)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/costalloc"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 )
 
 // MaxHourlyWindow is the longest window cut into hourly buckets, in
@@ -53,6 +54,10 @@ type Report struct {
 	Jobs, Teams, Models costalloc.Report
 	// Warnings are the whole window's costalloc warnings.
 	Warnings []string
+	// Rightsizing is internal/rightsize's outcome per job, largest saving
+	// first; the caller sets it (Build leaves it empty, and the page then
+	// has no right-sizing section).
+	Rightsizing []rightsize.Recommendation
 }
 
 // BucketLength returns the bucket length for a window of span

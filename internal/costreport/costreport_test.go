@@ -15,6 +15,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 	"github.com/gpuplane/gpuplane/internal/report"
+	"github.com/gpuplane/gpuplane/internal/rightsize"
 )
 
 const (
@@ -462,4 +463,31 @@ func month(t testing.TB) costalloc.Input {
 		}
 	}
 	return in
+}
+
+func TestRightsizingSection(t *testing.T) {
+	// docs/cost.md's example: a whole A100 80GB at p95 0.10 and 9,000 MiB
+	// peak gets 1g.10gb (9,856 MiB, 1/7): 1,400 c becomes 200 c, saving
+	// 1,200 c. A job without samples has no recommendation and says why.
+	recs, err := rightsize.Recommend([]rightsize.Job{
+		{Name: "ml/train", Model: "A100-80GB", GPUs: 1, GPUHours: 7, CostCents: 1400, Util: []float64{0.1, 0.1}, MemoryMiB: []float64{9000, 8000}},
+		{Name: "web/<b>", Model: "L4", GPUs: 1, GPUHours: 1, CostCents: 56},
+	}, rightsize.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := string(HTML(&Report{})); strings.Contains(page, "Right-sizing") {
+		t.Error("a report without right-sizing has its section")
+	}
+	page := string(HTML(&Report{Rightsizing: recs}))
+	for _, want := range []string{
+		`<table id="rightsizing">`,
+		`<tr><td class="name">ml/train</td><td>A100-80GB</td><td>1 GPU</td><td>0.100</td><td>9000</td><td>$14.00</td><td>1g.10gb</td><td>$12.00</td>`,
+		`<tr><td class="name">web/&lt;b&gt;</td><td>L4</td><td>1 GPU</td><td>–</td><td>–</td><td>$0.56</td><td>–</td><td>$0.00</td><td class="name">no utilisation samples`,
+		"2 of 2 jobs, by saving",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
 }

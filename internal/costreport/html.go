@@ -47,6 +47,7 @@ func HTML(r *Report) []byte {
 	b.WriteString(topJobs(r))
 	b.WriteString(idleByModel(r))
 	b.WriteString(histogram(r))
+	b.WriteString(rightsizing(r))
 	if len(r.Warnings) > 0 {
 		b.WriteString(`<h2>Warnings</h2><ul id="warnings">`)
 		for _, w := range r.Warnings {
@@ -449,5 +450,37 @@ func histogram(r *Report) string {
 		fmt.Fprintf(&b, "<tr><td>[%d%%, %d%s</td><td>%s</td><td>%s</td></tr>", 100*i/Bins, 100*(i+1)/Bins, hi, hours(v), percent(v/total))
 	}
 	b.WriteString(`</table></div><p class="note">Each job counts with the GPU-hours it held: the bars show where the allocated GPU-hours went, by how well the job used them.</p>`)
+	return b.String()
+}
+
+// rightsizing is the right-sizing table: the first TopJobs jobs by saving,
+// each with the figures it was judged on and the recommendation or the
+// reason for none.
+func rightsizing(r *Report) string {
+	if len(r.Rightsizing) == 0 {
+		return ""
+	}
+	fig := func(v float64, prec int) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	var b strings.Builder
+	b.WriteString(`<h2>Right-sizing</h2><div class="wrap"><table id="rightsizing"><tr><th>job</th><th>GPU model</th><th>held</th><th>p95 utilisation</th><th>peak MiB</th><th>cost</th><th>recommended</th><th>saving</th><th>why</th></tr>`)
+	for i, x := range r.Rightsizing {
+		if i == TopJobs {
+			break
+		}
+		rec := x.Recommended
+		if rec == "" {
+			rec = "–"
+		}
+		fmt.Fprintf(&b, `<tr><td class="name">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="name">%s</td></tr>`,
+			html.EscapeString(x.Job), html.EscapeString(x.Model), html.EscapeString(x.Held), fig(x.UtilP95, 3), fig(x.PeakMiB, 0),
+			dollars(x.CostCents), html.EscapeString(rec), dollars(x.SavingCents), html.EscapeString(x.Reason))
+	}
+	b.WriteString("</table></div>")
+	fmt.Fprintf(&b, `<p class="note">%d of %d jobs, by saving (report.json has them all). The smallest MIG profile or milli-GPU share that held the job's p95 utilisation and peak memory (DCGM_FI_DEV_FB_USED), and what it would have saved over the same hours; no headroom.</p>`, min(len(r.Rightsizing), TopJobs), len(r.Rightsizing))
 	return b.String()
 }

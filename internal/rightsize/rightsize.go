@@ -306,8 +306,14 @@ func roundHalfUp(x *big.Rat) int64 {
 	return n.Int64()
 }
 
-// describe names a held share.
+// describe names a held share; Num/Den of it when Den > 0 (2 of 4
+// time-slicing replicas read from the node agent are "2/4 of 1 GPU").
 func describe(s costalloc.Share) string {
+	if s.Den > 0 {
+		whole := s
+		whole.Num, whole.Den = 0, 0
+		return fmt.Sprintf("%d/%d of %s", s.Num, s.Den, describe(whole))
+	}
 	switch s.Kind {
 	case costalloc.MIG:
 		return fmt.Sprintf("MIG %dg", s.Slices)

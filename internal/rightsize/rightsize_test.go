@@ -251,3 +251,17 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestDescribeShareOfShare(t *testing.T) {
+	// 2 of 4 time-slicing replicas as the node agent's share series gives
+	// them (costsrc: Num/Den of a whole GPU), and 1 of 2 replicas of a 3g.
+	for s, want := range map[costalloc.Share]string{
+		{Kind: costalloc.Whole, Num: 2, Den: 4}:          "2/4 of 1 GPU",
+		{Kind: costalloc.MIG, Slices: 3, Num: 1, Den: 2}: "1/2 of MIG 3g",
+		{Kind: costalloc.Replica, Replicas: 4}:           "1/4 time-sliced replica",
+	} {
+		if got := describe(s); got != want {
+			t.Errorf("%+v: %q, want %q", s, got, want)
+		}
+	}
+}

@@ -121,3 +121,23 @@ app.kubernetes.io/component: webhook
 {{- define "gpuplane.webhook.secretName" -}}
 {{- default (printf "%s-tls" (include "gpuplane.webhook.fullname" .)) .Values.webhook.tls.secretName }}
 {{- end }}
+
+{{/* Name of the cost exporter's objects. */}}
+{{- define "gpuplane.cost.fullname" -}}
+{{- printf "%s-cost" (include "gpuplane.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels selecting the cost exporter's pods: a name of their own. */}}
+{{- define "gpuplane.cost.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-cost" (include "gpuplane.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of the cost exporter's objects. */}}
+{{- define "gpuplane.cost.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "gpuplane.cost.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: cost
+{{- end }}
