@@ -22,6 +22,9 @@ import (
 type FGD struct {
 	// Target is the workload fragmentation is measured against; read only.
 	Target *TargetWorkload
+	// mem measures fragmentation with memory (TargetWorkload.FragMem), for
+	// FGDCM.
+	mem bool
 }
 
 // NewFGD returns FGD for target workload tw.
@@ -49,16 +52,16 @@ func (f FGD) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) 
 // copy of the node's GPUs lives on the stack, so concurrent calls share
 // nothing and nothing is allocated.
 func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
-	before := f.Target.NodeFrag(n)
+	before := f.frag(n, n.CPUFree, n.MemoryFree, n.GPUFree)
 	var buf [cluster.MaxGPUsPerNode]int64
 	after := buf[:copy(buf[:], n.GPUFree)]
-	cpu := n.CPUFree - p.CPUMilli
+	cpu, mem := n.CPUFree-p.CPUMilli, n.MemoryFree-p.MemoryMiB
 	if !p.IsGPUShare() {
 		g := firstFreeGPUs(n, p.NumGPU)
 		for m := uint64(g); m != 0; m &= m - 1 {
 			after[bits.TrailingZeros64(m)] -= p.GPUMilli
 		}
-		return fgdScore(before, f.Target.Frag(n.ModelID, cpu, after)), g
+		return fgdScore(before, f.frag(n, cpu, mem, after)), g
 	}
 	best, bestGPU := int64(0), -1
 	for i, free := range n.GPUFree {
@@ -77,7 +80,7 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 			continue
 		}
 		after[i] -= p.GPUMilli
-		s := fgdScore(before, f.Target.Frag(n.ModelID, cpu, after))
+		s := fgdScore(before, f.frag(n, cpu, mem, after))
 		after[i] += p.GPUMilli
 		if bestGPU < 0 || s > best {
 			best, bestGPU = s, i
@@ -87,6 +90,15 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		return 0, 0
 	}
 	return best, 1 << uint(bestGPU)
+}
+
+// frag is the fragmentation of node n with cpu millicores, mem MiB and
+// GPU shares gpus free.
+func (f FGD) frag(n *cluster.Node, cpu, mem int64, gpus []int64) float64 {
+	if f.mem {
+		return f.Target.FragMem(n.ModelID, cpu, mem, gpus)
+	}
+	return f.Target.Frag(n.ModelID, cpu, gpus)
 }
 
 func fgdScore(before, after float64) int64 {

@@ -16,6 +16,10 @@ type TargetPod struct {
 	Freq float64
 	// Count is how many pods of the source workload have this shape.
 	Count int
+	// MemoryMiB is the mean memory request of the shape's pods in MiB,
+	// rounded down. Memory is not part of a shape, as in the paper; only
+	// FragMem reads it.
+	MemoryMiB int64
 }
 
 // TargetWorkload is the set of pod shapes fragmentation is measured against
@@ -35,6 +39,8 @@ type fragGroup struct {
 	gpuMilli int64
 	models   cluster.ModelSet
 	cpu      []int64   // ascending
+	mem      []int64   // mem[i]: MemoryMiB of the shape of cpu[i]
+	freq     []float64 // freq[i]: Freq of the shape of cpu[i]
 	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
 	total    float64
 }
@@ -53,13 +59,16 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 		models cluster.ModelSet
 	}
 	counts := map[key]int{}
+	mem := map[key]int64{} // Σ MemoryMiB
 	for i := range pods {
 		p := &pods[i]
-		counts[key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models}]++
+		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models}
+		counts[k]++
+		mem[k] += p.MemoryMiB
 	}
 	shapes := make([]TargetPod, 0, len(counts))
 	for k, c := range counts {
-		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, Count: c})
+		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, Count: c, MemoryMiB: mem[k] / int64(c)})
 	}
 	sort.Slice(shapes, func(i, j int) bool {
 		a, b := shapes[i], shapes[j]
@@ -109,6 +118,8 @@ func (tw *TargetWorkload) index() {
 		for _, i := range idx {
 			g.total += tw.Pods[i].Freq
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
+			g.mem = append(g.mem, tw.Pods[i].MemoryMiB)
+			g.freq = append(g.freq, tw.Pods[i].Freq)
 			g.cum = append(g.cum, g.total)
 		}
 		tw.groups = append(tw.groups, g)
@@ -127,6 +138,19 @@ func (tw *TargetWorkload) index() {
 // Fragmentation", USENIX ATC 2023, §3.2, as implemented by
 // NodeGpuShareFragAmount in github.com/hkust-adsl/kubernetes-scheduler-simulator.
 func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) float64 {
+	return tw.frag(modelID, cpuFree, -1, gpuFree)
+}
+
+// FragMem is Frag with memory next to CPU: a shape also counts all idle
+// GPU capacity as fragmented when memFree (MiB) is below its MemoryMiB.
+// It sees the GPUs a node strands for want of memory, which Frag does
+// not. This project's extension of Weng et al., §3.2 (FGDCM).
+func (tw *TargetWorkload) FragMem(modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
+	return tw.frag(modelID, cpuFree, max(memFree, 0), gpuFree)
+}
+
+// frag is Frag, and FragMem when memFree ≥ 0.
+func (tw *TargetWorkload) frag(modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
 	var idle int64
 	for _, f := range gpuFree {
 		idle += f
@@ -159,8 +183,16 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 		// fragments; the others see all idle GPU capacity.
 		k := sort.Search(len(g.cpu), func(i int) bool { return g.cpu[i] > cpuFree })
 		fit := 0.0
-		if k > 0 {
-			fit = g.cum[k-1]
+		if memFree < 0 {
+			if k > 0 {
+				fit = g.cum[k-1]
+			}
+		} else {
+			for i := 0; i < k; i++ {
+				if g.mem[i] <= memFree {
+					fit += g.freq[i]
+				}
+			}
 		}
 		frag += fit*float64(below) + (g.total-fit)*L
 	}
@@ -177,4 +209,9 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 // NodeFrag returns Frag for node n's current free resources.
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
 	return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
+}
+
+// NodeFragMem returns FragMem for node n's current free resources.
+func (tw *TargetWorkload) NodeFragMem(n *cluster.Node) float64 {
+	return tw.FragMem(n.ModelID, n.CPUFree, n.MemoryFree, n.GPUFree)
 }

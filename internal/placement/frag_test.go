@@ -9,8 +9,9 @@ import (
 )
 
 // fragReference transcribes the paper's definition shape by shape, without
-// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount.
-func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int64) float64 {
+// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount. With memFree ≥
+// 0 a shape also needs its MemoryMiB (FragMem).
+func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
 	var idle int64
 	for _, f := range gpuFree {
 		idle += f
@@ -31,7 +32,7 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int
 				below += f
 			}
 		}
-		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli {
+		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli && (memFree < 0 || memFree >= m.MemoryMiB) {
 			frag += m.Freq * float64(below)
 		} else {
 			frag += all
@@ -44,7 +45,7 @@ func TestFragMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var pods []cluster.Pod
 	for i := 0; i < 500; i++ {
-		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000}
+		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000, MemoryMiB: int64(rng.IntN(16)) * 1024}
 		switch rng.IntN(4) {
 		case 0:
 		case 1:
@@ -67,9 +68,14 @@ func TestFragMatchesReference(t *testing.T) {
 		}
 		model := rng.IntN(4) - 1
 		cpu := int64(rng.IntN(20)) * 1000
-		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, g)
+		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, -1, g)
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
 			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
+		}
+		mem := int64(rng.IntN(16)) * 1024
+		got, want = tw.FragMem(model, cpu, mem, g), fragReference(tw, model, cpu, mem, g)
+		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
+			t.Fatalf("FragMem(model %d, cpu %d, mem %d, %v) = %v, reference %v", model, cpu, mem, g, got, want)
 		}
 	}
 }
@@ -111,6 +117,46 @@ func TestNodeFragByHand(t *testing.T) {
 				t.Errorf("Frag = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFragMemByHand: shapes A (1 CPU, 500 milli-GPU) of mean memory 6 GiB
+// (pods of 4 and 8 GiB) and B (1 CPU, one whole GPU, 16 GiB), equally
+// frequent, on a T4 node with GPUs [600, 1000] free.
+func TestFragMemByHand(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{
+		{CPUMilli: 1000, MemoryMiB: 4096, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
+		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
+	}, 1)
+	if a := tw.Pods[1]; a.GPUMilli != 500 || a.MemoryMiB != 6144 {
+		t.Fatalf("shape A = %+v, want mean memory 6144 MiB", a)
+	}
+	gpus := []int64{600, 1000}
+	for _, tc := range []struct {
+		name string
+		mem  int64
+		want float64
+	}{
+		// Both fit: as Frag, B sees GPU 0: ½·600.
+		{"memory for both", 16384, 300},
+		// B lacks memory: all 1600 idle for B, A sees none: ½·1600.
+		{"memory for A only", 16383, 800},
+		// Neither fits: all 1600 idle.
+		{"memory for neither", 6143, 1600},
+		// A node over-committed by a scheduler is short of everything.
+		{"negative free memory", -1, 1600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tw.FragMem(1, 15000, tc.mem, gpus); got != tc.want {
+				t.Errorf("FragMem = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Frag ignores memory.
+	if got := tw.Frag(1, 15000, gpus); got != 300 {
+		t.Errorf("Frag = %v, want 300", got)
 	}
 }
 
