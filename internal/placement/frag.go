@@ -41,6 +41,7 @@ type fragGroup struct {
 	cpu      []int64   // ascending
 	mem      []int64   // mem[i]: MemoryMiB of the shape of cpu[i]
 	freq     []float64 // freq[i]: Freq of the shape of cpu[i]
+	maxMem   int64     // max of mem
 	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
 	total    float64
 }
@@ -119,6 +120,7 @@ func (tw *TargetWorkload) index() {
 			g.total += tw.Pods[i].Freq
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
 			g.mem = append(g.mem, tw.Pods[i].MemoryMiB)
+			g.maxMem = max(g.maxMem, tw.Pods[i].MemoryMiB)
 			g.freq = append(g.freq, tw.Pods[i].Freq)
 			g.cum = append(g.cum, g.total)
 		}
@@ -183,7 +185,7 @@ func (tw *TargetWorkload) frag(modelID int, cpuFree, memFree int64, gpuFree []in
 		// fragments; the others see all idle GPU capacity.
 		k := sort.Search(len(g.cpu), func(i int) bool { return g.cpu[i] > cpuFree })
 		fit := 0.0
-		if memFree < 0 {
+		if memFree < 0 || memFree >= g.maxMem {
 			if k > 0 {
 				fit = g.cum[k-1]
 			}
