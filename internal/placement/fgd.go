@@ -22,9 +22,8 @@ import (
 type FGD struct {
 	// Target is the workload fragmentation is measured against; read only.
 	Target *TargetWorkload
-	// mem measures fragmentation with memory (TargetWorkload.FragMem), for
-	// FGDCM.
-	mem bool
+	// cm measures fragmentation with TargetWorkload.FragCM, for FGDCM.
+	cm bool
 }
 
 // NewFGD returns FGD for target workload tw.
@@ -95,8 +94,8 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 // frag is the fragmentation of node n with cpu millicores, mem MiB and
 // GPU shares gpus free.
 func (f FGD) frag(n *cluster.Node, cpu, mem int64, gpus []int64) float64 {
-	if f.mem {
-		return f.Target.FragMem(n.ModelID, cpu, mem, gpus)
+	if f.cm {
+		return f.Target.FragCM(n.ModelID, cpu, mem, gpus)
 	}
 	return f.Target.Frag(n.ModelID, cpu, gpus)
 }

@@ -6,27 +6,24 @@ import (
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
-// TestFGDCMByHand: target workload of shapes A (1 CPU, 8 GiB, 500
-// milli-GPU) and B (1 CPU, 32 GiB, one whole GPU), equally frequent.
+// TestFGDCMByHand: the target workload of TestFragCMByHand, A (4 CPU,
+// 8 GiB, 500 milli-GPU) and B (1 CPU, 16 GiB, one whole GPU), on T4 nodes
+// of 16 cores and 64 GiB with both GPUs free.
 func TestFGDCMByHand(t *testing.T) {
 	tw := NewTargetWorkload([]cluster.Pod{
-		{CPUMilli: 1000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500},
-		{CPUMilli: 1000, MemoryMiB: 32768, NumGPU: 1, GPUMilli: 1000},
+		{CPUMilli: 4000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
 	}, 1)
 	pol, err := New("fgdcm", tw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fgd, _ := New("fgd", tw)
-	// T4, 16 cores, 64 GiB, both GPUs free.
 	free := node(t, "T4", 16000, 65536, 2)
-	// The same with 2 cores, 40 GiB and GPU 0 held: 14 cores, 24 GiB and
-	// GPUs [0, 1000] free.
-	lowMem := node(t, "T4", 16000, 65536, 2, binding{cluster.Pod{CPUMilli: 2000, MemoryMiB: 40960, NumGPU: 1, GPUMilli: 1000}, 1 << 0})
-	// Both GPUs held: no idle GPU.
-	full := node(t, "T4", 16000, 65536, 2, binding{cluster.Pod{CPUMilli: 2000, MemoryMiB: 8192, NumGPU: 2, GPUMilli: 1000}, 0b11})
-	share := cluster.Pod{CPUMilli: 1000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500}
-	cpu := cluster.Pod{CPUMilli: 4000, MemoryMiB: 4096}
+	// 10 cores and 8 GiB held by a CPU-only pod: 6 cores, 56 GiB free.
+	short := node(t, "T4", 16000, 65536, 2, binding{cluster.Pod{CPUMilli: 10000, MemoryMiB: 8192}, 0})
+	a := cluster.Pod{CPUMilli: 4000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500}
+	b := cluster.Pod{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000}
 	for _, tc := range []struct {
 		name      string
 		node      *cluster.Node
@@ -34,21 +31,23 @@ func TestFGDCMByHand(t *testing.T) {
 		fgd, want int64
 		gpus      cluster.GPUSet
 	}{
-		// Before: B cannot have 32 GiB of 24: FragMem = ½·1000 = 500 (Frag:
-		// 0). After [0, 500] and 16 GiB: A sees nothing, B all 500:
-		// FragMem = 250, ⌊100·σ(0.25)⌋ = 56 (Frag: 250, ⌊100·σ(−0.25)⌋ =
-		// 43).
-		{"share where memory strands the GPU", lowMem, share, 43, 56, 1 << 1},
-		// [500, 1000] from [1000, 1000], 56 GiB free: both shapes fit,
-		// B sees 500: 250 after, 0 before, ⌊100·σ(−0.25)⌋ = 43 for both.
-		{"share on a free node", free, share, 43, 43, 1 << 0},
-		// No idle GPU: 100 (FGD: fragmentation 0 before and after, 50).
-		{"CPU pod on a full node", full, cpu, 50, 100, 0},
-		// 12 cores left per 2 idle GPUs: ⌊2·12000/2000⌋ = 12 (FGD: both
-		// shapes still fit, nothing changes, 50).
-		{"CPU pod beside idle GPUs", free, cpu, 50, 12, 0},
-		// 10 cores left per idle GPU: ⌊2·10000/1000⌋ = 20.
-		{"CPU pod, fewer idle GPUs", lowMem, cpu, 50, 20, 0},
+		// FragCM before 0 (TestFragCMByHand, "room for all"); after
+		// [0, 1000], 15 cores, 48 GiB: A holds 2 by GPU, 3 by CPU; B 1, 15,
+		// 3: 0. ⌊100·σ(0)⌋ = 50, as FGD.
+		{"B on the free node", free, b, 50, 50, 1 << 0},
+		// Before 75 ("CPU strands A"). After [0, 1000], 5 cores, 40 GiB:
+		// A holds 2 by GPU, 1 by CPU: 0.1·1·500, ½·50 = 25; B 1, 5, 2: 0.
+		// ⌊100·σ((75 − 25)/1000)⌋ = ⌊51.2⌋. FGD sees 0 before and after:
+		// 50, a tie with the free node; FGDCM puts B where CPU would strand
+		// a GPU anyway.
+		{"B where CPU is short", short, b, 50, 51, 1 << 0},
+		// After [500, 1000], 12 cores, 56 GiB: A holds 3, 3, 7; B sees GPU 0
+		// below its share: ½·500. ⌊100·σ(−0.25)⌋ = 43, as FGD.
+		{"A on the free node", free, a, 43, 43, 1 << 0},
+		// Before 75. After [500, 1000], 2 cores: A cannot run, ½·1500; B:
+		// ½·500. ⌊100·σ((75 − 1000)/1000)⌋ = ⌊28.4⌋. FGD: 0 before, 1000
+		// after, ⌊100·σ(−1)⌋ = ⌊26.9⌋.
+		{"A where CPU is short", short, a, 26, 28, 1 << 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if ok, why := cluster.Fits(tc.node, &tc.pod); !ok {
@@ -65,13 +64,6 @@ func TestFGDCMByHand(t *testing.T) {
 				t.Errorf("GPUs = %b, want %b", uint64(got), uint64(tc.gpus))
 			}
 		})
-	}
-	// The cap: a 128-core A10 node with its one GPU idle leaves 127 cores
-	// per idle GPU, ⌊2·127⌋ = 254, capped at 99 below a node with no idle
-	// GPU.
-	a10 := node(t, "A10", 128000, 1<<20, 1)
-	if got := pol.Score(nil, a10, &cluster.Pod{CPUMilli: 1000}); got != 99 {
-		t.Errorf("fgdcm score on an idle A10 = %d, want 99", got)
 	}
 }
 

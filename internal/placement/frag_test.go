@@ -10,7 +10,9 @@ import (
 
 // fragReference transcribes the paper's definition shape by shape, without
 // grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount. With memFree ≥
-// 0 a shape also needs its MemoryMiB (FragMem).
+// 0 it is FragCM's definition: a shape also needs its MemoryMiB, and
+// StrandWeight of the GPU capacity its pods could take by GPU but not by
+// CPU or memory counts too.
 func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
 	var idle int64
 	for _, f := range gpuFree {
@@ -23,7 +25,7 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuF
 			frag += all
 			continue
 		}
-		cnt := 0
+		cnt, whole, slots := 0, 0, 0
 		var below int64
 		for _, f := range gpuFree {
 			if f >= m.GPUMilli {
@@ -31,11 +33,31 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuF
 			} else {
 				below += f
 			}
+			if f == 1000 {
+				whole++
+			}
+			// Pods of m this GPU holds.
+			for left := f; m.GPUMilli < 1000 && left >= m.GPUMilli; left -= m.GPUMilli {
+				slots++
+			}
 		}
-		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli && (memFree < 0 || memFree >= m.MemoryMiB) {
-			frag += m.Freq * float64(below)
-		} else {
+		if m.GPUMilli == 1000 {
+			slots = whole / m.NumGPU
+		}
+		if cnt < m.NumGPU || cpuFree < m.CPUMilli || memFree >= 0 && memFree < m.MemoryMiB {
 			frag += all
+			continue
+		}
+		frag += m.Freq * float64(below)
+		if memFree >= 0 {
+			k := slots
+			for c := 1; c <= slots; c++ {
+				if int64(c)*m.CPUMilli > cpuFree || int64(c)*m.MemoryMiB > memFree {
+					k = c - 1
+					break
+				}
+			}
+			frag += m.Freq * StrandWeight * float64((slots-k)*m.NumGPU) * float64(m.GPUMilli)
 		}
 	}
 	return frag
@@ -46,6 +68,9 @@ func TestFragMatchesReference(t *testing.T) {
 	var pods []cluster.Pod
 	for i := 0; i < 500; i++ {
 		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000, MemoryMiB: int64(rng.IntN(16)) * 1024}
+		if rng.IntN(3) == 0 {
+			p.MemoryMiB += 512 // shapes of several memory sizes have a mean of odd MiB
+		}
 		switch rng.IntN(4) {
 		case 0:
 		case 1:
@@ -72,10 +97,10 @@ func TestFragMatchesReference(t *testing.T) {
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
 			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
 		}
-		mem := int64(rng.IntN(16)) * 1024
-		got, want = tw.FragMem(model, cpu, mem, g), fragReference(tw, model, cpu, mem, g)
+		mem := int64(rng.IntN(64)) * 1024
+		got, want = tw.FragCM(model, cpu, mem, g), fragReference(tw, model, cpu, mem, g)
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
-			t.Fatalf("FragMem(model %d, cpu %d, mem %d, %v) = %v, reference %v", model, cpu, mem, g, got, want)
+			t.Fatalf("FragCM(model %d, cpu %d, mem %d, %v) = %v, reference %v", model, cpu, mem, g, got, want)
 		}
 	}
 }
@@ -120,43 +145,48 @@ func TestNodeFragByHand(t *testing.T) {
 	}
 }
 
-// TestFragMemByHand: shapes A (1 CPU, 500 milli-GPU) of mean memory 6 GiB
-// (pods of 4 and 8 GiB) and B (1 CPU, one whole GPU, 16 GiB), equally
-// frequent, on a T4 node with GPUs [600, 1000] free.
-func TestFragMemByHand(t *testing.T) {
+// TestFragCMByHand: shapes A (4 CPU, 500 milli-GPU) of mean memory 8 GiB
+// (pods of 6 and 10 GiB) and B (1 CPU, one whole GPU, 16 GiB), equally
+// frequent, on a T4 node (model 1); StrandWeight 0.1.
+func TestFragCMByHand(t *testing.T) {
 	tw := NewTargetWorkload([]cluster.Pod{
-		{CPUMilli: 1000, MemoryMiB: 4096, NumGPU: 1, GPUMilli: 500},
-		{CPUMilli: 1000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 4000, MemoryMiB: 6144, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 4000, MemoryMiB: 10240, NumGPU: 1, GPUMilli: 500},
 		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
 		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
 	}, 1)
-	if a := tw.Pods[1]; a.GPUMilli != 500 || a.MemoryMiB != 6144 {
-		t.Fatalf("shape A = %+v, want mean memory 6144 MiB", a)
+	if a := tw.Pods[0]; a.GPUMilli != 500 || a.MemoryMiB != 8192 {
+		t.Fatalf("shape A = %+v, want mean memory 8192 MiB", a)
 	}
-	gpus := []int64{600, 1000}
 	for _, tc := range []struct {
-		name string
-		mem  int64
-		want float64
+		name      string
+		cpu, mem  int64
+		gpus      []int64
+		want, frg float64
 	}{
-		// Both fit: as Frag, B sees GPU 0: ½·600.
-		{"memory for both", 16384, 300},
-		// B lacks memory: all 1600 idle for B, A sees none: ½·1600.
-		{"memory for A only", 16383, 800},
-		// Neither fits: all 1600 idle.
-		{"memory for neither", 6143, 1600},
-		// A node over-committed by a scheduler is short of everything.
-		{"negative free memory", -1, 1600},
+		// A: 4 pods by GPU, 4 by CPU, 8 by memory; B: 2, 16, 4. Nothing
+		// stranded.
+		{"room for all", 16000, 65536, []int64{1000, 1000}, 0, 0},
+		// A: 4 pods by GPU, 1 by CPU: 0.1·3·500 = 150, ½·150. B: 2, 6, 4.
+		{"CPU strands A", 6000, 65536, []int64{1000, 1000}, 75, 0},
+		// A cannot run (4 cores): ½·2000. B: 2, 3, 4: none.
+		{"A cannot run", 3000, 65536, []int64{1000, 1000}, 1000, 1000},
+		// A: 4, 4, ⌊20000/8192⌋ = 2: 0.1·2·500 = 100. B: 2, 16, 1:
+		// 0.1·1·1000 = 100. ½·100 + ½·100.
+		{"memory strands both", 16000, 20000, []int64{1000, 1000}, 100, 0},
+		// B cannot run (16 GiB): ½·2000. A: 4, 4, 1: 0.1·3·500, ½·150.
+		{"B lacks memory", 16000, 16383, []int64{1000, 1000}, 1075, 0},
+		// As Frag: A holds 1 + 2 pods, B sees GPU 0 below its share: ½·600.
+		{"fragment below a share", 16000, 65536, []int64{600, 1000}, 300, 300},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tw.FragMem(1, 15000, tc.mem, gpus); got != tc.want {
-				t.Errorf("FragMem = %v, want %v", got, tc.want)
+			if got := tw.FragCM(1, tc.cpu, tc.mem, tc.gpus); got != tc.want {
+				t.Errorf("FragCM = %v, want %v", got, tc.want)
+			}
+			if got := tw.Frag(1, tc.cpu, tc.gpus); got != tc.frg {
+				t.Errorf("Frag = %v, want %v", got, tc.frg)
 			}
 		})
-	}
-	// Frag ignores memory.
-	if got := tw.Frag(1, 15000, gpus); got != 300 {
-		t.Errorf("Frag = %v, want 300", got)
 	}
 }
 
