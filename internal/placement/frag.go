@@ -41,6 +41,7 @@ type fragGroup struct {
 	cpu      []int64   // ascending
 	mem      []int64   // mem[i]: MemoryMiB of the shape of cpu[i]
 	freq     []float64 // freq[i]: Freq of the shape of cpu[i]
+	maxMem   int64     // max of mem
 	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
 	total    float64
 }
@@ -120,6 +121,7 @@ func (tw *TargetWorkload) index() {
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
 			g.mem = append(g.mem, tw.Pods[i].MemoryMiB)
 			g.freq = append(g.freq, tw.Pods[i].Freq)
+			g.maxMem = max(g.maxMem, tw.Pods[i].MemoryMiB)
 			g.cum = append(g.cum, g.total)
 		}
 		tw.groups = append(tw.groups, g)
@@ -241,6 +243,11 @@ func (tw *TargetWorkload) FragCM(modelID int, cpuFree, memFree int64, gpuFree []
 		}
 		if g.gpuMilli == cluster.MilliGPU {
 			slots = int64(cnt / g.numGPU)
+		}
+		if slots*g.cpu[len(g.cpu)-1] <= cpuFree && slots*g.maxMem <= memFree {
+			// Every shape of the group runs as many pods as the GPUs hold.
+			frag += g.total * float64(below)
+			continue
 		}
 		for i, c := range g.cpu {
 			if c > cpuFree || g.mem[i] > memFree {
