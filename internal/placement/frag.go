@@ -278,8 +278,3 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
 	return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
 }
-
-// NodeFragCM returns FragCM for node n's current free resources.
-func (tw *TargetWorkload) NodeFragCM(n *cluster.Node) float64 {
-	return tw.FragCM(n.ModelID, n.CPUFree, n.MemoryFree, n.GPUFree)
-}
