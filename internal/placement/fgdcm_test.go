@@ -7,8 +7,9 @@ import (
 )
 
 // TestFGDCMByHand: the target workload of TestFragCMByHand, A (4 CPU,
-// 8 GiB, 500 milli-GPU) and B (1 CPU, 16 GiB, one whole GPU), on T4 nodes
-// of 16 cores and 64 GiB with both GPUs free.
+// 8 GiB, 500 milli-GPU) and B (1 CPU, 16 GiB, one whole GPU), asking for
+// 10/3 millicores and 16.384 MiB per milli-GPU, on T4 nodes of 16 cores and
+// 64 GiB with both GPUs free.
 func TestFGDCMByHand(t *testing.T) {
 	tw := NewTargetWorkload([]cluster.Pod{
 		{CPUMilli: 4000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500},
@@ -21,9 +22,11 @@ func TestFGDCMByHand(t *testing.T) {
 	fgd, _ := New("fgd", tw)
 	free := node(t, "T4", 16000, 65536, 2)
 	// 10 cores and 8 GiB held by a CPU-only pod: 6 cores, 56 GiB free.
+	// FragCM 200: its CPU serves 1800 of the 2000 idle milli-GPU.
 	short := node(t, "T4", 16000, 65536, 2, binding{cluster.Pod{CPUMilli: 10000, MemoryMiB: 8192}, 0})
 	a := cluster.Pod{CPUMilli: 4000, MemoryMiB: 8192, NumGPU: 1, GPUMilli: 500}
 	b := cluster.Pod{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000}
+	c := cluster.Pod{CPUMilli: 4000, MemoryMiB: 4096}
 	for _, tc := range []struct {
 		name      string
 		node      *cluster.Node
@@ -31,23 +34,28 @@ func TestFGDCMByHand(t *testing.T) {
 		fgd, want int64
 		gpus      cluster.GPUSet
 	}{
-		// FragCM before 0 (TestFragCMByHand, "room for all"); after
-		// [0, 1000], 15 cores, 48 GiB: A holds 2 by GPU, 3 by CPU; B 1, 15,
-		// 3: 0. ⌊100·σ(0)⌋ = 50, as FGD.
+		// 0 before; after [0, 1000], 15 cores, 48 GiB: A and B fit, 1000
+		// served (min(1000, 4500, 3000)): 0. ⌊100·σ(0)⌋ = 50, as FGD.
 		{"B on the free node", free, b, 50, 50, 1 << 0},
-		// Before 75 ("CPU strands A"). After [0, 1000], 5 cores, 40 GiB:
-		// A holds 2 by GPU, 1 by CPU: 0.1·1·500, ½·50 = 25; B 1, 5, 2: 0.
-		// ⌊100·σ((75 − 25)/1000)⌋ = ⌊51.2⌋. FGD sees 0 before and after:
-		// 50, a tie with the free node; FGDCM puts B where CPU would strand
-		// a GPU anyway.
-		{"B where CPU is short", short, b, 50, 51, 1 << 0},
-		// After [500, 1000], 12 cores, 56 GiB: A holds 3, 3, 7; B sees GPU 0
-		// below its share: ½·500. ⌊100·σ(−0.25)⌋ = 43, as FGD.
+		// 200 before; after [0, 1000], 5 cores, 40 GiB: min(1000, 1500,
+		// 2500) served, 0. ⌊100·σ(0.2)⌋ = ⌊54.98⌋. FGD sees 0 before and
+		// after: 50, a tie with the free node; FGDCM puts B where CPU
+		// would strand GPU capacity.
+		{"B where CPU is short", short, b, 50, 54, 1 << 0},
+		// After [500, 1000], 12 cores, 56 GiB: B sees GPU 0 below its
+		// share, ½·500; 1500 served. ⌊100·σ(−0.25)⌋ = 43, as FGD.
 		{"A on the free node", free, a, 43, 43, 1 << 0},
-		// Before 75. After [500, 1000], 2 cores: A cannot run, ½·1500; B:
-		// ½·500. ⌊100·σ((75 − 1000)/1000)⌋ = ⌊28.4⌋. FGD: 0 before, 1000
-		// after, ⌊100·σ(−1)⌋ = ⌊26.9⌋.
-		{"A where CPU is short", short, a, 26, 28, 1 << 0},
+		// 200 before; after [500, 1000], 2 cores: A cannot run, ½·1500,
+		// B ½·500; min(1500, 600, 3000) served, 900 more: 1900.
+		// ⌊100·σ(−1.7)⌋ = ⌊15.4⌋. FGD: 0 before, 1000 after, ⌊100·σ(−1)⌋
+		// = ⌊26.9⌋.
+		{"A where CPU is short", short, a, 26, 15, 1 << 0},
+		// A CPU-only pod leaving 2 cores: A cannot run, ½·2000; 600
+		// served, 1400 more: from 200 to 2400, ⌊100·σ(−2.2)⌋ = ⌊9.97⌋.
+		// FGD: ⌊100·σ(−1)⌋ = 26.
+		{"CPU pod where CPU is short", short, c, 26, 9, 0},
+		// 12 cores, 60 GiB left: all served, nothing changes: 50.
+		{"CPU pod on the free node", free, c, 50, 50, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if ok, why := cluster.Fits(tc.node, &tc.pod); !ok {

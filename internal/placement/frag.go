@@ -32,6 +32,9 @@ type TargetWorkload struct {
 	// groups gathers the shapes by GPU request; within a group the CPU
 	// requests are sorted with cumulative frequencies.
 	groups []fragGroup
+	// cpuPerGPU and memPerGPU are the millicores and MiB the shapes that
+	// request GPUs ask for per milli-GPU, frequency-weighted (0 if none).
+	cpuPerGPU, memPerGPU float64
 }
 
 type fragGroup struct {
@@ -39,9 +42,6 @@ type fragGroup struct {
 	gpuMilli int64
 	models   cluster.ModelSet
 	cpu      []int64   // ascending
-	mem      []int64   // mem[i]: MemoryMiB of the shape of cpu[i]
-	freq     []float64 // freq[i]: Freq of the shape of cpu[i]
-	maxMem   int64     // max of mem
 	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
 	total    float64
 }
@@ -103,6 +103,17 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 
 func (tw *TargetWorkload) index() {
 	tw.groups = tw.groups[:0]
+	var cpu, mem, milli float64
+	for _, p := range tw.Pods {
+		if p.NumGPU > 0 {
+			cpu += p.Freq * float64(p.CPUMilli)
+			mem += p.Freq * float64(p.MemoryMiB)
+			milli += p.Freq * float64(int64(p.NumGPU)*p.GPUMilli)
+		}
+	}
+	if milli > 0 {
+		tw.cpuPerGPU, tw.memPerGPU = cpu/milli, mem/milli
+	}
 	byGroup := map[[3]int64][]int{}
 	var order [][3]int64
 	for i, p := range tw.Pods {
@@ -119,9 +130,6 @@ func (tw *TargetWorkload) index() {
 		for _, i := range idx {
 			g.total += tw.Pods[i].Freq
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
-			g.mem = append(g.mem, tw.Pods[i].MemoryMiB)
-			g.freq = append(g.freq, tw.Pods[i].Freq)
-			g.maxMem = max(g.maxMem, tw.Pods[i].MemoryMiB)
 			g.cum = append(g.cum, g.total)
 		}
 		tw.groups = append(tw.groups, g)
@@ -180,91 +188,35 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 	return frag
 }
 
-// StrandWeight is the weight FragCM gives the GPU capacity a node offers
-// a shape but cannot serve for want of CPU or memory. Chosen by measurement
-// on the openb traces (0.05 to 0.15 give the same allocation within the
-// seeds' spread; larger weights lose to FGD on some traces):
-// docs/simulate.md, "Beyond FGD".
-const StrandWeight = 0.1
-
-// FragCM is Frag that also sees GPUs stranded by CPU and memory, for FGDCM
-// (this project's extension of Weng et al., §3.2). With the node's idle
-// GPU capacity L (milli-GPU), each target shape m (frequency p_m, c_m
-// millicores, mean memory r_m MiB, g_m GPUs of share s_m) counts as
-// fragmented:
+// FragCM is Frag plus the idle GPU capacity that the node's free CPU and
+// memory cannot serve, for FGDCM (this project's extension of Weng et al.,
+// §3.2). With L the node's idle GPU capacity (milli-GPU) and the target
+// workload's CPU and memory per milli-GPU (its GPU shapes' requests,
+// frequency-weighted: millicores and MiB per milli-GPU), the capacity
+// they can serve is
 //
-//   - L when m cannot run on the node: as Frag, or memFree < r_m;
+//	S = min(L, cpuFree / (CPU per milli-GPU), memFree / (memory per milli-GPU))
 //
-//   - otherwise the GPUs below m's share, as Frag, plus StrandWeight times
-//     the GPU capacity that pods of m could take by GPU but not by CPU or
-//     memory (below L, since u_m·g_m·s_m is at most L − below_m):
-//
-//     below_m + StrandWeight · (u_m − k_m) · g_m · s_m
-//
-//     where u_m is how many pods of m the free GPUs hold (Σ ⌊free_i / s_m⌋
-//     for a GPU share, ⌊whole free GPUs / g_m⌋ for whole GPUs) and
-//     k_m = min(u_m, ⌊cpuFree / c_m⌋, ⌊memFree / r_m⌋).
-//
-// FragCM = Σ p_m · fragmented_m, in milli-GPU.
-//
-// Frag counts every GPU of a node whose CPU fits one pod of m as usable
-// by m; FragCM sees the GPUs that CPU or memory will strand first (at the
-// end of an FGD fill of the openb default trace, seed 42, 186 of the 489
-// G2 nodes with idle GPU capacity have under 4 cores free).
+// and FragCM = Frag + (L − S), in milli-GPU. Frag counts a node's GPUs as
+// usable by a shape as soon as its CPU fits one pod; FragCM also sees the
+// GPUs that CPU or memory will strand before they are used (at the end of
+// an FGD fill of the openb default trace, seed 42, 354 nodes hold idle
+// GPUs with under 4 cores free).
 func (tw *TargetWorkload) FragCM(modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
+	f := tw.Frag(modelID, cpuFree, gpuFree)
 	var idle int64
-	for _, f := range gpuFree {
-		idle += f
-	}
-	if idle == 0 {
-		return 0
+	for _, g := range gpuFree {
+		idle += g
 	}
 	L := float64(idle)
-	frag := 0.0
-	for gi := range tw.groups {
-		g := &tw.groups[gi]
-		if g.gpuMilli == 0 || !modelOK(g.models, modelID) {
-			frag += g.total * L
-			continue
-		}
-		cnt := 0
-		var below, slots int64
-		for _, f := range gpuFree {
-			if f >= g.gpuMilli {
-				cnt++
-				slots += f / g.gpuMilli
-			} else {
-				below += f
-			}
-		}
-		if cnt < g.numGPU {
-			frag += g.total * L
-			continue
-		}
-		if g.gpuMilli == cluster.MilliGPU {
-			slots = int64(cnt / g.numGPU)
-		}
-		if slots*g.cpu[len(g.cpu)-1] <= cpuFree && slots*g.maxMem <= memFree {
-			// Every shape of the group runs as many pods as the GPUs hold.
-			frag += g.total * float64(below)
-			continue
-		}
-		for i, c := range g.cpu {
-			if c > cpuFree || g.mem[i] > memFree {
-				frag += g.freq[i] * L
-				continue
-			}
-			k := slots
-			if c > 0 {
-				k = min(k, cpuFree/c)
-			}
-			if g.mem[i] > 0 {
-				k = min(k, memFree/g.mem[i])
-			}
-			frag += g.freq[i] * (float64(below) + StrandWeight*float64((slots-k)*int64(g.numGPU)*g.gpuMilli))
-		}
+	s := L
+	if tw.cpuPerGPU > 0 {
+		s = min(s, float64(max(cpuFree, 0))/tw.cpuPerGPU)
 	}
-	return frag
+	if tw.memPerGPU > 0 {
+		s = min(s, float64(max(memFree, 0))/tw.memPerGPU)
+	}
+	return f + L - s
 }
 
 func modelOK(models cluster.ModelSet, modelID int) bool {

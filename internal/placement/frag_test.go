@@ -9,11 +9,8 @@ import (
 )
 
 // fragReference transcribes the paper's definition shape by shape, without
-// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount. With memFree ≥
-// 0 it is FragCM's definition: a shape also needs its MemoryMiB, and
-// StrandWeight of the GPU capacity its pods could take by GPU but not by
-// CPU or memory counts too.
-func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
+// grouping: Weng et al. 2023 §3.2 / NodeGpuShareFragAmount.
+func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int64) float64 {
 	var idle int64
 	for _, f := range gpuFree {
 		idle += f
@@ -25,7 +22,7 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuF
 			frag += all
 			continue
 		}
-		cnt, whole, slots := 0, 0, 0
+		cnt := 0
 		var below int64
 		for _, f := range gpuFree {
 			if f >= m.GPUMilli {
@@ -33,34 +30,40 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree, memFree int64, gpuF
 			} else {
 				below += f
 			}
-			if f == 1000 {
-				whole++
-			}
-			// Pods of m this GPU holds.
-			for left := f; m.GPUMilli < 1000 && left >= m.GPUMilli; left -= m.GPUMilli {
-				slots++
-			}
 		}
-		if m.GPUMilli == 1000 {
-			slots = whole / m.NumGPU
-		}
-		if cnt < m.NumGPU || cpuFree < m.CPUMilli || memFree >= 0 && memFree < m.MemoryMiB {
+		if cnt >= m.NumGPU && cpuFree >= m.CPUMilli {
+			frag += m.Freq * float64(below)
+		} else {
 			frag += all
-			continue
-		}
-		frag += m.Freq * float64(below)
-		if memFree >= 0 {
-			k := slots
-			for c := 1; c <= slots; c++ {
-				if int64(c)*m.CPUMilli > cpuFree || int64(c)*m.MemoryMiB > memFree {
-					k = c - 1
-					break
-				}
-			}
-			frag += m.Freq * StrandWeight * float64((slots-k)*m.NumGPU) * float64(m.GPUMilli)
 		}
 	}
 	return frag
+}
+
+// strandedReference is the idle GPU capacity FragCM adds to Frag: what
+// the node's CPU and memory cannot serve at the GPU shapes' CPU and memory
+// per milli-GPU, computed from the shapes directly.
+func strandedReference(tw *TargetWorkload, cpuFree, memFree int64, gpuFree []int64) float64 {
+	var idle int64
+	for _, f := range gpuFree {
+		idle += f
+	}
+	var cpu, mem, milli float64
+	for _, m := range tw.Pods {
+		if m.NumGPU > 0 {
+			cpu += m.Freq * float64(m.CPUMilli)
+			mem += m.Freq * float64(m.MemoryMiB)
+			milli += m.Freq * float64(m.NumGPU) * float64(m.GPUMilli)
+		}
+	}
+	served := float64(idle)
+	if cpu > 0 {
+		served = math.Min(served, float64(cpuFree)*milli/cpu)
+	}
+	if mem > 0 {
+		served = math.Min(served, float64(memFree)*milli/mem)
+	}
+	return float64(idle) - served
 }
 
 func TestFragMatchesReference(t *testing.T) {
@@ -93,12 +96,12 @@ func TestFragMatchesReference(t *testing.T) {
 		}
 		model := rng.IntN(4) - 1
 		cpu := int64(rng.IntN(20)) * 1000
-		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, -1, g)
+		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, g)
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
 			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
 		}
 		mem := int64(rng.IntN(64)) * 1024
-		got, want = tw.FragCM(model, cpu, mem, g), fragReference(tw, model, cpu, mem, g)
+		got, want = tw.FragCM(model, cpu, mem, g), fragReference(tw, model, cpu, g)+strandedReference(tw, cpu, mem, g)
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
 			t.Fatalf("FragCM(model %d, cpu %d, mem %d, %v) = %v, reference %v", model, cpu, mem, g, got, want)
 		}
@@ -147,7 +150,9 @@ func TestNodeFragByHand(t *testing.T) {
 
 // TestFragCMByHand: shapes A (4 CPU, 500 milli-GPU) of mean memory 8 GiB
 // (pods of 6 and 10 GiB) and B (1 CPU, one whole GPU, 16 GiB), equally
-// frequent, on a T4 node (model 1); StrandWeight 0.1.
+// frequent, on a T4 node (model 1). Per milli-GPU they ask for
+// (½·4000 + ½·1000) / (½·500 + ½·1000) = 10/3 millicores and
+// (½·8192 + ½·16384) / 750 = 16.384 MiB.
 func TestFragCMByHand(t *testing.T) {
 	tw := NewTargetWorkload([]cluster.Pod{
 		{CPUMilli: 4000, MemoryMiB: 6144, NumGPU: 1, GPUMilli: 500},
@@ -158,32 +163,34 @@ func TestFragCMByHand(t *testing.T) {
 	if a := tw.Pods[0]; a.GPUMilli != 500 || a.MemoryMiB != 8192 {
 		t.Fatalf("shape A = %+v, want mean memory 8192 MiB", a)
 	}
+	cpuOnly := NewTargetWorkload([]cluster.Pod{{CPUMilli: 1000, MemoryMiB: 1024}}, 1)
 	for _, tc := range []struct {
 		name      string
+		tw        *TargetWorkload
 		cpu, mem  int64
 		gpus      []int64
 		want, frg float64
 	}{
-		// A: 4 pods by GPU, 4 by CPU, 8 by memory; B: 2, 16, 4. Nothing
-		// stranded.
-		{"room for all", 16000, 65536, []int64{1000, 1000}, 0, 0},
-		// A: 4 pods by GPU, 1 by CPU: 0.1·3·500 = 150, ½·150. B: 2, 6, 4.
-		{"CPU strands A", 6000, 65536, []int64{1000, 1000}, 75, 0},
-		// A cannot run (4 cores): ½·2000. B: 2, 3, 4: none.
-		{"A cannot run", 3000, 65536, []int64{1000, 1000}, 1000, 1000},
-		// A: 4, 4, ⌊20000/8192⌋ = 2: 0.1·2·500 = 100. B: 2, 16, 1:
-		// 0.1·1·1000 = 100. ½·100 + ½·100.
-		{"memory strands both", 16000, 20000, []int64{1000, 1000}, 100, 0},
-		// B cannot run (16 GiB): ½·2000. A: 4, 4, 1: 0.1·3·500, ½·150.
-		{"B lacks memory", 16000, 16383, []int64{1000, 1000}, 1075, 0},
-		// As Frag: A holds 1 + 2 pods, B sees GPU 0 below its share: ½·600.
-		{"fragment below a share", 16000, 65536, []int64{600, 1000}, 300, 300},
+		// Served: min(2000, 16000·3/10, 65536/16.384) = min(2000, 4800,
+		// 4000): all.
+		{"room for all", tw, 16000, 65536, []int64{1000, 1000}, 0, 0},
+		// min(2000, 1800, 4000): 200 stranded; A and B both fit: Frag 0.
+		{"CPU strands 200", tw, 6000, 65536, []int64{1000, 1000}, 200, 0},
+		// A cannot run: Frag ½·2000; min(2000, 900, 4000): 1100 more.
+		{"A cannot run", tw, 3000, 65536, []int64{1000, 1000}, 2100, 1000},
+		// min(2000, 4800, 20000/16.384 = 1220.703125): 779.296875.
+		{"memory strands", tw, 16000, 20000, []int64{1000, 1000}, 779.296875, 0},
+		// As Frag: B sees GPU 0 below its share, ½·600; 1600 served.
+		{"fragment below a share", tw, 16000, 65536, []int64{600, 1000}, 300, 300},
+		{"no idle GPU", tw, 0, 0, []int64{0, 0}, 0, 0},
+		// No shape requests GPUs: nothing per milli-GPU, FragCM = Frag = L.
+		{"CPU-only workload", cpuOnly, 0, 0, []int64{600, 1000}, 1600, 1600},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tw.FragCM(1, tc.cpu, tc.mem, tc.gpus); got != tc.want {
+			if got := tc.tw.FragCM(1, tc.cpu, tc.mem, tc.gpus); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("FragCM = %v, want %v", got, tc.want)
 			}
-			if got := tw.Frag(1, tc.cpu, tc.gpus); got != tc.frg {
+			if got := tc.tw.Frag(1, tc.cpu, tc.gpus); got != tc.frg {
 				t.Errorf("Frag = %v, want %v", got, tc.frg)
 			}
 		})

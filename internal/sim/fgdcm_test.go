@@ -9,8 +9,8 @@ import (
 
 // TestFGDCMBeatsFGD pins docs/simulate.md, "Beyond FGD": on the openb
 // default, cpu200 and gpushare40 lists (fill to 130%, 10 seeds from 42,
-// tie-break first) fgdcm allocates more than FGD by at least 0.3 points
-// (measured: +0.42, +0.84, +0.33), and both stay within 0.15 points of
+// tie-break first) fgdcm allocates more than FGD by at least 0.4 points
+// (measured: +0.57, +0.95, +0.46), and both stay within 0.15 points of
 // the documented means.
 func TestFGDCMBeatsFGD(t *testing.T) {
 	if testing.Short() {
@@ -21,9 +21,9 @@ func TestFGDCMBeatsFGD(t *testing.T) {
 		fgd, cm float64 // documented means, %
 		minGain float64
 	}{
-		{"openb_pod_list_default.csv", 95.35, 95.77, 0.3},
-		{"openb_pod_list_cpu200.csv", 94.98, 95.82, 0.3},
-		{"openb_pod_list_gpushare40.csv", 94.12, 94.45, 0.3},
+		{"openb_pod_list_default.csv", 95.35, 95.92, 0.4},
+		{"openb_pod_list_cpu200.csv", 94.98, 95.93, 0.4},
+		{"openb_pod_list_gpushare40.csv", 94.12, 94.58, 0.4},
 	} {
 		w := openb(t, tc.file)
 		rep, err := Run(context.Background(), w, Config{Mode: "fill", Policies: []string{"fgd", "fgdcm"},
