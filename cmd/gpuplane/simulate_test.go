@@ -68,8 +68,8 @@ func TestSimulateDefaultJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v", err)
 	}
-	if len(rep.Results) != 16 || len(rep.Summary) != 8 {
-		t.Fatalf("%d results, %d summaries; want 8 policies × 2 seeds", len(rep.Results), len(rep.Summary))
+	if len(rep.Results) != 18 || len(rep.Summary) != 9 {
+		t.Fatalf("%d results, %d summaries; want 9 policies × 2 seeds", len(rep.Results), len(rep.Summary))
 	}
 	for _, k := range []string{"policy", "seed", "total_gpu_milli", "arrived_gpu_milli", "allocated_gpu_milli", "gpu_allocation_ratio",
 		"unallocated_gpus", "failed_pods", "fragmentation_ratio", "wall_seconds"} {

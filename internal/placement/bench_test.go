@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/testenv"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // BenchmarkPlace measures one placement decision (filter 1,213 nodes, score,
@@ -104,6 +106,73 @@ func BenchmarkIndexedPlace(b *testing.B) {
 						alloc(n, &p, g)
 						release(n, &p, g)
 					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkScore is one Score call on one node, what a kube-scheduler
+// Score plugin pays per node and pod: the openb trace's 1,213 GPU nodes,
+// filled by FGD with the default pod list's pods in a random order until
+// half the GPU capacity is allocated, then scored by FGD and FGDCM for a
+// GPU-sharing pod, a whole-GPU pod and a CPU-only pod (the list's most
+// frequent shapes), with the default list's target workload (popularity
+// 0.95). Each op scores the next fitting node.
+func BenchmarkScore(b *testing.B) {
+	nodes, err := trace.ReadNodesFile(testenv.Openb(b, "openb_node_list_gpu_node.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	specs, err := trace.ReadPodsFile(testenv.Openb(b, "openb_pod_list_default.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods := make([]cluster.Pod, len(specs))
+	for i, s := range specs {
+		pods[i] = cluster.Pod{CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli)}
+	}
+	tw := NewTargetWorkload(pods, 0.95)
+	c := cluster.New()
+	for _, n := range nodes {
+		c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	fgd, _ := New("fgd", tw)
+	pl := NewPlacer(fgd, TieFirst, rng)
+	for _, i := range rng.Perm(len(pods)) {
+		if c.FreeGPUMilli() <= c.TotalGPUMilli()/2 {
+			break
+		}
+		if n, g, ok := pl.Place(c, &pods[i]); ok {
+			c.Allocate(n, &pods[i], g)
+		}
+	}
+	for _, name := range []string{"fgd", "fgdcm"} {
+		pol, _ := New(name, tw)
+		for _, shape := range []struct {
+			name string
+			pod  cluster.Pod
+		}{
+			{"share810", cluster.Pod{CPUMilli: 3152, MemoryMiB: 5600, NumGPU: 1, GPUMilli: 810}},
+			{"whole1", cluster.Pod{CPUMilli: 11300, MemoryMiB: 49152, NumGPU: 1, GPUMilli: 1000}},
+			{"cpu", cluster.Pod{CPUMilli: 12500, MemoryMiB: 57344}},
+		} {
+			b.Run(name+"/"+shape.name, func(b *testing.B) {
+				p := shape.pod
+				var fit []*cluster.Node
+				for i := range c.Nodes {
+					if cluster.Feasible(&c.Nodes[i], &p) {
+						fit = append(fit, &c.Nodes[i])
+					}
+				}
+				if len(fit) == 0 {
+					b.Fatal("no node fits")
+				}
+				s := pol.PreScore(&p)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					pol.Score(s, fit[i%len(fit)], &p)
 				}
 			})
 		}

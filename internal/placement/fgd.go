@@ -26,6 +26,8 @@ import (
 type FGD struct {
 	// Target is the workload fragmentation is measured against; read only.
 	Target *TargetWorkload
+	// cm measures fragmentation with TargetWorkload.FragCM, for FGDCM.
+	cm bool
 }
 
 // NewFGD returns FGD for target workload tw.
@@ -53,16 +55,16 @@ func (f FGD) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) 
 // copy of the node's GPUs lives on the stack, so concurrent calls share
 // nothing and nothing is allocated.
 func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
-	before := f.Target.NodeFrag(n)
 	var buf [cluster.MaxGPUsPerNode]int64
+	before := f.frag(n, n.CPUFree, n.MemoryFree, fragView(n, buf[:0]))
 	after := fragView(n, buf[:0])
-	cpu := n.CPUFree - p.CPUMilli
+	cpu, mem := n.CPUFree-p.CPUMilli, n.MemoryFree-p.MemoryMiB
 	if !p.IsGPUShare() {
 		g := firstFreeGPUs(n, p.NumGPU)
 		for m := uint64(g); m != 0; m &= m - 1 {
 			after[bits.TrailingZeros64(m)] -= p.GPUMilli
 		}
-		return fgdScore(before, f.Target.Frag(n.ModelID, cpu, after)), g
+		return fgdScore(before, f.frag(n, cpu, mem, after)), g
 	}
 	best, bestGPU := int64(0), -1
 	// Without MIG GPUs, GPUs with the same free share give the same result
@@ -94,7 +96,7 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		if n.MIGGPUs.Has(i) {
 			after[i] = min(a, cluster.MilliGPU-1)
 		}
-		s := fgdScore(before, f.Target.Frag(n.ModelID, cpu, after))
+		s := fgdScore(before, f.frag(n, cpu, mem, after))
 		after[i] = keep
 		if bestGPU < 0 || s > best {
 			best, bestGPU = s, i
@@ -104,6 +106,15 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		return 0, 0
 	}
 	return best, 1 << uint(bestGPU)
+}
+
+// frag is the fragmentation of node n with cpu millicores, mem MiB and
+// GPU shares gpus free.
+func (f FGD) frag(n *cluster.Node, cpu, mem int64, gpus []int64) float64 {
+	if f.cm {
+		return f.Target.FragCM(n.ModelID, cpu, mem, gpus)
+	}
+	return f.Target.Frag(n.ModelID, cpu, gpus)
 }
 
 func fgdScore(before, after float64) int64 {

@@ -40,11 +40,40 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int
 	return frag
 }
 
+// strandedReference is the idle GPU capacity FragCM adds to Frag: what
+// the node's CPU and memory cannot serve at the GPU shapes' CPU and memory
+// per milli-GPU, computed from the shapes directly.
+func strandedReference(tw *TargetWorkload, cpuFree, memFree int64, gpuFree []int64) float64 {
+	var idle int64
+	for _, f := range gpuFree {
+		idle += f
+	}
+	var cpu, mem, milli float64
+	for _, m := range tw.Pods {
+		if m.NumGPU > 0 {
+			cpu += m.Freq * float64(m.CPUMilli)
+			mem += m.Freq * float64(m.MemoryMiB)
+			milli += m.Freq * float64(m.NumGPU) * float64(m.GPUMilli)
+		}
+	}
+	served := float64(idle)
+	if cpu > 0 {
+		served = math.Min(served, float64(cpuFree)*milli/cpu)
+	}
+	if mem > 0 {
+		served = math.Min(served, float64(memFree)*milli/mem)
+	}
+	return float64(idle) - served
+}
+
 func TestFragMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var pods []cluster.Pod
 	for i := 0; i < 500; i++ {
-		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000}
+		p := cluster.Pod{CPUMilli: int64(rng.IntN(8)) * 2000, MemoryMiB: int64(rng.IntN(16)) * 1024}
+		if rng.IntN(3) == 0 {
+			p.MemoryMiB += 512 // shapes of several memory sizes have a mean of odd MiB
+		}
 		switch rng.IntN(4) {
 		case 0:
 		case 1:
@@ -70,6 +99,11 @@ func TestFragMatchesReference(t *testing.T) {
 		got, want := tw.Frag(model, cpu, g), fragReference(tw, model, cpu, g)
 		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
 			t.Fatalf("Frag(model %d, cpu %d, %v) = %v, reference %v", model, cpu, g, got, want)
+		}
+		mem := int64(rng.IntN(64)) * 1024
+		got, want = tw.FragCM(model, cpu, mem, g), fragReference(tw, model, cpu, g)+strandedReference(tw, cpu, mem, g)
+		if math.Abs(got-want) > 1e-6*math.Max(1, want) {
+			t.Fatalf("FragCM(model %d, cpu %d, mem %d, %v) = %v, reference %v", model, cpu, mem, g, got, want)
 		}
 	}
 }
@@ -109,6 +143,55 @@ func TestNodeFragByHand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.tw.Frag(tc.model, tc.cpu, tc.gpuFree); got != tc.want {
 				t.Errorf("Frag = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFragCMByHand: shapes A (4 CPU, 500 milli-GPU) of mean memory 8 GiB
+// (pods of 6 and 10 GiB) and B (1 CPU, one whole GPU, 16 GiB), equally
+// frequent, on a T4 node (model 1). Per milli-GPU they ask for
+// (½·4000 + ½·1000) / (½·500 + ½·1000) = 10/3 millicores and
+// (½·8192 + ½·16384) / 750 = 16.384 MiB.
+func TestFragCMByHand(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{
+		{CPUMilli: 4000, MemoryMiB: 6144, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 4000, MemoryMiB: 10240, NumGPU: 1, GPUMilli: 500},
+		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
+		{CPUMilli: 1000, MemoryMiB: 16384, NumGPU: 1, GPUMilli: 1000},
+	}, 1)
+	if a := tw.Pods[0]; a.GPUMilli != 500 || a.MemoryMiB != 8192 {
+		t.Fatalf("shape A = %+v, want mean memory 8192 MiB", a)
+	}
+	cpuOnly := NewTargetWorkload([]cluster.Pod{{CPUMilli: 1000, MemoryMiB: 1024}}, 1)
+	for _, tc := range []struct {
+		name      string
+		tw        *TargetWorkload
+		cpu, mem  int64
+		gpus      []int64
+		want, frg float64
+	}{
+		// Served: min(2000, 16000·3/10, 65536/16.384) = min(2000, 4800,
+		// 4000): all.
+		{"room for all", tw, 16000, 65536, []int64{1000, 1000}, 0, 0},
+		// min(2000, 1800, 4000): 200 stranded; A and B both fit: Frag 0.
+		{"CPU strands 200", tw, 6000, 65536, []int64{1000, 1000}, 200, 0},
+		// A cannot run: Frag ½·2000; min(2000, 900, 4000): 1100 more.
+		{"A cannot run", tw, 3000, 65536, []int64{1000, 1000}, 2100, 1000},
+		// min(2000, 4800, 20000/16.384 = 1220.703125): 779.296875.
+		{"memory strands", tw, 16000, 20000, []int64{1000, 1000}, 779.296875, 0},
+		// As Frag: B sees GPU 0 below its share, ½·600; 1600 served.
+		{"fragment below a share", tw, 16000, 65536, []int64{600, 1000}, 300, 300},
+		{"no idle GPU", tw, 0, 0, []int64{0, 0}, 0, 0},
+		// No shape requests GPUs: nothing per milli-GPU, FragCM = Frag = L.
+		{"CPU-only workload", cpuOnly, 0, 0, []int64{600, 1000}, 1600, 1600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.tw.FragCM(1, tc.cpu, tc.mem, tc.gpus); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("FragCM = %v, want %v", got, tc.want)
+			}
+			if got := tc.tw.Frag(1, tc.cpu, tc.gpus); got != tc.frg {
+				t.Errorf("Frag = %v, want %v", got, tc.frg)
 			}
 		})
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // Names lists the policy names New accepts, in the order reports use.
-var Names = []string{"random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd", "leastallocated", "mostallocated"}
+var Names = []string{"random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd", "leastallocated", "mostallocated", "fgdcm"}
 
 // registry maps each name of Names to its constructor.
 var registry = map[string]func(tw *TargetWorkload) (Policy, error){
@@ -19,10 +19,11 @@ var registry = map[string]func(tw *TargetWorkload) (Policy, error){
 	"fgd":            NewFGD,
 	"leastallocated": func(*TargetWorkload) (Policy, error) { return LeastAllocated{}, nil },
 	"mostallocated":  func(*TargetWorkload) (Policy, error) { return MostAllocated{}, nil },
+	"fgdcm":          NewFGDCM,
 }
 
-// New returns the named policy. FGD needs the target workload tw; the
-// others ignore it.
+// New returns the named policy. FGD and FGDCM need the target workload
+// tw; the others ignore it.
 func New(name string, tw *TargetWorkload) (Policy, error) {
 	mk, ok := registry[name]
 	if !ok {

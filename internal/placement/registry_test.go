@@ -30,9 +30,10 @@ func TestNew(t *testing.T) {
 		tw           *TargetWorkload
 		err          string
 	}{
-		{"unknown name", "tetris", tw, `unknown policy "tetris" (known: random, dotproduct, gpupacking, gpuclustering, bestfit, fgd, leastallocated, mostallocated, or all)`},
-		{"names are case-sensitive", "FGD", tw, `unknown policy "FGD" (known: random, dotproduct, gpupacking, gpuclustering, bestfit, fgd, leastallocated, mostallocated, or all)`},
+		{"unknown name", "tetris", tw, `unknown policy "tetris" (known: random, dotproduct, gpupacking, gpuclustering, bestfit, fgd, leastallocated, mostallocated, fgdcm, or all)`},
+		{"names are case-sensitive", "FGD", tw, `unknown policy "FGD" (known: random, dotproduct, gpupacking, gpuclustering, bestfit, fgd, leastallocated, mostallocated, fgdcm, or all)`},
 		{"fgd without a target workload", "fgd", nil, "policy fgd needs a target workload"},
+		{"fgdcm without a target workload", "fgdcm", nil, "policy fgdcm needs a target workload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(tc.policy, tc.tw); err == nil || err.Error() != tc.err {

@@ -42,7 +42,7 @@ func agreementSize(t *testing.T) (nodes, pods int) {
 // order, tie-break "first"), and compares, pod by pod, the node and the
 // GPUs chosen. Every pod must agree.
 func TestSimAgreement(t *testing.T) {
-	for _, policy := range []string{"fgd", "bestfit"} {
+	for _, policy := range []string{"fgd", "bestfit", "fgdcm"} {
 		t.Run(policy, func(t *testing.T) { testAgreement(t, policy) })
 	}
 }

@@ -18,7 +18,7 @@ import (
 // restart), "warm" finds them cached (the usual cycle, where only the node
 // of the last binding changed).
 func BenchmarkFilterScore(b *testing.B) {
-	for _, policy := range []string{"fgd", "bestfit", "leastallocated"} {
+	for _, policy := range []string{"fgd", "bestfit", "leastallocated", "fgdcm"} {
 		for _, warm := range []bool{false, true} {
 			name := policy + "/cold"
 			if warm {
