@@ -114,8 +114,11 @@ func (p *Prices) Models() []string {
 }
 
 // LoadPrices overrides prices from a file of lines "MODEL USD_PER_GPU_HOUR"
-// (whitespace- or comma-separated; '#' starts a comment). A model without a
-// price yet is added. Errors name the file and line.
+// (whitespace-, comma- or colon-separated; '#' starts a comment). A model
+// without a price yet is added. Errors name the file and line. The colon
+// form with plain or quoted names, "A100-80GB: 3.93", is also a YAML
+// mapping of model to USD per GPU-hour, so a prices file can be written
+// and read as YAML.
 func (p *Prices) LoadPrices(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -141,7 +144,12 @@ func (p *Prices) ReadPrices(name string, r io.Reader) error {
 		if i := strings.IndexByte(s, '#'); i >= 0 {
 			s = s[:i]
 		}
-		fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ':' })
+		for i, f := range fields {
+			if len(f) >= 2 && (f[0] == '"' || f[0] == '\'') && f[len(f)-1] == f[0] {
+				fields[i] = f[1 : len(f)-1]
+			}
+		}
 		if len(fields) == 0 {
 			continue
 		}

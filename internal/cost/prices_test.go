@@ -5,8 +5,36 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
+
+// TestPricesYAML: a prices file written as a YAML mapping of model to USD
+// per GPU-hour (the form gpuplane cost's issue asks for) reads to the same
+// prices as a YAML parser gives.
+func TestPricesYAML(t *testing.T) {
+	const file = "# USD per GPU-hour\nA100-80GB: 3.10\n\"H100-80GB\": 9.5   # quoted key\n'MyGPU': 0\n"
+	var want map[string]float64
+	if err := yaml.Unmarshal([]byte(file), &want); err != nil {
+		t.Fatalf("the test's file is not YAML: %v", err)
+	}
+	if len(want) != 3 {
+		t.Fatalf("yaml read %v, want 3 models", want)
+	}
+	p := Default()
+	if err := p.ReadPrices("prices.yaml", strings.NewReader(file)); err != nil {
+		t.Fatal(err)
+	}
+	for m, usd := range want {
+		if got := p.USDPerHour(m); got != usd {
+			t.Errorf("%s: %v USD/h, want %v", m, got, usd)
+		}
+	}
+	if pr, _ := p.Get("H100-80GB"); pr.Source != "prices.yaml line 3" {
+		t.Errorf("source %q, want prices.yaml line 3", pr.Source)
+	}
+}
 
 func TestDefaultPricesCoverTheCatalog(t *testing.T) {
 	p := Default()
