@@ -77,6 +77,15 @@ var labelValue = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
 
 // LoadTeams reads a teams file; see ParseTeams.
 func LoadTeams(path string) (*Teams, error) {
+	data, err := readTeams(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTeams(path, data)
+}
+
+// readTeams reads a teams file, up to one byte past the size limit.
+func readTeams(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -86,7 +95,7 @@ func LoadTeams(path string) (*Teams, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return ParseTeams(path, data)
+	return data, nil
 }
 
 // file, team and quota are the YAML shapes of a teams file; decoding them
@@ -171,14 +180,19 @@ func value(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// lineRE is the "line N: " that go.yaml.in/yaml/v3 errors start with.
-var lineRE = regexp.MustCompile(`^line (\d+): `)
+// lineRE is the "line N: " that go.yaml.in/yaml/v3 errors start with;
+// typeRE the " in type quota.teamYAML" that names a Go type.
+var (
+	lineRE = regexp.MustCompile(`^line (\d+): `)
+	typeRE = regexp.MustCompile(` in type [A-Za-z0-9_.\[\]*]+$`)
+)
 
-// yamlError turns a decoding error into "file:line: message".
+// yamlError turns a decoding error into "file:line: message", without the
+// names of this package's Go types.
 func yamlError(name string, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return fmt.Errorf("%s", lineRE.ReplaceAllString(te.Errors[0], name+":$1: "))
+		return fmt.Errorf("%s", typeRE.ReplaceAllString(lineRE.ReplaceAllString(te.Errors[0], name+":$1: "), ""))
 	}
 	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 }
@@ -197,6 +211,34 @@ func yamlError(name string, err error) error {
 // model, or a model given two products is an error naming file, line and
 // field. name is used in errors.
 func ParseTeams(name string, data []byte) (*Teams, error) {
+	return parseTeams(name, data, true)
+}
+
+// LoadNamespaces reads a teams file for the namespaces of each team only,
+// as gpuplane cost does: it returns the team of each namespace. cohort and
+// each team's quotas may be absent; what is given is checked as
+// ParseTeams checks it.
+func LoadNamespaces(path string) (map[string]string, error) {
+	data, err := readTeams(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTeams(path, data, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, tm := range t.Teams {
+		for _, ns := range tm.Namespaces {
+			out[ns] = tm.Name
+		}
+	}
+	return out, nil
+}
+
+// parseTeams is ParseTeams; with quotas false, cohort and quotas may be
+// absent.
+func parseTeams(name string, data []byte, quotas bool) (*Teams, error) {
 	if len(data) > maxTeamsBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxTeamsBytes)
 	}
@@ -224,7 +266,7 @@ func ParseTeams(name string, data []byte) (*Teams, error) {
 	errf := func(line int, field, format string, a ...any) error {
 		return fmt.Errorf("%s:%d: %s: %s", name, line, field, fmt.Sprintf(format, a...))
 	}
-	if !dns1123.MatchString(f.Cohort) || len(f.Cohort) > 63 {
+	if (quotas || f.Cohort != "") && (!dns1123.MatchString(f.Cohort) || len(f.Cohort) > 63) {
 		return nil, errf(1, "cohort", "%q is not a lowercase RFC 1123 name of at most 63 characters", f.Cohort)
 	}
 	if len(f.Teams) == 0 {
@@ -258,7 +300,7 @@ func ParseTeams(name string, data []byte) (*Teams, error) {
 		if ty.Priority < -1_000_000_000 || ty.Priority > 1_000_000_000 {
 			return nil, errf(ty.line, "priority", "%d is outside -1e9..1e9", ty.Priority)
 		}
-		if len(ty.Quotas) == 0 {
+		if len(ty.Quotas) == 0 && quotas {
 			return nil, errf(ty.line, "quotas", "team %q has no quotas", ty.Name)
 		}
 		t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}

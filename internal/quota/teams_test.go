@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestParseTeamsExample(t *testing.T) {
 
 func TestParseTeamsErrors(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
-		{"unknown key", "cohort: c\nteams:\n- name: a\n  namespace: [a]\n", "t.yaml:4: field namespace not found"},
+		{"unknown key", "cohort: c\nteams:\n- name: a\n  namespace: [a]\n", "t.yaml:4: field namespace not found"}, // no "in type quota.teamYAML",
 		{"bad cohort", "cohort: C!\nteams: []\n", "t.yaml:1: cohort:"},
 		{"no teams", "cohort: c\n", "t.yaml:1: teams: no teams"},
 		{"no namespaces", "cohort: c\nteams:\n- name: a\n  quotas: [{model: T4, nominal: 1}]\n", "t.yaml:3: namespaces: team \"a\" has no namespaces"},
@@ -89,4 +90,41 @@ func FuzzParseTeams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// gpuplane cost reads only each team's namespaces: cohort and quotas may be
+// absent (findings 15), what is given is still checked, and an unknown key
+// names no Go type (findings 14).
+func TestLoadNamespaces(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := write("ns.yaml", "teams:\n- name: ml\n  namespaces: [ml, ml-dev]\n- name: web\n  namespaces: [web]\n  quotas: [{model: T4, nominal: 1}]\n")
+	got, err := LoadNamespaces(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got["ml"] != "ml" || got["ml-dev"] != "ml" || got["web"] != "web" {
+		t.Errorf("namespaces = %v, want ml, ml-dev: ml; web: web", got)
+	}
+	// The full file still needs cohort and quotas.
+	if _, err := LoadTeams(p); err == nil || !strings.Contains(err.Error(), "ns.yaml:1: cohort:") {
+		t.Errorf("LoadTeams without cohort: %v", err)
+	}
+	for _, c := range []struct{ name, in, want string }{
+		{"unknown key", "teams:\n- name: a\n  namespace: [a]\n", "u.yaml:3: field namespace not found"},
+		{"bad cohort", "cohort: C!\nteams:\n- name: a\n  namespaces: [a]\n", "u.yaml:1: cohort:"},
+		{"no namespaces", "teams:\n- name: a\n", "u.yaml:2: namespaces: team \"a\" has no namespaces"},
+		{"bad quota", "teams:\n- name: a\n  namespaces: [a]\n  quotas: [{model: T4}]\n", "u.yaml:4: nominal: missing"},
+	} {
+		_, err := LoadNamespaces(write("u.yaml", c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "teamYAML") {
+			t.Errorf("%s: error %v, want one containing %q and no Go type", c.name, err, c.want)
+		}
+	}
 }
