@@ -206,14 +206,8 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	teams := map[string]string{}
 	if o.TeamsFile != "" {
-		t, err := quota.LoadTeams(o.TeamsFile)
-		if err != nil {
+		if teams, err = quota.LoadNamespaces(o.TeamsFile); err != nil {
 			return err
-		}
-		for _, tm := range t.Teams {
-			for _, ns := range tm.Namespaces {
-				teams[ns] = tm.Name
-			}
 		}
 	}
 	if o.Serve != "" {

@@ -93,10 +93,12 @@ func cents(t *testing.T, usd string) int64 {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
+// teamsFile writes a teams file with namespaces only: cost needs no cohort
+// or quotas (quota.LoadNamespaces; owners_test gives a full one).
 func teamsFile(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "teams.yaml")
-	if err := os.WriteFile(p, []byte("cohort: c\nteams:\n- name: research\n  namespaces: [ml]\n  quotas: [{model: H100-80GB, nominal: 1}]\n- name: product\n  namespaces: [web]\n  quotas: [{model: H100-80GB, nominal: 1}]\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("teams:\n- name: research\n  namespaces: [ml]\n- name: product\n  namespaces: [web]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
