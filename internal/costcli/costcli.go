@@ -413,17 +413,25 @@ func writeTable(out io.Writer, r Report) error {
 	return tw.Flush()
 }
 
+// csvHeader is the CSV header; every record has its fields (encoding/csv
+// reads only records of one length).
+var csvHeader = []string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models",
+	"held", "p95_util", "peak_mib", "recommended", "saving_usd", "reason"}
+
+// writeCSV writes the report as CSV: one record per row, idle row, the
+// total and right-sizing, each of len(csvHeader) fields. A row's models are
+// joined by ";" (a model name may hold spaces: "NVIDIA B200").
 func writeCSV(out io.Writer, r Report) error {
 	cw := csv.NewWriter(out)
-	_ = cw.Write([]string{"kind", "key", "gpu_hours_allocated", "gpu_hours_used", "efficiency", "cost_usd", "unused_usd", "models",
-		"held", "p95_util", "peak_mib", "recommended", "saving_usd", "reason"})
+	rec := func(f ...string) { _ = cw.Write(append(f, make([]string, len(csvHeader)-len(f))...)) }
+	rec(csvHeader...)
 	for _, x := range r.Rows {
-		_ = cw.Write([]string{"row", x.Key, fmtF(x.GPUHoursAllocated), fmtF(x.GPUHoursUsed), fmtF(x.Efficiency), x.CostUSD, x.UnusedUSD, strings.Join(x.Models, " ")})
+		rec("row", x.Key, fmtF(x.GPUHoursAllocated), fmtF(x.GPUHoursUsed), fmtF(x.Efficiency), x.CostUSD, x.UnusedUSD, strings.Join(x.Models, ";"))
 	}
 	for _, x := range r.Idle {
-		_ = cw.Write([]string{"idle", x.Node, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model})
+		rec("idle", x.Node, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model)
 	}
-	_ = cw.Write([]string{"total", "", fmtF(r.GPUHours), "", "", r.AssetUSD, "", ""})
+	rec("total", "", fmtF(r.GPUHours), "", "", r.AssetUSD)
 	// Right-sizing rows: the job, its GPU-hours and cost, its model.
 	for _, x := range r.Rightsizing {
 		p95, peak := "", ""
@@ -433,7 +441,7 @@ func writeCSV(out io.Writer, r Report) error {
 		if x.PeakMiB != nil {
 			peak = fmtF(*x.PeakMiB)
 		}
-		_ = cw.Write([]string{"rightsize", x.Job, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model, x.Held, p95, peak, x.Recommended, x.SavingUSD, x.Reason})
+		rec("rightsize", x.Job, fmtF(x.GPUHours), "", "", x.CostUSD, "", x.Model, x.Held, p95, peak, x.Recommended, x.SavingUSD, x.Reason)
 	}
 	cw.Flush()
 	return cw.Error()

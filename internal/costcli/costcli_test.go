@@ -3,6 +3,7 @@ package costcli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -229,6 +231,38 @@ func TestTableAndCSV(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("CSV lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The CSV reads back with encoding/csv (which refuses records of another
+// length than the header's 14), and a row's models split back on ";": the
+// bundled day's namespace ml held H100-80GB (train-1, train-2, mig-a), L4
+// (ts-2) and "NVIDIA B200" (b200-1), a name with a space (findings 9).
+func TestCSVReadsBack(t *testing.T) {
+	out, _, err := run(t, Options{OpenMetrics: dayFile, By: "namespace", Format: "csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	var kinds []string
+	for _, r := range recs {
+		if len(r) != 14 {
+			t.Errorf("%d fields, want 14: %q", len(r), r)
+		}
+		kinds = append(kinds, r[0])
+		if r[0] == "row" && r[1] == "ml" {
+			if got := strings.Split(r[7], ";"); !slices.Equal(got, []string{"H100-80GB", "L4", "NVIDIA B200"}) {
+				t.Errorf("ml models %q, want H100-80GB, L4, NVIDIA B200", got)
+			}
+		}
+	}
+	// Header, 3 rows (ml, web, (unattributed)), 5 idle nodes, total, 7 jobs
+	// (ml/llm, web/infer-1, ml/mig-a, web/mig-b, web/ts-1, ml/ts-2, ml/b200-1).
+	if want := "kind row row row idle idle idle idle idle total"; !strings.HasPrefix(strings.Join(kinds, " "), want) || len(kinds) != 17 {
+		t.Errorf("kinds %v, want %s then 7 rightsize", kinds, want)
 	}
 }
 
