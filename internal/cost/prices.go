@@ -8,6 +8,7 @@ package cost
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -113,12 +114,23 @@ func (p *Prices) Models() []string {
 	return out
 }
 
+// Limits of a price in USD per GPU-hour: internal/costalloc counts prices
+// in micro-USD per GPU-hour, so a positive price below minUSDPerHour would
+// count as 0; maxUSDPerHour is far above any GPU's.
+const (
+	minUSDPerHour = 1e-6
+	maxUSDPerHour = 1e6
+)
+
 // LoadPrices overrides prices from a file of lines "MODEL USD_PER_GPU_HOUR"
 // (whitespace-, comma- or colon-separated; '#' starts a comment). A model
-// without a price yet is added. Errors name the file and line. The colon
-// form with plain or quoted names, "A100-80GB: 3.93", is also a YAML
-// mapping of model to USD per GPU-hour, so a prices file can be written
-// and read as YAML.
+// without a price yet is added. The price is the line's last field and the
+// model the rest, so a name may hold spaces ("NVIDIA B200 5"), or be
+// quoted ("'NVIDIA B200': 5"). Errors name the file and line: a bad or
+// out-of-range price, a model priced twice, a model word that is a number
+// ("T4 1 2"). The colon form with plain or quoted names, "A100-80GB: 3.93",
+// is also a YAML mapping of model to USD per GPU-hour, so a prices file
+// can be written and read as YAML.
 func (p *Prices) LoadPrices(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -128,6 +140,9 @@ func (p *Prices) LoadPrices(path string) error {
 	return p.ReadPrices(path, f)
 }
 
+// isSep separates the fields of a prices line.
+func isSep(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ':' }
+
 // ReadPrices is LoadPrices on a reader; name is used in errors and sources.
 func (p *Prices) ReadPrices(name string, r io.Reader) error {
 	if p.byModel == nil {
@@ -135,37 +150,86 @@ func (p *Prices) ReadPrices(name string, r io.Reader) error {
 	}
 	sc := bufio.NewScanner(r)
 	line := 0
+	seen := map[string]int{} // model key -> line
 	for sc.Scan() {
 		line++
 		s := sc.Text()
 		if line == 1 {
 			s = strings.TrimPrefix(s, "\ufeff")
 		}
-		if i := strings.IndexByte(s, '#'); i >= 0 {
-			s = s[:i]
+		model, usdField, err := splitPriceLine(s)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %v", name, line, err)
 		}
-		fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ':' })
-		for i, f := range fields {
-			if len(f) >= 2 && (f[0] == '"' || f[0] == '\'') && f[len(f)-1] == f[0] {
-				fields[i] = f[1 : len(f)-1]
-			}
-		}
-		if len(fields) == 0 {
+		if model == "" {
 			continue
 		}
-		if len(fields) != 2 {
-			return fmt.Errorf("%s:%d: want \"MODEL USD_PER_GPU_HOUR\", got %d fields", name, line, len(fields))
+		usd, err := strconv.ParseFloat(usdField, 64)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange) || usd < 0 || usd != usd:
+			return fmt.Errorf("%s:%d: price %q is not a non-negative number of USD per GPU-hour", name, line, usdField)
+		case usd > maxUSDPerHour:
+			return fmt.Errorf("%s:%d: price %s USD per GPU-hour is above %s", name, line, usdField, strconv.FormatFloat(maxUSDPerHour, 'f', -1, 64))
+		case usd > 0 && usd < minUSDPerHour:
+			return fmt.Errorf("%s:%d: price %s USD per GPU-hour is below %s, the smallest counted (0 for free)", name, line, usdField, strconv.FormatFloat(minUSDPerHour, 'f', -1, 64))
 		}
-		usd, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil || usd < 0 || usd != usd || usd > 1e6 {
-			return fmt.Errorf("%s:%d: price %q is not a non-negative number of USD per GPU-hour", name, line, fields[1])
+		k := p.key(model)
+		if l, ok := seen[strings.ToLower(k)]; ok {
+			return fmt.Errorf("%s:%d: model %q is priced on line %d too", name, line, model, l)
 		}
-		p.byModel[p.key(fields[0])] = Price{USDPerHour: usd, Source: fmt.Sprintf("%s line %d", name, line)}
+		seen[strings.ToLower(k)] = line
+		p.byModel[k] = Price{USDPerHour: usd, Source: fmt.Sprintf("%s line %d", name, line)}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// splitPriceLine splits a prices line into model and price; both are empty
+// for a blank or comment line.
+func splitPriceLine(s string) (model, usd string, err error) {
+	s = strings.TrimSpace(s)
+	if s != "" && (s[0] == '"' || s[0] == '\'') {
+		j := strings.IndexByte(s[1:], s[0])
+		if j < 0 {
+			return "", "", fmt.Errorf("model %s: no closing quote", s)
+		}
+		model, s = s[1:j+1], s[j+2:]
+		if i := strings.IndexByte(s, '#'); i >= 0 {
+			s = s[:i]
+		}
+		rest := strings.FieldsFunc(s, isSep)
+		if model == "" || len(rest) != 1 {
+			return "", "", fmt.Errorf("want \"MODEL USD_PER_GPU_HOUR\", got %d fields", 1+len(rest))
+		}
+		return model, rest[0], nil
+	}
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	fields := strings.FieldsFunc(s, isSep)
+	if len(fields) == 0 {
+		return "", "", nil
+	}
+	i := strings.LastIndexFunc(strings.TrimRightFunc(s, isSep), isSep)
+	if len(fields) == 1 || i < 0 {
+		return "", "", fmt.Errorf("want \"MODEL USD_PER_GPU_HOUR\", got %d fields", len(fields))
+	}
+	model = strings.TrimRightFunc(s[:i], isSep)
+	// A name of words: "NVIDIA B200". A comma or colon inside it, or a
+	// word after the first that is a number, is a line of too many fields.
+	words := strings.Fields(model)
+	bad := strings.ContainsAny(model, ",:")
+	for _, w := range words[1:] {
+		if _, err := strconv.ParseFloat(w, 64); err == nil {
+			bad = true
+		}
+	}
+	if bad {
+		return "", "", fmt.Errorf("want \"MODEL USD_PER_GPU_HOUR\", got %d fields (quote a model name with spaces: \"NVIDIA B200\" 5)", len(fields))
+	}
+	return strings.Join(words, " "), fields[len(fields)-1], nil
 }
 
 // Warnings returns what deserves a warning when a cluster whose GPU models

@@ -86,6 +86,51 @@ func TestReadPrices(t *testing.T) {
 	}
 }
 
+// A model name may hold spaces (the node agent keeps an unknown product
+// name, "NVIDIA B200", as the model): plain, quoted, or as a YAML key, as
+// a YAML parser reads it (findings 10). Bad lines are errors naming the
+// line and what is wrong (findings 11, 14).
+func TestReadPricesNames(t *testing.T) {
+	const file = "NVIDIA B200 5\n\"NVIDIA GB200\" 6.5\n'Tesla V100-SXM2-16GB': 2 # quoted\nNVIDIA  H20: 1.5\nL4, 0.6\n"
+	p := Default()
+	if err := p.ReadPrices("p.txt", strings.NewReader(file)); err != nil {
+		t.Fatal(err)
+	}
+	for m, want := range map[string]float64{"NVIDIA B200": 5, "NVIDIA GB200": 6.5, "Tesla V100-SXM2-16GB": 2, "NVIDIA H20": 1.5, "L4": 0.6} {
+		if got := p.USDPerHour(m); got != want {
+			t.Errorf("%s: %v USD/h, want %v", m, got, want)
+		}
+	}
+	// The YAML lines read as YAML reads them.
+	const yml = "NVIDIA B200: 5\n\"NVIDIA GB200\": 6.5\n"
+	var want map[string]float64
+	if err := yaml.Unmarshal([]byte(yml), &want); err != nil || want["NVIDIA B200"] != 5 || want["NVIDIA GB200"] != 6.5 {
+		t.Fatalf("yaml: %v %v", want, err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"T4 1 2\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got 3 fields (quote a model name with spaces`},
+		{"A:B 3\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got 3 fields`},
+		{"'NVIDIA B200 5\n", "p.txt:1: model 'NVIDIA B200 5: no closing quote"},
+		{"\"NVIDIA B200\" 5 6\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got 3 fields`},
+		{"T4 1\nL4 2\nt4 3\n", `p.txt:3: model "t4" is priced on line 1 too`},
+		{"NVIDIA B200 1\nNVIDIA B200: 2\n", `p.txt:2: model "NVIDIA B200" is priced on line 1 too`},
+		{"T4 99999999999999\n", "p.txt:1: price 99999999999999 USD per GPU-hour is above 1000000"},
+		{"T4 1e400\n", "p.txt:1: price 1e400 USD per GPU-hour is above 1000000"},
+		// costalloc counts micro-USD: 1e-7 USD/h would cost 0.
+		{"T4 0.0000001\n", "p.txt:1: price 0.0000001 USD per GPU-hour is below 0.000001, the smallest counted (0 for free)"},
+		{"T4 -1\n", `p.txt:1: price "-1" is not a non-negative number`},
+	} {
+		err := Default().ReadPrices("p.txt", strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+	// The smallest counted price and 0 are prices.
+	if err := Default().ReadPrices("p.txt", strings.NewReader("T4 0.000001\nL4 0\n")); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	p := Default()
 	if err := p.ReadPrices("prices.txt", strings.NewReader("A100-80G 3.5\nT4 0\nMYGPU 1\n")); err != nil {
@@ -110,6 +155,7 @@ func TestWarnings(t *testing.T) {
 func FuzzReadPrices(f *testing.F) {
 	f.Add([]byte("T4 0.35\nH100-80GB 11.06\n"))
 	f.Add([]byte("# c\nX,1e3\n"))
+	f.Add([]byte("'NVIDIA B200': 5\nNVIDIA H20 1\n\"x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Default()
 		if err := c.ReadPrices("fuzz", strings.NewReader(string(data))); err != nil {
