@@ -249,6 +249,18 @@ func (p *Prices) Warnings(models []string, file string) []string {
 			out = append(out, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0 (give one with --prices)", m))
 		}
 	}
+	return append(out, p.Unknown(models, file)...)
+}
+
+// Unknown returns a warning for each model p prices (from file) that
+// neither the catalog nor models, the cluster's, has: a misspelling, most
+// likely.
+func (p *Prices) Unknown(models []string, file string) []string {
+	var out []string
+	inCluster := map[string]bool{}
+	for _, m := range models {
+		inCluster[strings.ToLower(m)] = true
+	}
 	catalog := gpu.Default()
 	for _, m := range p.Models() {
 		if _, known := catalog.Get(m); !known && !inCluster[strings.ToLower(m)] {

@@ -257,7 +257,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	r := l.Report(by)
-	rep := newReport(w, r, res, append(res.Warnings, l.Warnings...))
+	warnings := append(res.Warnings, l.Warnings...)
+	if o.PricesFile != "" {
+		var models []string
+		for _, g := range res.Input.GPUs {
+			models = append(models, g.Model)
+		}
+		warnings = append(warnings, prices.Unknown(models, o.PricesFile)...)
+	}
+	rep := newReport(w, r, res, warnings)
 	var recs []rightsize.Recommendation
 	if rep.Rightsizing, recs, err = rightsizing(res, l.Report(costalloc.ByJob), o.RightsizeThreshold); err != nil {
 		return err

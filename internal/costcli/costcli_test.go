@@ -346,3 +346,41 @@ func TestPrometheusWarnings(t *testing.T) {
 		t.Fatalf("error %v, stdout %q, stderr %q", err, out, stderr)
 	}
 }
+
+// A prices file prices the day's "NVIDIA B200" (a name with a space,
+// findings 10): b200-1 held it 24 h, 24 GPU-h x 5 USD = 120.00 USD, the
+// total 818.16 + 120.00 = 938.16 USD; a priced model neither the catalog
+// nor the day has ("A100-8OGB", a typo) gets a warning (findings 11).
+func TestPricesFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "prices.txt")
+	if err := os.WriteFile(p, []byte("NVIDIA B200 5\nA100-8OGB 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, Options{OpenMetrics: dayFile, By: "model", Format: "json", PricesFile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.AssetUSD != "938.16" {
+		t.Errorf("total %s USD, want 938.16", r.AssetUSD)
+	}
+	b200 := false
+	for _, x := range r.Rows {
+		if x.Key == "NVIDIA B200" {
+			b200 = true
+			if x.CostUSD != "120.00" || x.GPUHoursAllocated != 24 {
+				t.Errorf("NVIDIA B200: %v GPU-h, %s USD; want 24, 120.00", x.GPUHoursAllocated, x.CostUSD)
+			}
+		}
+	}
+	if !b200 {
+		t.Errorf("no NVIDIA B200 row: %+v", r.Rows)
+	}
+	want := "warning: " + p + ` prices GPU model "A100-8OGB", which neither the catalog nor the cluster has` + "\n"
+	if !strings.Contains(stderr, want) || strings.Contains(stderr, "no price") {
+		t.Errorf("stderr %q, want %q and no \"no price\"", stderr, want)
+	}
+}
