@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuplane/gpuplane/internal/costcli"
-	"github.com/gpuplane/gpuplane/internal/rightsize"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -41,6 +40,11 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Options take 0 as the default threshold; a 0 given here is
+			// no threshold.
+			if cmd.Flags().Changed("rightsize-threshold") && o.RightsizeThreshold == 0 {
+				return fmt.Errorf("--rightsize-threshold 0: want a fraction in (0, 1]")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			return costcli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -62,8 +66,8 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.Out, "out", o.Out, "directory for the HTML report (index.html) and report.json (the --format json output)")
 	f.BoolVar(&o.Force, "force", o.Force, "overwrite a report already in --out")
 	f.StringVar(&o.Serve, "serve", o.Serve, "serve cost rates for Prometheus on this address (e.g. :9402) until SIGTERM or SIGINT; needs --prometheus")
-	f.DurationVar(&o.ServeWindow, "serve-window", o.ServeWindow, "with --serve: the trailing window the rates are computed over")
-	f.DurationVar(&o.ServeRefresh, "serve-refresh", o.ServeRefresh, "with --serve: time between refreshes")
-	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", rightsize.DefaultThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction of the share it held")
+	f.DurationVar(&o.ServeWindow, "serve-window", o.ServeWindow, "with --serve: the trailing window the rates are computed over (default 1h)")
+	f.DurationVar(&o.ServeRefresh, "serve-refresh", o.ServeRefresh, "with --serve: time between refreshes (default 1m)")
+	f.Float64Var(&o.RightsizeThreshold, "rightsize-threshold", o.RightsizeThreshold, "right-sizing: a job is a candidate when its p95 utilisation is below this fraction, in (0, 1], of the share it held")
 	return cmd
 }

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,21 +58,23 @@ type Options struct {
 	// Serve, when set, is the address (host:port; port 0 picks one) on
 	// which to serve cost rates over the trailing ServeWindow, refreshed
 	// every ServeRefresh, for Prometheus (internal/costexport) until ctx
-	// ends; it needs Prometheus.
+	// ends; it needs Prometheus. ServeWindow and ServeRefresh are for
+	// Serve only; 0 means 1 h and 1 min.
 	Serve                     string
 	ServeWindow, ServeRefresh time.Duration
 	// now is the clock of --serve's windows; nil is time.Now (tests set
 	// it to reach the bundled day).
 	now func() time.Time
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
-	// utilisation is below this fraction of the share it held; 0 means
-	// rightsize.DefaultThreshold (0.5).
+	// utilisation is below this fraction of the share it held, in (0, 1];
+	// 0 means rightsize.DefaultThreshold (0.5). cmd/gpuplane-cost passes
+	// the flag's 0.5 default, so a 0 given there is refused.
 	RightsizeThreshold float64
 }
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{By: string(costalloc.ByNamespace), Format: "table", ServeWindow: time.Hour, ServeRefresh: time.Minute}
+	return Options{By: string(costalloc.ByNamespace), Format: "table", RightsizeThreshold: rightsize.DefaultThreshold}
 }
 
 // Report is what the command prints, as JSON with --format json.
@@ -164,7 +168,7 @@ func lookupOwners(ctx context.Context, kubeconfig, teamLabel string, holdings []
 
 // Run runs the command and prints the report to stdout, warnings to
 // stderr. On error it prints nothing to stdout.
-func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	by, err := costalloc.ParseBy(o.By)
 	if err != nil {
 		return err
@@ -181,7 +185,22 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
 	}
+	if o.RightsizeThreshold < 0 || o.RightsizeThreshold > 1 {
+		return fmt.Errorf("--rightsize-threshold %v: want a fraction in (0, 1]", o.RightsizeThreshold)
+	}
+	if o.Force && o.Out == "" {
+		return fmt.Errorf("--force overwrites a report in --out: give --out")
+	}
+	if o.Serve == "" && (o.ServeWindow != 0 || o.ServeRefresh != 0) {
+		return fmt.Errorf("--serve-window and --serve-refresh go with --serve")
+	}
 	if o.Serve != "" {
+		if o.ServeWindow == 0 {
+			o.ServeWindow = time.Hour
+		}
+		if o.ServeRefresh == 0 {
+			o.ServeRefresh = time.Minute
+		}
 		switch {
 		case o.Prometheus == "":
 			return fmt.Errorf("--serve needs --prometheus")
@@ -189,14 +208,25 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--serve reads a trailing window (--serve-window), not --from and --to")
 		case o.Out != "":
 			return fmt.Errorf("--serve writes no report: no --out")
+		case o.Format != "table":
+			return fmt.Errorf("--serve serves /metrics in Prometheus's format: no --format")
 		case o.ServeWindow <= 0 || o.ServeRefresh <= 0:
 			return fmt.Errorf("--serve-window %v, --serve-refresh %v: want positive durations", o.ServeWindow, o.ServeRefresh)
 		}
 	}
 	if o.Out != "" {
+		created := firstMissing(o.Out)
 		if err := report.CheckDir(o.Out, o.Force); err != nil {
 			return err
 		}
+		// A failed run leaves no directory it created behind.
+		defer func() {
+			for d := filepath.Clean(o.Out); err != nil && created != ""; d = filepath.Dir(d) {
+				if os.Remove(d) != nil || d == created {
+					break
+				}
+			}
+		}()
 	}
 	prices := cost.Default()
 	if o.PricesFile != "" {
@@ -229,6 +259,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		if w.To, err = parseTime("to", o.To, f.MaxTime+w.Step); err != nil {
 			return err
 		}
+		if err := checkWindow(w); err != nil {
+			return err
+		}
 		if res, err = costsrc.ReadOpenMetrics(f, w); err != nil {
 			return fmt.Errorf("%s: %w", o.OpenMetrics, err)
 		}
@@ -243,6 +276,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 		if w.To, err = parseTime("to", o.To, 0); err != nil {
+			return err
+		}
+		if err := checkWindow(w); err != nil {
 			return err
 		}
 		if res, err = costsrc.ReadPrometheus(ctx, o.Prometheus, w); err != nil {
@@ -335,6 +371,31 @@ func parseTime(flag, s string, def int64) (int64, error) {
 		return int64(f*1000 + 0.5), nil
 	}
 	return 0, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-01T00:00:00Z) or Unix seconds", flag, s)
+}
+
+// checkWindow refuses a window whose end is not after its start, in the
+// terms of the flags (RFC 3339).
+func checkWindow(w costsrc.Window) error {
+	if w.To <= w.From {
+		rfc := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+		return fmt.Errorf("window: --to %s is not after --from %s", rfc(w.To), rfc(w.From))
+	}
+	return nil
+}
+
+// firstMissing returns the outermost directory of dir's path that does not
+// exist yet ("" when dir exists): what creating dir creates.
+func firstMissing(dir string) string {
+	missing := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
 }
 
 // usd formats cents as USD with two decimals.

@@ -280,6 +280,15 @@ func TestBadInput(t *testing.T) {
 		{"no data", Options{OpenMetrics: dayFile, From: "2026-12-01T00:00:00Z", To: "1796169600", By: "pod", Format: "table"}, "no node agent data in the window"},
 		{"prom no window", Options{Prometheus: "http://127.0.0.1:1", By: "pod", Format: "table"}, "--from and --to are required"},
 		{"prom URL", Options{Prometheus: "prometheus:9090", From: "0", To: "60", By: "pod", Format: "table"}, "want a URL"},
+		// Findings 11: flags that do nothing are refused.
+		{"force without out", Options{OpenMetrics: dayFile, Force: true, By: "pod", Format: "table"}, "--force overwrites a report in --out: give --out"},
+		{"serve-window without serve", Options{OpenMetrics: dayFile, ServeWindow: time.Hour, By: "pod", Format: "table"}, "--serve-window and --serve-refresh go with --serve"},
+		{"serve-refresh without serve", Options{OpenMetrics: dayFile, ServeRefresh: time.Minute, By: "pod", Format: "table"}, "--serve-window and --serve-refresh go with --serve"},
+		{"serve csv", Options{Prometheus: "http://127.0.0.1:1", Serve: ":0", By: "namespace", Format: "csv"}, "--serve serves /metrics in Prometheus's format: no --format"},
+		// Findings 14: the window in the flags' terms, not milliseconds
+		// (1793491200 is 2026-11-01T00:00:00Z).
+		{"reversed window", Options{OpenMetrics: dayFile, From: "2026-11-02T00:00:00Z", To: "2026-11-01T00:00:00Z", By: "pod", Format: "table"}, "window: --to 2026-11-01T00:00:00Z is not after --from 2026-11-02T00:00:00Z"},
+		{"empty window", Options{Prometheus: "http://127.0.0.1:1", From: "1793494800", To: "1793491200.5", By: "pod", Format: "table"}, "window: --to 2026-11-01T00:00:00.5Z is not after --from 2026-11-01T01:00:00Z"},
 	} {
 		out, _, err := run(t, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) || out != "" {

@@ -58,3 +58,24 @@ func TestOut(t *testing.T) {
 		t.Error("--force did not overwrite index.html")
 	}
 }
+
+// A run that fails after --out's check leaves no directory it created
+// (findings 18), and keeps one that was there.
+func TestOutFailed(t *testing.T) {
+	tmp := t.TempDir()
+	// A window without data fails after the check created a/b/report.
+	o := Options{OpenMetrics: dayFile, From: "2026-12-01T00:00:00Z", To: "2026-12-02T00:00:00Z", By: "pod", Format: "table", Out: filepath.Join(tmp, "a", "b", "report")}
+	if _, _, err := run(t, o); err == nil || !strings.Contains(err.Error(), "no node agent data") {
+		t.Fatalf("error %v, want no node agent data", err)
+	}
+	if _, err := os.Lstat(filepath.Join(tmp, "a")); !os.IsNotExist(err) {
+		t.Errorf("%s/a left behind (%v)", tmp, err)
+	}
+	o.Out = tmp
+	if _, _, err := run(t, o); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Lstat(tmp); err != nil {
+		t.Errorf("existing --out removed: %v", err)
+	}
+}
