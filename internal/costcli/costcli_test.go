@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -391,5 +392,31 @@ func TestPricesFile(t *testing.T) {
 	want := "warning: " + p + ` prices GPU model "A100-8OGB", which neither the catalog nor the cluster has` + "\n"
 	if !strings.Contains(stderr, want) || strings.Contains(stderr, "no price") {
 		t.Errorf("stderr %q, want %q and no \"no price\"", stderr, want)
+	}
+}
+
+// README's gpuplane cost example is the command's output on the bundled
+// day, whole, but for the spaces that end lines (findings 17: it ended with "(4 more jobs)" where the command
+// prints all 7).
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const intro = "prints, for the bundled day (warnings for its unpriced GPU model on standard error):\n\n```\n"
+	_, block, ok := strings.Cut(string(readme), intro)
+	if !ok {
+		t.Fatalf("README has no %q", intro)
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	o := DefaultOptions()
+	o.OpenMetrics = dayFile
+	out, _, err := run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trim := func(s string) string { return regexp.MustCompile(` +\n`).ReplaceAllString(s, "\n") }
+	if block != trim(out) {
+		t.Errorf("README's example:\n%s\nthe command prints:\n%s", block, out)
 	}
 }
