@@ -212,10 +212,11 @@ func splitPriceLine(s string) (model, usd string, err error) {
 	if len(fields) == 0 {
 		return "", "", nil
 	}
-	i := strings.LastIndexFunc(strings.TrimRightFunc(s, isSep), isSep)
-	if len(fields) == 1 || i < 0 {
-		return "", "", fmt.Errorf("want \"MODEL USD_PER_GPU_HOUR\", got %d fields", len(fields))
+	if len(fields) == 1 {
+		return "", "", fmt.Errorf("want \"MODEL USD_PER_GPU_HOUR\", got only %q", fields[0])
 	}
+	// Two fields or more: a separator precedes the last.
+	i := strings.LastIndexFunc(strings.TrimRightFunc(s, isSep), isSep)
 	model = strings.TrimRightFunc(s[:i], isSep)
 	// A name of words: "NVIDIA B200". A comma or colon inside it, or a
 	// word after the first that is a number, is a line of too many fields.

@@ -108,6 +108,7 @@ func TestReadPricesNames(t *testing.T) {
 		t.Fatalf("yaml: %v %v", want, err)
 	}
 	for _, c := range []struct{ in, want string }{
+		{"T4\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got only "T4"`},
 		{"T4 1 2\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got 3 fields (quote a model name with spaces`},
 		{"A:B 3\n", `p.txt:1: want "MODEL USD_PER_GPU_HOUR", got 3 fields`},
 		{"'NVIDIA B200 5\n", "p.txt:1: model 'NVIDIA B200 5: no closing quote"},

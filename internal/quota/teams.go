@@ -194,7 +194,11 @@ func yamlError(name string, err error) error {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		return fmt.Errorf("%s", typeRE.ReplaceAllString(lineRE.ReplaceAllString(te.Errors[0], name+":$1: "), ""))
 	}
-	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if lineRE.MatchString(msg) {
+		return fmt.Errorf("%s", lineRE.ReplaceAllString(msg, name+":$1: "))
+	}
+	return fmt.Errorf("%s: %s", name, msg)
 }
 
 // ParseTeams parses a teams file (YAML; docs/quota.md):

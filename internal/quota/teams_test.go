@@ -121,6 +121,7 @@ func TestLoadNamespaces(t *testing.T) {
 		{"bad cohort", "cohort: C!\nteams:\n- name: a\n  namespaces: [a]\n", "u.yaml:1: cohort:"},
 		{"no namespaces", "teams:\n- name: a\n", "u.yaml:2: namespaces: team \"a\" has no namespaces"},
 		{"bad quota", "teams:\n- name: a\n  namespaces: [a]\n  quotas: [{model: T4}]\n", "u.yaml:4: nominal: missing"},
+		{"syntax", "teams: [\n", "u.yaml:1: did not find expected node content"},
 	} {
 		_, err := LoadNamespaces(write("u.yaml", c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "teamYAML") {
