@@ -259,7 +259,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		if w.To, err = parseTime("to", o.To, f.MaxTime+w.Step); err != nil {
 			return err
 		}
-		if err := checkWindow(w); err != nil {
+		if err := checkWindow(w, o.From == "", o.To == ""); err != nil {
 			return err
 		}
 		if res, err = costsrc.ReadOpenMetrics(f, w); err != nil {
@@ -278,7 +278,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		if w.To, err = parseTime("to", o.To, 0); err != nil {
 			return err
 		}
-		if err := checkWindow(w); err != nil {
+		if err := checkWindow(w, false, false); err != nil {
 			return err
 		}
 		if res, err = costsrc.ReadPrometheus(ctx, o.Prometheus, w); err != nil {
@@ -374,11 +374,19 @@ func parseTime(flag, s string, def int64) (int64, error) {
 }
 
 // checkWindow refuses a window whose end is not after its start, in the
-// terms of the flags (RFC 3339).
-func checkWindow(w costsrc.Window) error {
+// terms of the flags (RFC 3339); fileFrom and fileTo say the bound is the
+// file's default.
+func checkWindow(w costsrc.Window, fileFrom, fileTo bool) error {
 	if w.To <= w.From {
 		rfc := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
-		return fmt.Errorf("window: --to %s is not after --from %s", rfc(w.To), rfc(w.From))
+		from, to := "--from "+rfc(w.From), "--to "+rfc(w.To)
+		if fileFrom {
+			from = "the file's first sample, " + rfc(w.From)
+		}
+		if fileTo {
+			to = "one step past the file's last sample, " + rfc(w.To)
+		}
+		return fmt.Errorf("window: %s is not after %s", to, from)
 	}
 	return nil
 }

@@ -289,6 +289,7 @@ func TestBadInput(t *testing.T) {
 		// Findings 14: the window in the flags' terms, not milliseconds
 		// (1793491200 is 2026-11-01T00:00:00Z).
 		{"reversed window", Options{OpenMetrics: dayFile, From: "2026-11-02T00:00:00Z", To: "2026-11-01T00:00:00Z", By: "pod", Format: "table"}, "window: --to 2026-11-01T00:00:00Z is not after --from 2026-11-02T00:00:00Z"},
+		{"after the file", Options{OpenMetrics: dayFile, From: "2026-12-01T00:00:00Z", By: "pod", Format: "table"}, "window: one step past the file's last sample, 2026-11-02T00:00:00Z is not after --from 2026-12-01T00:00:00Z"},
 		{"empty window", Options{Prometheus: "http://127.0.0.1:1", From: "1793494800", To: "1793491200.5", By: "pod", Format: "table"}, "window: --to 2026-11-01T00:00:00.5Z is not after --from 2026-11-01T01:00:00Z"},
 	} {
 		out, _, err := run(t, c.o)
