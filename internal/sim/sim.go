@@ -440,6 +440,36 @@ func (w *Workload) UnfitPods() int {
 	return n
 }
 
+// FitsNoNode returns how many of the workload's pods, as they are asked
+// (after WithSharing: rounded up, or turned into a MIG profile), fit no
+// node of its empty cluster as laid out (MIG-enabled GPUs serve only MIG
+// pods). Unlike UnfitPods, which Prepare counts once, it counts anew.
+// first names the first such pod as "file:line: pod name" ("" if none).
+func (w *Workload) FitsNoNode() (n int, first string) {
+	fits := map[cluster.Pod]bool{}
+	for i := range w.pods {
+		key := w.pods[i]
+		key.Name = ""
+		ok, seen := fits[key]
+		if !seen {
+			for j := range w.template.Nodes {
+				if cluster.Feasible(&w.template.Nodes[j], &w.pods[i]) {
+					ok = true
+					break
+				}
+			}
+			fits[key] = ok
+		}
+		if !ok {
+			if n == 0 {
+				first = fmt.Sprintf("%s:%d: pod %s", w.podsFile, w.specs[i].Line, trace.Quote(w.specs[i].Name))
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
 // price returns the price of one GPU of the cluster's model id (a node's
 // ModelID; -1 for a node without GPUs), in USD per GPU-hour.
 func (w *Workload) price(id int) float64 {

@@ -223,3 +223,31 @@ func TestSizeSharing(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeSharingUnreachable: a MIG layout decides what fits. One node of
+// 8 A100-80GB GPUs with GPUs 0-3 MIG-enabled (4g.40gb+2g.20gb+1g.10gb, the
+// docs' half-mig) keeps 4 whole GPUs, so a pod of 8 whole GPUs never fits
+// under --sharing mig: 1 of 2 pods, and placed>=99% needs 2 of 2. Before,
+// the check looked at the whole-GPU node only and the search doubled the
+// node count to sizing.MaxNodes.
+func TestSizeSharingUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=99%", "fgd", 1, "mig"
+	o.NodesFile, o.PodsFile, o.MIGConfig = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv"), filepath.Join(dir, "mig.yaml")
+	os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,A100-80GB\n"), 0o644)
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,1000,1024,8,1000\nsmall,1000,1024,1,500\n"), 0o644)
+	os.WriteFile(o.MIGConfig, []byte("version: v1\nmig-configs:\n  half:\n    - device-filter: A100-80GB\n      devices: [0, 1, 2, 3]\n      mig-enabled: true\n      mig-devices:\n        \"4g.40gb\": 1\n        \"2g.20gb\": 1\n        \"1g.10gb\": 1\n"), 0o644)
+	var stdout, stderr strings.Builder
+	err := Run(context.Background(), o, &stdout, &stderr)
+	want := "cannot hold on any number of nodes of " + o.NodesFile + " with --sharing mig: 1 of 2 pods fit no node type even when empty (first " + o.PodsFile + ":2: pod \"big\")"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("unreachable under mig: %v, want %q", err, want)
+	}
+	// Fractional, the same lists fit both pods on the one node.
+	o.Sharing, o.MIGConfig = "fractional", ""
+	var out2, err2 strings.Builder
+	if err := Run(context.Background(), o, &out2, &err2); err != nil {
+		t.Errorf("fractional: %v", err)
+	}
+}
