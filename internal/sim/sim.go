@@ -338,7 +338,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		}
 		w.pods[i] = p
 		w.gpuDemand += p.TotalGPUMilli()
-		if p.NumGPU > 0 && p.Models&^clusterModels != 0 {
+		if p.Models&^clusterModels != 0 {
 			for _, m := range strings.Split(s.GPUSpec, "|") {
 				m = strings.TrimSpace(m)
 				id, err := gpu.ModelID(m)
@@ -372,7 +372,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		case p.NumGPU > 0 && clusterModels == 0:
 			w.unfit[i] = ReasonNoGPUNodes
 			why = "requests GPUs and no node of " + nodesFile + " has any"
-		case p.NumGPU > 0 && p.Models != 0 && p.Models&clusterModels == 0:
+		case p.Models != 0 && p.Models&clusterModels == 0:
 			w.unfit[i] = ReasonNoModel
 			why = fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
 		default:
