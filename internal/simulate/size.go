@@ -91,16 +91,18 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		}
 	}
 	// prepare returns the workload on nodes under mode.
-	prepare := func(mode sim.Sharing, nodes []trace.NodeSpec) (*sim.Workload, error) {
+	prepare := func(mode sim.Sharing, nodes []trace.NodeSpec, stderr io.Writer) (*sim.Workload, error) {
 		w, err := sim.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
 		if err != nil || mode.Mode == "" {
 			return w, err
 		}
 		// The layouts given (--mig-config, the cluster YAML) by model and
 		// GPU index, else chosen for this cluster.
-		given, _, err := givenMIG(o, nodes)
-		if err != nil {
-			return nil, err
+		var given sim.GivenMIG
+		if mode.Mode == "mig" {
+			if given, _, err = givenMIG(o, nodes, stderr); err != nil {
+				return nil, err
+			}
 		}
 		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
 			return nil, fmt.Errorf("--sharing %s: %w", mode, err)
@@ -115,7 +117,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		if mode.Mode == "" {
 			continue
 		}
-		w, err := prepare(mode, in.nodes)
+		w, err := prepare(mode, in.nodes, stderr)
 		if err != nil {
 			return err
 		}
@@ -130,7 +132,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 				label = mode.String() + " " + pol
 			}
 			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
-				w, err := prepare(mode, nodes)
+				w, err := prepare(mode, nodes, nil)
 				if err != nil {
 					return 0, err
 				}
