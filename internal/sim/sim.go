@@ -388,10 +388,14 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 				podsFile, s.Line, trace.Quote(s.Name), s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, why, w.unfit[i]))
 		}
 	}
+	names := "gpu_spec names"
+	if nodesFile == podsFile { // a Kubernetes snapshot gives both
+		names = "the GPU model constraints (annotation, nodeSelector, node affinity) name"
+	}
 	for _, id := range absentIDs {
 		m := absent[id]
-		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which gpu_spec names in %d pods (first %s:%d)",
-			nodesFile, trace.Quote(m.name), m.pods, podsFile, m.line))
+		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which %s in %d pods (first %s:%d)",
+			nodesFile, trace.Quote(m.name), names, m.pods, podsFile, m.line))
 	}
 	w.warnings = append(w.warnings, unfit...)
 	if nUnfit > 0 {

@@ -224,6 +224,20 @@ func TestSnapshotErrors(t *testing.T) {
 		{"both GPU kinds", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "500", "nvidia.com/gpu": "1"`, 1)
 		}, "items[7].spec.containers: both nvidia.com/gpu and gpuplane.io/gpu-milli"},
+		// Kubernetes validates extended resources as integers; a node's
+		// time-slicing replicas divide its advertised GPUs (ts-0: 8 of 4).
+		{"fractional GPUs", func() string { return strings.Replace(good, `"nvidia.com/gpu": "4"`, `"nvidia.com/gpu": "1.5"`, 1) },
+			`items[8].spec.containers[0].resources.requests["nvidia.com/gpu"]: "1.5" is not a whole number`},
+		{"gpu-milli 0", func() string {
+			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "0"`, 1)
+		}, "items[7].spec.containers: gpuplane.io/gpu-milli 0 out of range 1..1000"},
+		{"no containers", func() string { return strings.Replace(good, `"containers": [`, `"containers": null, "x": [`, 1) },
+			"items[5].spec.containers: none; a pod has at least one container"},
+		{"phase", func() string { return strings.Replace(good, `"phase": "Succeeded"`, `"phase": "Weird"`, 1) },
+			`items[9].status.phase: "Weird" is no pod phase`},
+		{"replicas", func() string {
+			return strings.Replace(good, `"nvidia.com/gpu.replicas": "4"`, `"nvidia.com/gpu.replicas": "3"`, 1)
+		}, `items[3].status.allocatable["nvidia.com/gpu"]: 8 is not a multiple of the node's nvidia.com/gpu.replicas 3`},
 		{"gpus annotation", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpus": "0,3"`, `"gpuplane.io/gpus": "0,x"`, 1)
 		}, `items[5].metadata.annotations["gpuplane.io/gpus"]`},
