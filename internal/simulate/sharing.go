@@ -13,8 +13,9 @@ import (
 
 // runSharing runs the workload under each mode of --sharing and leaves in
 // *rep the first mode's report with the comparison of all (Report.Sharing).
-// It returns the mig-parted config it read, if any, as an input.
-func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, cfg sim.Config, stderr io.Writer, rep **sim.Report) (*sim.Input, error) {
+// It returns the mig-parted config it read, if any, as an input. With
+// --placements, *placed gets the runs of every mode.
+func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, cfg sim.Config, stderr io.Writer, rep **sim.Report, placed *[]sim.Result) (*sim.Input, error) {
 	modes, err := sim.ParseSharing(o.Sharing)
 	if err != nil {
 		return nil, fmt.Errorf("--sharing: %w", err)
@@ -44,7 +45,7 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		}
 		c := cfg
 		if k > 0 {
-			c.Placements, c.NodeDetail = false, false
+			c.Placements, c.NodeDetail = o.PlacementsFile != "", false
 		}
 		r, err := sim.Run(ctx, v, c)
 		if err != nil {
@@ -52,6 +53,9 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		}
 		if k == 0 {
 			*rep = r
+		}
+		if o.PlacementsFile != "" {
+			*placed = append(*placed, r.Results...)
 		}
 		sr.Rows = append(sr.Rows, sim.SharingRows(r)...)
 		if m.Mode == "mig" {

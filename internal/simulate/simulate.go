@@ -263,12 +263,14 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
 		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil}
 	var rep *sim.Report
+	var placed []sim.Result // --placements: every run, of every sharing mode
 	if o.Sharing == "" {
 		if rep, err = sim.Run(ctx, w, cfg); err != nil {
 			return err
 		}
+		placed = rep.Results
 	} else {
-		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep)
+		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep, &placed)
 		if err != nil {
 			return err
 		}
@@ -292,7 +294,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		rep.Params.Inflate = o.Inflate
 	}
 	if o.PlacementsFile != "" {
-		if err := savePlacements(o.PlacementsFile, rep); err != nil {
+		if err := savePlacements(o.PlacementsFile, placed); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "simulate: wrote %s\n", o.PlacementsFile)
