@@ -29,7 +29,7 @@ type placementRow struct {
 	// Sharing is the --sharing mode of the run; only with --sharing.
 	Sharing string `json:"sharing,omitempty"`
 	Policy  string `json:"policy"`
-	Seed   uint64 `json:"seed"`
+	Seed    uint64 `json:"seed"`
 	// Seq is the arrival number in the run, from 1.
 	Seq int    `json:"seq"`
 	Pod string `json:"pod"`
