@@ -101,3 +101,32 @@ func TestBindSharingStats(t *testing.T) {
 		t.Errorf("sharing stats %+v; want 8 GPUs needed, 31.44 USD/h, 2 placed, 1 shared, 1 training, 0 on a shared GPU", *s)
 	}
 }
+
+// TestBindGPUsWarnings: the gpuplane.io/gpus indices are checked against
+// the pod's GPU count, the node's GPUs and what is free, each with its own
+// warning naming the file and line; the GPUs are then chosen again.
+func TestBindGPUsWarnings(t *testing.T) {
+	nodes := []trace.NodeSpec{{Name: "n", CPUMilli: 64000, MemoryMiB: 1 << 18, GPUs: 4, Model: "A100-80GB"}}
+	pods := []trace.PodSpec{{Name: "w", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}}
+	for _, tc := range []struct {
+		gpus []int
+		want string
+	}{
+		{[]int{0, 1}, `snap:7: pod "b": its GPU indices [0 1] (annotation gpuplane.io/gpus) name 2 distinct GPUs, and it asks for 3; chosen again`},
+		{[]int{0, 0, 1}, `snap:7: pod "b": its GPU indices [0 0 1] (annotation gpuplane.io/gpus) name 2 distinct GPUs, and it asks for 3; chosen again`},
+		{[]int{1, 2, 5}, `snap:7: pod "b": its GPU indices [1 2 5] (annotation gpuplane.io/gpus) go past node "n"'s 4 GPUs; chosen again`},
+		{[]int{0, 1, 2}, `snap:7: pod "b": GPUs [0 1 2] of node "n" are not free for it; chosen again`},
+	} {
+		w, err := Prepare("snap", nodes, "snap", pods, 0.95, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warn, err := w.Bind("snap", []Bound{
+			{Node: "n", Pod: trace.PodSpec{Name: "a", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}, GPUs: []int{0}},
+			{Node: "n", Pod: trace.PodSpec{Name: "b", Line: 7, CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 3, GPUMilli: 1000}, GPUs: tc.gpus},
+		})
+		if err != nil || len(warn) != 1 || warn[0] != tc.want {
+			t.Errorf("%v: %v, %q; want %q", tc.gpus, err, warn, tc.want)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func DefaultOptions() Options {
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
-	if (o.NodesFile == "") != (o.PodsFile == "") {
+	if (o.NodesFile == "") != (o.PodsFile == "") && o.SnapshotFile == "" {
 		return nil, 0, errors.New("--nodes and --pods go together")
 	}
 	if o.Mode != "fill" && o.Mode != "replay" {

@@ -89,6 +89,7 @@ func TestSnapshotErrors(t *testing.T) {
 	}{
 		{"empty alone", func(o *Options) { o.SnapshotEmpty = true }, "--snapshot-empty needs --snapshot"},
 		{"with nodes", func(o *Options) { o.SnapshotFile, o.NodesFile, o.PodsFile = example, "n.csv", "p.csv" }, "leave out --nodes and --pods"},
+		{"with nodes alone", func(o *Options) { o.SnapshotFile, o.NodesFile = example, "n.csv" }, "--snapshot gives the nodes and pods: leave out --nodes and --pods"},
 		{"replay", func(o *Options) { o.SnapshotFile, o.Mode = example, "replay" }, "--snapshot has no arrival times"},
 		{"inflate", func(o *Options) { o.SnapshotFile, o.InflateSet = example, true }, "takes no --inflate"},
 	} {
