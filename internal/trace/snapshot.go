@@ -156,6 +156,11 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	// A UTF-8 byte order mark, as some Windows editors write, is no JSON.
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
+	}
 	list, lines, err := readList(file, data)
 	if err != nil {
 		return nil, err
@@ -276,7 +281,7 @@ func readList(file string, data []byte) (kubeList, []int, error) {
 		return fail(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return list, nil, fmt.Errorf("%s: data after the List", file)
+		return list, nil, fmt.Errorf("%s:%d: data after the List", file, lineAt(int(dec.InputOffset())))
 	}
 	return list, lines, nil
 }
@@ -287,6 +292,8 @@ func jsonError(file, path string, data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
+	case (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && data != nil:
+		return fmt.Errorf("%s:%d: the JSON ends early (a truncated file?)", file, 1+bytes.Count(data, []byte("\n")))
 	case errors.As(err, &se) && data != nil:
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 		return fmt.Errorf("%s:%d: JSON syntax error: %v", file, line, se)
