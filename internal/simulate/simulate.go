@@ -178,8 +178,35 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // Run runs the simulation the options describe: the report goes to stdout
 // (and OutDir), progress and warnings to stderr. It checks every option
 // before it reads a file, and reads every input before it simulates. An
-// interrupted run (ctx done) returns ctx's error and writes nothing.
-func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+// interrupted run (ctx done) returns ctx's error and writes nothing; a
+// failed run removes the --out directories it made (when still empty).
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	if o.OutDir != "" {
+		made := missingDirs(o.OutDir)
+		defer func() {
+			for i := 0; err != nil && i < len(made); i++ {
+				if os.Remove(made[i]) != nil {
+					break
+				}
+			}
+		}()
+	}
+	return run(ctx, o, stdout, stderr)
+}
+
+// missingDirs returns the directories of path, path itself first, that do
+// not exist yet, down to the first that does.
+func missingDirs(path string) []string {
+	var out []string
+	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
+func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	pols, tie, err := o.check()
 	if err != nil {
 		return err

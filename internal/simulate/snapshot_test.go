@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,5 +132,32 @@ func TestSnapshotSharing(t *testing.T) {
 	want := `has no GPU model "H100-80GB", which the GPU model constraints (annotation, nodeSelector, node affinity) name in 1 pods`
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// TestOutRemovedOnFailure: a run that fails after --out made its
+// directories (here: the snapshot holds no nodes) leaves none of them; a
+// directory that was there stays.
+func TestOutRemovedOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(snap, []byte(`{"kind": "List", "items": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.OutDir = snap, filepath.Join(dir, "a", "b")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "no nodes") {
+		t.Fatalf("err %v, want no nodes", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("%s/a left behind: %v", dir, err)
+	}
+	o.OutDir = dir
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("the existing --out directory is gone: %v", err)
 	}
 }
