@@ -91,7 +91,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		}
 	}
 	// prepare returns the workload on nodes under mode.
-	prepare := func(mode sim.Sharing, nodes []trace.NodeSpec, stderr io.Writer) (*sim.Workload, error) {
+	prepare := func(mode sim.Sharing, nodes []trace.NodeSpec) (*sim.Workload, error) {
 		w, err := sim.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
 		if err != nil || mode.Mode == "" {
 			return w, err
@@ -100,7 +100,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		// GPU index, else chosen for this cluster.
 		var given sim.GivenMIG
 		if mode.Mode == "mig" {
-			if given, _, err = givenMIG(o, nodes, stderr); err != nil {
+			if given, _, err = givenMIG(o, nodes, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -109,17 +109,29 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		}
 		return w, nil
 	}
-	// A sharing mode changes what fits: a MIG-enabled GPU serves only MIG
+	// MIG layouts change what fits: a MIG-enabled GPU serves only MIG
 	// pods, so a pod of 8 whole GPUs fits no node that keeps fewer whole.
-	// Every scale of the list has its node types and their layouts, so a
-	// pod that fits no type now never fits.
+	// Given layouts (--mig-config, the cluster YAML) go with the node
+	// types, which every scale of the list has, so a pod that fits no type
+	// now never fits. (Chosen layouts leave more nodes whole as the
+	// cluster grows; the other modes only round shares up.)
 	for _, mode := range modes {
-		if mode.Mode == "" {
+		if mode.Mode != "mig" {
 			continue
 		}
-		w, err := prepare(mode, in.nodes, stderr)
+		given, _, err := givenMIG(o, in.nodes, stderr)
 		if err != nil {
 			return err
+		}
+		if given == nil {
+			continue
+		}
+		w, err := sim.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+		if err != nil {
+			return err
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return fmt.Errorf("--sharing %s: %w", mode, err)
 		}
 		if unfit, first := w.FitsNoNode(); !t.Reachable(len(in.pods), unfit) {
 			return fmt.Errorf("--size %q cannot hold on any number of nodes of %s with --sharing %s: %d of %d pods fit no node type even when empty (first %s)", o.Size, in.nName, mode, unfit, len(in.pods), first)
@@ -132,7 +144,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 				label = mode.String() + " " + pol
 			}
 			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
-				w, err := prepare(mode, nodes, nil)
+				w, err := prepare(mode, nodes)
 				if err != nil {
 					return 0, err
 				}

@@ -251,3 +251,25 @@ func TestSizeSharingUnreachable(t *testing.T) {
 		t.Errorf("fractional: %v", err)
 	}
 }
+
+// TestSizeChosenMIGGrows: chosen MIG layouts leave more nodes whole as the
+// cluster grows, so no pod is ruled out from the node list's size alone.
+// One node of 8 A100-80GB GPUs; pods: big (8 whole GPUs) and 7 shares of
+// 100 milli-GPU (1g.10gb, 1/7 GPU each). sim.ChooseMIGLayouts: MIG share
+// f = 1 / (1 + 8) of the GPU demand, round(f × GPUs) MIG GPUs packed on
+// the first node: 1 of 8 at 1 node (big fits nowhere: 7 of 8 pods placed),
+// 2 of 16 at 2 nodes, both on the first, so the second keeps 8 whole.
+func TestSizeChosenMIGGrows(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,128000,2097152,8,A100-80GB\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,8000,65536,8,1000\n"
+	for i := range 7 {
+		pods += fmt.Sprintf("s%d,1000,4096,1,100\n", i)
+	}
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=100%", "fgd", 1, "mig"
+	rep := runSizeJSON(t, o, nodes, pods)
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	checkCurve(t, rep.Results[0], 2, []step{{1, 7.0 / 8}, {2, 1}})
+}
