@@ -23,6 +23,7 @@ const (
 	fitCPU
 	fitMemory
 	fitGPU
+	fitSelector
 )
 
 // reasons are the Fits reasons that need no formatting.
@@ -31,6 +32,9 @@ var reasons = [...]string{
 	fitCPU:    "Insufficient cpu",
 	fitMemory: "Insufficient memory",
 	fitGPU:    "Insufficient " + GPUResource,
+	// kube-scheduler's NodeAffinity plugin's ErrReasonPod
+	// (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go).
+	fitSelector: "node(s) didn't match Pod's node affinity/selector",
 }
 
 // check is the fit rule: the one home of what Fits and Feasible decide.
@@ -45,6 +49,12 @@ func check(n *Node, p *Pod) misfit {
 		return fitMemory
 	}
 	if p.NumGPU == 0 {
+		// A pod without GPUs may still select a GPU model (a snapshot's
+		// nodeSelector on nvidia.com/gpu.product): only nodes of that
+		// model carry the label.
+		if !ModelAllowed(n, p) {
+			return fitSelector
+		}
 		return fitOK
 	}
 	if p.NumGPU > len(n.GPUFree) || !ModelAllowed(n, p) {
@@ -93,7 +103,9 @@ func never(n *Node, p *Pod) misfit {
 // not, reason says why, in the style of a kube-scheduler event: "node has
 // no GPUs", "GPU model T4 not allowed (pod allows A100-80GB|H100-80GB)",
 // "Insufficient cpu", "Insufficient memory" or "Insufficient
-// nvidia.com/gpu" (too few GPUs with the requested share free). It
+// nvidia.com/gpu" (too few GPUs with the requested share free); a pod
+// without GPUs that allows some GPU models (Pod.Models) fits only nodes of
+// them, else "node(s) didn't match Pod's node affinity/selector". It
 // allocates only to format the GPU-model reason.
 func Fits(n *Node, p *Pod) (ok bool, reason string) {
 	m := check(n, p)
@@ -106,6 +118,8 @@ func Fits(n *Node, p *Pod) (ok bool, reason string) {
 		if s := never(n, p); s != fitOK {
 			m = s
 		}
+	} else if !ModelAllowed(n, p) {
+		m = fitSelector
 	}
 	switch m {
 	case fitModel:

@@ -46,7 +46,13 @@ func TestFitsReasons(t *testing.T) {
 		{"share fits only the free GPU", t4, Pod{CPUMilli: 2000, NumGPU: 1, GPUMilli: 401}, ""},
 		{"all free CPU and memory", t4, Pod{CPUMilli: 12000, MemoryMiB: 49152}, ""},
 		{"CPU pod on a CPU-only node", &cpuOnly, Pod{CPUMilli: 8000, MemoryMiB: 32768}, ""},
-		{"model restriction without GPUs is ignored", &cpuOnly, Pod{CPUMilli: 1000, Models: models(t, "A10")}, ""},
+		// A pod without GPUs that selects a GPU model (a nodeSelector on
+		// nvidia.com/gpu.product) fits only nodes of that model, as
+		// kube-scheduler's NodeAffinity filter says.
+		{"model selector without GPUs, CPU-only node", &cpuOnly, Pod{CPUMilli: 1000, Models: models(t, "A10")}, "node(s) didn't match Pod's node affinity/selector"},
+		{"model selector without GPUs, other model", t4, Pod{CPUMilli: 1000, Models: models(t, "A10")}, "node(s) didn't match Pod's node affinity/selector"},
+		{"model selector without GPUs, its model", t4, Pod{CPUMilli: 1000, Models: models(t, "T4")}, ""},
+		{"selector reported before cpu", t4, Pod{CPUMilli: 99000, Models: models(t, "A10")}, "node(s) didn't match Pod's node affinity/selector"},
 		{"allowed model, other case", t4, Pod{NumGPU: 1, GPUMilli: 1000, Models: models(t, "v100m16|t4")}, ""},
 		{"GPU pod on a CPU-only node", &cpuOnly, Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: 100}, "node has no GPUs"},
 		// A100-80GB and H100-80GB are catalog IDs 8 and 9, named in ID order.

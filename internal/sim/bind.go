@@ -44,15 +44,22 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		}
 		var gpus cluster.GPUSet
 		given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
+		outside := false
 		for _, g := range b.GPUs {
-			if g >= n.GPUs() || n.GPUFree[g] < p.GPUMilli {
+			outside = outside || g >= n.GPUs()
+			if outside || n.GPUFree[g] < p.GPUMilli {
 				given = false
 			}
 			gpus |= 1 << uint(g)
 		}
 		if !given || gpus.Count() != p.NumGPU {
-			if len(b.GPUs) > 0 {
-				warnings = append(warnings, fmt.Sprintf("%s: pod %s: GPUs %v of node %s are not free for it; chosen again", file, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name)))
+			switch {
+			case len(b.GPUs) > 0 && (len(b.GPUs) != p.NumGPU || gpus.Count() != len(b.GPUs)):
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) name %d distinct GPUs, and it asks for %d; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, gpus.Count(), p.NumGPU))
+			case outside:
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) go past node %s's %d GPUs; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name), n.GPUs()))
+			case len(b.GPUs) > 0:
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: GPUs %v of node %s are not free for it; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name)))
 			}
 			gpus = chooseGPUs(n, &p)
 		}

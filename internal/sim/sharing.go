@@ -292,8 +292,24 @@ func newUseTracker(w *Workload, c *cluster.Cluster) *useTracker {
 		u.offset[i+1] = u.offset[i] + c.Nodes[i].GPUs()
 	}
 	u.on = make([][]podRef, u.offset[len(c.Nodes)])
+	// A GPU with less than all of it free holds pods that Bind put there
+	// before the run (a snapshot's running pods): it is needed, and a pod
+	// placed on it shares it. They are no pods of the run (boundRef).
+	for i := range c.Nodes {
+		for g, f := range c.Nodes[i].GPUFree {
+			if f < cluster.MilliGPU {
+				u.on[u.offset[i]+g] = []podRef{boundRef}
+				u.used++
+				u.usd += w.price(c.Nodes[i].ModelID)
+			}
+		}
+	}
+	u.peak, u.peakUS = u.used, u.usd
 	return u
 }
+
+// boundRef stands for the pods Bind put on a GPU.
+var boundRef = podRef{-1, -1}
 
 // add notes that run id (pod index pod of the workload) was placed on
 // gpus of node.
@@ -324,7 +340,7 @@ func (u *useTracker) add(c *cluster.Cluster, node int, gpus cluster.GPUSet, id, 
 }
 
 func (u *useTracker) mark(id, pod int) {
-	if !u.shared[id] {
+	if id >= 0 && !u.shared[id] {
 		u.shared[id] = true
 		if u.w.training[pod] {
 			u.trainingShared++

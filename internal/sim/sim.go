@@ -338,7 +338,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		}
 		w.pods[i] = p
 		w.gpuDemand += p.TotalGPUMilli()
-		if p.NumGPU > 0 && p.Models&^clusterModels != 0 {
+		if p.Models&^clusterModels != 0 {
 			for _, m := range strings.Split(s.GPUSpec, "|") {
 				m = strings.TrimSpace(m)
 				id, err := gpu.ModelID(m)
@@ -372,7 +372,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		case p.NumGPU > 0 && clusterModels == 0:
 			w.unfit[i] = ReasonNoGPUNodes
 			why = "requests GPUs and no node of " + nodesFile + " has any"
-		case p.NumGPU > 0 && p.Models != 0 && p.Models&clusterModels == 0:
+		case p.Models != 0 && p.Models&clusterModels == 0:
 			w.unfit[i] = ReasonNoModel
 			why = fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
 		default:
@@ -388,10 +388,14 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 				podsFile, s.Line, trace.Quote(s.Name), s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, why, w.unfit[i]))
 		}
 	}
+	names := "gpu_spec names"
+	if nodesFile == podsFile { // a Kubernetes snapshot gives both
+		names = "the GPU model constraints (annotation, nodeSelector, node affinity) name"
+	}
 	for _, id := range absentIDs {
 		m := absent[id]
-		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which gpu_spec names in %d pods (first %s:%d)",
-			nodesFile, trace.Quote(m.name), m.pods, podsFile, m.line))
+		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which %s in %d pods (first %s:%d)",
+			nodesFile, trace.Quote(m.name), names, m.pods, podsFile, m.line))
 	}
 	w.warnings = append(w.warnings, unfit...)
 	if nUnfit > 0 {
@@ -438,6 +442,36 @@ func (w *Workload) UnfitPods() int {
 		}
 	}
 	return n
+}
+
+// FitsNoNode returns how many of the workload's pods, as they are asked
+// (after WithSharing: rounded up, or turned into a MIG profile), fit no
+// node of its empty cluster as laid out (MIG-enabled GPUs serve only MIG
+// pods). Unlike UnfitPods, which Prepare counts once, it counts anew.
+// first names the first such pod as "file:line: pod name" ("" if none).
+func (w *Workload) FitsNoNode() (n int, first string) {
+	fits := map[cluster.Pod]bool{}
+	for i := range w.pods {
+		key := w.pods[i]
+		key.Name = ""
+		ok, seen := fits[key]
+		if !seen {
+			for j := range w.template.Nodes {
+				if cluster.Feasible(&w.template.Nodes[j], &w.pods[i]) {
+					ok = true
+					break
+				}
+			}
+			fits[key] = ok
+		}
+		if !ok {
+			if n == 0 {
+				first = fmt.Sprintf("%s:%d: pod %s", w.podsFile, w.specs[i].Line, trace.Quote(w.specs[i].Name))
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // price returns the price of one GPU of the cluster's model id (a node's

@@ -26,8 +26,10 @@ func jsonLines(path string) bool {
 // placementRow is one line of the --placements file: what became of one
 // pod in one run of one policy and seed.
 type placementRow struct {
-	Policy string `json:"policy"`
-	Seed   uint64 `json:"seed"`
+	// Sharing is the --sharing mode of the run; only with --sharing.
+	Sharing string `json:"sharing,omitempty"`
+	Policy  string `json:"policy"`
+	Seed    uint64 `json:"seed"`
 	// Seq is the arrival number in the run, from 1.
 	Seq int    `json:"seq"`
 	Pod string `json:"pod"`
@@ -53,15 +55,21 @@ func optional(v float64) *float64 {
 	return &v
 }
 
-// writePlacements writes one row per policy, seed and pod of rep's
-// results: CSV (GPU indices joined by '|', absent values empty), or JSON
-// lines when jsonl.
-func writePlacements(w io.Writer, rep *sim.Report, jsonl bool) error {
+// writePlacements writes one row per policy, seed and pod of the runs:
+// CSV (GPU indices joined by '|', absent values empty), or JSON lines when
+// jsonl. Runs of a --sharing mode (Result.Sharing set) get a first
+// column, sharing, in every row.
+func writePlacements(w io.Writer, runs []sim.Result, jsonl bool) error {
 	bw := bufio.NewWriter(w)
 	cw := csv.NewWriter(bw)
 	enc := json.NewEncoder(bw)
+	sharing := len(runs) > 0 && runs[0].Sharing != nil
 	if !jsonl {
-		if err := cw.Write(placementHeader); err != nil {
+		head := placementHeader
+		if sharing {
+			head = append([]string{"sharing"}, head...)
+		}
+		if err := cw.Write(head); err != nil {
 			return err
 		}
 	}
@@ -71,9 +79,13 @@ func writePlacements(w io.Writer, rep *sim.Report, jsonl bool) error {
 		}
 		return strconv.FormatFloat(*v, 'f', -1, 64)
 	}
-	for _, r := range rep.Results {
+	for _, r := range runs {
+		mode := ""
+		if r.Sharing != nil {
+			mode = r.Sharing.Sharing
+		}
 		for _, p := range r.Placements {
-			row := placementRow{Policy: r.Policy, Seed: r.Seed, Seq: p.Seq, Pod: p.Pod, Node: p.Node, GPUMilli: p.GPUMilli,
+			row := placementRow{Sharing: mode, Policy: r.Policy, Seed: r.Seed, Seq: p.Seq, Pod: p.Pod, Node: p.Node, GPUMilli: p.GPUMilli,
 				StartSeconds: optional(p.StartSeconds), WaitSeconds: optional(p.WaitSeconds), FailedReason: p.Reason}
 			if p.Node != "" {
 				row.GPUs = p.GPUs.Indices()
@@ -92,8 +104,12 @@ func writePlacements(w io.Writer, rep *sim.Report, jsonl bool) error {
 			if p.Node != "" {
 				milli = strconv.FormatInt(p.GPUMilli, 10)
 			}
-			if err := cw.Write([]string{r.Policy, strconv.FormatUint(r.Seed, 10), strconv.Itoa(p.Seq), p.Pod, p.Node,
-				strings.Join(gpus, "|"), milli, num(row.StartSeconds), num(row.WaitSeconds), p.Reason}); err != nil {
+			rec := []string{r.Policy, strconv.FormatUint(r.Seed, 10), strconv.Itoa(p.Seq), p.Pod, p.Node,
+				strings.Join(gpus, "|"), milli, num(row.StartSeconds), num(row.WaitSeconds), p.Reason}
+			if sharing {
+				rec = append([]string{mode}, rec...)
+			}
+			if err := cw.Write(rec); err != nil {
 				return err
 			}
 		}
@@ -124,9 +140,9 @@ func checkNewFile(path string, force bool) error {
 
 // savePlacements writes the placements file through a temporary file in
 // the same directory, renamed into place.
-func savePlacements(path string, rep *sim.Report) error {
+func savePlacements(path string, runs []sim.Result) error {
 	return report.WriteFile(path, func(w io.Writer) error {
-		if err := writePlacements(w, rep, jsonLines(path)); err != nil {
+		if err := writePlacements(w, runs, jsonLines(path)); err != nil {
 			return fmt.Errorf("--placements: %w", err)
 		}
 		return nil

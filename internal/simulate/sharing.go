@@ -13,8 +13,9 @@ import (
 
 // runSharing runs the workload under each mode of --sharing and leaves in
 // *rep the first mode's report with the comparison of all (Report.Sharing).
-// It returns the mig-parted config it read, if any, as an input.
-func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, cfg sim.Config, stderr io.Writer, rep **sim.Report) (*sim.Input, error) {
+// It returns the mig-parted config it read, if any, as an input. With
+// --placements, *placed gets the runs of every mode.
+func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, cfg sim.Config, stderr io.Writer, rep **sim.Report, placed *[]sim.Result) (*sim.Input, error) {
 	modes, err := sim.ParseSharing(o.Sharing)
 	if err != nil {
 		return nil, fmt.Errorf("--sharing: %w", err)
@@ -25,7 +26,7 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		if m.Mode != "mig" {
 			continue
 		}
-		if given, in, err = givenMIG(o, nodes); err != nil {
+		if given, in, err = givenMIG(o, nodes, stderr); err != nil {
 			return nil, err
 		}
 		migModels := false
@@ -44,7 +45,7 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		}
 		c := cfg
 		if k > 0 {
-			c.Placements, c.NodeDetail = false, false
+			c.Placements, c.NodeDetail = o.PlacementsFile != "", false
 		}
 		r, err := sim.Run(ctx, v, c)
 		if err != nil {
@@ -53,6 +54,9 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		if k == 0 {
 			*rep = r
 		}
+		if o.PlacementsFile != "" {
+			*placed = append(*placed, r.Results...)
+		}
 		sr.Rows = append(sr.Rows, sim.SharingRows(r)...)
 		if m.Mode == "mig" {
 			sr.MIGLayouts = layouts
@@ -60,6 +64,35 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 	}
 	(*rep).Sharing = sr
 	return in, nil
+}
+
+// migConfigSelects checks that configuration c selects some GPU of nodes,
+// and warns to stderr (nil: not) of each entry that selects none: a
+// device-filter naming no model of the nodes, or devices past their GPUs.
+func migConfigSelects(file string, c *trace.MIGConfig, nodes []trace.NodeSpec, stderr io.Writer) error {
+	maxGPUs, any := 0, false
+	unused := make([]bool, len(c.Entries))
+	for k := range c.Entries {
+		e := &c.Entries[k]
+		unused[k] = true
+		for _, n := range nodes {
+			maxGPUs = max(maxGPUs, n.GPUs)
+			for g := 0; g < n.GPUs && unused[k]; g++ {
+				if e.Selects(canonical(n.Model), g) {
+					unused[k], any = false, true
+				}
+			}
+		}
+	}
+	if !any {
+		return fmt.Errorf("%s: mig-configs.%s selects no GPU of the nodes (device-filter and devices; the nodes have up to %d GPUs): it would leave every GPU whole", file, trace.Quote(c.Name), maxGPUs)
+	}
+	for k, u := range unused {
+		if u && stderr != nil {
+			fmt.Fprintf(stderr, "simulate: warning: %s:%d: mig-configs.%s[%d] selects no GPU of the nodes (device-filter and devices; the nodes have up to %d GPUs)\n", file, c.Entries[k].Line, trace.Quote(c.Name), k, maxGPUs)
+		}
+	}
+	return nil
 }
 
 // canonical returns the catalog spelling of a model name, or the name.
@@ -73,8 +106,10 @@ func canonical(model string) string {
 
 // givenMIG returns the MIG layouts the user gave: the --mig-config file's,
 // else the cluster YAML's mig fields; nil when neither gives any (the
-// simulator chooses). Each layout is checked against its node's model.
-func givenMIG(o Options, nodes []trace.NodeSpec) (sim.GivenMIG, *sim.Input, error) {
+// simulator chooses). Each layout is checked against its node's model. A
+// --mig-config that selects no GPU of the nodes is an error; an entry of
+// it that selects none is a warning to stderr (nil: none).
+func givenMIG(o Options, nodes []trace.NodeSpec, stderr io.Writer) (sim.GivenMIG, *sim.Input, error) {
 	layouts := make([][][]string, len(nodes))
 	gave := false
 	if o.MIGConfig != "" {
@@ -104,6 +139,9 @@ func givenMIG(o Options, nodes []trace.NodeSpec) (sim.GivenMIG, *sim.Input, erro
 				}
 				layouts[i][g], gave = l, true
 			}
+		}
+		if err := migConfigSelects(o.MIGConfig, c, nodes, stderr); err != nil {
+			return nil, nil, err
 		}
 		return func(node, g int) []string {
 			if layouts[node] == nil {

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -78,6 +79,28 @@ func TestRunSharingMIGConfig(t *testing.T) {
 	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), o.MIGConfig+":3: mig-configs.\"x\": node \"n0\" GPU 0: model A100-80GB has no MIG profile \"1g.5gb\"") {
 		t.Errorf("bad layout: %v", err)
 	}
+	// The nodes have 2 GPUs (indices 0, 1): devices [9, 10], or a
+	// device-filter of a model they lack, selects none, and the config
+	// would leave every GPU whole.
+	for _, body := range []string{
+		"mig-configs:\n  x:\n    - devices: [9, 10]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+		"mig-configs:\n  x:\n    - device-filter: H100-80GB\n      devices: all\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+	} {
+		o.MIGConfig = write("none.yaml", body)
+		want := o.MIGConfig + `: mig-configs."x" selects no GPU of the nodes (device-filter and devices; the nodes have up to 2 GPUs)`
+		if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+	// One entry of two selecting nothing is a warning naming its line.
+	o.MIGConfig = write("one.yaml", "mig-configs:\n  x:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n    - devices: [5]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n")
+	stderr.Reset()
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "simulate: warning: " + o.MIGConfig + `:6: mig-configs."x"[1] selects no GPU of the nodes`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -86,4 +109,52 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSharingPlacements: --placements with --sharing writes every mode's
+// rows, each naming its mode in a first column. TestRunSharingMIGConfig's
+// workload: under mig pod c of a whole GPU fails (1 of 4), under exclusive
+// c and d fail (2 of 4).
+func TestSharingPlacements(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Mode, o.Seeds, o.Policies = "replay", 1, "bestfit"
+	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-80GB\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,300,0\nb,1000,1024,1,600,1\nc,1000,1024,1,1000,2\nd,1000,1024,1,300,3\n")
+	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
+	o.Sharing, o.PlacementsFile = "mig,exclusive", filepath.Join(dir, "p.csv")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(o.PlacementsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 9 || strings.Join(recs[0][:3], ",") != "sharing,policy,seed" {
+		t.Fatalf("%d records, header %v; want 9, sharing first", len(recs), recs[0])
+	}
+	failed := map[string]int{}
+	rows := map[string]int{}
+	for _, r := range recs[1:] {
+		rows[r[0]]++
+		if r[len(r)-1] != "" {
+			failed[r[0]]++
+		}
+	}
+	if rows["mig"] != 4 || rows["exclusive"] != 4 || failed["mig"] != 1 || failed["exclusive"] != 2 {
+		t.Errorf("rows %v, failed %v; want 4 and 4, failed 1 and 2", rows, failed)
+	}
 }

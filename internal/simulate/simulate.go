@@ -107,7 +107,7 @@ func DefaultOptions() Options {
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
-	if (o.NodesFile == "") != (o.PodsFile == "") {
+	if (o.NodesFile == "") != (o.PodsFile == "") && o.SnapshotFile == "" {
 		return nil, 0, errors.New("--nodes and --pods go together")
 	}
 	if o.Mode != "fill" && o.Mode != "replay" {
@@ -178,8 +178,35 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // Run runs the simulation the options describe: the report goes to stdout
 // (and OutDir), progress and warnings to stderr. It checks every option
 // before it reads a file, and reads every input before it simulates. An
-// interrupted run (ctx done) returns ctx's error and writes nothing.
-func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+// interrupted run (ctx done) returns ctx's error and writes nothing; a
+// failed run removes the --out directories it made (when still empty).
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	if o.OutDir != "" {
+		made := missingDirs(o.OutDir)
+		defer func() {
+			for i := 0; err != nil && i < len(made); i++ {
+				if os.Remove(made[i]) != nil {
+					break
+				}
+			}
+		}()
+	}
+	return run(ctx, o, stdout, stderr)
+}
+
+// missingDirs returns the directories of path, path itself first, that do
+// not exist yet, down to the first that does.
+func missingDirs(path string) []string {
+	var out []string
+	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
+func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	pols, tie, err := o.check()
 	if err != nil {
 		return err
@@ -263,12 +290,14 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
 		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil}
 	var rep *sim.Report
+	var placed []sim.Result // --placements: every run, of every sharing mode
 	if o.Sharing == "" {
 		if rep, err = sim.Run(ctx, w, cfg); err != nil {
 			return err
 		}
+		placed = rep.Results
 	} else {
-		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep)
+		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep, &placed)
 		if err != nil {
 			return err
 		}
@@ -292,7 +321,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		rep.Params.Inflate = o.Inflate
 	}
 	if o.PlacementsFile != "" {
-		if err := savePlacements(o.PlacementsFile, rep); err != nil {
+		if err := savePlacements(o.PlacementsFile, placed); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "simulate: wrote %s\n", o.PlacementsFile)

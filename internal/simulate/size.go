@@ -90,6 +90,53 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 			return fmt.Errorf("--sharing: %w", err)
 		}
 	}
+	// prepare returns the workload on nodes under mode.
+	prepare := func(mode sim.Sharing, nodes []trace.NodeSpec) (*sim.Workload, error) {
+		w, err := sim.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
+		if err != nil || mode.Mode == "" {
+			return w, err
+		}
+		// The layouts given (--mig-config, the cluster YAML) by model and
+		// GPU index, else chosen for this cluster.
+		var given sim.GivenMIG
+		if mode.Mode == "mig" {
+			if given, _, err = givenMIG(o, nodes, nil); err != nil {
+				return nil, err
+			}
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return nil, fmt.Errorf("--sharing %s: %w", mode, err)
+		}
+		return w, nil
+	}
+	// MIG layouts change what fits: a MIG-enabled GPU serves only MIG
+	// pods, so a pod of 8 whole GPUs fits no node that keeps fewer whole.
+	// Given layouts (--mig-config, the cluster YAML) go with the node
+	// types, which every scale of the list has, so a pod that fits no type
+	// now never fits. (Chosen layouts leave more nodes whole as the
+	// cluster grows; the other modes only round shares up.)
+	for _, mode := range modes {
+		if mode.Mode != "mig" {
+			continue
+		}
+		given, _, err := givenMIG(o, in.nodes, stderr)
+		if err != nil {
+			return err
+		}
+		if given == nil {
+			continue
+		}
+		w, err := sim.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+		if err != nil {
+			return err
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return fmt.Errorf("--sharing %s: %w", mode, err)
+		}
+		if unfit, first := w.FitsNoNode(); !t.Reachable(len(in.pods), unfit) {
+			return fmt.Errorf("--size %q cannot hold on any number of nodes of %s with --sharing %s: %d of %d pods fit no node type even when empty (first %s)", o.Size, in.nName, mode, unfit, len(in.pods), first)
+		}
+	}
 	for _, mode := range modes {
 		for _, pol := range in.pols {
 			label := pol
@@ -97,20 +144,9 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 				label = mode.String() + " " + pol
 			}
 			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
-				w, err := sim.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
+				w, err := prepare(mode, nodes)
 				if err != nil {
 					return 0, err
-				}
-				if mode.Mode != "" {
-					// The layouts given (--mig-config, the cluster YAML) by
-					// model and GPU index, else chosen for this cluster.
-					given, _, err := givenMIG(o, nodes)
-					if err != nil {
-						return 0, err
-					}
-					if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
-						return 0, fmt.Errorf("--sharing %s: %w", mode, err)
-					}
 				}
 				r, err := sim.Run(ctx, w, sim.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
 					Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})

@@ -223,3 +223,53 @@ func TestSizeSharing(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeSharingUnreachable: a MIG layout decides what fits. One node of
+// 8 A100-80GB GPUs with GPUs 0-3 MIG-enabled (4g.40gb+2g.20gb+1g.10gb, the
+// docs' half-mig) keeps 4 whole GPUs, so a pod of 8 whole GPUs never fits
+// under --sharing mig: 1 of 2 pods, and placed>=99% needs 2 of 2. Before,
+// the check looked at the whole-GPU node only and the search doubled the
+// node count to sizing.MaxNodes.
+func TestSizeSharingUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=99%", "fgd", 1, "mig"
+	o.NodesFile, o.PodsFile, o.MIGConfig = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv"), filepath.Join(dir, "mig.yaml")
+	os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,A100-80GB\n"), 0o644)
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,1000,1024,8,1000\nsmall,1000,1024,1,500\n"), 0o644)
+	os.WriteFile(o.MIGConfig, []byte("version: v1\nmig-configs:\n  half:\n    - device-filter: A100-80GB\n      devices: [0, 1, 2, 3]\n      mig-enabled: true\n      mig-devices:\n        \"4g.40gb\": 1\n        \"2g.20gb\": 1\n        \"1g.10gb\": 1\n"), 0o644)
+	var stdout, stderr strings.Builder
+	err := Run(context.Background(), o, &stdout, &stderr)
+	want := "cannot hold on any number of nodes of " + o.NodesFile + " with --sharing mig: 1 of 2 pods fit no node type even when empty (first " + o.PodsFile + ":2: pod \"big\")"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("unreachable under mig: %v, want %q", err, want)
+	}
+	// Fractional, the same lists fit both pods on the one node.
+	o.Sharing, o.MIGConfig = "fractional", ""
+	var out2, err2 strings.Builder
+	if err := Run(context.Background(), o, &out2, &err2); err != nil {
+		t.Errorf("fractional: %v", err)
+	}
+}
+
+// TestSizeChosenMIGGrows: chosen MIG layouts leave more nodes whole as the
+// cluster grows, so no pod is ruled out from the node list's size alone.
+// One node of 8 A100-80GB GPUs; pods: big (8 whole GPUs) and 7 shares of
+// 100 milli-GPU (1g.10gb, 1/7 GPU each). sim.ChooseMIGLayouts: MIG share
+// f = 1 / (1 + 8) of the GPU demand, round(f × GPUs) MIG GPUs packed on
+// the first node: 1 of 8 at 1 node (big fits nowhere: 7 of 8 pods placed),
+// 2 of 16 at 2 nodes, both on the first, so the second keeps 8 whole.
+func TestSizeChosenMIGGrows(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,128000,2097152,8,A100-80GB\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,8000,65536,8,1000\n"
+	for i := range 7 {
+		pods += fmt.Sprintf("s%d,1000,4096,1,100\n", i)
+	}
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=100%", "fgd", 1, "mig"
+	rep := runSizeJSON(t, o, nodes, pods)
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	checkCurve(t, rep.Results[0], 2, []step{{1, 7.0 / 8}, {2, 1}})
+}

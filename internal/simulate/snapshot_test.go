@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,6 +91,7 @@ func TestSnapshotErrors(t *testing.T) {
 	}{
 		{"empty alone", func(o *Options) { o.SnapshotEmpty = true }, "--snapshot-empty needs --snapshot"},
 		{"with nodes", func(o *Options) { o.SnapshotFile, o.NodesFile, o.PodsFile = example, "n.csv", "p.csv" }, "leave out --nodes and --pods"},
+		{"with nodes alone", func(o *Options) { o.SnapshotFile, o.NodesFile = example, "n.csv" }, "--snapshot gives the nodes and pods: leave out --nodes and --pods"},
 		{"replay", func(o *Options) { o.SnapshotFile, o.Mode = example, "replay" }, "--snapshot has no arrival times"},
 		{"inflate", func(o *Options) { o.SnapshotFile, o.InflateSet = example, true }, "takes no --inflate"},
 	} {
@@ -97,5 +100,64 @@ func TestSnapshotErrors(t *testing.T) {
 		if _, _, err := o.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestSnapshotSharing: the sharing table counts the running pods' GPUs.
+// Under FGD: train holds a100-0's GPUs 2..7, infer-0 t4-0's GPU 0; pair
+// takes a100-0's 0 and 1, infer-1 t4-0's 1 (TestSnapshotPending), etl
+// none: 10 GPUs needed, 8 A100-80GB at 3.93 and 2 T4 at 0.35 USD per
+// GPU-hour (internal/cost) = 32.14 USD/h; no pod shares a GPU (all whole).
+// The warning about the absent H100 names the snapshot's constraints, not
+// the CSV column gpu_spec.
+func TestSnapshotSharing(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = example, "fgd", 1, "exclusive,fractional", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep sim.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 2 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	for _, r := range rep.Sharing.Rows {
+		if r.GPUsNeeded != 10 || math.Abs(r.USDPerHour-32.14) > 1e-9 || r.PlacedPods != 3 || r.SharedPods != 0 {
+			t.Errorf("%s: %+v; want 10 GPUs needed, 32.14 USD/h, 3 placed, 0 shared", r.Sharing, r)
+		}
+	}
+	want := `has no GPU model "H100-80GB", which the GPU model constraints (annotation, nodeSelector, node affinity) name in 1 pods`
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// TestOutRemovedOnFailure: a run that fails after --out made its
+// directories (here: the snapshot holds no nodes) leaves none of them; a
+// directory that was there stays.
+func TestOutRemovedOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(snap, []byte(`{"kind": "List", "items": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.OutDir = snap, filepath.Join(dir, "a", "b")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "no nodes") {
+		t.Fatalf("err %v, want no nodes", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("%s/a left behind: %v", dir, err)
+	}
+	o.OutDir = dir
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("the existing --out directory is gone: %v", err)
 	}
 }

@@ -211,6 +211,10 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 			return nil, fmt.Errorf("%s:%d: %s.mig-enabled: missing", file, e.Line, p)
 		case !en.Enabled && len(en.Layout) > 0:
 			return nil, fmt.Errorf("%s:%d: %s.mig-devices: given with mig-enabled: false", file, e.Line, p)
+		case en.Enabled && len(en.Layout) == 0:
+			// mig-parted accepts MIG mode without instances; such a GPU
+			// serves no pod at all.
+			return nil, fmt.Errorf("%s:%d: %s.mig-devices: no MIG device with mig-enabled: true (a MIG-enabled GPU without instances serves no pod); give profiles such as \"3g.40gb\": 2, or mig-enabled: false", file, e.Line, p)
 		}
 		for _, m := range en.Models {
 			if _, err := gpu.PlaceMIG(m, en.Layout); err != nil && len(en.Layout) > 0 {
@@ -222,6 +226,12 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 	return c, nil
 }
 
+// Selects reports whether the entry applies to GPU g of a node of the
+// given model (its device-filter and devices).
+func (e *MIGEntry) Selects(model string, g int) bool {
+	return (e.Models == nil || contains(e.Models, model)) && (e.Devices == nil || containsInt(e.Devices, g))
+}
+
 // Layout returns the MIG layout of GPU g of a node of the given model: the
 // last entry selecting it, its layout if MIG-enabled (nil: left whole),
 // and the entry's line (0 when no entry selects it). The layout is not
@@ -229,10 +239,7 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 // caller checks it with gpu.PlaceMIG, naming the line.
 func (c *MIGConfig) Layout(model string, g int) (layout []string, line int) {
 	for _, e := range c.Entries {
-		if e.Models != nil && !contains(e.Models, model) {
-			continue
-		}
-		if e.Devices != nil && !containsInt(e.Devices, g) {
+		if !e.Selects(model, g) {
 			continue
 		}
 		line = e.Line

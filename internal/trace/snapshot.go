@@ -156,6 +156,11 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	// A UTF-8 byte order mark, as some Windows editors write, is no JSON.
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
+	}
 	list, lines, err := readList(file, data)
 	if err != nil {
 		return nil, err
@@ -276,7 +281,7 @@ func readList(file string, data []byte) (kubeList, []int, error) {
 		return fail(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return list, nil, fmt.Errorf("%s: data after the List", file)
+		return list, nil, fmt.Errorf("%s:%d: data after the List", file, lineAt(int(dec.InputOffset())))
 	}
 	return list, lines, nil
 }
@@ -287,6 +292,8 @@ func jsonError(file, path string, data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
+	case (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && data != nil:
+		return fmt.Errorf("%s:%d: the JSON ends early (a truncated file?)", file, 1+bytes.Count(data, []byte("\n")))
 	case errors.As(err, &se) && data != nil:
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 		return fmt.Errorf("%s:%d: JSON syntax error: %v", file, line, se)
@@ -370,6 +377,10 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.MIG[k] = v
 		}
 	}
+	if whole%int64(n.Replicas) != 0 {
+		// Time-slicing advertises each GPU as Replicas devices.
+		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, labelReplicas, n.Replicas)
+	}
 	gpus := whole / int64(n.Replicas)
 	switch {
 	case gpus == 0 && milli > 0:
@@ -432,13 +443,24 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 			if !slices.Contains(podResources, k) && !strings.HasPrefix(k, resource.MIGPrefix) {
 				continue
 			}
-			v, _, err := quantity(p, m, k, k == "cpu")
+			v, _, err := quantity(p, m, k, k != "memory")
 			if err != nil {
 				return nil, err
+			}
+			if k != "cpu" && k != "memory" {
+				// The API server accepts only whole extended resources
+				// (core validation: "must be an integer").
+				if v%1000 != 0 {
+					return nil, fmt.Errorf("%s%s: %s is not a whole number: an extended resource must be an integer", p, field(k), Quote(m[k]))
+				}
+				v /= 1000
 			}
 			out[k] = v
 		}
 		return out, nil
+	}
+	if len(o.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("%s.spec.containers: none; a pod has at least one container", path)
 	}
 	sum := map[string]int64{}
 	for i := range o.Spec.Containers {
@@ -489,14 +511,22 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
 	name := o.Metadata.Namespace + "/" + o.Metadata.Name
 	p := SnapshotPod{PodSpec: PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName}
+	switch p.Phase {
+	case "", "Pending", "Running", "Succeeded", "Failed", "Unknown":
+	default:
+		return p, nil, fmt.Errorf("%s.status.phase: %s is no pod phase (Pending, Running, Succeeded, Failed, Unknown)", path, Quote(p.Phase))
+	}
 	req, err := podRequests(path, o)
 	if err != nil {
 		return p, nil, err
 	}
 	p.CPUMilli, p.MemoryMiB = req["cpu"], ceilMiB(req["memory"])
 	whole, milli := req[resource.GPU], req[resource.GPUMilli]
+	_, asksMilli := req[resource.GPUMilli]
 	var warn []string
 	switch {
+	case asksMilli && milli == 0:
+		return p, nil, fmt.Errorf("%s.spec.containers: %s 0 out of range 1..1000 (leave it out for a pod without GPUs)", path, resource.GPUMilli)
 	case whole > 0 && milli > 0:
 		return p, nil, fmt.Errorf("%s.spec.containers: both %s and %s: ask for whole GPUs or a share, not both", path, resource.GPU, resource.GPUMilli)
 	case milli > cluster.MilliGPU:

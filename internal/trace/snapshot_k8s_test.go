@@ -224,6 +224,23 @@ func TestSnapshotErrors(t *testing.T) {
 		{"both GPU kinds", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "500", "nvidia.com/gpu": "1"`, 1)
 		}, "items[7].spec.containers: both nvidia.com/gpu and gpuplane.io/gpu-milli"},
+		// Kubernetes validates extended resources as integers; a node's
+		// time-slicing replicas divide its advertised GPUs (ts-0: 8 of 4).
+		{"fractional GPUs", func() string { return strings.Replace(good, `"nvidia.com/gpu": "4"`, `"nvidia.com/gpu": "1.5"`, 1) },
+			`items[8].spec.containers[0].resources.requests["nvidia.com/gpu"]: "1.5" is not a whole number`},
+		{"gpu-milli 0", func() string {
+			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "0"`, 1)
+		}, "items[7].spec.containers: gpuplane.io/gpu-milli 0 out of range 1..1000"},
+		{"no containers", func() string { return strings.Replace(good, `"containers": [`, `"containers": null, "x": [`, 1) },
+			"items[5].spec.containers: none; a pod has at least one container"},
+		{"phase", func() string { return strings.Replace(good, `"phase": "Succeeded"`, `"phase": "Weird"`, 1) },
+			`items[9].status.phase: "Weird" is no pod phase`},
+		{"replicas", func() string {
+			return strings.Replace(good, `"nvidia.com/gpu.replicas": "4"`, `"nvidia.com/gpu.replicas": "3"`, 1)
+		}, `items[3].status.allocatable["nvidia.com/gpu"]: 8 is not a multiple of the node's nvidia.com/gpu.replicas 3`},
+		{"truncated", func() string { return strings.Join(strings.Split(good, "\n")[:20], "\n") }, "snap.json:20: the JSON ends early"},
+		{"empty", func() string { return " \n" }, "snap.json:1: empty file"},
+		{"trailing", func() string { return good + "\n\n{}" }, fmt.Sprintf("snap.json:%d: data after the List", strings.Count(good, "\n")+3)},
 		{"gpus annotation", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpus": "0,3"`, `"gpuplane.io/gpus": "0,x"`, 1)
 		}, `items[5].metadata.annotations["gpuplane.io/gpus"]`},
@@ -232,6 +249,15 @@ func TestSnapshotErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestSnapshotBOM: a UTF-8 byte order mark before the List is read past.
+func TestSnapshotBOM(t *testing.T) {
+	nodes, pods := snapshotObjects()
+	s, err := ReadSnapshot("snap.json", bytes.NewReader(append([]byte("\xEF\xBB\xBF"), kubectlJSON(t, nodes, pods)...)))
+	if err != nil || len(s.Nodes) != len(nodes) || len(s.Pods) != len(pods) {
+		t.Fatalf("%v; want %d nodes and %d pods", err, len(nodes), len(pods))
 	}
 }
 
