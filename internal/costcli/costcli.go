@@ -229,10 +229,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		if w.Step == 0 {
 			w.Step = f.Interval()
 		}
-		if w.From, err = parseTime("from", o.From, f.MinTime); err != nil {
+		def := w // the file's span, on a grid placed on its samples
+		if o.From == "" || o.To == "" {
+			if def, err = f.DefaultWindow(w.Step); err != nil {
+				return err
+			}
+		}
+		if w.From, err = parseTime("from", o.From, def.From); err != nil {
 			return err
 		}
-		if w.To, err = parseTime("to", o.To, f.MaxTime+w.Step); err != nil {
+		if w.To, err = parseTime("to", o.To, def.To); err != nil {
 			return err
 		}
 		if res, err = costsrc.ReadOpenMetrics(f, w); err != nil {
