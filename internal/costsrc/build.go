@@ -342,7 +342,7 @@ func (b *builder) coverage() []string {
 		}
 	}
 	if 4*values < 3*steps {
-		out = append(out, fmt.Sprintf("%d%% of the steps between a series' first and last samples have no sample: the step (%v) is shorter than the scrape interval? those steps count as not held",
+		out = append(out, fmt.Sprintf("%d%% of the steps between a series' first and last samples have no sample: a step (%v) shorter than the scrape interval, or a grid off the samples' phase? those steps count as not held",
 			100*(steps-values)/steps, dur(w.Step)))
 	}
 	return out

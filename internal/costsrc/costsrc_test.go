@@ -354,7 +354,7 @@ func TestCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = "40% of the steps between a series' first and last samples have no sample: the step (30s) is shorter than the scrape interval?"
+	want = "40% of the steps between a series' first and last samples have no sample: a step (30s) shorter than the scrape interval, or a grid off the samples' phase?"
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
 		t.Errorf("warnings %q, want %q", r.Warnings, want)
 	}
@@ -376,5 +376,64 @@ func TestStdin(t *testing.T) {
 	defer func() { os.Stdin = old }()
 	if _, err := LoadOpenMetrics("-"); err == nil || !strings.HasPrefix(err.Error(), "standard input:2: ") {
 		t.Errorf("error %v, want one on standard input line 2", err)
+	}
+}
+
+// TestOffPhase: samples every 30 minutes on the hour and half hour read
+// on a grid from 00:10: each counts at the first grid time at or after it,
+// 10 minutes late (00:00 at 00:10, 00:30 at 00:40); warned, with the
+// window on the samples' phase, from 00:00.
+func TestOffPhase(t *testing.T) {
+	const t0 = 1793491200
+	var day []string
+	for i := range 48 {
+		day = append(day, `gpuplane_device_health{`+gpuLabels+`} 1 `+strconv.Itoa(t0+1800*i))
+	}
+	f, err := ParseOpenMetrics("p.om", om(day...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: (t0 + 600) * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the grid from 2026-11-01T00:10:00Z is off the samples' phase: samples count up to 10m0s after their time, so holdings shift or break; a window from 2026-11-01T00:00:00Z would count each sample at most 0s after it"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+	// On the phase: no warning.
+	if r, err = ReadOpenMetrics(f, Window{From: t0 * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000}); err != nil || len(r.Warnings) != 0 {
+		t.Errorf("on the phase: %q %v", r.Warnings, err)
+	}
+}
+
+// TestOffPhaseJitter: TestJitter's health series read on a grid from T0,
+// the samples' nominal time: a sample a little late counts at the next grid
+// time, nearly a step after it (GPU-1's at T0 + 1800.03 s counts at T0 +
+// 3600 s, 29m59.97s later, the most), so holdings would break; warned, with
+// the window on the phase nearest T0: T0 + 50 ms, where each sample counts
+// at most 100 ms after it (TestJitter's spread).
+func TestOffPhaseJitter(t *testing.T) {
+	const t0 = 1793491200
+	g2 := `Hostname="n1",UUID="GPU-2",modelName="NVIDIA L4"`
+	at := func(off float64) string { return strconv.FormatFloat(t0+off, 'f', 3, 64) }
+	var lines []string
+	for _, off := range []float64{-0.05, 1800.03, 3600} {
+		lines = append(lines, `gpuplane_device_health{`+gpuLabels+`} 1 `+at(off))
+	}
+	for _, off := range []float64{0.05, 1799.96, 3600.04} {
+		lines = append(lines, `gpuplane_device_health{`+g2+`} 1 `+at(off))
+	}
+	f, err := ParseOpenMetrics("j.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: t0 * 1000, To: t0*1000 + 3*1_800_000, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the grid from 2026-11-01T00:00:00Z is off the samples' phase: samples count up to 29m59.97s after their time, so holdings shift or break; a window from 2026-11-01T00:00:00.05Z would count each sample at most 100ms after it"
+	if len(r.Warnings) == 0 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want first %q", r.Warnings, want)
 	}
 }

@@ -142,7 +142,10 @@ func sortSamples(name string, s *rawSeries) error {
 // range query of last_over_time(metric[Step - 1ms]) does (ReadPrometheus):
 // at each grid time t, the last sample in [t-Step+1ms, t]; and maps them.
 // A step shorter than the file's sample interval (Interval) is refused: it
-// would leave most steps without a sample, counted as not held.
+// would leave most steps without a sample, counted as not held. A grid
+// off the samples' phase is warned: one where a sample lies more before
+// the grid time it counts at than on DefaultWindow's grid, by over a
+// hundredth of a step and a second.
 func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 	if iv, metric := f.interval(); w.Step > 0 && w.Step < iv {
 		return nil, fmt.Errorf("step %v is shorter than the file's sample interval, %v (%s): steps without a sample would count as not held; want a step of at least %v",
@@ -156,6 +159,7 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 	var gt []int64
 	var gv []float64
 	var gl []int32
+	lag := int64(0)               // the most time from a sample to the grid time it counts at
 	lines := map[string][]int32{} // series key -> line of each grid value
 	b.where = func(key string, t int64) string {
 		g := lines[key]
@@ -177,6 +181,7 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 				if ts > w.From {
 					t += (ts - w.From + w.Step - 1) / w.Step * w.Step
 				}
+				lag = max(lag, t-ts)
 				if n := len(gt); n > 0 && gt[n-1] == t {
 					gv[n-1], gl[n-1] = s.v[k], s.line[k]
 					continue
@@ -197,6 +202,16 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 				return nil, err
 			}
 		}
+	}
+	if p, spread := f.phase(f.times(), w.Step); lag > spread+max(w.Step/100, 1000) {
+		// The grid time on the phase nearest From.
+		d := ((w.From-f.MinTime-p)%w.Step + w.Step) % w.Step
+		on := w.From - d
+		if 2*d > w.Step {
+			on += w.Step
+		}
+		b.warn(fmt.Sprintf("the grid from %s is off the samples' phase: samples count up to %v after their time, so holdings shift or break; a window from %s would count each sample at most %v after it",
+			fmtTime(w.From), dur(lag), fmtTime(on), dur(spread)))
 	}
 	return b.finish()
 }
@@ -274,13 +289,7 @@ func (f *File) DefaultWindow(step int64) (Window, error) {
 	if step <= 0 {
 		return Window{}, fmt.Errorf("step %d ms: want a positive step", step)
 	}
-	var all []int64
-	for _, ss := range f.series {
-		for _, s := range ss {
-			all = append(all, s.t...)
-		}
-	}
-	slices.Sort(all)
+	all := f.times()
 	// A stray timestamp: the widest gap between two sample times.
 	gi := 0
 	for i := 1; i < len(all); i++ {
@@ -299,8 +308,20 @@ func (f *File) DefaultWindow(step int64) (Window, error) {
 				f.name, line, fmtTime(t), span(gap), rest)
 		}
 	}
-	// The phase: the offsets of the sample times modulo step, and the
-	// widest gap between two of them (circularly).
+	p, _ := f.phase(all, step)
+	// To: the first grid time at or after the data's end, one sample
+	// interval past the last sample.
+	w := Window{From: f.MinTime + p, Step: step}
+	w.To = w.From + max((f.MaxTime+f.Interval()-w.From+step-1)/step, 1)*step
+	return w, nil
+}
+
+// phase returns where a grid of step best lies on the sample times all
+// (sorted): at f.MinTime + p + k*step, p in [0, step), the end of the
+// widest gap between the times' offsets modulo step (circularly); and the
+// offsets' spread, step less that gap, the most a sample then lies before
+// the grid time it counts at (0 for samples on whole steps).
+func (f *File) phase(all []int64, step int64) (p, spread int64) {
 	off := make([]int64, len(all))
 	for i, t := range all {
 		off[i] = (t - f.MinTime) % step
@@ -308,7 +329,7 @@ func (f *File) DefaultWindow(step int64) (Window, error) {
 	slices.Sort(off)
 	off = slices.Compact(off)
 	// Of equal gaps the first, which keeps From nearest the first sample.
-	p, widest := int64(0), int64(-1)
+	widest := int64(-1)
 	for i := range off {
 		next := off[0] + step // the gap after the last wraps round
 		if i+1 < len(off) {
@@ -318,11 +339,19 @@ func (f *File) DefaultWindow(step int64) (Window, error) {
 			p, widest = off[i], next-off[i]
 		}
 	}
-	// To: the first grid time at or after the data's end, one sample
-	// interval past the last sample.
-	w := Window{From: f.MinTime + p, Step: step}
-	w.To = w.From + max((f.MaxTime+f.Interval()-w.From+step-1)/step, 1)*step
-	return w, nil
+	return p, step - widest
+}
+
+// times returns the file's sample times, sorted.
+func (f *File) times() []int64 {
+	var all []int64
+	for _, ss := range f.series {
+		for _, s := range ss {
+			all = append(all, s.t...)
+		}
+	}
+	slices.Sort(all)
+	return all
 }
 
 func abs(x int64) int64 {
