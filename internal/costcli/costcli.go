@@ -32,8 +32,8 @@ type Options struct {
 	// file. Exactly one is given.
 	Prometheus, OpenMetrics string
 	// From and To bound the window: RFC 3339 or Unix seconds. With
-	// OpenMetrics, empty means the file's first sample and one step past
-	// its last.
+	// OpenMetrics, empty means the file's span (costsrc.File.DefaultWindow);
+	// "-" is standard input.
 	From, To string
 	// Step is the time between evaluations; 0 means 30 s from Prometheus
 	// and the file's sample interval from OpenMetrics.
