@@ -74,7 +74,14 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 			return nil, fmt.Errorf("%s:%d: %s: sample without a timestamp (backfilled samples need one)", name, line, metric)
 		}
 		if *ts < 0 || *ts > maxTime {
-			return nil, fmt.Errorf("%s:%d: %s: timestamp %.3f: want Unix seconds from 1970 to 9999 (OpenMetrics timestamps are seconds, not milliseconds)", name, line, metric, float64(*ts)/1000)
+			// The parser converts seconds to int64 milliseconds: one beyond
+			// 2^63 ms comes back as the least int64 (amd64) or the most
+			// (arm64).
+			at := fmt.Sprintf("%.3f", float64(*ts)/1000)
+			if *ts == math.MinInt64 || *ts == math.MaxInt64 {
+				at = "out of range"
+			}
+			return nil, fmt.Errorf("%s:%d: %s: timestamp %s: want Unix seconds from 1970 to 9999 (OpenMetrics timestamps are seconds, not milliseconds)", name, line, metric, at)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%s:%d: %s: value %v", name, line, metric, v)
