@@ -314,7 +314,7 @@ func TestTimestampRange(t *testing.T) {
 	for _, c := range []struct{ ts, want string }{
 		{"1793491200000", "r.om:2: gpuplane_device_health: timestamp 1793491200000.000: want Unix seconds from 1970 to 9999"},
 		{"-5", "r.om:2: gpuplane_device_health: timestamp -5.000: want Unix seconds"},
-		{"253402300800", "r.om:2: gpuplane_device_health: timestamp 253402300800.000: want Unix seconds"}, // 10000-01-01
+		{"253402300800", "r.om:2: gpuplane_device_health: timestamp 253402300800.000: want Unix seconds"},     // 10000-01-01
 		{"99999999999999999999", "r.om:2: gpuplane_device_health: timestamp out of range: want Unix seconds"}, // 1e23 ms overflows int64
 	} {
 		_, err := ParseOpenMetrics("r.om", om(h+"0", h+c.ts))
