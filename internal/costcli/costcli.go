@@ -34,8 +34,8 @@ type Options struct {
 	// file. Exactly one is given.
 	Prometheus, OpenMetrics string
 	// From and To bound the window: RFC 3339 or Unix seconds. With
-	// OpenMetrics, empty means the file's first sample and one step past
-	// its last.
+	// OpenMetrics, empty means the file's span (costsrc.File.DefaultWindow);
+	// "-" is standard input.
 	From, To string
 	// Step is the time between evaluations; 0 means 30 s from Prometheus
 	// and the file's sample interval from OpenMetrics.
@@ -253,10 +253,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		if w.Step == 0 {
 			w.Step = f.Interval()
 		}
-		if w.From, err = parseTime("from", o.From, f.MinTime); err != nil {
+		def := w // the file's span, on a grid placed on its samples
+		if o.From == "" || o.To == "" {
+			if def, err = f.DefaultWindow(w.Step); err != nil {
+				return err
+			}
+		}
+		if w.From, err = parseTime("from", o.From, def.From); err != nil {
 			return err
 		}
-		if w.To, err = parseTime("to", o.To, f.MaxTime+w.Step); err != nil {
+		if w.To, err = parseTime("to", o.To, def.To); err != nil {
 			return err
 		}
 		if err := checkWindow(w, o.From == "", o.To == ""); err != nil {

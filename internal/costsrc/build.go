@@ -22,7 +22,14 @@ type builder struct {
 	n     int // grid times
 	cat   *gpu.Catalog
 	gpus  map[string]gpuInfo
-	known map[string]bool // series keys seen
+	known map[string]*seen // series keys seen
+	// data marks the grid times at which any series has a value.
+	data []bool
+	// where, if set, names the file line of a series' value at a grid time
+	// (ReadOpenMetrics); key is the series' key as given to add.
+	where func(key string, t int64) string
+	// badAt describes the first share value that is no fraction.
+	badAt string
 	// unknownModel holds the product names not in the catalog, warned.
 	unknownModel map[string]bool
 	noUUID       map[string]int // series without UUID, by metric
@@ -37,6 +44,10 @@ type builder struct {
 
 type gpuInfo struct{ node, model string }
 
+// seen is the span of a series' values on the grid: the first and last
+// grid indexes and the number of values.
+type seen struct{ first, last, n int64 }
+
 type usageKey struct{ ns, pod, uuid, inst string }
 
 // shareRuns is one share series: the holding it describes and its runs of
@@ -44,6 +55,7 @@ type usageKey struct{ ns, pod, uuid, inst string }
 type shareRuns struct {
 	h        costalloc.Holding // without Start, End and the part
 	base     costalloc.Share
+	key      string // the series key as given to add
 	open     bool
 	from, to int64 // the open run's first and last grid times
 	v        float64
@@ -52,7 +64,7 @@ type shareRuns struct {
 
 func newBuilder(w Window) *builder {
 	return &builder{
-		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, known: map[string]bool{},
+		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, known: map[string]*seen{}, data: make([]bool, w.points()),
 		unknownModel: map[string]bool{}, noUUID: map[string]int{}, shares: map[string]*shareRuns{},
 		util: map[string]map[string][]float32{}, fb: map[usageKey]*Usage{},
 	}
@@ -89,9 +101,24 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 	if len(t) == 0 {
 		return nil
 	}
+	raw := key
 	key = metric + "\x00" + key
-	first := !b.known[key]
-	b.known[key] = true
+	sn := b.known[key]
+	first := sn == nil
+	if first {
+		sn = &seen{}
+		b.known[key] = sn
+	}
+	for _, x := range t {
+		if j := b.w.index(x); j >= 0 && j < int64(b.n) {
+			b.data[j] = true
+			if sn.n == 0 {
+				sn.first = j
+			}
+			sn.last = j
+			sn.n++
+		}
+	}
 	uuid := l[labelUUID]
 	if uuid == "" {
 		if first {
@@ -102,7 +129,7 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 	g := b.gpu(l)
 	switch metric {
 	case metricShare:
-		return b.addShare(key, l, g, t, v)
+		return b.addShare(key, raw, l, g, t, v)
 	case metricEngine, metricGPUUtil:
 		m := b.util[metric]
 		if m == nil {
@@ -158,10 +185,10 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 	return nil
 }
 
-func (b *builder) addShare(key string, l map[string]string, g gpuInfo, t []int64, v []float64) error {
+func (b *builder) addShare(key, raw string, l map[string]string, g gpuInfo, t []int64, v []float64) error {
 	s := b.shares[key]
 	if s == nil {
-		s = &shareRuns{h: costalloc.Holding{Namespace: l[labelNamespace], Pod: l[labelPod], GPU: l[labelUUID]}}
+		s = &shareRuns{key: raw, h: costalloc.Holding{Namespace: l[labelNamespace], Pod: l[labelPod], GPU: l[labelUUID]}}
 		if s.h.Namespace == "" || s.h.Pod == "" {
 			b.unattributed++
 			s.h.Namespace, s.h.Pod = "", ""
@@ -200,6 +227,14 @@ func (b *builder) closeRun(s *shareRuns) {
 	s.open = false
 	num, den, ok := fraction(s.v)
 	if !ok {
+		if b.bad == 0 {
+			b.badAt = fmt.Sprintf("%v of %s at %s", s.v, s.key, fmtTime(s.from))
+			if b.where != nil {
+				if at := b.where(s.key, s.from); at != "" {
+					b.badAt = at + ": " + b.badAt
+				}
+			}
+		}
 		b.bad++
 		return
 	}
@@ -250,8 +285,9 @@ func (b *builder) finish() (*Result, error) {
 		r.Input.Holdings = append(r.Input.Holdings, s.out...)
 	}
 	if b.bad > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted", b.bad, metricShare))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: %s)", b.bad, metricShare, b.badAt))
 	}
+	r.Warnings = append(r.Warnings, b.coverage()...)
 	for k, u := range b.fb {
 		u.Util = make([]float32, len(u.FBUsedMiB))
 		g, ok := r.Input.UtilGrid[utilKey(map[string]string{labelUUID: k.uuid, labelInstance: k.inst})]
@@ -268,4 +304,46 @@ func (b *builder) finish() (*Result, error) {
 		return strings.Compare(a.Namespace+"\x00"+a.Pod+"\x00"+a.GPU+"\x00"+a.MIGInstance, b.Namespace+"\x00"+b.Pod+"\x00"+b.GPU+"\x00"+b.MIGInstance) < 0
 	})
 	return r, nil
+}
+
+// coverage returns warnings for a window the data does not cover: the
+// longest stretch of grid times without any value (before the first, after
+// the last or between), when it is at least a tenth of the window and two
+// steps, is charged as idle; and series with values at fewer than three in
+// four of the steps between their first and last, the sign of a step
+// shorter than the scrape interval.
+func (b *builder) coverage() []string {
+	var out []string
+	w := b.w
+	from, best := -1, [2]int{}
+	for i := 0; i <= b.n; i++ {
+		if i < b.n && !b.data[i] {
+			if from < 0 {
+				from = i
+			}
+			continue
+		}
+		if from >= 0 && i-from > best[1]-best[0] {
+			best = [2]int{from, i}
+		}
+		from = -1
+	}
+	if k := int64(best[1] - best[0]); k >= 2 && 10*k >= int64(b.n) {
+		end := min(w.From+int64(best[1])*w.Step, w.To)
+		start := w.From + int64(best[0])*w.Step
+		out = append(out, fmt.Sprintf("no samples from %s to %s (%s, %d%% of the window): the GPUs' cost there is idle; is the window (from %s to %s) the data's?",
+			fmtTime(start), fmtTime(end), span(end-start), 100*(end-start)/(w.To-w.From), fmtTime(w.From), fmtTime(w.To)))
+	}
+	var steps, values int64
+	for _, sn := range b.known {
+		if sn.n > 0 {
+			steps += sn.last - sn.first + 1
+			values += sn.n
+		}
+	}
+	if 4*values < 3*steps {
+		out = append(out, fmt.Sprintf("%d%% of the steps between a series' first and last samples have no sample: a step (%v) shorter than the scrape interval, or a grid off the samples' phase? those steps count as not held",
+			100*(steps-values)/steps, dur(w.Step)))
+	}
+	return out
 }

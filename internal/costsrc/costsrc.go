@@ -11,6 +11,7 @@ package costsrc
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 )
@@ -47,14 +48,39 @@ type Window struct {
 	From, To, Step int64
 }
 
+// MaxSteps is the most grid times a window may have: a year at 30 s
+// steps is 1,051,200. Each device's utilisation is a float32 per step,
+// so more would take gigabytes (a day at 1 ms steps is 86,400,000).
+const MaxSteps = 1_100_000
+
 func (w Window) check() error {
 	if w.Step <= 0 {
 		return fmt.Errorf("step %d ms: want a positive step", w.Step)
 	}
 	if w.To <= w.From {
-		return fmt.Errorf("window: to %d ms is not after from %d ms", w.To, w.From)
+		return fmt.Errorf("window: to %s is not after from %s", fmtTime(w.To), fmtTime(w.From))
+	}
+	if n := (w.To-w.From-1)/w.Step + 1; n < 0 || n > MaxSteps {
+		return fmt.Errorf("window %s to %s at step %v: %d steps, more than %d; want a longer step", fmtTime(w.From), fmtTime(w.To), dur(w.Step), n, MaxSteps)
 	}
 	return nil
+}
+
+// fmtTime writes a time in Unix milliseconds as RFC 3339, with its
+// milliseconds if any.
+func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+
+// dur returns a duration in milliseconds as a time.Duration (which prints
+// as 30m0s).
+func dur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// span writes a length of time in milliseconds: as a duration up to two
+// days, else in days.
+func span(ms int64) string {
+	if ms < 48*3_600_000 {
+		return dur(ms).String()
+	}
+	return fmt.Sprintf("%.1f days", float64(ms)/86_400_000)
 }
 
 // last returns the last grid time of the window.

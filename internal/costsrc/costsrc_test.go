@@ -2,6 +2,10 @@ package costsrc
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,7 +129,7 @@ gpuplane_device_allocation_share{Hostname="n1",UUID="GPU-1",modelName="Acme X1",
 		t.Fatal(err)
 	}
 	got := strings.Join(r.Warnings, "\n")
-	for _, want := range []string{`GPU model "Acme X1" (modelName) is not in the catalog`, "1 gpuplane_device_health series without a UUID label", "1 gpuplane_device_allocation_share values are no fraction"} {
+	for _, want := range []string{`GPU model "Acme X1" (modelName) is not in the catalog`, "1 gpuplane_device_health series without a UUID label", "1 gpuplane_device_allocation_share values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: w.om:5: 0.123456 of gpuplane_device_allocation_share{Hostname=\"n1\", UUID=\"GPU-1\", modelName=\"Acme X1\", namespace=\"a\", pod=\"b\"} at 1970-01-01T00:00:00Z)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings %q lack %q", got, want)
 		}
@@ -141,7 +145,7 @@ func TestParseErrors(t *testing.T) {
 		{"no timestamp", "# TYPE gpuplane_device_health gauge\ngpuplane_device_health{UUID=\"g\"} 1\n# EOF\n", "e.om:2: gpuplane_device_health: sample without a timestamp"},
 		{"no EOF", "# TYPE gpuplane_device_health gauge\ngpuplane_device_health{UUID=\"g\"} 1 0\n", "e.om:3: data does not end with # EOF"},
 		{"NaN", "gpuplane_device_allocation_share{UUID=\"g\"} NaN 0\n# EOF\n", "e.om:1: gpuplane_device_allocation_share: value NaN"},
-		{"twice", "gpuplane_device_health{UUID=\"g\"} 1 0\ngpuplane_device_health{UUID=\"g\"} 0 0\n# EOF\n", "two samples at 0 ms"},
+		{"twice", "gpuplane_device_health{UUID=\"g\"} 1 0\ngpuplane_device_health{UUID=\"g\"} 0 0\n# EOF\n", `e.om:2: a second sample of gpuplane_device_health{UUID="g"} at 1970-01-01T00:00:00Z (the first is on line 1)`},
 		{"empty", "# EOF\n", "e.om: no samples"},
 	} {
 		_, err := ParseOpenMetrics("e.om", []byte(c.data))
@@ -165,4 +169,272 @@ func FuzzParseOpenMetrics(f *testing.F) {
 		}
 		_, _ = ReadOpenMetrics(file, Window{From: file.MinTime, To: file.MinTime + 10*file.Interval(), Step: file.Interval()})
 	})
+}
+
+// TestWindowLimits: a day at 1 ms steps is 86,400,000 grid times, refused
+// before anything is allocated (it took 3.9 GB and ran out of memory); a
+// year at 30 s, 1,051,200, is not. Window errors give RFC 3339 times.
+func TestWindowLimits(t *testing.T) {
+	for _, c := range []struct {
+		w    Window
+		want string
+	}{
+		{Window{From: 0, To: 86_400_000, Step: 1}, "window 1970-01-01T00:00:00Z to 1970-01-02T00:00:00Z at step 1ms: 86400000 steps, more than 1100000; want a longer step"},
+		{Window{From: 0, To: 365 * 86_400_000, Step: 30_000}, ""},
+		{Window{From: 60_000, To: 0, Step: 30_000}, "window: to 1970-01-01T00:00:00Z is not after from 1970-01-01T00:01:00Z"},
+	} {
+		err := c.w.check()
+		if (c.want == "") != (err == nil) || err != nil && err.Error() != c.want {
+			t.Errorf("%+v: error %v, want %q", c.w, err, c.want)
+		}
+	}
+}
+
+// om writes an OpenMetrics file: each line "metric{labels} value seconds".
+func om(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n# EOF\n") }
+
+// TestInterval: per metric the lower median of the gaps, rounded to whole
+// seconds within 1%, and of the metrics the longest. Health gaps 1799.95,
+// 1800.10, 1799.95 s: median 1799.95 s, 30m0s; utilisation every 60 s.
+func TestInterval(t *testing.T) {
+	h := `gpuplane_device_health{` + gpuLabels + `} 1 `
+	u := `DCGM_FI_DEV_GPU_UTIL{` + gpuLabels + `} 50 `
+	f, err := ParseOpenMetrics("i.om", om(h+"0", h+"1799.95", h+"3600.05", h+"5400", u+"0", u+"60", u+"120"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iv, m := f.interval(); iv != 1_800_000 || m != metricHealth {
+		t.Errorf("interval %d ms of %s, want 1800000 of %s", iv, m, metricHealth)
+	}
+	// 1.5 s is kept: 1 s and 2 s are more than 1% off.
+	f, err = ParseOpenMetrics("i.om", om(h+"0", h+"1.5", h+"3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Interval() != 1500 {
+		t.Errorf("interval %d ms, want 1500", f.Interval())
+	}
+	// A step shorter than the interval leaves steps without a sample.
+	_, err = ReadOpenMetrics(f, Window{From: 0, To: 3000, Step: 1000})
+	if want := "step 1s is shorter than the file's sample interval, 1.5s (gpuplane_device_health)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("step 1 s: %v, want %q", err, want)
+	}
+}
+
+// TestJitter: two GPUs' series sampled every 30 minutes from T0 =
+// 2026-11-01T00:00:00Z, each timestamp up to 50 ms early or late. The
+// offsets of the samples modulo 30 minutes from the first (T0 - 50 ms) are
+// 0, 10, 50, 80, 90 and 100 ms: the widest gap follows 100 ms, so the grid
+// starts at T0 - 50 ms + 100 ms = T0 + 50 ms and every sample counts at
+// the grid time just after it. The last sample is at T0 + 3600.04 s; plus
+// the interval (30m: gaps 1799.91 to 1800.08 s) that ends at T0 + 5400.04 s,
+// so To = T0 + 50 ms + 3 steps. GPU-1's pod holds it at all three samples:
+// one holding of the three steps. With the grid at T0 - 50 ms (the first
+// sample, as before) the sample at 1800.03 s would count at the second
+// grid time after it, and the holding would break.
+func TestJitter(t *testing.T) {
+	const t0 = 1793491200
+	g2 := `Hostname="n1",UUID="GPU-2",modelName="NVIDIA L4"`
+	at := func(off float64) string { return strconv.FormatFloat(t0+off, 'f', 3, 64) }
+	var lines []string
+	for _, off := range []float64{-0.05, 1800.03, 3600} {
+		lines = append(lines, `gpuplane_device_health{`+gpuLabels+`} 1 `+at(off),
+			`gpuplane_device_allocation_share{`+gpuLabels+`,namespace="ns",pod="p"} 1 `+at(off))
+	}
+	for _, off := range []float64{0.05, 1799.96, 3600.04} {
+		lines = append(lines, `gpuplane_device_health{`+g2+`} 1 `+at(off))
+	}
+	f, err := ParseOpenMetrics("j.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.DefaultWindow(f.Interval())
+	const from = t0*1000 + 50
+	if err != nil || w != (Window{From: from, To: from + 3*1_800_000, Step: 1_800_000}) {
+		t.Fatalf("window %+v %v, want [%d, +3 steps) at 30 min", w, err, from)
+	}
+	r, err := ReadOpenMetrics(f, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := costalloc.Holding{Namespace: "ns", Pod: "p", GPU: "GPU-1", Start: from, End: from + 3*1_800_000}
+	if len(r.Input.Holdings) != 1 || r.Input.Holdings[0] != want {
+		t.Errorf("holdings %+v, want %+v", r.Input.Holdings, want)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+// TestStrayTimestamp: a day of samples every 30 minutes and one sample at
+// 1000 s (1970) or in 2030: the default window would span 56 or 3 years of
+// idle GPUs; refused, naming the stray sample's line. An explicit window
+// reads the file.
+func TestStrayTimestamp(t *testing.T) {
+	const t0 = 1793491200
+	var day []string
+	for i := range 48 {
+		day = append(day, `gpuplane_device_health{`+gpuLabels+`} 1 `+strconv.Itoa(t0+1800*i))
+	}
+	for _, c := range []struct {
+		name string
+		file []string
+		want string
+	}{
+		{"1970", append([]string{`gpuplane_device_health{UUID="GPU-9"} 1 1000`}, day...), "s.om:1: timestamp 1970-01-01T00:16:40Z lies 20758.0 days from the other samples (2026-11-01T00:00:00Z to 2026-11-01T23:30:00Z): a stray timestamp?"},
+		{"2030", append(slices.Clone(day), `gpuplane_device_health{UUID="GPU-9"} 1 1893456000`), "s.om:49: timestamp 2030-01-01T00:00:00Z lies 1156.0 days from the other samples (2026-11-01T00:00:00Z to 2026-11-01T23:30:00Z): a stray timestamp?"},
+	} {
+		f, err := ParseOpenMetrics("s.om", om(c.file...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.DefaultWindow(f.Interval()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		r, err := ReadOpenMetrics(f, Window{From: t0 * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000})
+		if err != nil || len(r.Input.GPUs) != 1 || len(r.Warnings) != 0 {
+			t.Errorf("%s: explicit window: %+v %v", c.name, r, err)
+		}
+	}
+	// The day alone: [T0, T0 + 24 h).
+	f, err := ParseOpenMetrics("s.om", om(day...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := f.DefaultWindow(f.Interval()); err != nil || w != (Window{From: t0 * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000}) {
+		t.Errorf("day: window %+v %v", w, err)
+	}
+}
+
+// TestTimestampRange: OpenMetrics timestamps are seconds; milliseconds
+// (year 58800), negative ones and ones that overflow are refused with
+// their line instead of failing later in the JSON report.
+func TestTimestampRange(t *testing.T) {
+	h := `gpuplane_device_health{` + gpuLabels + `} 1 `
+	for _, c := range []struct{ ts, want string }{
+		{"1793491200000", "r.om:2: gpuplane_device_health: timestamp 1793491200000.000: want Unix seconds from 1970 to 9999"},
+		{"-5", "r.om:2: gpuplane_device_health: timestamp -5.000: want Unix seconds"},
+		{"253402300800", "r.om:2: gpuplane_device_health: timestamp 253402300800.000: want Unix seconds"},     // 10000-01-01
+		{"99999999999999999999", "r.om:2: gpuplane_device_health: timestamp out of range: want Unix seconds"}, // 1e23 ms overflows int64
+	} {
+		_, err := ParseOpenMetrics("r.om", om(h+"0", h+c.ts))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.ts, err, c.want)
+		}
+	}
+	if _, err := ParseOpenMetrics("r.om", om(h+"253402300799")); err != nil { // 9999-12-31T23:59:59Z
+		t.Errorf("9999: %v", err)
+	}
+}
+
+// TestCoverage: a window of 10 steps of 30 s with samples at the first two
+// only: 8 steps (4 minutes, 80%) without data, charged as idle, warned.
+// Through the builder (ReadPrometheus's path), a series with a value at
+// every other step: 3 of the 5 steps from its first to last value have
+// one, 40% have none, the sign of a step below the scrape interval.
+func TestCoverage(t *testing.T) {
+	h := `gpuplane_device_health{` + gpuLabels + `} 1 `
+	f, err := ParseOpenMetrics("c.om", om(h+"0", h+"30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 300_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no samples from 1970-01-01T00:01:00Z to 1970-01-01T00:05:00Z (4m0s, 80% of the window): the GPUs' cost there is idle"
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+	b := newBuilder(Window{From: 0, To: 150_000, Step: 30_000})
+	l := map[string]string{labelUUID: "GPU-1", labelHostname: "n1", labelModel: "NVIDIA L4"}
+	if err := b.add(metricHealth, "h", l, []int64{0, 60_000, 120_000}, []float64{1, 1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = b.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "40% of the steps between a series' first and last samples have no sample: a step (30s) shorter than the scrape interval, or a grid off the samples' phase?"
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}
+
+// TestStdin: "-" reads standard input.
+func TestStdin(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "in.om")
+	if err := os.WriteFile(p, om(`gpuplane_device_health{`+gpuLabels+`} 1 0`, `gpuplane_device_health{`+gpuLabels+`} 1 x`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	old := os.Stdin
+	os.Stdin = in
+	defer func() { os.Stdin = old }()
+	if _, err := LoadOpenMetrics("-"); err == nil || !strings.HasPrefix(err.Error(), "standard input:2: ") {
+		t.Errorf("error %v, want one on standard input line 2", err)
+	}
+}
+
+// TestOffPhase: samples every 30 minutes on the hour and half hour read
+// on a grid from 00:10: each counts at the first grid time at or after it,
+// 10 minutes late (00:00 at 00:10, 00:30 at 00:40); warned, with the
+// window on the samples' phase, from 00:00.
+func TestOffPhase(t *testing.T) {
+	const t0 = 1793491200
+	var day []string
+	for i := range 48 {
+		day = append(day, `gpuplane_device_health{`+gpuLabels+`} 1 `+strconv.Itoa(t0+1800*i))
+	}
+	f, err := ParseOpenMetrics("p.om", om(day...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: (t0 + 600) * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the grid from 2026-11-01T00:10:00Z is off the samples' phase: samples count up to 10m0s after their time, so holdings shift or break; a window from 2026-11-01T00:00:00Z would count each sample at most 0s after it"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+	// On the phase: no warning.
+	if r, err = ReadOpenMetrics(f, Window{From: t0 * 1000, To: (t0 + 86400) * 1000, Step: 1_800_000}); err != nil || len(r.Warnings) != 0 {
+		t.Errorf("on the phase: %q %v", r.Warnings, err)
+	}
+}
+
+// TestOffPhaseJitter: TestJitter's health series read on a grid from T0,
+// the samples' nominal time: a sample a little late counts at the next grid
+// time, nearly a step after it (GPU-1's at T0 + 1800.03 s counts at T0 +
+// 3600 s, 29m59.97s later, the most), so holdings would break; warned, with
+// the window on the phase nearest T0: T0 + 50 ms, where each sample counts
+// at most 100 ms after it (TestJitter's spread).
+func TestOffPhaseJitter(t *testing.T) {
+	const t0 = 1793491200
+	g2 := `Hostname="n1",UUID="GPU-2",modelName="NVIDIA L4"`
+	at := func(off float64) string { return strconv.FormatFloat(t0+off, 'f', 3, 64) }
+	var lines []string
+	for _, off := range []float64{-0.05, 1800.03, 3600} {
+		lines = append(lines, `gpuplane_device_health{`+gpuLabels+`} 1 `+at(off))
+	}
+	for _, off := range []float64{0.05, 1799.96, 3600.04} {
+		lines = append(lines, `gpuplane_device_health{`+g2+`} 1 `+at(off))
+	}
+	f, err := ParseOpenMetrics("j.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: t0 * 1000, To: t0*1000 + 3*1_800_000, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the grid from 2026-11-01T00:00:00Z is off the samples' phase: samples count up to 29m59.97s after their time, so holdings shift or break; a window from 2026-11-01T00:00:00.05Z would count each sample at most 100ms after it"
+	if len(r.Warnings) == 0 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want first %q", r.Warnings, want)
+	}
 }
