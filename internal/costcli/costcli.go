@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -215,16 +213,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	if o.Out != "" {
-		created := firstMissing(o.Out)
+		made := report.MissingDirs(o.Out)
 		if err := report.CheckDir(o.Out, o.Force); err != nil {
+			report.RemoveEmptyDirs(made)
 			return err
 		}
 		// A failed run leaves no directory it created behind.
 		defer func() {
-			for d := filepath.Clean(o.Out); err != nil && created != ""; d = filepath.Dir(d) {
-				if os.Remove(d) != nil || d == created {
-					break
-				}
+			if err != nil {
+				report.RemoveEmptyDirs(made)
 			}
 		}()
 	}
@@ -395,21 +392,6 @@ func checkWindow(w costsrc.Window, fileFrom, fileTo bool) error {
 		return fmt.Errorf("window: %s is not after %s", to, from)
 	}
 	return nil
-}
-
-// firstMissing returns the outermost directory of dir's path that does not
-// exist yet ("" when dir exists): what creating dir creates.
-func firstMissing(dir string) string {
-	missing := ""
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			return missing
-		}
-		missing = d
-		if filepath.Dir(d) == d {
-			return missing
-		}
-	}
 }
 
 // usd formats cents as USD with two decimals.

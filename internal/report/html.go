@@ -892,6 +892,34 @@ func CheckDir(dir string, force bool) error {
 	return os.Remove(f.Name())
 }
 
+// MissingDirs returns the directories of path, path itself first, that do
+// not exist yet, down to the first that does: what creating path creates.
+// A command that writes a report into path lists them before its run and,
+// when the run fails, gives them to RemoveEmptyDirs, so that a failed run
+// leaves no empty report directory behind.
+func MissingDirs(path string) []string {
+	var out []string
+	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+// RemoveEmptyDirs removes dirs (as MissingDirs lists them, innermost
+// first) while they are empty; it stops at the first it cannot remove.
+func RemoveEmptyDirs(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}
+
 // WriteHTML writes index.html and report.json into dir (created if
 // needed) and returns the HTML file's path. Files are written to a
 // temporary name first and renamed, so an existing report is never left

@@ -182,28 +182,14 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // failed run removes the --out directories it made (when still empty).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	if o.OutDir != "" {
-		made := missingDirs(o.OutDir)
+		made := report.MissingDirs(o.OutDir)
 		defer func() {
-			for i := 0; err != nil && i < len(made); i++ {
-				if os.Remove(made[i]) != nil {
-					break
-				}
+			if err != nil {
+				report.RemoveEmptyDirs(made)
 			}
 		}()
 	}
 	return run(ctx, o, stdout, stderr)
-}
-
-// missingDirs returns the directories of path, path itself first, that do
-// not exist yet, down to the first that does.
-func missingDirs(path string) []string {
-	var out []string
-	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
-			return out
-		}
-		out = append(out, d)
-	}
 }
 
 func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
