@@ -64,23 +64,9 @@ var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "
 // repeated key, a wrong type or a second document is an error. Errors name
 // the file, the line and the field.
 func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
-	dec := yaml.NewDecoder(r)
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file", file)
-	} else if err != nil {
-		return nil, yamlError(file, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
-	}
-	top := &doc
-	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
-		top = top.Content[0]
-	}
-	if top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want a mapping with key nodeGroups", file, top.Line)
+	top, err := readYAMLMapping(file, r, "a mapping with key nodeGroups")
+	if err != nil {
+		return nil, err
 	}
 	var groups *yaml.Node
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -108,6 +94,31 @@ func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
 		out = append(out, ng)
 	}
 	return out, checkGroups(file, out)
+}
+
+// readYAMLMapping reads r as one YAML document whose top is a mapping and
+// returns that mapping. An empty file, a second document or another top
+// is an error naming file and line; want says what the top should be.
+func readYAMLMapping(file string, r io.Reader, want string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(r)
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, fmt.Errorf("%s:1: empty file", file)
+	} else if err != nil {
+		return nil, yamlError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
+	}
+	top := &doc
+	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
+		top = top.Content[0]
+	}
+	if top.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: want %s", file, top.Line, want)
+	}
+	return top, nil
 }
 
 // yamlError rewrites a YAML syntax error "yaml: line N: msg" as

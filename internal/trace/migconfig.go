@@ -59,23 +59,9 @@ var migEntryKeys = []string{"device-filter", "devices", "mig-enabled", "mig-devi
 // strict: an unknown or repeated key or a wrong type is an error naming the
 // file, the line and the field.
 func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
-	dec := yaml.NewDecoder(io.LimitReader(r, 1<<20))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file", file)
-	} else if err != nil {
-		return nil, yamlError(file, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
-	}
-	top := &doc
-	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
-		top = top.Content[0]
-	}
-	if top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want a mapping with keys version and mig-configs", file, top.Line)
+	top, err := readYAMLMapping(file, io.LimitReader(r, 1<<20), "a mapping with keys version and mig-configs")
+	if err != nil {
+		return nil, err
 	}
 	var configs *yaml.Node
 	seen := map[string]bool{}
