@@ -32,6 +32,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"time"
 
 	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -309,10 +310,10 @@ func newCurve(uuid string, s []Sample, hold int64) (*utilCurve, error) {
 	c := &utilCurve{t: make([]int64, len(s)), u: make([]float64, len(s)), cum: make([]float64, len(s)), hold: hold}
 	for i, x := range s {
 		if !(x.Util >= 0 && x.Util <= 1) {
-			return nil, fmt.Errorf("GPU %s: utilisation %v at %d ms outside 0..1", uuid, x.Util, x.Time)
+			return nil, fmt.Errorf("GPU %s: utilisation %v at %s outside 0..1", uuid, x.Util, rfc3339(x.Time))
 		}
 		if i > 0 && x.Time == s[i-1].Time {
-			return nil, fmt.Errorf("GPU %s: two utilisation samples at %d ms", uuid, x.Time)
+			return nil, fmt.Errorf("GPU %s: two utilisation samples at %s", uuid, rfc3339(x.Time))
 		}
 		c.t[i], c.u[i] = x.Time, x.Util
 		if i > 0 {
@@ -340,7 +341,7 @@ func (in Input) source(key string, hold int64) (busySource, error) {
 	}
 	for i, u := range g.U {
 		if v := float64(u) * g.scale(); u == u && !(v >= 0 && v <= 1) {
-			return nil, fmt.Errorf("device %s: utilisation %v at %d ms outside 0..1", key, v, g.Start+int64(i)*g.Step)
+			return nil, fmt.Errorf("device %s: utilisation %v at %s outside 0..1", key, v, rfc3339(g.Start+int64(i)*g.Step))
 		}
 	}
 	return &g, nil
@@ -350,7 +351,7 @@ func (in Input) source(key string, hold int64) (busySource, error) {
 // index and pod) and the field at fault.
 func Compute(in Input) (*Ledger, error) {
 	if in.To <= in.From {
-		return nil, fmt.Errorf("window: to %d ms is not after from %d ms", in.To, in.From)
+		return nil, fmt.Errorf("window: to %s is not after from %s", rfc3339(in.To), rfc3339(in.From))
 	}
 	hold := in.MaxSampleHold
 	if hold == 0 {
@@ -382,7 +383,7 @@ func Compute(in Input) (*Ledger, error) {
 			return nil, fmt.Errorf("holding %d (%s): GPU %q is not in the GPU list", i, h.name(), h.GPU)
 		}
 		if h.End < h.Start {
-			return nil, fmt.Errorf("holding %d (%s): end %d ms before start %d ms", i, h.name(), h.End, h.Start)
+			return nil, fmt.Errorf("holding %d (%s): end %s before start %s", i, h.name(), rfc3339(h.End), rfc3339(h.Start))
 		}
 		if _, err := h.Share.fraction(in.GPUs[gi]); err != nil {
 			return nil, fmt.Errorf("holding %d (%s): share: %w", i, h.name(), err)
@@ -499,7 +500,7 @@ func sweep(in Input, g GPU, idx []int, gpuCurve busySource, devUtil map[string]b
 			// [prev, t) holds more than one GPU: scale each share by 1/total.
 			t0, t1 := ev[k-1].t, x.t
 			if warn == "" {
-				warn = fmt.Sprintf("GPU %s on node %s: holdings add up to %s GPU from %d ms; scaled down to 1 GPU", g.UUID, g.Node, total.FloatString(3), t0)
+				warn = fmt.Sprintf("GPU %s on node %s: holdings add up to %s GPU from %s; scaled down to 1 GPU", g.UUID, g.Node, total.FloatString(3), rfc3339(t0))
 			}
 			cut := new(big.Rat).Sub(one, new(big.Rat).Inv(total)) // share of each holding removed
 			cutF, _ := cut.Float64()
@@ -522,3 +523,7 @@ func sweep(in Input, g GPU, idx []int, gpuCurve busySource, devUtil map[string]b
 	}
 	return out, warn
 }
+
+// rfc3339 writes a time in Unix milliseconds as an RFC 3339 UTC time, as
+// the command line takes it.
+func rfc3339(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }

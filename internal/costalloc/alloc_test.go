@@ -150,7 +150,7 @@ func TestUtilGrid(t *testing.T) {
 		t.Fatalf("b used %v, want 3/28 - 1/84", b.GPUHoursUsed)
 	}
 	u[0] = 2
-	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "device GPU-a: utilisation 2 at 0 ms outside 0..1") {
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "device GPU-a: utilisation 2 at 1970-01-01T00:00:00Z outside 0..1") {
 		t.Errorf("utilisation 2: %v", err)
 	}
 	u[0] = 0.5
@@ -349,7 +349,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"window", Input{From: 5, To: 5, GPUs: gpus}, "window"},
 		{"unknown GPU", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Namespace: "ns", Pod: "p", GPU: "x"}}}, `holding 0 (ns/p): GPU "x"`},
-		{"end before start", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Start: 2, End: 1}}}, "end 1 ms before start 2 ms"},
+		{"end before start", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Start: 2, End: 1}}}, "end 1970-01-01T00:00:00.001Z before start 1970-01-01T00:00:00.002Z"},
 		{"MIG slices", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: MIG, Slices: 8}}}}, "MIG slices 8 outside 1..7"},
 		{"MIG on T4", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "t", Share: Share{Kind: MIG, Slices: 1}}}}, "no MIG slice count"},
 		{"milli", Input{To: 1, GPUs: gpus, Holdings: []Holding{{Pod: "p", GPU: "g", Share: Share{Kind: Milli, Milli: 1001}}}}, "milli-GPU 1001"},
