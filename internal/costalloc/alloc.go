@@ -60,6 +60,11 @@ type GPU struct {
 	// Multi-Instance GPU User Guide, "Supported MIG Profiles", 7g = whole
 	// GPU).
 	MIGSlices int
+	// Start and End bound the GPU's life in the cluster, [Start, End) in
+	// Unix milliseconds, for a node added or removed within the window: it
+	// costs, and is idle, only then. 0 means the window's From (Start) or
+	// To (End). A holding outside the life is cut to it, with a warning.
+	Start, End int64
 }
 
 // ShareKind says how a holding divides a GPU.
@@ -365,11 +370,13 @@ func Compute(in Input) (*Ledger, error) {
 		prices = &cost.Prices{}
 	}
 	l := &Ledger{from: in.From, to: in.To, idle: map[idleKey]*idleAcc{}, asset: new(big.Rat)}
-	span := in.To - in.From
 	byUUID := map[string]int{}
 	for i, g := range in.GPUs {
 		if g.UUID == "" {
 			return nil, fmt.Errorf("GPU %d (node %q): empty UUID", i, g.Node)
+		}
+		if g.End != 0 && g.End < g.Start {
+			return nil, fmt.Errorf("GPU %s: life ends at %s before it starts at %s", g.UUID, rfc3339(g.End), rfc3339(g.Start))
 		}
 		if _, dup := byUUID[g.UUID]; dup {
 			return nil, fmt.Errorf("GPU %d: UUID %s listed twice", i, g.UUID)
@@ -427,11 +434,16 @@ func Compute(in Input) (*Ledger, error) {
 		if err != nil {
 			return nil, err
 		}
-		hs, clamped := sweep(in, g, perGPU[gi], curve, devUtil)
+		from, to := g.life(in.From, in.To)
+		life := max(to-from, 0)
+		hs, clamped, cut := sweep(in, g, from, to, perGPU[gi], curve, devUtil)
 		if clamped != "" {
 			l.Warnings = append(l.Warnings, clamped)
 		}
-		idleMs := big.NewRat(span, 1)
+		if cut != "" {
+			l.Warnings = append(l.Warnings, cut)
+		}
+		idleMs := big.NewRat(life, 1)
 		for _, x := range hs {
 			if x.shareMs.Sign() == 0 {
 				continue // held nothing within the window
@@ -448,20 +460,22 @@ func Compute(in Input) (*Ledger, error) {
 		}
 		acc.ms.Add(acc.ms, idleMs)
 		acc.cents.Add(acc.cents, new(big.Rat).Mul(idleMs, centsPerMs))
-		l.asset.Add(l.asset, new(big.Rat).Mul(big.NewRat(span, 1), centsPerMs))
+		l.asset.Add(l.asset, new(big.Rat).Mul(big.NewRat(life, 1), centsPerMs))
 	}
 	return l, nil
 }
 
-// sweep accounts for the holdings idx of GPU g: the GPU-milliseconds each
-// held (scaled down where they add up to more than one GPU) and used. It
-// returns a warning when it scaled.
-func sweep(in Input, g GPU, idx []int, gpuCurve busySource, devUtil map[string]busySource) ([]held, string) {
+// sweep accounts for the holdings idx of GPU g within [from, to), its life
+// in the window: the GPU-milliseconds each held (scaled down where they add
+// up to more than one GPU) and used. It returns a warning when it scaled,
+// and one when it cut a holding to the GPU's life.
+func sweep(in Input, g GPU, from, to int64, idx []int, gpuCurve busySource, devUtil map[string]busySource) ([]held, string, string) {
 	type event struct {
 		t     int64
 		i     int // into out
 		start bool
 	}
+	cut := ""
 	out := make([]held, 0, len(idx))
 	frac := make([]*big.Rat, 0, len(idx))
 	curves := make([]busySource, 0, len(idx))
@@ -473,7 +487,10 @@ func sweep(in Input, g GPU, idx []int, gpuCurve busySource, devUtil map[string]b
 			curve = devUtil[h.Util]
 		}
 		curves = append(curves, curve)
-		s, e := max(h.Start, in.From), min(h.End, in.To)
+		s, e := max(h.Start, from), min(h.End, to)
+		if ws, we := max(h.Start, in.From), min(h.End, in.To); cut == "" && ws < we && (ws < from || we > to) {
+			cut = fmt.Sprintf("GPU %s on node %s: holding %s from %s to %s outside the GPU's life in the window (%s to %s); cut to it", g.UUID, g.Node, h.name(), rfc3339(h.Start), rfc3339(h.End), rfc3339(from), rfc3339(to))
+		}
 		f, _ := h.Share.fraction(g)
 		x := held{h: h, node: g.Node, model: g.Model, shareMs: new(big.Rat)}
 		if e > s {
@@ -521,7 +538,18 @@ func sweep(in Input, g GPU, idx []int, gpuCurve busySource, devUtil map[string]b
 			total.Sub(total, frac[x.i])
 		}
 	}
-	return out, warn
+	return out, warn, cut
+}
+
+// life returns the GPU's life within the window [from, to).
+func (g GPU) life(from, to int64) (int64, int64) {
+	if g.Start != 0 {
+		from = max(from, g.Start)
+	}
+	if g.End != 0 {
+		to = min(to, g.End)
+	}
+	return from, to
 }
 
 // rfc3339 writes a time in Unix milliseconds as an RFC 3339 UTC time, as

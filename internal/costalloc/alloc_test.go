@@ -387,3 +387,48 @@ func TestLargestRemainder(t *testing.T) {
 		t.Errorf("roundHalfUp(2.5) = %d", got)
 	}
 }
+
+// TestGPULife: a node added and removed within the window costs only while
+// it is there. Window 0:00-2:00; an A100 at 2.00 USD/h lives 0:30-1:30 (1 h:
+// 200 c, not the window's 400 c). Pod a holds it 0:00-1:00 by its series
+// (say, a stale allocation): cut to 0:30-1:00, 0.5 GPU-h, 100 c, with a
+// warning; idle 1:00-1:30, 0.5 GPU-h, 100 c. A second A100 with no life
+// given costs the whole window: 2 GPU-h of idle, 400 c. Asset 600 c over
+// 3 GPU-h.
+func TestGPULife(t *testing.T) {
+	in := Input{From: 0, To: 2 * hour, Prices: prices(t, "A100-80GB 2.00"),
+		GPUs: []GPU{
+			{Node: "n1", UUID: "GPU-a", Model: "A100-80GB", Start: hour / 2, End: 3 * hour / 2},
+			{Node: "n2", UUID: "GPU-b", Model: "A100-80GB"},
+		},
+		Holdings: []Holding{{Namespace: "ns", Pod: "a", GPU: "GPU-a", Share: Share{Kind: Whole}, Start: 0, End: hour}},
+	}
+	l, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Report(ByPod)
+	if r.AssetCents != 600 || !near(r.GPUHours, 3) {
+		t.Fatalf("asset %d c over %v GPU-h, want 600 c over 3 GPU-h", r.AssetCents, r.GPUHours)
+	}
+	a := rowByKey(t, r, "ns/a")
+	if a.CostCents != 100 || !near(a.GPUHoursAllocated, 0.5) {
+		t.Errorf("pod a: %d c, %v GPU-h; want 100 c, 0.5 GPU-h", a.CostCents, a.GPUHoursAllocated)
+	}
+	want := map[string]int64{"n1": 100, "n2": 400}
+	for _, x := range r.Idle {
+		if x.CostCents != want[x.Node] {
+			t.Errorf("idle %s: %d c, want %d", x.Node, x.CostCents, want[x.Node])
+		}
+	}
+	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "outside the GPU's life in the window (1970-01-01T00:30:00Z to 1970-01-01T01:30:00Z); cut to it") {
+		t.Errorf("warnings %q, want the cut", l.Warnings)
+	}
+	if sumCents(r) != r.AssetCents {
+		t.Errorf("rows add up to %d c, asset %d c", sumCents(r), r.AssetCents)
+	}
+	in.GPUs[0].Start, in.GPUs[0].End = 2*hour, hour
+	if _, err := Compute(in); err == nil || !strings.Contains(err.Error(), "GPU GPU-a: life ends at 1970-01-01T01:00:00Z before it starts at 1970-01-01T02:00:00Z") {
+		t.Errorf("a life ending before it starts: %v", err)
+	}
+}

@@ -22,6 +22,9 @@ type builder struct {
 	n     int // grid times
 	cat   *gpu.Catalog
 	gpus  map[string]gpuInfo
+	// life is the span of grid times at which any series of a GPU (or of
+	// its MIG devices) has a value: the GPU's life in the window.
+	life map[string]*seen
 	known map[string]*seen // series keys seen
 	// data marks the grid times at which any series has a value.
 	data []bool
@@ -64,7 +67,7 @@ type shareRuns struct {
 
 func newBuilder(w Window) *builder {
 	return &builder{
-		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, known: map[string]*seen{}, data: make([]bool, w.points()),
+		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, life: map[string]*seen{}, known: map[string]*seen{}, data: make([]bool, w.points()),
 		unknownModel: map[string]bool{}, noUUID: map[string]int{}, shares: map[string]*shareRuns{},
 		util: map[string]map[string][]float32{}, fb: map[usageKey]*Usage{},
 	}
@@ -127,6 +130,14 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 		return nil
 	}
 	g := b.gpu(l)
+	if lo, hi := b.w.index(t[0]), b.w.index(t[len(t)-1]); hi >= 0 && lo < int64(b.n) {
+		lo, hi = max(lo, 0), min(hi, int64(b.n)-1)
+		if life := b.life[uuid]; life == nil {
+			b.life[uuid] = &seen{first: lo, last: hi}
+		} else {
+			life.first, life.last = min(life.first, lo), max(life.last, hi)
+		}
+	}
 	switch metric {
 	case metricShare:
 		return b.addShare(key, raw, l, g, t, v)
@@ -267,7 +278,19 @@ func (b *builder) finish() (*Result, error) {
 	}
 	sort.Strings(uuids)
 	for _, u := range uuids {
-		r.Input.GPUs = append(r.Input.GPUs, costalloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model})
+		g := costalloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model}
+		// A GPU first or last seen inside the window (a node added or
+		// removed) costs from its first grid time to one step past its
+		// last; one seen at the window's ends, the whole window.
+		if life := b.life[u]; life != nil {
+			if life.first > 0 {
+				g.Start = w.From + life.first*w.Step
+			}
+			if life.last < int64(b.n)-1 {
+				g.End = min(w.From+(life.last+1)*w.Step, w.To)
+			}
+		}
+		r.Input.GPUs = append(r.Input.GPUs, g)
 	}
 	// Utilisation: the graphics engine activity where the device has any,
 	// else DCGM_FI_DEV_GPU_UTIL / 100.

@@ -438,3 +438,36 @@ func TestOffPhaseJitter(t *testing.T) {
 		t.Errorf("warnings %q, want first %q", r.Warnings, want)
 	}
 }
+
+// TestGPULife: a GPU whose series start or stop inside the window (its
+// node added or removed) lives from its first grid time to one step past
+// its last; one seen at both ends of the window has no bounds (the whole
+// window). Window 0-150 s, step 30 s: GPU-2 is seen at 60 and 90 s, so it
+// lives [60 s, 120 s); GPU-1 at 0 to 120 s, the last grid time, so always.
+func TestGPULife(t *testing.T) {
+	const gpu2 = `Hostname="n2",UUID="GPU-2",modelName="NVIDIA L4"`
+	f, err := ParseOpenMetrics("life.om", []byte(`# TYPE gpuplane_device_health gauge
+gpuplane_device_health{`+gpuLabels+`} 1 0
+gpuplane_device_health{`+gpuLabels+`} 1 30
+gpuplane_device_health{`+gpuLabels+`} 1 60
+gpuplane_device_health{`+gpuLabels+`} 1 90
+gpuplane_device_health{`+gpuLabels+`} 1 120
+gpuplane_device_health{`+gpu2+`} 1 60
+gpuplane_device_health{`+gpu2+`} 1 90
+# EOF
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 150_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []costalloc.GPU{
+		{Node: "n1", UUID: "GPU-1", Model: "L4"},
+		{Node: "n2", UUID: "GPU-2", Model: "L4", Start: 60_000, End: 120_000},
+	}
+	if len(r.Input.GPUs) != 2 || r.Input.GPUs[0] != want[0] || r.Input.GPUs[1] != want[1] {
+		t.Fatalf("GPUs %+v, want %+v", r.Input.GPUs, want)
+	}
+}
