@@ -18,13 +18,13 @@ import (
 // that no reader keeps the series: holdings are runs of steps, utilisation
 // a float32 grid per device, memory a float32 span per pod and device.
 type builder struct {
-	w     Window
-	n     int // grid times
-	cat   *gpu.Catalog
-	gpus  map[string]gpuInfo
+	w    Window
+	n    int // grid times
+	cat  *gpu.Catalog
+	gpus map[string]gpuInfo
 	// life is the span of grid times at which any series of a GPU (or of
 	// its MIG devices) has a value: the GPU's life in the window.
-	life map[string]*seen
+	life  map[string]*seen
 	known map[string]*seen // series keys seen
 	// data marks the grid times at which any series has a value.
 	data []bool
