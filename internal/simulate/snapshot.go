@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/sim"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -52,21 +53,27 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, sim.Input, error) {
 		warn("%s", w)
 	}
 	out := &snapshot{}
-	cordoned, mig := 0, 0
+	cordoned, mig, layouts := 0, 0, 0
 	for _, n := range s.Nodes {
 		out.nodes = append(out.nodes, n.NodeSpec)
 		if n.Unschedulable {
 			cordoned++
 		}
-		if len(n.MIG) > 0 || n.MIGConfig != "" {
+		switch {
+		case n.NodeSpec.MIG != nil:
+			layouts++
+		case len(n.MIG) > 0 || n.MIGConfig != "":
 			mig++
 		}
 	}
 	if cordoned > 0 {
 		warn("%s: %d cordoned nodes (spec.unschedulable) are simulated as schedulable; taints are not simulated", o.SnapshotFile, cordoned)
 	}
+	if layouts > 0 && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
+		warn("%s: %d nodes have MIG devices in one layout per GPU: simulated as whole GPUs; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
+	}
 	if mig > 0 {
-		warn("%s: %d nodes have MIG devices or a nvidia.com/mig.config label: simulated as whole GPUs", o.SnapshotFile, mig)
+		warn("%s: %d nodes have MIG devices or a nvidia.com/mig.config label but no one layout for every GPU (some GPUs whole, or counts that do not divide among the GPUs): simulated as whole GPUs", o.SnapshotFile, mig)
 	}
 	whole := o.SnapshotEmpty || o.Size != ""
 	pending, ended := 0, 0

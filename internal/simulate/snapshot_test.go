@@ -161,3 +161,48 @@ func TestOutRemovedOnFailure(t *testing.T) {
 		t.Errorf("the existing --out directory is gone: %v", err)
 	}
 }
+
+// TestSnapshotMIG: a node whose 2 A100-80GB GPUs are each cut into two
+// 3g.40gb instances (mig.strategy mixed: nvidia.com/mig-3g.40gb 4, no
+// nvidia.com/gpu) and 5 pending pods of one 3g.40gb each. Under --sharing
+// mig the node keeps its layout (2 × 3g.40gb per GPU, which NVIDIA's A100
+// placements allow) and each pod takes an instance: 4 placed, 1 failed.
+// Exclusive gives each pod a whole GPU: 2 placed. Fractional packs the
+// pods' 428 milli-GPU (3/7, rounded down) two to a GPU: 4 placed.
+func TestSnapshotMIG(t *testing.T) {
+	items := []string{`{"apiVersion":"v1","kind":"Node","metadata":{"name":"mig-0","labels":{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"2"}},` +
+		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/mig-3g.40gb":"4"}}}`}
+	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
+		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
+			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/mig-3g.40gb":"1"},"limits":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}}`)
+	}
+	file := filepath.Join(t.TempDir(), "mig.json")
+	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "mig,exclusive,fractional", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep sim.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"mig": 4, "exclusive": 2, "fractional": 4}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 3 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	for _, r := range rep.Sharing.Rows {
+		if r.PlacedPods != want[r.Sharing] {
+			t.Errorf("%s: %v placed, want %v", r.Sharing, r.PlacedPods, want[r.Sharing])
+		}
+	}
+	if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].Source != "given" || l[0].MIGGPUsPerNode != 2 || strings.Join(l[0].Layout, "+") != "3g.40gb+3g.40gb" {
+		t.Errorf("MIG layouts %+v, want the snapshot's: given, 2 GPUs of 3g.40gb + 3g.40gb", l)
+	}
+	if strings.Contains(stderr.String(), "simulated as whole GPUs") {
+		t.Errorf("stderr %q: the layout is simulated under --sharing mig", stderr.String())
+	}
+}

@@ -38,7 +38,11 @@ type SnapshotNode struct {
 	Product string
 	// MIG counts the allocatable MIG devices by resource name
 	// (nvidia.com/mig-1g.10gb); MIGConfig is the nvidia.com/mig.config
-	// label. Read, not simulated: a MIG node is simulated as whole GPUs.
+	// label. When every GPU of the node is MIG-enabled alike (no whole GPU
+	// advertised, each profile's count a multiple of the GPU count, a
+	// layout the model takes: gpu.PlaceMIG), NodeSpec.MIG is that layout
+	// per GPU, which gpuplane simulate --sharing mig simulates; otherwise,
+	// and in the other modes, the node is simulated as whole GPUs.
 	MIG       map[string]int64
 	MIGConfig string
 	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
@@ -408,6 +412,9 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(labelProduct), maxModelLen)
 		}
 	}
+	if whole == 0 && milli == 0 && n.GPUs > 0 && len(n.MIG) > 0 {
+		n.NodeSpec.MIG = evenMIGLayout(n.MIG, n.GPUs, n.Model)
+	}
 	return n, nil
 }
 
@@ -548,8 +555,10 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 {
 			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
 		}
-		p.NumGPU, p.GPUMilli = 1, int16((cluster.MilliGPU*c+6)/7)
-		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU of a whole GPU (MIG layouts are not simulated)", path, Quote(name), k, p.GPUMilli))
+		// Rounded down, so that --sharing mig maps the share back to a
+		// profile of c slices (gpu.SmallestMIGProfile: c/7 >= milli/1000).
+		p.NumGPU, p.GPUMilli = 1, int16(cluster.MilliGPU*c/7)
+		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)
 	warn = append(warn, w...)
@@ -652,4 +661,32 @@ func intersect(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// evenMIGLayout returns the MIG layout of each of a node's gpus GPUs of
+// model when its MIG devices (count by resource name) divide evenly among
+// them and the model takes that layout (gpu.PlaceMIG); nil otherwise.
+func evenMIGLayout(devices map[string]int64, gpus int, model string) []string {
+	keys := make([]string, 0, len(devices))
+	for k := range devices {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var layout []string
+	for _, k := range keys {
+		v := devices[k]
+		if v%int64(gpus) != 0 {
+			return nil
+		}
+		for range v / int64(gpus) {
+			layout = append(layout, strings.TrimPrefix(k, resource.MIGPrefix))
+		}
+	}
+	if len(layout) == 0 {
+		return nil
+	}
+	if _, err := gpu.PlaceMIG(model, layout); err != nil {
+		return nil
+	}
+	return layout
 }
