@@ -154,7 +154,9 @@ func givenMIG(o Options, nodes []trace.NodeSpec, stderr io.Writer) (sim.GivenMIG
 		if n.MIG != nil && n.GPUs > 0 {
 			layouts[i] = make([][]string, n.GPUs)
 			for g := range layouts[i] {
-				layouts[i][g] = n.MIG
+				if n.MIGGPUs == 0 || g < n.MIGGPUs {
+					layouts[i][g] = n.MIG
+				}
 			}
 			gave = true
 		}

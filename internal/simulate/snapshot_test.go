@@ -206,3 +206,50 @@ func TestSnapshotMIG(t *testing.T) {
 		t.Errorf("stderr %q: the layout is simulated under --sharing mig", stderr.String())
 	}
 }
+
+// TestSnapshotMixedMIG: a node of GPU feature discovery's mixed strategy,
+// 6 whole GPUs (nvidia.com/gpu) and 4 3g.40gb devices among the other 2 of
+// its 8 (nvidia.com/gpu.count), with a running pod on GPUs 2-7. Its 8 GPUs
+// are simulated, the pod stays on its GPUs, and --sharing mig keeps the 2
+// MIG GPUs' layout: 2 instances each, 4 of the 5 pending 3g pods placed;
+// exclusive gives each a whole GPU of the 2 free (2 placed); fractional
+// packs two 428 milli-GPU shares per GPU (4 placed).
+func TestSnapshotMixedMIG(t *testing.T) {
+	items := []string{`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a100-0","labels":{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"8"}},` +
+		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/gpu":"6","nvidia.com/mig-3g.40gb":"4"}}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ns","annotations":{"gpuplane.io/gpus":"2,3,4,5,6,7"}},"spec":{"nodeName":"a100-0","containers":[{"name":"c","resources":` +
+			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"6"}}}]},"status":{"phase":"Running"}}`}
+	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
+		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
+			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/mig-3g.40gb":"1"},"limits":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}}`)
+	}
+	file := filepath.Join(t.TempDir(), "mixed.json")
+	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "mig,exclusive,fractional", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep sim.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"mig": 4, "exclusive": 2, "fractional": 4}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 3 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	for _, r := range rep.Sharing.Rows {
+		if r.PlacedPods != want[r.Sharing] {
+			t.Errorf("%s: %v placed, want %v", r.Sharing, r.PlacedPods, want[r.Sharing])
+		}
+	}
+	if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].MIGGPUsPerNode != 2 || l[0].GPUsPerNode != 8 || strings.Join(l[0].Layout, "+") != "3g.40gb+3g.40gb" {
+		t.Errorf("MIG layouts %+v, want 2 of 8 GPUs as 3g.40gb + 3g.40gb", l)
+	}
+	if s := stderr.String(); strings.Contains(s, "go past") || strings.Contains(s, "chosen again") || strings.Contains(s, "left out") {
+		t.Errorf("stderr %q: the running pod keeps GPUs 2-7", s)
+	}
+}

@@ -186,12 +186,12 @@ func types(list []trace.NodeSpec) [][]trace.NodeSpec {
 		cpu, mem int64
 		gpus     int
 		model    string
-		mig      string // the MIG layout of each GPU (NodeSpec.MIG)
+		mig      string // the MIG layout of each GPU and how many GPUs have it (NodeSpec.MIG, MIGGPUs)
 	}
 	var types [][]trace.NodeSpec
 	index := map[key]int{}
 	for _, s := range list {
-		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";")}
+		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs)}
 		if s.GPUs == 0 {
 			k.model = ""
 		}

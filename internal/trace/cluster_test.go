@@ -80,7 +80,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  []  2} {cpu-1 500 2048 0  []  2}]"
+	want := "[{cpu-0 500 2048 0  [] 0  2} {cpu-1 500 2048 0  [] 0  2}]" // NodeSpec.MIGGPUs 0
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}

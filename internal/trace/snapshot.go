@@ -38,11 +38,14 @@ type SnapshotNode struct {
 	Product string
 	// MIG counts the allocatable MIG devices by resource name
 	// (nvidia.com/mig-1g.10gb); MIGConfig is the nvidia.com/mig.config
-	// label. When every GPU of the node is MIG-enabled alike (no whole GPU
-	// advertised, each profile's count a multiple of the GPU count, a
-	// layout the model takes: gpu.PlaceMIG), NodeSpec.MIG is that layout
-	// per GPU, which gpuplane simulate --sharing mig simulates; otherwise,
-	// and in the other modes, the node is simulated as whole GPUs.
+	// label. The node's MIG-enabled GPUs are its nvidia.com/gpu.count
+	// label less the whole GPUs it advertises (nvidia.com/gpu). When they
+	// are MIG-enabled alike (each profile's count a multiple of their
+	// count, a layout the model takes: gpu.PlaceMIG), NodeSpec.MIG is that
+	// layout per GPU and NodeSpec.MIGGPUs their count (0 when all GPUs),
+	// which gpuplane simulate --sharing mig simulates on the node's first
+	// GPUs; otherwise, and in the other modes, they are simulated as whole
+	// GPUs.
 	MIG       map[string]int64
 	MIGConfig string
 	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
@@ -386,16 +389,21 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, labelReplicas, n.Replicas)
 	}
 	gpus := whole / int64(n.Replicas)
+	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
 	switch {
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
-	case gpus == 0 && len(n.MIG) > 0:
+	case milli == 0 && len(n.MIG) > 0:
 		c, ok := labels[labelCount]
 		v, err := strconv.ParseInt(c, 10, 64)
-		if !ok || err != nil || v < 0 {
+		if gpus == 0 && (!ok || err != nil || v < 0) {
 			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(labelCount), Quote(c))
 		}
-		gpus = v
+		if ok && err == nil && v > gpus {
+			// GPU feature discovery's mixed strategy: the whole GPUs
+			// as nvidia.com/gpu, the MIG-enabled ones as their devices.
+			gpus, migGPUs = v, v-gpus
+		}
 	}
 	if gpus > cluster.MaxGPUsPerNode {
 		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
@@ -412,8 +420,11 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(labelProduct), maxModelLen)
 		}
 	}
-	if whole == 0 && milli == 0 && n.GPUs > 0 && len(n.MIG) > 0 {
-		n.NodeSpec.MIG = evenMIGLayout(n.MIG, n.GPUs, n.Model)
+	if migGPUs > 0 {
+		n.NodeSpec.MIG = evenMIGLayout(n.MIG, int(migGPUs), n.Model)
+		if n.NodeSpec.MIG != nil && migGPUs < gpus {
+			n.MIGGPUs = int(migGPUs)
+		}
 	}
 	return n, nil
 }
