@@ -19,7 +19,10 @@ type Bound struct {
 
 // Bind puts bound pods on the workload's nodes before any run, so that
 // every fill run starts from that state (Run refuses replay after Bind:
-// its GPU-hour meters start from an empty cluster). A pod of whole GPUs
+// its GPU-hour meters start from an empty cluster). On a workload of
+// WithSharing, a pod asking for a share gets what the mode gives it (a
+// whole GPU under exclusive, a replica, a MIG instance), and a GPU given
+// a MIG layout takes only pods of its profiles. A pod of whole GPUs
 // without GPUs given takes the first free GPUs; a GPU share the fitting
 // GPU with the least free share (best fit), as the placement core does. A
 // pod that does not fit its node (an over-committed snapshot: allocatable
@@ -42,12 +45,15 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		if err := p.Validate(); err != nil {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}
+		w.sharing.convert(&p)
 		var gpus cluster.GPUSet
 		given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
 		outside := false
 		for _, g := range b.GPUs {
 			outside = outside || g >= n.GPUs()
-			if outside || n.GPUFree[g] < p.GPUMilli {
+			if outside {
+				given = false
+			} else if _, fits := n.FreeAfter(&p, g); !fits {
 				given = false
 			}
 			gpus |= 1 << uint(g)
@@ -76,18 +82,19 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 	return warnings, nil
 }
 
-// chooseGPUs returns GPUs of n for p: the first free ones for whole GPUs,
-// the fitting GPU with the least free share for a share; 0 if none.
+// chooseGPUs returns GPUs of n for p: the first ones it fits
+// (cluster.Node.FreeAfter) for whole GPUs, the fitting GPU with the least
+// left free after it for a share; 0 if none.
 func chooseGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 	var s cluster.GPUSet
 	if p.NumGPU == 0 {
 		return 0
 	}
 	if p.IsGPUShare() {
-		best := -1
-		for g, free := range n.GPUFree {
-			if free >= p.GPUMilli && (best < 0 || free < n.GPUFree[best]) {
-				best = g
+		best, least := -1, int64(0)
+		for g := range n.GPUFree {
+			if free, ok := n.FreeAfter(p, g); ok && (best < 0 || free < least) {
+				best, least = g, free
 			}
 		}
 		if best < 0 {
@@ -95,8 +102,8 @@ func chooseGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 		}
 		return 1 << uint(best)
 	}
-	for g, free := range n.GPUFree {
-		if free == cluster.MilliGPU && s.Count() < p.NumGPU {
+	for g := range n.GPUFree {
+		if _, ok := n.FreeAfter(p, g); ok && s.Count() < p.NumGPU {
 			s |= 1 << uint(g)
 		}
 	}

@@ -109,27 +109,13 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 	for i := range v.pods {
 		p := &v.pods[i]
 		v.training[i] = p.NumGPU > 0 && !p.IsGPUShare()
-		if !p.IsGPUShare() {
-			continue
-		}
-		switch s.Mode {
-		case "exclusive":
-			p.GPUMilli = cluster.MilliGPU
-		case "timeslice":
-			if r := int64(cluster.MilliGPU / s.Replicas); p.GPUMilli <= r {
-				p.GPUMilli = r
-			} else {
-				p.GPUMilli = cluster.MilliGPU
-			}
-		case "mig":
-			// Compute slices only: every MIG model has the same slice
-			// grid, so the profile index is the same on all of them.
-			k, _ := gpu.SmallestMIGProfile("A100-80GB", p.GPUMilli, 0)
-			p.MIGProfile, p.GPUMilli = int8(k+1), cluster.MIGMilli(k)
-		}
+		s.convert(p)
 	}
 	var layouts []MIGLayoutUse
-	if s.Mode == "mig" {
+	if s.Mode != "mig" {
+		// Bind puts pods on the template: each mode gets its own.
+		v.template = cloneCluster(w.template)
+	} else {
 		var err error
 		v.template, layouts, err = v.migCluster(given)
 		if err != nil {
@@ -151,14 +137,47 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 	return &v, layouts, nil
 }
 
+// cloneCluster returns a copy of t that shares no GPU state with it.
+func cloneCluster(t *cluster.Cluster) *cluster.Cluster {
+	c := &cluster.Cluster{Nodes: make([]cluster.Node, len(t.Nodes))}
+	for i := range c.Nodes {
+		c.Nodes[i] = t.Nodes[i]
+		c.Nodes[i].GPUFree = append([]int64(nil), t.Nodes[i].GPUFree...)
+		if t.Nodes[i].MIG != nil {
+			c.Nodes[i].MIG = append([]cluster.MIGGPU(nil), t.Nodes[i].MIG...)
+		}
+	}
+	return c
+}
+
+// convert makes what a pod asking for a share of one GPU gets under s
+// (see Sharing); a pod of whole GPUs, and every pod under fractional or
+// no mode, is left as it is.
+func (s Sharing) convert(p *cluster.Pod) {
+	if !p.IsGPUShare() {
+		return
+	}
+	switch s.Mode {
+	case "exclusive":
+		p.GPUMilli = cluster.MilliGPU
+	case "timeslice":
+		if r := int64(cluster.MilliGPU / s.Replicas); p.GPUMilli <= r {
+			p.GPUMilli = r
+		} else {
+			p.GPUMilli = cluster.MilliGPU
+		}
+	case "mig":
+		// Compute slices only: every MIG model has the same slice
+		// grid, so the profile index is the same on all of them.
+		k, _ := gpu.SmallestMIGProfile("A100-80GB", p.GPUMilli, 0)
+		p.MIGProfile, p.GPUMilli = int8(k+1), cluster.MIGMilli(k)
+	}
+}
+
 // migCluster returns a copy of the template cluster with MIG enabled by
 // given, or, when given is nil, by ChooseMIGLayouts.
 func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse, error) {
-	c := &cluster.Cluster{Nodes: make([]cluster.Node, len(w.template.Nodes))}
-	for i := range c.Nodes {
-		c.Nodes[i] = w.template.Nodes[i]
-		c.Nodes[i].GPUFree = append([]int64(nil), w.template.Nodes[i].GPUFree...)
-	}
+	c := cloneCluster(w.template)
 	var choose map[int]*chosenMIG
 	if given == nil {
 		choose = w.ChooseMIGLayouts()

@@ -13,9 +13,10 @@ import (
 
 // runSharing runs the workload under each mode of --sharing and leaves in
 // *rep the first mode's report with the comparison of all (Report.Sharing).
-// It returns the mig-parted config it read, if any, as an input. With
-// --placements, *placed gets the runs of every mode.
-func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, cfg sim.Config, stderr io.Writer, rep **sim.Report, placed *[]sim.Result) (*sim.Input, error) {
+// The bound pods (a snapshot's running ones) are put in place under each
+// mode as it gives them GPUs. It returns the mig-parted config it read, if
+// any, as an input. With --placements, *placed gets the runs of every mode.
+func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.NodeSpec, bound []sim.Bound, cfg sim.Config, stderr io.Writer, rep **sim.Report, placed *[]sim.Result) (*sim.Input, error) {
 	modes, err := sim.ParseSharing(o.Sharing)
 	if err != nil {
 		return nil, fmt.Errorf("--sharing: %w", err)
@@ -26,7 +27,7 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		if m.Mode != "mig" {
 			continue
 		}
-		if given, in, err = givenMIG(o, nodes, stderr); err != nil {
+		if given, in, err = givenMIG(o, nodes, bound, stderr); err != nil {
 			return nil, err
 		}
 		migModels := false
@@ -38,10 +39,23 @@ func runSharing(ctx context.Context, o Options, w *sim.Workload, nodes []trace.N
 		}
 	}
 	sr := &sim.SharingReport{}
+	warned := map[string]bool{}
 	for k, m := range modes {
 		v, layouts, err := w.WithSharing(m, given, o.Popularity)
 		if err != nil {
 			return nil, fmt.Errorf("--sharing %s: %w", m, err)
+		}
+		if len(bound) > 0 {
+			msgs, err := v.Bind(o.SnapshotFile, bound)
+			if err != nil {
+				return nil, fmt.Errorf("--sharing %s: %w", m, err)
+			}
+			for _, msg := range msgs {
+				if !warned[msg] {
+					warned[msg] = true
+					fmt.Fprintf(stderr, "simulate: warning: --sharing %s: %s\n", m, msg)
+				}
+			}
 		}
 		c := cfg
 		if k > 0 {
@@ -105,13 +119,33 @@ func canonical(model string) string {
 }
 
 // givenMIG returns the MIG layouts the user gave: the --mig-config file's,
-// else the cluster YAML's mig fields; nil when neither gives any (the
-// simulator chooses). Each layout is checked against its node's model. A
-// --mig-config that selects no GPU of the nodes is an error; an entry of
-// it that selects none is a warning to stderr (nil: none).
-func givenMIG(o Options, nodes []trace.NodeSpec, stderr io.Writer) (sim.GivenMIG, *sim.Input, error) {
+// else the cluster YAML's mig fields (or a snapshot's layouts); nil when
+// neither gives any (the simulator chooses). Each layout is checked
+// against its node's model. A --mig-config that selects no GPU of the
+// nodes is an error; an entry of it that selects none is a warning to
+// stderr (nil: none). A GPU that a bound pod holds (its gpuplane.io/gpus
+// annotation) is left whole, with a warning naming the pod.
+func givenMIG(o Options, nodes []trace.NodeSpec, bound []sim.Bound, stderr io.Writer) (sim.GivenMIG, *sim.Input, error) {
 	layouts := make([][][]string, len(nodes))
 	gave := false
+	holder := map[string]map[int]string{} // node name, GPU: the bound pod on it
+	for _, b := range bound {
+		for _, g := range b.GPUs {
+			if holder[b.Node] == nil {
+				holder[b.Node] = map[int]string{}
+			}
+			holder[b.Node][g] = b.Pod.Name
+		}
+	}
+	// held reports whether GPU g of n is held, and warns that where names
+	// a layout for it that is left out.
+	held := func(n trace.NodeSpec, g int, where string) bool {
+		pod, ok := holder[n.Name][g]
+		if ok && stderr != nil {
+			fmt.Fprintf(stderr, "simulate: warning: %s: node %s GPU %d is held by running pod %s (annotation gpuplane.io/gpus): left whole\n", where, trace.Quote(n.Name), g, trace.Quote(pod))
+		}
+		return ok
+	}
 	if o.MIGConfig != "" {
 		var c *trace.MIGConfig
 		in, err := readInput("mig-config", o.MIGConfig, func(f *os.File) (err error) {
@@ -134,6 +168,9 @@ func givenMIG(o Options, nodes []trace.NodeSpec, stderr io.Writer) (sim.GivenMIG
 				if _, err := gpu.PlaceMIG(model, l); err != nil {
 					return nil, nil, fmt.Errorf("%s:%d: mig-configs.%s: node %s GPU %d: %v", o.MIGConfig, line, trace.Quote(c.Name), trace.Quote(n.Name), g, err)
 				}
+				if held(n, g, fmt.Sprintf("%s:%d: mig-configs.%s", o.MIGConfig, line, trace.Quote(c.Name))) {
+					continue
+				}
 				if layouts[i] == nil {
 					layouts[i] = make([][]string, n.GPUs)
 				}
@@ -154,7 +191,7 @@ func givenMIG(o Options, nodes []trace.NodeSpec, stderr io.Writer) (sim.GivenMIG
 		if n.MIG != nil && n.GPUs > 0 {
 			layouts[i] = make([][]string, n.GPUs)
 			for g := range layouts[i] {
-				if n.MIGGPUs == 0 || g < n.MIGGPUs {
+				if (n.MIGGPUs == 0 || g < n.MIGGPUs) && !held(n, g, fmt.Sprintf("%s:%d", o.SnapshotFile, n.Line)) {
 					layouts[i][g] = n.MIG
 				}
 			}

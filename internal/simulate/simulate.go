@@ -255,7 +255,10 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if snap != nil {
+	var bound []sim.Bound // bound under each sharing mode by runSharing
+	if snap != nil && o.Sharing != "" {
+		bound = snap.bound
+	} else if snap != nil {
 		msgs, err := w.Bind(o.SnapshotFile, snap.bound)
 		if err != nil {
 			return err
@@ -283,7 +286,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		}
 		placed = rep.Results
 	} else {
-		in, err := runSharing(ctx, o, w, nodes, cfg, stderr, &rep, &placed)
+		in, err := runSharing(ctx, o, w, nodes, bound, cfg, stderr, &rep, &placed)
 		if err != nil {
 			return err
 		}

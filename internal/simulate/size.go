@@ -100,7 +100,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		// GPU index, else chosen for this cluster.
 		var given sim.GivenMIG
 		if mode.Mode == "mig" {
-			if given, _, err = givenMIG(o, nodes, nil); err != nil {
+			if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -119,7 +119,7 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		if mode.Mode != "mig" {
 			continue
 		}
-		given, _, err := givenMIG(o, in.nodes, stderr)
+		given, _, err := givenMIG(o, in.nodes, nil, stderr)
 		if err != nil {
 			return err
 		}

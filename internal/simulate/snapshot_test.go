@@ -253,3 +253,64 @@ func TestSnapshotMixedMIG(t *testing.T) {
 		t.Errorf("stderr %q: the running pod keeps GPUs 2-7", s)
 	}
 }
+
+// TestSnapshotRunningSharing: a running pod of 300 milli-GPU on one of a
+// T4 node's 2 GPUs, and a pending pod of 1 GPU that takes the other. At the
+// end the node's 2,000 milli-GPU hold, by mode, the pending pod's 1,000
+// plus the running pod as the mode gives it: exclusive a whole GPU (2,000:
+// 1.0), fractional its 300 (1,300: 0.65), timeslice:2 a replica of 500
+// (1,500: 0.75), mig a whole GPU, the T4 having no MIG (1.0).
+func TestSnapshotRunningSharing(t *testing.T) {
+	items := []string{`{"apiVersion":"v1","kind":"Node","metadata":{"name":"t4-0","labels":{"nvidia.com/gpu.product":"Tesla-T4"}},` +
+		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/gpu":"2"}}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"infer","namespace":"ns"},"spec":{"nodeName":"t4-0","containers":[{"name":"c","resources":` +
+			`{"requests":{"cpu":"1","memory":"1Gi","gpuplane.io/gpu-milli":"300"}}}]},"status":{"phase":"Running"}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":` +
+			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"1"}}}]},"status":{"phase":"Pending"}}`}
+	file := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "exclusive,fractional,timeslice:2,mig", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep sim.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"exclusive": 1, "fractional": 0.65, "timeslice:2": 0.75, "mig": 1}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 4 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	for _, r := range rep.Sharing.Rows {
+		if math.Abs(r.GPUAllocationRatio-want[r.Sharing]) > 1e-9 || r.PlacedPods != 1 {
+			t.Errorf("%s: allocation ratio %v, %v placed; want %v, 1", r.Sharing, r.GPUAllocationRatio, r.PlacedPods, want[r.Sharing])
+		}
+	}
+}
+
+// TestSnapshotMIGConfigHeld: docs/examples/mig-config.yaml MIG-enables
+// GPUs 0-3 of the A100 nodes, and docs/examples/snapshot.json's running
+// pod team-a/train holds GPUs 2-7 of a100-0 (annotation gpuplane.io/gpus):
+// those two stay whole, with a warning naming the config's line and the
+// pod, and the run goes on.
+func TestSnapshotMIGConfigHeld(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.MIGConfig, o.Policies, o.Seeds, o.Sharing, o.Format = "../../docs/examples/snapshot.json", "../../docs/examples/mig-config.yaml", "fgd", 1, "mig", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, g := range []string{"2", "3"} {
+		want := `mig-config.yaml:8: mig-configs."half-mig": node "a100-0" GPU ` + g + ` is held by running pod "team-a/train" (annotation gpuplane.io/gpus): left whole`
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+	if s := stderr.String(); strings.Contains(s, "chosen again") || strings.Contains(s, "does not fit") {
+		t.Errorf("stderr %q: team-a/train keeps its GPUs", s)
+	}
+}
