@@ -75,16 +75,16 @@ func TestRunSharingMIGConfig(t *testing.T) {
 		t.Errorf("layouts %s", got)
 	}
 	// A layout the node's model cannot take names the config's line.
-	o.MIGConfig = write("bad.yaml", "mig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {1g.5gb: 7}\n")
-	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), o.MIGConfig+":3: mig-configs.\"x\": node \"n0\" GPU 0: model A100-80GB has no MIG profile \"1g.5gb\"") {
+	o.MIGConfig = write("bad.yaml", "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {1g.5gb: 7}\n")
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), o.MIGConfig+":4: mig-configs.\"x\": node \"n0\" GPU 0: model A100-80GB has no MIG profile \"1g.5gb\"") {
 		t.Errorf("bad layout: %v", err)
 	}
 	// The nodes have 2 GPUs (indices 0, 1): devices [9, 10], or a
 	// device-filter of a model they lack, selects none, and the config
 	// would leave every GPU whole.
 	for _, body := range []string{
-		"mig-configs:\n  x:\n    - devices: [9, 10]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
-		"mig-configs:\n  x:\n    - device-filter: H100-80GB\n      devices: all\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+		"version: v1\nmig-configs:\n  x:\n    - devices: [9, 10]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+		"version: v1\nmig-configs:\n  x:\n    - device-filter: H100-80GB\n      devices: all\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
 	} {
 		o.MIGConfig = write("none.yaml", body)
 		want := o.MIGConfig + `: mig-configs."x" selects no GPU of the nodes (device-filter and devices; the nodes have up to 2 GPUs)`
@@ -93,12 +93,12 @@ func TestRunSharingMIGConfig(t *testing.T) {
 		}
 	}
 	// One entry of two selecting nothing is a warning naming its line.
-	o.MIGConfig = write("one.yaml", "mig-configs:\n  x:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n    - devices: [5]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n")
+	o.MIGConfig = write("one.yaml", "version: v1\nmig-configs:\n  x:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n    - devices: [5]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n")
 	stderr.Reset()
 	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := "simulate: warning: " + o.MIGConfig + `:6: mig-configs."x"[1] selects no GPU of the nodes`; !strings.Contains(stderr.String(), want) {
+	if want := "simulate: warning: " + o.MIGConfig + `:7: mig-configs."x"[1] selects no GPU of the nodes`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }

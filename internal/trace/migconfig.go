@@ -56,7 +56,8 @@ var migEntryKeys = []string{"device-filter", "devices", "mig-enabled", "mig-devi
 // left whole; of entries selecting the same GPU the last one counts. The
 // layouts of entries with a device-filter are checked here (gpu.PlaceMIG);
 // the others when applied to a node's model (MIGConfig.Layout). The YAML is
-// strict: an unknown or repeated key or a wrong type is an error naming the
+// strict: an unknown or repeated key, a GPU index listed twice in devices,
+// a missing version (as mig-parted) or a wrong type is an error naming the
 // file, the line and the field.
 func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
 	top, err := readYAMLMapping(file, io.LimitReader(r, 1<<20), "a mapping with keys version and mig-configs")
@@ -104,6 +105,11 @@ func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
 		if k.Value == name || (name == "" && len(configs.Content) == 2) {
 			out = c
 		}
+	}
+	if !seen["version"] {
+		// mig-parted (api/spec/v1 Spec.UnmarshalJSON) refuses a config
+		// without it: "unable to parse with missing 'version' field".
+		return nil, fmt.Errorf("%s:%d: field version: missing (mig-parted wants version: v1)", file, top.Line)
 	}
 	if out == nil {
 		sort.Strings(names)
@@ -164,6 +170,10 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 					d, err := strconv.Atoi(it.Value)
 					if it.Kind != yaml.ScalarNode || err != nil || d < 0 || d >= maxGPUsPerNode {
 						return nil, bad("%s is not a GPU index 0..%d", Quote(it.Value), maxGPUsPerNode-1)
+					}
+					if containsInt(en.Devices, d) {
+						// mig-parted takes it; it is a typo here.
+						return nil, fmt.Errorf("%s:%d: %s.%s: GPU %d listed twice", file, it.Line, p, k.Value, d)
 					}
 					en.Devices = append(en.Devices, d)
 				}

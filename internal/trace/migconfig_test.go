@@ -74,6 +74,9 @@ func TestReadMIGConfigErrors(t *testing.T) {
 		{"mig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {3g.40gb: 0}\n", "", `m.yaml:3: mig-configs."a"[0].mig-devices: no MIG device with mig-enabled: true`},
 		{"mig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n", "", `m.yaml:3: mig-configs."a"[0].mig-devices: no MIG device with mig-enabled: true`},
 		{"mig-configs:\n  a: []\n", "", `m.yaml:2: mig-configs."a": want a non-empty list`},
+		// mig-parted api/spec/v1/spec.go: "unable to parse with missing 'version' field".
+		{"mig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n", "", `m.yaml:1: field version: missing (mig-parted wants version: v1)`},
+		{"version: v1\nmig-configs:\n  a:\n    - devices: [0, 0, 1]\n      mig-enabled: false\n", "", `m.yaml:4: mig-configs."a"[0].devices: GPU 0 listed twice`},
 		{"", "", "m.yaml:1: empty file"},
 		{"mig-configs: [\n", "", "m.yaml:"},
 	} {
