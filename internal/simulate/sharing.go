@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/sim"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -123,13 +124,18 @@ func canonical(model string) string {
 // neither gives any (the simulator chooses). Each layout is checked
 // against its node's model. A --mig-config that selects no GPU of the
 // nodes is an error; an entry of it that selects none is a warning to
-// stderr (nil: none). A GPU that a bound pod holds (its gpuplane.io/gpus
-// annotation) is left whole, with a warning naming the pod.
+// stderr (nil: none). A GPU that a bound pod of whole GPUs holds (its
+// gpuplane.io/gpus annotation) is left whole, with a warning naming the
+// pod; of a snapshot node with some GPUs whole (NodeSpec.MIGGPUs), the
+// MIG-enabled ones are the first that no such pod holds.
 func givenMIG(o Options, nodes []trace.NodeSpec, bound []sim.Bound, stderr io.Writer) (sim.GivenMIG, *sim.Input, error) {
 	layouts := make([][][]string, len(nodes))
 	gave := false
-	holder := map[string]map[int]string{} // node name, GPU: the bound pod on it
+	holder := map[string]map[int]string{} // node name, GPU: the bound pod of whole GPUs on it
 	for _, b := range bound {
+		if b.Pod.GPUMilli < cluster.MilliGPU {
+			continue // a share: a MIG instance under mig (sim.Workload.Bind)
+		}
 		for _, g := range b.GPUs {
 			if holder[b.Node] == nil {
 				holder[b.Node] = map[int]string{}
@@ -190,8 +196,24 @@ func givenMIG(o Options, nodes []trace.NodeSpec, bound []sim.Bound, stderr io.Wr
 	for i, n := range nodes {
 		if n.MIG != nil && n.GPUs > 0 {
 			layouts[i] = make([][]string, n.GPUs)
+			if n.MIGGPUs > 0 {
+				// Some GPUs whole: the MIG-enabled ones are the first
+				// that no running pod of whole GPUs holds.
+				left := n.MIGGPUs
+				for g := 0; g < n.GPUs && left > 0; g++ {
+					if _, ok := holder[n.Name][g]; !ok {
+						layouts[i][g] = n.MIG
+						left--
+					}
+				}
+				if left > 0 && stderr != nil {
+					fmt.Fprintf(stderr, "simulate: warning: %s:%d: node %s: running pods of whole GPUs hold all but %d of its GPUs, which has %d MIG-enabled: %d left whole\n", o.SnapshotFile, n.Line, trace.Quote(n.Name), n.MIGGPUs-left, n.MIGGPUs, left)
+				}
+				gave = true
+				continue
+			}
 			for g := range layouts[i] {
-				if (n.MIGGPUs == 0 || g < n.MIGGPUs) && !held(n, g, fmt.Sprintf("%s:%d", o.SnapshotFile, n.Line)) {
+				if !held(n, g, fmt.Sprintf("%s:%d", o.SnapshotFile, n.Line)) {
 					layouts[i][g] = n.MIG
 				}
 			}

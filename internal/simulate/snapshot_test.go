@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,15 +210,25 @@ func TestSnapshotMIG(t *testing.T) {
 
 // TestSnapshotMixedMIG: a node of GPU feature discovery's mixed strategy,
 // 6 whole GPUs (nvidia.com/gpu) and 4 3g.40gb devices among the other 2 of
-// its 8 (nvidia.com/gpu.count), with a running pod on GPUs 2-7. Its 8 GPUs
+// its 8 (nvidia.com/gpu.count), with a running pod on 6 GPUs. Its 8 GPUs
 // are simulated, the pod stays on its GPUs, and --sharing mig keeps the 2
-// MIG GPUs' layout: 2 instances each, 4 of the 5 pending 3g pods placed;
-// exclusive gives each a whole GPU of the 2 free (2 placed); fractional
-// packs two 428 milli-GPU shares per GPU (4 placed).
+// MIG GPUs' layout on the 2 the pod leaves: 2 instances each, 4 of the 5
+// pending 3g pods placed there; exclusive gives each a whole GPU of the 2
+// free (2 placed); fractional packs two 428 milli-GPU shares per GPU (4
+// placed).
 func TestSnapshotMixedMIG(t *testing.T) {
+	for _, tc := range []struct {
+		held string
+		mig  []int // the GPUs left for the MIG pods
+	}{{"2,3,4,5,6,7", []int{0, 1}}, {"0,1,2,3,4,5", []int{6, 7}}} {
+		t.Run(tc.held, func(t *testing.T) { testSnapshotMixedMIG(t, tc.held, tc.mig) })
+	}
+}
+
+func testSnapshotMixedMIG(t *testing.T, held string, migGPUs []int) {
 	items := []string{`{"apiVersion":"v1","kind":"Node","metadata":{"name":"a100-0","labels":{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"8"}},` +
 		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/gpu":"6","nvidia.com/mig-3g.40gb":"4"}}}`,
-		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ns","annotations":{"gpuplane.io/gpus":"2,3,4,5,6,7"}},"spec":{"nodeName":"a100-0","containers":[{"name":"c","resources":` +
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ns","annotations":{"gpuplane.io/gpus":"` + held + `"}},"spec":{"nodeName":"a100-0","containers":[{"name":"c","resources":` +
 			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"6"}}}]},"status":{"phase":"Running"}}`}
 	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
 		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
@@ -249,8 +260,21 @@ func TestSnapshotMixedMIG(t *testing.T) {
 	if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].MIGGPUsPerNode != 2 || l[0].GPUsPerNode != 8 || strings.Join(l[0].Layout, "+") != "3g.40gb+3g.40gb" {
 		t.Errorf("MIG layouts %+v, want 2 of 8 GPUs as 3g.40gb + 3g.40gb", l)
 	}
-	if s := stderr.String(); strings.Contains(s, "go past") || strings.Contains(s, "chosen again") || strings.Contains(s, "left out") {
-		t.Errorf("stderr %q: the running pod keeps GPUs 2-7", s)
+	if s := stderr.String(); strings.Contains(s, "go past") || strings.Contains(s, "chosen again") || strings.Contains(s, "does not fit") {
+		t.Errorf("stderr %q: the running pod keeps its GPUs", s)
+	}
+	placed := 0
+	for _, p := range rep.SnapshotPods { // the first mode's: mig
+		if p.Node == "" {
+			continue
+		}
+		placed++
+		if len(p.GPUs) != 1 || !slices.Contains(migGPUs, p.GPUs[0]) {
+			t.Errorf("pod %s on GPUs %v, want one of %v", p.Pod, p.GPUs, migGPUs)
+		}
+	}
+	if placed != 4 {
+		t.Errorf("%d pods placed under mig, want 4", placed)
 	}
 }
 
