@@ -36,9 +36,10 @@ type NodeSpec struct {
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
 	// uses it.
 	MIG []string
-	// MIGGPUs is how many of the node's GPUs carry the MIG layout, the
-	// first ones (a snapshot node with some GPUs whole, the rest
-	// MIG-enabled); 0: all of them.
+	// MIGGPUs is how many of the node's GPUs carry the MIG layout (a
+	// snapshot node with some GPUs whole, the rest MIG-enabled; gpuplane
+	// simulate takes the first that no running pod of whole GPUs holds);
+	// 0: all of them.
 	MIGGPUs int
 	// IgnoredModel is the model column of a node with 0 GPUs, which is
 	// ignored (Warnings names it).
