@@ -56,7 +56,7 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.OpenMetrics, "openmetrics", o.OpenMetrics, "OpenMetrics file with timestamps (the format promtool backfills), - for standard input, instead of --prometheus")
 	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample, on the samples' phase)")
 	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its sample interval, on the grid)")
-	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses a shorter one)")
+	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses another)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file: look each pod's job up as its top owner (Job, Deployment, PyTorchJob, ...) and the team from --team-label")

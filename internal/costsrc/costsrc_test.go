@@ -203,7 +203,7 @@ func TestInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if iv, m := f.interval(); iv != 1_800_000 || m != metricHealth {
+	if iv, m, _ := f.interval(); iv != 1_800_000 || m != metricHealth {
 		t.Errorf("interval %d ms of %s, want 1800000 of %s", iv, m, metricHealth)
 	}
 	// 1.5 s is kept: 1 s and 2 s are more than 1% off.
