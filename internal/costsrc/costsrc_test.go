@@ -1,6 +1,7 @@
 package costsrc
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -357,6 +358,32 @@ func TestCoverage(t *testing.T) {
 	}
 	want = "40% of the steps between a series' first and last samples have no sample: a step (30s) shorter than the scrape interval, or a grid off the samples' phase?"
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}
+
+// TestCoverageGap: a window of 30 steps of 30 s (15 minutes) with a sample
+// at every step but 2 and 3 (00:01:00 to 00:02:00, 1 minute, 6% of the
+// window) and 10 (one missed scrape): the stretch of two steps is warned,
+// though under a tenth of the window; the single step is not. Before, a
+// two-hour hole in the bundled day went unsaid.
+func TestCoverageGap(t *testing.T) {
+	var lines []string
+	for i := 0; i < 30; i++ {
+		if i != 2 && i != 3 && i != 10 {
+			lines = append(lines, fmt.Sprintf("gpuplane_device_health{%s} 1 %d", gpuLabels, 30*i))
+		}
+	}
+	f, err := ParseOpenMetrics("g.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 900_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no samples from 1970-01-01T00:01:00Z to 1970-01-01T00:02:00Z (1m0s, 6% of the window): the GPUs' cost there is idle (the node agents or Prometheus down?)"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
 		t.Errorf("warnings %q, want %q", r.Warnings, want)
 	}
 }
