@@ -180,6 +180,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	if o.TeamLabel != "" && o.Kubeconfig == "" {
 		return fmt.Errorf("--team-label needs --kubeconfig")
 	}
+	if by == costalloc.ByTeam && o.TeamsFile == "" && o.TeamLabel == "" {
+		return fmt.Errorf("--by team needs --teams FILE or --kubeconfig with --team-label: without them every namespace's team is (none)")
+	}
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
 	}
