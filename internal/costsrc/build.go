@@ -322,6 +322,18 @@ func (b *builder) finish() (*Result, error) {
 		}
 		r.Usage = append(r.Usage, *u)
 	}
+	// A MIG device's samples serve its holders only: a window in which no
+	// pod held the device has no use for them (costalloc would warn of
+	// samples for a device not in the GPU list).
+	held := map[string]bool{}
+	for _, h := range r.Input.Holdings {
+		held[h.Util] = true
+	}
+	for k := range r.Input.UtilGrid {
+		if strings.Contains(k, "/") && !held[k] {
+			delete(r.Input.UtilGrid, k)
+		}
+	}
 	sort.Slice(r.Usage, func(i, j int) bool {
 		a, b := r.Usage[i], r.Usage[j]
 		return strings.Compare(a.Namespace+"\x00"+a.Pod+"\x00"+a.GPU+"\x00"+a.MIGInstance, b.Namespace+"\x00"+b.Pod+"\x00"+b.GPU+"\x00"+b.MIGInstance) < 0

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 )
 
@@ -496,5 +497,32 @@ gpuplane_device_health{`+gpu2+`} 1 90
 	}
 	if len(r.Input.GPUs) != 2 || r.Input.GPUs[0] != want[0] || r.Input.GPUs[1] != want[1] {
 		t.Fatalf("GPUs %+v, want %+v", r.Input.GPUs, want)
+	}
+}
+
+// TestMIGDeviceUnheld: a window in which a MIG device has utilisation
+// samples but no pod held it (the bundled day up to 00:15, before ml/mig-a
+// starts) keeps no grid for the device, so the books give no warning of
+// "utilisation samples for GPU GPU-1/1, which is not in the GPU list".
+func TestMIGDeviceUnheld(t *testing.T) {
+	const h100 = `Hostname="n1",UUID="GPU-1",modelName="NVIDIA H100 80GB HBM3"`
+	f, err := ParseOpenMetrics("m.om", om(
+		`gpuplane_device_health{`+h100+`} 1 0`,
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",`+h100+`} 0.5 0`,
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{`+h100+`} 0.25 0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 30_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Input.UtilGrid["GPU-1"]; !ok || len(r.Input.UtilGrid) != 1 {
+		t.Errorf("utilisation grids %v, want GPU-1's only", r.Input.UtilGrid)
+	}
+	r.Input.Prices = cost.Default()
+	l, err := costalloc.Compute(r.Input)
+	if err != nil || len(l.Warnings) > 0 {
+		t.Errorf("books: %v, warnings %q; want none", err, l.Warnings)
 	}
 }
