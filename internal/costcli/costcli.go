@@ -504,7 +504,9 @@ func writeCSV(out io.Writer, r Report) error {
 	for _, x := range r.Rightsizing {
 		p95, peak := "", ""
 		if x.P95Util != nil {
-			p95 = fmtF(*x.P95Util)
+			// 7 significant digits, the float32 samples': 0.3, not
+			// 0.3000000119.
+			p95 = strconv.FormatFloat(*x.P95Util, 'g', 7, 64)
 		}
 		if x.PeakMiB != nil {
 			peak = fmtF(*x.PeakMiB)
