@@ -45,6 +45,11 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 			if cmd.Flags().Changed("rightsize-threshold") && o.RightsizeThreshold == 0 {
 				return fmt.Errorf("--rightsize-threshold 0: want a fraction in (0, 1]")
 			}
+			// Options take 0 as the default step; a 0 given here is no
+			// step.
+			if cmd.Flags().Changed("step") && o.Step == 0 {
+				return fmt.Errorf("--step 0: want a positive step (leave --step out for the default)")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			return costcli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -428,7 +428,7 @@ func newReport(w costsrc.Window, r costalloc.Report, res *costsrc.Result, warnin
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
 func writeTable(out io.Writer, r Report) error {
-	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
+	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339Nano), r.To.Format(time.RFC3339Nano), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
 	// Numbers align right; the first column is padded to align left.
 	keys := []string{strings.ToUpper(r.By), "total"}
 	for _, x := range r.Rows {

@@ -136,3 +136,13 @@ func TestSparseShareDay(t *testing.T) {
 		t.Errorf("window %v to %v step %v s; want the day at 3600 s", r.From, r.To, r.StepSeconds)
 	}
 }
+
+// TestFractionalFrom: --from 1793534400.5, half a second after noon, is
+// printed as given (the table said "from 12:00:00Z" while the totals,
+// 6 GPUs over 11h59m59.5s = 71.999 GPU-hours, were of the real window).
+func TestFractionalFrom(t *testing.T) {
+	out, _, err := run(t, Options{OpenMetrics: dayFile, From: "1793534400.5", By: "node", Format: "table"})
+	if want := "GPU cost from 2026-11-01T12:00:00.5Z to 2026-11-02T00:00:00Z (step 30m0s)"; err != nil || !strings.HasPrefix(out, want) {
+		t.Errorf("error %v, table %q, want it to start %q", err, out, want)
+	}
+}
