@@ -60,7 +60,7 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.Prometheus, "prometheus", o.Prometheus, "Prometheus server URL, e.g. http://prometheus:9090")
 	f.StringVar(&o.OpenMetrics, "openmetrics", o.OpenMetrics, "OpenMetrics file with timestamps (the format promtool backfills), - for standard input, instead of --prometheus")
 	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample, on the samples' phase)")
-	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its sample interval, on the grid)")
+	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its finest sample interval)")
 	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses another)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
