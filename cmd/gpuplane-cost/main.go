@@ -45,6 +45,11 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 			if cmd.Flags().Changed("rightsize-threshold") && o.RightsizeThreshold == 0 {
 				return fmt.Errorf("--rightsize-threshold 0: want a fraction in (0, 1]")
 			}
+			// Options take 0 as the default step; a 0 given here is no
+			// step.
+			if cmd.Flags().Changed("step") && o.Step == 0 {
+				return fmt.Errorf("--step 0: want a positive step (leave --step out for the default)")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			return costcli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -55,8 +60,8 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f.StringVar(&o.Prometheus, "prometheus", o.Prometheus, "Prometheus server URL, e.g. http://prometheus:9090")
 	f.StringVar(&o.OpenMetrics, "openmetrics", o.OpenMetrics, "OpenMetrics file with timestamps (the format promtool backfills), - for standard input, instead of --prometheus")
 	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample, on the samples' phase)")
-	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its sample interval, on the grid)")
-	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses a shorter one)")
+	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its finest sample interval)")
+	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses another)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file: look each pod's job up as its top owner (Job, Deployment, PyTorchJob, ...) and the team from --team-label")

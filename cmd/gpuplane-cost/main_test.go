@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// --rightsize-threshold 0 is refused, not taken as the default 0.5
-// (findings 11); the flag's default runs.
+// --rightsize-threshold 0 and --step 0 are refused, not taken as the
+// defaults (findings 11); the flags' defaults run.
 func TestRightsizeThresholdZero(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -15,6 +15,8 @@ func TestRightsizeThresholdZero(t *testing.T) {
 	}{
 		{[]string{"--rightsize-threshold", "0"}, "--rightsize-threshold 0: want a fraction in (0, 1]"},
 		{[]string{"--rightsize-threshold", "1.5"}, "--rightsize-threshold 1.5: want a fraction in (0, 1]"},
+		// --step 0 meant the default, unsaid.
+		{[]string{"--step", "0"}, "--step 0: want a positive step (leave --step out for the default)"},
 		{nil, ""},
 	} {
 		cmd := newCostCmd()

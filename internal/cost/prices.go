@@ -128,9 +128,10 @@ const (
 // model the rest, so a name may hold spaces ("NVIDIA B200 5"), or be
 // quoted ("'NVIDIA B200': 5"). Errors name the file and line: a bad or
 // out-of-range price, a model priced twice, a model word that is a number
-// ("T4 1 2"). The colon form with plain or quoted names, "A100-80GB: 3.93",
-// is also a YAML mapping of model to USD per GPU-hour, so a prices file
-// can be written and read as YAML.
+// ("T4 1 2"), a YAML list item ("- T4: 1"). The colon form with plain or
+// quoted names, "A100-80GB: 3.93", is also a YAML mapping of model to USD
+// per GPU-hour, so a prices file can be written and read as YAML; a quoted
+// price ("3.93") is the number it holds.
 func (p *Prices) LoadPrices(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -189,7 +190,19 @@ func (p *Prices) ReadPrices(name string, r io.Reader) error {
 // splitPriceLine splits a prices line into model and price; both are empty
 // for a blank or comment line.
 func splitPriceLine(s string) (model, usd string, err error) {
+	model, usd, err = splitPriceFields(s)
+	// A YAML string price, "3" or '3', is the number it holds.
+	if n := len(usd); n >= 2 && (usd[0] == '"' || usd[0] == '\'') && usd[n-1] == usd[0] {
+		usd = usd[1 : n-1]
+	}
+	return model, usd, err
+}
+
+func splitPriceFields(s string) (model, usd string, err error) {
 	s = strings.TrimSpace(s)
+	if s == "-" || strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "-\t") {
+		return "", "", fmt.Errorf("a YAML list item: want lines \"MODEL: USD_PER_GPU_HOUR\", a mapping, without \"- \"")
+	}
 	if s != "" && (s[0] == '"' || s[0] == '\'') {
 		j := strings.IndexByte(s[1:], s[0])
 		if j < 0 {

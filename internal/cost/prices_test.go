@@ -120,11 +120,21 @@ func TestReadPricesNames(t *testing.T) {
 		// costalloc counts micro-USD: 1e-7 USD/h would cost 0.
 		{"T4 0.0000001\n", "p.txt:1: price 0.0000001 USD per GPU-hour is below 0.000001, the smallest counted (0 for free)"},
 		{"T4 -1\n", `p.txt:1: price "-1" is not a non-negative number`},
+		// A YAML list, not a mapping: before, a model "- H100-80GB".
+		{"- H100-80GB: 3\n", `p.txt:1: a YAML list item: want lines "MODEL: USD_PER_GPU_HOUR", a mapping, without "- "`},
+		{"T4: 1\n-\n", `p.txt:2: a YAML list item`},
+		{"T4: \"x\"\n", `p.txt:1: price "x" is not a non-negative number`},
 	} {
 		err := Default().ReadPrices("p.txt", strings.NewReader(c.in))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
 		}
+	}
+	// A quoted price is a YAML string holding the number: 3 and 2.5, as
+	// the file says. Before, "\"3\"" was refused.
+	p = Default()
+	if err := p.ReadPrices("p.txt", strings.NewReader("H100-80GB: \"3\"\n'L4': '2.5'\n")); err != nil || p.USDPerHour("H100-80GB") != 3 || p.USDPerHour("L4") != 2.5 {
+		t.Errorf("quoted prices: %v, H100-80GB %v, L4 %v; want 3, 2.5", err, p.USDPerHour("H100-80GB"), p.USDPerHour("L4"))
 	}
 	// The smallest counted price and 0 are prices.
 	if err := Default().ReadPrices("p.txt", strings.NewReader("T4 0.000001\nL4 0\n")); err != nil {

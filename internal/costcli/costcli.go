@@ -180,6 +180,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	if o.TeamLabel != "" && o.Kubeconfig == "" {
 		return fmt.Errorf("--team-label needs --kubeconfig")
 	}
+	if by == costalloc.ByTeam && o.TeamsFile == "" && o.TeamLabel == "" {
+		return fmt.Errorf("--by team needs --teams FILE or --kubeconfig with --team-label: without them every namespace's team is (none)")
+	}
 	if o.Step < 0 || o.Step%time.Millisecond != 0 {
 		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
 	}
@@ -425,7 +428,7 @@ func newReport(w costsrc.Window, r costalloc.Report, res *costsrc.Result, warnin
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
 func writeTable(out io.Writer, r Report) error {
-	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
+	fmt.Fprintf(out, "GPU cost from %s to %s (step %s), %d GPUs, by %s\n\n", r.From.Format(time.RFC3339Nano), r.To.Format(time.RFC3339Nano), time.Duration(r.StepSeconds*float64(time.Second)), r.GPUs, r.By)
 	// Numbers align right; the first column is padded to align left.
 	keys := []string{strings.ToUpper(r.By), "total"}
 	for _, x := range r.Rows {
@@ -501,7 +504,9 @@ func writeCSV(out io.Writer, r Report) error {
 	for _, x := range r.Rightsizing {
 		p95, peak := "", ""
 		if x.P95Util != nil {
-			p95 = fmtF(*x.P95Util)
+			// 7 significant digits, the float32 samples': 0.3, not
+			// 0.3000000119.
+			p95 = strconv.FormatFloat(*x.P95Util, 'g', 7, 64)
 		}
 		if x.PeakMiB != nil {
 			peak = fmtF(*x.PeakMiB)

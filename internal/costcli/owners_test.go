@@ -164,3 +164,13 @@ func TestTeamLabelNeedsKubeconfig(t *testing.T) {
 		t.Errorf("error %v, stdout %q", err, out)
 	}
 }
+
+// TestByTeamNeedsTeams: --by team without a teams file or a team label
+// put every namespace in team "(none)", unsaid; now an error, nothing
+// printed.
+func TestByTeamNeedsTeams(t *testing.T) {
+	out, _, err := run(t, Options{OpenMetrics: dayFile, By: "team", Format: "table"})
+	if err == nil || !strings.Contains(err.Error(), "--by team needs --teams FILE or --kubeconfig with --team-label") || out != "" {
+		t.Errorf("error %v, stdout %q", err, out)
+	}
+}

@@ -106,7 +106,8 @@ func TestDayRightsizing(t *testing.T) {
 	// Columns compared with runs of spaces as one.
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, line := range []string{"web/infer-1 H100-80GB 1 GPU 0.300 9216 199.08 113.76 3g.40gb ml/b200-1",
-		"ml/mig-a H100-80GB MIG 3g 0.500 20480 56.88 0.00 p95 utilisation 0.214 GPU is not below 0.50 of the held MIG 3g (0.214 GPU) ml/ts-2",
+		// 0.5 × 3/7 is the limit 0.5 × 3/7: the digits show it.
+		"ml/mig-a H100-80GB MIG 3g 0.500 20480 56.88 0.00 p95 utilisation 0.2142857 GPU is not below 0.50 of the held MIG 3g (0.2142857 GPU): equal ml/ts-2",
 		"web/ts-1 L4 1/4 of 1 GPU - - 1.68 0.00 " + noUsage} {
 		if !strings.Contains(flat, line) {
 			t.Errorf("table lacks %q:\n%s", line, out)
@@ -116,7 +117,7 @@ func TestDayRightsizing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "\nrightsize,web/infer-1,18,,,199.08,,H100-80GB,1 GPU,0.3000000119,9216,3g.40gb,113.76,"; !strings.Contains(out, want) {
+	if want := "\nrightsize,web/infer-1,18,,,199.08,,H100-80GB,1 GPU,0.3,9216,3g.40gb,113.76,"; !strings.Contains(out, want) {
 		t.Errorf("CSV lacks %q:\n%s", want, out)
 	}
 	for _, bad := range []float64{-0.1, 1.5} {

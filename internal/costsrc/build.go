@@ -322,6 +322,18 @@ func (b *builder) finish() (*Result, error) {
 		}
 		r.Usage = append(r.Usage, *u)
 	}
+	// A MIG device's samples serve its holders only: a window in which no
+	// pod held the device has no use for them (costalloc would warn of
+	// samples for a device not in the GPU list).
+	held := map[string]bool{}
+	for _, h := range r.Input.Holdings {
+		held[h.Util] = true
+	}
+	for k := range r.Input.UtilGrid {
+		if strings.Contains(k, "/") && !held[k] {
+			delete(r.Input.UtilGrid, k)
+		}
+	}
 	sort.Slice(r.Usage, func(i, j int) bool {
 		a, b := r.Usage[i], r.Usage[j]
 		return strings.Compare(a.Namespace+"\x00"+a.Pod+"\x00"+a.GPU+"\x00"+a.MIGInstance, b.Namespace+"\x00"+b.Pod+"\x00"+b.GPU+"\x00"+b.MIGInstance) < 0
@@ -329,16 +341,17 @@ func (b *builder) finish() (*Result, error) {
 	return r, nil
 }
 
-// coverage returns warnings for a window the data does not cover: the
-// longest stretch of grid times without any value (before the first, after
-// the last or between), when it is at least a tenth of the window and two
-// steps, is charged as idle; and series with values at fewer than three in
-// four of the steps between their first and last, the sign of a step
-// shorter than the scrape interval.
+// coverage returns warnings for a window the data does not cover: each
+// stretch of at least two grid times without any value (before the first,
+// after the last or between; the first three, then a count), whose cost
+// is idle; and series with values at fewer than three in four of the steps
+// between their first and last, the sign of a step shorter than the scrape
+// interval.
 func (b *builder) coverage() []string {
 	var out []string
 	w := b.w
-	from, best := -1, [2]int{}
+	var gaps [][2]int
+	from := -1
 	for i := 0; i <= b.n; i++ {
 		if i < b.n && !b.data[i] {
 			if from < 0 {
@@ -346,16 +359,25 @@ func (b *builder) coverage() []string {
 			}
 			continue
 		}
-		if from >= 0 && i-from > best[1]-best[0] {
-			best = [2]int{from, i}
+		if from >= 0 && i-from >= 2 {
+			gaps = append(gaps, [2]int{from, i})
 		}
 		from = -1
 	}
-	if k := int64(best[1] - best[0]); k >= 2 && 10*k >= int64(b.n) {
-		end := min(w.From+int64(best[1])*w.Step, w.To)
-		start := w.From + int64(best[0])*w.Step
-		out = append(out, fmt.Sprintf("no samples from %s to %s (%s, %d%% of the window): the GPUs' cost there is idle; is the window (from %s to %s) the data's?",
-			fmtTime(start), fmtTime(end), span(end-start), 100*(end-start)/(w.To-w.From), fmtTime(w.From), fmtTime(w.To)))
+	for k, g := range gaps {
+		if k == 3 {
+			out = append(out, fmt.Sprintf("%d more stretches of two steps or more without samples, idle too", len(gaps)-3))
+			break
+		}
+		start := w.From + int64(g[0])*w.Step
+		end := min(w.From+int64(g[1])*w.Step, w.To)
+		msg := fmt.Sprintf("no samples from %s to %s (%s, %d%% of the window): the GPUs' cost there is idle", fmtTime(start), fmtTime(end), span(end-start), 100*(end-start)/(w.To-w.From))
+		if 10*int64(g[1]-g[0]) >= int64(b.n) {
+			msg += fmt.Sprintf("; is the window (from %s to %s) the data's?", fmtTime(w.From), fmtTime(w.To))
+		} else {
+			msg += " (the node agents or Prometheus down?)"
+		}
+		out = append(out, msg)
 	}
 	var steps, values int64
 	for _, sn := range b.known {

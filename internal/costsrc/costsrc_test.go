@@ -1,6 +1,7 @@
 package costsrc
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/cost"
 	"github.com/gpuplane/gpuplane/internal/costalloc"
 )
 
@@ -203,7 +205,7 @@ func TestInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if iv, m := f.interval(); iv != 1_800_000 || m != metricHealth {
+	if iv, m, _ := f.interval(); iv != 1_800_000 || m != metricHealth {
 		t.Errorf("interval %d ms of %s, want 1800000 of %s", iv, m, metricHealth)
 	}
 	// 1.5 s is kept: 1 s and 2 s are more than 1% off.
@@ -361,6 +363,32 @@ func TestCoverage(t *testing.T) {
 	}
 }
 
+// TestCoverageGap: a window of 30 steps of 30 s (15 minutes) with a sample
+// at every step but 2 and 3 (00:01:00 to 00:02:00, 1 minute, 6% of the
+// window) and 10 (one missed scrape): the stretch of two steps is warned,
+// though under a tenth of the window; the single step is not. Before, a
+// two-hour hole in the bundled day went unsaid.
+func TestCoverageGap(t *testing.T) {
+	var lines []string
+	for i := 0; i < 30; i++ {
+		if i != 2 && i != 3 && i != 10 {
+			lines = append(lines, fmt.Sprintf("gpuplane_device_health{%s} 1 %d", gpuLabels, 30*i))
+		}
+	}
+	f, err := ParseOpenMetrics("g.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 900_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no samples from 1970-01-01T00:01:00Z to 1970-01-01T00:02:00Z (1m0s, 6% of the window): the GPUs' cost there is idle (the node agents or Prometheus down?)"
+	if len(r.Warnings) != 1 || r.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}
+
 // TestStdin: "-" reads standard input.
 func TestStdin(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "in.om")
@@ -469,5 +497,32 @@ gpuplane_device_health{`+gpu2+`} 1 90
 	}
 	if len(r.Input.GPUs) != 2 || r.Input.GPUs[0] != want[0] || r.Input.GPUs[1] != want[1] {
 		t.Fatalf("GPUs %+v, want %+v", r.Input.GPUs, want)
+	}
+}
+
+// TestMIGDeviceUnheld: a window in which a MIG device has utilisation
+// samples but no pod held it (the bundled day up to 00:15, before ml/mig-a
+// starts) keeps no grid for the device, so the books give no warning of
+// "utilisation samples for GPU GPU-1/1, which is not in the GPU list".
+func TestMIGDeviceUnheld(t *testing.T) {
+	const h100 = `Hostname="n1",UUID="GPU-1",modelName="NVIDIA H100 80GB HBM3"`
+	f, err := ParseOpenMetrics("m.om", om(
+		`gpuplane_device_health{`+h100+`} 1 0`,
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",`+h100+`} 0.5 0`,
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{`+h100+`} 0.25 0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 30_000, Step: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Input.UtilGrid["GPU-1"]; !ok || len(r.Input.UtilGrid) != 1 {
+		t.Errorf("utilisation grids %v, want GPU-1's only", r.Input.UtilGrid)
+	}
+	r.Input.Prices = cost.Default()
+	l, err := costalloc.Compute(r.Input)
+	if err != nil || len(l.Warnings) > 0 {
+		t.Errorf("books: %v, warnings %q; want none", err, l.Warnings)
 	}
 }

@@ -148,14 +148,19 @@ func sortSamples(name string, s *rawSeries) error {
 // ReadOpenMetrics evaluates the file's series on w's grid as Prometheus's
 // range query of last_over_time(metric[Step - 1ms]) does (ReadPrometheus):
 // at each grid time t, the last sample in [t-Step+1ms, t]; and maps them.
-// A step shorter than the file's sample interval (Interval) is refused: it
-// would leave most steps without a sample, counted as not held. A grid
+// A step other than the file's sample interval (Interval) is refused: a
+// shorter one would leave most steps without a sample, counted as not held;
+// a longer one would count a series sampled at any time of a step for the
+// whole step and skip the step's other samples. A grid
 // off the samples' phase is warned: one where a sample lies more before
 // the grid time it counts at than on DefaultWindow's grid, by over a
 // hundredth of a step and a second.
 func ReadOpenMetrics(f *File, w Window) (*Result, error) {
-	if iv, metric := f.interval(); w.Step > 0 && w.Step < iv {
-		return nil, fmt.Errorf("step %v is shorter than the file's sample interval, %v (%s): steps without a sample would count as not held; want a step of at least %v",
+	if iv, metric, _ := f.interval(); w.Step > 0 && w.Step < iv {
+		return nil, fmt.Errorf("step %v is shorter than the file's sample interval, %v (%s): steps without a sample would count as not held; want a step of %v",
+			dur(w.Step), dur(iv), metric, dur(iv))
+	} else if iv > 0 && w.Step > iv {
+		return nil, fmt.Errorf("step %v is longer than the file's sample interval, %v (%s): a series sampled at any time of a step would count for the whole step, and the other samples would be skipped; want a step of %v (leave --step out)",
 			dur(w.Step), dur(iv), metric, dur(iv))
 	}
 	if err := w.check(); err != nil {
@@ -248,16 +253,17 @@ func LoadOpenMetrics(path string) (*File, error) {
 // (samples at 29m59.95s and 30m0.05s) give 30m. DefaultStep when no series
 // has two samples.
 func (f *File) Interval() int64 {
-	if iv, _ := f.interval(); iv > 0 {
+	if iv, _, _ := f.interval(); iv > 0 {
 		return iv
 	}
 	return DefaultStep
 }
 
-// interval returns Interval and the metric it comes from; 0 when no series
-// has two samples.
-func (f *File) interval() (int64, string) {
-	best, metric := int64(0), ""
+// interval returns Interval, the metric it comes from, and the finest of
+// the metrics' intervals (the shortest median); 0 when no series has two
+// samples.
+func (f *File) interval() (iv int64, metric string, fine int64) {
+	best := int64(0)
 	for _, name := range Metrics {
 		var gaps []int64
 		for _, s := range f.series[name] {
@@ -276,8 +282,11 @@ func (f *File) interval() (int64, string) {
 		if m > best {
 			best, metric = m, name
 		}
+		if fine == 0 || m < fine {
+			fine = m
+		}
 	}
-	return best, metric
+	return best, metric, fine
 }
 
 // DefaultWindow returns the window over the whole file at step: its grid
@@ -285,8 +294,9 @@ func (f *File) interval() (int64, string) {
 // that every grid time has the samples just before it, whatever their
 // phase or jitter (samples at 23:59:59.95 and 00:00:00.05 both count at
 // 00:00:00.05); From is the first grid time at or after the first sample,
-// To the first at or after the data's end, the last sample plus the sample
-// interval (Interval). For samples on whole steps of the interval
+// To the first time on From's grid at the finest metric's interval at or
+// after the data's end, the last sample plus that interval (a step longer
+// than the finest interval leaves a part of a step at the end). For samples on whole steps of the interval
 // (examples/cost/day.om) that is [first sample, last sample + interval).
 // A timestamp far from all others (a gap of more than half the file's span
 // between it and the rest, e.g. a 1970 or 2030 sample in a day of 2026)
@@ -316,10 +326,17 @@ func (f *File) DefaultWindow(step int64) (Window, error) {
 		}
 	}
 	p, _ := f.phase(all, step)
-	// To: the first grid time at or after the data's end, one sample
-	// interval past the last sample.
+	// To: the data's end, one sample interval past the last sample: the
+	// finest metric's interval (a share series sampled every hour among
+	// others every 30 minutes ends 30 minutes past the last sample, not an
+	// hour), on the grid from From at that interval, so a last step may be
+	// a part of one.
 	w := Window{From: f.MinTime + p, Step: step}
-	w.To = w.From + max((f.MaxTime+f.Interval()-w.From+step-1)/step, 1)*step
+	fine := step
+	if _, _, m := f.interval(); m > 0 {
+		fine = m
+	}
+	w.To = w.From + max((f.MaxTime+fine-w.From+fine-1)/fine, 1)*fine
 	return w, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/costalloc"
@@ -217,9 +218,17 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 	for _, m := range j.MemoryMiB {
 		r.PeakMiB = max(r.PeakMiB, m)
 	}
-	if r.UsedFraction >= o.Threshold*r.HeldFraction {
-		r.Reason = fmt.Sprintf("p95 utilisation %.3f GPU is not below %.2f of the held %s (%.3f GPU)",
-			r.UsedFraction, o.Threshold, r.Held, o.Threshold*r.HeldFraction)
+	if limit := o.Threshold * r.HeldFraction; r.UsedFraction >= limit {
+		// Enough digits to show the comparison: 3 decimals, else 7
+		// significant digits (the float32 samples'), else equal.
+		used, lim := strconv.FormatFloat(r.UsedFraction, 'f', 3, 64), strconv.FormatFloat(limit, 'f', 3, 64)
+		if used == lim {
+			used, lim = strconv.FormatFloat(r.UsedFraction, 'g', 7, 64), strconv.FormatFloat(limit, 'g', 7, 64)
+		}
+		r.Reason = fmt.Sprintf("p95 utilisation %s GPU is not below %.2f of the held %s (%s GPU)", used, o.Threshold, r.Held, lim)
+		if used == lim {
+			r.Reason += ": equal"
+		}
 		return r, nil
 	}
 	if j.GPUs > 1 {

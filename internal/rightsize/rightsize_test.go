@@ -132,6 +132,27 @@ func TestNoRecommendation(t *testing.T) {
 	}
 }
 
+// TestReasonDigits: a reason for no recommendation shows the comparison.
+// A 3g of an A100 (3/7 GPU) at threshold 0.5 allows 1.5/7 = 0.2142857 GPU:
+// p95 0.5001 of the 3g uses 0.5001 × 3/7 = 0.2143286 GPU, above it, which 3
+// decimals (0.214 and 0.214) hid; p95 0.5 uses exactly the limit.
+func TestReasonDigits(t *testing.T) {
+	for _, c := range []struct {
+		p95  float64
+		want string
+	}{
+		{0.5001, "p95 utilisation 0.2143286 GPU is not below 0.50 of the held MIG 3g (0.2142857 GPU)"},
+		{0.5, "p95 utilisation 0.2142857 GPU is not below 0.50 of the held MIG 3g (0.2142857 GPU): equal"},
+		{0.6, "p95 utilisation 0.257 GPU is not below 0.50 of the held MIG 3g (0.214 GPU)"},
+	} {
+		r := one(t, Job{Name: "ml/m", Model: "A100-80GB", Held: costalloc.Share{Kind: costalloc.MIG, Slices: 3}, GPUs: 1,
+			CostCents: 100, Util: constant(c.p95, 4), MemoryMiB: []float64{9000}}, Options{})
+		if r.Reason != c.want {
+			t.Errorf("p95 %v: reason %q, want %q", c.p95, r.Reason, c.want)
+		}
+	}
+}
+
 func TestNoSamplesGivesNaN(t *testing.T) {
 	r := one(t, Job{Name: "a", Model: "A100-80GB", GPUs: 1}, Options{})
 	if !math.IsNaN(r.UtilP95) || !math.IsNaN(r.PeakMiB) || r.UtilSamples != 0 {
