@@ -179,6 +179,21 @@ func TestDayPrometheus(t *testing.T) {
 		t.Errorf("step 15m: %v, stderr %q lacks %q", err, stderr, gaps)
 	}
 
+	// A step of an hour, above the 30-minute samples: the last hour of the
+	// day holds 2 samples of each health series (23:00 and 23:30), one
+	// every 30 minutes, and 1 h > 1.5 x 30 min: warned. The day's own
+	// 30-minute step is not.
+	o = Options{Prometheus: base, From: "2026-11-01T00:00:00Z", To: "2026-11-02T00:00:00Z", Step: time.Hour, By: "pod", Format: "table"}
+	_, stderr, err = run(t, o)
+	const coarse = "warning: the step (1h0m0s) is coarser than Prometheus's samples (about one every 30m0s over the window's last 1h0m0s)"
+	if err != nil || !strings.Contains(stderr, coarse) {
+		t.Errorf("step 1h: %v, stderr %q lacks %q", err, stderr, coarse)
+	}
+	o.Step = 30 * time.Minute
+	if _, stderr, err = run(t, o); err != nil || strings.Contains(stderr, "coarser") {
+		t.Errorf("step 30m: %v, stderr %q: want no coarse-step warning", err, stderr)
+	}
+
 	// A window without data, before the day.
 	o = Options{Prometheus: base, From: "2026-10-01T00:00:00Z", To: "2026-10-02T00:00:00Z", By: "pod", Format: "json"}
 	out, _, err := run(t, o)

@@ -82,5 +82,37 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 			}
 		}
 	}
+	if err := checkCoarseStep(ctx, v1, address, w, b); err != nil {
+		return nil, err
+	}
 	return b.finish()
+}
+
+// coarseStepSpan is how much of the window's end checkCoarseStep counts
+// samples over, so that the query loads few samples whatever the window.
+const coarseStepSpan = 3_600_000 // 1 h in ms
+
+// checkCoarseStep warns when the step is coarser than the scrape interval:
+// a pod present at any sample of a step then counts for the whole step. It
+// estimates the interval from the median number of samples per health
+// series over the last hour of the window (at most; the window's span when
+// shorter), a count that series present for part of that span only lower
+// (so it errs towards no warning), and warns when the step exceeds 1.5
+// times the estimate. No series there: no check.
+func checkCoarseStep(ctx context.Context, v1 promv1.API, address string, w Window, b *builder) error {
+	span := min(w.To-w.From, coarseStepSpan)
+	q := fmt.Sprintf("quantile(0.5, count_over_time(%s[%dms]))", metricHealth, span)
+	val, _, _, err := v1.Query(ctx, q, time.UnixMilli(w.To-1))
+	if err != nil {
+		return fmt.Errorf("prometheus %s: query %s: %w", address, q, err)
+	}
+	vec, ok := val.(model.Vector)
+	if !ok || len(vec) == 0 || vec[0].Value < 2 {
+		return nil
+	}
+	interval := time.Duration(float64(span)/float64(vec[0].Value)) * time.Millisecond
+	if step := time.Duration(w.Step) * time.Millisecond; float64(step) > 1.5*float64(interval) {
+		b.warn(fmt.Sprintf("the step (%v) is coarser than Prometheus's samples (about one every %v over the window's last %v): a pod present at any sample of a step counts for the whole step; give --step %v", step, interval.Round(time.Second), time.Duration(span)*time.Millisecond, interval.Round(time.Second)))
+	}
+	return nil
 }
