@@ -1,57 +1,22 @@
 package costcli
 
 import (
-	"bytes"
-	"net"
-	"net/http"
-	"os"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpuplane/gpuplane/internal/testenv"
 )
-
-// lookPath returns the path of a Prometheus binary; it skips the test when
-// absent, and fails it when CI is set (CI installs the Debian package
-// prometheus, which has both).
-func lookPath(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is not installed; CI must install it: apt-get install -y prometheus", name)
-		}
-		t.Skipf("%s not installed (Debian: apt-get install -y prometheus)", name)
-	}
-	return p
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // backfill loads an OpenMetrics file into a new TSDB directory with
 // promtool, as an operator backfills.
 func backfill(t testing.TB, file string) string {
 	t.Helper()
-	promtool := lookPath(t, "promtool")
+	promtool := testenv.Tool(t, "promtool", "apt-get install -y prometheus")
 	dir := filepath.Join(t.TempDir(), "data")
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", file, dir).CombinedOutput(); err != nil {
 		t.Fatalf("promtool: %v\n%s", err, out)
@@ -59,65 +24,13 @@ func backfill(t testing.TB, file string) string {
 	return dir
 }
 
-// startPrometheus serves the TSDB at dir on a free loopback port and
-// returns its URL once ready. Prometheus takes no port 0: the test listens
-// on one, closes it and passes it, and tries again with another when
-// Prometheus exits (another process took the port in between). Waiting
-// ends when Prometheus exits or after a minute.
+// startPrometheus serves the TSDB at dir with a real Prometheus
+// (testenv.StartPrometheus) and returns its URL once ready. Retention far
+// beyond the scripted day, so the backfilled blocks are not deleted as old
+// at start-up.
 func startPrometheus(t testing.TB, dir string) string {
 	t.Helper()
-	bin := lookPath(t, "prometheus")
-	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global: {scrape_interval: 1h}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for try := 1; ; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		log := &lockedBuffer{}
-		// Retention far beyond the scripted day, so the backfilled blocks
-		// are not deleted as old at start-up.
-		prom := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+dir, "--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
-		prom.Stdout, prom.Stderr = log, log
-		if err := prom.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = prom.Wait(); close(exited) }()
-		stop := func() { _ = prom.Process.Kill(); <-exited }
-		base := "http://" + addr
-		deadline := time.After(time.Minute)
-	wait:
-		for {
-			if resp, err := http.Get(base + "/-/ready"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					t.Cleanup(func() {
-						stop()
-						if t.Failed() {
-							t.Logf("prometheus log:\n%s", log)
-						}
-					})
-					return base
-				}
-			}
-			select {
-			case <-exited:
-				if try < 3 && strings.Contains(log.String(), "address already in use") {
-					break wait
-				}
-				t.Fatalf("prometheus exited:\n%s", log)
-			case <-deadline:
-				stop()
-				t.Fatalf("prometheus not ready after a minute:\n%s", log)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
+	return testenv.StartPrometheus(t, context.Background(), "global: {scrape_interval: 1h}\n", dir, "--storage.tsdb.retention.time=100y")
 }
 
 // TestDayPrometheus backfills the scripted day into a real Prometheus and

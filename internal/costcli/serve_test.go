@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpuplane/gpuplane/internal/testenv"
 )
 
 // TestServe serves the cost rates of the hour [11:00, 12:00) of the bundled
@@ -40,7 +42,7 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
+	stderr := &testenv.LockedBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, o, &stdout, stderr) }()
 

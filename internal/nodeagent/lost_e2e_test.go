@@ -1,18 +1,13 @@
 package nodeagent_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +16,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/device/mock"
 	"github.com/gpuplane/gpuplane/internal/deviceplugin/kubelettest"
+	"github.com/gpuplane/gpuplane/internal/testenv"
 )
 
 // TestLostGPU: GPU 2 of metricsProfile is lost when the agent starts (the
@@ -123,14 +119,7 @@ func TestLostGPU(t *testing.T) {
 		t.Errorf("the kubelet never saw GPU 3 unhealthy: %s, %v", health(p.Devices()), err)
 	}
 
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but prometheus is not installed; CI must install it: apt-get install -y prometheus")
-		}
-		t.Skip("prometheus is not installed (Debian: apt-get install -y prometheus): the alert is not checked")
-	}
-	base := startPrometheus(t, ctx, promBin, strings.TrimSuffix(strings.TrimPrefix(a.url, "http://"), "/metrics"))
+	base := startPrometheus(t, ctx, strings.TrimSuffix(strings.TrimPrefix(a.url, "http://"), "/metrics"))
 	// The alert is raised (pending for its 2 minutes, then firing) for the
 	// lost GPUs only.
 	var raised string
@@ -161,17 +150,11 @@ func TestLostGPU(t *testing.T) {
 	}
 }
 
-// startPrometheus starts Prometheus on a free loopback port with
-// gpuplane's alerting rules, scraping target every second, and returns
-// its base URL once it is ready. Waiting for it ends when ctx is done or
-// Prometheus exits.
-func startPrometheus(t *testing.T, ctx context.Context, bin, target string) string {
+// startPrometheus starts Prometheus (testenv.StartPrometheus) with
+// gpuplane's alerting rules, scraping target every second, and returns its
+// base URL once it is ready.
+func startPrometheus(t *testing.T, ctx context.Context, target string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "prom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	rules, err := filepath.Abs("../../deploy/prometheus/gpuplane-alerts.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -179,64 +162,5 @@ func startPrometheus(t *testing.T, ctx context.Context, bin, target string) stri
 	config := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"+
 		"rule_files: [%q]\n"+
 		"scrape_configs:\n  - job_name: gpuplane\n    static_configs: [{targets: [%q]}]\n", rules, target)
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A free loopback port: listen, note it, close, hand it to Prometheus.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	log := &lockedBuffer{}
-	prom := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	prom.Stdout, prom.Stderr = log, log
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = prom.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = prom.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log)
-		}
-	})
-	base := "http://" + addr
-	for {
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("prometheus exited:\n%s", log)
-		case <-ctx.Done():
-			t.Fatal("prometheus never became ready")
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return testenv.StartPrometheus(t, ctx, config, "")
 }
