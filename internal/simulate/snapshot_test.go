@@ -173,38 +173,12 @@ func TestOutRemovedOnFailure(t *testing.T) {
 func TestSnapshotMIG(t *testing.T) {
 	items := []string{`{"apiVersion":"v1","kind":"Node","metadata":{"name":"mig-0","labels":{"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"2"}},` +
 		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/mig-3g.40gb":"4"}}}`}
-	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
-		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
-			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/mig-3g.40gb":"1"},"limits":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}}`)
-	}
-	file := filepath.Join(t.TempDir(), "mig.json")
-	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := DefaultOptions()
-	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "mig,exclusive,fractional", "json"
-	var stdout, stderr strings.Builder
-	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
-	var rep sim.Report
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"mig": 4, "exclusive": 2, "fractional": 4}
-	if rep.Sharing == nil || len(rep.Sharing.Rows) != 3 {
-		t.Fatalf("sharing %+v", rep.Sharing)
-	}
-	for _, r := range rep.Sharing.Rows {
-		if r.PlacedPods != want[r.Sharing] {
-			t.Errorf("%s: %v placed, want %v", r.Sharing, r.PlacedPods, want[r.Sharing])
-		}
-	}
+	rep, stderr := runMIGPods(t, items)
 	if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].Source != "given" || l[0].MIGGPUsPerNode != 2 || strings.Join(l[0].Layout, "+") != "3g.40gb+3g.40gb" {
 		t.Errorf("MIG layouts %+v, want the snapshot's: given, 2 GPUs of 3g.40gb + 3g.40gb", l)
 	}
-	if strings.Contains(stderr.String(), "simulated as whole GPUs") {
-		t.Errorf("stderr %q: the layout is simulated under --sharing mig", stderr.String())
+	if strings.Contains(stderr, "simulated as whole GPUs") {
+		t.Errorf("stderr %q: the layout is simulated under --sharing mig", stderr)
 	}
 }
 
@@ -230,37 +204,11 @@ func testSnapshotMixedMIG(t *testing.T, held string, migGPUs []int) {
 		`"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/gpu":"6","nvidia.com/mig-3g.40gb":"4"}}}`,
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ns","annotations":{"gpuplane.io/gpus":"` + held + `"}},"spec":{"nodeName":"a100-0","containers":[{"name":"c","resources":` +
 			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"6"}}}]},"status":{"phase":"Running"}}`}
-	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
-		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
-			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/mig-3g.40gb":"1"},"limits":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}}`)
-	}
-	file := filepath.Join(t.TempDir(), "mixed.json")
-	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := DefaultOptions()
-	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "mig,exclusive,fractional", "json"
-	var stdout, stderr strings.Builder
-	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
-	var rep sim.Report
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"mig": 4, "exclusive": 2, "fractional": 4}
-	if rep.Sharing == nil || len(rep.Sharing.Rows) != 3 {
-		t.Fatalf("sharing %+v", rep.Sharing)
-	}
-	for _, r := range rep.Sharing.Rows {
-		if r.PlacedPods != want[r.Sharing] {
-			t.Errorf("%s: %v placed, want %v", r.Sharing, r.PlacedPods, want[r.Sharing])
-		}
-	}
+	rep, stderr := runMIGPods(t, items)
 	if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].MIGGPUsPerNode != 2 || l[0].GPUsPerNode != 8 || strings.Join(l[0].Layout, "+") != "3g.40gb+3g.40gb" {
 		t.Errorf("MIG layouts %+v, want 2 of 8 GPUs as 3g.40gb + 3g.40gb", l)
 	}
-	if s := stderr.String(); strings.Contains(s, "go past") || strings.Contains(s, "chosen again") || strings.Contains(s, "does not fit") {
+	if s := stderr; strings.Contains(s, "go past") || strings.Contains(s, "chosen again") || strings.Contains(s, "does not fit") {
 		t.Errorf("stderr %q: the running pod keeps its GPUs", s)
 	}
 	placed := 0
@@ -337,4 +285,41 @@ func TestSnapshotMIGConfigHeld(t *testing.T) {
 	if s := stderr.String(); strings.Contains(s, "chosen again") || strings.Contains(s, "does not fit") {
 		t.Errorf("stderr %q: team-a/train keeps its GPUs", s)
 	}
+}
+
+// runMIGPods adds 5 pending pods of one 3g.40gb device each to the
+// snapshot items, runs --sharing mig,exclusive,fractional with fgd and one
+// seed, and checks the pods placed: 4 under mig and fractional (two 428
+// milli-GPU shares per GPU), 2 under exclusive, as both MIG tests' nodes
+// give (4 instances, 2 free GPUs). It returns the report and stderr.
+func runMIGPods(t *testing.T, items []string) (*sim.Report, string) {
+	t.Helper()
+	for _, p := range []string{"p0", "p1", "p2", "p3", "p4"} {
+		items = append(items, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"containers":[{"name":"c","resources":`+
+			`{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/mig-3g.40gb":"1"},"limits":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}}`)
+	}
+	file := filepath.Join(t.TempDir(), "snapshot.json")
+	if err := os.WriteFile(file, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SnapshotFile, o.Policies, o.Seeds, o.Sharing, o.Format = file, "fgd", 1, "mig,exclusive,fractional", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep sim.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"mig": 4, "exclusive": 2, "fractional": 4}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 3 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	for _, r := range rep.Sharing.Rows {
+		if r.PlacedPods != want[r.Sharing] {
+			t.Errorf("%s: %v placed, want %v", r.Sharing, r.PlacedPods, want[r.Sharing])
+		}
+	}
+	return &rep, stderr.String()
 }
