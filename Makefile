@@ -34,16 +34,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadAlibaba2025 -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadCluster -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzParseNodeSpec -fuzztime 30s ./internal/trace
-	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/cost
-	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/exporter
-	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/device
-	$(GO) test -run '^$$' -fuzz FuzzParseProfile -fuzztime 30s ./internal/device/mock
-	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/device/mock
+	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/cost/prices
+	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/node/exporter
+	$(GO) test -run '^$$' -fuzz FuzzParseLink -fuzztime 30s ./internal/node/device
+	$(GO) test -run '^$$' -fuzz FuzzParseProfile -fuzztime 30s ./internal/node/device/mock
+	$(GO) test -run '^$$' -fuzz FuzzParseFaults -fuzztime 30s ./internal/node/device/mock
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./api/config/v1
-	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/deviceplugin
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/policy
-	$(GO) test -run '^$$' -fuzz FuzzReadObjects -fuzztime 30s ./internal/policy
-	$(GO) test -run '^$$' -fuzz FuzzParseOpenMetrics -fuzztime 30s ./internal/costsrc
+	$(GO) test -run '^$$' -fuzz FuzzPreferred -fuzztime 30s ./internal/node/deviceplugin
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/webhook/policy
+	$(GO) test -run '^$$' -fuzz FuzzReadObjects -fuzztime 30s ./internal/webhook/policy
+	$(GO) test -run '^$$' -fuzz FuzzParseOpenMetrics -fuzztime 30s ./internal/cost/source
 
 # etcd, kube-apiserver, kubectl and kwok for the tests that need a control
 # plane and for make cluster, built into $${GPUPLANE_CACHE:-$$HOME/.cache/gpuplane}/bin

@@ -1,6 +1,6 @@
 // Command gpuplane-cost is gpuplane cost: GPU cost per pod, job, namespace,
 // team, node or model from the node agent's metrics, read from Prometheus
-// or an OpenMetrics file (internal/costcli). `gpuplane cost ARGS` runs it.
+// or an OpenMetrics file (internal/cost/cli). `gpuplane cost ARGS` runs it.
 // This file wires the command line only.
 package main
 
@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuplane/gpuplane/internal/costcli"
+	"github.com/gpuplane/gpuplane/internal/cost/cli"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -26,7 +26,7 @@ func main() {
 }
 
 func newCostCmd() *cobra.Command {
-	o := costcli.DefaultOptions()
+	o := cli.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   name + " (--prometheus URL | --openmetrics FILE) [flags]",
 		Short: "GPU cost per pod, job, namespace, team, node or model",
@@ -52,7 +52,7 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return costcli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return cli.Run(ctx, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.SetVersionTemplate("{{.Version}}\n")

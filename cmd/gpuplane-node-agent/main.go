@@ -1,6 +1,6 @@
 // Command gpuplane-node-agent is the GPU node DaemonSet: kubelet device
 // plugin, GPU health, feature labels and metrics for one node
-// (internal/nodeagent). This file wires the command line only.
+// (internal/node/agent). This file wires the command line only.
 package main
 
 import (
@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/gpuplane/gpuplane/internal/device/mock"
-	"github.com/gpuplane/gpuplane/internal/nodeagent"
+	"github.com/gpuplane/gpuplane/internal/node/agent"
+	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -31,7 +31,7 @@ func main() {
 // newNodeAgentCmd returns the command with its flags bound to its own
 // options.
 func newNodeAgentCmd() *cobra.Command {
-	o := nodeagent.DefaultOptions()
+	o := agent.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: "Kubelet device plugin, GPU feature labels, GPU health and metrics for one node",
@@ -47,7 +47,7 @@ SIGINT.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return nodeagent.Run(ctx, o)
+			return agent.Run(ctx, o)
 		},
 	}
 	cmd.SetVersionTemplate("{{.Version}}\n")

@@ -1,5 +1,5 @@
 // Command gpuplane-webhook is the GPU admission webhook: it serves
-// gpuplane's GPU policy (internal/policy) to the API server as a mutating
+// gpuplane's GPU policy (internal/webhook/policy) to the API server as a mutating
 // and a validating admission webhook (internal/webhook). This file wires
 // the command line only.
 package main

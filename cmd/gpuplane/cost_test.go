@@ -39,7 +39,7 @@ func TestCostDispatch(t *testing.T) {
 		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 	}
 	gp := filepath.Join(dir, "gpuplane")
-	// The day costs 818.16 USD (internal/costcli's test works it out).
+	// The day costs 818.16 USD (internal/cost/cli's test works it out).
 	out, _, code := run(gp, "cost", "--openmetrics", day, "--by", "model", "--format", "csv")
 	if code != 0 || !strings.Contains(out, "total,,144,,,818.16,,") {
 		t.Errorf("gpuplane cost: status %d, output:\n%s", code, out)

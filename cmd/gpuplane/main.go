@@ -1,5 +1,5 @@
 // Command gpuplane is gpuplane's offline tool, the one a user runs on a
-// laptop: simulate (internal/simulate), quota (internal/quota), policy
+// laptop: simulate (internal/sim/cli), quota (internal/quota), policy
 // check and version; `gpuplane cost` runs the gpuplane-cost binary
 // (cost.go). It links no go-nvml, Kubernetes, gRPC or Prometheus package,
 // and parses its flags with the standard library's flag package rather
@@ -19,7 +19,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/gpuplane/gpuplane/internal/simulate"
+	"github.com/gpuplane/gpuplane/internal/sim/cli"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
 
@@ -91,5 +91,5 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { o.InflateSet = o.InflateSet || f.Name == "inflate" })
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return simulate.Run(ctx, *o, stdout, stderr)
+	return cli.Run(ctx, *o, stdout, stderr)
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...]

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/gpuplane/gpuplane/internal/quota"
-	"github.com/gpuplane/gpuplane/internal/simulate"
+	"github.com/gpuplane/gpuplane/internal/sim/cli"
 )
 
 const quotaDoc = `quota turns a teams file into Kueue objects (kueue.x-k8s.io/v1beta2):
@@ -54,7 +54,7 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nodes, err := simulate.ReadNodes(*nodesFile)
+	nodes, err := cli.ReadNodes(*nodesFile)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
-	"github.com/gpuplane/gpuplane/internal/simulate"
+	"github.com/gpuplane/gpuplane/internal/sim/cli"
 )
 
 const simulateDoc = `simulate replays a workload on a modelled GPU cluster through gpuplane's
@@ -26,10 +26,10 @@ Flags:
 `
 
 // newSimulateCmd returns the simulate command's flags, bound to its own
-// options (simulate.DefaultOptions until parsed); errors and help go to
+// options (cli.DefaultOptions until parsed); errors and help go to
 // stderr.
-func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *simulate.Options) {
-	o := simulate.DefaultOptions()
+func newSimulateCmd(stderr io.Writer) (*flag.FlagSet, *cli.Options) {
+	o := cli.DefaultOptions()
 	f := flag.NewFlagSet("gpuplane simulate", flag.ContinueOnError)
 	f.SetOutput(stderr)
 	f.Usage = func() {

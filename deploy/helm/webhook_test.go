@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 const webhookName = fullname + "-webhook"

@@ -1,5 +1,5 @@
 // Command agent-rss measures gpuplane-node-agent's resident memory and CPU
-// time on the node of the exporter's benchmarks (internal/exporter
+// time on the node of the exporter's benchmarks (internal/node/exporter
 // bench_test.go): 8 H100 80GB GPUs with seven 1g.10gb MIG devices each
 // (56), and 64 pods from a test pod-resources server (48 MIG devices with
 // one pod, 8 shared by two through time-slicing). It runs the agent with
@@ -29,8 +29,8 @@ import (
 
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/gpuplane/gpuplane/internal/device/mock"
-	"github.com/gpuplane/gpuplane/internal/podresources/podresourcestest"
+	"github.com/gpuplane/gpuplane/internal/node/device/mock"
+	"github.com/gpuplane/gpuplane/internal/node/podresources/podresourcestest"
 )
 
 const profile = `name: rss-8x7mig

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
-	"github.com/gpuplane/gpuplane/internal/sim"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -139,7 +139,7 @@ func fillOnce(k int, policy, tie, nodesFile, podsFile string) error {
 			rp = append(rp, p)
 		}
 	}
-	w, err := sim.Prepare(nodesFile, rn, podsFile, rp, 0.95, nil)
+	w, err := engine.Prepare(nodesFile, rn, podsFile, rp, 0.95, nil)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func fillOnce(k int, policy, tie, nodesFile, podsFile string) error {
 		defer pprof.StopCPUProfile()
 	}
 	t0, c0 := time.Now(), cpuSeconds()
-	rep, err := sim.Run(context.Background(), w, sim.Config{Mode: "fill", Policies: []string{policy}, Seeds: 1, Seed: 42, Inflate: 1.3, TieBreak: tb, Parallel: 1})
+	rep, err := engine.Run(context.Background(), w, engine.Config{Mode: "fill", Policies: []string{policy}, Seeds: 1, Seed: 42, Inflate: 1.3, TieBreak: tb, Parallel: 1})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Package gpu is gpuplane's GPU model catalog: the models gpuplane knows and
 // their hardware facts (memory, MIG capability, architecture, compute
-// capability, NVML product names). Prices are internal/cost's.
+// capability, NVML product names). Prices are internal/cost/prices's.
 //
 // Model names are the short names used by the Alibaba openb trace (P100, T4,
 // V100M16, V100M32, A10, G2, G3) and by NVIDIA's data-centre line (A100-40GB,

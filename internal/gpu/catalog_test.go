@@ -43,7 +43,7 @@ func TestCatalogHasTraceAndCurrentModels(t *testing.T) {
 
 // TestModelOfProduct: the product label is the NVML name with spaces as
 // dashes, as gpu-feature-discovery and gpuplane's node agent
-// (internal/labels.Product) write it.
+// (internal/node/labels.Product) write it.
 func TestModelOfProduct(t *testing.T) {
 	for in, want := range map[string]string{
 		"NVIDIA-A100-SXM4-80GB": "A100-80GB",

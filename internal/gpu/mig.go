@@ -10,7 +10,7 @@ import (
 // instance size with its compute instance spanning the whole GPU instance.
 // The table serves placement (the simulator, the mock backend's layouts);
 // the names of MIG devices on a node follow NVIDIA's rule from memory sizes
-// (internal/device MIGProfileName), which can differ for a product the
+// (internal/node/device MIGProfileName), which can differ for a product the
 // catalog maps to one of these models (H100 NVL: 1g.12gb).
 //
 // Sources: NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"

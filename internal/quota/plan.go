@@ -53,7 +53,7 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 // reclaimWithinCohort Any, borrowWithinCohort LowerPriority and
 // withinClusterQueue LowerPriority as
 // https://kueue.sigs.k8s.io/docs/concepts/preemption/ describes, the rules
-// internal/admission applies in simulate --teams); a
+// internal/sim/kueue applies in simulate --teams); a
 // LocalQueue named after the team in each of its namespaces; and a core/v1
 // ResourceQuota per namespace capping requests.nvidia.com/gpu at the most
 // GPUs Kueue can admit to the team (see HardCap). file names the teams

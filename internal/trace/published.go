@@ -17,7 +17,7 @@ type Published struct {
 // with Fragmentation Gradient Descent", USENIX ATC 2023, Fig. 7 and Fig. 9
 // at 130% arrived demand, as the paper's repository
 // (github.com/hkust-adsl/kubernetes-scheduler-simulator) lists them and
-// ../shared/traces/README.md copies them. internal/sim's
+// ../shared/traces/README.md copies them. internal/sim/engine's
 // TestReproducesPaper checks the simulator against them; the HTML report
 // draws them when it recognises the pod list by its SHA-256.
 var PublishedResults = []Published{

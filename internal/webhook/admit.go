@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 // admit answers one request. Only Pods are mutated (a pod template is left

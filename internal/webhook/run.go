@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 // Options are gpuplane-webhook's settings.

@@ -1,4 +1,4 @@
-// Package webhook serves gpuplane's GPU admission policy (internal/policy)
+// Package webhook serves gpuplane's GPU admission policy (internal/webhook/policy)
 // as a Kubernetes admission webhook (admission.k8s.io/v1): mutating at
 // /mutate (Pods), validating at /validate (Pods, and the pod templates of
 // Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs),
@@ -22,7 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 // maxBody caps an AdmissionReview body, in bytes: the API server's own

@@ -16,7 +16,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuplane/gpuplane/internal/policy"
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 func newHandler(t testing.TB) *Handler {

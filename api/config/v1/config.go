@@ -119,7 +119,7 @@ const (
 // engine exception, 31 GPU memory page fault, 43 GPU stopped processing, 45
 // preemptive cleanup, 68 video processor exception, 109 context switch
 // timeout). It is NVIDIA's device plugin's list of application XIDs
-// (internal/rm/health.go); internal/health applies it.
+// (internal/rm/health.go); internal/node/health applies it.
 var DefaultIgnoredXIDs = []uint64{13, 31, 43, 45, 68, 109}
 
 // Config is the device-plugin configuration file: the subset of NVIDIA's

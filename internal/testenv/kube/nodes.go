@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
-	"github.com/gpuplane/gpuplane/internal/labels"
+	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -191,7 +191,7 @@ func OrderNames(nodes []Node) {
 // NodeObject is the Node kwok manages for n: capacity and allocatable
 // cpu, memory, pods (PodsPerNode) and, with GPUs, ResourceGPU and
 // ResourceGPUMilli; the kubelet's well-known labels; and the GPU labels
-// the node agent writes (internal/labels): nvidia.com/gpu.present,
+// the node agent writes (internal/node/labels): nvidia.com/gpu.present,
 // gpu.count, gpu.product (the model name, as openb's gpu_spec names it),
 // gpu.memory (MiB, when internal/gpu's catalog knows the model) and
 // gpuplane.io/gpu.model (for catalog models).

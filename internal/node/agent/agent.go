@@ -1,0 +1,288 @@
+// Package agent is the GPU node agent, the DaemonSet process that
+// cmd/gpuplane-node-agent runs: it discovers the node's GPUs through a
+// device backend (nvml, or mock for tests), serves the kubelet device-plugin
+// API (internal/node/deviceplugin), writes GPU feature labels (internal/node/labels)
+// and serves GPU metrics (internal/node/exporter), all under one configuration
+// (api/config/v1) and one health policy (internal/node/health).
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/device/mock"
+	"github.com/gpuplane/gpuplane/internal/node/device/nvml"
+	"github.com/gpuplane/gpuplane/internal/node/deviceplugin"
+	"github.com/gpuplane/gpuplane/internal/node/exporter"
+	"github.com/gpuplane/gpuplane/internal/node/health"
+	"github.com/gpuplane/gpuplane/internal/node/labels"
+	"github.com/gpuplane/gpuplane/internal/node/podresources"
+)
+
+// Options are the node agent's settings, one per command-line flag (named
+// in errors).
+type Options struct {
+	// Backend is the device backend: nvml or mock (--backend).
+	Backend string
+	// MockProfile is the mock backend's built-in profile name or profile
+	// file (--mock-profile).
+	MockProfile string
+	// MockFaultsFile is the mock backend's watched faults file
+	// (--mock-faults-file); empty: no faults.
+	MockFaultsFile string
+	// DevicePluginDir is the kubelet's device-plugin directory, holding
+	// kubelet.sock (--device-plugin-dir).
+	DevicePluginDir string
+	// ConfigFile is the configuration file, api/config/v1 (--config);
+	// empty: configv1.DefaultConfig().
+	ConfigFile string
+	// NodeName is this node's name (--node-name).
+	NodeName string
+	// LabelsFile is the node-feature-discovery features file the labels
+	// are written to (--labels-file); empty: none.
+	LabelsFile string
+	// LabelNode puts the labels on the Node object NodeName
+	// (--label-node), with in-cluster credentials unless Kubeconfig is
+	// given.
+	LabelNode bool
+	// NodeFeatureAPI writes the labels as a node-feature-discovery
+	// NodeFeature object in Namespace (--node-feature-api), which NFD puts
+	// on the node: no right to patch Nodes is needed. In-cluster
+	// credentials unless Kubeconfig is given.
+	NodeFeatureAPI bool
+	// Namespace holds the NodeFeature object (--namespace; default
+	// $POD_NAMESPACE).
+	Namespace string
+	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig),
+	// for an agent outside the cluster or in a test; empty: in-cluster
+	// credentials, used only with LabelNode.
+	Kubeconfig string
+	// DisableHealthChecks and EnableHealthChecks are NVIDIA's
+	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS (from the
+	// environment), applied to gpuplane.ignoredXIDs by health.IgnoredXIDs.
+	DisableHealthChecks, EnableHealthChecks string
+	// Metrics are the metrics endpoint's settings.
+	Metrics MetricsOptions
+}
+
+// MetricsOptions are the settings of the metrics endpoint.
+type MetricsOptions struct {
+	// Addr is the address /metrics is served on (--metrics-addr); empty:
+	// no metrics.
+	Addr string
+	// File selects the DCGM fields served, in dcgm-exporter's counters
+	// format (--metrics-file); empty: all.
+	File string
+	// SampleInterval is the time between two samples of the GPUs
+	// (--metrics-sample-interval).
+	SampleInterval time.Duration
+	// StaleAfter is the age past which a GPU's last sample is no longer
+	// served (--metrics-stale-after); 0: exporter.DefaultStaleSamples
+	// sample intervals.
+	StaleAfter time.Duration
+	// PodResourcesSocket is the kubelet's pod-resources socket, for pod
+	// labels (--pod-resources-socket); empty: no pod labels.
+	PodResourcesSocket string
+	// PodResourcesInterval is the time between two reads of the
+	// pod-resources socket, and each read's deadline
+	// (--pod-resources-interval).
+	PodResourcesInterval time.Duration
+	// VirtualGPUs serves a time-sliced device once per replica held,
+	// labelled vgpu (--kubernetes-virtual-gpus); see exporter.Options.
+	VirtualGPUs bool
+}
+
+// DefaultOptions returns the defaults of the flags: the nvml backend, the
+// kubelet's paths, the node name from $NODE_NAME, metrics on :9400 (the
+// port of dcgm-exporter).
+func DefaultOptions() Options {
+	return Options{
+		Backend:             "nvml",
+		MockProfile:         "dgx-h100",
+		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
+		NodeName:            os.Getenv("NODE_NAME"),
+		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
+		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
+		Metrics: MetricsOptions{
+			Addr:                 ":9400",
+			SampleInterval:       exporter.DefaultSampleInterval,
+			PodResourcesSocket:   podresources.DefaultSocket,
+			PodResourcesInterval: 5 * time.Second,
+		},
+	}
+}
+
+// Check checks the options that need no file or device; errors name the
+// flag.
+func (o Options) Check() error {
+	if o.Backend != "nvml" && o.Backend != "mock" {
+		return fmt.Errorf("--backend %q: want nvml or mock", o.Backend)
+	}
+	if o.LabelNode && o.NodeName == "" {
+		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
+	}
+	if o.NodeFeatureAPI && (o.NodeName == "" || o.Namespace == "") {
+		return fmt.Errorf("--node-feature-api needs --node-name (or $NODE_NAME) and --namespace (or $POD_NAMESPACE)")
+	}
+	if o.Kubeconfig != "" && o.NodeName == "" {
+		return fmt.Errorf("--kubeconfig needs --node-name (or $NODE_NAME)")
+	}
+	m := o.Metrics
+	if m.Addr != "" && (m.SampleInterval <= 0 || m.StaleAfter < 0 || m.PodResourcesInterval <= 0) {
+		return fmt.Errorf("--metrics-sample-interval and --pod-resources-interval must be positive, --metrics-stale-after not negative")
+	}
+	return nil
+}
+
+// openBackend opens the device backend the options name.
+func openBackend(o Options) (device.Backend, error) {
+	if o.Backend == "mock" {
+		return mock.Open(o.MockProfile, mock.Options{FaultsFile: o.MockFaultsFile})
+	}
+	return nvml.Open() // without the NVIDIA driver: an error saying so
+}
+
+// restConfig returns the API server connection the options give: from
+// Kubeconfig, or in-cluster credentials under LabelNode or NodeFeatureAPI;
+// nil without API access.
+func restConfig(o Options) (*rest.Config, error) {
+	switch {
+	case o.Kubeconfig != "":
+		rc, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		return rc, nil
+	case o.LabelNode || o.NodeFeatureAPI:
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--label-node or --node-feature-api: %w", err)
+		}
+		return rc, nil
+	}
+	return nil, nil
+}
+
+// kubeClient returns the API client of rc; nil without API access.
+func kubeClient(rc *rest.Config) (kubernetes.Interface, error) {
+	if rc == nil {
+		return nil, nil
+	}
+	c, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	return c, nil
+}
+
+// Run runs the agent until ctx is done, then stops its servers and returns
+// nil. Everything that can fail on bad input (options, configuration,
+// backend, discovery, resources, metrics file, labels file, kubeconfig) is
+// checked before any server starts, so the agent never runs
+// half-configured. With API access and a node name, Allocate gives pods
+// that carry gpuplane-scheduler's choice the chosen GPUs
+// (deviceplugin.Assignments).
+func Run(ctx context.Context, o Options) error {
+	defer klog.Flush()
+	if err := o.Check(); err != nil {
+		return err
+	}
+	cfg := configv1.DefaultConfig()
+	if o.ConfigFile != "" {
+		var err error
+		if cfg, err = configv1.LoadConfig(o.ConfigFile); err != nil {
+			return err
+		}
+		for _, w := range cfg.Warnings {
+			klog.Warning(w)
+		}
+	}
+	ignored, warnings := health.IgnoredXIDs(*cfg.Gpuplane.IgnoredXIDs, o.DisableHealthChecks, o.EnableHealthChecks)
+	for _, w := range warnings {
+		klog.Warning(w)
+	}
+	cfg.Gpuplane.IgnoredXIDs = &ignored
+	klog.InfoS("XIDs ignored by the health policy (0: all)", "xids", ignored)
+	rc, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	// The typed client (Node labels, gpuplane-scheduler's choice on pods)
+	// only where those rights are given: --kubeconfig or --label-node.
+	var client kubernetes.Interface
+	if o.Kubeconfig != "" || o.LabelNode {
+		if client, err = kubeClient(rc); err != nil {
+			return err
+		}
+	}
+	var dyn dynamic.Interface
+	if o.NodeFeatureAPI {
+		if dyn, err = dynamic.NewForConfig(rc); err != nil {
+			return fmt.Errorf("API client: %w", err)
+		}
+	}
+	b, err := openBackend(o)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	m, err := deviceplugin.NewManager(ctx, b, cfg, o.DevicePluginDir)
+	if err != nil {
+		return err
+	}
+	if client != nil && o.NodeName != "" {
+		m.UseAssignments(deviceplugin.NewAssignments(client, o.NodeName))
+		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName)
+	}
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop()
+	n := m.Node()
+	klog.InfoS("Discovered GPUs", "backend", o.Backend, "gpus", len(n.GPUs), "driver", n.DriverVersion, "migStrategy", cfg.Flags.MIGStrategy)
+	for _, p := range m.Plugins() {
+		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
+	}
+	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
+		return err
+	}
+	err = m.Run(ctx)
+	klog.InfoS("Stopped node agent")
+	return err
+}
+
+// writeLabels writes the GPU feature labels where the options say: the
+// features file at once (an error stops the agent), the Node object with
+// client, labels and annotations (labels.Annotations), in the background
+// until it succeeds (labels.ApplyUntilDone), the NodeFeature object with
+// dyn, likewise (labels.ApplyNodeFeatureUntilDone).
+func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config, client kubernetes.Interface, dyn dynamic.Interface) error {
+	l := labels.Compute(n, labels.OptionsFrom(cfg))
+	if o.LabelsFile != "" {
+		if err := labels.WriteFeatureFile(o.LabelsFile, l); err != nil {
+			return err
+		}
+		klog.InfoS("Wrote GPU feature labels", "file", o.LabelsFile, "labels", len(l))
+	}
+	if o.LabelNode {
+		ann := labels.Annotations(n)
+		go func() { _ = labels.ApplyUntilDone(ctx, client, o.NodeName, l, ann, labels.RetryInterval) }()
+	}
+	if o.NodeFeatureAPI {
+		go func() {
+			_ = labels.ApplyNodeFeatureUntilDone(ctx, dyn, o.Namespace, o.NodeName, l, labels.RetryInterval)
+		}()
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+)
+
+// --node-feature-api writes the NodeFeature object of --node-name in
+// --namespace: both are needed before anything starts.
+func TestCheckNodeFeatureAPI(t *testing.T) {
+	o := DefaultOptions()
+	o.NodeFeatureAPI, o.NodeName, o.Namespace = true, "node-1", ""
+	if err := o.Check(); err == nil || !strings.Contains(err.Error(), "--node-feature-api needs --node-name (or $NODE_NAME) and --namespace (or $POD_NAMESPACE)") {
+		t.Errorf("no namespace: %v", err)
+	}
+	o.Namespace = "gpu-system"
+	if err := o.Check(); err != nil {
+		t.Errorf("node and namespace given: %v", err)
+	}
+}

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// runSharing runs the workload under each mode of --sharing and leaves in
+// *rep the first mode's report with the comparison of all (Report.Sharing).
+// The bound pods (a snapshot's running ones) are put in place under each
+// mode as it gives them GPUs. It returns the mig-parted config it read, if
+// any, as an input. With --placements, *placed gets the runs of every mode.
+func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trace.NodeSpec, bound []engine.Bound, cfg engine.Config, stderr io.Writer, rep **engine.Report, placed *[]engine.Result) (*engine.Input, error) {
+	modes, err := engine.ParseSharing(o.Sharing)
+	if err != nil {
+		return nil, fmt.Errorf("--sharing: %w", err)
+	}
+	var given engine.GivenMIG
+	var in *engine.Input
+	for _, m := range modes {
+		if m.Mode != "mig" {
+			continue
+		}
+		if given, in, err = givenMIG(o, nodes, bound, stderr); err != nil {
+			return nil, err
+		}
+		migModels := false
+		for _, n := range nodes {
+			migModels = migModels || (n.GPUs > 0 && len(gpu.MIGProfiles(canonical(n.Model))) > 0)
+		}
+		if !migModels {
+			fmt.Fprintln(stderr, "simulate: warning: --sharing mig: no node has a MIG-capable GPU model (A100, H100, H200): every share takes a whole GPU, as in exclusive")
+		}
+	}
+	sr := &engine.SharingReport{}
+	warned := map[string]bool{}
+	for k, m := range modes {
+		v, layouts, err := w.WithSharing(m, given, o.Popularity)
+		if err != nil {
+			return nil, fmt.Errorf("--sharing %s: %w", m, err)
+		}
+		if len(bound) > 0 {
+			msgs, err := v.Bind(o.SnapshotFile, bound)
+			if err != nil {
+				return nil, fmt.Errorf("--sharing %s: %w", m, err)
+			}
+			for _, msg := range msgs {
+				if !warned[msg] {
+					warned[msg] = true
+					fmt.Fprintf(stderr, "simulate: warning: --sharing %s: %s\n", m, msg)
+				}
+			}
+		}
+		c := cfg
+		if k > 0 {
+			c.Placements, c.NodeDetail = o.PlacementsFile != "", false
+		}
+		r, err := engine.Run(ctx, v, c)
+		if err != nil {
+			return nil, fmt.Errorf("--sharing %s: %w", m, err)
+		}
+		if k == 0 {
+			*rep = r
+		}
+		if o.PlacementsFile != "" {
+			*placed = append(*placed, r.Results...)
+		}
+		sr.Rows = append(sr.Rows, engine.SharingRows(r)...)
+		if m.Mode == "mig" {
+			sr.MIGLayouts = layouts
+		}
+	}
+	(*rep).Sharing = sr
+	return in, nil
+}
+
+// migConfigSelects checks that configuration c selects some GPU of nodes,
+// and warns to stderr (nil: not) of each entry that selects none: a
+// device-filter naming no model of the nodes, or devices past their GPUs.
+func migConfigSelects(file string, c *trace.MIGConfig, nodes []trace.NodeSpec, stderr io.Writer) error {
+	maxGPUs, any := 0, false
+	unused := make([]bool, len(c.Entries))
+	for k := range c.Entries {
+		e := &c.Entries[k]
+		unused[k] = true
+		for _, n := range nodes {
+			maxGPUs = max(maxGPUs, n.GPUs)
+			for g := 0; g < n.GPUs && unused[k]; g++ {
+				if e.Selects(canonical(n.Model), g) {
+					unused[k], any = false, true
+				}
+			}
+		}
+	}
+	if !any {
+		return fmt.Errorf("%s: mig-configs.%s selects no GPU of the nodes (device-filter and devices; the nodes have up to %d GPUs): it would leave every GPU whole", file, trace.Quote(c.Name), maxGPUs)
+	}
+	for k, u := range unused {
+		if u && stderr != nil {
+			fmt.Fprintf(stderr, "simulate: warning: %s:%d: mig-configs.%s[%d] selects no GPU of the nodes (device-filter and devices; the nodes have up to %d GPUs)\n", file, c.Entries[k].Line, trace.Quote(c.Name), k, maxGPUs)
+		}
+	}
+	return nil
+}
+
+// canonical returns the catalog spelling of a model name, or the name.
+func canonical(model string) string {
+	id, err := gpu.ModelID(model)
+	if err != nil {
+		return model
+	}
+	return gpu.ModelName(id)
+}
+
+// givenMIG returns the MIG layouts the user gave: the --mig-config file's,
+// else the cluster YAML's mig fields (or a snapshot's layouts); nil when
+// neither gives any (the simulator chooses). Each layout is checked
+// against its node's model. A --mig-config that selects no GPU of the
+// nodes is an error; an entry of it that selects none is a warning to
+// stderr (nil: none). A GPU that a bound pod of whole GPUs holds (its
+// gpuplane.io/gpus annotation) is left whole, with a warning naming the
+// pod; of a snapshot node with some GPUs whole (NodeSpec.MIGGPUs), the
+// MIG-enabled ones are the first that no such pod holds.
+func givenMIG(o Options, nodes []trace.NodeSpec, bound []engine.Bound, stderr io.Writer) (engine.GivenMIG, *engine.Input, error) {
+	layouts := make([][][]string, len(nodes))
+	gave := false
+	holder := map[string]map[int]string{} // node name, GPU: the bound pod of whole GPUs on it
+	for _, b := range bound {
+		if b.Pod.GPUMilli < cluster.MilliGPU {
+			continue // a share: a MIG instance under mig (engine.Workload.Bind)
+		}
+		for _, g := range b.GPUs {
+			if holder[b.Node] == nil {
+				holder[b.Node] = map[int]string{}
+			}
+			holder[b.Node][g] = b.Pod.Name
+		}
+	}
+	// held reports whether GPU g of n is held, and warns that where names
+	// a layout for it that is left out.
+	held := func(n trace.NodeSpec, g int, where string) bool {
+		pod, ok := holder[n.Name][g]
+		if ok && stderr != nil {
+			fmt.Fprintf(stderr, "simulate: warning: %s: node %s GPU %d is held by running pod %s (annotation gpuplane.io/gpus): left whole\n", where, trace.Quote(n.Name), g, trace.Quote(pod))
+		}
+		return ok
+	}
+	if o.MIGConfig != "" {
+		var c *trace.MIGConfig
+		in, err := readInput("mig-config", o.MIGConfig, func(f *os.File) (err error) {
+			c, err = trace.ReadMIGConfig(o.MIGConfig, f, o.MIGConfigName)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, n := range nodes {
+			if n.GPUs == 0 {
+				continue
+			}
+			model := canonical(n.Model)
+			for g := range n.GPUs {
+				l, line := c.Layout(model, g)
+				if l == nil {
+					continue
+				}
+				if _, err := gpu.PlaceMIG(model, l); err != nil {
+					return nil, nil, fmt.Errorf("%s:%d: mig-configs.%s: node %s GPU %d: %v", o.MIGConfig, line, trace.Quote(c.Name), trace.Quote(n.Name), g, err)
+				}
+				if held(n, g, fmt.Sprintf("%s:%d: mig-configs.%s", o.MIGConfig, line, trace.Quote(c.Name))) {
+					continue
+				}
+				if layouts[i] == nil {
+					layouts[i] = make([][]string, n.GPUs)
+				}
+				layouts[i][g], gave = l, true
+			}
+		}
+		if err := migConfigSelects(o.MIGConfig, c, nodes, stderr); err != nil {
+			return nil, nil, err
+		}
+		return func(node, g int) []string {
+			if layouts[node] == nil {
+				return nil
+			}
+			return layouts[node][g]
+		}, &in, nil
+	}
+	for i, n := range nodes {
+		if n.MIG != nil && n.GPUs > 0 {
+			layouts[i] = make([][]string, n.GPUs)
+			if n.MIGGPUs > 0 {
+				// Some GPUs whole: the MIG-enabled ones are the first
+				// that no running pod of whole GPUs holds.
+				left := n.MIGGPUs
+				for g := 0; g < n.GPUs && left > 0; g++ {
+					if _, ok := holder[n.Name][g]; !ok {
+						layouts[i][g] = n.MIG
+						left--
+					}
+				}
+				if left > 0 && stderr != nil {
+					fmt.Fprintf(stderr, "simulate: warning: %s:%d: node %s: running pods of whole GPUs hold all but %d of its GPUs, which has %d MIG-enabled: %d left whole\n", o.SnapshotFile, n.Line, trace.Quote(n.Name), n.MIGGPUs-left, n.MIGGPUs, left)
+				}
+				gave = true
+				continue
+			}
+			for g := range layouts[i] {
+				if !held(n, g, fmt.Sprintf("%s:%d", o.SnapshotFile, n.Line)) {
+					layouts[i][g] = n.MIG
+				}
+			}
+			gave = true
+		}
+	}
+	if !gave {
+		return nil, nil, nil
+	}
+	return func(node, g int) []string {
+		if layouts[node] == nil {
+			return nil
+		}
+		return layouts[node][g]
+	}, nil, nil
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+)
+
+func TestCheckSharing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"mode", func(o *Options) { o.Sharing = "mps" }, `--sharing: unknown sharing mode "mps"`},
+		{"replicas", func(o *Options) { o.Sharing = "timeslice:3" }, "--sharing: sharing \"timeslice:3\": N must be a divisor of 1000"},
+		{"mig-config without mig", func(o *Options) { o.Sharing = "exclusive"; o.MIGConfig = "m.yaml" }, "apply to --sharing with mig"},
+		{"name without config", func(o *Options) { o.Sharing = "mig"; o.MIGConfigName = "x" }, "--mig-config-name needs --mig-config"},
+	} {
+		o := DefaultOptions()
+		tc.edit(&o)
+		if _, _, err := o.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: check() = %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// One A100-80GB node of 2 GPUs; a mig-parted config makes GPU 0 two
+// 3g.40gb instances and leaves GPU 1 whole. Pods a (300 milli-GPU, 3g),
+// b (600, 7g), c (a whole GPU), d (300, 3g) arrive in that order and never
+// leave. By hand (best-fit GPUs, as sim's TestSharingModesByHand): a takes
+// a 3g instance, b the whole GPU 1, c fails, d the second 3g: allocated
+// round(6000/7) + 1000 = 1857 of 2000 milli-GPU; exclusive places a and b
+// only (2000 of 2000).
+func TestRunSharingMIGConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Mode, o.Seeds, o.Policies, o.Format = "replay", 1, "bestfit", "json"
+	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-80GB\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,300,0\nb,1000,1024,1,600,1\nc,1000,1024,1,1000,2\nd,1000,1024,1,300,3\n")
+	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
+	o.Sharing = "mig,exclusive"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep engine.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sharing == nil || len(rep.Sharing.Rows) != 2 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	if r := rep.Results[0]; r.AllocatedGPUMilli != 1857 || r.FailedPods != 1 || r.Sharing.SharedPods != 2 {
+		t.Errorf("mig: allocated %d, failed %d, shared %d; want 1857, 1, 2", r.AllocatedGPUMilli, r.FailedPods, r.Sharing.SharedPods)
+	}
+	if m, e := rep.Sharing.Rows[0], rep.Sharing.Rows[1]; m.Sharing != "mig" || m.PlacedPods != 3 || e.Sharing != "exclusive" || e.PlacedPods != 2 || e.FailedPods != 2 {
+		t.Errorf("rows %+v", rep.Sharing.Rows)
+	}
+	want := []engine.MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "given"}}
+	if got, _ := json.Marshal(rep.Sharing.MIGLayouts); string(got) != mustJSON(t, want) {
+		t.Errorf("layouts %s", got)
+	}
+	// A layout the node's model cannot take names the config's line.
+	o.MIGConfig = write("bad.yaml", "version: v1\nmig-configs:\n  x:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {1g.5gb: 7}\n")
+	if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), o.MIGConfig+":4: mig-configs.\"x\": node \"n0\" GPU 0: model A100-80GB has no MIG profile \"1g.5gb\"") {
+		t.Errorf("bad layout: %v", err)
+	}
+	// The nodes have 2 GPUs (indices 0, 1): devices [9, 10], or a
+	// device-filter of a model they lack, selects none, and the config
+	// would leave every GPU whole.
+	for _, body := range []string{
+		"version: v1\nmig-configs:\n  x:\n    - devices: [9, 10]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+		"version: v1\nmig-configs:\n  x:\n    - device-filter: H100-80GB\n      devices: all\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n",
+	} {
+		o.MIGConfig = write("none.yaml", body)
+		want := o.MIGConfig + `: mig-configs."x" selects no GPU of the nodes (device-filter and devices; the nodes have up to 2 GPUs)`
+		if err := Run(context.Background(), o, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
+	// One entry of two selecting nothing is a warning naming its line.
+	o.MIGConfig = write("one.yaml", "version: v1\nmig-configs:\n  x:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n    - devices: [5]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n")
+	stderr.Reset()
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "simulate: warning: " + o.MIGConfig + `:7: mig-configs."x"[1] selects no GPU of the nodes`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSharingPlacements: --placements with --sharing writes every mode's
+// rows, each naming its mode in a first column. TestRunSharingMIGConfig's
+// workload: under mig pod c of a whole GPU fails (1 of 4), under exclusive
+// c and d fail (2 of 4).
+func TestSharingPlacements(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Mode, o.Seeds, o.Policies = "replay", 1, "bestfit"
+	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-80GB\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,300,0\nb,1000,1024,1,600,1\nc,1000,1024,1,1000,2\nd,1000,1024,1,300,3\n")
+	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
+	o.Sharing, o.PlacementsFile = "mig,exclusive", filepath.Join(dir, "p.csv")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(o.PlacementsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 9 || strings.Join(recs[0][:3], ",") != "sharing,policy,seed" {
+		t.Fatalf("%d records, header %v; want 9, sharing first", len(recs), recs[0])
+	}
+	failed := map[string]int{}
+	rows := map[string]int{}
+	for _, r := range recs[1:] {
+		rows[r[0]]++
+		if r[len(r)-1] != "" {
+			failed[r[0]]++
+		}
+	}
+	if rows["mig"] != 4 || rows["exclusive"] != 4 || failed["mig"] != 1 || failed["exclusive"] != 2 {
+		t.Errorf("rows %v, failed %v; want 4 and 4, failed 1 and 2", rows, failed)
+	}
+}

@@ -1,0 +1,382 @@
+// Package cli is `gpuplane simulate`: it checks the options, reads the
+// workload (openb CSV files, or the built-in scenario) and the prices, runs
+// the simulator (internal/sim/engine) and writes the reports (internal/sim/report).
+// cmd/gpuplane only binds its flags to Options.
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/quota"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/sim/report"
+	"github.com/gpuplane/gpuplane/internal/trace"
+	"github.com/gpuplane/gpuplane/internal/version"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options are the settings of one simulation, one per flag of gpuplane
+// simulate (named in errors).
+type Options struct {
+	// NodesFile is the node list (--nodes): an openb node CSV, a cluster
+	// YAML file (.yaml, .yml) or a short node spec ("T4 x 200"). PodsFile
+	// is the pod list (--pods): an openb pod CSV or the Alibaba 2025 trace,
+	// told apart by the header. Both empty: the built-in scenario.
+	NodesFile, PodsFile string
+	// Mode is the experiment, fill or replay (--mode).
+	Mode string
+	// Policies are comma-separated placement policies or "all"
+	// (--policies).
+	Policies string
+	// Seeds is the number of runs per policy, 1..10000, with seeds Seed,
+	// Seed+1, ... (--seeds, --seed).
+	Seeds int
+	Seed  uint64
+	// Inflate is the fill experiment's stop: arrived GPU demand as a
+	// multiple of GPU capacity, in (0, 100] (--inflate). InflateSet says
+	// the user gave it: replay refuses it, as it runs the trace as it is.
+	Inflate    float64
+	InflateSet bool
+	// Popularity is the share of pods whose shapes form the target
+	// workload for FGD and fragmentation, in (0, 1] (--popularity).
+	Popularity float64
+	// Format is the output on stdout: table or json (--format).
+	Format string
+	// OutDir, when set, receives the HTML report (--out); a report there
+	// is overwritten only with Force (--force).
+	OutDir string
+	Force  bool
+	// PlacementsFile, when set, receives one row per policy, seed and pod
+	// (--placements): CSV, or JSON lines if it ends in .jsonl or .ndjson.
+	// An existing file is overwritten only with Force.
+	PlacementsFile string
+	// PricesFile overrides the default prices (--prices; see
+	// cost.Prices.LoadPrices).
+	PricesFile string
+	// TieBreak is first or random (--tie-break).
+	TieBreak string
+	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
+	// (--parallel).
+	Parallel int
+	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
+	// are admitted by their team's Kueue quota before placement (--teams).
+	TeamsFile string
+	// Sharing, when set, runs the workload under each of these sharing
+	// modes and compares them (--sharing): a comma-separated list of
+	// exclusive, fractional, mig, timeslice:N (engine.Sharing). Empty: the
+	// workload as given (fractional), without the comparison.
+	Sharing string
+	// MIGConfig is an NVIDIA mig-parted config file giving the MIG layouts
+	// of --sharing mig (--mig-config; trace.ReadMIGConfig), MIGConfigName
+	// its configuration (--mig-config-name; default: its only one).
+	// Without it, a cluster YAML's mig fields give the layouts, and
+	// without those the simulator chooses them (engine.ChooseMIGLayouts).
+	MIGConfig, MIGConfigName string
+	// SnapshotFile, when set, is `kubectl get nodes,pods -A -o json`
+	// (--snapshot; trace.ReadSnapshot), in place of NodesFile and PodsFile:
+	// its pending pods are simulated on its nodes with its running pods in
+	// place, or, with SnapshotEmpty (--snapshot-empty), all its pods that
+	// have not ended on an empty copy of its nodes. Fill only, each pod
+	// once.
+	SnapshotFile  string
+	SnapshotEmpty bool
+	// Size, when set, is a sizing target (--size; see sizing.ParseTarget):
+	// instead of one simulation, search the smallest scale of the node list
+	// that meets it, per policy.
+	Size string
+}
+
+// DefaultOptions returns the defaults of the flags: the fill experiment of
+// Weng et al. (USENIX ATC 2023) with its inflation 1.3 and popularity 0.95,
+// every policy, 3 seeds from 42, first-of-equals tie-break as in the
+// paper's simulator.
+func DefaultOptions() Options {
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: 0.95, Format: "table", TieBreak: "first"}
+}
+
+// check checks the options that need no input file and returns the parsed
+// policies and tie-break.
+func (o Options) check() ([]string, placement.TieBreak, error) {
+	if (o.NodesFile == "") != (o.PodsFile == "") && o.SnapshotFile == "" {
+		return nil, 0, errors.New("--nodes and --pods go together")
+	}
+	if o.Mode != "fill" && o.Mode != "replay" {
+		return nil, 0, fmt.Errorf("unknown --mode %q (fill or replay)", o.Mode)
+	}
+	if o.Mode == "replay" && o.InflateSet {
+		return nil, 0, errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
+	}
+	if o.TeamsFile != "" && o.Mode != "replay" {
+		return nil, 0, errors.New("--teams applies to --mode replay only")
+	}
+	if o.Format != "table" && o.Format != "json" {
+		return nil, 0, fmt.Errorf("unknown --format %q (table or json)", o.Format)
+	}
+	pols, err := placement.ParseNames(o.Policies)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.Seeds < 1 || o.Seeds > 10000 {
+		return nil, 0, fmt.Errorf("--seeds %d out of range 1..10000", o.Seeds)
+	}
+	if o.Seed > math.MaxUint64-uint64(o.Seeds-1) {
+		return nil, 0, fmt.Errorf("--seed %d + --seeds %d overflows", o.Seed, o.Seeds)
+	}
+	if !(o.Inflate > 0 && o.Inflate <= 100) {
+		return nil, 0, fmt.Errorf("--inflate %v out of range (0, 100]", o.Inflate)
+	}
+	if o.Parallel < 0 || o.Parallel > 4096 {
+		return nil, 0, fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
+	}
+	if o.OutDir != "" {
+		if err := report.CheckDir(o.OutDir, o.Force); err != nil {
+			return nil, 0, fmt.Errorf("--out: %w", err)
+		}
+	}
+	if o.PlacementsFile != "" {
+		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
+			return nil, 0, fmt.Errorf("--placements: %w", err)
+		}
+	}
+	if !(o.Popularity > 0 && o.Popularity <= 1) {
+		return nil, 0, fmt.Errorf("--popularity %v out of range (0, 1]", o.Popularity)
+	}
+	tie, err := placement.ParseTieBreak(o.TieBreak)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.Sharing != "" {
+		if _, err := engine.ParseSharing(o.Sharing); err != nil {
+			return nil, 0, fmt.Errorf("--sharing: %w", err)
+		}
+	}
+	if (o.MIGConfig != "" || o.MIGConfigName != "") && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
+		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --sharing with mig")
+	}
+	if o.MIGConfigName != "" && o.MIGConfig == "" {
+		return nil, 0, errors.New("--mig-config-name needs --mig-config")
+	}
+	if err := o.checkSize(); err != nil {
+		return nil, 0, err
+	}
+	if err := o.checkSnapshot(); err != nil {
+		return nil, 0, err
+	}
+	return pols, tie, nil
+}
+
+// Run runs the simulation the options describe: the report goes to stdout
+// (and OutDir), progress and warnings to stderr. It checks every option
+// before it reads a file, and reads every input before it simulates. An
+// interrupted run (ctx done) returns ctx's error and writes nothing; a
+// failed run removes the --out directories it made (when still empty).
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	if o.OutDir != "" {
+		made := report.MissingDirs(o.OutDir)
+		defer func() {
+			if err != nil {
+				report.RemoveEmptyDirs(made)
+			}
+		}()
+	}
+	return run(ctx, o, stdout, stderr)
+}
+
+func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	pols, tie, err := o.check()
+	if err != nil {
+		return err
+	}
+	prices := cost.Default()
+	var inputs []engine.Input
+	if o.PricesFile != "" {
+		in, err := readInput("prices", o.PricesFile, func(f *os.File) error { return prices.ReadPrices(o.PricesFile, f) })
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	var nodes []trace.NodeSpec
+	var pods []trace.PodSpec
+	nName, pName := "built-in nodes", "built-in pods"
+	var snap *snapshot
+	if o.SnapshotFile != "" {
+		var in engine.Input
+		if snap, in, err = readSnapshot(o, stderr); err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		nodes, pods, nName, pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
+	} else if o.NodesFile == "" {
+		nodes = trace.BuiltinNodes(4)
+		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
+		inputs = append(inputs, engine.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
+			engine.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
+	} else {
+		nName, pName = o.NodesFile, o.PodsFile
+		in, err := readNodes(o.NodesFile, &nodes)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		if in, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { pods, err = trace.ReadPodsAny(o.PodsFile, f); return err }); err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	var teams *engine.Teams
+	if o.TeamsFile != "" {
+		teams = &engine.Teams{}
+		in, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) { teams.File, err = quota.LoadTeams(o.TeamsFile); return err })
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		if o.PodsFile != "" {
+			if teams.PodTeam, err = podTeams(o.PodsFile, o.TeamsFile, teams.File, pods); err != nil {
+				return err
+			}
+		}
+	}
+	if o.Size != "" {
+		return runSize(ctx, o, sizeInput{pols: pols, tie: tie, nodes: nodes, pods: pods, nName: nName, pName: pName, prices: prices, inputs: inputs}, stdout, stderr)
+	}
+	w, err := engine.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
+	if err != nil {
+		return err
+	}
+	var bound []engine.Bound // bound under each sharing mode by runSharing
+	if snap != nil && o.Sharing != "" {
+		bound = snap.bound
+	} else if snap != nil {
+		msgs, err := w.Bind(o.SnapshotFile, snap.bound)
+		if err != nil {
+			return err
+		}
+		for _, msg := range msgs {
+			fmt.Fprintln(stderr, "simulate: warning:", msg)
+		}
+	}
+	models := make([]string, len(nodes))
+	for i, n := range nodes {
+		models[i] = n.Model
+	}
+	warnings := append(trace.Warnings(nName, nodes, pName, pods), w.Warnings()...)
+	for _, msg := range append(warnings, prices.Warnings(models, o.PricesFile)...) {
+		fmt.Fprintln(stderr, "simulate: warning:", msg)
+	}
+	cfg := engine.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
+		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil}
+	var rep *engine.Report
+	var placed []engine.Result // --placements: every run, of every sharing mode
+	if o.Sharing == "" {
+		if rep, err = engine.Run(ctx, w, cfg); err != nil {
+			return err
+		}
+		placed = rep.Results
+	} else {
+		in, err := runSharing(ctx, o, w, nodes, bound, cfg, stderr, &rep, &placed)
+		if err != nil {
+			return err
+		}
+		if in != nil {
+			inputs = append(inputs, *in)
+		}
+	}
+	if snap != nil {
+		rep.SnapshotPods = snapshotOutcomes(rep, pods)
+		rep.Source = o.SnapshotFile
+		if !o.SnapshotEmpty {
+			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(snap.pods), len(snap.bound))
+		}
+	} else {
+		rep.Source = report.Source(nName, pName)
+	}
+	rep.Version = version.Get().String("gpuplane")
+	rep.Inputs = inputs
+	rep.Params = &engine.Params{Policies: pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
+	if o.Mode == "fill" && snap == nil {
+		rep.Params.Inflate = o.Inflate
+	}
+	if o.PlacementsFile != "" {
+		if err := savePlacements(o.PlacementsFile, placed); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", o.PlacementsFile)
+	}
+	if o.OutDir != "" {
+		path, err := report.WriteHTML(o.OutDir, rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", path)
+	}
+	if o.Format == "json" {
+		return report.WriteJSON(stdout, rep)
+	}
+	return report.WriteTable(stdout, rep)
+}
+
+// readInput opens path, gives it to read, and returns its size and
+// SHA-256 as an input of role.
+// ReadNodes reads a --nodes argument as gpuplane simulate does: a short
+// node spec, a cluster YAML file or an openb node CSV. gpuplane quota reads
+// its --nodes with it too.
+func ReadNodes(arg string) ([]trace.NodeSpec, error) {
+	var nodes []trace.NodeSpec
+	_, err := readNodes(arg, &nodes)
+	return nodes, err
+}
+
+// readNodes reads --nodes: a short node spec ("T4 x 200"; see
+// trace.ParseNodeSpec), a cluster YAML file (.yaml, .yml; see
+// trace.ReadCluster) or an openb node CSV.
+func readNodes(arg string, nodes *[]trace.NodeSpec) (engine.Input, error) {
+	if trace.IsNodeSpec(arg) {
+		groups, err := trace.ParseNodeSpec(arg)
+		if err != nil {
+			return engine.Input{}, fmt.Errorf("--nodes: %w", err)
+		}
+		*nodes = trace.Nodes(groups)
+		return engine.Input{Role: "nodes", Name: "node spec: " + arg}, nil
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".yaml", ".yml":
+		return readInput("nodes", arg, func(f *os.File) error {
+			groups, err := trace.ReadCluster(arg, f)
+			*nodes = trace.Nodes(groups)
+			return err
+		})
+	}
+	return readInput("nodes", arg, func(f *os.File) (err error) { *nodes, err = trace.ReadNodes(arg, f); return err })
+}
+
+func readInput(role, path string, read func(*os.File) error) (engine.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return engine.Input{}, fmt.Errorf("--%s: %w", role, err) // role is the flag's name
+	}
+	defer f.Close()
+	if err := read(f); err != nil {
+		return engine.Input{}, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return engine.Input{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return engine.Input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return engine.Input{Role: role, Name: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}

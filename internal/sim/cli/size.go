@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/sim/report"
+	"github.com/gpuplane/gpuplane/internal/sim/sizing"
+	"github.com/gpuplane/gpuplane/internal/trace"
+	"github.com/gpuplane/gpuplane/internal/version"
+	"io"
+	"math"
+	"time"
+)
+
+// checkSize checks --size and the flags it cannot go with.
+func (o Options) checkSize() error {
+	if o.Size == "" {
+		return nil
+	}
+	t, err := sizing.ParseTarget(o.Size)
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.Mode() != o.Mode:
+		return fmt.Errorf("--size %q is measured in %s: add --mode %s", o.Size, t.Mode(), t.Mode())
+	case o.InflateSet:
+		return errors.New("--size submits each trace pod once and takes no --inflate")
+	case o.PlacementsFile != "":
+		return errors.New("--size runs many simulations and writes no --placements")
+	case o.TeamsFile != "":
+		return errors.New("--size does not take --teams")
+	}
+	return nil
+}
+
+// sizeInput is what Run has read for a --size search.
+type sizeInput struct {
+	pols         []string
+	tie          placement.TieBreak
+	nodes        []trace.NodeSpec
+	pods         []trace.PodSpec
+	nName, pName string
+	prices       *cost.Prices
+	inputs       []engine.Input
+}
+
+// runSize searches, per policy, the smallest scale of the node list that
+// meets the --size target (sizing.Search), each step a full simulation of
+// --seeds runs: fill submits each trace pod once (engine.Config.Once), replay
+// runs the trace as it is.
+func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Writer) error {
+	t, err := sizing.ParseTarget(o.Size)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	w, err := engine.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+	if err != nil {
+		return err
+	}
+	models := make([]string, len(in.nodes))
+	for i, n := range in.nodes {
+		models[i] = n.Model
+	}
+	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
+	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
+		fmt.Fprintln(stderr, "simulate: warning:", msg)
+	}
+	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
+		return fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods))
+	}
+	src := report.Source(in.nName, in.pName)
+	if in.nName == in.pName {
+		src = in.nName // a snapshot gives both
+	}
+	rep := &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
+		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
+		Params: &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
+	// --sharing: one search per mode and policy; without it, the workload
+	// as given (fractional).
+	modes := []engine.Sharing{{}}
+	if o.Sharing != "" {
+		if modes, err = engine.ParseSharing(o.Sharing); err != nil {
+			return fmt.Errorf("--sharing: %w", err)
+		}
+	}
+	// prepare returns the workload on nodes under mode.
+	prepare := func(mode engine.Sharing, nodes []trace.NodeSpec) (*engine.Workload, error) {
+		w, err := engine.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
+		if err != nil || mode.Mode == "" {
+			return w, err
+		}
+		// The layouts given (--mig-config, the cluster YAML) by model and
+		// GPU index, else chosen for this cluster.
+		var given engine.GivenMIG
+		if mode.Mode == "mig" {
+			if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
+				return nil, err
+			}
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return nil, fmt.Errorf("--sharing %s: %w", mode, err)
+		}
+		return w, nil
+	}
+	// MIG layouts change what fits: a MIG-enabled GPU serves only MIG
+	// pods, so a pod of 8 whole GPUs fits no node that keeps fewer whole.
+	// Given layouts (--mig-config, the cluster YAML) go with the node
+	// types, which every scale of the list has, so a pod that fits no type
+	// now never fits. (Chosen layouts leave more nodes whole as the
+	// cluster grows; the other modes only round shares up.)
+	for _, mode := range modes {
+		if mode.Mode != "mig" {
+			continue
+		}
+		given, _, err := givenMIG(o, in.nodes, nil, stderr)
+		if err != nil {
+			return err
+		}
+		if given == nil {
+			continue
+		}
+		w, err := engine.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+		if err != nil {
+			return err
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return fmt.Errorf("--sharing %s: %w", mode, err)
+		}
+		if unfit, first := w.FitsNoNode(); !t.Reachable(len(in.pods), unfit) {
+			return fmt.Errorf("--size %q cannot hold on any number of nodes of %s with --sharing %s: %d of %d pods fit no node type even when empty (first %s)", o.Size, in.nName, mode, unfit, len(in.pods), first)
+		}
+	}
+	for _, mode := range modes {
+		for _, pol := range in.pols {
+			label := pol
+			if mode.Mode != "" {
+				label = mode.String() + " " + pol
+			}
+			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
+				w, err := prepare(mode, nodes)
+				if err != nil {
+					return 0, err
+				}
+				r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
+					Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+				if err != nil {
+					return 0, err
+				}
+				v, err := t.Measure(r.Results)
+				if err != nil {
+					return 0, err
+				}
+				fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
+				return v, nil
+			}
+			res, err := sizing.Search(ctx, in.nodes, t, in.prices, eval)
+			if err != nil {
+				return err
+			}
+			res.Policy = pol
+			res.Sharing = mode.String()
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	rep.WallTime = time.Since(start).Seconds()
+	if o.OutDir != "" {
+		path, err := report.WriteSizingHTML(o.OutDir, rep)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "simulate: wrote %s\n", path)
+	}
+	if o.Format == "json" {
+		return report.WriteSizingJSON(stdout, rep)
+	}
+	return report.WriteSizingTable(stdout, rep)
+}
+
+// metricText writes a value of t's metric for the progress lines.
+func metricText(t sizing.Target, v float64) string {
+	if t.Metric == "placed" {
+		return fmt.Sprintf("placed %.2f%%", 100*v)
+	}
+	if math.IsInf(v, 1) {
+		return "p95 wait infinite (over 5% of pods never started)"
+	}
+	return "p95 wait " + time.Duration(v*float64(time.Second)).Round(time.Second).String()
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/sim/sizing"
+)
+
+// runSizeJSON writes the node and pod lists, runs o with them and --format
+// json, and returns the sizing report.
+func runSizeJSON(t *testing.T, o Options, nodes, pods string) *sizing.Report {
+	t.Helper()
+	dir := t.TempDir()
+	o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+	if err := os.WriteFile(o.NodesFile, []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.PodsFile, []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Format = "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep sizing.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	return &rep
+}
+
+type step struct {
+	nodes int
+	value float64 // -1: infinite
+}
+
+func checkCurve(t *testing.T, r sizing.Result, answer int, want []step) {
+	t.Helper()
+	if !r.Reached || r.Answer.Nodes != answer {
+		t.Errorf("%s: answer %+v, want %d nodes", r.Policy, r.Answer, answer)
+	}
+	if len(r.Curve) != len(want) {
+		t.Fatalf("%s: curve %d steps, want %d", r.Policy, len(r.Curve), len(want))
+	}
+	for i, w := range want {
+		s := r.Curve[i]
+		v := -1.0
+		if s.Value != nil {
+			v = *s.Value
+		}
+		if s.Nodes != w.nodes || math.Abs(v-w.value) > 1e-9 {
+			t.Errorf("%s: step %d = %d nodes, %v; want %d, %v", r.Policy, i, s.Nodes, v, w.nodes, w.value)
+		}
+	}
+}
+
+// TestSizeFill: 10 pods of one whole GPU on nodes of 8 V100M32 GPUs, target
+// every pod placed. The list has 3 such nodes: 3 place all 10 (holds), 1
+// places 8 of 10 (80%, fails), so bisection tries 2, which places all: 2
+// nodes, 16 GPUs, for every policy.
+func TestSizeFill(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\nn1,96000,786432,8,V100M32\nn2,96000,786432,8,V100M32\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+	for i := range 10 {
+		pods += fmt.Sprintf("p%d,4000,16384,1,1000\n", i)
+	}
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds = "placed>=100%", "fgd,bestfit,leastallocated", 2
+	rep := runSizeJSON(t, o, nodes, pods)
+	if len(rep.Results) != 3 || rep.Mode != "fill" || rep.ListNodes != 3 || rep.Pods != 10 {
+		t.Fatalf("report %+v", rep)
+	}
+	usd := 16 * prices.Default().USDPerHour("V100M32")
+	for _, r := range rep.Results {
+		checkCurve(t, r, 2, []step{{1, 0.8}, {2, 1}, {3, 1}})
+		if r.Answer.GPUs != 16 || math.Abs(r.Answer.USDPerHour-usd) > 1e-9 || math.Abs(r.Answer.Scale-2.0/3) > 1e-12 {
+			t.Errorf("%s: answer %+v, want 16 GPUs, %v USD/h, scale 2/3", r.Policy, r.Answer, usd)
+		}
+	}
+}
+
+// TestSizeReplay: 4 pods of one GPU, all created at 0, each running 1 h
+// once placed (scheduled_time 9 h, deletion_time 10 h: they leave the
+// queue only after waiting 10 h), on nodes of one GPU. With n nodes the
+// pods start in waves of n an hour apart: waits 0,1,2,3 h on 1 node;
+// 0,0,1,1 h on 2; 0,0,0,1 h on 3; 0 on 4. The p95 of 4 pods is the 4th
+// smallest (nearest rank, ⌈3.8⌉), the longest wait. p95wait<=1h: 1 node
+// fails, 2 hold. p95wait<=30m: 1, 2 fail, 4 holds, 3 fails: 4 nodes.
+func TestSizeReplay(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,1,T4\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+	for i := range 4 {
+		pods += fmt.Sprintf("p%d,1000,1024,1,1000,0,36000,32400\n", i)
+	}
+	o := DefaultOptions()
+	o.Mode, o.Policies, o.Seeds = "replay", "fgd,bestfit", 1
+	o.Size = "p95wait<=1h"
+	for _, r := range runSizeJSON(t, o, nodes, pods).Results {
+		checkCurve(t, r, 2, []step{{1, 3 * 3600}, {2, 3600}})
+	}
+	o.Size = "p95wait<=30m"
+	rep := runSizeJSON(t, o, nodes, pods)
+	for _, r := range rep.Results {
+		checkCurve(t, r, 4, []step{{1, 3 * 3600}, {2, 3600}, {3, 3600}, {4, 0}})
+		if r.Answer.USDPerHour != 4*prices.Default().USDPerHour("T4") {
+			t.Errorf("%s: %v USD/h, want 4 T4", r.Policy, r.Answer.USDPerHour)
+		}
+	}
+}
+
+// TestSizeOutputs: the table names the answer and the curve, --out writes
+// a page with the chart and report.json.
+func TestSizeOutputs(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.OutDir = "placed>=100%", "fgd", 1, filepath.Join(dir, "out")
+	o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+	os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\n"), 0o644)
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,8,1000\nb,1000,1024,8,1000\nc,1000,1024,8,1000\n"), 0o644)
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	// Three pods of 8 GPUs on nodes of 8: n nodes place n of them. The
+	// search tries 1 (33%) and 2 (67%), which fail, 4, which holds, then 3.
+	price := prices.Default().USDPerHour("V100M32")
+	var lines []string
+	for _, l := range strings.Split(stdout.String(), "\n")[1:] {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{"", "policy sharing nodes scale GPUs USD/h placed % steps",
+		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), "", "curve searched:",
+		"policy sharing nodes scale GPUs USD/h placed % holds",
+		fmt.Sprintf("fgd fractional 1 1 8 %.2f 33.33 false", 8*price),
+		fmt.Sprintf("fgd fractional 2 2 16 %.2f 66.67 false", 16*price),
+		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 true", 24*price),
+		fmt.Sprintf("fgd fractional 4 4 32 %.2f 100.00 true", 32*price), ""}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table\n%s\nwant (spaces collapsed)\n%s", stdout.String(), strings.Join(want, "\n"))
+	}
+	page, err := os.ReadFile(filepath.Join(o.OutDir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", `id="sizing"`, "Pods placed against cluster size", "<td>fgd</td><td>fractional</td><td class=\"best\">3</td>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(o.OutDir, "report.json")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr.String(), "simulate: --size fgd: 3 nodes (scale 3): placed 100.00%") {
+		t.Errorf("stderr lacks the progress of the 3-node step:\n%s", stderr.String())
+	}
+}
+
+func TestSizeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"target", func(o *Options) { o.Size = "placed>=99" }, "percent"},
+		{"mode", func(o *Options) { o.Size = "p95wait<=10m" }, "--size \"p95wait<=10m\" is measured in replay: add --mode replay"},
+		{"inflate", func(o *Options) { o.Size, o.InflateSet = "placed>=99%", true }, "no --inflate"},
+		{"placements", func(o *Options) { o.Size, o.PlacementsFile = "placed>=99%", filepath.Join(t.TempDir(), "p.csv") }, "no --placements"},
+		{"teams", func(o *Options) { o.Size, o.Mode, o.TeamsFile = "p95wait<=1m", "replay", "t.yaml" }, "--size does not take --teams"},
+	} {
+		o := DefaultOptions()
+		tc.edit(&o)
+		if _, _, err := o.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: check() = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// A pod of 16 GPUs fits no node of 8: 1 of 2 pods can never place.
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds = "placed>=99%", "fgd", 1
+	o.NodesFile, o.PodsFile = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv")
+	os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\n"), 0o644)
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,16,1000\nb,1000,1024,1,1000\n"), 0o644)
+	var stdout, stderr strings.Builder
+	err := Run(context.Background(), o, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "cannot hold on any number of nodes of "+o.NodesFile+": 1 of 2 pods fit no node type") {
+		t.Errorf("unreachable target: %v", err)
+	}
+}
+
+// TestSizeSharing: --size per sharing mode. 10 pods of half a GPU on nodes
+// of 8 V100M32 GPUs, every pod placed: exclusive rounds each up to a whole
+// GPU, so 10 GPUs: 2 nodes; fractional packs two per GPU and timeslice:2
+// gives each a replica of 500 milli-GPU, so 5 GPUs: 1 node.
+func TestSizeSharing(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\nn1,96000,786432,8,V100M32\nn2,96000,786432,8,V100M32\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+	for i := range 10 {
+		pods += fmt.Sprintf("p%d,4000,16384,1,500\n", i)
+	}
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=100%", "fgd", 1, "exclusive,fractional,timeslice:2"
+	rep := runSizeJSON(t, o, nodes, pods)
+	want := []struct {
+		sharing string
+		nodes   int
+	}{{"exclusive", 2}, {"fractional", 1}, {"timeslice:2", 1}}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("%d results, want %d: %+v", len(rep.Results), len(want), rep.Results)
+	}
+	for i, w := range want {
+		r := rep.Results[i]
+		if r.Sharing != w.sharing || r.Policy != "fgd" || !r.Reached || r.Answer.Nodes != w.nodes {
+			t.Errorf("result %d: %s %s reached %v with %d nodes; want %s fgd with %d", i, r.Sharing, r.Policy, r.Reached, r.Answer.Nodes, w.sharing, w.nodes)
+		}
+	}
+}
+
+// TestSizeSharingUnreachable: a MIG layout decides what fits. One node of
+// 8 A100-80GB GPUs with GPUs 0-3 MIG-enabled (4g.40gb+2g.20gb+1g.10gb, the
+// docs' half-mig) keeps 4 whole GPUs, so a pod of 8 whole GPUs never fits
+// under --sharing mig: 1 of 2 pods, and placed>=99% needs 2 of 2. Before,
+// the check looked at the whole-GPU node only and the search doubled the
+// node count to sizing.MaxNodes.
+func TestSizeSharingUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=99%", "fgd", 1, "mig"
+	o.NodesFile, o.PodsFile, o.MIGConfig = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "pods.csv"), filepath.Join(dir, "mig.yaml")
+	os.WriteFile(o.NodesFile, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,A100-80GB\n"), 0o644)
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,1000,1024,8,1000\nsmall,1000,1024,1,500\n"), 0o644)
+	os.WriteFile(o.MIGConfig, []byte("version: v1\nmig-configs:\n  half:\n    - device-filter: A100-80GB\n      devices: [0, 1, 2, 3]\n      mig-enabled: true\n      mig-devices:\n        \"4g.40gb\": 1\n        \"2g.20gb\": 1\n        \"1g.10gb\": 1\n"), 0o644)
+	var stdout, stderr strings.Builder
+	err := Run(context.Background(), o, &stdout, &stderr)
+	want := "cannot hold on any number of nodes of " + o.NodesFile + " with --sharing mig: 1 of 2 pods fit no node type even when empty (first " + o.PodsFile + ":2: pod \"big\")"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("unreachable under mig: %v, want %q", err, want)
+	}
+	// Fractional, the same lists fit both pods on the one node.
+	o.Sharing, o.MIGConfig = "fractional", ""
+	var out2, err2 strings.Builder
+	if err := Run(context.Background(), o, &out2, &err2); err != nil {
+		t.Errorf("fractional: %v", err)
+	}
+}
+
+// TestSizeChosenMIGGrows: chosen MIG layouts leave more nodes whole as the
+// cluster grows, so no pod is ruled out from the node list's size alone.
+// One node of 8 A100-80GB GPUs; pods: big (8 whole GPUs) and 7 shares of
+// 100 milli-GPU (1g.10gb, 1/7 GPU each). engine.ChooseMIGLayouts: MIG share
+// f = 1 / (1 + 8) of the GPU demand, round(f × GPUs) MIG GPUs packed on
+// the first node: 1 of 8 at 1 node (big fits nowhere: 7 of 8 pods placed),
+// 2 of 16 at 2 nodes, both on the first, so the second keeps 8 whole.
+func TestSizeChosenMIGGrows(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,128000,2097152,8,A100-80GB\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nbig,8000,65536,8,1000\n"
+	for i := range 7 {
+		pods += fmt.Sprintf("s%d,1000,4096,1,100\n", i)
+	}
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds, o.Sharing = "placed>=100%", "fgd", 1, "mig"
+	rep := runSizeJSON(t, o, nodes, pods)
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	checkCurve(t, rep.Results[0], 2, []step{{1, 7.0 / 8}, {2, 1}})
+}

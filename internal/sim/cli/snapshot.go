@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// checkSnapshot checks --snapshot and --snapshot-empty against the other
+// flags.
+func (o Options) checkSnapshot() error {
+	switch {
+	case o.SnapshotFile == "" && o.SnapshotEmpty:
+		return errors.New("--snapshot-empty needs --snapshot")
+	case o.SnapshotFile == "":
+		return nil
+	case o.NodesFile != "" || o.PodsFile != "":
+		return errors.New("--snapshot gives the nodes and pods: leave out --nodes and --pods")
+	case o.Mode != "fill":
+		return errors.New("--snapshot has no arrival times: it runs in --mode fill")
+	case o.InflateSet:
+		return errors.New("--snapshot submits each pod once and takes no --inflate")
+	}
+	return nil
+}
+
+// snapshot is what Run simulates of a Kubernetes snapshot.
+type snapshot struct {
+	nodes []trace.NodeSpec
+	// pods are the pods to place: the pending ones, or with
+	// --snapshot-empty (or --size) every pod that has not ended.
+	pods []trace.PodSpec
+	// bound are the running pods put in place first (none with
+	// --snapshot-empty or --size).
+	bound []engine.Bound
+}
+
+// readSnapshot reads --snapshot and splits its pods; what the simulator
+// does not model goes to stderr as warnings.
+func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) {
+	var s *trace.Snapshot
+	in, err := readInput("snapshot", o.SnapshotFile, func(f *os.File) (err error) { s, err = trace.ReadSnapshot(o.SnapshotFile, f); return err })
+	if err != nil {
+		return nil, in, err
+	}
+	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "simulate: warning: "+format+"\n", a...) }
+	for _, w := range s.Warnings {
+		warn("%s", w)
+	}
+	out := &snapshot{}
+	cordoned, mig, layouts := 0, 0, 0
+	for _, n := range s.Nodes {
+		out.nodes = append(out.nodes, n.NodeSpec)
+		if n.Unschedulable {
+			cordoned++
+		}
+		switch {
+		case n.NodeSpec.MIG != nil:
+			layouts++
+		case len(n.MIG) > 0 || n.MIGConfig != "":
+			mig++
+		}
+	}
+	if cordoned > 0 {
+		warn("%s: %d cordoned nodes (spec.unschedulable) are simulated as schedulable; taints are not simulated", o.SnapshotFile, cordoned)
+	}
+	if layouts > 0 && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
+		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
+	}
+	if mig > 0 {
+		warn("%s: %d nodes have MIG devices or a nvidia.com/mig.config label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, "nvidia.com/gpu.count")
+	}
+	whole := o.SnapshotEmpty || o.Size != ""
+	pending, ended := 0, 0
+	for _, p := range s.Pods {
+		switch {
+		case p.Pending():
+			pending++
+			out.pods = append(out.pods, p.PodSpec)
+		case !p.Bound():
+			ended++
+		case whole:
+			out.pods = append(out.pods, p.PodSpec)
+		default:
+			out.bound = append(out.bound, engine.Bound{Node: p.NodeName, Pod: p.PodSpec, GPUs: p.GPUs})
+		}
+	}
+	if len(s.Nodes) == 0 {
+		return nil, in, fmt.Errorf("%s: no nodes", o.SnapshotFile)
+	}
+	if len(out.pods) == 0 {
+		if whole {
+			return nil, in, fmt.Errorf("%s: no pods that have not ended", o.SnapshotFile)
+		}
+		return nil, in, fmt.Errorf("%s: no pending pods to place (--snapshot-empty simulates the running ones on empty nodes)", o.SnapshotFile)
+	}
+	if ended > 0 {
+		fmt.Fprintf(stderr, "simulate: %s: %d nodes, %d pending pods, %d running, %d ended (left out)\n", o.SnapshotFile, len(s.Nodes), pending, len(s.Pods)-pending-ended, ended)
+	}
+	return out, in, nil
+}
+
+// snapshotOutcomes gathers where the runs placed each pod (each arrives
+// once per run, Config.Once), in the pod list's order, then policy order.
+func snapshotOutcomes(rep *engine.Report, pods []trace.PodSpec) []engine.PodOutcome {
+	var policies []string
+	polIndex := map[string]int{}
+	for _, r := range rep.Results {
+		if _, ok := polIndex[r.Policy]; !ok {
+			polIndex[r.Policy] = len(policies)
+			policies = append(policies, r.Policy)
+		}
+	}
+	podIndex := make(map[string]int, len(pods))
+	for i, p := range pods {
+		podIndex[p.Name] = i
+	}
+	out := make([]engine.PodOutcome, len(pods)*len(policies))
+	for i, p := range pods {
+		for j, pol := range policies {
+			out[i*len(policies)+j] = engine.PodOutcome{Pod: p.Name, Policy: pol}
+		}
+	}
+	for _, r := range rep.Results {
+		for _, p := range r.Placements {
+			i, ok := podIndex[p.Pod]
+			if !ok {
+				continue
+			}
+			o := &out[i*len(policies)+polIndex[r.Policy]]
+			o.Runs++
+			if p.Node != "" {
+				o.Placed++
+			}
+			if r.Seed == rep.Results[0].Seed {
+				o.Node, o.Reason = p.Node, p.Reason
+				if p.Node != "" {
+					o.GPUs = p.GPUs.Indices()
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Bound is a pod already running on a node, as a Kubernetes snapshot
+// lists it: every run starts with it in place.
+type Bound struct {
+	Node string
+	Pod  trace.PodSpec
+	// GPUs are the GPU indices it holds (gpuplane-scheduler's
+	// gpuplane.io/gpus annotation); nil: chosen by Bind.
+	GPUs []int
+}
+
+// Bind puts bound pods on the workload's nodes before any run, so that
+// every fill run starts from that state (Run refuses replay after Bind:
+// its GPU-hour meters start from an empty cluster). On a workload of
+// WithSharing, a pod asking for a share gets what the mode gives it (a
+// whole GPU under exclusive, a replica, a MIG instance), and a GPU given
+// a MIG layout takes only pods of its profiles. A pod of whole GPUs
+// without GPUs given takes the first free GPUs; a GPU share the fitting
+// GPU with the least free share (best fit), as the placement core does. A
+// pod that does not fit its node (an over-committed snapshot: allocatable
+// shrank under it) is left out with a warning; so are its GPUs when they
+// are not free, and then Bind chooses. Its GPU model constraint is not
+// checked: it runs there already. An unknown node is an error.
+func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
+	index := map[string]int{}
+	for i := range w.template.Nodes {
+		index[w.template.Nodes[i].Name] = i
+	}
+	var warnings []string
+	for _, b := range bound {
+		i, ok := index[b.Node]
+		if !ok {
+			return warnings, fmt.Errorf("%s: pod %s is bound to node %s, which the node list lacks", file, trace.Quote(b.Pod.Name), trace.Quote(b.Node))
+		}
+		n := &w.template.Nodes[i]
+		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli)}
+		if err := p.Validate(); err != nil {
+			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
+		}
+		w.sharing.convert(&p)
+		var gpus cluster.GPUSet
+		given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
+		outside := false
+		for _, g := range b.GPUs {
+			outside = outside || g >= n.GPUs()
+			if outside {
+				given = false
+			} else if _, fits := n.FreeAfter(&p, g); !fits {
+				given = false
+			}
+			gpus |= 1 << uint(g)
+		}
+		if !given || gpus.Count() != p.NumGPU {
+			switch {
+			case len(b.GPUs) > 0 && (len(b.GPUs) != p.NumGPU || gpus.Count() != len(b.GPUs)):
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) name %d distinct GPUs, and it asks for %d; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, gpus.Count(), p.NumGPU))
+			case outside:
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) go past node %s's %d GPUs; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name), n.GPUs()))
+			case len(b.GPUs) > 0:
+				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: GPUs %v of node %s are not free for it; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name)))
+			}
+			gpus = chooseGPUs(n, &p)
+		}
+		if gpus.Count() != p.NumGPU || p.CPUMilli > n.CPUFree || p.MemoryMiB > n.MemoryFree {
+			warnings = append(warnings, fmt.Sprintf("%s: pod %s does not fit what node %s has left (cpu %d of %d millicores, memory %d of %d MiB, %d GPUs of %d milli-GPU): left out",
+				file, trace.Quote(p.Name), trace.Quote(n.Name), p.CPUMilli, n.CPUFree, p.MemoryMiB, n.MemoryFree, p.NumGPU, p.GPUMilli))
+			continue
+		}
+		if err := n.Add(&p, gpus); err != nil { // p.Models is 0: it runs there already
+			return warnings, fmt.Errorf("%s: %w", file, err)
+		}
+		w.bound = true
+	}
+	return warnings, nil
+}
+
+// chooseGPUs returns GPUs of n for p: the first ones it fits
+// (cluster.Node.FreeAfter) for whole GPUs, the fitting GPU with the least
+// left free after it for a share; 0 if none.
+func chooseGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
+	var s cluster.GPUSet
+	if p.NumGPU == 0 {
+		return 0
+	}
+	if p.IsGPUShare() {
+		best, least := -1, int64(0)
+		for g := range n.GPUFree {
+			if free, ok := n.FreeAfter(p, g); ok && (best < 0 || free < least) {
+				best, least = g, free
+			}
+		}
+		if best < 0 {
+			return 0
+		}
+		return 1 << uint(best)
+	}
+	for g := range n.GPUFree {
+		if _, ok := n.FreeAfter(p, g); ok && s.Count() < p.NumGPU {
+			s |= 1 << uint(g)
+		}
+	}
+	if s.Count() < p.NumGPU {
+		return 0
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// Why a pod failed, in Result.Failed and the per-pod placements file.
+const (
+	// ReasonNoRoom: the pod fits some node of the empty cluster but none
+	// had room for it when it arrived (fill) or before the run ended
+	// (replay).
+	ReasonNoRoom = "no_room"
+	// ReasonTooLarge: the pod is larger than every node of the GPU models
+	// it allows, even empty.
+	ReasonTooLarge = "too_large"
+	// ReasonNoModel: no node has a GPU model that the pod's gpu_spec
+	// allows.
+	ReasonNoModel = "no_model"
+	// ReasonNoGPUNodes: the pod requests GPUs and no node has any.
+	ReasonNoGPUNodes = "no_gpu_nodes"
+	// ReasonDeleted: replay only; the pod was still waiting at its trace
+	// deletion time and left the queue without starting.
+	ReasonDeleted = "deleted_waiting"
+)
+
+// FailedGroup counts the failed pods of one shape and one reason in a run.
+type FailedGroup struct {
+	Reason string `json:"reason"`
+	// CPUMilli in millicores, MemoryMiB in MiB, GPUMilli in milli-GPU per
+	// GPU; GPUSpec as the pod list writes it ("" means any model).
+	CPUMilli  int64  `json:"cpu_milli"`
+	MemoryMiB int64  `json:"memory_mib"`
+	NumGPU    int    `json:"num_gpu"`
+	GPUMilli  int64  `json:"gpu_milli"`
+	GPUSpec   string `json:"gpu_spec,omitempty"`
+	Pods      int    `json:"pods"`
+}
+
+// failures counts a run's failed pods by reason and shape.
+type failures map[FailedGroup]int
+
+// add counts one failed pod s for reason.
+func (f failures) add(reason string, s *trace.PodSpec) {
+	f[FailedGroup{Reason: reason, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), GPUSpec: s.GPUSpec}]++
+}
+
+// groups returns the counts, most pods first, then by reason and shape.
+func (f failures) groups() []FailedGroup {
+	out := make([]FailedGroup, 0, len(f))
+	for g, n := range f {
+		g.Pods = n
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		switch {
+		case a.Pods != b.Pods:
+			return a.Pods > b.Pods
+		case a.Reason != b.Reason:
+			return a.Reason < b.Reason
+		case a.NumGPU != b.NumGPU:
+			return a.NumGPU > b.NumGPU
+		case a.GPUMilli != b.GPUMilli:
+			return a.GPUMilli > b.GPUMilli
+		case a.CPUMilli != b.CPUMilli:
+			return a.CPUMilli > b.CPUMilli
+		case a.MemoryMiB != b.MemoryMiB:
+			return a.MemoryMiB > b.MemoryMiB
+		}
+		return a.GPUSpec < b.GPUSpec
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,494 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+// Sharing is how pods share GPUs in a run (gpuplane simulate --sharing).
+// A pod of whole GPUs takes whole GPUs in every mode; the modes differ in
+// what a pod asking for a share of one GPU gets:
+//   - exclusive: a whole GPU (its share rounds up to 1000 milli-GPU);
+//   - fractional: its milli-GPU share, packed with others on one GPU (the
+//     openb simulator's Open-Gpu-Share, and the workload as given);
+//   - mig: on a MIG-enabled GPU, one instance of the smallest MIG profile
+//     that holds the share (gpu.SmallestMIGProfile, by compute slices: the
+//     traces give no GPU memory per pod), else a whole GPU that is not
+//     MIG-enabled (a model without MIG, or a GPU left whole);
+//   - timeslice:N: N time-slicing replicas per GPU (the NVIDIA device
+//     plugin's sharing.timeSlicing.replicas); a share of at most 1000/N
+//     milli-GPU takes one replica, a larger one a whole GPU.
+//
+// Every mode sees the same pods arrive: fill's arrived demand counts the
+// pods as the trace asks for them. The allocation ratio counts what each
+// pod holds: a whole GPU 1000
+// milli-GPU, a share its milli-GPU, a MIG instance its compute slices/7
+// of its GPU (cluster.MIGMilli), a replica 1000/N.
+type Sharing struct {
+	// Mode is exclusive, fractional, mig or timeslice.
+	Mode string
+	// Replicas is timeslice's N, a divisor of 1000 from 2 (so a replica is
+	// a whole number of milli-GPU and N replicas fill a GPU exactly).
+	Replicas int
+}
+
+func (s Sharing) String() string {
+	if s.Mode == "timeslice" {
+		return "timeslice:" + strconv.Itoa(s.Replicas)
+	}
+	return s.Mode
+}
+
+// ParseSharing parses a comma-separated list of sharing modes: exclusive,
+// fractional, mig, timeslice:N. Duplicates are dropped; the order is kept.
+func ParseSharing(list string) ([]Sharing, error) {
+	var out []Sharing
+	seen := map[Sharing]bool{}
+	for _, f := range strings.Split(list, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		var s Sharing
+		switch {
+		case f == "exclusive" || f == "fractional" || f == "mig":
+			s.Mode = f
+		case strings.HasPrefix(f, "timeslice:"):
+			n, err := strconv.Atoi(strings.TrimPrefix(f, "timeslice:"))
+			if err != nil || n < 2 || n > 1000 || 1000%n != 0 {
+				return nil, fmt.Errorf("sharing %q: N must be a divisor of 1000 from 2 (2, 4, 5, 8, 10, 20, ...), so that N replicas of 1000/N milli-GPU fill a GPU", f)
+			}
+			s = Sharing{Mode: "timeslice", Replicas: n}
+		default:
+			return nil, fmt.Errorf("unknown sharing mode %q (exclusive, fractional, mig, timeslice:N)", f)
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no sharing mode given")
+	}
+	return out, nil
+}
+
+// MIGLayoutUse is the MIG layout of the nodes of one GPU model in a mig
+// run.
+type MIGLayoutUse struct {
+	Model string `json:"model"`
+	Nodes int    `json:"nodes"`
+	// MIGGPUsPerNode of each node's GPUs are MIG-enabled (the first ones),
+	// each with Layout; the others are left whole.
+	MIGGPUsPerNode int      `json:"mig_gpus_per_node"`
+	GPUsPerNode    int      `json:"gpus_per_node"`
+	Layout         []string `json:"layout"`
+	// Source is "given" (cluster YAML mig field or --mig-config) or
+	// "chosen" (ChooseMIGLayouts).
+	Source string `json:"source"`
+}
+
+// GivenMIG gives the MIG layout of GPU g of node i of the node list (in
+// Prepare's order): the profile names, or nil to leave the GPU whole.
+type GivenMIG func(node, g int) []string
+
+// WithSharing returns the workload under sharing mode s. For mig, given
+// (nil: choose) says each GPU's layout; the layouts used are returned.
+// Fractional returns a copy of w as it is, with the sharing metrics on.
+func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*Workload, []MIGLayoutUse, error) {
+	v := *w
+	v.sharing = s
+	v.asked = w.pods
+	v.training = make([]bool, len(w.pods))
+	v.pods = append([]cluster.Pod(nil), w.pods...)
+	for i := range v.pods {
+		p := &v.pods[i]
+		v.training[i] = p.NumGPU > 0 && !p.IsGPUShare()
+		s.convert(p)
+	}
+	var layouts []MIGLayoutUse
+	if s.Mode != "mig" {
+		// Bind puts pods on the template: each mode gets its own.
+		v.template = cloneCluster(w.template)
+	} else {
+		var err error
+		v.template, layouts, err = v.migCluster(given)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(layouts) == 0 {
+			// No MIG GPU: a MIG pod takes a whole GPU anywhere, so it is
+			// scored as one too, exactly as in exclusive.
+			for i := range v.pods {
+				if p := &v.pods[i]; p.MIGProfile != 0 {
+					p.MIGProfile, p.GPUMilli = 0, cluster.MilliGPU
+				}
+			}
+		}
+	}
+	if s.Mode != "fractional" {
+		v.target = placement.NewTargetWorkload(v.pods, popularity)
+	}
+	return &v, layouts, nil
+}
+
+// cloneCluster returns a copy of t that shares no GPU state with it.
+func cloneCluster(t *cluster.Cluster) *cluster.Cluster {
+	c := &cluster.Cluster{Nodes: make([]cluster.Node, len(t.Nodes))}
+	for i := range c.Nodes {
+		c.Nodes[i] = t.Nodes[i]
+		c.Nodes[i].GPUFree = append([]int64(nil), t.Nodes[i].GPUFree...)
+		if t.Nodes[i].MIG != nil {
+			c.Nodes[i].MIG = append([]cluster.MIGGPU(nil), t.Nodes[i].MIG...)
+		}
+	}
+	return c
+}
+
+// convert makes what a pod asking for a share of one GPU gets under s
+// (see Sharing); a pod of whole GPUs, and every pod under fractional or
+// no mode, is left as it is.
+func (s Sharing) convert(p *cluster.Pod) {
+	if !p.IsGPUShare() {
+		return
+	}
+	switch s.Mode {
+	case "exclusive":
+		p.GPUMilli = cluster.MilliGPU
+	case "timeslice":
+		if r := int64(cluster.MilliGPU / s.Replicas); p.GPUMilli <= r {
+			p.GPUMilli = r
+		} else {
+			p.GPUMilli = cluster.MilliGPU
+		}
+	case "mig":
+		// Compute slices only: every MIG model has the same slice
+		// grid, so the profile index is the same on all of them.
+		k, _ := gpu.SmallestMIGProfile("A100-80GB", p.GPUMilli, 0)
+		p.MIGProfile, p.GPUMilli = int8(k+1), cluster.MIGMilli(k)
+	}
+}
+
+// migCluster returns a copy of the template cluster with MIG enabled by
+// given, or, when given is nil, by ChooseMIGLayouts.
+func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse, error) {
+	c := cloneCluster(w.template)
+	var choose map[int]*chosenMIG
+	if given == nil {
+		choose = w.ChooseMIGLayouts()
+	}
+	type key struct {
+		model     string
+		gpus, mig int
+		layout    string
+	}
+	idx := map[key]int{}
+	var uses []MIGLayoutUse
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.ModelID < 0 || (given == nil && len(gpu.MIGProfiles(gpu.ModelName(n.ModelID))) == 0) {
+			continue
+		}
+		model := gpu.ModelName(n.ModelID)
+		enabled := 0
+		var names []string
+		for g := range n.GPUFree {
+			var l []string
+			if given != nil {
+				l = given(i, g)
+			} else if ch := choose[n.ModelID]; ch != nil && ch.left > 0 {
+				l = ch.layout.Names(model)
+				ch.left--
+			}
+			if l == nil {
+				continue
+			}
+			if err := n.EnableMIG(g, l); err != nil {
+				return nil, nil, err
+			}
+			enabled++
+			names = l
+		}
+		if enabled == 0 {
+			continue
+		}
+		src := "chosen"
+		if given != nil {
+			src = "given"
+		}
+		k := key{n.Model, n.GPUs(), enabled, strings.Join(names, "+")}
+		j, ok := idx[k]
+		if !ok {
+			j = len(uses)
+			idx[k] = j
+			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: names, Source: src})
+		}
+		uses[j].Nodes++
+	}
+	return c, uses, nil
+}
+
+type chosenMIG struct {
+	left   int // MIG GPUs still to enable
+	layout gpu.MIGLayout
+}
+
+// ChooseMIGLayouts chooses, for each MIG-capable model of the cluster, how
+// many GPUs of each node to MIG-enable and one layout for them, from the
+// workload's mix (the pods after WithSharing's mig conversion):
+//   - a pod whose profile is 7g (a share above 4/7) is served as well by
+//     a whole GPU, and counts as one;
+//   - the MIG share f of the GPU demand is Σ over the other MIG pods of
+//     their instance's slices/7, over that plus the GPUs of the pods of
+//     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, packed
+//     on the fewest nodes (the model's first nodes in the node list, all
+//     their GPUs), so that the other nodes keep every GPU whole for pods
+//     of many GPUs;
+//   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
+//     valid, maximal A100-grid layout whose compute slices are split among
+//     the profiles most like the pods' are.
+//
+// Keyed by model ID; a model whose nodes get no MIG GPU is absent.
+func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
+	var demand [gpu.NumMIGProfiles]float64
+	var migGPUs, wholeGPUs float64
+	for i := range w.pods {
+		p := &w.pods[i]
+		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < 7 {
+			demand[k]++
+			migGPUs += float64(gpu.MIGSlices(k)) / 7
+		} else {
+			wholeGPUs += float64(p.NumGPU)
+		}
+	}
+	out := map[int]*chosenMIG{}
+	if migGPUs == 0 {
+		return out
+	}
+	f := migGPUs / (migGPUs + wholeGPUs)
+	gpus := map[int]int{} // GPUs per model ID
+	for i := range w.template.Nodes {
+		if n := &w.template.Nodes[i]; n.ModelID >= 0 {
+			gpus[n.ModelID] += n.GPUs()
+		}
+	}
+	for id, g := range gpus {
+		l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand)
+		if m := int(f*float64(g) + 0.5); ok && m > 0 {
+			out[id] = &chosenMIG{left: m, layout: l}
+		}
+	}
+	return out
+}
+
+// useTracker follows which pods hold each GPU during a run, for the
+// sharing metrics: GPUs holding a pod (now and at the peak, with their
+// price) and the pods that shared a GPU with another pod.
+type useTracker struct {
+	w      *Workload
+	offset []int // first slot of each node (by the run's node order)
+	on     [][]podRef
+	shared []bool // by run id
+	placed int
+	used   int
+	usd    float64 // USD per hour of the used GPUs
+	peak   int
+	peakUS float64
+	// Pods of whole GPUs: placed, and on a GPU shared with another pod.
+	training, trainingShared int
+}
+
+type podRef struct{ id, pod int32 }
+
+func newUseTracker(w *Workload, c *cluster.Cluster) *useTracker {
+	u := &useTracker{w: w, offset: make([]int, len(c.Nodes)+1)}
+	for i := range c.Nodes {
+		u.offset[i+1] = u.offset[i] + c.Nodes[i].GPUs()
+	}
+	u.on = make([][]podRef, u.offset[len(c.Nodes)])
+	// A GPU with less than all of it free holds pods that Bind put there
+	// before the run (a snapshot's running pods): it is needed, and a pod
+	// placed on it shares it. They are no pods of the run (boundRef).
+	for i := range c.Nodes {
+		for g, f := range c.Nodes[i].GPUFree {
+			if f < cluster.MilliGPU {
+				u.on[u.offset[i]+g] = []podRef{boundRef}
+				u.used++
+				u.usd += w.price(c.Nodes[i].ModelID)
+			}
+		}
+	}
+	u.peak, u.peakUS = u.used, u.usd
+	return u
+}
+
+// boundRef stands for the pods Bind put on a GPU.
+var boundRef = podRef{-1, -1}
+
+// add notes that run id (pod index pod of the workload) was placed on
+// gpus of node.
+func (u *useTracker) add(c *cluster.Cluster, node int, gpus cluster.GPUSet, id, pod int) {
+	for len(u.shared) <= id {
+		u.shared = append(u.shared, false)
+	}
+	u.placed++
+	if u.w.training[pod] {
+		u.training++
+	}
+	for _, g := range gpus.Indices() {
+		s := &u.on[u.offset[node]+g]
+		if len(*s) == 0 {
+			u.used++
+			u.usd += u.w.price(c.Nodes[node].ModelID)
+		} else {
+			u.mark(id, pod)
+			for _, r := range *s {
+				u.mark(int(r.id), int(r.pod))
+			}
+		}
+		*s = append(*s, podRef{int32(id), int32(pod)})
+	}
+	if u.used > u.peak {
+		u.peak, u.peakUS = u.used, u.usd
+	}
+}
+
+func (u *useTracker) mark(id, pod int) {
+	if id >= 0 && !u.shared[id] {
+		u.shared[id] = true
+		if u.w.training[pod] {
+			u.trainingShared++
+		}
+	}
+}
+
+// remove notes that run id left gpus of node.
+func (u *useTracker) remove(c *cluster.Cluster, node int, gpus cluster.GPUSet, id int) {
+	for _, g := range gpus.Indices() {
+		s := &u.on[u.offset[node]+g]
+		for k, r := range *s {
+			if int(r.id) == id {
+				(*s)[k] = (*s)[len(*s)-1]
+				*s = (*s)[:len(*s)-1]
+				break
+			}
+		}
+		if len(*s) == 0 {
+			u.used--
+			u.usd -= u.w.price(c.Nodes[node].ModelID)
+		}
+	}
+}
+
+// result writes the sharing metrics into r: fill reports the GPUs used at
+// the end, replay the peak.
+func (u *useTracker) result(r *Result, replay bool) {
+	s := &SharingStats{Sharing: u.w.sharing.String(), PlacedPods: u.placed, TrainingPods: u.training, TrainingOnSharedGPU: u.trainingShared}
+	s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.used, u.usd
+	if replay {
+		s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.peak, u.peakUS
+		if r.Replay != nil {
+			s.PlacedPods = r.Replay.Started // a preempted pod starts again
+		}
+	}
+	for _, sh := range u.shared {
+		if sh {
+			s.SharedPods++
+		}
+	}
+	r.Sharing = s
+}
+
+// SharingStats are a run's sharing metrics (gpuplane simulate --sharing).
+type SharingStats struct {
+	// Sharing is the mode (Sharing.String).
+	Sharing string `json:"sharing"`
+	// PlacedPods got GPUs or a node (fill: placements, replay: starts).
+	PlacedPods int `json:"placed_pods"`
+	// GPUsNeeded is the number of GPUs holding at least one pod: at the
+	// end of fill, at the peak of replay; GPUsNeededUSDPerHour their price
+	// in USD per hour (internal/cost/prices prices).
+	GPUsNeeded           int     `json:"gpus_needed"`
+	GPUsNeededUSDPerHour float64 `json:"gpus_needed_usd_per_hour"`
+	// SharedPods ran on a GPU together with another pod at some time: a
+	// share, a MIG instance (isolated from the GPU's other instances) or a
+	// time-slicing replica (isolating neither memory nor faults).
+	SharedPods int `json:"shared_pods"`
+	// TrainingPods are the placed pods of whole GPUs (the traces have no
+	// job-type column); TrainingOnSharedGPU those of them on a GPU with
+	// another pod.
+	TrainingPods        int `json:"training_pods"`
+	TrainingOnSharedGPU int `json:"training_on_shared_gpu"`
+}
+
+// SharingReport compares sharing modes (gpuplane simulate --sharing): one
+// row per mode and policy, and the MIG layouts of the mig mode.
+type SharingReport struct {
+	Rows       []SharingRow   `json:"rows"`
+	MIGLayouts []MIGLayoutUse `json:"mig_layouts,omitempty"`
+}
+
+// SharingRow is one sharing mode and policy: means over the seeds.
+type SharingRow struct {
+	Sharing string `json:"sharing"`
+	Policy  string `json:"policy"`
+	Runs    int    `json:"runs"`
+	// GPUAllocationRatio: fill, at the end; replay, time-weighted (0..1).
+	// A MIG instance counts its compute slices/7, a replica 1/N.
+	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
+	PlacedPods         float64 `json:"placed_pods"`
+	FailedPods         float64 `json:"failed_pods"`
+	// GPUsNeeded and USDPerHour: SharingStats.GPUsNeeded and its price.
+	GPUsNeeded float64 `json:"gpus_needed"`
+	USDPerHour float64 `json:"usd_per_hour"`
+	// Replay only: queueing delay of started pods, seconds.
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
+	SharedPods            float64 `json:"shared_pods"`
+	// TrainingPods and TrainingOnSharedGPU: SharingStats'.
+	TrainingPods        float64 `json:"training_pods"`
+	TrainingOnSharedGPU float64 `json:"training_on_shared_gpu"`
+}
+
+// SharingRows summarises a report of a workload made by WithSharing: one
+// row per policy.
+func SharingRows(rep *Report) []SharingRow {
+	var out []SharingRow
+	for _, s := range rep.Summary {
+		row := SharingRow{Policy: s.Policy, GPUAllocationRatio: s.GPUAllocationRatioMean,
+			FailedPods: s.FailedPodsMean, QueueDelayMeanSeconds: s.QueueDelayMeanSeconds, QueueDelayP95Seconds: s.QueueDelayP95Seconds}
+		if rep.Mode == "replay" {
+			row.GPUAllocationRatio = s.TimeWeightedAllocMean
+		}
+		for _, r := range rep.Results {
+			if r.Policy != s.Policy || r.Sharing == nil {
+				continue
+			}
+			row.Sharing = r.Sharing.Sharing
+			row.Runs++
+			row.PlacedPods += float64(r.Sharing.PlacedPods)
+			row.GPUsNeeded += float64(r.Sharing.GPUsNeeded)
+			row.USDPerHour += r.Sharing.GPUsNeededUSDPerHour
+			row.SharedPods += float64(r.Sharing.SharedPods)
+			row.TrainingPods += float64(r.Sharing.TrainingPods)
+			row.TrainingOnSharedGPU += float64(r.Sharing.TrainingOnSharedGPU)
+		}
+		if row.Runs == 0 {
+			continue
+		}
+		n := float64(row.Runs)
+		row.PlacedPods /= n
+		row.GPUsNeeded /= n
+		row.USDPerHour /= n
+		row.SharedPods /= n
+		row.TrainingPods /= n
+		row.TrainingOnSharedGPU /= n
+		out = append(out, row)
+	}
+	return out
+}

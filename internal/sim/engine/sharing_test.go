@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// sharingWorkload is one A100-80GB node with 2 GPUs and four pods arriving
+// one second apart that never leave: a (300 milli-GPU), b (600), c (one
+// whole GPU), d (300).
+func sharingWorkload(t *testing.T) *Workload {
+	t.Helper()
+	nodes := []trace.NodeSpec{{Name: "a100", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 2}}
+	nan := math.NaN()
+	pods := []trace.PodSpec{
+		{Name: "a", CPUMilli: 1000, NumGPU: 1, GPUMilli: 300, Creation: 0, Deletion: nan, Scheduled: nan, Line: 2},
+		{Name: "b", CPUMilli: 1000, NumGPU: 1, GPUMilli: 600, Creation: 1, Deletion: nan, Scheduled: nan, Line: 3},
+		{Name: "c", CPUMilli: 1000, NumGPU: 1, GPUMilli: 1000, Creation: 2, Deletion: nan, Scheduled: nan, Line: 4},
+		{Name: "d", CPUMilli: 1000, NumGPU: 1, GPUMilli: 300, Creation: 3, Deletion: nan, Scheduled: nan, Line: 5},
+	}
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Worked out by hand, best-fit GPU choice (the fitting GPU with the least
+// free share, lowest index on ties):
+//   - fractional: a, b on GPU 0 (300 + 600), c on GPU 1, d fits nowhere
+//     (100 free): 1900/2000, 3 placed, a and b share;
+//   - exclusive: a GPU 0, b GPU 1, c and d fail: 2000/2000, none share;
+//   - timeslice:2 (replicas of 500): a takes a replica of GPU 0, b (600 >
+//     500) GPU 1 whole, c fails, d the second replica of GPU 0: 2000/2000,
+//     3 placed, a and d share;
+//   - timeslice:4 (250): a and b (300, 600 > 250) take whole GPUs, c and d
+//     fail;
+//   - mig with GPU 0 given as 3g.40gb + 3g.40gb and GPU 1 whole: a (300 →
+//     3g, 3/7 = 428.6) takes a 3g instance, b (600 → 7g) GPU 1 whole, c
+//     fails (no whole GPU left), d the other 3g: (round(6000/7) + 1000) /
+//     2000 = 1857/2000, 3 placed, a and d share GPU 0.
+func TestSharingModesByHand(t *testing.T) {
+	w := sharingWorkload(t)
+	given := func(node, g int) []string {
+		if g == 0 {
+			return []string{"3g.40gb", "3g.40gb"}
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		mode                 string
+		alloc                int64
+		placed, failed, shar int
+		training             int // c placed
+	}{
+		{"fractional", 1900, 3, 1, 2, 1},
+		{"exclusive", 2000, 2, 2, 0, 0},
+		{"timeslice:2", 2000, 3, 1, 2, 0},
+		{"timeslice:4", 2000, 2, 2, 0, 0},
+		{"mig", 1857, 3, 1, 2, 0},
+	} {
+		ss, err := ParseSharing(tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g GivenMIG
+		if ss[0].Mode == "mig" {
+			g = given
+		}
+		v, _, err := w.WithSharing(ss[0], g, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), v, Config{Mode: "replay", Policies: []string{"bestfit"}, Seeds: 1, Seed: 1, TieBreak: placement.TieFirst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Results[0]
+		s := r.Sharing
+		if r.AllocatedGPUMilli != tc.alloc || r.FailedPods != tc.failed || s == nil || s.PlacedPods != tc.placed || s.SharedPods != tc.shar || s.GPUsNeeded != 2 {
+			t.Errorf("%s: allocated %d, failed %d, sharing %+v; want %d, %d, placed %d, shared %d, 2 GPUs",
+				tc.mode, r.AllocatedGPUMilli, r.FailedPods, s, tc.alloc, tc.failed, tc.placed, tc.shar)
+			continue
+		}
+		// c, the only pod of a whole GPU, never shares a GPU.
+		if s.TrainingOnSharedGPU != 0 || s.TrainingPods != tc.training {
+			t.Errorf("%s: training %d, on shared GPU %d", tc.mode, s.TrainingPods, s.TrainingOnSharedGPU)
+		}
+		// 2 GPUs needed at the peak, at the catalog's A100-80GB price.
+		if want := 2 * prices.Default().USDPerHour("A100-80GB"); want == 0 || math.Abs(s.GPUsNeededUSDPerHour-want) > 1e-9 {
+			t.Errorf("%s: %v USD per hour, want %v", tc.mode, s.GPUsNeededUSDPerHour, want)
+		}
+	}
+}
+
+// ChooseMIGLayouts on the hand workload: b's profile is 7g (600 > 4/7 of
+// a GPU), served as well by a whole GPU, so it counts with c as whole-GPU
+// demand (2 GPUs); a and d (3g) need 3/7 + 3/7 = 6/7 GPUs, so f = (6/7) /
+// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 of the A100 GPUs is MIG-enabled.
+// Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is chosen.
+func TestChooseMIGLayoutsByHand(t *testing.T) {
+	w := sharingWorkload(t)
+	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	if !reflect.DeepEqual(uses, want) {
+		t.Errorf("layouts %+v, want %+v", uses, want)
+	}
+	if v.template.Nodes[0].MIGGPUs != 1 {
+		t.Errorf("MIG GPUs %b, want GPU 0", v.template.Nodes[0].MIGGPUs)
+	}
+	// The workload itself is unchanged.
+	if w.template.Nodes[0].MIGGPUs != 0 || w.pods[0].MIGProfile != 0 {
+		t.Error("WithSharing changed its workload")
+	}
+}
+
+// Fractional under --sharing gives today's numbers on the built-in
+// scenario (fill, 2 seeds, every policy): it only adds the sharing
+// metrics.
+func TestFractionalIsToday(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 16 simulations")
+	}
+	w, err := Prepare("built-in", trace.BuiltinNodes(4), "built-in", trace.BuiltinPods(2400, 42, 10, 24*3600), 0.95, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Mode: "fill", Policies: placement.Names, Seeds: 2, Seed: 42, Inflate: 1.3, TieBreak: placement.TieFirst}
+	a, err := Run(context.Background(), w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := w.WithSharing(Sharing{Mode: "fractional"}, nil, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), v, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Results {
+		x, y := a.Results[i], b.Results[i]
+		if y.Sharing == nil || y.Sharing.PlacedPods != x.Pods-x.FailedPods {
+			t.Errorf("%s seed %d: sharing %+v, placed want %d", x.Policy, x.Seed, y.Sharing, x.Pods-x.FailedPods)
+		}
+		x.WallSeconds, y.WallSeconds, y.Sharing = 0, 0, nil
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("%s seed %d: fractional under --sharing differs from today", x.Policy, x.Seed)
+		}
+	}
+}
+
+func TestParseSharing(t *testing.T) {
+	got, err := ParseSharing("exclusive, fractional,mig,timeslice:4,exclusive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Sharing{{Mode: "exclusive"}, {Mode: "fractional"}, {Mode: "mig"}, {Mode: "timeslice", Replicas: 4}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v", got)
+	}
+	for _, bad := range []string{"timeslice:3", "timeslice:1", "timeslice:x", "mps", ""} {
+		if _, err := ParseSharing(bad); err == nil || !strings.Contains(err.Error(), "sharing") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}
+
+// Chosen MIG GPUs are packed on the fewest nodes: 2 A100 nodes of 2 GPUs,
+// four 300 milli-GPU pods (3g: 4 × 3/7 = 12/7 GPUs) and one pod of 2
+// whole GPUs: f = (12/7) / (12/7 + 2) = 6/13, round(6/13 × 4 GPUs) = 2
+// MIG GPUs, both on the first node; the second keeps its 2 GPUs whole for
+// the 2-GPU pod.
+func TestChosenMIGPacked(t *testing.T) {
+	nodes := []trace.NodeSpec{
+		{Name: "n0", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 2},
+		{Name: "n1", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 3},
+	}
+	var pods []trace.PodSpec
+	for i := range 4 {
+		pods = append(pods, trace.PodSpec{Name: string(rune('a' + i)), CPUMilli: 1000, NumGPU: 1, GPUMilli: 300, Line: int32(2 + i)})
+	}
+	pods = append(pods, trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, Line: 6})
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 2, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	if !reflect.DeepEqual(uses, want) || v.template.Nodes[0].MIGGPUs != 0b11 || v.template.Nodes[1].MIGGPUs != 0 {
+		t.Errorf("layouts %+v, MIG GPUs %b %b", uses, v.template.Nodes[0].MIGGPUs, v.template.Nodes[1].MIGGPUs)
+	}
+	// Fill places every pod: four 3g instances on n0, the 2-GPU pod on n1.
+	rep, err := Run(context.Background(), v, Config{Mode: "fill", Policies: []string{"bestfit"}, Seeds: 1, Seed: 1, Inflate: 0.8, TieBreak: placement.TieFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.FailedPods != 0 {
+		t.Errorf("%d pods failed: %+v", r.FailedPods, r.Failed)
+	}
+}

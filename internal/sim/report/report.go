@@ -1,0 +1,134 @@
+// Package report renders simulation results: a table for the terminal, one
+// JSON object, and a self-contained HTML page with SVG charts (no scripts,
+// no network).
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+)
+
+// Source describes the workload's inputs for a report header.
+func Source(nodes, pods string) string { return nodes + " + " + pods }
+
+// WriteJSON writes the report as one indented JSON object.
+func WriteJSON(w io.Writer, r *engine.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes a per-policy summary table.
+func WriteTable(w io.Writer, r *engine.Report) error {
+	fmt.Fprintf(w, "gpuplane simulate: %s, %d nodes, %d GPUs, %d trace pods, mode %s", r.Source, r.Nodes, r.GPUs, r.Pods, r.Mode)
+	if r.Mode == "fill" && r.Inflate > 0 {
+		fmt.Fprintf(w, ", inflate %.2f", r.Inflate)
+	} else if r.Mode == "fill" {
+		fmt.Fprint(w, ", each pod once")
+	}
+	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
+		fmt.Fprintf(w, ", sharing %s", r.Sharing.Rows[0].Sharing)
+	}
+	fmt.Fprintf(w, ", %d runs in %s\n\n", len(r.Results), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if r.Mode == "fill" {
+		fmt.Fprintln(tw, "policy\truns\tGPU alloc %\t± std\tfrag %\tfailed pods\tidle GPUs\tidle USD/h\t")
+		for _, s := range r.Summary {
+			idle, usd := meanOf(r, s.Policy, func(x engine.Result) float64 { return x.UnallocatedGPUs }), meanOf(r, s.Policy, func(x engine.Result) float64 { return x.IdleUSDPerHour })
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
+				100*s.GPUAllocationRatioMean, 100*s.GPUAllocationRatioStd, 100*s.FragmentationRatioMean, s.FailedPodsMean, idle, usd)
+		}
+	} else {
+		fmt.Fprintln(tw, "policy\truns\ttime-weighted alloc %\tdelay mean h\tdelay p95 h\tdelay max h\tnever started\tidle GPU-h\tidle USD\t")
+		for _, s := range r.Summary {
+			get := func(f func(*engine.ReplayStats) float64) float64 {
+				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Replay) })
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
+				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, s.QueueDelayP95Seconds/3600,
+				get(func(x *engine.ReplayStats) float64 { return x.QueueDelayMaxSeconds })/3600,
+				get(func(x *engine.ReplayStats) float64 { return float64(x.NeverStarted) }),
+				get(func(x *engine.ReplayStats) float64 { return x.IdleGPUHours }),
+				get(func(x *engine.ReplayStats) float64 { return x.IdleCostUSD }))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeSnapshotPods(w, r); err != nil {
+		return err
+	}
+	if err := writeTeams(w, r); err != nil {
+		return err
+	}
+	return writeSharing(w, r)
+}
+
+// writeSnapshotPods writes, for simulate --snapshot, where each pod went
+// under each policy: the first seed's node, or its reason to fail, and in
+// how many runs it placed.
+func writeSnapshotPods(w io.Writer, r *engine.Report) error {
+	if len(r.SnapshotPods) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\npods (first seed's node, or why it failed; placed in how many runs):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "pod\tpolicy\tnode\tGPUs\tplaced\t")
+	for _, p := range r.SnapshotPods {
+		where := p.Node
+		if where == "" {
+			where = "- (" + p.Reason + ")"
+		}
+		gpus := ""
+		for i, g := range p.GPUs {
+			if i > 0 {
+				gpus += ","
+			}
+			gpus += fmt.Sprint(g)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t\n", p.Pod, p.Policy, where, gpus, p.Placed, p.Runs)
+	}
+	return tw.Flush()
+}
+
+// writeTeams writes the per-team table of a replay with teams: means over
+// each policy's seeds.
+func writeTeams(w io.Writer, r *engine.Report) error {
+	if len(r.Results) == 0 || len(r.Results[0].Teams) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy	team	pods	GPU-h	borrowed GPU-h	wait mean h	wait p95 h	preemptions	never started	")
+	for _, s := range r.Summary {
+		for k, team := range r.Results[0].Teams {
+			get := func(f func(engine.TeamStats) float64) float64 {
+				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Teams[k]) })
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
+				get(func(x engine.TeamStats) float64 { return x.GPUHours }), get(func(x engine.TeamStats) float64 { return x.BorrowedGPUHours }),
+				get(func(x engine.TeamStats) float64 { return x.WaitMeanSeconds })/3600, get(func(x engine.TeamStats) float64 { return x.WaitP95Seconds })/3600,
+				get(func(x engine.TeamStats) float64 { return float64(x.Preemptions) }), get(func(x engine.TeamStats) float64 { return float64(x.NeverStarted) }))
+		}
+	}
+	return tw.Flush()
+}
+
+func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) float64 {
+	s, n := 0.0, 0
+	for _, x := range r.Results {
+		if x.Policy == policy {
+			s += f(x)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}

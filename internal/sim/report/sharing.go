@@ -1,0 +1,93 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+)
+
+// sharingNote defines the sharing table's columns, for the table and the
+// HTML section.
+const sharingNote = `GPU alloc: allocated / total GPU capacity (fill: at the end; replay: time-weighted), where a whole GPU counts 1, a share its milli-GPU, a MIG instance its compute slices/7, a time-slicing replica 1/N. GPUs needed: GPUs holding at least one pod (fill: at the end; replay: the peak), priced in USD per hour. Shared pods ran on a GPU with another pod (time-slicing isolates neither memory nor faults; MIG instances are isolated). Training pods: pods of whole GPUs (the traces have no job-type column); they take whole GPUs in every mode, so none shares a GPU.`
+
+// writeSharing writes the sharing-mode table of a report with Sharing.
+func writeSharing(w io.Writer, r *engine.Report) error {
+	if r.Sharing == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "sharing\tpolicy\truns\tGPU alloc %\tplaced\tfailed\tGPUs needed\tUSD/h\t"
+	if r.Mode == "replay" {
+		head += "wait mean h\twait p95 h\t"
+	}
+	fmt.Fprintln(tw, head+"shared pods\ttraining on shared GPU %\t")
+	for _, row := range r.Sharing.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t", row.Sharing, row.Policy, row.Runs,
+			100*row.GPUAllocationRatio, row.PlacedPods, row.FailedPods, row.GPUsNeeded, row.USDPerHour)
+		if r.Mode == "replay" {
+			fmt.Fprintf(tw, "%.2f\t%.2f\t", row.QueueDelayMeanSeconds/3600, row.QueueDelayP95Seconds/3600)
+		}
+		fmt.Fprintf(tw, "%.1f\t%.2f\t\n", row.SharedPods, 100*ratio(row.TrainingOnSharedGPU, row.TrainingPods))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
+		fmt.Fprintln(w, l)
+	}
+	return nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// migLayoutLines describes the MIG layouts of the mig mode, one line per
+// model and layout.
+func migLayoutLines(ls []engine.MIGLayoutUse) []string {
+	var out []string
+	for _, l := range ls {
+		nodes := fmt.Sprintf("%d nodes", l.Nodes)
+		if l.Nodes == 1 {
+			nodes = "1 node"
+		}
+		out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs each as %s", l.Source, l.Model, nodes,
+			l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(l.Layout, " + ")))
+	}
+	return out
+}
+
+// sharingSection is the HTML section of a report with Sharing.
+func sharingSection(r *engine.Report) string {
+	if r.Sharing == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<h2>Sharing modes</h2><div class="wrap"><table id="sharing"><tr><th>sharing</th><th>policy</th><th>runs</th><th>GPU alloc %</th><th>placed</th><th>failed</th><th>GPUs needed</th><th>USD/h</th>`)
+	if r.Mode == "replay" {
+		b.WriteString(`<th>mean wait</th><th>p95 wait</th>`)
+	}
+	b.WriteString(`<th>shared pods</th><th>training on shared GPU %</th></tr>`)
+	for _, row := range r.Sharing.Rows {
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
+			html.EscapeString(row.Sharing), html.EscapeString(row.Policy), row.Runs, pct(row.GPUAllocationRatio),
+			num1(row.PlacedPods), num1(row.FailedPods), num1(row.GPUsNeeded), usd(row.USDPerHour))
+		if r.Mode == "replay" {
+			fmt.Fprintf(&b, "<td>%s</td><td>%s</td>", duration(row.QueueDelayMeanSeconds), duration(row.QueueDelayP95Seconds))
+		}
+		fmt.Fprintf(&b, "<td>%s</td><td>%s</td></tr>", num1(row.SharedPods), pct(ratio(row.TrainingOnSharedGPU, row.TrainingPods)))
+	}
+	b.WriteString(`</table></div><p class="note">` + html.EscapeString(sharingNote) + `</p>`)
+	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
+		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
+	}
+	return b.String()
+}

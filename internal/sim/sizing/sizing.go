@@ -1,0 +1,349 @@
+// Package sizing answers "how many nodes do I need?" for `gpuplane
+// simulate --size`: the smallest cluster, in the node mix of a node list,
+// on which a workload meets a target (a share of pods placed in fill, or a
+// p95 waiting time in replay). It scales the node list (Scale), parses the
+// target (ParseTarget) and searches the node count (Search); each step of
+// the search is a full simulation that the caller supplies.
+package sizing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxNodes bounds the search: a cluster is never scaled past it (the cluster
+// YAML reader's bound).
+const MaxNodes = 1_000_000
+
+// Target is a sizing goal.
+type Target struct {
+	// Metric is "placed" (fill: the share of the trace's pods placed,
+	// each submitted once) or "p95wait" (replay: the 95th percentile,
+	// nearest rank, of the waiting time of all pods, a pod never started
+	// counting as waiting forever).
+	Metric string
+	// Value is the bound: a share in (0, 1] for placed (at least), seconds
+	// for p95wait (at most).
+	Value float64
+	// Text is the target as the user wrote it.
+	Text string
+}
+
+// ParseTarget reads a --size target: "placed>=P%" (P in (0, 100]) or
+// "p95wait<=D" with D a Go duration such as 10m, 90s or 2h (at least 0).
+func ParseTarget(s string) (Target, error) {
+	t := Target{Text: s}
+	c := strings.ReplaceAll(s, " ", "")
+	switch {
+	case strings.HasPrefix(c, "placed>="):
+		v := strings.TrimPrefix(c, "placed>=")
+		if !strings.HasSuffix(v, "%") {
+			return t, fmt.Errorf("--size %q: give the share in percent, e.g. placed>=99%%", s)
+		}
+		p, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		if err != nil || !(p > 0 && p <= 100) {
+			return t, fmt.Errorf("--size %q: the share must be a number in (0, 100]%%", s)
+		}
+		t.Metric, t.Value = "placed", p/100
+	case strings.HasPrefix(c, "p95wait<="):
+		d, err := time.ParseDuration(strings.TrimPrefix(c, "p95wait<="))
+		if err != nil || d < 0 {
+			return t, fmt.Errorf("--size %q: the wait must be a duration of at least 0 such as 10m, 90s or 2h", s)
+		}
+		t.Metric, t.Value = "p95wait", d.Seconds()
+	default:
+		return t, fmt.Errorf("--size %q: unknown target (placed>=99%% in fill, p95wait<=10m in replay)", s)
+	}
+	return t, nil
+}
+
+// Mode returns the experiment the target is measured in: fill or replay.
+func (t Target) Mode() string {
+	if t.Metric == "placed" {
+		return "fill"
+	}
+	return "replay"
+}
+
+// Holds reports whether metric value v meets the target.
+func (t Target) Holds(v float64) bool {
+	if t.Metric == "placed" {
+		return v >= t.Value-1e-12
+	}
+	return v <= t.Value
+}
+
+// Reachable reports whether the target can hold at all when unfit of the
+// trace's pods fit no node of any type: those never place, whatever the
+// cluster's size.
+func (t Target) Reachable(pods, unfit int) bool {
+	if t.Metric == "placed" {
+		return t.Holds(float64(pods-unfit) / float64(pods))
+	}
+	return unfit <= pods-int(math.Ceil(0.95*float64(pods)))
+}
+
+// Types returns one node of each type of list (nodes of equal CPU, memory,
+// GPU count and model), in order of first appearance.
+func Types(list []trace.NodeSpec) []trace.NodeSpec {
+	var out []trace.NodeSpec
+	for _, ty := range types(list) {
+		out = append(out, ty[0])
+	}
+	return out
+}
+
+// Measure returns the target's metric for a policy's runs, the mean over
+// its seeds: the share of arrived pods placed (fill), or the p95 waiting
+// time in seconds (replay; +Inf when more than 5% of pods never started,
+// in any seed). Replay runs must hold their Placements.
+func (t Target) Measure(runs []engine.Result) (float64, error) {
+	if len(runs) == 0 {
+		return 0, errors.New("no runs")
+	}
+	sum := 0.0
+	for _, r := range runs {
+		if r.Pods == 0 {
+			return 0, errors.New("a run without pods")
+		}
+		if t.Metric == "placed" {
+			sum += float64(r.Pods-r.FailedPods) / float64(r.Pods)
+			continue
+		}
+		if len(r.Placements) != r.Pods {
+			return 0, fmt.Errorf("%s seed %d: %d placements for %d pods", r.Policy, r.Seed, len(r.Placements), r.Pods)
+		}
+		waits := make([]float64, len(r.Placements))
+		for i, p := range r.Placements {
+			waits[i] = p.WaitSeconds
+			if p.Reason != "" {
+				waits[i] = math.Inf(1)
+			}
+		}
+		sum += P95(waits)
+	}
+	return sum / float64(len(runs)), nil
+}
+
+// P95 returns the 95th percentile of xs by the nearest-rank method (the
+// ⌈0.95·n⌉-th smallest value), as sim's replay statistics use; 0 for none.
+// It sorts xs.
+func P95(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	k := int(math.Ceil(0.95*float64(len(xs)))) - 1
+	return xs[max(0, min(k, len(xs)-1))]
+}
+
+// Scale returns n nodes in the proportions of list's node types (nodes of
+// equal CPU, memory, GPU count and model, in order of first appearance).
+// Type t of c_t nodes gets a_t nodes by the Sainte-Laguë (Webster) divisor
+// method, node by node: the next node goes to the type with the largest
+// c_t / (2·a_t + 1), the first such type on ties. A divisor method is house
+// monotone, so Scale(list, n) is Scale(list, n-1) plus one node, and
+// Scale(list, len(list)) has the list's own type counts. The j-th node of
+// a type is the list's (j mod c_t)-th node of that type, named as in the
+// list for j < c_t and "<name>+<j/c_t>" after.
+func Scale(list []trace.NodeSpec, n int) []trace.NodeSpec {
+	types := types(list)
+	alloc := make([]int, len(types))
+	out := make([]trace.NodeSpec, 0, max(n, 0))
+	for range n {
+		best := 0
+		for t := 1; t < len(types); t++ {
+			// c_t/(2a_t+1) > c_b/(2a_b+1), in integers.
+			if len(types[t])*(2*alloc[best]+1) > len(types[best])*(2*alloc[t]+1) {
+				best = t
+			}
+		}
+		j := alloc[best]
+		alloc[best]++
+		ty := types[best]
+		s := ty[j%len(ty)]
+		if j >= len(ty) {
+			s.Name += "+" + strconv.Itoa(j/len(ty))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// types groups list's nodes by type, in order of first appearance.
+func types(list []trace.NodeSpec) [][]trace.NodeSpec {
+	type key struct {
+		cpu, mem int64
+		gpus     int
+		model    string
+		mig      string // the MIG layout of each GPU and how many GPUs have it (NodeSpec.MIG, MIGGPUs)
+	}
+	var types [][]trace.NodeSpec
+	index := map[key]int{}
+	for _, s := range list {
+		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs)}
+		if s.GPUs == 0 {
+			k.model = ""
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(types)
+			index[k] = i
+			types = append(types, nil)
+		}
+		types[i] = append(types[i], s)
+	}
+	return types
+}
+
+// Step is one cluster size the search simulated.
+type Step struct {
+	// Scale is Nodes / the node list's node count.
+	Scale float64 `json:"scale"`
+	Nodes int     `json:"nodes"`
+	GPUs  int     `json:"gpus"`
+	// USDPerHour is what the cluster's GPUs cost per hour (internal/cost/prices
+	// prices), idle or not.
+	USDPerHour float64 `json:"usd_per_hour"`
+	// Value is the target's metric (Target.Measure): a share 0..1 of pods
+	// placed, or the p95 wait in seconds; null when infinite (more than 5%
+	// of pods never started).
+	Value *float64 `json:"value"`
+	Holds bool     `json:"holds"`
+}
+
+// Result is the answer for one policy (and sharing mode).
+type Result struct {
+	Policy string `json:"policy"`
+	// Sharing is the GPU sharing mode the runs used; "" is today's
+	// fractional sharing (the seam for simulate --sharing).
+	Sharing string `json:"sharing,omitempty"`
+	// Reached says a cluster of at most MaxNodes nodes met the target;
+	// Answer is the smallest such cluster found (the zero Step if not).
+	Reached bool `json:"reached"`
+	Answer  Step `json:"answer"`
+	// Curve is every size simulated, by node count.
+	Curve []Step `json:"curve"`
+}
+
+// Report is a sizing run's output.
+type Report struct {
+	Source string `json:"source"`
+	// Target is the target as written; Mode the experiment (fill, replay).
+	Target string `json:"target"`
+	Mode   string `json:"mode"`
+	// ListNodes is the node list's node count (scale 1); Pods the trace's.
+	ListNodes int            `json:"list_nodes"`
+	Pods      int            `json:"trace_pods"`
+	Seeds     int            `json:"seeds"`
+	Results   []Result       `json:"results"`
+	WallTime  float64        `json:"wall_seconds"`
+	Version   string         `json:"version,omitempty"`
+	Params    *engine.Params `json:"params,omitempty"`
+	Inputs    []engine.Input `json:"inputs,omitempty"`
+}
+
+// Eval simulates the cluster of the given nodes and returns the target's
+// metric (Target.Measure).
+type Eval func(ctx context.Context, nodes []trace.NodeSpec) (float64, error)
+
+// Search finds the smallest node count n in 1..MaxNodes for which the
+// target holds on Scale(list, n), assuming that more nodes never hurt
+// (true of the target's metric in most runs, not in all: placement is a
+// heuristic, so the curve is reported whole). Bracketing starts at the
+// list's own size: it halves while the target holds, or doubles until it
+// does; then bisection on the integer node count between the largest
+// count found failing and the smallest found holding. Each step is one
+// eval. prices give the cost of each step's GPUs.
+func Search(ctx context.Context, list []trace.NodeSpec, t Target, prices *cost.Prices, eval Eval) (Result, error) {
+	if len(list) == 0 {
+		return Result{}, errors.New("no nodes to scale")
+	}
+	var r Result
+	memo := map[int]bool{}
+	try := func(n int) (bool, error) {
+		if h, ok := memo[n]; ok {
+			return h, nil
+		}
+		nodes := Scale(list, n)
+		v, err := eval(ctx, nodes)
+		if err != nil {
+			return false, err
+		}
+		st := Step{Scale: float64(n) / float64(len(list)), Nodes: n, Holds: t.Holds(v)}
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			st.Value = &v
+		}
+		for _, s := range nodes {
+			st.GPUs += s.GPUs
+			if s.GPUs > 0 {
+				st.USDPerHour += float64(s.GPUs) * prices.USDPerHour(s.Model)
+			}
+		}
+		r.Curve = append(r.Curve, st)
+		memo[n] = st.Holds
+		return st.Holds, nil
+	}
+	lo, hi := 0, 0 // largest count failing, smallest holding (0: none yet)
+	n := min(len(list), MaxNodes)
+	h, err := try(n)
+	if err != nil {
+		return r, err
+	}
+	if h {
+		hi = n
+		for hi > 1 {
+			m := hi / 2
+			if h, err = try(m); err != nil {
+				return r, err
+			}
+			if !h {
+				lo = m
+				break
+			}
+			hi = m
+		}
+	} else {
+		lo = n
+		for lo < MaxNodes {
+			m := min(2*lo, MaxNodes)
+			if h, err = try(m); err != nil {
+				return r, err
+			}
+			if h {
+				hi = m
+				break
+			}
+			lo = m
+		}
+	}
+	if hi > 0 {
+		for hi-lo > 1 {
+			m := lo + (hi-lo)/2
+			if h, err = try(m); err != nil {
+				return r, err
+			}
+			if h {
+				hi = m
+			} else {
+				lo = m
+			}
+		}
+	}
+	sort.Slice(r.Curve, func(i, j int) bool { return r.Curve[i].Nodes < r.Curve[j].Nodes })
+	for _, s := range r.Curve {
+		if s.Nodes == hi {
+			r.Reached, r.Answer = true, s
+		}
+	}
+	return r, nil
+}
