@@ -10,19 +10,20 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/owners"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
 	costreport "github.com/gpuplane/gpuplane/internal/cost/report"
 	"github.com/gpuplane/gpuplane/internal/cost/rightsize"
 	"github.com/gpuplane/gpuplane/internal/cost/source"
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/quota"
-	"github.com/gpuplane/gpuplane/internal/sim/report"
-	"io"
-	"strconv"
-	"strings"
-	"text/tabwriter"
-	"time"
 )
 
 // Options are the command's flags.
@@ -215,15 +216,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	if o.Out != "" {
-		made := report.MissingDirs(o.Out)
-		if err := report.CheckDir(o.Out, o.Force); err != nil {
-			report.RemoveEmptyDirs(made)
+		made := htmlkit.MissingDirs(o.Out)
+		if err := htmlkit.CheckDir(o.Out, o.Force); err != nil {
+			htmlkit.RemoveEmptyDirs(made)
 			return err
 		}
 		// A failed run leaves no directory it created behind.
 		defer func() {
 			if err != nil {
-				report.RemoveEmptyDirs(made)
+				htmlkit.RemoveEmptyDirs(made)
 			}
 		}()
 	}

@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"html"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -39,7 +38,7 @@ func HTML(r *engine.Report) []byte {
 	paper, hasPaper := paperFor(r)
 	colors := map[string]string{}
 	for i, s := range r.Summary {
-		colors[s.Policy] = palette[i%len(palette)]
+		colors[s.Policy] = htmlkit.Color(i)
 	}
 	b.WriteString(lead(r))
 	b.WriteString("<h2>Summary</h2>")
@@ -325,19 +324,19 @@ func runsOf(r *engine.Report, policy string) []engine.Result {
 
 // meanSeries is a policy's mean line with its min–max band when there
 // are several runs; from drops the grid points before it.
-func meanSeries(name, color string, cs []curve, hold bool, from float64) Series {
+func meanSeries(name, color string, cs []curve, hold bool, from float64) htmlkit.Series {
 	grid, mean, lo, hi := envelope(cs, 160, hold)
 	k := sort.SearchFloat64s(grid, from)
 	grid, mean, lo, hi = grid[k:], mean[k:], lo[k:], hi[k:]
-	s := Series{Name: name, Color: color, X: grid, Y: mean}
+	s := htmlkit.Series{Name: name, Color: color, X: grid, Y: mean}
 	if len(cs) > 1 {
-		s.BandX, s.BandY = bandY(grid, lo, hi)
+		s.BandX, s.BandY = htmlkit.Band(grid, lo, hi)
 	}
 	return s
 }
 
 func fillCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string, paper trace.Published, hasPaper bool) {
-	var alloc, zoom, frag []Series
+	var alloc, zoom, frag []htmlkit.Series
 	end, start := math.Inf(1), math.Inf(-1)
 	type pair struct{ a, f []curve }
 	curves := map[string]pair{}
@@ -377,29 +376,29 @@ func fillCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string, pap
 	if seeds > 1 {
 		band = "mean over seeds, band: lowest to highest seed"
 	}
-	xa := Axis{Label: "arrived GPU demand, % of GPU capacity"}
+	xa := htmlkit.Axis{Label: "arrived GPU demand, % of GPU capacity"}
 	b.WriteString("<h2>GPU allocation as demand arrives</h2>")
-	b.WriteString(Chart("GPU allocation ratio ("+band+")", xa, Axis{Label: "GPU allocation ratio, %"}, alloc))
+	b.WriteString(htmlkit.Chart("GPU allocation ratio ("+band+")", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, alloc))
 	if hasPaper {
 		// A legend entry without points, then a diamond per policy.
-		zoom = append(zoom, Series{Name: "published", Color: "#444", Marks: true})
+		zoom = append(zoom, htmlkit.Series{Name: "published", Color: "#444", Marks: true})
 		for _, s := range r.Summary {
 			if v, ok := paper.Alloc[s.Policy]; ok {
-				zoom = append(zoom, Series{Color: colors[s.Policy], X: []float64{130}, Y: []float64{v}, Marks: true})
+				zoom = append(zoom, htmlkit.Series{Color: colors[s.Policy], X: []float64{130}, Y: []float64{v}, Marks: true})
 			}
 		}
 	}
-	b.WriteString(Chart("The end of the run, enlarged", xa, Axis{Label: "GPU allocation ratio, %"}, zoom))
+	b.WriteString(htmlkit.Chart("The end of the run, enlarged", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, zoom))
 	if hasPaper {
 		fmt.Fprintf(b, `<p class="note">Diamonds: the GPU allocation Weng et al. published for %s at 130%% arrived demand (USENIX ATC 2023, Fig. 7/9; mean of 10 seeds), in each policy's colour.</p>`, html.EscapeString(paper.File))
 	}
 	b.WriteString("<h2>Fragmentation as demand arrives</h2>")
-	b.WriteString(Chart("Fragmented share of idle GPU capacity", xa, Axis{Label: "fragmentation ratio, %"}, frag))
+	b.WriteString(htmlkit.Chart("Fragmented share of idle GPU capacity", xa, htmlkit.Axis{Label: "fragmentation ratio, %"}, frag))
 	b.WriteString(`<p class="note">Fragmentation against the target workload (Weng et al., 2023, §3.2); near the end almost all idle capacity is fragmented for every policy, so compare how fast it grows.</p>`)
 }
 
 func replayCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string) {
-	var alloc, wait, cdf []Series
+	var alloc, wait, cdf []htmlkit.Series
 	seeds := 0
 	anyWait := false
 	for _, s := range r.Summary {
@@ -438,32 +437,28 @@ func replayCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string) {
 	if seeds > 1 {
 		band = "mean over seeds, band: lowest to highest seed"
 	}
-	xa := Axis{Label: "trace time, days"}
+	xa := htmlkit.Axis{Label: "trace time, days"}
 	b.WriteString("<h2>GPU allocation over time</h2>")
-	b.WriteString(Chart("GPU allocation ratio ("+band+")", xa, Axis{Label: "GPU allocation ratio, %"}, alloc))
+	b.WriteString(htmlkit.Chart("GPU allocation ratio ("+band+")", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, alloc))
 	b.WriteString("<h2>Pods waiting over time</h2>")
-	b.WriteString(Chart("Pods waiting for a node ("+band+")", xa, Axis{Label: "waiting pods"}, wait))
+	b.WriteString(htmlkit.Chart("Pods waiting for a node ("+band+")", xa, htmlkit.Axis{Label: "waiting pods"}, wait))
 	b.WriteString("<h2>Waiting time</h2>")
 	if !anyWait {
 		b.WriteString(`<p class="note">Every started pod waited at most 1 s.</p>`)
 		return
 	}
-	b.WriteString(Chart("Share of started pods that waited at most t", Axis{Label: "waiting time t (log scale)", Log: true, Ticks: durationTicks},
-		Axis{Label: "started pods, %"}, cdf))
+	b.WriteString(htmlkit.Chart("Share of started pods that waited at most t", htmlkit.Axis{Label: "waiting time t (log scale)", Log: true, Ticks: htmlkit.DurationTicks},
+		htmlkit.Axis{Label: "started pods, %"}, cdf))
 	b.WriteString(`<p class="note">Cumulative distribution of the wait from creation to placement, by percentile, mean over seeds (band: lowest to highest seed). Waits under 1 s are drawn at 1 s; the curve starts at the share of pods that waited at most 1 s. Pods that never started are not included (see the summary).</p>`)
 }
-
-// durationTicks label a log axis of seconds.
-var durationTicks = []Tick{{1, "1 s"}, {10, "10 s"}, {60, "1 min"}, {600, "10 min"}, {3600, "1 h"}, {6 * 3600, "6 h"},
-	{86400, "1 d"}, {7 * 86400, "7 d"}, {30 * 86400, "30 d"}, {365 * 86400, "1 y"}}
 
 // cdfSeries turns runs' delay percentiles (101 each, seconds) into a CDF
 // on a log axis: x is the mean over runs of each percentile, at least 1 s,
 // y the percentile; the band spans the runs' lowest and highest values. It
 // starts at the last percentile of at most 1 s.
-func cdfSeries(name, color string, qs [][]float64) (Series, bool) {
+func cdfSeries(name, color string, qs [][]float64) (htmlkit.Series, bool) {
 	if len(qs) == 0 {
-		return Series{}, false
+		return htmlkit.Series{}, false
 	}
 	var mean, lo, hi, ys []float64
 	for i := 0; i <= 100; i++ {
@@ -479,7 +474,7 @@ func cdfSeries(name, color string, qs [][]float64) (Series, bool) {
 	for k+1 <= 100 && lo[k+1] <= 1 && mean[k+1] <= 1 {
 		k++
 	}
-	s := Series{Name: name, Color: color, X: mean[k:], Y: ys[k:]}
+	s := htmlkit.Series{Name: name, Color: color, X: mean[k:], Y: ys[k:]}
 	if len(qs) > 1 {
 		for i := k; i <= 100; i++ {
 			s.BandX, s.BandY = append(s.BandX, lo[i]), append(s.BandY, ys[i])
@@ -870,56 +865,6 @@ func thousands(n int) string {
 	return b.String()
 }
 
-// CheckDir makes dir if needed and checks that files can be written in it,
-// so that a run does not find out only at its end. Unless force, a dir that
-// already holds a report (index.html or report.json) is an error.
-func CheckDir(dir string, force bool) error {
-	if !force {
-		for _, name := range []string{"index.html", "report.json"} {
-			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-				return fmt.Errorf("%s already holds a report: %s (--force overwrites it)", dir, name)
-			}
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".gpuplane-check-")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, errors.Unwrap(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// MissingDirs returns the directories of path, path itself first, that do
-// not exist yet, down to the first that does: what creating path creates.
-// A command that writes a report into path lists them before its run and,
-// when the run fails, gives them to RemoveEmptyDirs, so that a failed run
-// leaves no empty report directory behind.
-func MissingDirs(path string) []string {
-	var out []string
-	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			return out
-		}
-		out = append(out, d)
-		if filepath.Dir(d) == d {
-			return out
-		}
-	}
-}
-
-// RemoveEmptyDirs removes dirs (as MissingDirs lists them, innermost
-// first) while they are empty; it stops at the first it cannot remove.
-func RemoveEmptyDirs(dirs []string) {
-	for _, d := range dirs {
-		if os.Remove(d) != nil {
-			return
-		}
-	}
-}
-
 // WriteHTML writes index.html and report.json into dir (created if
 // needed) and returns the HTML file's path. Files are written to a
 // temporary name first and renamed, so an existing report is never left
@@ -932,43 +877,11 @@ func WriteHTML(dir string, r *engine.Report) (string, error) {
 	if err := WriteJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := writeAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, writeAtomic(path, HTML(r))
-}
-
-// WriteFile writes a file as write writes it, all or nothing: into a
-// temporary file beside path, then renamed over it, so that a failed or
-// interrupted write leaves what was at path untouched.
-func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// writeAtomic writes data to path with WriteFile.
-func writeAtomic(path string, data []byte) error {
-	return WriteFile(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return path, htmlkit.WriteBytes(path, HTML(r))
 }
 
 // teamNames returns the teams of a replay with teams, in the order of the
@@ -1076,7 +989,7 @@ func teamBars(bars []teamBar) string {
 		if !(v > 0) { // NaN too
 			return 0
 		}
-		return (W - L - R) * clamp01(v/top)
+		return (W - L - R) * htmlkit.Clamp01(v/top)
 	}
 	var b strings.Builder
 	title := "GPU-hours per team: within nominal quota (solid) and borrowed (light)"
@@ -1086,7 +999,7 @@ func teamBars(bars []teamBar) string {
 		y := T + row*float64(i)
 		col := x.color
 		if col == "" {
-			col = palette[0]
+			col = htmlkit.Color(0)
 		}
 		all, bor := px(x.gpuHours), px(math.Min(math.Max(x.borrowed, 0), math.Max(x.gpuHours, 0)))
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" font-size="12" text-anchor="end">%s · %s</text>`, L-6, y+12, html.EscapeString(clip(x.team, 14)), html.EscapeString(clip(x.policy, 14)))
