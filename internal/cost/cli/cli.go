@@ -19,7 +19,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/owners"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
-	costreport "github.com/gpuplane/gpuplane/internal/cost/report"
+	"github.com/gpuplane/gpuplane/internal/cost/report"
 	"github.com/gpuplane/gpuplane/internal/cost/rightsize"
 	"github.com/gpuplane/gpuplane/internal/cost/source"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
@@ -319,12 +319,12 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if o.Out != "" {
-		cr, err := costreport.Build(res.Input)
+		cr, err := report.Build(res.Input)
 		if err != nil {
 			return err
 		}
 		cr.Rightsizing = recs
-		path, err := costreport.Write(o.Out, cr, js.Bytes())
+		path, err := report.Write(o.Out, cr, js.Bytes())
 		if err != nil {
 			return err
 		}
