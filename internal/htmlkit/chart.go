@@ -20,7 +20,9 @@ type Series struct {
 	// Color is a CSS colour; "" takes the palette's colour of the series'
 	// position.
 	Color string
-	X, Y  []float64
+	// X and Y are the points, in data coordinates; a NaN, or a value at
+	// or below 0 on a log axis, is left out.
+	X, Y []float64
 	// BandX, BandY are a closed polygon in data coordinates, drawn
 	// translucent under the line (e.g. the range over seeds).
 	BandX, BandY []float64
@@ -33,6 +35,7 @@ type Series struct {
 
 // Axis describes one axis of a chart.
 type Axis struct {
+	// Label is written along the axis.
 	Label string
 	// Log makes the axis logarithmic; values at or below 0 are left out.
 	Log bool
