@@ -10,19 +10,20 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/gpuplane/gpuplane/internal/cost/alloc"
-	"github.com/gpuplane/gpuplane/internal/cost/owners"
-	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
-	costreport "github.com/gpuplane/gpuplane/internal/cost/report"
-	"github.com/gpuplane/gpuplane/internal/cost/rightsize"
-	"github.com/gpuplane/gpuplane/internal/cost/source"
-	"github.com/gpuplane/gpuplane/internal/quota"
-	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gpuplane/gpuplane/internal/cost/alloc"
+	"github.com/gpuplane/gpuplane/internal/cost/owners"
+	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/cost/report"
+	"github.com/gpuplane/gpuplane/internal/cost/rightsize"
+	"github.com/gpuplane/gpuplane/internal/cost/source"
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
+	"github.com/gpuplane/gpuplane/internal/quota"
 )
 
 // Options are the command's flags.
@@ -164,173 +165,281 @@ func lookupOwners(ctx context.Context, kubeconfig, teamLabel string, holdings []
 }
 
 // Run runs the command and prints the report to stdout, warnings to
-// stderr. On error it prints nothing to stdout.
+// stderr. On error it prints nothing to stdout. After the option checks
+// it runs one step after another: read the window's series, attribute the
+// holdings to jobs and teams, account for the cost, emit the report. A
+// failed run leaves no --out directory it created behind.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
-	by, err := alloc.ParseBy(o.By)
+	by, err := o.check()
 	if err != nil {
 		return err
 	}
-	if o.Format != "table" && o.Format != "csv" && o.Format != "json" {
-		return fmt.Errorf("format %q: want table, csv or json", o.Format)
-	}
-	if (o.Prometheus == "") == (o.OpenMetrics == "") {
-		return fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
-	}
-	if o.TeamLabel != "" && o.Kubeconfig == "" {
-		return fmt.Errorf("--team-label needs --kubeconfig")
-	}
-	if by == alloc.ByTeam && o.TeamsFile == "" && o.TeamLabel == "" {
-		return fmt.Errorf("--by team needs --teams FILE or --kubeconfig with --team-label: without them every namespace's team is (none)")
-	}
-	if o.Step < 0 || o.Step%time.Millisecond != 0 {
-		return fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
-	}
-	if o.RightsizeThreshold < 0 || o.RightsizeThreshold > 1 {
-		return fmt.Errorf("--rightsize-threshold %v: want a fraction in (0, 1]", o.RightsizeThreshold)
-	}
-	if o.Force && o.Out == "" {
-		return fmt.Errorf("--force overwrites a report in --out: give --out")
-	}
-	if o.Serve == "" && (o.ServeWindow != 0 || o.ServeRefresh != 0) {
-		return fmt.Errorf("--serve-window and --serve-refresh go with --serve")
-	}
-	if o.Serve != "" {
-		if o.ServeWindow == 0 {
-			o.ServeWindow = time.Hour
-		}
-		if o.ServeRefresh == 0 {
-			o.ServeRefresh = time.Minute
-		}
-		switch {
-		case o.Prometheus == "":
-			return fmt.Errorf("--serve needs --prometheus")
-		case o.From != "" || o.To != "":
-			return fmt.Errorf("--serve reads a trailing window (--serve-window), not --from and --to")
-		case o.Out != "":
-			return fmt.Errorf("--serve writes no report: no --out")
-		case o.Format != "table":
-			return fmt.Errorf("--serve serves /metrics in Prometheus's format: no --format")
-		case o.ServeWindow <= 0 || o.ServeRefresh <= 0:
-			return fmt.Errorf("--serve-window %v, --serve-refresh %v: want positive durations", o.ServeWindow, o.ServeRefresh)
-		}
-	}
 	if o.Out != "" {
-		made := report.MissingDirs(o.Out)
-		if err := report.CheckDir(o.Out, o.Force); err != nil {
-			report.RemoveEmptyDirs(made)
+		made := htmlkit.MissingDirs(o.Out)
+		if err := htmlkit.CheckDir(o.Out, o.Force); err != nil {
+			htmlkit.RemoveEmptyDirs(made)
 			return err
 		}
 		// A failed run leaves no directory it created behind.
 		defer func() {
 			if err != nil {
-				report.RemoveEmptyDirs(made)
+				htmlkit.RemoveEmptyDirs(made)
 			}
 		}()
 	}
-	prices := cost.Default()
-	if o.PricesFile != "" {
-		if err := prices.LoadPrices(o.PricesFile); err != nil {
-			return err
-		}
-	}
-	teams := map[string]string{}
-	if o.TeamsFile != "" {
-		if teams, err = quota.LoadNamespaces(o.TeamsFile); err != nil {
-			return err
-		}
-	}
-	if o.Serve != "" {
-		return serve(ctx, o, func(ctx context.Context, res *source.Result) error { return attribute(ctx, o, res, prices, teams) }, stderr)
-	}
-	w := source.Window{Step: o.Step.Milliseconds()}
-	var res *source.Result
-	if o.OpenMetrics != "" {
-		f, err := source.LoadOpenMetrics(o.OpenMetrics)
-		if err != nil {
-			return err
-		}
-		if w.Step == 0 {
-			w.Step = f.Interval()
-		}
-		def := w // the file's span, on a grid placed on its samples
-		if o.From == "" || o.To == "" {
-			if def, err = f.DefaultWindow(w.Step); err != nil {
-				return err
-			}
-		}
-		if w.From, err = parseTime("from", o.From, def.From); err != nil {
-			return err
-		}
-		if w.To, err = parseTime("to", o.To, def.To); err != nil {
-			return err
-		}
-		if err := checkWindow(w, o.From == "", o.To == ""); err != nil {
-			return err
-		}
-		if res, err = source.ReadOpenMetrics(f, w); err != nil {
-			return fmt.Errorf("%s: %w", o.OpenMetrics, err)
-		}
-	} else {
-		if w.Step == 0 {
-			w.Step = source.DefaultStep
-		}
-		if o.From == "" || o.To == "" {
-			return fmt.Errorf("--from and --to are required with --prometheus")
-		}
-		if w.From, err = parseTime("from", o.From, 0); err != nil {
-			return err
-		}
-		if w.To, err = parseTime("to", o.To, 0); err != nil {
-			return err
-		}
-		if err := checkWindow(w, false, false); err != nil {
-			return err
-		}
-		if res, err = source.ReadPrometheus(ctx, o.Prometheus, w); err != nil {
-			return err
-		}
-	}
-	if err := attribute(ctx, o, res, prices, teams); err != nil {
+	c := &command{o: o, by: by, stdout: stdout, stderr: stderr}
+	if err := c.load(); err != nil {
 		return err
 	}
-	l, err := alloc.Compute(res.Input)
+	if o.Serve != "" {
+		return serve(ctx, o, c.attribute, stderr)
+	}
+	w, res, err := c.read(ctx)
 	if err != nil {
 		return err
 	}
-	r := l.Report(by)
+	if err := c.attribute(ctx, res); err != nil {
+		return err
+	}
+	rep, recs, err := c.account(w, res)
+	if err != nil {
+		return err
+	}
+	return c.emit(res, rep, recs)
+}
+
+// check checks the options, sets --serve's default window and refresh,
+// and returns the grouping of --by.
+func (o *Options) check() (alloc.By, error) {
+	by, err := alloc.ParseBy(o.By)
+	if err != nil {
+		return "", err
+	}
+	if o.Format != "table" && o.Format != "csv" && o.Format != "json" {
+		return "", fmt.Errorf("format %q: want table, csv or json", o.Format)
+	}
+	if (o.Prometheus == "") == (o.OpenMetrics == "") {
+		return "", fmt.Errorf("give one of --prometheus URL and --openmetrics FILE")
+	}
+	if o.TeamLabel != "" && o.Kubeconfig == "" {
+		return "", fmt.Errorf("--team-label needs --kubeconfig")
+	}
+	if by == alloc.ByTeam && o.TeamsFile == "" && o.TeamLabel == "" {
+		return "", fmt.Errorf("--by team needs --teams FILE or --kubeconfig with --team-label: without them every namespace's team is (none)")
+	}
+	if o.Step < 0 || o.Step%time.Millisecond != 0 {
+		return "", fmt.Errorf("step %v: want a positive whole number of milliseconds", o.Step)
+	}
+	if o.RightsizeThreshold < 0 || o.RightsizeThreshold > 1 {
+		return "", fmt.Errorf("--rightsize-threshold %v: want a fraction in (0, 1]", o.RightsizeThreshold)
+	}
+	if o.Force && o.Out == "" {
+		return "", fmt.Errorf("--force overwrites a report in --out: give --out")
+	}
+	return by, o.checkServe()
+}
+
+// checkServe checks the --serve options and sets the default window and
+// refresh.
+func (o *Options) checkServe() error {
+	if o.Serve == "" && (o.ServeWindow != 0 || o.ServeRefresh != 0) {
+		return fmt.Errorf("--serve-window and --serve-refresh go with --serve")
+	}
+	if o.Serve == "" {
+		return nil
+	}
+	if o.ServeWindow == 0 {
+		o.ServeWindow = time.Hour
+	}
+	if o.ServeRefresh == 0 {
+		o.ServeRefresh = time.Minute
+	}
+	switch {
+	case o.Prometheus == "":
+		return fmt.Errorf("--serve needs --prometheus")
+	case o.From != "" || o.To != "":
+		return fmt.Errorf("--serve reads a trailing window (--serve-window), not --from and --to")
+	case o.Out != "":
+		return fmt.Errorf("--serve writes no report: no --out")
+	case o.Format != "table":
+		return fmt.Errorf("--serve serves /metrics in Prometheus's format: no --format")
+	case o.ServeWindow <= 0 || o.ServeRefresh <= 0:
+		return fmt.Errorf("--serve-window %v, --serve-refresh %v: want positive durations", o.ServeWindow, o.ServeRefresh)
+	}
+	return nil
+}
+
+// command is one run of gpuplane cost with checked options: the prices
+// and teams it loaded, and where it prints.
+type command struct {
+	o              Options
+	by             alloc.By
+	prices         *cost.Prices
+	teams          map[string]string
+	stdout, stderr io.Writer
+}
+
+// load reads the prices (the defaults, or --prices) and the teams file.
+func (c *command) load() error {
+	c.prices = cost.Default()
+	if c.o.PricesFile != "" {
+		if err := c.prices.LoadPrices(c.o.PricesFile); err != nil {
+			return err
+		}
+	}
+	c.teams = map[string]string{}
+	if c.o.TeamsFile != "" {
+		var err error
+		if c.teams, err = quota.LoadNamespaces(c.o.TeamsFile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read reads the window's series from the OpenMetrics file or from
+// Prometheus, and returns the window read.
+func (c *command) read(ctx context.Context) (source.Window, *source.Result, error) {
+	w := source.Window{Step: c.o.Step.Milliseconds()}
+	if c.o.OpenMetrics != "" {
+		return readOpenMetrics(c.o, w)
+	}
+	return readPrometheus(ctx, c.o, w)
+}
+
+// readOpenMetrics reads --openmetrics over w: the step defaults to the
+// file's sample interval, and a missing --from or --to to the file's span.
+func readOpenMetrics(o Options, w source.Window) (source.Window, *source.Result, error) {
+	f, err := source.LoadOpenMetrics(o.OpenMetrics)
+	if err != nil {
+		return w, nil, err
+	}
+	if w.Step == 0 {
+		w.Step = f.Interval()
+	}
+	def := w // the file's span, on a grid placed on its samples
+	if o.From == "" || o.To == "" {
+		if def, err = f.DefaultWindow(w.Step); err != nil {
+			return w, nil, err
+		}
+	}
+	if w.From, err = parseTime("from", o.From, def.From); err != nil {
+		return w, nil, err
+	}
+	if w.To, err = parseTime("to", o.To, def.To); err != nil {
+		return w, nil, err
+	}
+	if err := checkWindow(w, o.From == "", o.To == ""); err != nil {
+		return w, nil, err
+	}
+	res, err := source.ReadOpenMetrics(f, w)
+	if err != nil {
+		return w, nil, fmt.Errorf("%s: %w", o.OpenMetrics, err)
+	}
+	return w, res, nil
+}
+
+// readPrometheus reads the window --from to --to (both required) from
+// --prometheus; the step defaults to source.DefaultStep.
+func readPrometheus(ctx context.Context, o Options, w source.Window) (source.Window, *source.Result, error) {
+	if w.Step == 0 {
+		w.Step = source.DefaultStep
+	}
+	if o.From == "" || o.To == "" {
+		return w, nil, fmt.Errorf("--from and --to are required with --prometheus")
+	}
+	var err error
+	if w.From, err = parseTime("from", o.From, 0); err != nil {
+		return w, nil, err
+	}
+	if w.To, err = parseTime("to", o.To, 0); err != nil {
+		return w, nil, err
+	}
+	if err := checkWindow(w, false, false); err != nil {
+		return w, nil, err
+	}
+	res, err := source.ReadPrometheus(ctx, o.Prometheus, w)
+	if err != nil {
+		return w, nil, err
+	}
+	return w, res, nil
+}
+
+// attribute is attribute with the command's options, prices and teams;
+// --serve calls it on each window it reads.
+func (c *command) attribute(ctx context.Context, res *source.Result) error {
+	return attribute(ctx, c.o, res, c.prices, c.teams)
+}
+
+// account keeps the books over the window (alloc.Compute) and returns the
+// report by --by, with its warnings and right-sizing, and the right-sizing
+// recommendations for the HTML report.
+func (c *command) account(w source.Window, res *source.Result) (Report, []rightsize.Recommendation, error) {
+	l, err := alloc.Compute(res.Input)
+	if err != nil {
+		return Report{}, nil, err
+	}
+	r := l.Report(c.by)
 	warnings := append(res.Warnings, l.Warnings...)
-	if o.PricesFile != "" {
+	if c.o.PricesFile != "" {
 		var models []string
 		for _, g := range res.Input.GPUs {
 			models = append(models, g.Model)
 		}
-		warnings = append(warnings, prices.Unknown(models, o.PricesFile)...)
+		warnings = append(warnings, c.prices.Unknown(models, c.o.PricesFile)...)
 	}
 	rep := newReport(w, r, res, warnings)
 	var recs []rightsize.Recommendation
-	if rep.Rightsizing, recs, err = rightsizing(res, l.Report(alloc.ByJob), o.RightsizeThreshold); err != nil {
-		return err
+	if rep.Rightsizing, recs, err = rightsizing(res, l.Report(alloc.ByJob), c.o.RightsizeThreshold); err != nil {
+		return Report{}, nil, err
 	}
+	return rep, recs, nil
+}
+
+// emit writes the HTML report with --out, then the report in --format to
+// stdout and its warnings to stderr.
+func (c *command) emit(res *source.Result, rep Report, recs []rightsize.Recommendation) error {
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {
 		return err
 	}
-	if o.Out != "" {
-		cr, err := costreport.Build(res.Input)
+	if c.o.Out != "" {
+		path, err := writeOut(c.o.Out, res, recs, js.Bytes())
 		if err != nil {
 			return err
 		}
-		cr.Rightsizing = recs
-		path, err := costreport.Write(o.Out, cr, js.Bytes())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "report: %s\n", path)
+		fmt.Fprintf(c.stderr, "report: %s\n", path)
 	}
-	buf := &js
-	switch o.Format {
+	out, err := format(c.o.Format, rep, &js)
+	if err != nil {
+		return err
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(c.stderr, "warning: %s\n", x)
+	}
+	_, err = c.stdout.Write(out.Bytes())
+	return err
+}
+
+// writeOut writes the HTML report and report.json (js) into dir and
+// returns the HTML file's path.
+func writeOut(dir string, res *source.Result, recs []rightsize.Recommendation, js []byte) (string, error) {
+	cr, err := report.Build(res.Input)
+	if err != nil {
+		return "", err
+	}
+	cr.Rightsizing = recs
+	return report.Write(dir, cr, js)
+}
+
+// format returns the report in the format: js itself for json, else the
+// report written as csv or table.
+func format(f string, rep Report, js *bytes.Buffer) (*bytes.Buffer, error) {
+	var err error
+	buf := js
+	switch f {
 	case "csv":
 		buf = new(bytes.Buffer)
 		err = writeCSV(buf, rep)
@@ -338,14 +447,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		buf = new(bytes.Buffer)
 		err = writeTable(buf, rep)
 	}
-	if err != nil {
-		return err
-	}
-	for _, x := range rep.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", x)
-	}
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	return buf, err
 }
 
 // attribute fills the holdings' jobs and teams (Attribute; owner lookup

@@ -3,10 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
-	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
-	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"html"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 )
 
 // TopJobs is how many jobs the top-jobs table lists.
@@ -61,28 +61,20 @@ func HTML(r *Report) []byte {
 
 // Write writes index.html and, when js is not nil, report.json (the
 // command's --format json output) into dir (created if needed), each all
-// or nothing
-// (report.WriteFile), and returns the HTML file's path. The caller checks
-// dir first with report.CheckDir, which refuses to overwrite a report
-// without --force.
+// or nothing (htmlkit.WriteBytes), and returns the HTML file's path. The
+// caller checks dir first with htmlkit.CheckDir, which refuses to
+// overwrite a report without --force.
 func Write(dir string, r *Report, js []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	if js != nil {
-		if err := report.WriteFile(filepath.Join(dir, "report.json"), func(w io.Writer) error {
-			_, err := w.Write(js)
-			return err
-		}); err != nil {
+		if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js); err != nil {
 			return "", err
 		}
 	}
 	path := filepath.Join(dir, "index.html")
-	page := HTML(r)
-	return path, report.WriteFile(path, func(w io.Writer) error {
-		_, err := w.Write(page)
-		return err
-	})
+	return path, htmlkit.WriteBytes(path, HTML(r))
 }
 
 // dollars formats US cents as dollars with thousands separators, e.g.
@@ -251,9 +243,9 @@ func overTime(r *Report) string {
 	ls := layers(r)
 	hoursOf := func(ms int64) float64 { return float64(ms-r.From) / msPerHour }
 	lower := make([]float64, len(r.Buckets))
-	var series []report.Series
+	var series []htmlkit.Series
 	for _, l := range ls {
-		s := report.Series{Name: l.name, Color: l.color, BandOpacity: 0.85}
+		s := htmlkit.Series{Name: l.name, Color: l.color, BandOpacity: 0.85}
 		upper := make([]float64, len(r.Buckets))
 		for k, bk := range r.Buckets {
 			upper[k] = lower[k] + float64(l.cents[k])/100/(float64(bk.End-bk.Start)/msPerHour)
@@ -280,9 +272,9 @@ func overTime(r *Report) string {
 		bounds = append(bounds, last)
 	}
 	step := (len(bounds) + 5) / 6
-	ticks := []report.Tick{}
+	ticks := []htmlkit.Tick{}
 	for i := 0; i < len(bounds); i += max(step, 1) {
-		ticks = append(ticks, report.Tick{V: hoursOf(bounds[i]), Label: tickLabel(bounds[i], r.BucketMs)})
+		ticks = append(ticks, htmlkit.Tick{V: hoursOf(bounds[i]), Label: tickLabel(bounds[i], r.BucketMs)})
 	}
 	unit := "hour"
 	if r.BucketMs == msPerDay {
@@ -290,9 +282,9 @@ func overTime(r *Report) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<h2>Cost by team over time</h2>`)
-	b.WriteString(report.Chart("GPU cost by team, USD per hour, per "+unit,
-		report.Axis{Label: "UTC", Lo: 0, Hi: hoursOf(r.To), Ticks: ticks},
-		report.Axis{Label: "USD per hour"}, series))
+	b.WriteString(htmlkit.Chart("GPU cost by team, USD per hour, per "+unit,
+		htmlkit.Axis{Label: "UTC", Lo: 0, Hi: hoursOf(r.To), Ticks: ticks},
+		htmlkit.Axis{Label: "USD per hour"}, series))
 	fmt.Fprintf(&b, `<p class="note">Stacked: each band is one team's cost rate over the %s (its cost divided by the %s's hours), idle capacity on top; the top of the stack is the GPUs' cost rate. Each %s is accounted for on its own: its rows add up to its cost to the cent.</p>`, unit, unit, unit)
 	b.WriteString(`<details><summary>Cost per ` + unit + `, USD</summary><div class="wrap"><table id="buckets"><tr><th>` + unit + ` from</th>`)
 	for _, l := range ls {
@@ -428,18 +420,18 @@ func histogram(r *Report) string {
 		b.WriteString(`<p class="note">No pod held a GPU in the window.</p>`)
 		return b.String()
 	}
-	var series []report.Series
-	var ticks []report.Tick
+	var series []htmlkit.Series
+	var ticks []htmlkit.Tick
 	for i, v := range bins {
 		lo, hi := float64(100*i/Bins), float64(100*(i+1)/Bins)
-		series = append(series, report.Series{Color: "#1f77b4", BandOpacity: 0.85,
+		series = append(series, htmlkit.Series{Color: "#1f77b4", BandOpacity: 0.85,
 			BandX: []float64{lo, hi, hi, lo}, BandY: []float64{0, 0, v, v}})
-		ticks = append(ticks, report.Tick{V: lo, Label: strconv.Itoa(int(lo)) + "%"})
+		ticks = append(ticks, htmlkit.Tick{V: lo, Label: strconv.Itoa(int(lo)) + "%"})
 	}
-	ticks = append(ticks, report.Tick{V: 100, Label: "100%"})
-	b.WriteString(report.Chart("GPU-hours allocated by job efficiency",
-		report.Axis{Label: "efficiency (GPU-hours used / allocated) of the job", Lo: 0, Hi: 100, Ticks: ticks},
-		report.Axis{Label: "GPU-hours allocated"}, series))
+	ticks = append(ticks, htmlkit.Tick{V: 100, Label: "100%"})
+	b.WriteString(htmlkit.Chart("GPU-hours allocated by job efficiency",
+		htmlkit.Axis{Label: "efficiency (GPU-hours used / allocated) of the job", Lo: 0, Hi: 100, Ticks: ticks},
+		htmlkit.Axis{Label: "GPU-hours allocated"}, series))
 	b.WriteString(`<div class="wrap"><table id="efficiency"><tr><th>efficiency</th><th>GPU-hours allocated</th><th>share</th></tr>`)
 	for i, v := range bins {
 		hi := "%)"

@@ -2,8 +2,9 @@
 // (issue 12): cost by team over time, the top jobs with their efficiency,
 // idle cost by GPU model and a histogram of efficiency, from one
 // alloc.Input. The page is self-contained (no script, no network) and
-// draws its charts with internal/sim/report's chart code; the JSON written
-// beside it is the command's own --format json output, passed in as bytes.
+// draws its charts with internal/htmlkit, as the simulator's report does;
+// the JSON written beside it is the command's own --format json output,
+// passed in as bytes.
 //
 // Over time, the window is cut into buckets on UTC boundaries: hours when
 // the window is at most 2 days long, else days; the first and last bucket

@@ -6,7 +6,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/cost/rightsize"
-	"github.com/gpuplane/gpuplane/internal/sim/report"
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"image/png"
 	"os"
 	"os/exec"
@@ -314,8 +314,7 @@ func TestBuildError(t *testing.T) {
 }
 
 // TestWrite makes the directory and writes index.html and report.json;
-// report.CheckDir then
-// refuses the directory without force.
+// htmlkit.CheckDir then refuses the directory without force.
 func TestWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	r, err := Build(small(t))
@@ -334,7 +333,7 @@ func TestWrite(t *testing.T) {
 	if err != nil || !bytes.Equal(page, HTML(r)) {
 		t.Fatalf("index.html differs: %v", err)
 	}
-	if err := report.CheckDir(dir, false); err == nil {
+	if err := htmlkit.CheckDir(dir, false); err == nil {
 		t.Error("CheckDir accepted a directory holding a report")
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
-	"github.com/gpuplane/gpuplane/internal/sim/report"
 )
 
 // jsonLines reports whether a --placements file name asks for JSON lines
@@ -141,7 +141,7 @@ func checkNewFile(path string, force bool) error {
 // savePlacements writes the placements file through a temporary file in
 // the same directory, renamed into place.
 func savePlacements(path string, runs []engine.Result) error {
-	return report.WriteFile(path, func(w io.Writer) error {
+	return htmlkit.WriteFile(path, func(w io.Writer) error {
 		if err := writePlacements(w, runs, jsonLines(path)); err != nil {
 			return fmt.Errorf("--placements: %w", err)
 		}

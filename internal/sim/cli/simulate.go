@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
@@ -138,7 +139,7 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 		return nil, 0, fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
 	}
 	if o.OutDir != "" {
-		if err := report.CheckDir(o.OutDir, o.Force); err != nil {
+		if err := htmlkit.CheckDir(o.OutDir, o.Force); err != nil {
 			return nil, 0, fmt.Errorf("--out: %w", err)
 		}
 	}
@@ -181,10 +182,10 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // failed run removes the --out directories it made (when still empty).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	if o.OutDir != "" {
-		made := report.MissingDirs(o.OutDir)
+		made := htmlkit.MissingDirs(o.OutDir)
 		defer func() {
 			if err != nil {
-				report.RemoveEmptyDirs(made)
+				htmlkit.RemoveEmptyDirs(made)
 			}
 		}()
 	}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
 )
 
@@ -155,7 +156,7 @@ func SizingHTML(r *sizing.Report) []byte {
 // answer as a diamond and the target as a grey line. Steps with an
 // infinite wait are left out of the lines.
 func sizingChart(r *sizing.Report) string {
-	var series, marks []Series
+	var series, marks []htmlkit.Series
 	lo, hi := math.Inf(1), math.Inf(-1)
 	val := func(v float64) float64 {
 		if r.Mode == "fill" {
@@ -164,12 +165,12 @@ func sizingChart(r *sizing.Report) string {
 		return v / 60
 	}
 	for i, x := range r.Results {
-		c := palette[i%len(palette)]
+		c := htmlkit.Color(i)
 		name := x.Policy
 		if x.Sharing != "" {
 			name += " (" + x.Sharing + ")"
 		}
-		s := Series{Name: name, Color: c}
+		s := htmlkit.Series{Name: name, Color: c}
 		for _, st := range x.Curve {
 			lo, hi = math.Min(lo, float64(st.Nodes)), math.Max(hi, float64(st.Nodes))
 			if st.Value != nil {
@@ -181,7 +182,7 @@ func sizingChart(r *sizing.Report) string {
 		}
 		series = append(series, s)
 		if x.Reached && x.Answer.Value != nil {
-			marks = append(marks, Series{Color: c, X: []float64{float64(x.Answer.Nodes)}, Y: []float64{val(*x.Answer.Value)}, Marks: true})
+			marks = append(marks, htmlkit.Series{Color: c, X: []float64{float64(x.Answer.Nodes)}, Y: []float64{val(*x.Answer.Value)}, Marks: true})
 		}
 	}
 	if len(series) == 0 {
@@ -189,15 +190,15 @@ func sizingChart(r *sizing.Report) string {
 	}
 	t, err := sizing.ParseTarget(r.Target)
 	if err == nil {
-		series = append(series, Series{Name: "target", Color: "#000", X: []float64{lo, hi}, Y: []float64{val(t.Value), val(t.Value)}})
+		series = append(series, htmlkit.Series{Name: "target", Color: "#000", X: []float64{lo, hi}, Y: []float64{val(t.Value), val(t.Value)}})
 	}
-	xa := Axis{Label: "nodes", Log: hi >= 8*lo}
-	ya := Axis{Label: "pods placed, %"}
+	xa := htmlkit.Axis{Label: "nodes", Log: hi >= 8*lo}
+	ya := htmlkit.Axis{Label: "pods placed, %"}
 	title := "Pods placed against cluster size"
 	if r.Mode != "fill" {
 		ya.Label, title = "p95 waiting time, min", "p95 waiting time against cluster size"
 	}
-	return "<h2>The curve</h2>" + Chart(title+" (diamond: the answer)", xa, ya, append(series, marks...)) +
+	return "<h2>The curve</h2>" + htmlkit.Chart(title+" (diamond: the answer)", xa, ya, append(series, marks...)) +
 		`<p class="note">Each point is one step of the search: a full simulation, mean over seeds. A step where more than 5% of pods never started has an infinite p95 wait and no point.</p>`
 }
 
@@ -212,9 +213,9 @@ func WriteSizingHTML(dir string, r *sizing.Report) (string, error) {
 	if err := WriteSizingJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := writeAtomic(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, writeAtomic(path, SizingHTML(r))
+	return path, htmlkit.WriteBytes(path, SizingHTML(r))
 }

@@ -1,4 +1,9 @@
-package report
+// Package htmlkit is what the two HTML reports, the simulator's
+// (internal/sim/report) and the cost report's (internal/cost/report),
+// share: inline SVG charts (Chart) and all-or-nothing writes of the files
+// of a report directory (CheckDir, WriteFile). It imports only the
+// standard library.
+package htmlkit
 
 import (
 	"fmt"
@@ -15,7 +20,9 @@ type Series struct {
 	// Color is a CSS colour; "" takes the palette's colour of the series'
 	// position.
 	Color string
-	X, Y  []float64
+	// X and Y are the points, in data coordinates; a NaN, or a value at
+	// or below 0 on a log axis, is left out.
+	X, Y []float64
 	// BandX, BandY are a closed polygon in data coordinates, drawn
 	// translucent under the line (e.g. the range over seeds).
 	BandX, BandY []float64
@@ -28,6 +35,7 @@ type Series struct {
 
 // Axis describes one axis of a chart.
 type Axis struct {
+	// Label is written along the axis.
 	Label string
 	// Log makes the axis logarithmic; values at or below 0 are left out.
 	Log bool
@@ -44,6 +52,11 @@ type Tick struct {
 	Label string
 }
 
+// DurationTicks label a log axis of seconds, from 1 s to 1 year.
+var DurationTicks = []Tick{{1, "1 s"}, {10, "10 s"}, {60, "1 min"}, {600, "10 min"}, {3600, "1 h"}, {6 * 3600, "6 h"},
+	{86400, "1 d"}, {7 * 86400, "7 d"}, {30 * 86400, "30 d"}, {365 * 86400, "1 y"}}
+
+// palette is the colours of series without one, by position.
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
 
 // Chart renders series as an inline SVG chart, 720 × 360 user units, with
@@ -74,8 +87,8 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 		y0, y1 = lo, hi
 	}
 	fx, fy := scale(x0, x1, xa.Log), scale(y0, y1, ya.Log)
-	px := func(x float64) float64 { return L + clamp01(fx(x))*(W-L-R) }
-	py := func(y float64) float64 { return H - B - clamp01(fy(y))*(H-T-B) }
+	px := func(x float64) float64 { return L + Clamp01(fx(x))*(W-L-R) }
+	py := func(y float64) float64 { return H - B - Clamp01(fy(y))*(H-T-B) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s" font-family="sans-serif">`, W, H, W, H, html.EscapeString(title))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/><text x="%.0f" y="20" font-size="15" font-weight="bold">%s</text>`, L, html.EscapeString(title))
@@ -97,7 +110,7 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 	for si, s := range series {
 		col := s.Color
 		if col == "" {
-			col = palette[si%len(palette)]
+			col = Color(si)
 		}
 		if len(s.BandX) > 0 {
 			var pts strings.Builder
@@ -143,11 +156,16 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 	return b.String()
 }
 
+// Color returns the palette's colour of the series at position i, the
+// colour Chart gives a series without one.
+func Color(i int) string { return palette[i%len(palette)] }
+
 func diamond(x, y float64) string {
 	return fmt.Sprintf("M%.1f %.1fl5 5-5 5-5-5z", x, y-5)
 }
 
-func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+// Clamp01 returns v limited to [0, 1].
+func Clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 
 // scale maps [lo, hi] to [0, 1], linearly or by log10.
 func scale(lo, hi float64, log bool) func(float64) float64 {
@@ -260,8 +278,9 @@ func tick(v, step float64) string {
 	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
-// bandY returns the polygon between lo and hi over x.
-func bandY(x, lo, hi []float64) ([]float64, []float64) {
+// Band returns the polygon between lo and hi over x, as a Series' BandX
+// and BandY: along hi, then back along lo.
+func Band(x, lo, hi []float64) ([]float64, []float64) {
 	bx := make([]float64, 0, 2*len(x))
 	by := make([]float64, 0, 2*len(x))
 	for i := range x {

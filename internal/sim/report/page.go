@@ -1,0 +1,131 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:960px;padding:0 16px;color:#222;line-height:1.4}` +
+	`h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}` +
+	`.wrap{overflow-x:auto}table{border-collapse:collapse;margin:8px 0;font-size:13px}` +
+	`td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{background:#f4f4f4;font-weight:600}` +
+	`td:first-child,th:first-child{text-align:left}.sd{color:#666;font-size:12px}.best{font-weight:bold;background:#eef6ee}` +
+	`svg{max-width:100%;height:auto;display:block}.note{color:#555;font-size:13px}` +
+	`.nodes{display:flex;flex-wrap:wrap;gap:12px}.nodes figure{margin:0}figcaption{font-size:13px;font-weight:600}` +
+	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}.lead{font-size:15px}`
+
+// HTML renders the report as one self-contained page: no scripts, no
+// external resources, charts as inline SVG.
+func HTML(r *engine.Report) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+		`<title>gpuplane simulate</title><style>` + css + `</style></head><body>`)
+	fmt.Fprintf(&b, "<h1>gpuplane simulate: %s experiment</h1>", html.EscapeString(r.Mode))
+	fmt.Fprintf(&b, "<p>%s: %s nodes, %s GPUs, %s trace pods; %d runs.</p>", html.EscapeString(r.Source), thousands(r.Nodes), thousands(r.GPUs), thousands(r.Pods), len(r.Results))
+	paper, hasPaper := paperFor(r)
+	colors := map[string]string{}
+	for i, s := range r.Summary {
+		colors[s.Policy] = htmlkit.Color(i)
+	}
+	b.WriteString(lead(r))
+	b.WriteString("<h2>Summary</h2>")
+	b.WriteString(summaryTable(r, paper, hasPaper))
+	b.WriteString(teamsTable(r, colors))
+	b.WriteString(sharingSection(r))
+	b.WriteString(snapshotPodsTable(r))
+	if r.Mode == "fill" {
+		fillCharts(&b, r, colors, paper, hasPaper)
+	} else {
+		replayCharts(&b, r, colors)
+	}
+	b.WriteString(byModelTable(r))
+	b.WriteString(failedTable(r))
+	b.WriteString(nodePictures(r))
+	b.WriteString(params(r, paper, hasPaper))
+	b.WriteString("</body></html>\n")
+	return b.Bytes()
+}
+
+// params lists how the run was made.
+func params(r *engine.Report, paper trace.Published, hasPaper bool) string {
+	var b strings.Builder
+	row := func(k, v string) {
+		fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>", html.EscapeString(k), html.EscapeString(v))
+	}
+	b.WriteString(`<h2>Run parameters</h2><div class="wrap"><table class="params" id="params">`)
+	row("experiment", r.Mode)
+	row("inputs", r.Source)
+	if sum := r.PodsSHA256(); sum != "" {
+		row("pod list SHA-256", sum)
+	}
+	if hasPaper {
+		row("recognised as", paper.File+" (public openb trace) on the openb GPU node list")
+	}
+	row("cluster", fmt.Sprintf("%s nodes, %s GPUs", thousands(r.Nodes), thousands(r.GPUs)))
+	row("trace pods", thousands(r.Pods))
+	var pols []string
+	for _, s := range r.Summary {
+		pols = append(pols, s.Policy)
+	}
+	row("policies", strings.Join(pols, ", "))
+	if p := r.Params; p != nil {
+		row("tie-break", p.TieBreak)
+		row("popularity", strconv.FormatFloat(p.Popularity, 'g', -1, 64))
+		var prices []string
+		for _, m := range slices.Sorted(maps.Keys(p.PricesUSDPerGPUHour)) {
+			prices = append(prices, fmt.Sprintf("%s %.2f", m, p.PricesUSDPerGPUHour[m]))
+		}
+		if len(prices) > 0 {
+			row("prices (USD per GPU-hour)", strings.Join(prices, ", "))
+		}
+	}
+	if len(r.Results) > 0 {
+		lo, hi := r.Results[0].Seed, r.Results[0].Seed
+		set := map[uint64]bool{}
+		for _, x := range r.Results {
+			lo, hi = min(lo, x.Seed), max(hi, x.Seed)
+			set[x.Seed] = true
+		}
+		if lo == hi {
+			row("seeds", fmt.Sprintf("1 (%d)", lo))
+		} else {
+			row("seeds", fmt.Sprintf("%d (%d to %d)", len(set), lo, hi))
+		}
+	}
+	if r.Mode == "fill" && r.Inflate > 0 {
+		row("inflate", fmt.Sprintf("%g: the run stops when the arrived GPU demand reaches %g%% of capacity", r.Inflate, 100*r.Inflate))
+	}
+	row("wall time", fmt.Sprintf("%.2f s", r.WallTime))
+	b.WriteString("</table></div>")
+	return b.String()
+}
+
+// WriteHTML writes index.html and report.json into dir (created if
+// needed) and returns the HTML file's path. Files are written to a
+// temporary name first and renamed, so an existing report is never left
+// half-written.
+func WriteHTML(dir string, r *engine.Report) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		return "", err
+	}
+	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "index.html")
+	return path, htmlkit.WriteBytes(path, HTML(r))
+}

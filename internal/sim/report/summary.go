@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// lead is one sentence for the reader in a hurry: which policy allocates
+// the most GPUs and by how much.
+func lead(r *engine.Report) string {
+	if len(r.Summary) < 2 {
+		return ""
+	}
+	alloc := func(x engine.Result) float64 { return x.GPUAllocationRatio }
+	what := "GPU allocation at the end of the run"
+	if r.Mode == "replay" {
+		alloc = func(x engine.Result) float64 {
+			if x.Replay == nil {
+				return 0
+			}
+			return x.Replay.TimeWeightedAllocationRatio
+		}
+		what = "time-weighted GPU allocation"
+	}
+	best, worst := r.Summary[0].Policy, r.Summary[0].Policy
+	bm, wm := statOf(r, best, alloc).Mean, statOf(r, worst, alloc).Mean
+	for _, s := range r.Summary[1:] {
+		m := statOf(r, s.Policy, alloc).Mean
+		if m > bm {
+			best, bm = s.Policy, m
+		}
+		if m < wm {
+			worst, wm = s.Policy, m
+		}
+	}
+	var b strings.Builder
+	if pct(bm) == pct(wm) {
+		fmt.Fprintf(&b, `<p class="lead">Every policy reaches %s%% %s.`, pct(bm), what)
+	} else {
+		fmt.Fprintf(&b, `<p class="lead">Highest %s: <b>%s</b>, %s%%; lowest: %s, %s%%. The difference is %.2f points, %s of the cluster's %s GPUs.`,
+			what, html.EscapeString(best), pct(bm), html.EscapeString(worst), pct(wm), 100*(bm-wm), thousands(int(math.Round((bm-wm)*float64(r.GPUs)))), thousands(r.GPUs))
+	}
+	if r.Mode == "replay" {
+		wait := replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds })
+		best, worst = r.Summary[0].Policy, r.Summary[0].Policy
+		bm, wm = statOf(r, best, wait).Mean, statOf(r, worst, wait).Mean
+		for _, s := range r.Summary[1:] {
+			m := statOf(r, s.Policy, wait).Mean
+			if m < bm {
+				best, bm = s.Policy, m
+			}
+			if m > wm {
+				worst, wm = s.Policy, m
+			}
+		}
+		if duration(bm) != duration(wm) {
+			fmt.Fprintf(&b, ` Shortest mean wait for a node: <b>%s</b>, %s; longest: %s, %s.`, html.EscapeString(best), duration(bm), html.EscapeString(worst), duration(wm))
+		}
+	}
+	b.WriteString("</p>")
+	return b.String()
+}
+
+// column is one metric of the summary table.
+type column struct {
+	head   string
+	f      func(engine.Result) float64
+	format func(float64) string
+	// higher is better (else lower is).
+	higher bool
+	// sd shows ± the standard deviation.
+	sd bool
+}
+
+func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string {
+	var cols []column
+	if r.Mode == "fill" {
+		cols = []column{
+			{"GPU allocation, %", func(x engine.Result) float64 { return x.GPUAllocationRatio }, pct, true, true},
+			{"fragmentation, % of idle GPU", func(x engine.Result) float64 { return x.FragmentationRatio }, pct, false, true},
+			{"failed pods", func(x engine.Result) float64 { return float64(x.FailedPods) }, num1, false, true},
+			{"idle GPUs", func(x engine.Result) float64 { return x.UnallocatedGPUs }, num1, false, false},
+			{"idle GPUs cost, USD per hour", func(x engine.Result) float64 { return x.IdleUSDPerHour }, usd, false, false},
+		}
+	} else {
+		cols = []column{
+			{"time-weighted GPU allocation, %", replayOf(func(s *engine.ReplayStats) float64 { return s.TimeWeightedAllocationRatio }), pct, true, true},
+			{"mean wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds }), duration, false, true},
+			{"p95 wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayP95Seconds }), duration, false, true},
+			{"longest wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMaxSeconds }), duration, false, false},
+			{"never started", replayOf(func(s *engine.ReplayStats) float64 { return float64(s.NeverStarted) }), num1, false, false},
+			{"idle GPU-hours", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleGPUHours }), num0, false, false},
+			{"idle GPUs cost, USD", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleCostUSD }), num0, false, false},
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`<div class="wrap"><table id="summary"><tr><th>policy</th><th>runs</th>`)
+	for i, c := range cols {
+		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.head))
+		if i == 0 && hasPaper {
+			b.WriteString("<th>published, %</th>")
+		}
+	}
+	b.WriteString("</tr>")
+	stats := make([][]stat, len(r.Summary))
+	for i, s := range r.Summary {
+		for _, c := range cols {
+			stats[i] = append(stats[i], statOf(r, s.Policy, c.f))
+		}
+	}
+	for i, s := range r.Summary {
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td>", html.EscapeString(s.Policy), s.Runs)
+		for j, c := range cols {
+			st := stats[i][j]
+			best, differ := true, false
+			for k := range r.Summary {
+				o := stats[k][j].Mean
+				if c.format(o) != c.format(st.Mean) {
+					differ = true
+					if (o > st.Mean) == c.higher {
+						best = false
+					}
+				}
+			}
+			best = best && differ
+			cell := html.EscapeString(c.format(st.Mean))
+			if c.sd && st.N > 1 {
+				cell += ` <span class="sd">± ` + html.EscapeString(c.format(st.Std)) + `</span>`
+			}
+			if best {
+				fmt.Fprintf(&b, `<td class="best">%s</td>`, cell)
+			} else {
+				fmt.Fprintf(&b, `<td>%s</td>`, cell)
+			}
+			if j == 0 && hasPaper {
+				if v, ok := paper.Alloc[s.Policy]; ok {
+					fmt.Fprintf(&b, "<td>%.2f</td>", v)
+				} else {
+					b.WriteString("<td>–</td>")
+				}
+			}
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table></div>")
+	if r.Mode == "fill" {
+		if r.Inflate > 0 {
+			fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+		} else {
+			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`)
+		}
+		if hasPaper {
+			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
+		}
+		b.WriteString("</p>")
+	} else {
+		b.WriteString(`<p class="note">Mean ± standard deviation over seeds. Waits are of the pods that started (creation to placement); never started: pods still waiting at the end. Best of each column in bold.</p>`)
+	}
+	return b.String()
+}
