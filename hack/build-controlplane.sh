@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the control-plane programs listed in internal/testenv/kube/binaries.txt
-# (etcd, kube-apiserver, kubectl, kwok) from the Go module proxy into
+# (etcd, kube-apiserver, kubectl, kubelet, kube-controller-manager, kwok)
+# from the Go module proxy into
 # ${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin/<name>-<version>, skipping
-# those already there. Cold it takes 27 CPU-minutes, most of them for
-# kube-apiserver (about 14 minutes on 2 idle cores); with the binaries
-# cached it takes a moment (docs/cluster.md).
+# those already there. The missing programs of one module are built in one
+# go build, so the packages they share (most of k8s.io/kubernetes) compile
+# once. With the binaries cached it takes a moment; cold figures are in
+# docs/cluster.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin"
@@ -13,6 +15,8 @@ bin="$(cd "$bin" && pwd)"
 tmp="$(mktemp -d "$bin/.build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
+# Missing "tools" programs by module: module -> "name=package ...".
+declare -A batch version_of
 while read -r name version how pkg; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   out="$bin/$name-$version"
@@ -20,8 +24,6 @@ while read -r name version how pkg; do
     echo "build-controlplane: $name $version: cached ($out)"
     continue
   fi
-  echo "build-controlplane: $name $version: building $pkg ..."
-  start=$SECONDS
   case "$how" in
   tools)
     # The version comes from hack/tools/go.mod; binaries.txt must agree.
@@ -30,27 +32,50 @@ while read -r name version how pkg; do
       echo "build-controlplane: $name: hack/tools/go.mod has $got, binaries.txt says $version" >&2
       exit 1
     fi
-    ldflags=()
-    if [[ "$module" == k8s.io/kubernetes ]]; then
-      # Stamp the version as Kubernetes' own build does
-      # (hack/lib/version.sh); unstamped, the server reports v0.0.0-master.
-      IFS=. read -r major minor _ <<<"${version#v}"
-      flags=""
-      for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-        flags+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
-      done
-      ldflags=(-ldflags "$flags")
-    fi
-    go -C hack/tools build "${ldflags[@]}" -o "$tmp/$name" "$pkg"
+    batch[$module]+=" $name=$pkg"
+    version_of[$module]=$version
     ;;
   install)
+    echo "build-controlplane: $name $version: building $pkg ..."
+    start=$SECONDS
     GOBIN="$tmp" go install "$pkg@$version"
+    mv "$tmp/$name" "$out"
+    echo "build-controlplane: $name $version: built in $((SECONDS - start)) s"
     ;;
   *)
     echo "build-controlplane: $name: unknown way to build: $how" >&2
     exit 1
     ;;
   esac
-  mv "$tmp/$name" "$out"
-  echo "build-controlplane: $name $version: built in $((SECONDS - start)) s"
 done < internal/testenv/kube/binaries.txt
+
+for module in "${!batch[@]}"; do
+  version="${version_of[$module]}"
+  ldflags=()
+  if [[ "$module" == k8s.io/kubernetes ]]; then
+    # Stamp the version as Kubernetes' own build does
+    # (hack/lib/version.sh); unstamped, the server reports v0.0.0-master.
+    IFS=. read -r major minor _ <<<"${version#v}"
+    flags=""
+    for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+      flags+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+    done
+    ldflags=(-ldflags "$flags")
+  fi
+  names=() pkgs=()
+  for np in ${batch[$module]}; do
+    names+=("${np%%=*}") pkgs+=("${np#*=}")
+  done
+  echo "build-controlplane: ${names[*]} $version: building in one go build ..."
+  start=$SECONDS
+  # One go build compiles every package of them all, in parallel, into
+  # the build cache (with several packages it links nothing); each program
+  # is then linked from the cache.
+  go -C hack/tools build "${ldflags[@]}" "${pkgs[@]}"
+  for i in "${!pkgs[@]}"; do
+    v="$(awk -v n="${names[$i]}" '$1 == n { print $2 }' internal/testenv/kube/binaries.txt)"
+    go -C hack/tools build "${ldflags[@]}" -o "$tmp/${names[$i]}" "${pkgs[$i]}"
+    mv "$tmp/${names[$i]}" "$bin/${names[$i]}-$v"
+  done
+  echo "build-controlplane: ${names[*]}: built in $((SECONDS - start)) s"
+done
