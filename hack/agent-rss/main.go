@@ -113,12 +113,7 @@ func run(agent string, duration time.Duration) error {
 	if err != nil {
 		return err
 	}
-	pid := cmd.Process.Pid
-	rss, hwm, err := memory(pid)
-	if err != nil {
-		return err
-	}
-	cpu, err := cpuSeconds(pid)
+	rss, hwm, cpu, err := usage(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -243,6 +238,18 @@ func attributedPods(client *http.Client, url string) (int, error) {
 		attributed[m[1]] = true
 	}
 	return len(attributed), nil
+}
+
+// usage returns VmRSS and VmHWM of pid in MiB, and its CPU time in
+// seconds.
+func usage(pid int) (rss, hwm, cpu float64, err error) {
+	if rss, hwm, err = memory(pid); err != nil {
+		return 0, 0, 0, err
+	}
+	if cpu, err = cpuSeconds(pid); err != nil {
+		return 0, 0, 0, err
+	}
+	return rss, hwm, cpu, nil
 }
 
 // memory returns VmRSS and VmHWM of pid in MiB.
