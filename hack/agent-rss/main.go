@@ -29,6 +29,7 @@ import (
 
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/podresources/podresourcestest"
 )
@@ -73,19 +74,11 @@ func run(agent string, duration time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	prof, cfg := filepath.Join(dir, "profile.yaml"), filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(prof, []byte(profile), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		return err
-	}
-	b, err := mock.Open(prof, mock.Options{})
+	prof, cfg, err := writeInputs(dir)
 	if err != nil {
 		return err
 	}
-	node, err := b.Discover(context.Background())
-	b.Close()
+	node, err := discover(prof)
 	if err != nil {
 		return err
 	}
@@ -94,6 +87,69 @@ func run(agent string, duration time.Duration) error {
 		return err
 	}
 	defer srv.Stop()
+	pods := migPods(node)
+	srv.SetPods(pods...)
+
+	cmd, addr, err := startAgent(agent, prof, cfg, dir, srv.Path())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	a, ok := <-addr // closed when the agent exits
+	if !ok {
+		return fmt.Errorf("the agent exited before serving metrics")
+	}
+	url := "http://" + a + "/metrics"
+	tr := &http.Transport{DisableCompression: true}
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	scrapes, bytes, pdu, err := scrape(client, url, duration)
+	if err != nil {
+		return err
+	}
+	attributed, err := attributedPods(client, url)
+	if err != nil {
+		return err
+	}
+	rss, hwm, cpu, err := usage(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("GPUs %d, MIG devices %d, pods %d (%d in the metrics), scrapes %d (gzip, %d bytes each), mean scrape %.1f ms\n",
+		len(node.GPUs), len(node.GPUs)*7, len(pods), attributed, scrapes, bytes/scrapes, float64(pdu.Microseconds())/float64(scrapes)/1000)
+	fmt.Printf("VmRSS %.1f MiB, VmHWM %.1f MiB, CPU %.2f s over %s\n", rss, hwm, cpu, duration)
+	return nil
+}
+
+// writeInputs writes the mock profile and the agent configuration into dir
+// and returns their paths.
+func writeInputs(dir string) (prof, cfg string, err error) {
+	prof, cfg = filepath.Join(dir, "profile.yaml"), filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(prof, []byte(profile), 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		return "", "", err
+	}
+	return prof, cfg, nil
+}
+
+// discover returns the node of the mock profile prof.
+func discover(prof string) (device.Node, error) {
+	b, err := mock.Open(prof, mock.Options{})
+	if err != nil {
+		return device.Node{}, err
+	}
+	node, err := b.Discover(context.Background())
+	b.Close()
+	return node, err
+}
+
+// migPods are the pods on the node's MIG devices: one on each of the first
+// six of a GPU, two sharing the seventh.
+func migPods(node device.Node) []*v1.PodResources {
 	var pods []*v1.PodResources
 	for _, g := range node.GPUs {
 		for m, mig := range g.MIG {
@@ -108,22 +164,29 @@ func run(agent string, duration time.Duration) error {
 			}
 		}
 	}
-	srv.SetPods(pods...)
+	return pods
+}
 
+// startAgent starts the agent on the mock profile prof with its
+// configuration cfg, and returns it and the address it serves metrics on
+// (closed when it exits).
+func startAgent(agent, prof, cfg, dir, socket string) (*exec.Cmd, <-chan string, error) {
 	cmd := exec.Command(agent, "--backend", "mock", "--mock-profile", prof, "--config", cfg,
 		"--device-plugin-dir", dir, "--node-name", "rss", "--metrics-addr", "127.0.0.1:0",
-		"--pod-resources-socket", srv.Path())
+		"--pod-resources-socket", socket)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
+	return cmd, servingAddr(stderr), nil
+}
+
+// servingAddr reads the agent's log and sends the metrics address it
+// serves on; the channel is closed when the log ends.
+func servingAddr(stderr io.Reader) <-chan string {
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -134,22 +197,19 @@ func run(agent string, duration time.Duration) error {
 		}
 		close(addr)
 	}()
-	a, ok := <-addr // closed when the agent exits
-	if !ok {
-		return fmt.Errorf("the agent exited before serving metrics")
-	}
-	url := "http://" + a + "/metrics"
-	tr := &http.Transport{DisableCompression: true}
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	var scrapes, bytes int
-	var pdu time.Duration
+	return addr
+}
+
+// scrape scrapes url with gzip every second for duration and returns the
+// scrapes, the bytes they read and the time they took.
+func scrape(client *http.Client, url string, duration time.Duration) (scrapes, bytes int, pdu time.Duration, err error) {
 	for deadline := time.Now().Add(duration); time.Now().Before(deadline); {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		req.Header.Set("Accept-Encoding", "gzip")
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			return err
+			return 0, 0, 0, err
 		}
 		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
@@ -158,33 +218,38 @@ func run(agent string, duration time.Duration) error {
 		bytes += int(n)
 		time.Sleep(time.Second)
 	}
-	// One plain scrape: the pods the series are attributed to.
+	return scrapes, bytes, pdu, nil
+}
+
+// attributedPods scrapes url once, plain, and returns how many pods the
+// series are attributed to.
+func attributedPods(client *http.Client, url string) (int, error) {
 	resp, err := client.Get(url)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	text, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	attributed := map[string]bool{}
 	for _, m := range podRE.FindAllStringSubmatch(string(text), -1) {
 		attributed[m[1]] = true
 	}
-	pid := cmd.Process.Pid
-	rss, hwm, err := memory(pid)
-	if err != nil {
-		return err
+	return len(attributed), nil
+}
+
+// usage returns VmRSS and VmHWM of pid in MiB, and its CPU time in
+// seconds.
+func usage(pid int) (rss, hwm, cpu float64, err error) {
+	if rss, hwm, err = memory(pid); err != nil {
+		return 0, 0, 0, err
 	}
-	cpu, err := cpuSeconds(pid)
-	if err != nil {
-		return err
+	if cpu, err = cpuSeconds(pid); err != nil {
+		return 0, 0, 0, err
 	}
-	fmt.Printf("GPUs %d, MIG devices %d, pods %d (%d in the metrics), scrapes %d (gzip, %d bytes each), mean scrape %.1f ms\n",
-		len(node.GPUs), len(node.GPUs)*7, len(pods), len(attributed), scrapes, bytes/scrapes, float64(pdu.Microseconds())/float64(scrapes)/1000)
-	fmt.Printf("VmRSS %.1f MiB, VmHWM %.1f MiB, CPU %.2f s over %s\n", rss, hwm, cpu, duration)
-	return nil
+	return rss, hwm, cpu, nil
 }
 
 // memory returns VmRSS and VmHWM of pid in MiB.

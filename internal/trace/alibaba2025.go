@@ -48,6 +48,38 @@ const (
 func ReadAlibaba2025(file string, r io.Reader) ([]PodSpec, error) {
 	cr := csv.NewReader(&lineLimit{r: r, line: 1}) // a huge value is refused before it is read whole
 	cr.ReuseRecord = true
+	col, err := alibaba2025Header(file, cr)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]int{}
+	var out []PodSpec
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, csvErr(file, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if line > math.MaxInt32 {
+			return nil, &Error{File: file, Line: line, Err: fmt.Errorf("line beyond %d", math.MaxInt32)}
+		}
+		p, err := alibaba2025Row{file: file, line: line, rec: rec, col: col}.pod(seen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, &Error{File: file, Line: 1, Err: errors.New("no pods")}
+	}
+	return out, nil
+}
+
+// alibaba2025Header reads the header and returns the index of each column
+// by name (the first, if named twice).
+func alibaba2025Header(file string, cr *csv.Reader) (map[string]int, error) {
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &Error{File: file, Line: 1, Err: errors.New("empty file")}
@@ -66,106 +98,116 @@ func ReadAlibaba2025(file string, r io.Reader) ([]PodSpec, error) {
 			return nil, &Error{File: file, Line: 1, Column: c, Err: errors.New("missing column")}
 		}
 	}
-	seen := map[string]int{}
-	var out []PodSpec
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, csvErr(file, err)
-		}
-		line, _ := cr.FieldPos(0)
-		bad := func(c string, format string, a ...any) error {
-			return &Error{File: file, Line: line, Column: c, Err: fmt.Errorf(format, a...)}
-		}
-		num := func(c string, hi float64) (float64, error) {
-			s := strings.TrimSpace(rec[col[c]])
-			v, err := strconv.ParseFloat(s, 64)
-			switch {
-			case err != nil || math.IsNaN(v):
-				return 0, bad(c, "%s is not a number", Quote(s))
-			case v < 0:
-				return 0, bad(c, "negative value %s", s)
-			case v > hi:
-				return 0, bad(c, "value %s above %v", s, hi)
-			}
-			return v, nil
-		}
-		time := func(c string) (float64, error) {
-			s := strings.TrimSpace(rec[col[c]])
-			if s == "" || s == "NaN" || s == "nan" {
-				return math.NaN(), nil
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			switch {
-			case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-				return 0, bad(c, "%s is not a time in seconds", Quote(s))
-			case v < 0:
-				return 0, bad(c, "negative time %s", s)
-			case v > maxSeconds:
-				return 0, bad(c, "time %v s is beyond %v s", v, float64(maxSeconds))
-			}
-			return v, nil
-		}
-		if line > math.MaxInt32 {
-			return nil, &Error{File: file, Line: line, Err: fmt.Errorf("line beyond %d", math.MaxInt32)}
-		}
-		p := PodSpec{Line: int32(line), Name: strings.TrimSpace(rec[col["instance_sn"]])}
-		if p.Name == "" {
-			return nil, bad("instance_sn", "empty instance name")
-		}
-		if len(p.Name) > maxNameLen {
-			return nil, bad("instance_sn", "name %s longer than %d bytes", Quote(p.Name), maxNameLen)
-		}
-		if first, dup := seen[p.Name]; dup {
-			return nil, bad("instance_sn", "instance %s already defined on line %d", Quote(p.Name), first)
-		}
-		seen[p.Name] = line
-		cpu, err := num("cpu_request", maxVCPU)
-		if err != nil {
-			return nil, err
-		}
-		mem, err := num("memory_request", maxMemGiB)
-		if err != nil {
-			return nil, err
-		}
-		p.CPUMilli, p.MemoryMiB = int64(math.Round(cpu*1000)), int64(math.Round(mem*1024))
-		g, err := num("gpu_request", maxGPUsPerNode)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case g == 0:
-		case g < 1:
-			p.NumGPU, p.GPUMilli = 1, int16(math.Round(g*1000))
-			if p.GPUMilli == 0 {
-				return nil, bad("gpu_request", "share %v of a GPU is below 1 milli-GPU", g)
-			}
-		case g == math.Trunc(g):
-			p.NumGPU, p.GPUMilli = int16(g), 1000
-		default:
-			return nil, bad("gpu_request", "%v GPUs: more than one GPU must be whole", g)
-		}
-		if p.Creation, err = time("creation_time"); err != nil {
-			return nil, err
-		}
-		if math.IsNaN(p.Creation) {
-			p.Creation = 0 // existed before the window
-		}
-		if p.Deletion, err = time("deletion_time"); err != nil {
-			return nil, err
-		}
-		if p.Deletion < p.Creation {
-			return nil, bad("deletion_time", "deletion %v before creation %v", p.Deletion, p.Creation)
-		}
-		p.Scheduled = math.NaN()
-		out = append(out, p)
+	return col, nil
+}
+
+// alibaba2025Row is one instance line of the trace.
+type alibaba2025Row struct {
+	file string
+	line int
+	rec  []string
+	col  map[string]int
+}
+
+// pod returns the row's pod; seen has the line of each instance name read
+// so far.
+func (r alibaba2025Row) pod(seen map[string]int) (PodSpec, error) {
+	p := PodSpec{Line: int32(r.line), Name: strings.TrimSpace(r.rec[r.col["instance_sn"]])}
+	if p.Name == "" {
+		return p, r.bad("instance_sn", "empty instance name")
 	}
-	if len(out) == 0 {
-		return nil, &Error{File: file, Line: 1, Err: errors.New("no pods")}
+	if len(p.Name) > maxNameLen {
+		return p, r.bad("instance_sn", "name %s longer than %d bytes", Quote(p.Name), maxNameLen)
 	}
-	return out, nil
+	if first, dup := seen[p.Name]; dup {
+		return p, r.bad("instance_sn", "instance %s already defined on line %d", Quote(p.Name), first)
+	}
+	seen[p.Name] = r.line
+	cpu, err := r.num("cpu_request", maxVCPU)
+	if err != nil {
+		return p, err
+	}
+	mem, err := r.num("memory_request", maxMemGiB)
+	if err != nil {
+		return p, err
+	}
+	p.CPUMilli, p.MemoryMiB = int64(math.Round(cpu*1000)), int64(math.Round(mem*1024))
+	if err := r.gpus(&p); err != nil {
+		return p, err
+	}
+	if p.Creation, err = r.time("creation_time"); err != nil {
+		return p, err
+	}
+	if math.IsNaN(p.Creation) {
+		p.Creation = 0 // existed before the window
+	}
+	if p.Deletion, err = r.time("deletion_time"); err != nil {
+		return p, err
+	}
+	if p.Deletion < p.Creation {
+		return p, r.bad("deletion_time", "deletion %v before creation %v", p.Deletion, p.Creation)
+	}
+	p.Scheduled = math.NaN()
+	return p, nil
+}
+
+// gpus sets p's GPUs from gpu_request: whole GPUs, or a share of one.
+func (r alibaba2025Row) gpus(p *PodSpec) error {
+	g, err := r.num("gpu_request", maxGPUsPerNode)
+	if err != nil {
+		return err
+	}
+	switch {
+	case g == 0:
+	case g < 1:
+		p.NumGPU, p.GPUMilli = 1, int16(math.Round(g*1000))
+		if p.GPUMilli == 0 {
+			return r.bad("gpu_request", "share %v of a GPU is below 1 milli-GPU", g)
+		}
+	case g == math.Trunc(g):
+		p.NumGPU, p.GPUMilli = int16(g), 1000
+	default:
+		return r.bad("gpu_request", "%v GPUs: more than one GPU must be whole", g)
+	}
+	return nil
+}
+
+// bad is an error at column c of the row.
+func (r alibaba2025Row) bad(c string, format string, a ...any) error {
+	return &Error{File: r.file, Line: r.line, Column: c, Err: fmt.Errorf(format, a...)}
+}
+
+// num reads column c, a number in [0, hi].
+func (r alibaba2025Row) num(c string, hi float64) (float64, error) {
+	s := strings.TrimSpace(r.rec[r.col[c]])
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil || math.IsNaN(v):
+		return 0, r.bad(c, "%s is not a number", Quote(s))
+	case v < 0:
+		return 0, r.bad(c, "negative value %s", s)
+	case v > hi:
+		return 0, r.bad(c, "value %s above %v", s, hi)
+	}
+	return v, nil
+}
+
+// time reads column c, a time in seconds; empty or NaN is NaN.
+func (r alibaba2025Row) time(c string) (float64, error) {
+	s := strings.TrimSpace(r.rec[r.col[c]])
+	if s == "" || s == "NaN" || s == "nan" {
+		return math.NaN(), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, r.bad(c, "%s is not a time in seconds", Quote(s))
+	case v < 0:
+		return 0, r.bad(c, "negative time %s", s)
+	case v > maxSeconds:
+		return 0, r.bad(c, "time %v s is beyond %v s", v, float64(maxSeconds))
+	}
+	return v, nil
 }
 
 // csvErr turns an encoding/csv error into an *Error naming the file and line.

@@ -369,8 +369,37 @@ func Compute(in Input) (*Ledger, error) {
 		prices = &cost.Prices{}
 	}
 	l := &Ledger{from: in.From, to: in.To, idle: map[idleKey]*idleAcc{}, asset: new(big.Rat)}
+	byUUID, err := indexGPUs(in.GPUs)
+	if err != nil {
+		return nil, err
+	}
+	perGPU, err := holdingsByGPU(in, byUUID)
+	if err != nil {
+		return nil, err
+	}
+	devUtil, err := deviceSources(in, hold)
+	if err != nil {
+		return nil, err
+	}
+	l.warnStrayUtil(in, byUUID, devUtil)
+	unpriced := map[string]bool{}
+	for gi, g := range in.GPUs {
+		pr, ok := prices.Get(g.Model)
+		if (!ok || pr.USDPerHour == 0) && !unpriced[g.Model] {
+			unpriced[g.Model] = true
+			l.Warnings = append(l.Warnings, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0", g.Model))
+		}
+		if err := l.book(in, g, pr.USDPerHour, hold, perGPU[gi], devUtil); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// indexGPUs checks the GPUs and returns their indices by UUID.
+func indexGPUs(gpus []GPU) (map[string]int, error) {
 	byUUID := map[string]int{}
-	for i, g := range in.GPUs {
+	for i, g := range gpus {
 		if g.UUID == "" {
 			return nil, fmt.Errorf("GPU %d (node %q): empty UUID", i, g.Node)
 		}
@@ -382,6 +411,11 @@ func Compute(in Input) (*Ledger, error) {
 		}
 		byUUID[g.UUID] = i
 	}
+	return byUUID, nil
+}
+
+// holdingsByGPU checks the holdings and returns their indices by GPU.
+func holdingsByGPU(in Input, byUUID map[string]int) ([][]int, error) {
 	perGPU := make([][]int, len(in.GPUs))
 	for i, h := range in.Holdings {
 		gi, ok := byUUID[h.GPU]
@@ -396,6 +430,12 @@ func Compute(in Input) (*Ledger, error) {
 		}
 		perGPU[gi] = append(perGPU[gi], i)
 	}
+	return perGPU, nil
+}
+
+// deviceSources returns the utilisation of each device that a holding
+// names, by key.
+func deviceSources(in Input, hold int64) (map[string]busySource, error) {
 	devUtil := map[string]busySource{}
 	for _, h := range in.Holdings {
 		if h.Util != "" && devUtil[h.Util] == nil {
@@ -406,6 +446,12 @@ func Compute(in Input) (*Ledger, error) {
 			devUtil[h.Util] = c
 		}
 	}
+	return devUtil, nil
+}
+
+// warnStrayUtil warns of utilisation for a GPU not in the list that no
+// holding names either.
+func (l *Ledger) warnStrayUtil(in Input, byUUID map[string]int, devUtil map[string]busySource) {
 	keys := make([]string, 0, len(in.Util)+len(in.UtilGrid))
 	for uuid := range in.Util {
 		keys = append(keys, uuid)
@@ -419,49 +465,46 @@ func Compute(in Input) (*Ledger, error) {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("utilisation samples for GPU %s, which is not in the GPU list, ignored", uuid))
 		}
 	}
-	unpriced := map[string]bool{}
-	for gi, g := range in.GPUs {
-		pr, ok := prices.Get(g.Model)
-		if (!ok || pr.USDPerHour == 0) && !unpriced[g.Model] {
-			unpriced[g.Model] = true
-			l.Warnings = append(l.Warnings, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0", g.Model))
-		}
-		// micro-USD per GPU-hour; cents per GPU-millisecond = micro / 1e4 / 3.6e6.
-		micro := int64(math.Round(pr.USDPerHour * 1e6))
-		centsPerMs := big.NewRat(micro, 1e4*msPerHour)
-		curve, err := in.source(g.UUID, hold)
-		if err != nil {
-			return nil, err
-		}
-		from, to := g.life(in.From, in.To)
-		life := max(to-from, 0)
-		hs, clamped, cut := sweep(in, g, from, to, perGPU[gi], curve, devUtil)
-		if clamped != "" {
-			l.Warnings = append(l.Warnings, clamped)
-		}
-		if cut != "" {
-			l.Warnings = append(l.Warnings, cut)
-		}
-		idleMs := big.NewRat(life, 1)
-		for _, x := range hs {
-			if x.shareMs.Sign() == 0 {
-				continue // held nothing within the window
-			}
-			idleMs.Sub(idleMs, x.shareMs)
-			x.cents = new(big.Rat).Mul(x.shareMs, centsPerMs)
-			l.holdings = append(l.holdings, x)
-		}
-		k := idleKey{g.Node, g.Model}
-		acc := l.idle[k]
-		if acc == nil {
-			acc = &idleAcc{ms: new(big.Rat), cents: new(big.Rat)}
-			l.idle[k] = acc
-		}
-		acc.ms.Add(acc.ms, idleMs)
-		acc.cents.Add(acc.cents, new(big.Rat).Mul(idleMs, centsPerMs))
-		l.asset.Add(l.asset, new(big.Rat).Mul(big.NewRat(life, 1), centsPerMs))
+}
+
+// book keeps the books of GPU g, priced usdPerHour, over its life in the
+// window: what its holdings idx cost, and its idle time and cost.
+func (l *Ledger) book(in Input, g GPU, usdPerHour float64, hold int64, idx []int, devUtil map[string]busySource) error {
+	// micro-USD per GPU-hour; cents per GPU-millisecond = micro / 1e4 / 3.6e6.
+	micro := int64(math.Round(usdPerHour * 1e6))
+	centsPerMs := big.NewRat(micro, 1e4*msPerHour)
+	curve, err := in.source(g.UUID, hold)
+	if err != nil {
+		return err
 	}
-	return l, nil
+	from, to := g.life(in.From, in.To)
+	life := max(to-from, 0)
+	hs, clamped, cut := sweep(in, g, from, to, idx, curve, devUtil)
+	if clamped != "" {
+		l.Warnings = append(l.Warnings, clamped)
+	}
+	if cut != "" {
+		l.Warnings = append(l.Warnings, cut)
+	}
+	idleMs := big.NewRat(life, 1)
+	for _, x := range hs {
+		if x.shareMs.Sign() == 0 {
+			continue // held nothing within the window
+		}
+		idleMs.Sub(idleMs, x.shareMs)
+		x.cents = new(big.Rat).Mul(x.shareMs, centsPerMs)
+		l.holdings = append(l.holdings, x)
+	}
+	k := idleKey{g.Node, g.Model}
+	acc := l.idle[k]
+	if acc == nil {
+		acc = &idleAcc{ms: new(big.Rat), cents: new(big.Rat)}
+		l.idle[k] = acc
+	}
+	acc.ms.Add(acc.ms, idleMs)
+	acc.cents.Add(acc.cents, new(big.Rat).Mul(idleMs, centsPerMs))
+	l.asset.Add(l.asset, new(big.Rat).Mul(big.NewRat(life, 1), centsPerMs))
+	return nil
 }
 
 // sweep accounts for the holdings idx of GPU g within [from, to), its life

@@ -167,14 +167,8 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 		UtilP95: math.NaN(), UsedFraction: math.NaN(), PeakMiB: math.NaN(),
 		RecommendedGPUHours: j.GPUHours, RecommendedCostCents: j.CostCents,
 	}
-	if j.GPUs < 1 {
-		return r, fmt.Errorf("GPUs %d, want at least 1", j.GPUs)
-	}
-	if j.CostCents < 0 {
-		return r, fmt.Errorf("cost %d cents is negative", j.CostCents)
-	}
-	if !(j.GPUHours >= 0) || math.IsInf(j.GPUHours, 0) {
-		return r, fmt.Errorf("GPU-hours %v, want a number >= 0", j.GPUHours)
+	if err := checkJob(j); err != nil {
+		return r, err
 	}
 	g := alloc.GPU{UUID: "of job " + j.Name, Model: j.Model, MIGSlices: j.MIGSlices}
 	held, err := j.Held.Fraction(g)
@@ -183,20 +177,64 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 	}
 	r.Held = describe(j.Held)
 	r.HeldFraction, _ = held.Float64()
+	if err := checkSamples(j); err != nil {
+		return r, err
+	}
+	if measured, err := measure(&r, j, g); !measured || err != nil {
+		return r, err
+	}
+	if r.Reason = keepReason(&r, j, o); r.Reason != "" {
+		return r, nil
+	}
+	var s smallerShare
+	var ok bool
+	if profiles := gpu.MIGProfiles(j.Model); len(profiles) > 0 {
+		s, ok, err = smallerMIG(&r, j, g, profiles)
+	} else {
+		s, ok = smallerMilli(&r, j, o, cat)
+	}
+	if !ok || err != nil {
+		return r, err
+	}
+	return r, recommendShare(&r, j, g, held, s)
+}
+
+// checkJob checks the job's GPUs, cost and GPU-hours.
+func checkJob(j Job) error {
+	if j.GPUs < 1 {
+		return fmt.Errorf("GPUs %d, want at least 1", j.GPUs)
+	}
+	if j.CostCents < 0 {
+		return fmt.Errorf("cost %d cents is negative", j.CostCents)
+	}
+	if !(j.GPUHours >= 0) || math.IsInf(j.GPUHours, 0) {
+		return fmt.Errorf("GPU-hours %v, want a number >= 0", j.GPUHours)
+	}
+	return nil
+}
+
+// checkSamples checks the job's utilisation and memory samples.
+func checkSamples(j Job) error {
 	for k, u := range j.Util {
 		if !(u >= 0 && u <= 1) {
-			return r, fmt.Errorf("utilisation sample %d is %v, want 0..1", k, u)
+			return fmt.Errorf("utilisation sample %d is %v, want 0..1", k, u)
 		}
 	}
 	for k, m := range j.MemoryMiB {
 		if !(m >= 0) || math.IsInf(m, 0) {
-			return r, fmt.Errorf("memory sample %d is %v MiB, want a number >= 0", k, m)
+			return fmt.Errorf("memory sample %d is %v MiB, want a number >= 0", k, m)
 		}
 	}
+	return nil
+}
 
+// measure sets the job's p95 utilisation, the share of a GPU it used and
+// its peak memory; without samples to tell it returns false, the reason
+// in r.
+func measure(r *Recommendation, j Job, g alloc.GPU) (bool, error) {
 	if len(j.Util) == 0 {
 		r.Reason = "no utilisation samples (an Ampere MIG device has none, docs/metrics.md)"
-		return r, nil
+		return false, nil
 	}
 	r.UtilP95 = quantile(Quantile, j.Util)
 	// The samples are the device's: a MIG instance's (also when its time is
@@ -205,19 +243,25 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 	if j.Held.Kind == alloc.MIG {
 		f, err := alloc.Share{Kind: alloc.MIG, Slices: j.Held.Slices}.Fraction(g)
 		if err != nil {
-			return r, fmt.Errorf("held share: %w", err)
+			return false, fmt.Errorf("held share: %w", err)
 		}
 		device, _ = f.Float64()
 	}
 	r.UsedFraction = r.UtilP95 * device
 	if len(j.MemoryMiB) == 0 {
 		r.Reason = "no memory samples (DCGM_FI_DEV_FB_USED)"
-		return r, nil
+		return false, nil
 	}
 	r.PeakMiB = j.MemoryMiB[0]
 	for _, m := range j.MemoryMiB {
 		r.PeakMiB = max(r.PeakMiB, m)
 	}
+	return true, nil
+}
+
+// keepReason is why the job keeps its share whatever its size: it uses
+// enough of it, or it spans several GPUs; "" if neither.
+func keepReason(r *Recommendation, j Job, o Options) string {
 	if limit := o.Threshold * r.HeldFraction; r.UsedFraction >= limit {
 		// Enough digits to show the comparison: 3 decimals, else 7
 		// significant digits (the float32 samples'), else equal.
@@ -225,72 +269,90 @@ func recommend(j Job, o Options, cat *gpu.Catalog) (Recommendation, error) {
 		if used == lim {
 			used, lim = strconv.FormatFloat(r.UsedFraction, 'g', 7, 64), strconv.FormatFloat(limit, 'g', 7, 64)
 		}
-		r.Reason = fmt.Sprintf("p95 utilisation %s GPU is not below %.2f of the held %s (%s GPU)", used, o.Threshold, r.Held, lim)
+		reason := fmt.Sprintf("p95 utilisation %s GPU is not below %.2f of the held %s (%s GPU)", used, o.Threshold, r.Held, lim)
 		if used == lim {
-			r.Reason += ": equal"
+			reason += ": equal"
 		}
-		return r, nil
+		return reason
 	}
 	if j.GPUs > 1 {
-		r.Reason = fmt.Sprintf("p95 utilisation %.3f GPU is low, but the job spans %d GPUs: MIG instances have no GPU-to-GPU peer-to-peer (NVIDIA MIG user guide), and fewer GPUs would change its parallelism", r.UsedFraction, j.GPUs)
-		return r, nil
+		return fmt.Sprintf("p95 utilisation %.3f GPU is low, but the job spans %d GPUs: MIG instances have no GPU-to-GPU peer-to-peer (NVIDIA MIG user guide), and fewer GPUs would change its parallelism", r.UsedFraction, j.GPUs)
 	}
+	return ""
+}
 
-	var rec alloc.Share
-	var name string
-	var recMiB int64
-	if profiles := gpu.MIGProfiles(j.Model); len(profiles) > 0 {
-		best := -1
-		for k, p := range profiles {
-			fr, err := alloc.Share{Kind: alloc.MIG, Slices: p.ComputeSlices}.Fraction(g)
-			if err != nil {
-				return r, fmt.Errorf("MIG profile %s: %w", p.Name, err)
-			}
-			frac, _ := fr.Float64()
-			if strings.HasSuffix(p.Name, "+me") || frac >= r.HeldFraction-eps || frac < r.UsedFraction-eps || float64(p.MemoryMiB) < r.PeakMiB {
-				continue
-			}
-			if best < 0 || p.ComputeSlices < profiles[best].ComputeSlices ||
-				p.ComputeSlices == profiles[best].ComputeSlices && p.MemoryMiB < profiles[best].MemoryMiB {
-				best = k
-			}
+// smallerShare is a share smaller than the held one that holds the job:
+// the share, its name and its memory.
+type smallerShare struct {
+	share alloc.Share
+	name  string
+	mib   int64
+}
+
+// smallerMIG returns the smallest MIG profile smaller than the held share
+// that holds the job's use and peak memory; false, the reason in r, if
+// none does.
+func smallerMIG(r *Recommendation, j Job, g alloc.GPU, profiles []gpu.MIGProfile) (smallerShare, bool, error) {
+	best := -1
+	for k, p := range profiles {
+		fr, err := alloc.Share{Kind: alloc.MIG, Slices: p.ComputeSlices}.Fraction(g)
+		if err != nil {
+			return smallerShare{}, false, fmt.Errorf("MIG profile %s: %w", p.Name, err)
 		}
-		if best < 0 {
-			r.Reason = fmt.Sprintf("no MIG profile of %s smaller than the held %s holds p95 utilisation %.3f GPU and peak %.0f MiB",
-				j.Model, r.Held, r.UsedFraction, r.PeakMiB)
-			return r, nil
+		frac, _ := fr.Float64()
+		if strings.HasSuffix(p.Name, "+me") || frac >= r.HeldFraction-eps || frac < r.UsedFraction-eps || float64(p.MemoryMiB) < r.PeakMiB {
+			continue
 		}
-		p := profiles[best]
-		rec, name, recMiB = alloc.Share{Kind: alloc.MIG, Slices: p.ComputeSlices}, p.Name, p.MemoryMiB
-	} else {
-		m, ok := cat.Get(j.Model)
-		if !ok || m.MemoryMiB == 0 {
-			r.Reason = fmt.Sprintf("memory of GPU model %q unknown to the catalog: no milli-GPU share can be sized", j.Model)
-			return r, nil
+		if best < 0 || p.ComputeSlices < profiles[best].ComputeSlices ||
+			p.ComputeSlices == profiles[best].ComputeSlices && p.MemoryMiB < profiles[best].MemoryMiB {
+			best = k
 		}
-		need := max(int64(math.Ceil(r.UsedFraction*1000-eps)), int64(math.Ceil(r.PeakMiB*1000/float64(m.MemoryMiB)-eps)), 1)
-		need = (need + o.MilliStep - 1) / o.MilliStep * o.MilliStep
-		if need > 1000 || float64(need) >= r.HeldFraction*1000-eps {
-			r.Reason = fmt.Sprintf("no milli-GPU share smaller than the held %s holds p95 utilisation %.3f GPU and peak %.0f MiB of %d MiB",
-				r.Held, r.UsedFraction, r.PeakMiB, m.MemoryMiB)
-			return r, nil
-		}
-		rec, name, recMiB = alloc.Share{Kind: alloc.Milli, Milli: need}, fmt.Sprintf("%d milli-GPU", need), need*m.MemoryMiB/1000
 	}
-	recFrac, err := rec.Fraction(g)
+	if best < 0 {
+		r.Reason = fmt.Sprintf("no MIG profile of %s smaller than the held %s holds p95 utilisation %.3f GPU and peak %.0f MiB",
+			j.Model, r.Held, r.UsedFraction, r.PeakMiB)
+		return smallerShare{}, false, nil
+	}
+	p := profiles[best]
+	return smallerShare{alloc.Share{Kind: alloc.MIG, Slices: p.ComputeSlices}, p.Name, p.MemoryMiB}, true, nil
+}
+
+// smallerMilli returns the smallest milli-GPU share, in steps of
+// o.MilliStep, smaller than the held share that holds the job's use and
+// peak memory; false, the reason in r, if none does.
+func smallerMilli(r *Recommendation, j Job, o Options, cat *gpu.Catalog) (smallerShare, bool) {
+	m, ok := cat.Get(j.Model)
+	if !ok || m.MemoryMiB == 0 {
+		r.Reason = fmt.Sprintf("memory of GPU model %q unknown to the catalog: no milli-GPU share can be sized", j.Model)
+		return smallerShare{}, false
+	}
+	need := max(int64(math.Ceil(r.UsedFraction*1000-eps)), int64(math.Ceil(r.PeakMiB*1000/float64(m.MemoryMiB)-eps)), 1)
+	need = (need + o.MilliStep - 1) / o.MilliStep * o.MilliStep
+	if need > 1000 || float64(need) >= r.HeldFraction*1000-eps {
+		r.Reason = fmt.Sprintf("no milli-GPU share smaller than the held %s holds p95 utilisation %.3f GPU and peak %.0f MiB of %d MiB",
+			r.Held, r.UsedFraction, r.PeakMiB, m.MemoryMiB)
+		return smallerShare{}, false
+	}
+	return smallerShare{alloc.Share{Kind: alloc.Milli, Milli: need}, fmt.Sprintf("%d milli-GPU", need), need * m.MemoryMiB / 1000}, true
+}
+
+// recommendShare recommends s in place of the held share, with its GPU-hours,
+// cost and saving in proportion.
+func recommendShare(r *Recommendation, j Job, g alloc.GPU, held *big.Rat, s smallerShare) error {
+	recFrac, err := s.share.Fraction(g)
 	if err != nil {
-		return r, fmt.Errorf("recommended share: %w", err)
+		return fmt.Errorf("recommended share: %w", err)
 	}
 	ratio := new(big.Rat).Quo(recFrac, held)
-	r.Recommended, r.RecommendedShare, r.RecommendedMiB = name, rec, recMiB
+	r.Recommended, r.RecommendedShare, r.RecommendedMiB = s.name, s.share, s.mib
 	r.RecommendedFraction, _ = recFrac.Float64()
 	f, _ := ratio.Float64()
 	r.RecommendedGPUHours = j.GPUHours * f
 	r.RecommendedCostCents = roundHalfUp(new(big.Rat).Mul(big.NewRat(j.CostCents, 1), ratio))
 	r.SavingCents = j.CostCents - r.RecommendedCostCents
 	r.Reason = fmt.Sprintf("p95 utilisation %.3f GPU and peak %.0f MiB fit %s (%s GPU, %d MiB) instead of the held %s",
-		r.UsedFraction, r.PeakMiB, name, recFrac.RatString(), recMiB, r.Held)
-	return r, nil
+		r.UsedFraction, r.PeakMiB, s.name, recFrac.RatString(), s.mib, r.Held)
+	return nil
 }
 
 // quantile is Prometheus's quantile_over_time (prometheus v0.316.0,

@@ -81,18 +81,55 @@ func Compute(n device.Node, o Options) map[string]string {
 	if o.MIGStrategy == "" {
 		o.MIGStrategy = configv1.MIGStrategyNone
 	}
-	// The first GPU that answers for itself: a GPU lost at discovery is
-	// listed without product name, memory or compute capability.
-	g := n.GPUs[0]
+	g := answering(n)
+	invalid := o.MIGStrategy == configv1.MIGStrategySingle && device.CheckSingleMIG(n) != nil
+	productLabels(l, n, g, o, invalid)
+	l["nvidia.com/gpu.compute.major"] = strconv.Itoa(g.ComputeMajor)
+	l["nvidia.com/gpu.compute.minor"] = strconv.Itoa(g.ComputeMinor)
+	model, known := gpu.Default().Get(g.Model)
+	if known && model.Family != "" {
+		l["nvidia.com/gpu.family"] = model.Family
+	}
+	if g.Model != "" {
+		l["gpuplane.io/gpu.model"] = Value(g.Model)
+	}
+	cudaLabels(l, n)
+	l["nvidia.com/mig.capable"] = strconv.FormatBool(known && model.MIGCapable || g.MIGEnabled)
+	l["nvidia.com/mig.strategy"] = o.MIGStrategy
+	l["nvidia.com/gpu.sharing-strategy"] = "none"
+	if o.Replicas > 1 {
+		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+	}
+	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
+	if invalid {
+		l["nvidia.com/gpu.sharing-strategy"] = ""
+		l["nvidia.com/gpu.replicas"] = "0"
+	}
+	if o.MIGStrategy == configv1.MIGStrategyMixed {
+		mixedMIGLabels(l, n)
+	}
+	l["gpuplane.io/gpu.nvlink-clique-size"] = strconv.Itoa(NVLinkClique(n))
+	l["gpuplane.io/gpu.numa-nodes"] = strconv.Itoa(numaNodes(n))
+	return l
+}
+
+// answering returns the first GPU that answers for itself: a GPU lost at
+// discovery is listed without product name, memory or compute capability.
+func answering(n device.Node) device.GPU {
 	for _, x := range n.GPUs {
 		if x.ProductName != "" {
-			g = x
-			break
+			return x
 		}
 	}
+	return n.GPUs[0]
+}
+
+// productLabels sets gpu.product, gpu.count and gpu.memory: of the GPUs,
+// or of the MIG devices under the single strategy (invalid: single does not
+// fit the node).
+func productLabels(l map[string]string, n device.Node, g device.GPU, o Options, invalid bool) {
 	var suffixes []string
 	count, mem := len(n.GPUs), g.MemoryMiB
-	invalid := o.MIGStrategy == configv1.MIGStrategySingle && device.CheckSingleMIG(n) != nil
 	switch {
 	case invalid:
 		// gpu-feature-discovery's newInvalidMigStrategyLabeler
@@ -112,15 +149,10 @@ func Compute(n device.Node, o Options) map[string]string {
 	l["nvidia.com/gpu.product"] = Product(g.ProductName, suffixes...)
 	l["nvidia.com/gpu.count"] = strconv.Itoa(count)
 	l["nvidia.com/gpu.memory"] = strconv.FormatInt(mem, 10)
-	l["nvidia.com/gpu.compute.major"] = strconv.Itoa(g.ComputeMajor)
-	l["nvidia.com/gpu.compute.minor"] = strconv.Itoa(g.ComputeMinor)
-	model, known := gpu.Default().Get(g.Model)
-	if known && model.Family != "" {
-		l["nvidia.com/gpu.family"] = model.Family
-	}
-	if g.Model != "" {
-		l["gpuplane.io/gpu.model"] = Value(g.Model)
-	}
+}
+
+// cudaLabels sets the driver and CUDA runtime versions.
+func cudaLabels(l map[string]string, n device.Node) {
 	if v := strings.Split(n.DriverVersion, "."); n.DriverVersion != "" {
 		names := []string{"major", "minor", "revision"}
 		for i := 0; i < len(v) && i < 3; i++ {
@@ -133,51 +165,45 @@ func Compute(n device.Node, o Options) map[string]string {
 		l["nvidia.com/cuda.runtime-version.minor"] = strconv.Itoa(n.CUDADriverMinor)
 		l["nvidia.com/cuda.runtime-version.full"] = fmt.Sprintf("%d.%d", n.CUDADriverMajor, n.CUDADriverMinor)
 	}
-	l["nvidia.com/mig.capable"] = strconv.FormatBool(known && model.MIGCapable || g.MIGEnabled)
-	l["nvidia.com/mig.strategy"] = o.MIGStrategy
-	l["nvidia.com/gpu.sharing-strategy"] = "none"
-	if o.Replicas > 1 {
-		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+}
+
+// mixedMIGLabels sets, under the mixed strategy, the count, memory and
+// multiprocessors of each advertised MIG profile present.
+func mixedMIGLabels(l map[string]string, n device.Node) {
+	type agg struct {
+		count int
+		m     device.MIGDevice
 	}
-	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
-	if invalid {
-		l["nvidia.com/gpu.sharing-strategy"] = ""
-		l["nvidia.com/gpu.replicas"] = "0"
-	}
-	if o.MIGStrategy == configv1.MIGStrategyMixed {
-		type agg struct {
-			count int
-			m     device.MIGDevice
-		}
-		profiles := map[string]*agg{}
-		for _, x := range n.GPUs {
-			for _, m := range x.MIG {
-				p, err := device.MIGResourceProfile(m.Profile)
-				if err != nil {
-					continue // not advertised (deviceplugin.Excluded)
-				}
-				if profiles[p] == nil {
-					profiles[p] = &agg{m: m}
-				}
-				profiles[p].count++
+	profiles := map[string]*agg{}
+	for _, x := range n.GPUs {
+		for _, m := range x.MIG {
+			p, err := device.MIGResourceProfile(m.Profile)
+			if err != nil {
+				continue // not advertised (deviceplugin.Excluded)
 			}
-		}
-		for p, a := range profiles {
-			k := configv1.MIGResource(p)
-			l[k+".count"] = strconv.Itoa(a.count)
-			l[k+".memory"] = strconv.FormatInt(a.m.MemoryMiB, 10)
-			l[k+".multiprocessors"] = strconv.Itoa(a.m.Multiprocessors)
+			if profiles[p] == nil {
+				profiles[p] = &agg{m: m}
+			}
+			profiles[p].count++
 		}
 	}
-	l["gpuplane.io/gpu.nvlink-clique-size"] = strconv.Itoa(NVLinkClique(n))
+	for p, a := range profiles {
+		k := configv1.MIGResource(p)
+		l[k+".count"] = strconv.Itoa(a.count)
+		l[k+".memory"] = strconv.FormatInt(a.m.MemoryMiB, 10)
+		l[k+".multiprocessors"] = strconv.Itoa(a.m.Multiprocessors)
+	}
+}
+
+// numaNodes returns how many NUMA nodes have GPUs.
+func numaNodes(n device.Node) int {
 	numa := map[int]bool{}
 	for _, x := range n.GPUs {
 		if x.NUMANode >= 0 {
 			numa[x.NUMANode] = true
 		}
 	}
-	l["gpuplane.io/gpu.numa-nodes"] = strconv.Itoa(len(numa))
-	return l
+	return len(numa)
 }
 
 // NVLinkClique returns the size of the largest set of GPUs with an NVLink

@@ -129,9 +129,33 @@ func canonical(model string) string {
 // pod; of a snapshot node with some GPUs whole (NodeSpec.MIGGPUs), the
 // MIG-enabled ones are the first that no such pod holds.
 func givenMIG(o Options, nodes []trace.NodeSpec, bound []engine.Bound, stderr io.Writer) (engine.GivenMIG, *engine.Input, error) {
-	layouts := make([][][]string, len(nodes))
-	gave := false
-	holder := map[string]map[int]string{} // node name, GPU: the bound pod of whole GPUs on it
+	m := &migLayouts{layouts: make([][][]string, len(nodes)), holder: wholeGPUHolders(bound), stderr: stderr}
+	if o.MIGConfig != "" {
+		in, err := m.fromConfig(o, nodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.given(), &in, nil
+	}
+	m.fromNodes(o.SnapshotFile, nodes)
+	if !m.gave {
+		return nil, nil, nil
+	}
+	return m.given(), nil, nil
+}
+
+// migLayouts are the MIG layouts givenMIG collects, by node and GPU.
+type migLayouts struct {
+	layouts [][][]string
+	holder  map[string]map[int]string // node name, GPU: the bound pod of whole GPUs on it
+	stderr  io.Writer
+	gave    bool
+}
+
+// wholeGPUHolders returns, by node name and GPU, the bound pods of whole
+// GPUs.
+func wholeGPUHolders(bound []engine.Bound) map[string]map[int]string {
+	holder := map[string]map[int]string{}
 	for _, b := range bound {
 		if b.Pod.GPUMilli < cluster.MilliGPU {
 			continue // a share: a MIG instance under mig (engine.Workload.Bind)
@@ -143,90 +167,110 @@ func givenMIG(o Options, nodes []trace.NodeSpec, bound []engine.Bound, stderr io
 			holder[b.Node][g] = b.Pod.Name
 		}
 	}
-	// held reports whether GPU g of n is held, and warns that where names
-	// a layout for it that is left out.
-	held := func(n trace.NodeSpec, g int, where string) bool {
-		pod, ok := holder[n.Name][g]
-		if ok && stderr != nil {
-			fmt.Fprintf(stderr, "simulate: warning: %s: node %s GPU %d is held by running pod %s (annotation gpuplane.io/gpus): left whole\n", where, trace.Quote(n.Name), g, trace.Quote(pod))
-		}
-		return ok
+	return holder
+}
+
+// held reports whether GPU g of n is held, and warns that where names a
+// layout for it that is left out.
+func (m *migLayouts) held(n trace.NodeSpec, g int, where string) bool {
+	pod, ok := m.holder[n.Name][g]
+	if ok && m.stderr != nil {
+		fmt.Fprintf(m.stderr, "simulate: warning: %s: node %s GPU %d is held by running pod %s (annotation gpuplane.io/gpus): left whole\n", where, trace.Quote(n.Name), g, trace.Quote(pod))
 	}
-	if o.MIGConfig != "" {
-		var c *trace.MIGConfig
-		in, err := readInput("mig-config", o.MIGConfig, func(f *os.File) (err error) {
-			c, err = trace.ReadMIGConfig(o.MIGConfig, f, o.MIGConfigName)
-			return err
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, n := range nodes {
-			if n.GPUs == 0 {
-				continue
-			}
-			model := canonical(n.Model)
-			for g := range n.GPUs {
-				l, line := c.Layout(model, g)
-				if l == nil {
-					continue
-				}
-				if _, err := gpu.PlaceMIG(model, l); err != nil {
-					return nil, nil, fmt.Errorf("%s:%d: mig-configs.%s: node %s GPU %d: %v", o.MIGConfig, line, trace.Quote(c.Name), trace.Quote(n.Name), g, err)
-				}
-				if held(n, g, fmt.Sprintf("%s:%d: mig-configs.%s", o.MIGConfig, line, trace.Quote(c.Name))) {
-					continue
-				}
-				if layouts[i] == nil {
-					layouts[i] = make([][]string, n.GPUs)
-				}
-				layouts[i][g], gave = l, true
-			}
-		}
-		if err := migConfigSelects(o.MIGConfig, c, nodes, stderr); err != nil {
-			return nil, nil, err
-		}
-		return func(node, g int) []string {
-			if layouts[node] == nil {
-				return nil
-			}
-			return layouts[node][g]
-		}, &in, nil
+	return ok
+}
+
+// fromConfig takes the layouts of the --mig-config file, and returns it as
+// an input.
+func (m *migLayouts) fromConfig(o Options, nodes []trace.NodeSpec) (engine.Input, error) {
+	var c *trace.MIGConfig
+	in, err := readInput("mig-config", o.MIGConfig, func(f *os.File) (err error) {
+		c, err = trace.ReadMIGConfig(o.MIGConfig, f, o.MIGConfigName)
+		return err
+	})
+	if err != nil {
+		return engine.Input{}, err
 	}
 	for i, n := range nodes {
-		if n.MIG != nil && n.GPUs > 0 {
-			layouts[i] = make([][]string, n.GPUs)
-			if n.MIGGPUs > 0 {
-				// Some GPUs whole: the MIG-enabled ones are the first
-				// that no running pod of whole GPUs holds.
-				left := n.MIGGPUs
-				for g := 0; g < n.GPUs && left > 0; g++ {
-					if _, ok := holder[n.Name][g]; !ok {
-						layouts[i][g] = n.MIG
-						left--
-					}
-				}
-				if left > 0 && stderr != nil {
-					fmt.Fprintf(stderr, "simulate: warning: %s:%d: node %s: running pods of whole GPUs hold all but %d of its GPUs, which has %d MIG-enabled: %d left whole\n", o.SnapshotFile, n.Line, trace.Quote(n.Name), n.MIGGPUs-left, n.MIGGPUs, left)
-				}
-				gave = true
-				continue
-			}
-			for g := range layouts[i] {
-				if !held(n, g, fmt.Sprintf("%s:%d", o.SnapshotFile, n.Line)) {
-					layouts[i][g] = n.MIG
-				}
-			}
-			gave = true
+		if err := m.configNode(o.MIGConfig, c, i, n); err != nil {
+			return engine.Input{}, err
 		}
 	}
-	if !gave {
-		return nil, nil, nil
+	if err := migConfigSelects(o.MIGConfig, c, nodes, m.stderr); err != nil {
+		return engine.Input{}, err
 	}
+	return in, nil
+}
+
+// configNode takes the layouts that configuration c of file gives the
+// GPUs of node i, n, checked against its model.
+func (m *migLayouts) configNode(file string, c *trace.MIGConfig, i int, n trace.NodeSpec) error {
+	if n.GPUs == 0 {
+		return nil
+	}
+	model := canonical(n.Model)
+	for g := range n.GPUs {
+		l, line := c.Layout(model, g)
+		if l == nil {
+			continue
+		}
+		if _, err := gpu.PlaceMIG(model, l); err != nil {
+			return fmt.Errorf("%s:%d: mig-configs.%s: node %s GPU %d: %v", file, line, trace.Quote(c.Name), trace.Quote(n.Name), g, err)
+		}
+		if m.held(n, g, fmt.Sprintf("%s:%d: mig-configs.%s", file, line, trace.Quote(c.Name))) {
+			continue
+		}
+		if m.layouts[i] == nil {
+			m.layouts[i] = make([][]string, n.GPUs)
+		}
+		m.layouts[i][g], m.gave = l, true
+	}
+	return nil
+}
+
+// fromNodes takes the layouts of the nodes' mig fields (a cluster YAML's,
+// or a snapshot's).
+func (m *migLayouts) fromNodes(snapshotFile string, nodes []trace.NodeSpec) {
+	for i, n := range nodes {
+		if n.MIG == nil || n.GPUs == 0 {
+			continue
+		}
+		m.layouts[i] = make([][]string, n.GPUs)
+		m.gave = true
+		if n.MIGGPUs > 0 {
+			m.someWhole(snapshotFile, i, n)
+			continue
+		}
+		for g := range m.layouts[i] {
+			if !m.held(n, g, fmt.Sprintf("%s:%d", snapshotFile, n.Line)) {
+				m.layouts[i][g] = n.MIG
+			}
+		}
+	}
+}
+
+// someWhole lays out snapshot node i, n, with some GPUs whole: the
+// MIG-enabled ones are the first that no running pod of whole GPUs holds.
+func (m *migLayouts) someWhole(snapshotFile string, i int, n trace.NodeSpec) {
+	left := n.MIGGPUs
+	for g := 0; g < n.GPUs && left > 0; g++ {
+		if _, ok := m.holder[n.Name][g]; !ok {
+			m.layouts[i][g] = n.MIG
+			left--
+		}
+	}
+	if left > 0 && m.stderr != nil {
+		fmt.Fprintf(m.stderr, "simulate: warning: %s:%d: node %s: running pods of whole GPUs hold all but %d of its GPUs, which has %d MIG-enabled: %d left whole\n", snapshotFile, n.Line, trace.Quote(n.Name), n.MIGGPUs-left, n.MIGGPUs, left)
+	}
+}
+
+// given returns the layouts as the engine takes them.
+func (m *migLayouts) given() engine.GivenMIG {
+	layouts := m.layouts
 	return func(node, g int) []string {
 		if layouts[node] == nil {
 			return nil
 		}
 		return layouts[node][g]
-	}, nil, nil
+	}
 }

@@ -193,122 +193,206 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 }
 
 func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
-	pols, tie, err := o.check()
+	in, err := readInputs(o, stderr)
 	if err != nil {
 		return err
-	}
-	prices := cost.Default()
-	var inputs []engine.Input
-	if o.PricesFile != "" {
-		in, err := readInput("prices", o.PricesFile, func(f *os.File) error { return prices.ReadPrices(o.PricesFile, f) })
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-	}
-	var nodes []trace.NodeSpec
-	var pods []trace.PodSpec
-	nName, pName := "built-in nodes", "built-in pods"
-	var snap *snapshot
-	if o.SnapshotFile != "" {
-		var in engine.Input
-		if snap, in, err = readSnapshot(o, stderr); err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-		nodes, pods, nName, pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
-	} else if o.NodesFile == "" {
-		nodes = trace.BuiltinNodes(4)
-		pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
-		inputs = append(inputs, engine.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
-			engine.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
-	} else {
-		nName, pName = o.NodesFile, o.PodsFile
-		in, err := readNodes(o.NodesFile, &nodes)
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-		if in, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { pods, err = trace.ReadPodsAny(o.PodsFile, f); return err }); err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-	}
-	var teams *engine.Teams
-	if o.TeamsFile != "" {
-		teams = &engine.Teams{}
-		in, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) { teams.File, err = quota.LoadTeams(o.TeamsFile); return err })
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-		if o.PodsFile != "" {
-			if teams.PodTeam, err = podTeams(o.PodsFile, o.TeamsFile, teams.File, pods); err != nil {
-				return err
-			}
-		}
 	}
 	if o.Size != "" {
-		return runSize(ctx, o, sizeInput{pols: pols, tie: tie, nodes: nodes, pods: pods, nName: nName, pName: pName, prices: prices, inputs: inputs}, stdout, stderr)
+		return runSize(ctx, o, in, stdout, stderr)
 	}
-	w, err := engine.Prepare(nName, nodes, pName, pods, o.Popularity, prices)
+	w, err := in.prepare(o, in.nodes)
 	if err != nil {
 		return err
 	}
-	var bound []engine.Bound // bound under each sharing mode by runSharing
-	if snap != nil && o.Sharing != "" {
-		bound = snap.bound
-	} else if snap != nil {
-		msgs, err := w.Bind(o.SnapshotFile, snap.bound)
+	bound, err := in.bind(o, w, stderr)
+	if err != nil {
+		return err
+	}
+	in.warn(o, w, stderr)
+	rep, placed, err := in.simulate(ctx, o, w, bound, stderr)
+	if err != nil {
+		return err
+	}
+	in.describe(o, w, rep)
+	return writeReports(o, rep, placed, stdout, stderr)
+}
+
+// input is what simulate reads before it simulates, the same for one
+// simulation and for a --size search: the policies and tie-break checked,
+// the node and pod lists and the names they go by, the prices, the teams
+// and the snapshot, and each file read as an input of the report.
+type input struct {
+	pols         []string
+	tie          placement.TieBreak
+	nodes        []trace.NodeSpec
+	pods         []trace.PodSpec
+	nName, pName string
+	prices       *cost.Prices
+	snap         *snapshot     // --snapshot, else nil
+	teams        *engine.Teams // --teams, else nil
+	inputs       []engine.Input
+}
+
+// readInputs checks the options and reads every input they name.
+func readInputs(o Options, stderr io.Writer) (*input, error) {
+	pols, tie, err := o.check()
+	if err != nil {
+		return nil, err
+	}
+	in := &input{pols: pols, tie: tie, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
+	if o.PricesFile != "" {
+		read, err := readInput("prices", o.PricesFile, func(f *os.File) error { return in.prices.ReadPrices(o.PricesFile, f) })
+		if err != nil {
+			return nil, err
+		}
+		in.inputs = append(in.inputs, read)
+	}
+	if err := in.readWorkload(o, stderr); err != nil {
+		return nil, err
+	}
+	if o.TeamsFile != "" {
+		if err := in.readTeams(o); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// readWorkload reads the node and pod lists: the snapshot's, the files',
+// or the built-in scenario.
+func (in *input) readWorkload(o Options, stderr io.Writer) error {
+	switch {
+	case o.SnapshotFile != "":
+		snap, read, err := readSnapshot(o, stderr)
 		if err != nil {
 			return err
 		}
-		for _, msg := range msgs {
-			fmt.Fprintln(stderr, "simulate: warning:", msg)
+		in.snap = snap
+		in.inputs = append(in.inputs, read)
+		in.nodes, in.pods, in.nName, in.pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
+	case o.NodesFile == "":
+		in.nodes = trace.BuiltinNodes(4)
+		in.pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
+		in.inputs = append(in.inputs, engine.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
+			engine.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
+	default:
+		in.nName, in.pName = o.NodesFile, o.PodsFile
+		read, err := readNodes(o.NodesFile, &in.nodes)
+		if err != nil {
+			return err
+		}
+		in.inputs = append(in.inputs, read)
+		if read, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { in.pods, err = trace.ReadPodsAny(o.PodsFile, f); return err }); err != nil {
+			return err
+		}
+		in.inputs = append(in.inputs, read)
+	}
+	return nil
+}
+
+// readTeams reads --teams and, with --pods, each pod's team.
+func (in *input) readTeams(o Options) error {
+	teams := &engine.Teams{}
+	read, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) { teams.File, err = quota.LoadTeams(o.TeamsFile); return err })
+	if err != nil {
+		return err
+	}
+	in.inputs = append(in.inputs, read)
+	if o.PodsFile != "" {
+		if teams.PodTeam, err = podTeams(o.PodsFile, o.TeamsFile, teams.File, in.pods); err != nil {
+			return err
 		}
 	}
-	models := make([]string, len(nodes))
-	for i, n := range nodes {
+	in.teams = teams
+	return nil
+}
+
+// prepare builds the workload of the pods on nodes: the node list, or a
+// scale of it.
+func (in *input) prepare(o Options, nodes []trace.NodeSpec) (*engine.Workload, error) {
+	return engine.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
+}
+
+// warn writes to stderr the warnings of the inputs and of w, the workload
+// prepared on the node list.
+func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
+	models := make([]string, len(in.nodes))
+	for i, n := range in.nodes {
 		models[i] = n.Model
 	}
-	warnings := append(trace.Warnings(nName, nodes, pName, pods), w.Warnings()...)
-	for _, msg := range append(warnings, prices.Warnings(models, o.PricesFile)...) {
+	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
+	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
-	cfg := engine.Config{Mode: o.Mode, Policies: pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "" || snap != nil, NodeDetail: o.OutDir != "", Teams: teams, Once: snap != nil}
-	var rep *engine.Report
-	var placed []engine.Result // --placements: every run, of every sharing mode
-	if o.Sharing == "" {
-		if rep, err = engine.Run(ctx, w, cfg); err != nil {
-			return err
-		}
-		placed = rep.Results
-	} else {
-		in, err := runSharing(ctx, o, w, nodes, bound, cfg, stderr, &rep, &placed)
-		if err != nil {
-			return err
-		}
-		if in != nil {
-			inputs = append(inputs, *in)
-		}
+}
+
+// bind puts the snapshot's running pods in place on w; with --sharing it
+// returns them instead, for runSharing to bind under each mode.
+func (in *input) bind(o Options, w *engine.Workload, stderr io.Writer) ([]engine.Bound, error) {
+	if in.snap == nil {
+		return nil, nil
 	}
-	if snap != nil {
-		rep.SnapshotPods = snapshotOutcomes(rep, pods)
+	if o.Sharing != "" {
+		return in.snap.bound, nil
+	}
+	msgs, err := w.Bind(o.SnapshotFile, in.snap.bound)
+	if err != nil {
+		return nil, err
+	}
+	for _, msg := range msgs {
+		fmt.Fprintln(stderr, "simulate: warning:", msg)
+	}
+	return nil, nil
+}
+
+// simulate runs w, under each --sharing mode if any, and returns the
+// report and, for --placements, the runs of every mode.
+func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bound []engine.Bound, stderr io.Writer) (*engine.Report, []engine.Result, error) {
+	snap := in.snap != nil
+	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Progress: stderr,
+		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap}
+	if o.Sharing == "" {
+		rep, err := engine.Run(ctx, w, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rep, rep.Results, nil
+	}
+	var rep *engine.Report
+	var placed []engine.Result
+	read, err := runSharing(ctx, o, w, in.nodes, bound, cfg, stderr, &rep, &placed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if read != nil {
+		in.inputs = append(in.inputs, *read)
+	}
+	return rep, placed, nil
+}
+
+// describe records in rep what ran: the source, version, inputs and
+// parameters.
+func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
+	if in.snap != nil {
+		rep.SnapshotPods = snapshotOutcomes(rep, in.pods)
 		rep.Source = o.SnapshotFile
 		if !o.SnapshotEmpty {
-			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(snap.pods), len(snap.bound))
+			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(in.snap.pods), len(in.snap.bound))
 		}
 	} else {
-		rep.Source = report.Source(nName, pName)
+		rep.Source = report.Source(in.nName, in.pName)
 	}
 	rep.Version = version.Get().String("gpuplane")
-	rep.Inputs = inputs
-	rep.Params = &engine.Params{Policies: pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
-	if o.Mode == "fill" && snap == nil {
+	rep.Inputs = in.inputs
+	rep.Params = &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
+	if o.Mode == "fill" && in.snap == nil {
 		rep.Params.Inflate = o.Inflate
 	}
+}
+
+// writeReports writes --placements, --out and the report on stdout.
+func writeReports(o Options, rep *engine.Report, placed []engine.Result, stdout, stderr io.Writer) error {
 	if o.PlacementsFile != "" {
 		if err := savePlacements(o.PlacementsFile, placed); err != nil {
 			return err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
-	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
@@ -38,49 +36,25 @@ func (o Options) checkSize() error {
 	return nil
 }
 
-// sizeInput is what Run has read for a --size search.
-type sizeInput struct {
-	pols         []string
-	tie          placement.TieBreak
-	nodes        []trace.NodeSpec
-	pods         []trace.PodSpec
-	nName, pName string
-	prices       *cost.Prices
-	inputs       []engine.Input
-}
-
 // runSize searches, per policy, the smallest scale of the node list that
 // meets the --size target (sizing.Search), each step a full simulation of
 // --seeds runs: fill submits each trace pod once (engine.Config.Once), replay
 // runs the trace as it is.
-func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Writer) error {
+func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer) error {
 	t, err := sizing.ParseTarget(o.Size)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	w, err := engine.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
+	w, err := in.prepare(o, in.nodes)
 	if err != nil {
 		return err
 	}
-	models := make([]string, len(in.nodes))
-	for i, n := range in.nodes {
-		models[i] = n.Model
-	}
-	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
-	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
-		fmt.Fprintln(stderr, "simulate: warning:", msg)
-	}
+	in.warn(o, w, stderr)
 	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
 		return fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods))
 	}
-	src := report.Source(in.nName, in.pName)
-	if in.nName == in.pName {
-		src = in.nName // a snapshot gives both
-	}
-	rep := &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
-		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
-		Params: &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
+	rep := in.sizingReport(o, t, w)
 	// --sharing: one search per mode and policy; without it, the workload
 	// as given (fractional).
 	modes := []engine.Sharing{{}}
@@ -89,82 +63,15 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 			return fmt.Errorf("--sharing: %w", err)
 		}
 	}
-	// prepare returns the workload on nodes under mode.
-	prepare := func(mode engine.Sharing, nodes []trace.NodeSpec) (*engine.Workload, error) {
-		w, err := engine.Prepare(in.nName, nodes, in.pName, in.pods, o.Popularity, in.prices)
-		if err != nil || mode.Mode == "" {
-			return w, err
-		}
-		// The layouts given (--mig-config, the cluster YAML) by model and
-		// GPU index, else chosen for this cluster.
-		var given engine.GivenMIG
-		if mode.Mode == "mig" {
-			if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
-				return nil, err
-			}
-		}
-		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
-			return nil, fmt.Errorf("--sharing %s: %w", mode, err)
-		}
-		return w, nil
-	}
-	// MIG layouts change what fits: a MIG-enabled GPU serves only MIG
-	// pods, so a pod of 8 whole GPUs fits no node that keeps fewer whole.
-	// Given layouts (--mig-config, the cluster YAML) go with the node
-	// types, which every scale of the list has, so a pod that fits no type
-	// now never fits. (Chosen layouts leave more nodes whole as the
-	// cluster grows; the other modes only round shares up.)
-	for _, mode := range modes {
-		if mode.Mode != "mig" {
-			continue
-		}
-		given, _, err := givenMIG(o, in.nodes, nil, stderr)
-		if err != nil {
-			return err
-		}
-		if given == nil {
-			continue
-		}
-		w, err := engine.Prepare(in.nName, in.nodes, in.pName, in.pods, o.Popularity, in.prices)
-		if err != nil {
-			return err
-		}
-		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
-			return fmt.Errorf("--sharing %s: %w", mode, err)
-		}
-		if unfit, first := w.FitsNoNode(); !t.Reachable(len(in.pods), unfit) {
-			return fmt.Errorf("--size %q cannot hold on any number of nodes of %s with --sharing %s: %d of %d pods fit no node type even when empty (first %s)", o.Size, in.nName, mode, unfit, len(in.pods), first)
-		}
+	if err := in.checkMIGReachable(o, t, modes, stderr); err != nil {
+		return err
 	}
 	for _, mode := range modes {
 		for _, pol := range in.pols {
-			label := pol
-			if mode.Mode != "" {
-				label = mode.String() + " " + pol
-			}
-			eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
-				w, err := prepare(mode, nodes)
-				if err != nil {
-					return 0, err
-				}
-				r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
-					Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
-				if err != nil {
-					return 0, err
-				}
-				v, err := t.Measure(r.Results)
-				if err != nil {
-					return 0, err
-				}
-				fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
-				return v, nil
-			}
-			res, err := sizing.Search(ctx, in.nodes, t, in.prices, eval)
+			res, err := in.search(ctx, o, t, mode, pol, stderr)
 			if err != nil {
 				return err
 			}
-			res.Policy = pol
-			res.Sharing = mode.String()
 			rep.Results = append(rep.Results, res)
 		}
 	}
@@ -180,6 +87,103 @@ func runSize(ctx context.Context, o Options, in sizeInput, stdout, stderr io.Wri
 		return report.WriteSizingJSON(stdout, rep)
 	}
 	return report.WriteSizingTable(stdout, rep)
+}
+
+// sizingReport is the report of a --size search, before its results.
+func (in *input) sizingReport(o Options, t sizing.Target, w *engine.Workload) *sizing.Report {
+	src := report.Source(in.nName, in.pName)
+	if in.nName == in.pName {
+		src = in.nName // a snapshot gives both
+	}
+	return &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
+		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
+		Params: &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
+}
+
+// checkMIGReachable checks that the target can hold under --sharing mig
+// with given layouts. MIG layouts change what fits: a MIG-enabled GPU
+// serves only MIG pods, so a pod of 8 whole GPUs fits no node that keeps
+// fewer whole. Given layouts (--mig-config, the cluster YAML) go with the
+// node types, which every scale of the list has, so a pod that fits no type
+// now never fits. (Chosen layouts leave more nodes whole as the cluster
+// grows; the other modes only round shares up.)
+func (in *input) checkMIGReachable(o Options, t sizing.Target, modes []engine.Sharing, stderr io.Writer) error {
+	for _, mode := range modes {
+		if mode.Mode != "mig" {
+			continue
+		}
+		given, _, err := givenMIG(o, in.nodes, nil, stderr)
+		if err != nil {
+			return err
+		}
+		if given == nil {
+			continue
+		}
+		w, err := in.prepare(o, in.nodes)
+		if err != nil {
+			return err
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return fmt.Errorf("--sharing %s: %w", mode, err)
+		}
+		if unfit, first := w.FitsNoNode(); !t.Reachable(len(in.pods), unfit) {
+			return fmt.Errorf("--size %q cannot hold on any number of nodes of %s with --sharing %s: %d of %d pods fit no node type even when empty (first %s)", o.Size, in.nName, mode, unfit, len(in.pods), first)
+		}
+	}
+	return nil
+}
+
+// search searches the smallest scale of the node list that meets t under
+// sharing mode and policy pol.
+func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode engine.Sharing, pol string, stderr io.Writer) (sizing.Result, error) {
+	label := pol
+	if mode.Mode != "" {
+		label = mode.String() + " " + pol
+	}
+	eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
+		w, err := in.prepareSharing(o, mode, nodes)
+		if err != nil {
+			return 0, err
+		}
+		r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
+			Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+		if err != nil {
+			return 0, err
+		}
+		v, err := t.Measure(r.Results)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
+		return v, nil
+	}
+	res, err := sizing.Search(ctx, in.nodes, t, in.prices, eval)
+	if err != nil {
+		return res, err
+	}
+	res.Policy = pol
+	res.Sharing = mode.String()
+	return res, nil
+}
+
+// prepareSharing returns the workload on nodes under mode.
+func (in *input) prepareSharing(o Options, mode engine.Sharing, nodes []trace.NodeSpec) (*engine.Workload, error) {
+	w, err := in.prepare(o, nodes)
+	if err != nil || mode.Mode == "" {
+		return w, err
+	}
+	// The layouts given (--mig-config, the cluster YAML) by model and
+	// GPU index, else chosen for this cluster.
+	var given engine.GivenMIG
+	if mode.Mode == "mig" {
+		if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+		return nil, fmt.Errorf("--sharing %s: %w", mode, err)
+	}
+	return w, nil
 }
 
 // metricText writes a value of t's metric for the progress lines.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // ReplayStats are the metrics of a replay run. Times are seconds of trace
@@ -90,340 +91,492 @@ const timelinePoints = 400
 // once does not leave at its deletion time. The workload has passed
 // check("replay").
 func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool, tm *Teams) (Result, error) {
-	c := w.newCluster(rng)
-	pods := w.pods
-	var r Result
-	arrivals := make([]int, len(w.specs))
-	for i := range arrivals {
-		arrivals[i] = i
+	rp, err := newReplayer(ctx, w, pl, rng, placements, tm)
+	if err != nil {
+		return Result{}, err
 	}
-	sort.SliceStable(arrivals, func(a, b int) bool { return w.specs[arrivals[a]].Creation < w.specs[arrivals[b]].Creation })
-	runFor := func(i int) float64 {
-		s := w.specs[i]
-		switch {
-		case math.IsNaN(s.Deletion):
-			return math.Inf(1)
-		case !math.IsNaN(s.Scheduled):
-			return math.Max(0, s.Deletion-s.Scheduled)
-		}
-		return math.Max(0, s.Deletion-s.Creation)
+	if err := rp.run(); err != nil {
+		return rp.r, err
 	}
+	rp.finish()
+	return rp.r, nil
+}
 
-	var tq *teamQueue // with teams: the quota side
-	var gen []uint32  // with teams: each pod's run, counting preemptions
-	var started, running []bool
-	var runNode []int
-	var runGPUs []cluster.GPUSet
-	frag := newFragTracker(w.target, c)
-	var use *useTracker
+// replayer is the state of one replay run: the cluster, the event queues
+// and what the run has measured so far. Its methods are the steps of the
+// run: arrive, depart, expire, start, fail, sample and, with teams, admitted
+// and evict.
+type replayer struct {
+	ctx        context.Context
+	w          *Workload
+	pl         placer
+	c          *cluster.Cluster
+	pods       []cluster.Pod // with teams: a copy, as admission restricts their models
+	placements bool
+	r          Result
+
+	arrivals []int // pods in creation order
+	ai       int   // how many have arrived
+	seq      []int // arrival number of pod i, from 1
+
+	tq      *teamQueue // with teams: the quota side
+	gen     []uint32   // with teams: each pod's run, counting preemptions
+	started []bool     // with teams: the pod has started once
+	running []bool     // with teams: the pod runs now
+	runNode []int
+	runGPUs []cluster.GPUSet
+
+	frag   *fragTracker
+	use    *useTracker
+	meter  *prices.Meter // GPU-hours and USD, allocated and idle
+	failed failures
+	recs   []Placement
+
+	deps      departures
+	expiries  departures // deletion times of waiting pods
+	isWaiting []bool
+	waiting   []int
+	delays    []float64
+
+	t0, now     float64
+	sampleEvery float64
+	nextSample  float64
+}
+
+// newReplayer sets up a replay of w: the empty cluster, the pods in
+// arrival order, the meter and, with tm, the team queue.
+func newReplayer(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool, tm *Teams) (*replayer, error) {
+	c := w.newCluster(rng)
+	rp := &replayer{
+		ctx:        ctx,
+		w:          w,
+		pl:         pl,
+		c:          c,
+		pods:       w.pods,
+		placements: placements,
+		arrivals:   arrivalOrder(w.specs),
+		seq:        make([]int, len(w.specs)),
+		frag:       newFragTracker(w.target, c),
+		failed:     failures{},
+		isWaiting:  make([]bool, len(w.specs)),
+	}
 	if w.sharing.Mode != "" {
-		use = newUseTracker(w, c)
+		rp.use = newUseTracker(w, c)
 	}
-	failed := failures{}
-	var recs []Placement
-	seq := make([]int, len(w.specs)) // arrival number of pod i, from 1
 	if placements {
-		recs = make([]Placement, len(arrivals))
+		rp.recs = make([]Placement, len(rp.arrivals))
 	}
-	var deps departures
-	var expiries departures // deletion times of waiting pods
-	isWaiting := make([]bool, len(w.specs))
-	var waiting []int
-	var delays []float64
-	t0 := w.specs[arrivals[0]].Creation
-	now := t0
-	meter := prices.NewMeter(t0) // GPU-hours and USD, allocated and idle
+	rp.t0 = w.specs[rp.arrivals[0]].Creation
+	rp.now = rp.t0
+	rp.meter = prices.NewMeter(rp.t0)
 	for i := range c.Nodes {
-		meter.AddCapacity(int64(c.Nodes[i].GPUs())*cluster.MilliGPU, w.price(c.Nodes[i].ModelID))
-	}
-	advance := func(t float64) {
-		if t > now {
-			if tq != nil {
-				tq.advance(t)
-			}
-			meter.Advance(t)
-			now = t
-		}
+		rp.meter.AddCapacity(int64(c.Nodes[i].GPUs())*cluster.MilliGPU, w.price(c.Nodes[i].ModelID))
 	}
 	if tm != nil {
-		pods = append([]cluster.Pod(nil), w.pods...) // admission restricts their models
-		var err error
-		if tq, err = newTeamQueue(w, pods, tm, t0); err != nil {
-			return r, err
-		}
-		gen, started, running = make([]uint32, len(pods)), make([]bool, len(pods)), make([]bool, len(pods))
-		runNode, runGPUs = make([]int, len(pods)), make([]cluster.GPUSet, len(pods))
-	}
-	start := func(i int, node int, gpus cluster.GPUSet) error {
-		p := &pods[i]
-		took, err := allocate(pl, c, node, p, gpus)
-		if err != nil {
-			return fmt.Errorf("placement chose an infeasible node: %w", err)
-		}
-		frag.update(c, node)
-		meter.Allocate(took, w.price(c.Nodes[node].ModelID))
-		if use != nil {
-			use.add(c, node, gpus, i, i)
-		}
-		wait := now - w.specs[i].Creation
-		var g uint32
-		switch {
-		case tq == nil || tq.wlOf[i] < 0:
-			delays = append(delays, wait)
-		default:
-			if !started[i] {
-				delays = append(delays, wait)
-				team := tq.wls[tq.wlOf[i]].team
-				tq.waits[team] = append(tq.waits[team], wait)
-			}
-			started[i], running[i], runNode[i], runGPUs[i], g = true, true, node, gpus, gen[i]
-			tq.alloc[tq.wls[tq.wlOf[i]].team] += p.TotalGPUMilli()
-		}
-		if d := runFor(i); !math.IsInf(d, 1) {
-			heap.Push(&deps, departure{at: now + d, pod: i, node: node, gpus: gpus, gen: g})
-		}
-		if placements {
-			recs[seq[i]-1] = w.placement(seq[i], i, c, node, gpus, true, now, wait, "")
-		}
-		return nil
-	}
-	fail := func(i int, reason string) {
-		if tq != nil && tq.wlOf[i] >= 0 {
-			tq.stats[tq.wls[tq.wlOf[i]].team].NeverStarted++
-		}
-		failed.add(reason, &w.specs[i])
-		r.FailedPods++
-		if placements {
-			recs[seq[i]-1] = w.placement(seq[i], i, c, 0, 0, false, math.NaN(), now-w.specs[i].Creation, reason)
+		if err := rp.withTeams(tm); err != nil {
+			return nil, err
 		}
 	}
-	var span float64
 	// The timeline spans the trace's times, from the first creation to the
 	// last creation or deletion.
-	end := w.specs[arrivals[len(arrivals)-1]].Creation
+	end := w.specs[rp.arrivals[len(rp.arrivals)-1]].Creation
 	for _, s := range w.specs {
 		if !math.IsNaN(s.Deletion) {
 			end = math.Max(end, s.Deletion)
 		}
 	}
-	sampleEvery := math.Max((end-t0)/timelinePoints, 1)
-	nextSample := t0
-	sample := func() {
-		if now >= nextSample {
-			r.Replay.Timeline = append(r.Replay.Timeline, TimePoint{Seconds: now - t0, AllocationRatio: meter.AllocationRatio(), Waiting: len(waiting)})
-			nextSample = t0 + (math.Floor((now-t0)/sampleEvery)+1)*sampleEvery
-		}
+	rp.sampleEvery = math.Max((end-rp.t0)/timelinePoints, 1)
+	rp.nextSample = rp.t0
+	rp.r.Replay = &ReplayStats{}
+	return rp, nil
+}
+
+// arrivalOrder returns the pods' indices by creation time, stable.
+func arrivalOrder(specs []trace.PodSpec) []int {
+	arrivals := make([]int, len(specs))
+	for i := range arrivals {
+		arrivals[i] = i
 	}
-	if tq != nil {
-		// An admitted pod is placed, or waits for a node.
-		tq.place = func(i int) error {
-			if node, gpus, ok := pl.Place(c, &pods[i]); ok {
-				return start(i, node, gpus)
-			}
-			waiting = append(waiting, i)
-			isWaiting[i] = true
-			return nil
-		}
-		// A preempted pod leaves its GPUs, or the wait for a node.
-		tq.evict = func(i int) error {
-			switch {
-			case running[i]:
-				p := &pods[i]
-				freed, err := release(pl, c, runNode[i], p, runGPUs[i])
-				if err != nil {
-					return err
-				}
-				frag.update(c, runNode[i])
-				meter.Release(freed, w.price(c.Nodes[runNode[i]].ModelID))
-				if use != nil {
-					use.remove(c, runNode[i], runGPUs[i], i)
-				}
-				tq.alloc[tq.wls[tq.wlOf[i]].team] -= p.TotalGPUMilli()
-				running[i] = false
-				gen[i]++
-			case isWaiting[i]:
-				isWaiting[i] = false
-				for k, wi := range waiting {
-					if wi == i {
-						waiting = append(waiting[:k], waiting[k+1:]...)
-						break
-					}
-				}
-			}
-			pods[i].Models = w.pods[i].Models
-			return nil
-		}
+	sort.SliceStable(arrivals, func(a, b int) bool { return specs[arrivals[a]].Creation < specs[arrivals[b]].Creation })
+	return arrivals
+}
+
+// runFor is how long pod s runs once placed: as long as it ran in the
+// trace, or held its place in the trace's queue; to the end without
+// deletion_time.
+func runFor(s *trace.PodSpec) float64 {
+	switch {
+	case math.IsNaN(s.Deletion):
+		return math.Inf(1)
+	case !math.IsNaN(s.Scheduled):
+		return math.Max(0, s.Deletion-s.Scheduled)
 	}
-	// teamArrival is a GPU pod's arrival with teams: a pod that fits no
-	// node of the empty cluster fails (and so does its workload); else it
-	// waits for its team's quota, which may admit it at once.
-	teamArrival := func(i int) error {
-		if del := w.specs[i].Deletion; !math.IsNaN(del) {
-			heap.Push(&expiries, departure{at: del, pod: i})
-		}
-		if w.unfit[i] != "" {
-			fail(i, w.unfit[i])
-			gone, err := tq.finished(i, false, pods)
-			for _, j := range gone {
-				fail(j, ReasonDeleted)
-			}
-			return err
-		}
-		reason, err := tq.arrive(i, now, pods)
-		if reason != "" {
-			fail(i, reason)
-		}
+	return math.Max(0, s.Deletion-s.Creation)
+}
+
+// withTeams sets up the quota side: the team queue, which places the pods
+// it admits and evicts those it preempts.
+func (rp *replayer) withTeams(tm *Teams) error {
+	w := rp.w
+	rp.pods = append([]cluster.Pod(nil), w.pods...) // admission restricts their models
+	tq, err := newTeamQueue(w, rp.pods, tm, rp.t0)
+	if err != nil {
 		return err
 	}
-	r.Replay = &ReplayStats{}
-	ai := 0
+	rp.tq = tq
+	n := len(rp.pods)
+	rp.gen, rp.started, rp.running = make([]uint32, n), make([]bool, n), make([]bool, n)
+	rp.runNode, rp.runGPUs = make([]int, n), make([]cluster.GPUSet, n)
+	tq.place = rp.admitted
+	tq.evict = rp.evict
+	return nil
+}
+
+// teamPod reports whether pod i is a GPU pod under a team's quota.
+func (rp *replayer) teamPod(i int) bool { return rp.tq != nil && rp.tq.wlOf[i] >= 0 }
+
+// team is the team of teamPod i.
+func (rp *replayer) team(i int) int { return rp.tq.wls[rp.tq.wlOf[i]].team }
+
+// advance moves the clock to t, if t is later.
+func (rp *replayer) advance(t float64) {
+	if t > rp.now {
+		if rp.tq != nil {
+			rp.tq.advance(t)
+		}
+		rp.meter.Advance(t)
+		rp.now = t
+	}
+}
+
+// run handles the events in time order until none is left.
+func (rp *replayer) run() error {
 	steps := 0
-	for ai < len(arrivals) || len(deps) > 0 || len(expiries) > 0 {
+	for rp.ai < len(rp.arrivals) || len(rp.deps) > 0 || len(rp.expiries) > 0 {
 		steps++
-		if steps&1023 == 0 && ctx.Err() != nil {
-			return r, ctx.Err()
+		if steps&1023 == 0 && rp.ctx.Err() != nil {
+			return rp.ctx.Err()
 		}
-		next := math.Inf(1) // the next arrival's time
-		if ai < len(arrivals) {
-			next = w.specs[arrivals[ai]].Creation
+		if err := rp.step(); err != nil {
+			return err
 		}
-		// A waiting pod leaves at its deletion time, before a departure or
-		// arrival at the same instant: it was deleted then in the trace.
-		if len(expiries) > 0 && expiries[0].at <= next && (len(deps) == 0 || expiries[0].at <= deps[0].at) {
-			e := heap.Pop(&expiries).(departure)
-			if tq != nil && !started[e.pod] && tq.quotaWaiting(e.pod) {
-				advance(e.at)
-				fail(e.pod, ReasonDeleted)
-				gone, err := tq.finished(e.pod, false, pods)
-				if err != nil {
-					return r, err
+	}
+	return nil
+}
+
+// step handles the next event. A waiting pod leaves at its deletion time,
+// before a departure or arrival at the same instant: it was deleted then in
+// the trace. Departures at or before the next arrival go first, so that an
+// arrival at the same instant sees the freed resources.
+func (rp *replayer) step() error {
+	next := math.Inf(1) // the next arrival's time
+	if rp.ai < len(rp.arrivals) {
+		next = rp.w.specs[rp.arrivals[rp.ai]].Creation
+	}
+	exp, deps := rp.expiries, rp.deps
+	switch {
+	case len(exp) > 0 && exp[0].at <= next && (len(deps) == 0 || exp[0].at <= deps[0].at):
+		return rp.expire(heap.Pop(&rp.expiries).(departure))
+	case len(deps) > 0 && deps[0].at <= next:
+		return rp.depart(heap.Pop(&rp.deps).(departure))
+	}
+	return rp.arrive()
+}
+
+// arrive handles the next arrival: the pod is placed at once if it fits,
+// fails if it fits no node of the empty cluster, else waits. With teams a
+// GPU pod goes to its team's quota first.
+func (rp *replayer) arrive() error {
+	i := rp.arrivals[rp.ai]
+	rp.ai++
+	rp.seq[i] = rp.ai
+	rp.advance(rp.w.specs[i].Creation)
+	rp.r.Pods++
+	rp.r.ArrivedGPUMilli += rp.pods[i].TotalGPUMilli()
+	if rp.teamPod(i) {
+		if err := rp.teamArrival(i); err != nil {
+			return err
+		}
+		rp.sample()
+		return nil
+	}
+	switch node, gpus, ok := rp.pl.Place(rp.c, &rp.pods[i]); {
+	case ok:
+		if err := rp.start(i, node, gpus); err != nil {
+			return err
+		}
+	case rp.w.unfit[i] != "":
+		rp.fail(i, rp.w.unfit[i])
+	default:
+		rp.wait(i)
+		if del := rp.w.specs[i].Deletion; !math.IsNaN(del) {
+			heap.Push(&rp.expiries, departure{at: del, pod: i})
+		}
+	}
+	rp.sample()
+	return nil
+}
+
+// teamArrival is a GPU pod's arrival with teams: a pod that fits no node
+// of the empty cluster fails (and so does its workload); else it waits for
+// its team's quota, which may admit it at once.
+func (rp *replayer) teamArrival(i int) error {
+	if del := rp.w.specs[i].Deletion; !math.IsNaN(del) {
+		heap.Push(&rp.expiries, departure{at: del, pod: i})
+	}
+	if rp.w.unfit[i] != "" {
+		rp.fail(i, rp.w.unfit[i])
+		return rp.finishUnstarted(i)
+	}
+	reason, err := rp.tq.arrive(i, rp.now, rp.pods)
+	if reason != "" {
+		rp.fail(i, reason)
+	}
+	return err
+}
+
+// finishUnstarted tells the team queue that pod i left without running;
+// the pods of its workload that leave with it fail as deleted.
+func (rp *replayer) finishUnstarted(i int) error {
+	gone, err := rp.tq.finished(i, false, rp.pods)
+	for _, j := range gone {
+		rp.fail(j, ReasonDeleted)
+	}
+	return err
+}
+
+// admitted places a pod its team's quota admitted, or has it wait for a
+// node.
+func (rp *replayer) admitted(i int) error {
+	if node, gpus, ok := rp.pl.Place(rp.c, &rp.pods[i]); ok {
+		return rp.start(i, node, gpus)
+	}
+	rp.wait(i)
+	return nil
+}
+
+// evict takes a preempted pod off its GPUs, or out of the wait for a
+// node, and gives it back its models.
+func (rp *replayer) evict(i int) error {
+	switch {
+	case rp.running[i]:
+		if err := rp.free(i, rp.runNode[i], rp.runGPUs[i]); err != nil {
+			return err
+		}
+		rp.tq.alloc[rp.team(i)] -= rp.pods[i].TotalGPUMilli()
+		rp.running[i] = false
+		rp.gen[i]++
+	case rp.isWaiting[i]:
+		rp.unwait(i)
+	}
+	rp.pods[i].Models = rp.w.pods[i].Models
+	return nil
+}
+
+// expire handles the deletion time of a pod that may still wait: for
+// quota, or for a node. A pod that started before stays.
+func (rp *replayer) expire(e departure) error {
+	if rp.tq != nil && !rp.started[e.pod] && rp.tq.quotaWaiting(e.pod) {
+		rp.advance(e.at)
+		rp.fail(e.pod, ReasonDeleted)
+		if err := rp.finishUnstarted(e.pod); err != nil {
+			return err
+		}
+		rp.sample()
+		return nil
+	}
+	if !rp.isWaiting[e.pod] || (rp.tq != nil && rp.started[e.pod]) {
+		return nil // it started before
+	}
+	rp.advance(e.at)
+	rp.unwait(e.pod)
+	rp.fail(e.pod, ReasonDeleted)
+	if rp.teamPod(e.pod) {
+		if _, err := rp.tq.finished(e.pod, false, rp.pods); err != nil {
+			return err
+		}
+	}
+	rp.sample()
+	return nil
+}
+
+// depart handles a pod's end: it leaves its GPUs, and waiting pods that now
+// fit start. A departure from a run that was preempted is stale.
+func (rp *replayer) depart(d departure) error {
+	if rp.teamPod(d.pod) && d.gen != rp.gen[d.pod] {
+		return nil // preempted before its end
+	}
+	rp.advance(d.at)
+	if err := rp.free(d.pod, d.node, d.gpus); err != nil {
+		return err
+	}
+	if err := rp.retryOn(d.node); err != nil {
+		return err
+	}
+	if rp.teamPod(d.pod) {
+		rp.running[d.pod] = false
+		rp.tq.alloc[rp.team(d.pod)] -= rp.pods[d.pod].TotalGPUMilli()
+		if _, err := rp.tq.finished(d.pod, true, rp.pods); err != nil {
+			return err
+		}
+	}
+	rp.sample()
+	return nil
+}
+
+// retryOn starts the waiting pods, oldest first, that can be placed now
+// that node freed resources. Only that node changed: a waiting pod can
+// start now only if it fits there.
+func (rp *replayer) retryOn(freed int) error {
+	kept := rp.waiting[:0]
+	for _, wi := range rp.waiting {
+		if cluster.Feasible(&rp.c.Nodes[freed], &rp.pods[wi]) {
+			if node, gpus, ok := rp.pl.Place(rp.c, &rp.pods[wi]); ok {
+				rp.isWaiting[wi] = false
+				if err := rp.start(wi, node, gpus); err != nil {
+					return err
 				}
-				for _, j := range gone {
-					fail(j, ReasonDeleted)
-				}
-				sample()
 				continue
 			}
-			if !isWaiting[e.pod] || (tq != nil && started[e.pod]) {
-				continue // it started before
-			}
-			advance(e.at)
-			isWaiting[e.pod] = false
-			for k, wi := range waiting {
-				if wi == e.pod {
-					waiting = append(waiting[:k], waiting[k+1:]...)
-					break
-				}
-			}
-			fail(e.pod, ReasonDeleted)
-			if tq != nil && tq.wlOf[e.pod] >= 0 {
-				if _, err := tq.finished(e.pod, false, pods); err != nil {
-					return r, err
-				}
-			}
-			sample()
-			continue
 		}
-		// Departures at or before the next arrival go first, so that an
-		// arrival at the same instant sees the freed resources.
-		if len(deps) > 0 && deps[0].at <= next {
-			d := heap.Pop(&deps).(departure)
-			if tq != nil && tq.wlOf[d.pod] >= 0 && d.gen != gen[d.pod] {
-				continue // preempted before its end
-			}
-			advance(d.at)
-			p := &pods[d.pod]
-			freed, err := release(pl, c, d.node, p, d.gpus)
-			if err != nil {
-				return r, err
-			}
-			frag.update(c, d.node)
-			meter.Release(freed, w.price(c.Nodes[d.node].ModelID))
-			if use != nil {
-				use.remove(c, d.node, d.gpus, d.pod)
-			}
-			// Only the freed node changed: a waiting pod can start now only
-			// if it fits there.
-			kept := waiting[:0]
-			for _, wi := range waiting {
-				if cluster.Feasible(&c.Nodes[d.node], &pods[wi]) {
-					if node, gpus, ok := pl.Place(c, &pods[wi]); ok {
-						isWaiting[wi] = false
-						if err := start(wi, node, gpus); err != nil {
-							return r, err
-						}
-						continue
-					}
-				}
-				kept = append(kept, wi)
-			}
-			waiting = kept
-			if tq != nil && tq.wlOf[d.pod] >= 0 {
-				running[d.pod] = false
-				tq.alloc[tq.wls[tq.wlOf[d.pod]].team] -= p.TotalGPUMilli()
-				if _, err := tq.finished(d.pod, true, pods); err != nil {
-					return r, err
-				}
-			}
-			sample()
-			continue
-		}
-		i := arrivals[ai]
-		ai++
-		seq[i] = ai
-		advance(w.specs[i].Creation)
-		r.Pods++
-		r.ArrivedGPUMilli += pods[i].TotalGPUMilli()
-		if tq != nil && tq.wlOf[i] >= 0 {
-			if err := teamArrival(i); err != nil {
-				return r, err
-			}
-			sample()
-			continue
-		}
-		switch node, gpus, ok := pl.Place(c, &pods[i]); {
-		case ok:
-			if err := start(i, node, gpus); err != nil {
-				return r, err
-			}
-		case w.unfit[i] != "":
-			fail(i, w.unfit[i])
-		default:
-			waiting = append(waiting, i)
-			isWaiting[i] = true
-			if del := w.specs[i].Deletion; !math.IsNaN(del) {
-				heap.Push(&expiries, departure{at: del, pod: i})
-			}
-		}
-		sample()
+		kept = append(kept, wi)
 	}
+	rp.waiting = kept
+	return nil
+}
+
+// start runs pod i on gpus of node: it allocates them, records the pod's
+// queueing delay and schedules its departure.
+func (rp *replayer) start(i int, node int, gpus cluster.GPUSet) error {
+	w, c, p := rp.w, rp.c, &rp.pods[i]
+	took, err := allocate(rp.pl, c, node, p, gpus)
+	if err != nil {
+		return fmt.Errorf("placement chose an infeasible node: %w", err)
+	}
+	rp.frag.update(c, node)
+	rp.meter.Allocate(took, w.price(c.Nodes[node].ModelID))
+	if rp.use != nil {
+		rp.use.add(c, node, gpus, i, i)
+	}
+	wait := rp.now - w.specs[i].Creation
+	var g uint32
+	switch {
+	case !rp.teamPod(i):
+		rp.delays = append(rp.delays, wait)
+	default:
+		if !rp.started[i] {
+			rp.delays = append(rp.delays, wait)
+			team := rp.team(i)
+			rp.tq.waits[team] = append(rp.tq.waits[team], wait)
+		}
+		rp.started[i], rp.running[i], rp.runNode[i], rp.runGPUs[i], g = true, true, node, gpus, rp.gen[i]
+		rp.tq.alloc[rp.team(i)] += p.TotalGPUMilli()
+	}
+	if d := runFor(&w.specs[i]); !math.IsInf(d, 1) {
+		heap.Push(&rp.deps, departure{at: rp.now + d, pod: i, node: node, gpus: gpus, gen: g})
+	}
+	if rp.placements {
+		rp.recs[rp.seq[i]-1] = w.placement(rp.seq[i], i, c, node, gpus, true, rp.now, wait, "")
+	}
+	return nil
+}
+
+// free releases the gpus of node that pod i held.
+func (rp *replayer) free(i, node int, gpus cluster.GPUSet) error {
+	c := rp.c
+	freed, err := release(rp.pl, c, node, &rp.pods[i], gpus)
+	if err != nil {
+		return err
+	}
+	rp.frag.update(c, node)
+	rp.meter.Release(freed, rp.w.price(c.Nodes[node].ModelID))
+	if rp.use != nil {
+		rp.use.remove(c, node, gpus, i)
+	}
+	return nil
+}
+
+// wait puts pod i in the queue for a node.
+func (rp *replayer) wait(i int) {
+	rp.waiting = append(rp.waiting, i)
+	rp.isWaiting[i] = true
+}
+
+// unwait takes pod i out of the queue for a node.
+func (rp *replayer) unwait(i int) {
+	rp.isWaiting[i] = false
+	for k, wi := range rp.waiting {
+		if wi == i {
+			rp.waiting = append(rp.waiting[:k], rp.waiting[k+1:]...)
+			break
+		}
+	}
+}
+
+// fail records that pod i never started, for reason.
+func (rp *replayer) fail(i int, reason string) {
+	w := rp.w
+	if rp.teamPod(i) {
+		rp.tq.stats[rp.team(i)].NeverStarted++
+	}
+	rp.failed.add(reason, &w.specs[i])
+	rp.r.FailedPods++
+	if rp.placements {
+		rp.recs[rp.seq[i]-1] = w.placement(rp.seq[i], i, rp.c, 0, 0, false, math.NaN(), rp.now-w.specs[i].Creation, reason)
+	}
+}
+
+// sample adds a timeline point at the first event of each interval.
+func (rp *replayer) sample() {
+	if rp.now >= rp.nextSample {
+		rp.r.Replay.Timeline = append(rp.r.Replay.Timeline, rp.timePoint())
+		rp.nextSample = rp.t0 + (math.Floor((rp.now-rp.t0)/rp.sampleEvery)+1)*rp.sampleEvery
+	}
+}
+
+// timePoint is the state now.
+func (rp *replayer) timePoint() TimePoint {
+	return TimePoint{Seconds: rp.now - rp.t0, AllocationRatio: rp.meter.AllocationRatio(), Waiting: len(rp.waiting)}
+}
+
+// finish closes the timeline, fails the pods still waiting and fills in
+// the result.
+func (rp *replayer) finish() {
 	// The last point is the state at the end: a sample is taken at the
 	// first event of its interval, so events later in the same interval
 	// (pods leaving at the trace's last instant) would otherwise be lost.
-	last := TimePoint{Seconds: now - t0, AllocationRatio: meter.AllocationRatio(), Waiting: len(waiting)}
-	if tl := r.Replay.Timeline; len(tl) > 0 && tl[len(tl)-1].Seconds == last.Seconds {
+	last := rp.timePoint()
+	if tl := rp.r.Replay.Timeline; len(tl) > 0 && tl[len(tl)-1].Seconds == last.Seconds {
 		tl[len(tl)-1] = last
 	} else {
-		r.Replay.Timeline = append(tl, last)
+		rp.r.Replay.Timeline = append(tl, last)
 	}
-	for _, i := range waiting {
-		fail(i, ReasonNoRoom)
+	for _, i := range rp.waiting {
+		rp.fail(i, ReasonNoRoom)
 	}
-	if tq != nil {
-		tq.advance(now)
+	if tq := rp.tq; tq != nil {
+		tq.advance(rp.now)
 		for _, i := range tq.queuedPods() {
-			if !started[i] { // a preempted pod has started: not a failure
-				fail(i, ReasonQuotaWait)
+			if !rp.started[i] { // a preempted pod has started: not a failure
+				rp.fail(i, ReasonQuotaWait)
 			}
 		}
-		r.Teams = tq.results()
+		rp.r.Teams = tq.results()
 	}
-	r.Placements = recs
-	r.Failed = failed.groups()
-	span = now - t0
-	st := r.Replay
+	rp.r.Placements = rp.recs
+	rp.r.Failed = rp.failed.groups()
+	rp.stats()
+	rp.w.finish(&rp.r, rp.c, rp.frag.exact())
+	if rp.use != nil {
+		rp.use.result(&rp.r, true)
+	}
+}
+
+// stats fills in the replay's queueing delays, allocation and cost.
+func (rp *replayer) stats() {
+	st, delays, meter := rp.r.Replay, rp.delays, rp.meter
 	st.Started = len(delays)
-	st.NeverStarted = r.FailedPods
+	st.NeverStarted = rp.r.FailedPods
 	sort.Float64s(delays)
 	if len(delays) > 0 {
 		sum := 0.0
@@ -437,15 +590,10 @@ func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placeme
 			st.DelayPercentiles = append(st.DelayPercentiles, percentile(delays, float64(q)/100))
 		}
 	}
-	st.SpanSeconds = span
+	st.SpanSeconds = rp.now - rp.t0
 	st.TimeWeightedAllocationRatio = meter.TimeWeightedAllocationRatio()
 	st.AllocatedGPUHours = meter.AllocatedGPUHours()
 	st.IdleGPUHours = meter.IdleGPUHours()
 	st.AllocatedCostUSD = meter.AllocatedUSD()
 	st.IdleCostUSD = meter.IdleUSD()
-	w.finish(&r, c, frag.exact())
-	if use != nil {
-		use.result(&r, true)
-	}
-	return r, nil
 }

@@ -296,6 +296,22 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 	if prices == nil {
 		prices = cost.Default()
 	}
+	c, err := templateCluster(nodesFile, nodes)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
+	if err := w.preparePods(nodesFile, podsFile); err != nil {
+		return nil, err
+	}
+	w.target = placement.NewTargetWorkload(w.pods, popularity)
+	w.prices = modelPrices(c, prices)
+	return w, nil
+}
+
+// templateCluster builds the empty cluster of nodes; a node's model is
+// shown as the node list first writes it.
+func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster, error) {
 	c := cluster.New()
 	spelling := map[int]string{} // model ID -> the node list's first spelling
 	for _, n := range nodes {
@@ -310,109 +326,154 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 			c.Nodes[i].Model = spelling[id]
 		}
 	}
-	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
+	return c, nil
+}
+
+// preparePods turns w's pod specs into pods, finds those that fit no node
+// of the empty cluster, and warns of them and of GPU models no node has.
+func (w *Workload) preparePods(nodesFile, podsFile string) error {
+	c := w.template
 	var clusterModels cluster.ModelSet
 	for i := range c.Nodes {
 		if c.Nodes[i].ModelID >= 0 {
 			clusterModels |= 1 << uint(c.Nodes[i].ModelID)
 		}
 	}
-	// Models that gpu_spec names and no node has: pods, first line, spelling.
-	type missing struct {
-		pods, line int
-		name       string
-	}
-	absent := map[int]*missing{}
-	var absentIDs []int
+	absent := absentModels{byID: map[int]*absentModel{}}
 	fitsSome := map[cluster.Pod]bool{}
 	var unfit []string
 	nUnfit := 0
-	for i, s := range pods {
-		models, err := gpu.ParseModels(s.GPUSpec)
+	for i, s := range w.specs {
+		p, err := podOf(podsFile, &s)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
-		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models)}
-		if err := p.Validate(); err != nil {
-			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
+			return err
 		}
 		w.pods[i] = p
 		w.gpuDemand += p.TotalGPUMilli()
 		if p.Models&^clusterModels != 0 {
-			for _, m := range strings.Split(s.GPUSpec, "|") {
-				m = strings.TrimSpace(m)
-				id, err := gpu.ModelID(m)
-				if m == "" || err != nil || clusterModels&(1<<uint(id)) != 0 {
-					continue
-				}
-				if absent[id] == nil {
-					absent[id] = &missing{line: int(s.Line), name: m}
-					absentIDs = append(absentIDs, id)
-				}
-				absent[id].pods++
-			}
+			absent.add(&s, clusterModels)
 		}
-		key := p
-		key.Name = ""
-		ok, seen := fitsSome[key]
-		if !seen {
-			for j := range c.Nodes {
-				if cluster.Feasible(&c.Nodes[j], &p) {
-					ok = true
-					break
-				}
-			}
-			fitsSome[key] = ok
-		}
-		if ok {
+		if fitsSomeNode(c, p, fitsSome) {
 			continue
 		}
 		var why string
-		switch {
-		case p.NumGPU > 0 && clusterModels == 0:
-			w.unfit[i] = ReasonNoGPUNodes
-			why = "requests GPUs and no node of " + nodesFile + " has any"
-		case p.Models != 0 && p.Models&clusterModels == 0:
-			w.unfit[i] = ReasonNoModel
-			why = fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
-		default:
-			w.unfit[i] = ReasonTooLarge
-			why = "is larger than every node of " + nodesFile
-			if p.NumGPU > 0 && p.Models != 0 {
-				why += " with a GPU model it allows (" + trace.Quote(s.GPUSpec) + ")"
-			}
-		}
+		w.unfit[i], why = unfitReason(&p, &s, clusterModels, nodesFile)
 		nUnfit++
 		if len(unfit) < maxUnfitListed {
 			unfit = append(unfit, fmt.Sprintf("%s:%d: pod %s (cpu_milli %d, memory_mib %d, num_gpu %d, gpu_milli %d) %s: %s",
 				podsFile, s.Line, trace.Quote(s.Name), s.CPUMilli, s.MemoryMiB, s.NumGPU, s.GPUMilli, why, w.unfit[i]))
 		}
 	}
+	w.warnings = append(w.warnings, absent.warnings(nodesFile, podsFile)...)
+	w.warnings = append(w.warnings, unfit...)
+	if nUnfit > 0 {
+		w.warnings = append(w.warnings, fmt.Sprintf("%d of %d pods of %s fit no node of %s even when it is empty (%d listed above): each run counts them as arrived demand and as failed pods",
+			nUnfit, len(w.specs), podsFile, nodesFile, len(unfit)))
+	}
+	return nil
+}
+
+// podOf is the pod that spec s asks for.
+func podOf(podsFile string, s *trace.PodSpec) (cluster.Pod, error) {
+	models, err := gpu.ParseModels(s.GPUSpec)
+	if err != nil {
+		return cluster.Pod{}, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
+	}
+	p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models)}
+	if err := p.Validate(); err != nil {
+		return cluster.Pod{}, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
+	}
+	return p, nil
+}
+
+// fitsSomeNode reports whether p fits some node of the empty cluster c,
+// remembered in seen by the pod's shape.
+func fitsSomeNode(c *cluster.Cluster, p cluster.Pod, seen map[cluster.Pod]bool) bool {
+	key := p
+	key.Name = ""
+	ok, known := seen[key]
+	if !known {
+		for j := range c.Nodes {
+			if cluster.Feasible(&c.Nodes[j], &p) {
+				ok = true
+				break
+			}
+		}
+		seen[key] = ok
+	}
+	return ok
+}
+
+// unfitReason is why pod p of spec s fits no node of nodesFile: the
+// reason and, for the warning, the words.
+func unfitReason(p *cluster.Pod, s *trace.PodSpec, clusterModels cluster.ModelSet, nodesFile string) (reason, why string) {
+	switch {
+	case p.NumGPU > 0 && clusterModels == 0:
+		return ReasonNoGPUNodes, "requests GPUs and no node of " + nodesFile + " has any"
+	case p.Models != 0 && p.Models&clusterModels == 0:
+		return ReasonNoModel, fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
+	}
+	why = "is larger than every node of " + nodesFile
+	if p.NumGPU > 0 && p.Models != 0 {
+		why += " with a GPU model it allows (" + trace.Quote(s.GPUSpec) + ")"
+	}
+	return ReasonTooLarge, why
+}
+
+// absentModels are the models that gpu_spec names and no node has: pods,
+// first line, spelling, in the order first named.
+type absentModels struct {
+	byID map[int]*absentModel
+	ids  []int
+}
+
+type absentModel struct {
+	pods, line int
+	name       string
+}
+
+// add counts the models of s that the cluster lacks.
+func (a *absentModels) add(s *trace.PodSpec, clusterModels cluster.ModelSet) {
+	for _, m := range strings.Split(s.GPUSpec, "|") {
+		m = strings.TrimSpace(m)
+		id, err := gpu.ModelID(m)
+		if m == "" || err != nil || clusterModels&(1<<uint(id)) != 0 {
+			continue
+		}
+		if a.byID[id] == nil {
+			a.byID[id] = &absentModel{line: int(s.Line), name: m}
+			a.ids = append(a.ids, id)
+		}
+		a.byID[id].pods++
+	}
+}
+
+// warnings names each absent model.
+func (a *absentModels) warnings(nodesFile, podsFile string) []string {
 	names := "gpu_spec names"
 	if nodesFile == podsFile { // a Kubernetes snapshot gives both
 		names = "the GPU model constraints (annotation, nodeSelector, node affinity) name"
 	}
-	for _, id := range absentIDs {
-		m := absent[id]
-		w.warnings = append(w.warnings, fmt.Sprintf("%s has no GPU model %s, which %s in %d pods (first %s:%d)",
+	var ws []string
+	for _, id := range a.ids {
+		m := a.byID[id]
+		ws = append(ws, fmt.Sprintf("%s has no GPU model %s, which %s in %d pods (first %s:%d)",
 			nodesFile, trace.Quote(m.name), names, m.pods, podsFile, m.line))
 	}
-	w.warnings = append(w.warnings, unfit...)
-	if nUnfit > 0 {
-		w.warnings = append(w.warnings, fmt.Sprintf("%d of %d pods of %s fit no node of %s even when it is empty (%d listed above): each run counts them as arrived demand and as failed pods",
-			nUnfit, len(pods), podsFile, nodesFile, len(unfit)))
-	}
-	w.target = placement.NewTargetWorkload(w.pods, popularity)
-	// Model IDs of the cluster map to prices, looked up by the catalog's
-	// spelling; a model without a price costs 0.
-	w.prices = make([]float64, 64)
+	return ws
+}
+
+// modelPrices maps the model IDs of c to prices, looked up by the
+// catalog's spelling; a model without a price costs 0.
+func modelPrices(c *cluster.Cluster, prices *cost.Prices) []float64 {
+	byID := make([]float64, 64)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID >= 0 {
-			w.prices[n.ModelID] = prices.USDPerHour(gpu.ModelName(n.ModelID))
+			byID[n.ModelID] = prices.USDPerHour(gpu.ModelName(n.ModelID))
 		}
 	}
-	return w, nil
+	return byID
 }
 
 // Prices returns the price of each GPU model of the cluster in USD per

@@ -121,15 +121,8 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 			}
 		}
 	}()
-	for _, b := range []struct {
-		path *string
-		name string
-	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.Kwok, "kwok"}} {
-		if *b.path == "" {
-			if *b.path, err = Find(b.name); err != nil {
-				return nil, err
-			}
-		}
+	if err := o.findPrograms(); err != nil {
+		return nil, err
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 2 * time.Minute
@@ -137,14 +130,44 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 
-	// etcd: one member on loopback; fsync off, as Kubernetes' own
-	// integration tests run it, since the data is thrown away.
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	etcdURL, err := c.startEtcd(ctx, o, ports[0], ports[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := c.startAPIServer(ctx, o, etcdURL, ports[2]); err != nil {
+		return nil, err
+	}
+	if err := c.startKwok(o); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// findPrograms finds the programs whose paths o leaves empty.
+func (o *Options) findPrograms() (err error) {
+	for _, b := range []struct {
+		path *string
+		name string
+	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.Kwok, "kwok"}} {
+		if *b.path == "" {
+			if *b.path, err = Find(b.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startEtcd starts etcd, one member on loopback, and returns its client
+// URL when it is healthy. fsync is off, as Kubernetes' own integration
+// tests run it, since the data is thrown away.
+func (c *Cluster) startEtcd(ctx context.Context, o Options, clientPort, peerPort int) (string, error) {
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	if err := c.start("etcd", o.Etcd, nil,
 		"--name=gpuplane",
 		"--data-dir="+filepath.Join(c.Dir, "etcd"),
@@ -154,21 +177,58 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		"--unsafe-no-fsync",
 		"--log-level=warn",
 	); err != nil {
-		return nil, err
+		return "", err
 	}
 	plain := &http.Client{Timeout: 2 * time.Second}
 	if err := c.waitUntil(ctx, "etcd at "+etcdURL, func(ctx context.Context) error {
 		return get(ctx, plain, etcdURL+"/health", `"health":"true"`)
 	}); err != nil {
-		return nil, err
+		return "", err
 	}
+	return etcdURL, nil
+}
 
-	// kube-apiserver.
+// startAPIServer starts kube-apiserver on port, sets c's URL, client and
+// kubeconfig, and returns when it is ready.
+func (c *Cluster) startAPIServer(ctx context.Context, o Options, etcdURL string, port int) error {
 	pk, err := newPKI(c.Dir, net.IPv4(10, 96, 0, 1))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
+	if err := c.start("kube-apiserver", o.APIServer, nil, apiServerArgs(o, c.Dir, etcdURL, port, pk)...); err != nil {
+		return err
+	}
+	c.Config = &rest.Config{
+		Host: c.URL,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: pk.caPEM, CertData: pk.adminCertPEM, KeyData: pk.adminKeyPEM,
+		},
+		QPS: 1000, Burst: 2000,
+	}
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	c.Client = cs
+	if err := c.waitUntil(ctx, "kube-apiserver at "+c.URL+"/readyz", func(ctx context.Context) error {
+		b, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Raw()
+		if err != nil {
+			return fmt.Errorf("%v %s", err, b)
+		}
+		// The system namespaces come from a controller inside the API
+		// server, shortly after it is ready.
+		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	return writeKubeconfig(c.Kubeconfig, c.URL, pk)
+}
+
+// apiServerArgs are kube-apiserver's arguments, its certificates in dir.
+func apiServerArgs(o Options, dir, etcdURL string, port int, pk *pki) []string {
 	authz := o.Authorization
 	if authz == "" {
 		authz = "Node,RBAC"
@@ -176,8 +236,8 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[2]),
-		"--cert-dir=" + filepath.Join(c.Dir, "apiserver-certs"),
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
 		"--tls-cert-file=" + pk.certFile, "--tls-private-key-file=" + pk.keyFile,
 		"--client-ca-file=" + pk.caFile,
 		"--service-account-key-file=" + pk.saPubFile,
@@ -201,55 +261,24 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if o.RuntimeConfig != "" {
 		args = append(args, "--runtime-config="+o.RuntimeConfig)
 	}
-	args = append(args, o.APIServerArgs...)
-	if err := c.start("kube-apiserver", o.APIServer, nil, args...); err != nil {
-		return nil, err
-	}
-	c.Config = &rest.Config{
-		Host: c.URL,
-		TLSClientConfig: rest.TLSClientConfig{
-			CAData: pk.caPEM, CertData: pk.adminCertPEM, KeyData: pk.adminKeyPEM,
-		},
-		QPS: 1000, Burst: 2000,
-	}
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
-		return nil, err
-	}
-	c.Client = cs
-	if err := c.waitUntil(ctx, "kube-apiserver at "+c.URL+"/readyz", func(ctx context.Context) error {
-		b, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Raw()
-		if err != nil {
-			return fmt.Errorf("%v %s", err, b)
-		}
-		// The system namespaces come from a controller inside the API
-		// server, shortly after it is ready.
-		_, err = cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
-	if err := writeKubeconfig(c.Kubeconfig, c.URL, pk); err != nil {
-		return nil, err
-	}
+	return append(args, o.APIServerArgs...)
+}
 
-	// kwok manages the nodes that carry its annotation. HOME is the
-	// working directory so that no ~/.kwok/kwok.yaml is read.
+// startKwok starts kwok, which manages the nodes that carry its
+// annotation. HOME is the working directory so that no ~/.kwok/kwok.yaml
+// is read.
+func (c *Cluster) startKwok(o Options) error {
 	stages := filepath.Join(c.Dir, "kwok-stages.yaml")
 	if err := os.WriteFile(stages, stagesYAML, 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	if err := c.start("kwok", o.Kwok, []string{"HOME=" + c.Dir},
+	return c.start("kwok", o.Kwok, []string{"HOME=" + c.Dir},
 		"--kubeconfig="+c.Kubeconfig,
 		"--config="+stages,
 		"--manage-nodes-with-annotation-selector="+KwokAnnotation+"=fake",
 		"--cidr="+PodCIDR,
 		"--node-lease-duration-seconds=40",
-	); err != nil {
-		return nil, err
-	}
-	return c, nil
+	)
 }
 
 // start starts one process with its log in Dir/<name>.log.
