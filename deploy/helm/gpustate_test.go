@@ -146,6 +146,17 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	alice := as(t, c, "alice")
 	sched := as(t, c, schedulerUser, "system:serviceaccounts", "system:serviceaccounts:"+namespace)
 	agentc := as(t, c, agentUser, "system:serviceaccounts", "system:serviceaccounts:"+namespace)
+	// The node agent's token as its pods on n0 and n1 hold it: bound
+	// tokens carry the pod's node.
+	onNode := func(node string) kubernetes.Interface {
+		cfg := rest.CopyConfig(c.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: agentUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			Extra: map[string][]string{"authentication.kubernetes.io/node-name": {node}}}
+		cs, err := kubernetes.NewForConfig(cfg)
+		must(t, err)
+		return cs
+	}
+	agentN0, agentN1 := onNode("n0"), onNode("n1")
 	gc := as(t, c, "system:serviceaccount:kube-system:generic-garbage-collector", "system:serviceaccounts", "system:serviceaccounts:kube-system")
 
 	// Pods and a node made before the policy: p bound by the scheduler
@@ -239,7 +250,9 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 
 	// The node agent's mark.
 	refused("alice marks p allocated", "allocated", patchPod(alice, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
-	allowed("the node agent marks p allocated", patchPod(agentc, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
+	refused("the node agent on n1 marks p (on n0) allocated", "allocated", patchPod(agentN1, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
+	allowed("the node agent on n0 marks p allocated", patchPod(agentN0, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
+	allowed("the node agent (a token without a node) unmarks p", patchPod(agentc, "p", mergeAnn(configv1.AnnotationAllocated, nil)))
 
 	// The node agent's node labels and annotation.
 	refused("the admin relabels n0's product", "node", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}}}`))
@@ -247,7 +260,8 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	refused("the admin adds a gpuplane.io/ label to n0", "node", patchNode(admin, `{"metadata":{"labels":{"gpuplane.io/gpu.model":"H100-80GB"}}}`))
 	refused("the admin reorders n0's GPU UUIDs", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/gpu-uuids":"GPU-7,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-0"}}}`))
 	allowed("the admin labels n0 with another label", patchNode(admin, `{"metadata":{"labels":{"topology.kubernetes.io/rack":"r1"}}}`))
-	allowed("the node agent relabels n0", patchNode(agentc, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB","gpuplane.io/gpu.model":"V100M16"},"annotations":{"gpuplane.io/gpu-uuids":"GPU-a,GPU-b,GPU-c,GPU-d,GPU-e,GPU-f,GPU-g,GPU-h"}}}`))
+	refused("the node agent on n1 relabels n0", "node", patchNode(agentN1, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB"}}}`))
+	allowed("the node agent on n0 relabels n0", patchNode(agentN0, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB","gpuplane.io/gpu.model":"V100M16"},"annotations":{"gpuplane.io/gpu-uuids":"GPU-a,GPU-b,GPU-c,GPU-d,GPU-e,GPU-f,GPU-g,GPU-h"}}}`))
 
 	// Other writers are not in the way: status updates, the garbage
 	// collector removing a finalizer, deletes.
