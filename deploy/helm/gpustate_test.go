@@ -229,6 +229,7 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 
 	// Binding with the GPUs: the scheduler's write.
 	refused("alice binds q with GPUs", "binding", bind(alice, "q", choice))
+	allowed("alice binds q without GPUs (as kube-scheduler binds)", bind(alice, "q", map[string]string{"example.com/by": "alice"}))
 	allowed("the scheduler binds p with GPU 0", bind(sched, "p", choice))
 	p, err := admin.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
 	must(t, err)
