@@ -229,6 +229,9 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 
 	// Binding with the GPUs: the scheduler's write.
 	refused("alice binds q with GPUs", "binding", bind(alice, "q", choice))
+	legacy := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "default", Annotations: choice}, Target: corev1.ObjectReference{Kind: "Node", Name: "n0"}}
+	refused("alice binds q with GPUs through the bindings resource", "binding",
+		alice.CoreV1().RESTClient().Post().Namespace("default").Resource("bindings").Body(legacy).Do(ctx).Error())
 	allowed("alice binds q without GPUs (as kube-scheduler binds)", bind(alice, "q", map[string]string{"example.com/by": "alice"}))
 	allowed("the scheduler binds p with GPU 0", bind(sched, "p", choice))
 	p, err := admin.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
