@@ -52,6 +52,16 @@ func TestChartInstalls(t *testing.T) {
 			t.Errorf("Deployment %s: %v", name, err)
 		}
 	}
+	// The GPU state policy and its binding, named in the notes.
+	if _, err := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, gpuStatePolicy, metav1.GetOptions{}); err != nil {
+		t.Errorf("ValidatingAdmissionPolicy: %v", err)
+	}
+	if _, err := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, gpuStatePolicy, metav1.GetOptions{}); err != nil {
+		t.Errorf("ValidatingAdmissionPolicyBinding: %v", err)
+	}
+	if !strings.Contains(out, "ValidatingAdmissionPolicy "+gpuStatePolicy+" (Deny)") {
+		t.Errorf("helm install notes do not name the GPU state policy:\n%s", out)
+	}
 	if _, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhookName, metav1.GetOptions{}); err != nil {
 		t.Errorf("ValidatingWebhookConfiguration: %v", err)
 	}

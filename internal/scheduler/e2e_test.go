@@ -75,6 +75,13 @@ func startScheduler(t testing.TB, c *kube.Cluster, args map[string]any) *schedul
 // configuration (nil: none).
 func startSchedulerWith(t testing.TB, c *kube.Cluster, args map[string]any, change func(conf map[string]any)) *schedulerProc {
 	t.Helper()
+	return startSchedulerFlags(t, c, args, change)
+}
+
+// startSchedulerFlags is startSchedulerWith with extra flags, which come
+// last and so win over the defaults (e.g. --secure-port).
+func startSchedulerFlags(t testing.TB, c *kube.Cluster, args map[string]any, change func(conf map[string]any), flags ...string) *schedulerProc {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	b, err := os.ReadFile("../../deploy/scheduler/config.yaml")
@@ -105,7 +112,7 @@ func startSchedulerWith(t testing.TB, c *kube.Cluster, args map[string]any, chan
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(binary(t), "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
+	p.cmd = exec.Command(binary(t), append([]string{"--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2"}, flags...)...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

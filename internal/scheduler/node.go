@@ -37,9 +37,10 @@ var catalog = gpu.Default()
 // constraint.
 func nodeModel(product string) string { return gpu.ModelOfProduct(product) }
 
-// buildNode makes a nodeState from a NodeInfo. held returns the GPUs a pod
-// on the node holds when its annotation does not say (a pod reserved by
-// this scheduler but not yet bound).
+// buildNode makes a nodeState from a NodeInfo. held returns the scheduler's
+// record of the GPUs a pod holds (what it reserved and bound, or the
+// annotation it first saw), which wins over the pod's annotation; a pod
+// whose annotation claims other GPUs holds those too.
 func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GPUSet, bool)) (*nodeState, error) {
 	n := ni.Node()
 	if n == nil {
@@ -76,6 +77,7 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 	// in a gang cycle before Reserve) are added after the known ones, on the
 	// first GPUs that hold them: the node is never over-committed.
 	var unknown []*cluster.Pod
+	var claims []claim
 	for _, pi := range ni.GetPods() {
 		p := pi.GetPod()
 		if p.UID == skip {
@@ -100,8 +102,14 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 			klog.ErrorS(err, "Ignoring the GPU choice of a pod")
 			ok = false
 		}
-		if !ok {
-			set, ok = held(p.UID)
+		// The scheduler's own record (what it bound, or the annotation it
+		// first saw) wins over the annotation; when they disagree, the GPUs
+		// the annotation claims are held too (conflict.go).
+		if rec, recorded := held(p.UID); recorded {
+			if ok && set != rec {
+				claims = append(claims, claim{pod: req, gpus: set &^ rec})
+			}
+			set, ok = rec, true
 		}
 		if !ok || node.Add(&req, set) != nil {
 			unknown = append(unknown, &req)
@@ -115,6 +123,12 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 			p.NumGPU, p.GPUMilli = 0, 0
 			_ = node.Add(p, 0)
 		}
+	}
+	// Last, the GPUs that annotations claim against the record: held on
+	// whatever share of them is still free, so that neither the recorded nor
+	// the claimed GPUs are handed out again.
+	for _, c := range claims {
+		holdClaim(&node, &c)
 	}
 	st.node = node
 	return st, nil
@@ -139,8 +153,10 @@ func firstFit(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 type nodeCache struct {
 	mu    sync.RWMutex
 	nodes map[string]cacheEntry
-	// reserved holds the GPUs of pods reserved by this scheduler, until they
-	// are deleted; epoch counts changes of reservations per node.
+	// reserved holds the GPUs of pods reserved by this scheduler, or first
+	// seen bound with an annotation, until they are deleted: the
+	// scheduler's record of what each pod holds. epoch counts changes of
+	// reservations per node.
 	reserved map[types.UID]reservation
 	epoch    map[string]uint64
 }
@@ -198,6 +214,21 @@ func (c *nodeCache) reserve(uid types.UID, node string, gpus cluster.GPUSet) {
 	c.mu.Unlock()
 }
 
+// recordFirstSeen makes gpus the record of pod uid on node when there is
+// none: after a restart the scheduler has no memory of what it bound, and
+// the annotation it first sees is the record. The node's state is
+// unchanged (it was built from that annotation), so the epoch is too. It
+// returns the record, and whether there was one already.
+func (c *nodeCache) recordFirstSeen(uid types.UID, node string, gpus cluster.GPUSet) (cluster.GPUSet, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.reserved[uid]; ok {
+		return r.gpus, true
+	}
+	c.reserved[uid] = reservation{node: node, gpus: gpus}
+	return gpus, false
+}
+
 // forget drops pod uid's reservation, if any.
 func (c *nodeCache) forget(uid types.UID) {
 	c.mu.Lock()
@@ -247,4 +278,27 @@ func isGPUPod(p *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// claim is the GPUs a pod's annotation names beyond the scheduler's record
+// of it.
+type claim struct {
+	pod  cluster.Pod
+	gpus cluster.GPUSet
+}
+
+// holdClaim takes, on each claimed GPU of the node, the pod's share or what
+// is left of it: GPUs the node lacks and GPUs already full are skipped.
+// The claim holds no CPU or memory (the pod's are held once, on its
+// record).
+func holdClaim(n *cluster.Node, c *claim) {
+	for _, g := range c.gpus.Indices() {
+		if g >= len(n.GPUFree) || n.GPUFree[g] <= 0 {
+			continue
+		}
+		p := cluster.Pod{Name: c.pod.Name + " (claimed by annotation)", NumGPU: 1, GPUMilli: min(c.pod.GPUMilli, n.GPUFree[g])}
+		if err := n.Add(&p, 1<<uint(g)); err != nil {
+			klog.ErrorS(err, "Holding a GPU claimed by annotation", "pod", c.pod.Name, "gpu", g)
+		}
+	}
 }

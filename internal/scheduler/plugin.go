@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -65,10 +66,24 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, fmt.Errorf("%s args: %w", Name, err)
 	}
 	pl := &Plugin{handle: h, policy: policy, tie: tie, nodes: newNodeCache(), rng: rand.New(rand.NewPCG(args.Seed, 0))}
+	registerMetrics.Do(func() { legacyregistry.MustRegister(AnnotationConflicts) })
 	if h != nil && h.SharedInformerFactory() != nil {
-		// Reservations live until the pod is gone; the pod's annotation is
-		// the record after that.
+		// Reservations live until the pod is gone: they are the
+		// scheduler's record of what it bound, against which the pods'
+		// annotations are checked (conflict.go).
 		_, err := h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				if p, ok := obj.(*v1.Pod); ok {
+					pl.observePod(nil, p)
+				}
+			},
+			UpdateFunc: func(oldObj, obj any) {
+				o, ok1 := oldObj.(*v1.Pod)
+				p, ok2 := obj.(*v1.Pod)
+				if ok1 && ok2 {
+					pl.observePod(o, p)
+				}
+			},
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
