@@ -73,6 +73,7 @@ func TestGPUStatePolicyTemplate(t *testing.T) {
 		"agentPodKeys":      list(configv1.AnnotationAllocated),
 		"nodeAnnotations":   list(configv1.AnnotationNodeGPUUUIDs),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
+		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
 		if vars[name] != want {
 			t.Errorf("variable %s = %s, want %s", name, vars[name], want)
@@ -261,6 +262,8 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	// The node agent's node labels and annotation.
 	refused("the admin relabels n0's product", "node", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}}}`))
 	refused("the admin removes n0's GPU count label", "node", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/gpu.count":null}}}`))
+	// The GPU operator's and MIG manager's labels stay the administrator's.
+	allowed("the admin asks the MIG manager for a layout on n0", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/mig.config":"all-1g.10gb","nvidia.com/gpu.deploy.device-plugin":"false"}}}`))
 	refused("the admin adds a gpuplane.io/ label to n0", "node", patchNode(admin, `{"metadata":{"labels":{"gpuplane.io/gpu.model":"H100-80GB"}}}`))
 	refused("the admin reorders n0's GPU UUIDs", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/gpu-uuids":"GPU-7,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-0"}}}`))
 	allowed("the admin labels n0 with another label", patchNode(admin, `{"metadata":{"labels":{"topology.kubernetes.io/rack":"r1"}}}`))

@@ -38,8 +38,37 @@ func OptionsFrom(c *configv1.Config) Options {
 }
 
 // Prefixes are the label prefixes this package owns: on the Node object,
-// labels under them that it no longer computes are removed.
+// labels under them that it no longer computes are removed, except those
+// under Foreign.
 var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.", "gpuplane.io/"}
+
+// Foreign are the label prefixes under Prefixes that others own and the
+// node agent never writes or removes: the NVIDIA GPU operator's component
+// switches (nvidia.com/gpu.deploy.<component>, e.g. gpu.deploy.device-plugin
+// =false) and workload type (nvidia.com/gpu.workload.config), set by
+// administrators and the operator, and the MIG manager's desired and
+// reported layout (nvidia.com/mig.config, nvidia.com/mig.config.state).
+// Source: the GPU operator's documentation (gpu.workload.config is
+// container, vm-passthrough or vm-vgpu; gpu.deploy.<operand>=false turns an
+// operand off on a node) and its MIG manager (mig.config is the layout
+// wanted, mig.config.state reports pending, success or failed).
+var Foreign = []string{"nvidia.com/gpu.deploy.", "nvidia.com/gpu.workload.config", "nvidia.com/mig.config"}
+
+// Owned reports whether the node agent owns the label key: under one of
+// Prefixes and under none of Foreign.
+func Owned(key string) bool {
+	for _, p := range Foreign {
+		if strings.HasPrefix(key, p) {
+			return false
+		}
+	}
+	for _, p := range Prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // Compute returns the labels of node n. A node with no GPUs gets
 // gpu.count 0 and nothing GPU-specific. For a node of mixed models, the

@@ -349,6 +349,43 @@ func TestApplyToNode(t *testing.T) {
 	}
 }
 
+// TestApplyKeepsForeignLabels: labels under the agent's prefixes that the
+// GPU operator and its MIG manager own (a layout asked for, its state, an
+// operand switched off, the workload type) survive an apply that does not
+// compute them; a stale label the agent owns beside them is removed.
+func TestApplyKeepsForeignLabels(t *testing.T) {
+	foreign := map[string]string{
+		"nvidia.com/mig.config":               "all-1g.10gb",
+		"nvidia.com/mig.config.state":         "pending",
+		"nvidia.com/gpu.deploy.device-plugin": "false",
+		"nvidia.com/gpu.workload.config":      "container",
+	}
+	labels := map[string]string{"nvidia.com/mig.strategy": "mixed"} // stale: the agent's own
+	for k, v := range foreign {
+		labels[k] = v
+	}
+	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: labels}})
+	ctx := context.Background()
+	if err := ApplyToNode(ctx, c, "gpu-1", map[string]string{"nvidia.com/gpu.count": "8"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := c.CoreV1().Nodes().Get(ctx, "gpu-1", metav1.GetOptions{})
+	foreign["nvidia.com/gpu.count"] = "8"
+	if !reflect.DeepEqual(n.Labels, foreign) {
+		t.Errorf("labels = %v, want %v", n.Labels, foreign)
+	}
+	for key, want := range map[string]bool{
+		"nvidia.com/gpu.product": true, "nvidia.com/mig-1g.10gb.count": true, "nvidia.com/mig.strategy": true,
+		"nvidia.com/cuda.driver.major": true, "gpuplane.io/gpu.model": true,
+		"nvidia.com/mig.config": false, "nvidia.com/mig.config.state": false, "nvidia.com/gpu.deploy.dcgm-exporter": false,
+		"nvidia.com/gpu.workload.config": false, "kubernetes.io/hostname": false, "nvidia.com/device-plugin.config": false,
+	} {
+		if Owned(key) != want {
+			t.Errorf("Owned(%q) = %v, want %v", key, !want, want)
+		}
+	}
+}
+
 func TestApplyUntilDone(t *testing.T) {
 	c := fake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1"}})
 	// The API server fails the first two reads of the Node.

@@ -50,7 +50,7 @@ func WriteFeatureFile(path string, l map[string]string) error {
 
 // ApplyToNode sets the labels l and the annotations ann (Annotations) on
 // the named Node with one merge patch, and removes the labels under
-// Prefixes that the node carries but l does not (a MIG profile that is
+// Prefixes (and not under Foreign) that the node carries but l does not (a MIG profile that is
 // gone, for example). Other labels and annotations are untouched.
 func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l, ann map[string]string) error {
 	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -67,10 +67,8 @@ func ApplyToNode(ctx context.Context, c kubernetes.Interface, node string, l, an
 		if _, keep := l[k]; keep {
 			continue
 		}
-		for _, p := range Prefixes {
-			if strings.HasPrefix(k, p) {
-				patch[k] = nil // delete
-			}
+		if Owned(k) {
+			patch[k] = nil // delete
 		}
 	}
 	annPatch := map[string]any{}
