@@ -82,16 +82,6 @@ func (p *SnapshotPod) Bound() bool {
 // other: no node has it.
 const NoModel = "no-such-model"
 
-// Labels, annotations and resources the reader knows.
-const (
-	labelProduct    = "nvidia.com/gpu.product"
-	labelCount      = "nvidia.com/gpu.count"
-	labelReplicas   = "nvidia.com/gpu.replicas"
-	labelMIGConfig  = "nvidia.com/mig.config"
-	annotationModel = "gpuplane.io/gpu-model"
-	annotationGPUs  = "gpuplane.io/gpus"
-)
-
 // The JSON of the List, as far as the reader needs it.
 type kubeList struct {
 	Kind  string            `json:"kind"`
@@ -352,10 +342,10 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	}
 	n.CPUMilli, n.MemoryMiB = cpu, floorMiB(mem)
 	labels := o.Metadata.Labels
-	if r, ok := labels[labelReplicas]; ok {
+	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
 		if err != nil || v < 1 {
-			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(labelReplicas), Quote(r))
+			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), Quote(r))
 		}
 		n.Replicas = v
 	}
@@ -386,7 +376,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	}
 	if whole%int64(n.Replicas) != 0 {
 		// Time-slicing advertises each GPU as Replicas devices.
-		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, labelReplicas, n.Replicas)
+		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
 	}
 	gpus := whole / int64(n.Replicas)
 	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
@@ -394,10 +384,10 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
 	case milli == 0 && len(n.MIG) > 0:
-		c, ok := labels[labelCount]
+		c, ok := labels[resource.LabelGPUCount]
 		v, err := strconv.ParseInt(c, 10, 64)
 		if gpus == 0 && (!ok || err != nil || v < 0) {
-			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(labelCount), Quote(c))
+			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), Quote(c))
 		}
 		if ok && err == nil && v > gpus {
 			// GPU feature discovery's mixed strategy: the whole GPUs
@@ -409,15 +399,15 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
 	}
 	n.GPUs = int(gpus)
-	n.Product = labels[labelProduct]
-	n.MIGConfig = labels[labelMIGConfig]
+	n.Product = labels[resource.LabelGPUProduct]
+	n.MIGConfig = labels[resource.LabelMIGConfig]
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
 		if len(n.Model) > maxModelLen {
-			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(labelProduct), maxModelLen)
+			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), maxModelLen)
 		}
 	}
 	if migGPUs > 0 {
@@ -576,11 +566,11 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 	if models != nil {
 		p.GPUSpec = strings.Join(models, "|")
 	}
-	if s, ok := o.Metadata.Annotations[annotationGPUs]; ok && p.NodeName != "" {
+	if s, ok := o.Metadata.Annotations[resource.AnnotationGPUs]; ok && p.NodeName != "" {
 		for _, f := range strings.Split(s, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
-				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(annotationGPUs), Quote(s))
+				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(resource.AnnotationGPUs), Quote(s))
 			}
 			p.GPUs = append(p.GPUs, i)
 		}
@@ -597,7 +587,7 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 func podModels(path string, o *kubeObject) ([]string, []string) {
 	var sets [][]string
 	var warn []string
-	if a, ok := o.Metadata.Annotations[annotationModel]; ok {
+	if a, ok := o.Metadata.Annotations[resource.AnnotationGPUModel]; ok {
 		var s []string
 		for _, m := range strings.Split(a, "|") {
 			if m = strings.TrimSpace(m); m != "" {
@@ -606,7 +596,7 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 		}
 		sets = append(sets, s)
 	}
-	if v, ok := o.Spec.NodeSelector[labelProduct]; ok {
+	if v, ok := o.Spec.NodeSelector[resource.LabelGPUProduct]; ok {
 		sets = append(sets, []string{gpu.ModelOfProduct(v)})
 	}
 	if a := o.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.Required != nil {
@@ -616,12 +606,12 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 			var term []string
 			constrained := false
 			for ei, e := range t.Expressions {
-				if e.Key != labelProduct {
+				if e.Key != resource.LabelGPUProduct {
 					continue
 				}
 				if e.Operator != "In" {
 					warn = append(warn, fmt.Sprintf("%s.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]: operator %s on %s is not simulated (only In)",
-						path, ti, ei, Quote(e.Operator), labelProduct))
+						path, ti, ei, Quote(e.Operator), resource.LabelGPUProduct))
 					continue
 				}
 				var vals []string

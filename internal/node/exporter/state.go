@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
@@ -268,7 +268,7 @@ func (s *state) rebuildTargets() {
 	if s.mapping != nil {
 		seen := make(map[podresources.Allocation]bool)
 		for _, a := range s.mapping.Allocations {
-			if !configv1.IsGPUResource(a.ResourceName) {
+			if !resource.IsGPU(a.ResourceName) {
 				continue // another device plugin's device, e.g. a NIC
 			}
 			d := s.resolve(a.DeviceID)
@@ -353,7 +353,7 @@ func (c *shareAcc) add(a podresources.Allocation, replicas func(string) int) {
 	switch {
 	case !ok:
 		c.whole = true
-	case strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix) == configv1.ResourceGPUMilli:
+	case strings.TrimSuffix(a.ResourceName, resource.SharedSuffix) == resource.GPUMilli:
 		c.milli++
 	default:
 		if _, err := strconv.Atoi(part); err != nil {
@@ -361,7 +361,7 @@ func (c *shareAcc) add(a podresources.Allocation, replicas func(string) int) {
 		}
 		c.replicas++
 		if replicas != nil {
-			c.of = replicas(strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix))
+			c.of = replicas(strings.TrimSuffix(a.ResourceName, resource.SharedSuffix))
 		}
 	}
 }

@@ -19,7 +19,7 @@ type Pod struct {
 	SchedulerName string
 	NodeSelector  map[string]string
 	// ModelAffinity holds, per required node-affinity term that names
-	// ModelLabel with operator In, its values.
+	// resource.LabelGPUProduct with operator In, its values.
 	ModelAffinity [][]string
 	Tolerations   []Toleration
 	// Containers are the init containers, then the containers.
@@ -215,7 +215,7 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	}
 	if len(team.AllowedModels) > 0 {
 		var picked []string
-		if m, ok := p.NodeSelector[ModelLabel]; ok {
+		if m, ok := p.NodeSelector[resource.LabelGPUProduct]; ok {
 			picked = []string{m}
 		}
 		for _, vals := range p.ModelAffinity {
@@ -224,12 +224,12 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 		want := strings.Join(team.AllowedModels, ", ")
 		if len(picked) == 0 {
 			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, ModelLabel)})
+				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, resource.LabelGPUProduct)})
 		}
 		for _, m := range picked {
 			if !slices.Contains(team.AllowedModels, m) {
 				vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, ModelLabel)})
+					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, resource.LabelGPUProduct)})
 			}
 		}
 	}
