@@ -269,6 +269,6 @@ func newTestPlugin(t testing.TB, policy, tie string) *Plugin {
 // importing the configuration package; both must say the same.
 func TestGPUResourceName(t *testing.T) {
 	if cluster.GPUResource != string(gpuresource.GPU) {
-		t.Errorf("cluster.GPUResource %q, api/config/v1 gpuresource.GPU %q", cluster.GPUResource, gpuresource.GPU)
+		t.Errorf("cluster.GPUResource %q, api/resource GPU %q", cluster.GPUResource, gpuresource.GPU)
 	}
 }

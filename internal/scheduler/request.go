@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,12 +15,22 @@ import (
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
+// The request form. Whole GPUs are NVIDIA's extended resource
+// (nvidia.com/gpu: N). A share of one GPU is the extended resource
+// gpuplane.io/gpu-milli (1..1000 milli-GPU, the openb trace's gpu_milli),
+// so that the kubelet, ResourceQuota and Kueue account for it like any
+// other resource; an annotation would be invisible to all three. The GPU
+// model constraint is the openb gpu_spec as the annotation
+// gpuplane.io/gpu-model. The names and the rule live in api/resource,
+// which the simulator's snapshot reader shares.
+
 // podRequest translates a pod's requests into the placement core's Pod:
 // CPU in millicores and memory in MiB as the kubelet sums them
 // (component-helpers' PodRequests: containers, init containers, overhead),
-// GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli, models from the
-// gpuplane.io/gpu-model annotation. It returns an error for a request the
-// scheduler cannot honour; the error text goes into the pod's event.
+// GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli by api/resource's
+// PodGPURequest, models from the gpuplane.io/gpu-model annotation. It
+// returns an error for a request the scheduler cannot honour; the error
+// text goes into the pod's event.
 func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 	out := cluster.Pod{Name: p.Namespace + "/" + p.Name}
@@ -29,24 +40,19 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	if q, ok := req[v1.ResourceMemory]; ok {
 		out.MemoryMiB = ceilMiB(q)
 	}
-	whole, hasWhole := req[gpuresource.GPU]
-	milli, hasMilli := req[gpuresource.GPUMilli]
+	g, err := gpuresource.PodGPURequest(gpuView(p))
+	var re *gpuresource.RequestError
 	switch {
-	case hasMilli && hasWhole && whole.Value() > 0:
+	case errors.As(err, &re) && re.Reason == gpuresource.ReasonBoth:
+		whole := req[gpuresource.GPU]
 		return out, fmt.Errorf("%s applies to one GPU, but %s is %s: ask for whole GPUs or a share, not both", gpuresource.GPUMilli, gpuresource.GPU, whole.String())
-	case hasMilli:
-		m := milli.Value()
-		if m < 1 || m > cluster.MilliGPU {
-			return out, fmt.Errorf("%s %s out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, milli.String(), gpuresource.GPU)
-		}
-		out.NumGPU, out.GPUMilli = 1, m
-	case hasWhole && whole.Value() > 0:
-		n := whole.Value()
-		if n > cluster.MaxGPUsPerNode {
-			return out, fmt.Errorf("%s %d above %d", gpuresource.GPU, n, cluster.MaxGPUsPerNode)
-		}
-		out.NumGPU, out.GPUMilli = int(n), cluster.MilliGPU
+	case errors.As(err, &re) && re.Reason == gpuresource.ReasonMilliRange:
+		milli := req[gpuresource.GPUMilli]
+		return out, fmt.Errorf("%s %s out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, milli.String(), gpuresource.GPU)
+	case err != nil:
+		return out, err
 	}
+	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
 	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
 		if out.NumGPU == 0 {
 			return out, fmt.Errorf("annotation %s=%q on a pod that asks for no GPU", gpuresource.AnnotationGPUModel, spec)
@@ -82,6 +88,42 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 		return 0, fmt.Errorf("annotation %s is empty", gpuresource.AnnotationGPUModel)
 	}
 	return s, nil
+}
+
+// gpuView is the GPU part of pod p's containers and overhead, as
+// api/resource's PodGPURequest reads it: the requests of nvidia.com/gpu and
+// gpuplane.io/gpu-milli (Quantity.Value, rounded up), as
+// component-helpers' PodRequests reads them (spec requests, which the API
+// server defaults from limits).
+func gpuView(p *v1.Pod) gpuresource.Pod {
+	view := gpuresource.Pod{
+		Containers: make([]gpuresource.Container, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers)),
+		Overhead:   gpuRequests(p.Spec.Overhead),
+	}
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		view.Containers = append(view.Containers, gpuresource.Container{Init: true, Sidecar: sidecar, Requests: gpuRequests(c.Resources.Requests)})
+	}
+	for i := range p.Spec.Containers {
+		view.Containers = append(view.Containers, gpuresource.Container{Requests: gpuRequests(p.Spec.Containers[i].Resources.Requests)})
+	}
+	return view
+}
+
+// gpuRequests returns the GPU resources of l: devices of nvidia.com/gpu,
+// milli-GPU of gpuplane.io/gpu-milli; nil when l has neither.
+func gpuRequests(l v1.ResourceList) map[string]int64 {
+	var m map[string]int64
+	for _, name := range []v1.ResourceName{gpuresource.GPU, gpuresource.GPUMilli} {
+		if q, ok := l[name]; ok {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[string(name)] = q.Value()
+		}
+	}
+	return m
 }
 
 // ceilMiB converts a memory quantity to MiB, rounding up so that a pod is

@@ -436,14 +436,12 @@ func requests(c *kubeContainer) map[string]string {
 // podResources are the resources the simulator models, in their units.
 var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli}
 
-// podRequests returns the pod's effective requests of podResources as
-// kube-scheduler computes them (k8s.io/component-helpers/resource,
-// PodRequests): the sum over containers; each init container in order
-// raises the maximum to its own request plus the restartable (sidecar)
-// init containers started before it, and a sidecar (restartPolicy Always)
-// adds to the sum too; the effective request is max(sum, that maximum),
-// plus spec.overhead. CPU in millicores, memory in bytes, GPUs in units.
-// MIG device requests are returned by profile.
+// podRequests returns the pod's effective requests of podResources and the
+// MIG resources (by profile) as kube-scheduler computes them: each
+// container's requests read into api/resource's view (CPU in millicores,
+// memory in bytes, GPUs in units, gpu-milli in milli-GPU), then
+// resource.PodRequests (k8s.io/component-helpers/resource's PodRequests:
+// containers, init containers and sidecars, plus spec.overhead).
 func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	read := func(p string, m map[string]string) (map[string]int64, error) {
 		out := map[string]int64{}
@@ -470,50 +468,29 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	if len(o.Spec.Containers) == 0 {
 		return nil, fmt.Errorf("%s.spec.containers: none; a pod has at least one container", path)
 	}
-	sum := map[string]int64{}
+	view := resource.Pod{Containers: make([]resource.Container, 0, len(o.Spec.InitContainers)+len(o.Spec.Containers))}
 	for i := range o.Spec.Containers {
-		c := &o.Spec.Containers[i]
-		r, err := read(fmt.Sprintf("%s.spec.containers[%d].resources.requests", path, i), requests(c))
+		r, err := read(fmt.Sprintf("%s.spec.containers[%d].resources.requests", path, i), requests(&o.Spec.Containers[i]))
 		if err != nil {
 			return nil, err
 		}
-		for k, v := range r {
-			sum[k] += v
-		}
+		view.Containers = append(view.Containers, resource.Container{Requests: r})
 	}
-	initMax, sidecars := map[string]int64{}, map[string]int64{}
 	for i := range o.Spec.InitContainers {
 		c := &o.Spec.InitContainers[i]
 		r, err := read(fmt.Sprintf("%s.spec.initContainers[%d].resources.requests", path, i), requests(c))
 		if err != nil {
 			return nil, err
 		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == "Always" {
-			for k, v := range r {
-				sum[k] += v
-				sidecars[k] += v
-			}
-			r = sidecars
-		} else {
-			for k, v := range sidecars {
-				r[k] += v
-			}
-		}
-		for k, v := range r {
-			initMax[k] = max(initMax[k], v)
-		}
-	}
-	for k, v := range initMax {
-		sum[k] = max(sum[k], v)
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == "Always"
+		view.Containers = append(view.Containers, resource.Container{Init: true, Sidecar: sidecar, Requests: r})
 	}
 	over, err := read(path+".spec.overhead", o.Spec.Overhead)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range over {
-		sum[k] += v
-	}
-	return sum, nil
+	view.Overhead = over
+	return resource.PodRequests(view), nil
 }
 
 func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
@@ -529,23 +506,16 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		return p, nil, err
 	}
 	p.CPUMilli, p.MemoryMiB = req["cpu"], ceilMiB(req["memory"])
-	whole, milli := req[resource.GPU], req[resource.GPUMilli]
-	_, asksMilli := req[resource.GPUMilli]
 	var warn []string
+	g, err := resource.GPURequestOf(req)
+	var re *resource.RequestError
 	switch {
-	case asksMilli && milli == 0:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s 0 out of range 1..1000 (leave it out for a pod without GPUs)", path, resource.GPUMilli)
-	case whole > 0 && milli > 0:
-		return p, nil, fmt.Errorf("%s.spec.containers: both %s and %s: ask for whole GPUs or a share, not both", path, resource.GPU, resource.GPUMilli)
-	case milli > cluster.MilliGPU:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s %d out of range 1..1000", path, resource.GPUMilli, milli)
-	case milli > 0:
-		p.NumGPU, p.GPUMilli = 1, int16(milli)
-	case whole > cluster.MaxGPUsPerNode:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s %d above %d", path, resource.GPU, whole, cluster.MaxGPUsPerNode)
-	case whole > 0:
-		p.NumGPU, p.GPUMilli = int16(whole), cluster.MilliGPU
+	case errors.As(err, &re) && re.Reason == resource.ReasonMilliRange && re.Milli == 0:
+		return p, nil, fmt.Errorf("%s.spec.containers: %v (leave it out for a pod without GPUs)", path, err)
+	case err != nil:
+		return p, nil, fmt.Errorf("%s.spec.containers: %v", path, err)
 	}
+	p.NumGPU, p.GPUMilli = int16(g.GPUs), int16(g.Milli)
 	// A MIG device of profile <c>g.<mem>: c of 7 compute slices of one GPU.
 	for k, v := range req {
 		if !strings.HasPrefix(k, resource.MIGPrefix) || v == 0 {
