@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/health"
@@ -22,11 +23,11 @@ import (
 // time-slicing replica's series add vgpu. The XID field's series add
 // err_code and err_msg.
 var (
-	deviceLabels = []string{"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
-	migLabels    = []string{"GPU_I_PROFILE", "GPU_I_ID"}
-	podLabels    = []string{"pod", "namespace", "container"}
-	vgpuLabel    = "vgpu"
-	xidLabels    = []string{"err_code", "err_msg"}
+	deviceLabels = []string{metrics.LabelGPU, metrics.LabelUUID, metrics.LabelPCIBusID, metrics.LabelDevice, metrics.LabelModelName, metrics.LabelHostname}
+	migLabels    = []string{metrics.LabelGPUInstanceProfile, metrics.LabelGPUInstanceID}
+	podLabels    = []string{metrics.LabelPod, metrics.LabelNamespace, metrics.LabelContainer}
+	vgpuLabel    = metrics.LabelVGPU
+	xidLabels    = []string{metrics.LabelErrCode, metrics.LabelErrMsg}
 )
 
 // A variant is one of the label sets: bit 0 set for MIG devices, bit 1 for
@@ -71,10 +72,10 @@ func newDescs(name, help string, base, extra []string) *descs {
 
 // gpuplane's per-device metrics, published with the samples.
 const (
-	healthName     = "gpuplane_device_health"
-	podsName       = "gpuplane_device_pods"
-	allocationName = "gpuplane_device_allocation"
-	shareName      = "gpuplane_device_allocation_share"
+	healthName     = metrics.DeviceHealth
+	podsName       = metrics.DevicePods
+	allocationName = metrics.DeviceAllocation
+	shareName      = metrics.DeviceAllocationShare
 )
 
 // devInfo is one discovered GPU or MIG device and its label values.
