@@ -1,27 +1,45 @@
-// Package resource holds the GPU extended-resource names and the rule that
-// tells a GPU resource from another device plugin's. It imports only the
-// standard library, so that the offline tool (cmd/gpuplane, which links no
-// Kubernetes package, not even sigs.k8s.io/yaml) can share the rule with the
-// in-cluster roles; api/config/v1 re-exports it.
+// Package resource is the one home of the names gpuplane's processes share
+// through the Kubernetes API: the GPU extended-resource names, the pod and
+// node annotations through which gpuplane-scheduler's choice reaches the
+// node agent, the node labels that the node agent writes and the scheduler,
+// the simulator's snapshot reader, the admission policy and the quota plan
+// read (as k8s.io/api/core/v1's well_known_labels.go), and the rule of a
+// pod's GPU request (PodGPURequest). It imports only the standard library,
+// so that the offline tool (cmd/gpuplane, which links no Kubernetes
+// package, not even sigs.k8s.io/yaml) shares them with the in-cluster
+// roles.
 package resource
 
 import "strings"
 
+// The prefixes of NVIDIA's and gpuplane's resource, annotation and label
+// names.
+const (
+	NVIDIAPrefix   = "nvidia.com/"
+	GPUPlanePrefix = "gpuplane.io/"
+)
+
 // Extended-resource names, as NVIDIA's device plugin advertises them.
 const (
 	// GPU is the resource of whole GPUs, and of MIG devices under the
-	// single MIG strategy.
+	// single MIG strategy; counted in devices.
 	GPU = "nvidia.com/gpu"
 	// MIGPrefix starts the resource name of a MIG profile under the mixed
-	// MIG strategy, e.g. nvidia.com/mig-1g.10gb.
+	// MIG strategy, e.g. nvidia.com/mig-1g.10gb; see MIGResource.
 	MIGPrefix = "nvidia.com/mig-"
 	// SharedSuffix ends the name of a time-sliced resource under
 	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
 	SharedSuffix = ".shared"
 	// GPUMilli is gpuplane's resource for a share of one GPU, in milli-GPU
-	// (1000 = one GPU). A gpuplane extension: NVIDIA has no such resource.
+	// (1000 = one GPU; the openb trace's gpu_milli). A pod asks for 1..1000
+	// of it; gpuplane-scheduler picks the GPU (docs/scheduler.md). A
+	// gpuplane extension: NVIDIA has no such resource.
 	GPUMilli = "gpuplane.io/gpu-milli"
 )
+
+// MIGResource returns the resource name of a MIG profile under the mixed
+// MIG strategy, e.g. "nvidia.com/mig-1g.10gb" for profile "1g.10gb".
+func MIGResource(profile string) string { return MIGPrefix + profile }
 
 // IsGPU reports whether name is an extended resource whose devices are GPUs
 // or MIG devices of gpuplane's node agent: nvidia.com/gpu, a MIG profile's

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
@@ -69,9 +69,9 @@ func TestGPUStatePolicyTemplate(t *testing.T) {
 	for name, want := range map[string]string{
 		"scheduler":         "'" + schedulerUser + "'",
 		"nodeWriters":       list(agentUser, "system:serviceaccount:nfd:nfd-master"),
-		"schedulerKeys":     list(configv1.AnnotationGPUs, configv1.AnnotationGPUShare, configv1.AnnotationGPUUUIDs),
-		"agentPodKeys":      list(configv1.AnnotationAllocated),
-		"nodeAnnotations":   list(configv1.AnnotationNodeGPUUUIDs),
+		"schedulerKeys":     list(resource.AnnotationGPUs, resource.AnnotationGPUShare, resource.AnnotationGPUUUIDs),
+		"agentPodKeys":      list(resource.AnnotationAllocated),
+		"nodeAnnotations":   list(resource.AnnotationNodeGPUUUIDs),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
 		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
@@ -165,7 +165,7 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	must(t, create(ctx, alice, pod("p", nil)))
 	must(t, create(ctx, admin, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0",
 		Labels:      map[string]string{"nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.count": "8"},
-		Annotations: map[string]string{configv1.AnnotationNodeGPUUUIDs: "GPU-0,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-7"}}}))
+		Annotations: map[string]string{resource.AnnotationNodeGPUUUIDs: "GPU-0,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-7"}}}))
 
 	must(t, create(ctx, admin, vap))
 	must(t, create(ctx, admin, vapb))
@@ -173,7 +173,7 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	// dry-run create of a pod claiming GPU 0 is refused.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, err := alice.CoreV1().Pods("default").Create(ctx, pod("wait", map[string]string{configv1.AnnotationGPUs: "0"}), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := alice.CoreV1().Pods("default").Create(ctx, pod("wait", map[string]string{resource.AnnotationGPUs: "0"}), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			break
 		}
@@ -216,14 +216,14 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 			Target:     corev1.ObjectReference{Kind: "Node", Name: "n0"},
 		}, metav1.CreateOptions{})
 	}
-	choice := map[string]string{configv1.AnnotationGPUs: "0", configv1.AnnotationGPUShare: "1000", configv1.AnnotationGPUUUIDs: "GPU-0"}
+	choice := map[string]string{resource.AnnotationGPUs: "0", resource.AnnotationGPUShare: "1000", resource.AnnotationGPUUUIDs: "GPU-0"}
 
 	// Creating a pod that claims GPUs.
-	_, err := alice.CoreV1().Pods("default").Create(ctx, pod("forged", map[string]string{configv1.AnnotationGPUs: "0"}), metav1.CreateOptions{})
+	_, err := alice.CoreV1().Pods("default").Create(ctx, pod("forged", map[string]string{resource.AnnotationGPUs: "0"}), metav1.CreateOptions{})
 	refused("alice creates a pod with gpuplane.io/gpus", "gpus", err)
-	_, err = alice.CoreV1().Pods("default").Create(ctx, pod("forged2", map[string]string{configv1.AnnotationGPUShare: "1"}), metav1.CreateOptions{})
+	_, err = alice.CoreV1().Pods("default").Create(ctx, pod("forged2", map[string]string{resource.AnnotationGPUShare: "1"}), metav1.CreateOptions{})
 	refused("alice creates a pod with gpuplane.io/gpu-share", "gpus", err)
-	_, err = alice.CoreV1().Pods("default").Create(ctx, pod("forged3", map[string]string{configv1.AnnotationAllocated: "true"}), metav1.CreateOptions{})
+	_, err = alice.CoreV1().Pods("default").Create(ctx, pod("forged3", map[string]string{resource.AnnotationAllocated: "true"}), metav1.CreateOptions{})
 	refused("alice creates a pod with gpuplane.io/allocated", "allocated", err)
 	_, err = alice.CoreV1().Pods("default").Create(ctx, pod("q", map[string]string{"team": "a"}), metav1.CreateOptions{})
 	allowed("alice creates a pod with another annotation", err)
@@ -237,27 +237,27 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	allowed("the scheduler binds p with GPU 0", bind(sched, "p", choice))
 	p, err := admin.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
 	must(t, err)
-	if p.Spec.NodeName != "n0" || p.Annotations[configv1.AnnotationGPUs] != "0" || p.Annotations[configv1.AnnotationGPUShare] != "1000" {
+	if p.Spec.NodeName != "n0" || p.Annotations[resource.AnnotationGPUs] != "0" || p.Annotations[resource.AnnotationGPUShare] != "1000" {
 		t.Fatalf("p after the binding: node %q, annotations %v", p.Spec.NodeName, p.Annotations)
 	}
 
 	// The finding: changing a bound pod's GPUs.
-	refused("alice patches p's gpuplane.io/gpus to 7", "gpus", patchPod(alice, "p", mergeAnn(configv1.AnnotationGPUs, "7")))
-	refused("alice removes p's gpuplane.io/gpus", "gpus", patchPod(alice, "p", mergeAnn(configv1.AnnotationGPUs, nil)))
-	refused("alice patches p's gpuplane.io/gpu-uuids", "gpus", patchPod(alice, "p", mergeAnn(configv1.AnnotationGPUUUIDs, "GPU-7")))
-	refused("the admin patches p's gpuplane.io/gpus to 7", "gpus", patchPod(admin, "p", mergeAnn(configv1.AnnotationGPUs, "7")))
-	refused("the node agent patches p's gpuplane.io/gpus to 7", "gpus", patchPod(agentc, "p", mergeAnn(configv1.AnnotationGPUs, "7")))
-	p.Annotations[configv1.AnnotationGPUs] = "7"
+	refused("alice patches p's gpuplane.io/gpus to 7", "gpus", patchPod(alice, "p", mergeAnn(resource.AnnotationGPUs, "7")))
+	refused("alice removes p's gpuplane.io/gpus", "gpus", patchPod(alice, "p", mergeAnn(resource.AnnotationGPUs, nil)))
+	refused("alice patches p's gpuplane.io/gpu-uuids", "gpus", patchPod(alice, "p", mergeAnn(resource.AnnotationGPUUUIDs, "GPU-7")))
+	refused("the admin patches p's gpuplane.io/gpus to 7", "gpus", patchPod(admin, "p", mergeAnn(resource.AnnotationGPUs, "7")))
+	refused("the node agent patches p's gpuplane.io/gpus to 7", "gpus", patchPod(agentc, "p", mergeAnn(resource.AnnotationGPUs, "7")))
+	p.Annotations[resource.AnnotationGPUs] = "7"
 	_, err = admin.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	refused("the admin changes p's gpuplane.io/gpus through pods/status", "gpus", err)
 	allowed("alice adds another annotation to p", patchPod(alice, "p", mergeAnn("team", "b")))
 	allowed("alice changes a label of p", patchPod(alice, "p", []byte(`{"metadata":{"labels":{"app":"x"}}}`)))
 
 	// The node agent's mark.
-	refused("alice marks p allocated", "allocated", patchPod(alice, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
-	refused("the node agent on n1 marks p (on n0) allocated", "allocated", patchPod(agentN1, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
-	allowed("the node agent on n0 marks p allocated", patchPod(agentN0, "p", mergeAnn(configv1.AnnotationAllocated, "true")))
-	allowed("the node agent (a token without a node) unmarks p", patchPod(agentc, "p", mergeAnn(configv1.AnnotationAllocated, nil)))
+	refused("alice marks p allocated", "allocated", patchPod(alice, "p", mergeAnn(resource.AnnotationAllocated, "true")))
+	refused("the node agent on n1 marks p (on n0) allocated", "allocated", patchPod(agentN1, "p", mergeAnn(resource.AnnotationAllocated, "true")))
+	allowed("the node agent on n0 marks p allocated", patchPod(agentN0, "p", mergeAnn(resource.AnnotationAllocated, "true")))
+	allowed("the node agent (a token without a node) unmarks p", patchPod(agentc, "p", mergeAnn(resource.AnnotationAllocated, nil)))
 
 	// The node agent's node labels and annotation.
 	refused("the admin relabels n0's product", "node", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}}}`))

@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -218,8 +218,8 @@ func TestSchedulerRBACOnCluster(t *testing.T) {
 		Spec: corev1.PodSpec{
 			SchedulerName: "gpuplane",
 			Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), configv1.ResourceGPUMilli: resource.MustParse("250")},
-				Limits:   corev1.ResourceList{configv1.ResourceGPUMilli: resource.MustParse("250")},
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), gpuresource.GPUMilli: resource.MustParse("250")},
+				Limits:   corev1.ResourceList{gpuresource.GPUMilli: resource.MustParse("250")},
 			}}},
 		},
 	}

@@ -29,6 +29,7 @@ import (
 
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/podresources/podresourcestest"
@@ -160,7 +161,7 @@ func migPods(node device.Node) []*v1.PodResources {
 			for k := range shares {
 				id := fmt.Sprintf("%s::%d", mig.UUID, k)
 				pods = append(pods, podresourcestest.Pod("team-a", fmt.Sprintf("job-%d", len(pods)),
-					podresourcestest.Container("main", "nvidia.com/mig-1g.10gb", id)))
+					podresourcestest.Container("main", resource.MIGResource("1g.10gb"), id)))
 			}
 		}
 	}

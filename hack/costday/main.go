@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuplane/gpuplane/api/metrics"
 )
 
 // Day is the day written, and Interval the time between samples.
@@ -53,7 +55,7 @@ type series struct {
 }
 
 func gpuLabels(host, uuid, product string, index int) map[string]string {
-	return map[string]string{"Hostname": host, "UUID": uuid, "modelName": product, "gpu": strconv.Itoa(index), "device": "nvidia" + strconv.Itoa(index)}
+	return map[string]string{metrics.LabelHostname: host, metrics.LabelUUID: uuid, metrics.LabelModelName: product, metrics.LabelGPU: strconv.Itoa(index), metrics.LabelDevice: "nvidia" + strconv.Itoa(index)}
 }
 
 func with(base map[string]string, kv ...string) map[string]string {
@@ -68,7 +70,7 @@ func with(base map[string]string, kv ...string) map[string]string {
 }
 
 func pod(ns, name string) []string {
-	return []string{"namespace", ns, "pod", name, "container", "main"}
+	return []string{metrics.LabelNamespace, ns, metrics.LabelPod, name, metrics.LabelContainer, "main"}
 }
 
 // Script returns the day's series.
@@ -77,8 +79,8 @@ func Script() []series {
 	a0 := gpuLabels("node-a", "GPU-a0", h100, 0)
 	a1 := gpuLabels("node-a", "GPU-a1", h100, 1)
 	b0 := gpuLabels("node-b", "GPU-b0", h100, 0)
-	b3g := with(b0, "GPU_I_PROFILE", "3g.40gb", "GPU_I_ID", "1")
-	b1g := with(b0, "GPU_I_PROFILE", "1g.10gb", "GPU_I_ID", "9")
+	b3g := with(b0, metrics.LabelGPUInstanceProfile, "3g.40gb", metrics.LabelGPUInstanceID, "1")
+	b1g := with(b0, metrics.LabelGPUInstanceProfile, "1g.10gb", metrics.LabelGPUInstanceID, "9")
 	c0 := gpuLabels("node-c", "GPU-c0", l4, 0)
 	d0 := gpuLabels("node-d", "GPU-d0", t4, 0)
 	e0 := gpuLabels("node-e", "GPU-e0", b200, 0)
@@ -86,11 +88,11 @@ func Script() []series {
 	train2 := append(pod("ml", "train-2"), "label_job_name", "llm")
 	all := []seg{{0, 24, 1}}
 	const (
-		health = "gpuplane_device_health"
-		share  = "gpuplane_device_allocation_share"
-		util   = "DCGM_FI_DEV_GPU_UTIL"
-		engine = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-		fb     = "DCGM_FI_DEV_FB_USED"
+		health = metrics.DeviceHealth
+		share  = metrics.DeviceAllocationShare
+		util   = metrics.DCGMDevGPUUtil
+		engine = metrics.DCGMProfGrEngineActive
+		fb     = metrics.DCGMDevFBUsed
 	)
 	return []series{
 		{health, a0, all},
@@ -135,11 +137,11 @@ func Script() []series {
 // ending with "# EOF".
 func Write(w *bufio.Writer, ss []series) error {
 	help := map[string]string{
-		"gpuplane_device_health":           "Whether the device is healthy (1) or not (0).",
-		"gpuplane_device_allocation_share": "Fraction of the device (GPU or MIG device) the container holds.",
-		"DCGM_FI_DEV_GPU_UTIL":             "GPU utilization (in %).",
-		"DCGM_FI_PROF_GR_ENGINE_ACTIVE":    "Ratio of time the graphics engine is active.",
-		"DCGM_FI_DEV_FB_USED":              "Frame buffer memory used (in MiB).",
+		metrics.DeviceHealth:           "Whether the device is healthy (1) or not (0).",
+		metrics.DeviceAllocationShare:  "Fraction of the device (GPU or MIG device) the container holds.",
+		metrics.DCGMDevGPUUtil:         "GPU utilization (in %).",
+		metrics.DCGMProfGrEngineActive: "Ratio of time the graphics engine is active.",
+		metrics.DCGMDevFBUsed:          "Frame buffer memory used (in MiB).",
 	}
 	var order []string
 	by := map[string][]series{}

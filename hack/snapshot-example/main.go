@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -46,9 +47,9 @@ func rl(kv ...string) v1.ResourceList {
 }
 
 func node(name, product, cpu, mem, gpus string) *v1.Node {
-	res := rl("cpu", cpu, "memory", mem, "pods", "110", "nvidia.com/gpu", gpus)
+	res := rl("cpu", cpu, "memory", mem, "pods", "110", gpuresource.GPU, gpus)
 	return &v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"nvidia.com/gpu.product": product, "nvidia.com/gpu.count": gpus}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{gpuresource.LabelGPUProduct: product, gpuresource.LabelGPUCount: gpus}},
 		Status:     v1.NodeStatus{Capacity: res, Allocatable: res}}
 }
 
@@ -80,19 +81,19 @@ func main() {
 		node("t4-0", "Tesla-T4", "103", "500Gi", "2"),
 		node("t4-1", "Tesla-T4", "103", "500Gi", "2"),
 	}
-	train := pod("team-a", "train", v1.PodRunning, "a100-0", rl("cpu", "48", "memory", "600Gi", "nvidia.com/gpu", "6"))
-	train.Annotations = map[string]string{"gpuplane.io/gpus": "2,3,4,5,6,7"}
-	infer0 := pod("team-b", "infer-0", v1.PodRunning, "t4-0", rl("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "1"))
-	big := pod("team-c", "big", v1.PodPending, "", rl("cpu", "32", "memory", "256Gi", "nvidia.com/gpu", "4"))
+	train := pod("team-a", "train", v1.PodRunning, "a100-0", rl("cpu", "48", "memory", "600Gi", gpuresource.GPU, "6"))
+	train.Annotations = map[string]string{gpuresource.AnnotationGPUs: "2,3,4,5,6,7"}
+	infer0 := pod("team-b", "infer-0", v1.PodRunning, "t4-0", rl("cpu", "8", "memory", "32Gi", gpuresource.GPU, "1"))
+	big := pod("team-c", "big", v1.PodPending, "", rl("cpu", "32", "memory", "256Gi", gpuresource.GPU, "4"))
 	big.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-			{Key: "nvidia.com/gpu.product", Operator: v1.NodeSelectorOpIn, Values: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"}}}}}}}}
-	pair := pod("team-a", "pair", v1.PodPending, "", rl("cpu", "16", "memory", "128Gi", "nvidia.com/gpu", "2"))
-	infer1 := pod("team-b", "infer-1", v1.PodPending, "", rl("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "1"))
-	infer1.Spec.NodeSelector = map[string]string{"nvidia.com/gpu.product": "Tesla-T4"}
+			{Key: gpuresource.LabelGPUProduct, Operator: v1.NodeSelectorOpIn, Values: []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"}}}}}}}}
+	pair := pod("team-a", "pair", v1.PodPending, "", rl("cpu", "16", "memory", "128Gi", gpuresource.GPU, "2"))
+	infer1 := pod("team-b", "infer-1", v1.PodPending, "", rl("cpu", "8", "memory", "32Gi", gpuresource.GPU, "1"))
+	infer1.Spec.NodeSelector = map[string]string{gpuresource.LabelGPUProduct: "Tesla-T4"}
 	etl := pod("team-b", "etl", v1.PodPending, "", rl("cpu", "2", "memory", "8Gi"))
 	etl.Spec.InitContainers = []v1.Container{{Name: "fetch", Resources: v1.ResourceRequirements{Requests: rl("cpu", "4", "memory", "1Gi")}}}
-	done := pod("team-a", "prep", v1.PodSucceeded, "t4-1", rl("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "1"))
+	done := pod("team-a", "prep", v1.PodSucceeded, "t4-1", rl("cpu", "4", "memory", "16Gi", gpuresource.GPU, "1"))
 
 	list := v1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
 	for _, n := range nodes {
@@ -126,11 +127,11 @@ func fromTrace(nodesFile, podsFile string) (v1.List, error) {
 	}
 	for _, n := range nodes {
 		gpus := strconv.Itoa(n.GPUs)
-		res := rl("cpu", strconv.FormatInt(n.CPUMilli, 10)+"m", "memory", strconv.FormatInt(n.MemoryMiB, 10)+"Mi", "pods", "110", "nvidia.com/gpu", gpus)
+		res := rl("cpu", strconv.FormatInt(n.CPUMilli, 10)+"m", "memory", strconv.FormatInt(n.MemoryMiB, 10)+"Mi", "pods", "110", gpuresource.GPU, gpus)
 		node := &v1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(n.Name)},
 			Status: v1.NodeStatus{Capacity: res, Allocatable: res}}
 		if n.GPUs > 0 {
-			node.Labels = map[string]string{"nvidia.com/gpu.product": n.Model, "nvidia.com/gpu.count": gpus}
+			node.Labels = map[string]string{gpuresource.LabelGPUProduct: n.Model, gpuresource.LabelGPUCount: gpus}
 		}
 		list.Items = append(list.Items, runtime.RawExtension{Object: node})
 	}
@@ -138,15 +139,15 @@ func fromTrace(nodesFile, podsFile string) (v1.List, error) {
 		req := rl("cpu", strconv.FormatInt(p.CPUMilli, 10)+"m", "memory", strconv.FormatInt(p.MemoryMiB, 10)+"Mi")
 		switch {
 		case p.NumGPU == 1 && p.GPUMilli < 1000:
-			req["gpuplane.io/gpu-milli"] = resource.MustParse(strconv.Itoa(int(p.GPUMilli)))
+			req[gpuresource.GPUMilli] = resource.MustParse(strconv.Itoa(int(p.GPUMilli)))
 		case p.NumGPU > 0:
-			req["nvidia.com/gpu"] = resource.MustParse(strconv.Itoa(int(p.NumGPU)))
+			req[gpuresource.GPU] = resource.MustParse(strconv.Itoa(int(p.NumGPU)))
 		}
 		pod := pod("default", strings.ToLower(p.Name), v1.PodPending, "", req)
 		if p.GPUSpec != "" && p.NumGPU > 0 {
 			pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 				NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-					{Key: "nvidia.com/gpu.product", Operator: v1.NodeSelectorOpIn, Values: strings.Split(p.GPUSpec, "|")}}}}}}}
+					{Key: gpuresource.LabelGPUProduct, Operator: v1.NodeSelectorOpIn, Values: strings.Split(p.GPUSpec, "|")}}}}}}}
 		}
 		list.Items = append(list.Items, runtime.RawExtension{Object: pod})
 	}

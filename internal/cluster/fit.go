@@ -3,15 +3,15 @@ package cluster
 import (
 	"fmt"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // GPUResource is the extended resource a pod's GPUs are counted in, named in
 // Fits's reasons as kube-scheduler's NodeResourcesFit names an insufficient
-// resource. It is api/config/v1's ResourceGPU, spelled out here so that the
-// placement core imports no configuration code (the offline tool links no
-// YAML library through it); internal/scheduler's tests check the two agree.
-const GPUResource = "nvidia.com/gpu"
+// resource: api/resource's GPU (standard library only, so the offline tool
+// links no YAML library through it).
+const GPUResource = resource.GPU
 
 // misfit is why a pod does not fit a node; fitOK when it does.
 type misfit uint8

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
-// MilliGPU is one whole GPU in milli-GPU.
-const MilliGPU = 1000
+// MilliGPU is one whole GPU in milli-GPU (api/resource's MilliPerGPU).
+const MilliGPU = resource.MilliPerGPU
 
 // MaxGPUsPerNode is the largest GPU count a node may have (GPUSet is a
-// 64-bit mask).
-const MaxGPUsPerNode = 64
+// 64-bit mask): api/resource's MaxGPUs, the most a pod may ask for.
+const MaxGPUsPerNode = resource.MaxGPUs
 
 // ModelSet is a set of GPU models as a bit mask over the process-wide model
 // IDs of gpu.ModelID (gpu.ParseModels builds one). The zero set means "any

@@ -9,14 +9,6 @@ package quota
 // APIVersion is the Kueue API version of the objects Plan writes.
 const APIVersion = "kueue.x-k8s.io/v1beta2"
 
-// GPUResource is the extended resource of whole NVIDIA GPUs (device plugin).
-const GPUResource = "nvidia.com/gpu"
-
-// ProductLabel is the node label of the GPU product that the node agent
-// (and NVIDIA gpu-feature-discovery) writes, for example
-// NVIDIA-A100-SXM4-80GB.
-const ProductLabel = "nvidia.com/gpu.product"
-
 // Object is one Kubernetes object.
 type Object struct {
 	APIVersion string   `yaml:"apiVersion"`

@@ -21,6 +21,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -211,7 +212,7 @@ const nodesJSONPath = `{range .items[*]}{.metadata.name},0,0,{.status.allocatabl
 // model.
 func nodesFromKubectl(t *testing.T, c *kube.Cluster) {
 	t.Helper()
-	a100 := map[string]string{ProductLabel: "NVIDIA-A100-SXM4-80GB"}
+	a100 := map[string]string{resource.LabelGPUProduct: "NVIDIA-A100-SXM4-80GB"}
 	nodes := []kube.Node{
 		{Name: "a100-0", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "A100-80GB", Labels: a100},
 		{Name: "a100-1", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 8, Model: "A100-80GB", Labels: a100},
@@ -221,7 +222,7 @@ func nodesFromKubectl(t *testing.T, c *kube.Cluster) {
 		t.Fatal(err)
 	}
 	out, err := exec.CommandContext(t.Context(), kube.Binary(t, "kubectl"), "--kubeconfig", c.Kubeconfig,
-		"get", "nodes", "-l", ProductLabel, "-o", "jsonpath="+nodesJSONPath).Output()
+		"get", "nodes", "-l", resource.LabelGPUProduct, "-o", "jsonpath="+nodesJSONPath).Output()
 	if err != nil {
 		t.Fatalf("kubectl: %v", err)
 	}

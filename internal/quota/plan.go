@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -47,8 +48,8 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 
 // Plan returns the Kueue objects of a teams file on a cluster whose GPUs
 // per model are capacity, after CheckCapacity: a Cohort; one
-// ResourceFlavor per model, selecting nodes by ProductLabel; one
-// WorkloadPriorityClass and one ClusterQueue per team (covering GPUResource,
+// ResourceFlavor per model, selecting nodes by resource.LabelGPUProduct; one
+// WorkloadPriorityClass and one ClusterQueue per team (covering resource.GPU,
 // one flavor per model of the team's quotas, preemption
 // reclaimWithinCohort Any, borrowWithinCohort LowerPriority and
 // withinClusterQueue LowerPriority as
@@ -71,7 +72,7 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 				continue
 			}
 			if q.Product == "" {
-				return nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, ProductLabel)
+				return nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, resource.LabelGPUProduct)
 			}
 			name := FlavorName(q.Model)
 			if name == "" {
@@ -97,7 +98,7 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 		}
 		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ResourceFlavor",
 			Metadata: Metadata{Name: flavor[m], Labels: map[string]string{"gpuplane.io/model": m}},
-			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{ProductLabel: product}}})
+			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{resource.LabelGPUProduct: product}}})
 	}
 	for _, tm := range t.Teams {
 		objs = append(objs, WorkloadPriorityClass{APIVersion: APIVersion, Kind: "WorkloadPriorityClass",
@@ -105,10 +106,10 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 			Description: fmt.Sprintf("priority of team %s (gpuplane quota)", tm.Name)})
 	}
 	for _, tm := range t.Teams {
-		rg := ResourceGroup{CoveredResources: []string{GPUResource}}
+		rg := ResourceGroup{CoveredResources: []string{resource.GPU}}
 		for _, q := range tm.Quotas {
 			rg.Flavors = append(rg.Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
-				Name: GPUResource, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
+				Name: resource.GPU, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
 		}
 		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
 			Spec: ClusterQueueSpec{
@@ -130,7 +131,7 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 		for _, ns := range tm.Namespaces {
 			objs = append(objs, Object{APIVersion: "v1", Kind: "ResourceQuota",
 				Metadata: Metadata{Name: "gpuplane-gpu", Namespace: ns},
-				Spec:     NamespaceQuotaSpec{Hard: map[string]int{"requests." + GPUResource: hard}}})
+				Spec:     NamespaceQuotaSpec{Hard: map[string]int{"requests." + resource.GPU: hard}}})
 		}
 	}
 	return objs, nil

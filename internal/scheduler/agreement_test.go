@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -145,8 +146,8 @@ func testAgreement(t *testing.T, policy string) {
 			if err != nil {
 				return false, err
 			}
-			if p.Spec.NodeName != "" && (s.NumGPU == 0 || p.Annotations[scheduler.AnnotationGPUs] != "") {
-				got = decision{p.Spec.NodeName, p.Annotations[scheduler.AnnotationGPUs]}
+			if p.Spec.NodeName != "" && (s.NumGPU == 0 || p.Annotations[gpuresource.AnnotationGPUs] != "") {
+				got = decision{p.Spec.NodeName, p.Annotations[gpuresource.AnnotationGPUs]}
 				return true, nil
 			}
 			return unschedulable(p) != "", nil

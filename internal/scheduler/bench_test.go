@@ -7,6 +7,8 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // BenchmarkFilterScore runs the plugin's PreFilter, then Filter and Score
@@ -31,8 +33,8 @@ func BenchmarkFilterScore(b *testing.B) {
 					n := gpuNode(fmt.Sprintf("node-%04d", i), "V100M16", 8, "96", "512Gi")
 					if i%4 == 0 {
 						nodes[i] = nodeInfo(n,
-							newPod(fmt.Sprintf("a%d", i), "4", "16Gi", withMilli(500), onNode(n.Name), withAnnotation(AnnotationGPUs, "0")),
-							newPod(fmt.Sprintf("b%d", i), "8", "32Gi", withGPUs(2), onNode(n.Name), withAnnotation(AnnotationGPUs, "1,2")))
+							newPod(fmt.Sprintf("a%d", i), "4", "16Gi", withMilli(500), onNode(n.Name), withAnnotation(gpuresource.AnnotationGPUs, "0")),
+							newPod(fmt.Sprintf("b%d", i), "8", "32Gi", withGPUs(2), onNode(n.Name), withAnnotation(gpuresource.AnnotationGPUs, "1,2")))
 					} else {
 						nodes[i] = nodeInfo(n)
 					}

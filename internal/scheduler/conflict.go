@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
@@ -57,9 +58,9 @@ func (pl *Plugin) observePod(old, p *v1.Pod) {
 	} else if rec, recorded = pl.nodes.held(p.UID); !recorded {
 		return
 	}
-	v, present := p.Annotations[AnnotationGPUs]
+	v, present := p.Annotations[gpuresource.AnnotationGPUs]
 	if old != nil {
-		if ov, opresent := old.Annotations[AnnotationGPUs]; ov == v && opresent == present {
+		if ov, opresent := old.Annotations[gpuresource.AnnotationGPUs]; ov == v && opresent == present {
 			return // not changed by this update
 		}
 	}
@@ -75,6 +76,6 @@ func (pl *Plugin) observePod(old, p *v1.Pod) {
 	if pl.handle != nil && pl.handle.EventRecorder() != nil {
 		pl.handle.EventRecorder().Eventf(p, nil, v1.EventTypeWarning, ReasonGPUAnnotationConflict, "Scheduling",
 			"annotation %s=%s disagrees with the GPUs gpuplane-scheduler bound the pod to (%s); both are held",
-			AnnotationGPUs, v, formatGPUs(rec))
+			gpuresource.AnnotationGPUs, v, formatGPUs(rec))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/scheduler"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
@@ -38,7 +39,7 @@ func TestAnnotationConflict(t *testing.T) {
 	if g := gpusOf(t, c, "a"); g != "0" {
 		t.Fatalf("pod a on GPUs %q, want 0 (best-fit, first, on an empty node)", g)
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"7"}}}`, scheduler.AnnotationGPUs)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"7"}}}`, gpuresource.AnnotationGPUs)
 	if _, err := c.Client.CoreV1().Pods("default").Patch(ctx, "a", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func gpusOf(t *testing.T, c *kube.Cluster, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Annotations[scheduler.AnnotationGPUs]
+	return p.Annotations[gpuresource.AnnotationGPUs]
 }
 
 // freePort asks the kernel for a free loopback port for the scheduler's

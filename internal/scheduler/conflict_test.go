@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
@@ -19,9 +20,9 @@ import (
 // 1000, 7 0. CPU and memory are held once per pod.
 func TestBuildNodeConflict(t *testing.T) {
 	ni := nodeInfo(gpuNode("n1", "T4", 8, "32", "128Gi"),
-		newPod("a", "1", "1Gi", withGPUs(1), onNode("n1"), withAnnotation(AnnotationGPUs, "7")),
-		newPod("b", "1", "1Gi", withMilli(300), onNode("n1"), withAnnotation(AnnotationGPUs, "1,2")),
-		newPod("c", "1", "1Gi", withMilli(800), onNode("n1"), withAnnotation(AnnotationGPUs, "2")),
+		newPod("a", "1", "1Gi", withGPUs(1), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "7")),
+		newPod("b", "1", "1Gi", withMilli(300), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "1,2")),
+		newPod("c", "1", "1Gi", withMilli(800), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "2")),
 		newPod("d", "1", "1Gi", withGPUs(2), onNode("n1")),
 	)
 	nc := newNodeCache()
@@ -50,17 +51,17 @@ func TestObservePodConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newPod("a", "1", "1Gi", withGPUs(1), onNode("n1"), withAnnotation(AnnotationGPUs, "0"))
+	a := newPod("a", "1", "1Gi", withGPUs(1), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "0"))
 	pl.observePod(nil, a)
 	if rec, ok := pl.nodes.held(a.UID); !ok || rec != cluster.GPUSet(1) {
 		t.Fatalf("record %v %v, want GPU 0 (first seen)", rec, ok)
 	}
 	b := a.DeepCopy()
-	b.Annotations[AnnotationGPUs] = "7"
+	b.Annotations[gpuresource.AnnotationGPUs] = "7"
 	pl.observePod(a, b)
 	pl.observePod(b, b.DeepCopy()) // a status update: not a new conflict
 	c := b.DeepCopy()
-	c.Annotations[AnnotationGPUs] = "0"
+	c.Annotations[gpuresource.AnnotationGPUs] = "0"
 	pl.observePod(b, c)
 	after, err := testutil.GetCounterMetricValue(AnnotationConflicts)
 	if err != nil {

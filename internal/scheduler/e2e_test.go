@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/scheduler"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
@@ -187,12 +188,12 @@ func makePod(s podSpec) *v1.Pod {
 	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(s.cpu), v1.ResourceMemory: resource.MustParse(s.mem)}
 	lim := v1.ResourceList{}
 	if s.gpus > 0 {
-		req[scheduler.ResourceGPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
-		lim[scheduler.ResourceGPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
+		req[gpuresource.GPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
+		lim[gpuresource.GPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
 	}
 	if s.milli != 0 || strings.HasPrefix(s.name, "zero-") {
-		req[scheduler.ResourceGPUMilli] = *resource.NewQuantity(s.milli, resource.DecimalSI)
-		lim[scheduler.ResourceGPUMilli] = *resource.NewQuantity(s.milli, resource.DecimalSI)
+		req[gpuresource.GPUMilli] = *resource.NewQuantity(s.milli, resource.DecimalSI)
+		lim[gpuresource.GPUMilli] = *resource.NewQuantity(s.milli, resource.DecimalSI)
 	}
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: "default"},
@@ -206,7 +207,7 @@ func makePod(s podSpec) *v1.Pod {
 		p.Spec.SchedulerName = s.scheduler
 	}
 	if s.model != "" {
-		p.Annotations = map[string]string{scheduler.AnnotationGPUModel: s.model}
+		p.Annotations = map[string]string{gpuresource.AnnotationGPUModel: s.model}
 	}
 	if s.podGroup != "" {
 		g := s.podGroup
@@ -261,18 +262,18 @@ func gpuUse(t testing.TB, c kubernetes.Interface) map[string][]int64 {
 		if p.Spec.NodeName == "" || p.Spec.SchedulerName != schedulerName {
 			continue
 		}
-		g, ok := p.Annotations[scheduler.AnnotationGPUs]
+		g, ok := p.Annotations[gpuresource.AnnotationGPUs]
 		if !ok {
 			continue
 		}
-		share, err := strconv.ParseInt(p.Annotations[scheduler.AnnotationGPUShare], 10, 64)
+		share, err := strconv.ParseInt(p.Annotations[gpuresource.AnnotationGPUShare], 10, 64)
 		if err != nil {
-			t.Fatalf("pod %s: %s: %v", p.Name, scheduler.AnnotationGPUShare, err)
+			t.Fatalf("pod %s: %s: %v", p.Name, gpuresource.AnnotationGPUShare, err)
 		}
 		for _, f := range strings.Split(g, ",") {
 			i, err := strconv.Atoi(f)
 			if err != nil {
-				t.Fatalf("pod %s: %s=%q", p.Name, scheduler.AnnotationGPUs, g)
+				t.Fatalf("pod %s: %s=%q", p.Name, gpuresource.AnnotationGPUs, g)
 			}
 			u := use[p.Spec.NodeName]
 			for len(u) <= i {
@@ -294,7 +295,7 @@ func bound(c kubernetes.Interface, name string) func() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return p.Spec.NodeName != "" && p.Annotations[scheduler.AnnotationGPUs] != "", nil
+		return p.Spec.NodeName != "" && p.Annotations[gpuresource.AnnotationGPUs] != "", nil
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // GangLocalityName is the locality plugin's name in a
@@ -49,7 +51,7 @@ func NewGangLocality(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.P
 		return nil, fmt.Errorf("%s args: %w", GangLocalityName, err)
 	}
 	if len(args.TopologyKeys) == 0 {
-		args.TopologyKeys = []string{"nvidia.com/gpu.clique", "topology.kubernetes.io/rack"}
+		args.TopologyKeys = []string{gpuresource.LabelGPUClique, "topology.kubernetes.io/rack"}
 	}
 	for _, k := range args.TopologyKeys {
 		if k == "" {

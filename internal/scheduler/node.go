@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -48,10 +49,10 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 	}
 	alloc := ni.GetAllocatable()
 	gpus := 0
-	if q, ok := n.Status.Allocatable[ResourceGPU]; ok {
+	if q, ok := n.Status.Allocatable[gpuresource.GPU]; ok {
 		gpus = int(q.Value())
 	}
-	product := n.Labels[LabelGPUProduct]
+	product := n.Labels[gpuresource.LabelGPUProduct]
 	st := &nodeState{}
 	model := ""
 	switch {
@@ -59,7 +60,7 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 		st.reason = fmt.Sprintf("node has %d GPUs, more than %d", gpus, cluster.MaxGPUsPerNode)
 		gpus = 0
 	case gpus > 0 && product == "":
-		st.reason = fmt.Sprintf("node has no GPU labels (%s)", LabelGPUProduct)
+		st.reason = fmt.Sprintf("node has no GPU labels (%s)", gpuresource.LabelGPUProduct)
 		gpus = 0
 	case gpus > 0:
 		model = nodeModel(product)
@@ -68,7 +69,7 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 	if err != nil {
 		return nil, err
 	}
-	if s := n.Annotations[AnnotationNodeGPUUUIDs]; s != "" {
+	if s := n.Annotations[gpuresource.AnnotationNodeGPUUUIDs]; s != "" {
 		if u := strings.Split(s, ","); len(u) == gpus {
 			st.uuids = u
 		}
@@ -263,16 +264,16 @@ func (st *nodeState) uuidsOf(gpus cluster.GPUSet) []string {
 func isGPUPod(p *v1.Pod) bool {
 	for _, cs := range [][]v1.Container{p.Spec.Containers, p.Spec.InitContainers} {
 		for i := range cs {
-			if _, ok := cs[i].Resources.Requests[ResourceGPU]; ok {
+			if _, ok := cs[i].Resources.Requests[gpuresource.GPU]; ok {
 				return true
 			}
-			if _, ok := cs[i].Resources.Limits[ResourceGPU]; ok {
+			if _, ok := cs[i].Resources.Limits[gpuresource.GPU]; ok {
 				return true
 			}
-			if _, ok := cs[i].Resources.Requests[ResourceGPUMilli]; ok {
+			if _, ok := cs[i].Resources.Requests[gpuresource.GPUMilli]; ok {
 				return true
 			}
-			if _, ok := cs[i].Resources.Limits[ResourceGPUMilli]; ok {
+			if _, ok := cs[i].Resources.Limits[gpuresource.GPUMilli]; ok {
 				return true
 			}
 		}

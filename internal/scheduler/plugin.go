@@ -22,6 +22,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/placement"
 )
@@ -282,8 +283,8 @@ type choice struct {
 
 func (c *choice) Clone() fwk.StateData { return c }
 
-// Bind binds a GPU pod with its chosen GPUs (AnnotationGPUs,
-// AnnotationGPUUUIDs, AnnotationGPUShare) as annotations of the Binding,
+// Bind binds a GPU pod with its chosen GPUs (gpuresource.AnnotationGPUs,
+// gpuresource.AnnotationGPUUUIDs, gpuresource.AnnotationGPUShare) as annotations of the Binding,
 // which the API server merges into the pod in the same write: one request
 // per pod, as DefaultBinder makes, and no moment when a pod is bound
 // without its GPUs written. Pods without GPUs are left to DefaultBinder,
@@ -295,11 +296,11 @@ func (pl *Plugin) Bind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeNa
 	}
 	c := d.(*choice)
 	ann := map[string]string{
-		AnnotationGPUs:     formatGPUs(c.gpus),
-		AnnotationGPUShare: strconv.FormatInt(c.share, 10),
+		gpuresource.AnnotationGPUs:     formatGPUs(c.gpus),
+		gpuresource.AnnotationGPUShare: strconv.FormatInt(c.share, 10),
 	}
 	if c.uuids != nil {
-		ann[AnnotationGPUUUIDs] = strings.Join(c.uuids, ",")
+		ann[gpuresource.AnnotationGPUUUIDs] = strings.Join(c.uuids, ",")
 	}
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Annotations: ann},

@@ -13,6 +13,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
@@ -25,10 +26,10 @@ func gpuNode(name, product string, gpus int, cpu, mem string) *v1.Node {
 	}
 	labels := map[string]string{}
 	if gpus > 0 {
-		alloc[ResourceGPU] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+		alloc[gpuresource.GPU] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
 	if product != "" {
-		labels[LabelGPUProduct] = product
+		labels[gpuresource.LabelGPUProduct] = product
 	}
 	return &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -40,14 +41,14 @@ type podOpt func(*v1.Pod)
 
 func withGPUs(n int64) podOpt {
 	return func(p *v1.Pod) {
-		p.Spec.Containers[0].Resources.Requests[ResourceGPU] = *resource.NewQuantity(n, resource.DecimalSI)
-		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{ResourceGPU: *resource.NewQuantity(n, resource.DecimalSI)}
+		p.Spec.Containers[0].Resources.Requests[gpuresource.GPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{gpuresource.GPU: *resource.NewQuantity(n, resource.DecimalSI)}
 	}
 }
 
 func withMilli(m int64) podOpt {
 	return func(p *v1.Pod) {
-		p.Spec.Containers[0].Resources.Requests[ResourceGPUMilli] = *resource.NewQuantity(m, resource.DecimalSI)
+		p.Spec.Containers[0].Resources.Requests[gpuresource.GPUMilli] = *resource.NewQuantity(m, resource.DecimalSI)
 	}
 }
 
@@ -106,9 +107,9 @@ func TestPodRequest(t *testing.T) {
 			err: "gpuplane.io/gpu-milli 1500 out of range 1..1000"},
 		{name: "share with two GPUs", pod: newPod("a", "1", "1Gi", withMilli(500), withGPUs(2)),
 			err: "gpuplane.io/gpu-milli applies to one GPU, but nvidia.com/gpu is 2"},
-		{name: "unknown GPU model", pod: newPod("a", "1", "1Gi", withGPUs(1), withAnnotation(AnnotationGPUModel, "A100-80GB|B300")),
+		{name: "unknown GPU model", pod: newPod("a", "1", "1Gi", withGPUs(1), withAnnotation(gpuresource.AnnotationGPUModel, "A100-80GB|B300")),
 			err: `unknown GPU model "B300"`},
-		{name: "model on a pod without GPUs", pod: newPod("a", "1", "1Gi", withAnnotation(AnnotationGPUModel, "T4")),
+		{name: "model on a pod without GPUs", pod: newPod("a", "1", "1Gi", withAnnotation(gpuresource.AnnotationGPUModel, "T4")),
 			err: "on a pod that asks for no GPU"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,8 +137,8 @@ func TestPodRequest(t *testing.T) {
 func TestBuildNode(t *testing.T) {
 	n := gpuNode("n1", "Tesla-V100-SXM2-16GB", 4, "32", "128Gi")
 	ni := nodeInfo(n,
-		newPod("a", "2", "4Gi", withMilli(300), onNode("n1"), withAnnotation(AnnotationGPUs, "2")),
-		newPod("b", "4", "8Gi", withGPUs(2), onNode("n1"), withAnnotation(AnnotationGPUs, "0,3")),
+		newPod("a", "2", "4Gi", withMilli(300), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "2")),
+		newPod("b", "4", "8Gi", withGPUs(2), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "0,3")),
 		newPod("c", "1", "1Gi", withMilli(500), onNode("n1")), // no annotation: first GPU with 500 free is GPU 1
 		newPod("d", "1", "1Gi", onNode("n1")),
 	)
@@ -166,7 +167,7 @@ func TestBuildNode(t *testing.T) {
 // first GPUs that hold it instead of failing every cycle on the node.
 func TestBuildNodeBadAnnotation(t *testing.T) {
 	ni := nodeInfo(gpuNode("n1", "T4", 2, "8", "32Gi"),
-		newPod("a", "1", "1Gi", withMilli(400), onNode("n1"), withAnnotation(AnnotationGPUs, "x")))
+		newPod("a", "1", "1Gi", withMilli(400), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "x")))
 	st, err := buildNode(ni, "", func(types.UID) (cluster.GPUSet, bool) { return 0, false })
 	if err != nil {
 		t.Fatal(err)
@@ -189,12 +190,12 @@ func TestFilterReasons(t *testing.T) {
 		{"GPU node without labels", newPod("p", "1", "1Gi", withGPUs(1)),
 			nodeInfo(gpuNode("bare", "", 8, "8", "32Gi")), fwk.UnschedulableAndUnresolvable, "node has no GPU labels (nvidia.com/gpu.product)"},
 		{"GPU taken", newPod("p", "1", "1Gi", withMilli(600)),
-			nodeInfo(full, newPod("q", "1", "1Gi", withMilli(500), onNode("full"), withAnnotation(AnnotationGPUs, "0"))),
+			nodeInfo(full, newPod("q", "1", "1Gi", withMilli(500), onNode("full"), withAnnotation(gpuresource.AnnotationGPUs, "0"))),
 			fwk.Unschedulable, "Insufficient nvidia.com/gpu"},
-		{"model not allowed", newPod("p", "1", "1Gi", withGPUs(1), withAnnotation(AnnotationGPUModel, "A100-80GB")),
+		{"model not allowed", newPod("p", "1", "1Gi", withGPUs(1), withAnnotation(gpuresource.AnnotationGPUModel, "A100-80GB")),
 			nodeInfo(full), fwk.Unschedulable, "not allowed"},
 		{"fits", newPod("p", "1", "1Gi", withMilli(400)),
-			nodeInfo(full, newPod("q", "1", "1Gi", withMilli(500), onNode("full"), withAnnotation(AnnotationGPUs, "0"))),
+			nodeInfo(full, newPod("q", "1", "1Gi", withMilli(500), onNode("full"), withAnnotation(gpuresource.AnnotationGPUs, "0"))),
 			fwk.Success, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +268,7 @@ func newTestPlugin(t testing.TB, policy, tie string) *Plugin {
 // The placement core names the GPU resource in its reasons without
 // importing the configuration package; both must say the same.
 func TestGPUResourceName(t *testing.T) {
-	if cluster.GPUResource != string(ResourceGPU) {
-		t.Errorf("cluster.GPUResource %q, api/config/v1 ResourceGPU %q", cluster.GPUResource, ResourceGPU)
+	if cluster.GPUResource != string(gpuresource.GPU) {
+		t.Errorf("cluster.GPUResource %q, api/resource GPU %q", cluster.GPUResource, gpuresource.GPU)
 	}
 }

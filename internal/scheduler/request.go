@@ -1,8 +1,8 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"strconv"
 	"strings"
 
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -19,44 +20,17 @@ import (
 // gpuplane.io/gpu-milli (1..1000 milli-GPU, the openb trace's gpu_milli),
 // so that the kubelet, ResourceQuota and Kueue account for it like any
 // other resource; an annotation would be invisible to all three. The GPU
-// model constraint is the openb gpu_spec as an annotation, since it is a
-// choice among several label values that a nodeSelector cannot express.
-const (
-	// ResourceGPU is NVIDIA's whole-GPU resource.
-	ResourceGPU v1.ResourceName = configv1.ResourceGPU
-	// ResourceGPUMilli is a share of one GPU in milli-GPU (1000 = one GPU).
-	ResourceGPUMilli v1.ResourceName = configv1.ResourceGPUMilli
-	// AnnotationGPUModel restricts the GPU models a pod may use: catalog
-	// names joined by '|', e.g. "A100-80GB|H100-80GB" (openb gpu_spec).
-	AnnotationGPUModel = "gpuplane.io/gpu-model"
-	// LabelGPUProduct is gpu-feature-discovery's product label, written by
-	// the node agent (e.g. "NVIDIA-A100-SXM4-80GB", or a catalog name).
-	LabelGPUProduct = "nvidia.com/gpu.product"
-)
-
-// The scheduler's choice, written on the pod with its binding and read back when
-// the scheduler rebuilds per-GPU state from bound pods (after a restart
-// too). The node agent's Allocate gives the container exactly these GPUs.
-// Their one home is api/config/v1, which the node agent reads too.
-const (
-	// AnnotationGPUs lists the chosen GPU indices of the node, e.g. "0,3".
-	AnnotationGPUs = configv1.AnnotationGPUs
-	// AnnotationGPUUUIDs lists the chosen GPUs' UUIDs in the same order,
-	// when the node publishes them (AnnotationNodeGPUUUIDs).
-	AnnotationGPUUUIDs = configv1.AnnotationGPUUUIDs
-	// AnnotationGPUShare is the milli-GPU the pod holds on each chosen GPU.
-	AnnotationGPUShare = configv1.AnnotationGPUShare
-	// AnnotationNodeGPUUUIDs on a Node lists its GPUs' UUIDs in index
-	// order, comma-separated (written by the node agent).
-	AnnotationNodeGPUUUIDs = configv1.AnnotationNodeGPUUUIDs
-)
+// model constraint is the openb gpu_spec as the annotation
+// gpuplane.io/gpu-model. The names and the rule live in api/resource,
+// which the simulator's snapshot reader shares.
 
 // podRequest translates a pod's requests into the placement core's Pod:
 // CPU in millicores and memory in MiB as the kubelet sums them
 // (component-helpers' PodRequests: containers, init containers, overhead),
-// GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli, models from the
-// gpuplane.io/gpu-model annotation. It returns an error for a request the
-// scheduler cannot honour; the error text goes into the pod's event.
+// GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli by api/resource's
+// PodGPURequest, models from the gpuplane.io/gpu-model annotation. It
+// returns an error for a request the scheduler cannot honour; the error
+// text goes into the pod's event.
 func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 	out := cluster.Pod{Name: p.Namespace + "/" + p.Name}
@@ -66,27 +40,22 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	if q, ok := req[v1.ResourceMemory]; ok {
 		out.MemoryMiB = ceilMiB(q)
 	}
-	whole, hasWhole := req[ResourceGPU]
-	milli, hasMilli := req[ResourceGPUMilli]
+	g, err := gpuresource.PodGPURequest(gpuView(p))
+	var re *gpuresource.RequestError
 	switch {
-	case hasMilli && hasWhole && whole.Value() > 0:
-		return out, fmt.Errorf("%s applies to one GPU, but %s is %s: ask for whole GPUs or a share, not both", ResourceGPUMilli, ResourceGPU, whole.String())
-	case hasMilli:
-		m := milli.Value()
-		if m < 1 || m > cluster.MilliGPU {
-			return out, fmt.Errorf("%s %s out of range 1..1000 (a share of one GPU; use %s for more)", ResourceGPUMilli, milli.String(), ResourceGPU)
-		}
-		out.NumGPU, out.GPUMilli = 1, m
-	case hasWhole && whole.Value() > 0:
-		n := whole.Value()
-		if n > cluster.MaxGPUsPerNode {
-			return out, fmt.Errorf("%s %d above %d", ResourceGPU, n, cluster.MaxGPUsPerNode)
-		}
-		out.NumGPU, out.GPUMilli = int(n), cluster.MilliGPU
+	case errors.As(err, &re) && re.Reason == gpuresource.ReasonBoth:
+		whole := req[gpuresource.GPU]
+		return out, fmt.Errorf("%s applies to one GPU, but %s is %s: ask for whole GPUs or a share, not both", gpuresource.GPUMilli, gpuresource.GPU, whole.String())
+	case errors.As(err, &re) && re.Reason == gpuresource.ReasonMilliRange:
+		milli := req[gpuresource.GPUMilli]
+		return out, fmt.Errorf("%s %s out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, milli.String(), gpuresource.GPU)
+	case err != nil:
+		return out, err
 	}
-	if spec, ok := p.Annotations[AnnotationGPUModel]; ok {
+	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
+	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
 		if out.NumGPU == 0 {
-			return out, fmt.Errorf("annotation %s=%q on a pod that asks for no GPU", AnnotationGPUModel, spec)
+			return out, fmt.Errorf("annotation %s=%q on a pod that asks for no GPU", gpuresource.AnnotationGPUModel, spec)
 		}
 		models, err := parseModels(spec)
 		if err != nil {
@@ -107,7 +76,7 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 			continue
 		}
 		if _, ok := catalog.Get(name); !ok {
-			return 0, fmt.Errorf("annotation %s: unknown GPU model %q (known: %s)", AnnotationGPUModel, name, strings.Join(catalog.Names(), ", "))
+			return 0, fmt.Errorf("annotation %s: unknown GPU model %q (known: %s)", gpuresource.AnnotationGPUModel, name, strings.Join(catalog.Names(), ", "))
 		}
 		id, err := gpu.ModelID(name)
 		if err != nil {
@@ -116,9 +85,45 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 		s |= 1 << uint(id)
 	}
 	if s == 0 {
-		return 0, fmt.Errorf("annotation %s is empty", AnnotationGPUModel)
+		return 0, fmt.Errorf("annotation %s is empty", gpuresource.AnnotationGPUModel)
 	}
 	return s, nil
+}
+
+// gpuView is the GPU part of pod p's containers and overhead, as
+// api/resource's PodGPURequest reads it: the requests of nvidia.com/gpu and
+// gpuplane.io/gpu-milli (Quantity.Value, rounded up), as
+// component-helpers' PodRequests reads them (spec requests, which the API
+// server defaults from limits).
+func gpuView(p *v1.Pod) gpuresource.Pod {
+	view := gpuresource.Pod{
+		Containers: make([]gpuresource.Container, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers)),
+		Overhead:   gpuRequests(p.Spec.Overhead),
+	}
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		view.Containers = append(view.Containers, gpuresource.Container{Init: true, Sidecar: sidecar, Requests: gpuRequests(c.Resources.Requests)})
+	}
+	for i := range p.Spec.Containers {
+		view.Containers = append(view.Containers, gpuresource.Container{Requests: gpuRequests(p.Spec.Containers[i].Resources.Requests)})
+	}
+	return view
+}
+
+// gpuRequests returns the GPU resources of l: devices of nvidia.com/gpu,
+// milli-GPU of gpuplane.io/gpu-milli; nil when l has neither.
+func gpuRequests(l v1.ResourceList) map[string]int64 {
+	var m map[string]int64
+	for _, name := range []v1.ResourceName{gpuresource.GPU, gpuresource.GPUMilli} {
+		if q, ok := l[name]; ok {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[string(name)] = q.Value()
+		}
+	}
+	return m
 }
 
 // ceilMiB converts a memory quantity to MiB, rounding up so that a pod is
@@ -134,9 +139,9 @@ type assignment struct {
 	gpus cluster.GPUSet
 }
 
-// parseAssignment reads AnnotationGPUs ("0,3"); ok is false when absent.
+// parseAssignment reads gpuresource.AnnotationGPUs ("0,3"); ok is false when absent.
 func parseAssignment(p *v1.Pod) (cluster.GPUSet, bool, error) {
-	s, ok := p.Annotations[AnnotationGPUs]
+	s, ok := p.Annotations[gpuresource.AnnotationGPUs]
 	if !ok {
 		return 0, false, nil
 	}
@@ -148,14 +153,14 @@ func parseAssignment(p *v1.Pod) (cluster.GPUSet, bool, error) {
 		}
 		i, err := strconv.Atoi(f)
 		if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
-			return 0, true, fmt.Errorf("pod %s/%s: annotation %s=%q: bad GPU index %q", p.Namespace, p.Name, AnnotationGPUs, s, f)
+			return 0, true, fmt.Errorf("pod %s/%s: annotation %s=%q: bad GPU index %q", p.Namespace, p.Name, gpuresource.AnnotationGPUs, s, f)
 		}
 		set |= 1 << uint(i)
 	}
 	return set, true, nil
 }
 
-// formatGPUs writes a GPU set as AnnotationGPUs does.
+// formatGPUs writes a GPU set as gpuresource.AnnotationGPUs does.
 func formatGPUs(s cluster.GPUSet) string {
 	idx := s.Indices()
 	parts := make([]string, len(idx))

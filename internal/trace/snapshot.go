@@ -82,16 +82,6 @@ func (p *SnapshotPod) Bound() bool {
 // other: no node has it.
 const NoModel = "no-such-model"
 
-// Labels, annotations and resources the reader knows.
-const (
-	labelProduct    = "nvidia.com/gpu.product"
-	labelCount      = "nvidia.com/gpu.count"
-	labelReplicas   = "nvidia.com/gpu.replicas"
-	labelMIGConfig  = "nvidia.com/mig.config"
-	annotationModel = "gpuplane.io/gpu-model"
-	annotationGPUs  = "gpuplane.io/gpus"
-)
-
 // The JSON of the List, as far as the reader needs it.
 type kubeList struct {
 	Kind  string            `json:"kind"`
@@ -352,10 +342,10 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	}
 	n.CPUMilli, n.MemoryMiB = cpu, floorMiB(mem)
 	labels := o.Metadata.Labels
-	if r, ok := labels[labelReplicas]; ok {
+	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
 		if err != nil || v < 1 {
-			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(labelReplicas), Quote(r))
+			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), Quote(r))
 		}
 		n.Replicas = v
 	}
@@ -386,7 +376,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	}
 	if whole%int64(n.Replicas) != 0 {
 		// Time-slicing advertises each GPU as Replicas devices.
-		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, labelReplicas, n.Replicas)
+		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
 	}
 	gpus := whole / int64(n.Replicas)
 	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
@@ -394,10 +384,10 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
 	case milli == 0 && len(n.MIG) > 0:
-		c, ok := labels[labelCount]
+		c, ok := labels[resource.LabelGPUCount]
 		v, err := strconv.ParseInt(c, 10, 64)
 		if gpus == 0 && (!ok || err != nil || v < 0) {
-			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(labelCount), Quote(c))
+			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), Quote(c))
 		}
 		if ok && err == nil && v > gpus {
 			// GPU feature discovery's mixed strategy: the whole GPUs
@@ -409,15 +399,15 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
 	}
 	n.GPUs = int(gpus)
-	n.Product = labels[labelProduct]
-	n.MIGConfig = labels[labelMIGConfig]
+	n.Product = labels[resource.LabelGPUProduct]
+	n.MIGConfig = labels[resource.LabelMIGConfig]
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
 		if len(n.Model) > maxModelLen {
-			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(labelProduct), maxModelLen)
+			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), maxModelLen)
 		}
 	}
 	if migGPUs > 0 {
@@ -446,14 +436,12 @@ func requests(c *kubeContainer) map[string]string {
 // podResources are the resources the simulator models, in their units.
 var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli}
 
-// podRequests returns the pod's effective requests of podResources as
-// kube-scheduler computes them (k8s.io/component-helpers/resource,
-// PodRequests): the sum over containers; each init container in order
-// raises the maximum to its own request plus the restartable (sidecar)
-// init containers started before it, and a sidecar (restartPolicy Always)
-// adds to the sum too; the effective request is max(sum, that maximum),
-// plus spec.overhead. CPU in millicores, memory in bytes, GPUs in units.
-// MIG device requests are returned by profile.
+// podRequests returns the pod's effective requests of podResources and the
+// MIG resources (by profile) as kube-scheduler computes them: each
+// container's requests read into api/resource's view (CPU in millicores,
+// memory in bytes, GPUs in units, gpu-milli in milli-GPU), then
+// resource.PodRequests (k8s.io/component-helpers/resource's PodRequests:
+// containers, init containers and sidecars, plus spec.overhead).
 func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	read := func(p string, m map[string]string) (map[string]int64, error) {
 		out := map[string]int64{}
@@ -480,50 +468,29 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	if len(o.Spec.Containers) == 0 {
 		return nil, fmt.Errorf("%s.spec.containers: none; a pod has at least one container", path)
 	}
-	sum := map[string]int64{}
+	view := resource.Pod{Containers: make([]resource.Container, 0, len(o.Spec.InitContainers)+len(o.Spec.Containers))}
 	for i := range o.Spec.Containers {
-		c := &o.Spec.Containers[i]
-		r, err := read(fmt.Sprintf("%s.spec.containers[%d].resources.requests", path, i), requests(c))
+		r, err := read(fmt.Sprintf("%s.spec.containers[%d].resources.requests", path, i), requests(&o.Spec.Containers[i]))
 		if err != nil {
 			return nil, err
 		}
-		for k, v := range r {
-			sum[k] += v
-		}
+		view.Containers = append(view.Containers, resource.Container{Requests: r})
 	}
-	initMax, sidecars := map[string]int64{}, map[string]int64{}
 	for i := range o.Spec.InitContainers {
 		c := &o.Spec.InitContainers[i]
 		r, err := read(fmt.Sprintf("%s.spec.initContainers[%d].resources.requests", path, i), requests(c))
 		if err != nil {
 			return nil, err
 		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == "Always" {
-			for k, v := range r {
-				sum[k] += v
-				sidecars[k] += v
-			}
-			r = sidecars
-		} else {
-			for k, v := range sidecars {
-				r[k] += v
-			}
-		}
-		for k, v := range r {
-			initMax[k] = max(initMax[k], v)
-		}
-	}
-	for k, v := range initMax {
-		sum[k] = max(sum[k], v)
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == "Always"
+		view.Containers = append(view.Containers, resource.Container{Init: true, Sidecar: sidecar, Requests: r})
 	}
 	over, err := read(path+".spec.overhead", o.Spec.Overhead)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range over {
-		sum[k] += v
-	}
-	return sum, nil
+	view.Overhead = over
+	return resource.PodRequests(view), nil
 }
 
 func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
@@ -539,23 +506,16 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		return p, nil, err
 	}
 	p.CPUMilli, p.MemoryMiB = req["cpu"], ceilMiB(req["memory"])
-	whole, milli := req[resource.GPU], req[resource.GPUMilli]
-	_, asksMilli := req[resource.GPUMilli]
 	var warn []string
+	g, err := resource.GPURequestOf(req)
+	var re *resource.RequestError
 	switch {
-	case asksMilli && milli == 0:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s 0 out of range 1..1000 (leave it out for a pod without GPUs)", path, resource.GPUMilli)
-	case whole > 0 && milli > 0:
-		return p, nil, fmt.Errorf("%s.spec.containers: both %s and %s: ask for whole GPUs or a share, not both", path, resource.GPU, resource.GPUMilli)
-	case milli > cluster.MilliGPU:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s %d out of range 1..1000", path, resource.GPUMilli, milli)
-	case milli > 0:
-		p.NumGPU, p.GPUMilli = 1, int16(milli)
-	case whole > cluster.MaxGPUsPerNode:
-		return p, nil, fmt.Errorf("%s.spec.containers: %s %d above %d", path, resource.GPU, whole, cluster.MaxGPUsPerNode)
-	case whole > 0:
-		p.NumGPU, p.GPUMilli = int16(whole), cluster.MilliGPU
+	case errors.As(err, &re) && re.Reason == resource.ReasonMilliRange && re.Milli == 0:
+		return p, nil, fmt.Errorf("%s.spec.containers: %v (leave it out for a pod without GPUs)", path, err)
+	case err != nil:
+		return p, nil, fmt.Errorf("%s.spec.containers: %v", path, err)
 	}
+	p.NumGPU, p.GPUMilli = int16(g.GPUs), int16(g.Milli)
 	// A MIG device of profile <c>g.<mem>: c of 7 compute slices of one GPU.
 	for k, v := range req {
 		if !strings.HasPrefix(k, resource.MIGPrefix) || v == 0 {
@@ -576,11 +536,11 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 	if models != nil {
 		p.GPUSpec = strings.Join(models, "|")
 	}
-	if s, ok := o.Metadata.Annotations[annotationGPUs]; ok && p.NodeName != "" {
+	if s, ok := o.Metadata.Annotations[resource.AnnotationGPUs]; ok && p.NodeName != "" {
 		for _, f := range strings.Split(s, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
-				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(annotationGPUs), Quote(s))
+				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(resource.AnnotationGPUs), Quote(s))
 			}
 			p.GPUs = append(p.GPUs, i)
 		}
@@ -597,7 +557,7 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 func podModels(path string, o *kubeObject) ([]string, []string) {
 	var sets [][]string
 	var warn []string
-	if a, ok := o.Metadata.Annotations[annotationModel]; ok {
+	if a, ok := o.Metadata.Annotations[resource.AnnotationGPUModel]; ok {
 		var s []string
 		for _, m := range strings.Split(a, "|") {
 			if m = strings.TrimSpace(m); m != "" {
@@ -606,7 +566,7 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 		}
 		sets = append(sets, s)
 	}
-	if v, ok := o.Spec.NodeSelector[labelProduct]; ok {
+	if v, ok := o.Spec.NodeSelector[resource.LabelGPUProduct]; ok {
 		sets = append(sets, []string{gpu.ModelOfProduct(v)})
 	}
 	if a := o.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.Required != nil {
@@ -616,12 +576,12 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 			var term []string
 			constrained := false
 			for ei, e := range t.Expressions {
-				if e.Key != labelProduct {
+				if e.Key != resource.LabelGPUProduct {
 					continue
 				}
 				if e.Operator != "In" {
 					warn = append(warn, fmt.Sprintf("%s.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]: operator %s on %s is not simulated (only In)",
-						path, ti, ei, Quote(e.Operator), labelProduct))
+						path, ti, ei, Quote(e.Operator), resource.LabelGPUProduct))
 					continue
 				}
 				var vals []string

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
@@ -169,7 +170,7 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 	if a := s.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 			for _, e := range term.MatchExpressions {
-				if e.Key == policy.ModelLabel && e.Operator == corev1.NodeSelectorOpIn {
+				if e.Key == resource.LabelGPUProduct && e.Operator == corev1.NodeSelectorOpIn {
 					p.ModelAffinity = append(p.ModelAffinity, e.Values)
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
@@ -51,14 +52,14 @@ func NewHandler(pol *policy.Policy, ns NamespaceLabels) *Handler {
 		namespaces: ns,
 		mux:        http.NewServeMux(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gpuplane_webhook_requests_total",
+			Name: metrics.WebhookRequestsTotal,
 			Help: "Admission requests by webhook (mutate, validate) and result (allowed, denied, patched, bad_request, error).",
-		}, []string{"webhook", "result"}),
+		}, []string{metrics.LabelWebhook, metrics.LabelResult}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gpuplane_webhook_duration_seconds",
+			Name:    metrics.WebhookDurationSeconds,
 			Help:    "Time to answer one admission request, in seconds.",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05},
-		}, []string{"webhook"}),
+		}, []string{metrics.LabelWebhook}),
 	}
 	reg.MustRegister(h.requests, h.latency)
 	h.mux.HandleFunc("POST /mutate", func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "mutate") })

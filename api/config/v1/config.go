@@ -1,9 +1,9 @@
 // Package v1 is the node agent's configuration, version v1: the one home of
-// the configuration file's schema, its defaults and validation, the
-// extended-resource names, the MIG strategy names, and the annotations and
-// environment variable through which gpuplane-scheduler's choice reaches
-// the node agent and the container. The device plugin, the feature labels,
-// the exporter and the scheduler all read it.
+// the configuration file's schema, its defaults and validation, the MIG
+// strategy names, and the environment variable through which a share of
+// one GPU reaches the container. The device plugin, the feature labels,
+// the exporter and the scheduler all read it. The resource names and
+// annotations they share live in api/resource.
 //
 // The schema is the subset of NVIDIA's k8s-device-plugin configuration
 // (github.com/NVIDIA/k8s-device-plugin, api/config/v1) that gpuplane
@@ -34,55 +34,17 @@ import (
 // Version is the configuration file version this package reads.
 const Version = "v1"
 
-// Extended-resource names, as NVIDIA's device plugin advertises them.
+// The environment variable through which the node agent passes a pod's
+// share of one GPU to its container. The resource names and the
+// annotations that carry gpuplane-scheduler's choice to the node agent live
+// in api/resource.
 const (
-	// ResourceGPU is the resource of whole GPUs, and of MIG devices under
-	// MIGStrategySingle.
-	ResourceGPU = resource.GPU
-	// migResourcePrefix starts the resource name of a MIG profile under
-	// MIGStrategyMixed; see MIGResource.
-	migResourcePrefix = resource.MIGPrefix
-	// SharedSuffix ends the name of a time-sliced resource under
-	// sharing.timeSlicing.renameByDefault, e.g. "nvidia.com/gpu.shared".
-	SharedSuffix = resource.SharedSuffix
-	// ResourceGPUMilli is gpuplane's resource for a share of one GPU, in
-	// milli-GPU (1000 = one GPU; the openb trace's gpu_milli). A pod asks
-	// for 1..1000 of it; gpuplane-scheduler picks the GPU
-	// (docs/scheduler.md). A gpuplane extension: NVIDIA has no such resource.
-	ResourceGPUMilli = resource.GPUMilli
-)
-
-// The scheduler's choice of GPUs for a pod, written on the pod by
-// gpuplane-scheduler in PreBind (before the pod is bound) and read by the
-// node agent's Allocate, which gives the container exactly these GPUs
-// (docs/node-agent.md, "With gpuplane-scheduler").
-const (
-	// AnnotationGPUs lists the chosen GPU indices of the node, e.g. "0,3":
-	// the node agent's GPU index (NVML index order).
-	AnnotationGPUs = "gpuplane.io/gpus"
-	// AnnotationGPUUUIDs lists the chosen GPUs' UUIDs in the same order,
-	// when the node publishes them (AnnotationNodeGPUUUIDs).
-	AnnotationGPUUUIDs = "gpuplane.io/gpu-uuids"
-	// AnnotationGPUShare is the milli-GPU the pod holds on each chosen GPU:
-	// "1000" for whole GPUs, 1..999 for a share of one GPU.
-	AnnotationGPUShare = "gpuplane.io/gpu-share"
-	// AnnotationAllocated ("true") marks a pod whose choice the node agent
-	// has given to a container, so that the next Allocate takes the next
-	// pod.
-	AnnotationAllocated = "gpuplane.io/allocated"
-	// AnnotationNodeGPUUUIDs on a Node lists its GPUs' UUIDs in index
-	// order, comma-separated; written by the node agent with --label-node.
-	AnnotationNodeGPUUUIDs = "gpuplane.io/gpu-uuids"
 	// EnvGPUShare is the environment variable that passes a share of one
-	// GPU (ResourceGPUMilli) to the container, in milli-GPU, e.g. "300".
+	// GPU (resource.GPUMilli) to the container, in milli-GPU, e.g. "300".
 	// gpuplane does not enforce it: like time-slicing, a share is a
 	// scheduling contract the workload keeps.
 	EnvGPUShare = "GPUPLANE_GPU_SHARE"
 )
-
-// MIGResource returns the resource name of a MIG profile under
-// MIGStrategyMixed, e.g. "nvidia.com/mig-1g.10gb" for profile "1g.10gb".
-func MIGResource(profile string) string { return migResourcePrefix + profile }
 
 // MIG strategies, as NVIDIA's device plugin names them.
 const (
@@ -264,7 +226,7 @@ type Extensions struct {
 	ReplicaPolicy string `json:"replicaPolicy,omitempty"`
 	// IgnoredXIDs, when given, replaces DefaultIgnoredXIDs.
 	IgnoredXIDs *[]uint64 `json:"ignoredXIDs,omitempty"`
-	// MilliGPU serves ResourceGPUMilli (gpuplane.io/gpu-milli): 1000
+	// MilliGPU serves resource.GPUMilli (gpuplane.io/gpu-milli): 1000
 	// devices per GPU with MIG disabled, one per milli-GPU, for shares of
 	// one GPU placed by gpuplane-scheduler. It cannot be combined with
 	// time-slicing of nvidia.com/gpu.
@@ -359,7 +321,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		if !r.Devices.IsAll() {
 			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", chk.lines[f+".devices"], f, r.Name))
 		}
-		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+SharedSuffix) {
+		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+resource.SharedSuffix) {
 			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", chk.lines[f+".rename"], f))
 		}
 	}
@@ -371,7 +333,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 // nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb.me (the media-extension
 // profile 1g.10gb+me as NVIDIA's plugin advertises it,
 // device.MIGResourceProfile); the "+me" spelling is accepted too.
-var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(migResourcePrefix) + `[1-8]g\.[0-9]+gb([+.]me)?$`)
+var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(resource.MIGPrefix) + `[1-8]g\.[0-9]+gb([+.]me)?$`)
 
 // complete validates c and fills in defaults.
 func (c *Config) complete() error {
@@ -415,7 +377,7 @@ func (c *Config) complete() error {
 	names := map[string]bool{}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
-		if r.Name != ResourceGPU && !migResource.MatchString(r.Name) {
+		if r.Name != resource.GPU && !migResource.MatchString(r.Name) {
 			return fmt.Errorf("%s.name: %q; want nvidia.com/gpu or nvidia.com/mig-<profile>", f, r.Name)
 		}
 		if names[r.Name] {
@@ -433,8 +395,8 @@ func (c *Config) complete() error {
 	default:
 		return fmt.Errorf("gpuplane.replicaPolicy: %q; want spread or pack", c.Gpuplane.ReplicaPolicy)
 	}
-	if c.Gpuplane.MilliGPU && c.Replicas(ResourceGPU) > 1 {
-		return fmt.Errorf("gpuplane.milliGPU: cannot be combined with time-slicing of %s (sharing.timeSlicing.resources): both would share the same GPUs under two counts", ResourceGPU)
+	if c.Gpuplane.MilliGPU && c.Replicas(resource.GPU) > 1 {
+		return fmt.Errorf("gpuplane.milliGPU: cannot be combined with time-slicing of %s (sharing.timeSlicing.resources): both would share the same GPUs under two counts", resource.GPU)
 	}
 	if c.Gpuplane.IgnoredXIDs == nil {
 		x := append([]uint64(nil), DefaultIgnoredXIDs...)
@@ -467,8 +429,8 @@ func (c *Config) HasListStrategy(s string) bool {
 // SharedName returns the advertised name of resource name with replicas
 // time-slicing replicas: <name>.shared under renameByDefault, else name.
 func (c *Config) SharedName(name string, replicas int) string {
-	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, SharedSuffix) {
-		return name + SharedSuffix
+	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, resource.SharedSuffix) {
+		return name + resource.SharedSuffix
 	}
 	return name
 }

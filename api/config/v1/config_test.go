@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 const nvidiaStyleConfig = `version: v1
@@ -153,15 +155,15 @@ func FuzzParseConfig(f *testing.F) {
 func TestResourceNames(t *testing.T) {
 	// NVIDIA's names: nvidia.com/gpu, nvidia.com/mig-<profile>, and the
 	// .shared suffix of a renamed time-sliced resource.
-	if got := MIGResource("1g.10gb+me"); got != "nvidia.com/mig-1g.10gb+me" {
+	if got := resource.MIGResource("1g.10gb+me"); got != "nvidia.com/mig-1g.10gb+me" {
 		t.Errorf("MIGResource = %q", got)
 	}
 	c := DefaultConfig()
 	c.Sharing.TimeSlicing.RenameByDefault = true
-	if got := c.SharedName(ResourceGPU, 2); got != "nvidia.com/gpu.shared" {
-		t.Errorf("SharedName(%s, 2) = %q", ResourceGPU, got)
+	if got := c.SharedName(resource.GPU, 2); got != "nvidia.com/gpu.shared" {
+		t.Errorf("SharedName(%s, 2) = %q", resource.GPU, got)
 	}
-	if got := c.SharedName(MIGResource("3g.40gb"), 1); got != "nvidia.com/mig-3g.40gb" {
+	if got := c.SharedName(resource.MIGResource("3g.40gb"), 1); got != "nvidia.com/mig-3g.40gb" {
 		t.Errorf("SharedName of an unshared MIG resource = %q", got)
 	}
 }
@@ -230,7 +232,7 @@ func TestNVIDIADevices(t *testing.T) {
 			t.Fatalf("devices %s: %v", tc.devices, err)
 		}
 		r := c.Sharing.TimeSlicing.Resources[0]
-		if !reflect.DeepEqual(r.Devices, tc.want) || c.Replicas(ResourceGPU) != 4 {
+		if !reflect.DeepEqual(r.Devices, tc.want) || c.Replicas(resource.GPU) != 4 {
 			t.Errorf("devices %s: %+v", tc.devices, r)
 		}
 		var want []string
@@ -253,7 +255,7 @@ func TestNVIDIADevices(t *testing.T) {
 		if warn {
 			want = []string{"c.yaml:7: sharing.timeSlicing.resources[0].rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames"}
 		}
-		if !reflect.DeepEqual(c.Warnings, want) || c.SharedName(ResourceGPU, 2) != "nvidia.com/gpu.shared" {
+		if !reflect.DeepEqual(c.Warnings, want) || c.SharedName(resource.GPU, 2) != "nvidia.com/gpu.shared" {
 			t.Errorf("rename %s: warnings %q, want %q", rename, c.Warnings, want)
 		}
 	}

@@ -19,65 +19,39 @@ package export
 import (
 	"context"
 	"errors"
-	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gpuplane/gpuplane/api/metrics"
+	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
 )
 
-// Metric names: the one home of the names the Grafana dashboard queries
-// (deploy/grafana's test compares its queries with Names).
-const (
-	// TeamCost is a team's cost rate over the window, USD per second.
-	TeamCost = "gpuplane_cost_team_usd_per_second"
-	// NamespaceCost is a namespace's cost rate, USD per second.
-	NamespaceCost = "gpuplane_cost_namespace_usd_per_second"
-	// IdleCost is the cost rate of capacity no pod held, per node and GPU
-	// model, USD per second.
-	IdleCost = "gpuplane_cost_idle_usd_per_second"
-	// TeamAllocatedGPUs is the mean GPUs a team held over the window
-	// (GPU-hours allocated / window hours; shares priced as shares).
-	TeamAllocatedGPUs = "gpuplane_cost_team_allocated_gpus"
-	// TeamUsedGPUs is the mean GPUs a team used: allocated times the GPU's
-	// utilisation.
-	TeamUsedGPUs = "gpuplane_cost_team_used_gpus"
-	// NamespaceAllocatedGPUs and NamespaceUsedGPUs are the same per
-	// namespace.
-	NamespaceAllocatedGPUs = "gpuplane_cost_namespace_allocated_gpus"
-	NamespaceUsedGPUs      = "gpuplane_cost_namespace_used_gpus"
-	// IdleGPUs is the mean GPUs no pod held, per node and GPU model.
-	IdleGPUs = "gpuplane_cost_idle_gpus"
-	// WindowSeconds is the trailing window's length, in seconds.
-	WindowSeconds = "gpuplane_cost_window_seconds"
-	// LastRefresh is the end of the window of the last successful refresh,
-	// in Unix seconds.
-	LastRefresh = "gpuplane_cost_last_refresh_timestamp_seconds"
-	// RefreshErrors counts failed refreshes.
-	RefreshErrors = "gpuplane_cost_refresh_errors_total"
-)
-
-// Names returns every metric name the exporter serves.
+// Names returns every metric name the exporter serves (api/metrics's
+// Cost names; deploy/grafana's test compares the dashboard's queries with
+// them).
 func Names() []string {
-	return []string{TeamCost, NamespaceCost, IdleCost, TeamAllocatedGPUs, TeamUsedGPUs,
-		NamespaceAllocatedGPUs, NamespaceUsedGPUs, IdleGPUs, WindowSeconds, LastRefresh, RefreshErrors}
+	return []string{metrics.CostTeamUSDPerSecond, metrics.CostNamespaceUSDPerSecond, metrics.CostIdleUSDPerSecond, metrics.CostTeamAllocatedGPUs, metrics.CostTeamUsedGPUs,
+		metrics.CostNamespaceAllocatedGPUs, metrics.CostNamespaceUsedGPUs, metrics.CostIdleGPUs, metrics.CostWindowSeconds, metrics.CostLastRefreshTimestampSeconds, metrics.CostRefreshErrorsTotal}
 }
 
 var (
 	descs = map[string]*prometheus.Desc{
-		TeamCost:               prometheus.NewDesc(TeamCost, "Cost rate of the GPU shares the team's pods held over the trailing window, USD per second (gpuplane cost; docs/cost.md).", []string{"team"}, nil),
-		NamespaceCost:          prometheus.NewDesc(NamespaceCost, "Cost rate of the GPU shares the namespace's pods held over the trailing window, USD per second.", []string{"namespace"}, nil),
-		IdleCost:               prometheus.NewDesc(IdleCost, "Cost rate of the GPU capacity no pod held over the trailing window, per node and GPU model, USD per second.", []string{"node", "model"}, nil),
-		TeamAllocatedGPUs:      prometheus.NewDesc(TeamAllocatedGPUs, "Mean GPUs the team's pods held over the trailing window (MIG slices, replicas and milli-GPU shares as fractions of a GPU).", []string{"team"}, nil),
-		TeamUsedGPUs:           prometheus.NewDesc(TeamUsedGPUs, "Mean GPUs the team's pods used over the trailing window: held times the GPU's utilisation.", []string{"team"}, nil),
-		NamespaceAllocatedGPUs: prometheus.NewDesc(NamespaceAllocatedGPUs, "Mean GPUs the namespace's pods held over the trailing window.", []string{"namespace"}, nil),
-		NamespaceUsedGPUs:      prometheus.NewDesc(NamespaceUsedGPUs, "Mean GPUs the namespace's pods used over the trailing window.", []string{"namespace"}, nil),
-		IdleGPUs:               prometheus.NewDesc(IdleGPUs, "Mean GPUs no pod held over the trailing window, per node and GPU model.", []string{"node", "model"}, nil),
-		WindowSeconds:          prometheus.NewDesc(WindowSeconds, "Length of the trailing window the cost rates are computed over, in seconds.", nil, nil),
-		LastRefresh:            prometheus.NewDesc(LastRefresh, "End of the window of the last successful refresh, in Unix seconds.", nil, nil),
-		RefreshErrors:          prometheus.NewDesc(RefreshErrors, "Refreshes that failed; the last good figures stay published.", nil, nil),
+		metrics.CostTeamUSDPerSecond:            prometheus.NewDesc(metrics.CostTeamUSDPerSecond, "Cost rate of the GPU shares the team's pods held over the trailing window, USD per second (gpuplane cost; docs/cost.md).", []string{metrics.LabelTeam}, nil),
+		metrics.CostNamespaceUSDPerSecond:       prometheus.NewDesc(metrics.CostNamespaceUSDPerSecond, "Cost rate of the GPU shares the namespace's pods held over the trailing window, USD per second.", []string{metrics.LabelNamespace}, nil),
+		metrics.CostIdleUSDPerSecond:            prometheus.NewDesc(metrics.CostIdleUSDPerSecond, "Cost rate of the GPU capacity no pod held over the trailing window, per node and GPU model, USD per second.", []string{metrics.LabelNode, metrics.LabelModel}, nil),
+		metrics.CostTeamAllocatedGPUs:           prometheus.NewDesc(metrics.CostTeamAllocatedGPUs, "Mean GPUs the team's pods held over the trailing window (MIG slices, replicas and milli-GPU shares as fractions of a GPU).", []string{metrics.LabelTeam}, nil),
+		metrics.CostTeamUsedGPUs:                prometheus.NewDesc(metrics.CostTeamUsedGPUs, "Mean GPUs the team's pods used over the trailing window: held times the GPU's utilisation.", []string{metrics.LabelTeam}, nil),
+		metrics.CostNamespaceAllocatedGPUs:      prometheus.NewDesc(metrics.CostNamespaceAllocatedGPUs, "Mean GPUs the namespace's pods held over the trailing window.", []string{metrics.LabelNamespace}, nil),
+		metrics.CostNamespaceUsedGPUs:           prometheus.NewDesc(metrics.CostNamespaceUsedGPUs, "Mean GPUs the namespace's pods used over the trailing window.", []string{metrics.LabelNamespace}, nil),
+		metrics.CostIdleGPUs:                    prometheus.NewDesc(metrics.CostIdleGPUs, "Mean GPUs no pod held over the trailing window, per node and GPU model.", []string{metrics.LabelNode, metrics.LabelModel}, nil),
+		metrics.CostWindowSeconds:               prometheus.NewDesc(metrics.CostWindowSeconds, "Length of the trailing window the cost rates are computed over, in seconds.", nil, nil),
+		metrics.CostLastRefreshTimestampSeconds: prometheus.NewDesc(metrics.CostLastRefreshTimestampSeconds, "End of the window of the last successful refresh, in Unix seconds.", nil, nil),
+		metrics.CostRefreshErrorsTotal:          prometheus.NewDesc(metrics.CostRefreshErrorsTotal, "Refreshes that failed; the last good figures stay published.", nil, nil),
 	}
 )
 
@@ -101,15 +75,15 @@ type Exporter struct {
 }
 
 // New returns an exporter of cost rates over the trailing window (e.g. one
-// hour) that src supplies. It publishes nothing but WindowSeconds and
-// RefreshErrors until its first successful Refresh.
+// hour) that src supplies. It publishes nothing but metrics.CostWindowSeconds and
+// metrics.CostRefreshErrorsTotal until its first successful Refresh.
 func New(src Source, window time.Duration) *Exporter {
 	return &Exporter{src: src, window: window}
 }
 
 // Refresh accounts for the window ending at now and publishes it; it sets
 // the Input's From and To to the window itself. On error
-// the last good figures stay published and RefreshErrors counts one more.
+// the last good figures stay published and metrics.CostRefreshErrorsTotal counts one more.
 func (e *Exporter) Refresh(ctx context.Context, now time.Time) error {
 	from := now.Add(-e.window)
 	in, err := e.src(ctx, from, now)
@@ -163,12 +137,12 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	secs := e.window.Seconds()
-	ch <- prometheus.MustNewConstMetric(descs[WindowSeconds], prometheus.GaugeValue, secs)
-	ch <- prometheus.MustNewConstMetric(descs[RefreshErrors], prometheus.CounterValue, float64(e.errs))
+	ch <- prometheus.MustNewConstMetric(descs[metrics.CostWindowSeconds], prometheus.GaugeValue, secs)
+	ch <- prometheus.MustNewConstMetric(descs[metrics.CostRefreshErrorsTotal], prometheus.CounterValue, float64(e.errs))
 	if e.end.IsZero() || secs <= 0 {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(descs[LastRefresh], prometheus.GaugeValue, float64(e.end.UnixMilli())/1000)
+	ch <- prometheus.MustNewConstMetric(descs[metrics.CostLastRefreshTimestampSeconds], prometheus.GaugeValue, float64(e.end.UnixMilli())/1000)
 	hours := secs / 3600
 	rate := func(cents int64) float64 { return float64(cents) / (100 * secs) }
 	rows := func(r costalloc.Report, cost, alloc, used string) {
@@ -178,11 +152,11 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descs[used], prometheus.GaugeValue, x.GPUHoursUsed/hours, x.Key)
 		}
 	}
-	rows(e.teams, TeamCost, TeamAllocatedGPUs, TeamUsedGPUs)
-	rows(e.spaces, NamespaceCost, NamespaceAllocatedGPUs, NamespaceUsedGPUs)
+	rows(e.teams, metrics.CostTeamUSDPerSecond, metrics.CostTeamAllocatedGPUs, metrics.CostTeamUsedGPUs)
+	rows(e.spaces, metrics.CostNamespaceUSDPerSecond, metrics.CostNamespaceAllocatedGPUs, metrics.CostNamespaceUsedGPUs)
 	for _, x := range e.teams.Idle {
-		ch <- prometheus.MustNewConstMetric(descs[IdleCost], prometheus.GaugeValue, rate(x.CostCents), x.Node, x.Model)
-		ch <- prometheus.MustNewConstMetric(descs[IdleGPUs], prometheus.GaugeValue, x.GPUHours/hours, x.Node, x.Model)
+		ch <- prometheus.MustNewConstMetric(descs[metrics.CostIdleUSDPerSecond], prometheus.GaugeValue, rate(x.CostCents), x.Node, x.Model)
+		ch <- prometheus.MustNewConstMetric(descs[metrics.CostIdleGPUs], prometheus.GaugeValue, x.GPUHours/hours, x.Node, x.Model)
 	}
 }
 

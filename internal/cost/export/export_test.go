@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 )
@@ -111,11 +112,11 @@ gpuplane_cost_last_refresh_timestamp_seconds 1.7960004e+09
 gpuplane_cost_refresh_errors_total 0
 `, usd(9), usd(118), usd(118), usd(9), usd(100), usd(9))
 	// The namespace's used GPUs are checked apart: a's 0.25, b's 0.
-	if err := testutil.CollectAndCompare(e, strings.NewReader(want), TeamCost, NamespaceCost, IdleCost, TeamAllocatedGPUs, TeamUsedGPUs,
-		NamespaceAllocatedGPUs, IdleGPUs, WindowSeconds, LastRefresh, RefreshErrors); err != nil {
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), metrics.CostTeamUSDPerSecond, metrics.CostNamespaceUSDPerSecond, metrics.CostIdleUSDPerSecond, metrics.CostTeamAllocatedGPUs, metrics.CostTeamUsedGPUs,
+		metrics.CostNamespaceAllocatedGPUs, metrics.CostIdleGPUs, metrics.CostWindowSeconds, metrics.CostLastRefreshTimestampSeconds, metrics.CostRefreshErrorsTotal); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.CollectAndCount(e, NamespaceUsedGPUs); got != 2 {
+	if got := testutil.CollectAndCount(e, metrics.CostNamespaceUsedGPUs); got != 2 {
 		t.Errorf("%d namespace used series, want 2", got)
 	}
 	// Conservation: teams plus idle, and namespaces plus idle, add up to
@@ -176,10 +177,10 @@ func TestRefreshError(t *testing.T) {
 	if err := e.Refresh(context.Background(), t0.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("err %v", err)
 	}
-	if v := testutil.ToFloat64(collectorOf(e, RefreshErrors)); v != 1 {
+	if v := testutil.ToFloat64(collectorOf(e, metrics.CostRefreshErrorsTotal)); v != 1 {
 		t.Errorf("refresh errors %v, want 1", v)
 	}
-	if v := testutil.ToFloat64(collectorOf(e, LastRefresh)); v != float64(t0.Add(time.Hour).Unix()) {
+	if v := testutil.ToFloat64(collectorOf(e, metrics.CostLastRefreshTimestampSeconds)); v != float64(t0.Add(time.Hour).Unix()) {
 		t.Errorf("last refresh %v, want the first window's end", v)
 	}
 	// A bad Input (a holding of an unknown GPU) is an error too.
@@ -259,7 +260,7 @@ func TestRun(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("%d refreshes, want 1", calls)
 	}
-	if n := testutil.CollectAndCount(e, TeamCost); n != 2 {
+	if n := testutil.CollectAndCount(e, metrics.CostTeamUSDPerSecond); n != 2 {
 		t.Errorf("%d team series after Run, want 2", n)
 	}
 }
@@ -301,11 +302,11 @@ func TestDashboardQueriesWithPromtool(t *testing.T) {
 	// as PromQL multiplies it.
 	perHour := func(c float64) float64 { return 3600 * (c / 360000) }
 	want := map[string]map[string]float64{
-		`3600 * sum by (team) (` + TeamCost + `)`:              {`{team="red"}`: perHour(118), `{team="blue"}`: perHour(9)},
-		`3600 * sum by (namespace) (` + NamespaceCost + `)`:    {`{namespace="a"}`: perHour(118), `{namespace="b"}`: perHour(9)},
-		`3600 * sum by (model) (` + IdleCost + `{node=~".*"})`: {`{model="A100-80GB"}`: perHour(100), `{model="T4"}`: perHour(9)},
-		`sum by (team) (` + TeamAllocatedGPUs + `)`:            {`{team="red"}`: 1, `{team="blue"}`: 0.25},
-		`sum by (team) (` + TeamUsedGPUs + `)`:                 {`{team="red"}`: 0.25, `{team="blue"}`: 0},
+		`3600 * sum by (team) (` + metrics.CostTeamUSDPerSecond + `)`:              {`{team="red"}`: perHour(118), `{team="blue"}`: perHour(9)},
+		`3600 * sum by (namespace) (` + metrics.CostNamespaceUSDPerSecond + `)`:    {`{namespace="a"}`: perHour(118), `{namespace="b"}`: perHour(9)},
+		`3600 * sum by (model) (` + metrics.CostIdleUSDPerSecond + `{node=~".*"})`: {`{model="A100-80GB"}`: perHour(100), `{model="T4"}`: perHour(9)},
+		`sum by (team) (` + metrics.CostTeamAllocatedGPUs + `)`:                    {`{team="red"}`: 1, `{team="blue"}`: 0.25},
+		`sum by (team) (` + metrics.CostTeamUsedGPUs + `)`:                         {`{team="red"}`: 0.25, `{team="blue"}`: 0},
 	}
 	var tests strings.Builder
 	seen := 0

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 )
@@ -26,36 +27,36 @@ func month(b *builder) error {
 		t[i] = w.From + int64(i)*w.Step
 	}
 	for g := range gpus {
-		base := map[string]string{labelHostname: fmt.Sprintf("node-%03d", g/8), labelUUID: fmt.Sprintf("GPU-%04d", g), labelModel: "NVIDIA H100 80GB HBM3"}
+		base := map[string]string{metrics.LabelHostname: fmt.Sprintf("node-%03d", g/8), metrics.LabelUUID: fmt.Sprintf("GPU-%04d", g), metrics.LabelModelName: "NVIDIA H100 80GB HBM3"}
 		for i := range v {
 			v[i] = 1
 		}
-		if err := b.add(metricHealth, base[labelUUID], base, t, v); err != nil {
+		if err := b.add(metrics.DeviceHealth, base[metrics.LabelUUID], base, t, v); err != nil {
 			return err
 		}
 		for i := range v {
 			v[i] = float64((g + i) % 101)
 		}
-		if err := b.add(metricGPUUtil, base[labelUUID], base, t, v); err != nil {
+		if err := b.add(metrics.DCGMDevGPUUtil, base[metrics.LabelUUID], base, t, v); err != nil {
 			return err
 		}
 		for p := range podsPerGPU {
-			l := map[string]string{labelNamespace: fmt.Sprintf("ns-%d", (g*podsPerGPU+p)%50), labelPod: fmt.Sprintf("pod-%d-%d", g, p), "container": "main"}
+			l := map[string]string{metrics.LabelNamespace: fmt.Sprintf("ns-%d", (g*podsPerGPU+p)%50), metrics.LabelPod: fmt.Sprintf("pod-%d-%d", g, p), "container": "main"}
 			for k, x := range base {
 				l[k] = x
 			}
-			key := l[labelPod]
+			key := l[metrics.LabelPod]
 			pt := t[p*per : p*per+per-10]
 			for i := range pt {
 				v[i] = 1
 			}
-			if err := b.add(metricShare, key, l, pt, v[:len(pt)]); err != nil {
+			if err := b.add(metrics.DeviceAllocationShare, key, l, pt, v[:len(pt)]); err != nil {
 				return err
 			}
 			for i := range pt {
 				v[i] = float64(1024 * (i % 80))
 			}
-			if err := b.add(metricFBUsed, key, l, pt, v[:len(pt)]); err != nil {
+			if err := b.add(metrics.DCGMDevFBUsed, key, l, pt, v[:len(pt)]); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/owners"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -82,12 +83,12 @@ func (b *builder) warn(s string) {
 
 // gpu registers the GPU a series names and returns it.
 func (b *builder) gpu(l map[string]string) gpuInfo {
-	uuid := l[labelUUID]
+	uuid := l[metrics.LabelUUID]
 	if g, ok := b.gpus[uuid]; ok {
 		return g
 	}
-	product := l[labelModel]
-	g := gpuInfo{node: l[labelHostname], model: product}
+	product := l[metrics.LabelModelName]
+	g := gpuInfo{node: l[metrics.LabelHostname], model: product}
 	if m, ok := b.cat.FromProductName(product); ok {
 		g.model = m.Name
 	} else if !b.unknownModel[product] {
@@ -122,7 +123,7 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 			sn.n++
 		}
 	}
-	uuid := l[labelUUID]
+	uuid := l[metrics.LabelUUID]
 	if uuid == "" {
 		if first {
 			b.noUUID[metric]++
@@ -139,9 +140,9 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 		}
 	}
 	switch metric {
-	case metricShare:
+	case metrics.DeviceAllocationShare:
 		return b.addShare(key, raw, l, g, t, v)
-	case metricEngine, metricGPUUtil:
+	case metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil:
 		m := b.util[metric]
 		if m == nil {
 			m = map[string][]float32{}
@@ -157,7 +158,7 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 			m[k] = grid
 		}
 		top := 1.0
-		if metric == metricGPUUtil {
+		if metric == metrics.DCGMDevGPUUtil {
 			top = 100 // kept in percent, exact in float32; Grid.Scale 0.01
 		}
 		for i, x := range v {
@@ -172,14 +173,14 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 				grid[j] = u
 			}
 		}
-	case metricFBUsed:
-		k := usageKey{l[labelNamespace], l[labelPod], uuid, l[labelInstance]}
+	case metrics.DCGMDevFBUsed:
+		k := usageKey{l[metrics.LabelNamespace], l[metrics.LabelPod], uuid, l[metrics.LabelGPUInstanceID]}
 		if k.ns == "" || k.pod == "" {
 			return nil
 		}
 		u := b.fb[k]
 		if u == nil {
-			u = &Usage{Namespace: k.ns, Pod: k.pod, GPU: uuid, MIGProfile: l[labelProfile], MIGInstance: k.inst, Model: g.model, Start: t[0], Step: b.w.Step}
+			u = &Usage{Namespace: k.ns, Pod: k.pod, GPU: uuid, MIGProfile: l[metrics.LabelGPUInstanceProfile], MIGInstance: k.inst, Model: g.model, Start: t[0], Step: b.w.Step}
 			b.fb[k] = u
 		}
 		for i, x := range v {
@@ -199,7 +200,7 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 func (b *builder) addShare(key, raw string, l map[string]string, g gpuInfo, t []int64, v []float64) error {
 	s := b.shares[key]
 	if s == nil {
-		s = &shareRuns{key: raw, h: alloc.Holding{Namespace: l[labelNamespace], Pod: l[labelPod], GPU: l[labelUUID]}}
+		s = &shareRuns{key: raw, h: alloc.Holding{Namespace: l[metrics.LabelNamespace], Pod: l[metrics.LabelPod], GPU: l[metrics.LabelUUID]}}
 		if s.h.Namespace == "" || s.h.Pod == "" {
 			b.unattributed++
 			s.h.Namespace, s.h.Pod = "", ""
@@ -207,13 +208,13 @@ func (b *builder) addShare(key, raw string, l map[string]string, g gpuInfo, t []
 		// The job from the pod labels the series carry (the one home of
 		// that rule: owners.JobFromLabels); none: the pod.
 		s.h.Job = owners.JobFromLabels(l, "")
-		if inst := l[labelInstance]; inst != "" {
+		if inst := l[metrics.LabelGPUInstanceID]; inst != "" {
 			s.h.Util = s.h.GPU + "/" + inst
 		}
-		if profile := l[labelProfile]; profile != "" {
+		if profile := l[metrics.LabelGPUInstanceProfile]; profile != "" {
 			var err error
 			if s.base, err = alloc.MIGShare(g.model, profile); err != nil {
-				return fmt.Errorf("%s{UUID=%q, %s=%q}: %w", metricShare, s.h.GPU, labelProfile, profile, err)
+				return fmt.Errorf("%s{UUID=%q, %s=%q}: %w", metrics.DeviceAllocationShare, s.h.GPU, metrics.LabelGPUInstanceProfile, profile, err)
 			}
 		}
 		b.shares[key] = s
@@ -262,7 +263,7 @@ func (b *builder) closeRun(s *shareRuns) {
 func (b *builder) finish() (*Result, error) {
 	w := b.w
 	if len(b.gpus) == 0 {
-		return nil, fmt.Errorf("no GPU series (%s, %s) from %s to %s: no node agent data in the window", metricHealth, metricShare,
+		return nil, fmt.Errorf("no GPU series (%s, %s) from %s to %s: no node agent data in the window", metrics.DeviceHealth, metrics.DeviceAllocationShare,
 			time.UnixMilli(w.From).UTC().Format(time.RFC3339), time.UnixMilli(w.To).UTC().Format(time.RFC3339))
 	}
 	r := &Result{Input: alloc.Input{From: w.From, To: w.To, UtilGrid: map[string]alloc.Grid{}}, Series: len(b.known), Unattributed: b.unattributed}
@@ -294,10 +295,10 @@ func (b *builder) finish() (*Result, error) {
 	}
 	// Utilisation: the graphics engine activity where the device has any,
 	// else DCGM_FI_DEV_GPU_UTIL / 100.
-	for k, g := range b.util[metricEngine] {
+	for k, g := range b.util[metrics.DCGMProfGrEngineActive] {
 		r.Input.UtilGrid[k] = alloc.Grid{Start: w.From, Step: w.Step, U: g, Scale: 1}
 	}
-	for k, g := range b.util[metricGPUUtil] {
+	for k, g := range b.util[metrics.DCGMDevGPUUtil] {
 		if _, ok := r.Input.UtilGrid[k]; !ok {
 			r.Input.UtilGrid[k] = alloc.Grid{Start: w.From, Step: w.Step, U: g, Scale: 0.01}
 		}
@@ -308,12 +309,12 @@ func (b *builder) finish() (*Result, error) {
 		r.Input.Holdings = append(r.Input.Holdings, s.out...)
 	}
 	if b.bad > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: %s)", b.bad, metricShare, b.badAt))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: %s)", b.bad, metrics.DeviceAllocationShare, b.badAt))
 	}
 	r.Warnings = append(r.Warnings, b.coverage()...)
 	for k, u := range b.fb {
 		u.Util = make([]float32, len(u.FBUsedMiB))
-		g, ok := r.Input.UtilGrid[utilKey(map[string]string{labelUUID: k.uuid, labelInstance: k.inst})]
+		g, ok := r.Input.UtilGrid[utilKey(map[string]string{metrics.LabelUUID: k.uuid, metrics.LabelGPUInstanceID: k.inst})]
 		for i := range u.Util {
 			u.Util[i] = float32(math.NaN())
 			if j := w.index(u.Start) + int64(i); ok && j < int64(len(g.U)) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
+
+	"github.com/gpuplane/gpuplane/api/metrics"
 )
 
 // rawSeries is one series of a file: its samples, in file order.
@@ -202,7 +204,7 @@ func ReadOpenMetrics(f *File, w Window) (*Result, error) {
 				gv = append(gv, s.v[k])
 				gl = append(gl, s.line[k])
 			}
-			if name == metricShare && len(gt) > 0 {
+			if name == metrics.DeviceAllocationShare && len(gt) > 0 {
 				// The lines of the share values, for the warnings.
 				g := make([]int32, w.index(gt[len(gt)-1])+1)
 				for i, t := range gt {

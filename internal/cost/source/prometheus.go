@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/gpuplane/gpuplane/api/metrics"
 )
 
 // maxPoints is the most grid times one range query asks for: Prometheus
@@ -101,7 +103,7 @@ const coarseStepSpan = 3_600_000 // 1 h in ms
 // times the estimate. No series there: no check.
 func checkCoarseStep(ctx context.Context, v1 promv1.API, address string, w Window, b *builder) error {
 	span := min(w.To-w.From, coarseStepSpan)
-	q := fmt.Sprintf("quantile(0.5, count_over_time(%s[%dms]))", metricHealth, span)
+	q := fmt.Sprintf("quantile(0.5, count_over_time(%s[%dms]))", metrics.DeviceHealth, span)
 	val, _, _, err := v1.Query(ctx, q, time.UnixMilli(w.To-1))
 	if err != nil {
 		return fmt.Errorf("prometheus %s: query %s: %w", address, q, err)

@@ -13,27 +13,13 @@ import (
 	"math"
 	"time"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 )
 
-// The node agent's series read (docs/metrics.md).
-const (
-	metricHealth   = "gpuplane_device_health"
-	metricShare    = "gpuplane_device_allocation_share"
-	metricEngine   = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-	metricGPUUtil  = "DCGM_FI_DEV_GPU_UTIL"
-	metricFBUsed   = "DCGM_FI_DEV_FB_USED"
-	labelHostname  = "Hostname"
-	labelUUID      = "UUID"
-	labelModel     = "modelName"
-	labelProfile   = "GPU_I_PROFILE"
-	labelInstance  = "GPU_I_ID"
-	labelPod       = "pod"
-	labelNamespace = "namespace"
-)
-
-// Metrics are the metric names read, in the order read.
-var Metrics = []string{metricHealth, metricShare, metricEngine, metricGPUUtil, metricFBUsed}
+// Metrics are the metric names read, in the order read: the node agent's
+// series (api/metrics; docs/metrics.md).
+var Metrics = []string{metrics.DeviceHealth, metrics.DeviceAllocationShare, metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil, metrics.DCGMDevFBUsed}
 
 // DefaultStep is the default time between two evaluations, in milliseconds:
 // 30 s, at least the Helm chart's ServiceMonitor interval (15 s,
@@ -151,8 +137,8 @@ func fraction(v float64) (num, den int64, ok bool) {
 // utilKey returns the key of a series' device: the GPU's UUID, or
 // UUID/GPU_I_ID for a MIG device.
 func utilKey(l map[string]string) string {
-	if i := l[labelInstance]; i != "" {
-		return l[labelUUID] + "/" + i
+	if i := l[metrics.LabelGPUInstanceID]; i != "" {
+		return l[metrics.LabelUUID] + "/" + i
 	}
-	return l[labelUUID]
+	return l[metrics.LabelUUID]
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 )
@@ -205,8 +206,8 @@ func TestInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if iv, m, _ := f.interval(); iv != 1_800_000 || m != metricHealth {
-		t.Errorf("interval %d ms of %s, want 1800000 of %s", iv, m, metricHealth)
+	if iv, m, _ := f.interval(); iv != 1_800_000 || m != metrics.DeviceHealth {
+		t.Errorf("interval %d ms of %s, want 1800000 of %s", iv, m, metrics.DeviceHealth)
 	}
 	// 1.5 s is kept: 1 s and 2 s are more than 1% off.
 	f, err = ParseOpenMetrics("i.om", om(h+"0", h+"1.5", h+"3"))
@@ -349,8 +350,8 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("warnings %q, want %q", r.Warnings, want)
 	}
 	b := newBuilder(Window{From: 0, To: 150_000, Step: 30_000})
-	l := map[string]string{labelUUID: "GPU-1", labelHostname: "n1", labelModel: "NVIDIA L4"}
-	if err := b.add(metricHealth, "h", l, []int64{0, 60_000, 120_000}, []float64{1, 1, 1}); err != nil {
+	l := map[string]string{metrics.LabelUUID: "GPU-1", metrics.LabelHostname: "n1", metrics.LabelModelName: "NVIDIA L4"}
+	if err := b.add(metrics.DeviceHealth, "h", l, []int64{0, 60_000, 120_000}, []float64{1, 1, 1}); err != nil {
 		t.Fatal(err)
 	}
 	r, err = b.finish()

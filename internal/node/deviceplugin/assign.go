@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // Assignments finds the pod whose container an Allocate call is for, when
@@ -46,13 +46,13 @@ func NewAssignments(client kubernetes.Interface, node string) *Assignments {
 type Choice struct {
 	// Pod is the pod's namespace/name.
 	Pod string
-	// GPUs are the chosen GPU indices of the node (configv1.AnnotationGPUs),
+	// GPUs are the chosen GPU indices of the node (gpuresource.AnnotationGPUs),
 	// in the annotation's order.
 	GPUs []int
-	// UUIDs are the chosen GPUs' UUIDs (configv1.AnnotationGPUUUIDs); nil
+	// UUIDs are the chosen GPUs' UUIDs (gpuresource.AnnotationGPUUUIDs); nil
 	// when the pod does not carry them.
 	UUIDs []string
-	// Share is the milli-GPU per chosen GPU (configv1.AnnotationGPUShare),
+	// Share is the milli-GPU per chosen GPU (gpuresource.AnnotationGPUShare),
 	// 0 when the pod does not carry it.
 	Share int64
 }
@@ -63,7 +63,7 @@ type Choice struct {
 // among several, the one bound first (its PodScheduled condition's time,
 // else its creation time), then by namespace/name. It calls give with the
 // pod's choice and, when give succeeds, marks the pod allocated
-// (configv1.AnnotationAllocated), so the next call takes the next pod. It
+// (gpuresource.AnnotationAllocated), so the next call takes the next pod. It
 // reports false, calling nothing, when no pod matches; an API error, a
 // malformed annotation or give's error is returned naming the pod.
 func (a *Assignments) Take(ctx context.Context, resource string, size int64, give func(Choice) error) (bool, error) {
@@ -78,10 +78,10 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	var cands []*corev1.Pod
 	for i := range list.Items {
 		p := &list.Items[i]
-		if _, ok := p.Annotations[configv1.AnnotationGPUs]; !ok {
+		if _, ok := p.Annotations[gpuresource.AnnotationGPUs]; !ok {
 			continue
 		}
-		if _, done := p.Annotations[configv1.AnnotationAllocated]; done {
+		if _, done := p.Annotations[gpuresource.AnnotationAllocated]; done {
 			continue
 		}
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -117,14 +117,14 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	if err := give(c); err != nil {
 		return false, fmt.Errorf("pod %s: %w", c.Pod, err)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{configv1.AnnotationAllocated: "true"}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{gpuresource.AnnotationAllocated: "true"}}})
 	if err != nil {
 		return false, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.Timeout)
 	defer cancel()
 	if _, err := a.client.CoreV1().Pods(p.Namespace).Patch(pctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return false, fmt.Errorf("pod %s: marking it %s: %w", c.Pod, configv1.AnnotationAllocated, err)
+		return false, fmt.Errorf("pod %s: marking it %s: %w", c.Pod, gpuresource.AnnotationAllocated, err)
 	}
 	return true, nil
 }
@@ -168,27 +168,27 @@ func parseChoice(p *corev1.Pod) (Choice, error) {
 		return fmt.Errorf("pod %s: annotation %s=%q: %s", c.Pod, key, p.Annotations[key], why)
 	}
 	seen := map[int]bool{}
-	for _, f := range strings.Split(p.Annotations[configv1.AnnotationGPUs], ",") {
+	for _, f := range strings.Split(p.Annotations[gpuresource.AnnotationGPUs], ",") {
 		i, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || i < 0 {
-			return c, bad(configv1.AnnotationGPUs, fmt.Sprintf("%q is not a GPU index", f))
+			return c, bad(gpuresource.AnnotationGPUs, fmt.Sprintf("%q is not a GPU index", f))
 		}
 		if seen[i] {
-			return c, bad(configv1.AnnotationGPUs, fmt.Sprintf("GPU %d is listed twice", i))
+			return c, bad(gpuresource.AnnotationGPUs, fmt.Sprintf("GPU %d is listed twice", i))
 		}
 		seen[i] = true
 		c.GPUs = append(c.GPUs, i)
 	}
-	if s, ok := p.Annotations[configv1.AnnotationGPUUUIDs]; ok {
+	if s, ok := p.Annotations[gpuresource.AnnotationGPUUUIDs]; ok {
 		c.UUIDs = strings.Split(s, ",")
 		if len(c.UUIDs) != len(c.GPUs) {
-			return c, bad(configv1.AnnotationGPUUUIDs, fmt.Sprintf("%d UUIDs for %d GPUs", len(c.UUIDs), len(c.GPUs)))
+			return c, bad(gpuresource.AnnotationGPUUUIDs, fmt.Sprintf("%d UUIDs for %d GPUs", len(c.UUIDs), len(c.GPUs)))
 		}
 	}
-	if s, ok := p.Annotations[configv1.AnnotationGPUShare]; ok {
+	if s, ok := p.Annotations[gpuresource.AnnotationGPUShare]; ok {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || v < 1 || v > 1000 {
-			return c, bad(configv1.AnnotationGPUShare, "want milli-GPU 1..1000")
+			return c, bad(gpuresource.AnnotationGPUShare, "want milli-GPU 1..1000")
 		}
 		c.Share = v
 	}

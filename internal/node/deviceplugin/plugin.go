@@ -25,6 +25,7 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
@@ -237,7 +238,7 @@ func (p *Plugin) assignable() bool {
 	if p.res.Milli {
 		return true
 	}
-	return p.res.Name == configv1.ResourceGPU && p.res.Replicas == 1 && len(p.res.Devices) > 0 && p.res.Devices[0].MIG < 0
+	return p.res.Name == resource.GPU && p.res.Replicas == 1 && len(p.res.Devices) > 0 && p.res.Devices[0].MIG < 0
 }
 
 func (p *Plugin) allocateContainer(ctx context.Context, ids []string) (*pluginapi.ContainerAllocateResponse, error) {
@@ -273,19 +274,19 @@ func (p *Plugin) allocateChoice(c Choice, size int64) (*pluginapi.ContainerAlloc
 		want, share = "1 GPU", size
 	}
 	if p.res.Milli && len(c.GPUs) != 1 || !p.res.Milli && int64(len(c.GPUs)) != size {
-		return nil, fmt.Errorf("annotation %s names %d GPUs; the container asks for %d of %s, which takes %s", configv1.AnnotationGPUs, len(c.GPUs), size, p.res.Name, want)
+		return nil, fmt.Errorf("annotation %s names %d GPUs; the container asks for %d of %s, which takes %s", resource.AnnotationGPUs, len(c.GPUs), size, p.res.Name, want)
 	}
 	if c.Share != 0 && c.Share != share {
-		return nil, fmt.Errorf("annotation %s=%d; the container asks for %d of %s, which takes %d milli-GPU per GPU", configv1.AnnotationGPUShare, c.Share, size, p.res.Name, share)
+		return nil, fmt.Errorf("annotation %s=%d; the container asks for %d of %s, which takes %d milli-GPU per GPU", resource.AnnotationGPUShare, c.Share, size, p.res.Name, share)
 	}
 	uuids := make([]string, len(c.GPUs))
 	for i, g := range c.GPUs {
 		if g >= len(p.node.GPUs) {
-			return nil, fmt.Errorf("annotation %s: GPU %d does not exist on this node, which has %d GPUs (0..%d)", configv1.AnnotationGPUs, g, len(p.node.GPUs), len(p.node.GPUs)-1)
+			return nil, fmt.Errorf("annotation %s: GPU %d does not exist on this node, which has %d GPUs (0..%d)", resource.AnnotationGPUs, g, len(p.node.GPUs), len(p.node.GPUs)-1)
 		}
 		gpu := &p.node.GPUs[g]
 		if c.UUIDs != nil && c.UUIDs[i] != gpu.UUID {
-			return nil, fmt.Errorf("annotation %s: GPU %d is %s on this node, not %s", configv1.AnnotationGPUUUIDs, g, gpu.UUID, c.UUIDs[i])
+			return nil, fmt.Errorf("annotation %s: GPU %d is %s on this node, not %s", resource.AnnotationGPUUUIDs, g, gpu.UUID, c.UUIDs[i])
 		}
 		if !p.health.Healthy(gpu.UUID) {
 			return nil, fmt.Errorf("chosen GPU %d (%s) is unhealthy", g, gpu.UUID)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
@@ -75,7 +76,7 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 		out = append(out, r)
 	}
 	if c.Gpuplane.MilliGPU {
-		r := Resource{Name: configv1.ResourceGPUMilli, Replicas: 1, Milli: true}
+		r := Resource{Name: resource.GPUMilli, Replicas: 1, Milli: true}
 		for i, g := range n.GPUs {
 			if g.MIGEnabled {
 				continue
@@ -116,7 +117,7 @@ func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, e
 	byName := map[string][]Device{}
 	var excluded []error
 	whole := func(i int) {
-		byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
+		byName[resource.GPU] = append(byName[resource.GPU], Device{UUID: n.GPUs[i].UUID, GPU: i, MIG: -1})
 	}
 	switch c.Flags.MIGStrategy {
 	case configv1.MIGStrategyNone:
@@ -125,7 +126,7 @@ func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, e
 		}
 	case configv1.MIGStrategySingle:
 		if err := device.CheckSingleMIG(n); err != nil {
-			excluded = append(excluded, fmt.Errorf("migStrategy single: %w; no GPU is advertised as %s (use mixed)", err, configv1.ResourceGPU))
+			excluded = append(excluded, fmt.Errorf("migStrategy single: %w; no GPU is advertised as %s (use mixed)", err, resource.GPU))
 			break
 		}
 		anyMIG := false
@@ -143,7 +144,7 @@ func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, e
 				continue
 			}
 			for j, m := range g.MIG {
-				byName[configv1.ResourceGPU] = append(byName[configv1.ResourceGPU], Device{UUID: m.UUID, GPU: i, MIG: j})
+				byName[resource.GPU] = append(byName[resource.GPU], Device{UUID: m.UUID, GPU: i, MIG: j})
 			}
 		}
 	case configv1.MIGStrategyMixed:
@@ -161,7 +162,7 @@ func migPlan(n device.Node, c *configv1.Config) (map[string][]Device, []error, e
 					excluded = append(excluded, fmt.Errorf("migStrategy mixed: GPU %d (%s) MIG device %s: %w", i, g.UUID, m.UUID, err))
 					continue
 				}
-				name := configv1.MIGResource(p)
+				name := resource.MIGResource(p)
 				byName[name] = append(byName[name], Device{UUID: m.UUID, GPU: i, MIG: j})
 			}
 		}

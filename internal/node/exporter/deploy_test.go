@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/cost/export"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
@@ -260,7 +261,7 @@ func TestDashboard(t *testing.T) {
 	}
 	// The money panels: cost by team and by namespace, idle cost (by
 	// model), GPUs held and used (internal/cost/export's names).
-	for _, n := range []string{export.TeamCost, export.NamespaceCost, export.IdleCost, export.TeamAllocatedGPUs, export.TeamUsedGPUs} {
+	for _, n := range []string{metrics.CostTeamUSDPerSecond, metrics.CostNamespaceUSDPerSecond, metrics.CostIdleUSDPerSecond, metrics.CostTeamAllocatedGPUs, metrics.CostTeamUsedGPUs} {
 		if !used[n] {
 			t.Errorf("%s: no panel shows %s", dashboardFile, n)
 		}
@@ -282,7 +283,7 @@ func TestDashboard(t *testing.T) {
 	// cluster-wide.
 	for where, expr := range found {
 		if cost[where] {
-			if strings.Contains(expr, export.IdleCost) && !strings.Contains(expr, `node=~"$node"`) {
+			if strings.Contains(expr, metrics.CostIdleUSDPerSecond) && !strings.Contains(expr, `node=~"$node"`) {
 				t.Errorf("%s: %s ignores the node filter: %s", dashboardFile, where, expr)
 			}
 			continue

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
 )
@@ -126,11 +127,11 @@ func New(opts Options) (*Exporter, error) {
 		now:      time.Now,
 		state:    newState(opts.Fields, opts.Hostname, *opts.Config.Gpuplane.IgnoredXIDs, opts.VirtualGPUs),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gpuplane_backend_errors_total",
+			Name: metrics.BackendErrorsTotal,
 			Help: "Failed calls to the device backend, by operation (discover, sample, watch_health).",
-		}, []string{"operation"}),
+		}, []string{metrics.LabelOperation}),
 		scrapeDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "gpuplane_scrape_duration_seconds",
+			Name:    metrics.ScrapeDurationSeconds,
 			Help:    "Time to serve a /metrics request (in seconds).",
 			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .5},
 		}),
@@ -146,7 +147,7 @@ func New(opts Options) (*Exporter, error) {
 		e.backendErrors,
 		e.scrapeDuration,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "gpuplane_pod_resources_errors_total",
+			Name: metrics.PodResourcesErrorsTotal,
 			Help: "Failed refreshes of the pod-to-device mapping from the kubelet's pod-resources socket.",
 		}, func() float64 {
 			if pods == nil {
@@ -155,7 +156,7 @@ func New(opts Options) (*Exporter, error) {
 			return float64(pods.Errors())
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "gpuplane_pod_resources_up",
+			Name: metrics.PodResourcesUp,
 			Help: "Whether the last refresh of the pod-to-device mapping succeeded (1) or not (0); pod labels are served only while it is 1.",
 		}, func() float64 {
 			if pods == nil || pods.Current() == nil {

@@ -10,7 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/metrics"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
@@ -22,11 +23,11 @@ import (
 // time-slicing replica's series add vgpu. The XID field's series add
 // err_code and err_msg.
 var (
-	deviceLabels = []string{"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
-	migLabels    = []string{"GPU_I_PROFILE", "GPU_I_ID"}
-	podLabels    = []string{"pod", "namespace", "container"}
-	vgpuLabel    = "vgpu"
-	xidLabels    = []string{"err_code", "err_msg"}
+	deviceLabels = []string{metrics.LabelGPU, metrics.LabelUUID, metrics.LabelPCIBusID, metrics.LabelDevice, metrics.LabelModelName, metrics.LabelHostname}
+	migLabels    = []string{metrics.LabelGPUInstanceProfile, metrics.LabelGPUInstanceID}
+	podLabels    = []string{metrics.LabelPod, metrics.LabelNamespace, metrics.LabelContainer}
+	vgpuLabel    = metrics.LabelVGPU
+	xidLabels    = []string{metrics.LabelErrCode, metrics.LabelErrMsg}
 )
 
 // A variant is one of the label sets: bit 0 set for MIG devices, bit 1 for
@@ -71,10 +72,10 @@ func newDescs(name, help string, base, extra []string) *descs {
 
 // gpuplane's per-device metrics, published with the samples.
 const (
-	healthName     = "gpuplane_device_health"
-	podsName       = "gpuplane_device_pods"
-	allocationName = "gpuplane_device_allocation"
-	shareName      = "gpuplane_device_allocation_share"
+	healthName     = metrics.DeviceHealth
+	podsName       = metrics.DevicePods
+	allocationName = metrics.DeviceAllocation
+	shareName      = metrics.DeviceAllocationShare
 )
 
 // devInfo is one discovered GPU or MIG device and its label values.
@@ -268,7 +269,7 @@ func (s *state) rebuildTargets() {
 	if s.mapping != nil {
 		seen := make(map[podresources.Allocation]bool)
 		for _, a := range s.mapping.Allocations {
-			if !configv1.IsGPUResource(a.ResourceName) {
+			if !resource.IsGPU(a.ResourceName) {
 				continue // another device plugin's device, e.g. a NIC
 			}
 			d := s.resolve(a.DeviceID)
@@ -353,7 +354,7 @@ func (c *shareAcc) add(a podresources.Allocation, replicas func(string) int) {
 	switch {
 	case !ok:
 		c.whole = true
-	case strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix) == configv1.ResourceGPUMilli:
+	case strings.TrimSuffix(a.ResourceName, resource.SharedSuffix) == resource.GPUMilli:
 		c.milli++
 	default:
 		if _, err := strconv.Atoi(part); err != nil {
@@ -361,7 +362,7 @@ func (c *shareAcc) add(a podresources.Allocation, replicas func(string) int) {
 		}
 		c.replicas++
 		if replicas != nil {
-			c.of = replicas(strings.TrimSuffix(a.ResourceName, configv1.SharedSuffix))
+			c.of = replicas(strings.TrimSuffix(a.ResourceName, resource.SharedSuffix))
 		}
 	}
 }

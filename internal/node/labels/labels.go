@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
@@ -32,7 +33,7 @@ type Options struct {
 func OptionsFrom(c *configv1.Config) Options {
 	return Options{
 		MIGStrategy: c.Flags.MIGStrategy,
-		Replicas:    c.Replicas(configv1.ResourceGPU),
+		Replicas:    c.Replicas(resource.GPU),
 		Renamed:     c.Sharing.TimeSlicing.RenameByDefault,
 	}
 }
@@ -40,7 +41,11 @@ func OptionsFrom(c *configv1.Config) Options {
 // Prefixes are the label prefixes this package owns: on the Node object,
 // labels under them that it no longer computes are removed, except those
 // under Foreign.
-var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.", "gpuplane.io/"}
+var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.", resource.GPUPlanePrefix}
+
+// labelSharingStrategy is gpu-feature-discovery's sharing strategy label:
+// none or time-slicing ("" when the single MIG strategy does not fit).
+const labelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
 
 // Foreign are the label prefixes under Prefixes that others own and the
 // node agent never writes or removes: the NVIDIA GPU operator's component
@@ -52,7 +57,7 @@ var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.",
 // container, vm-passthrough or vm-vgpu; gpu.deploy.<operand>=false turns an
 // operand off on a node) and its MIG manager (mig.config is the layout
 // wanted, mig.config.state reports pending, success or failed).
-var Foreign = []string{"nvidia.com/gpu.deploy.", "nvidia.com/gpu.workload.config", "nvidia.com/mig.config"}
+var Foreign = []string{"nvidia.com/gpu.deploy.", "nvidia.com/gpu.workload.config", resource.LabelMIGConfig}
 
 // Owned reports whether the node agent owns the label key: under one of
 // Prefixes and under none of Foreign.
@@ -95,7 +100,7 @@ func Owned(key string) bool {
 //	gpuplane.io/gpu.nvlink-clique-size      most GPUs with NVLink between every pair
 //	gpuplane.io/gpu.numa-nodes              NUMA nodes with GPUs
 func Compute(n device.Node, o Options) map[string]string {
-	l := map[string]string{"nvidia.com/gpu.count": "0"}
+	l := map[string]string{resource.LabelGPUCount: "0"}
 	if len(n.GPUs) == 0 {
 		return l
 	}
@@ -103,7 +108,7 @@ func Compute(n device.Node, o Options) map[string]string {
 	// node (gpu-operator controllers/state_manager.go, commonGPULabelKey);
 	// the chart selects it, and a hand-set one must not be removed as a
 	// stale label under nvidia.com/gpu. (Prefixes).
-	l["nvidia.com/gpu.present"] = "true"
+	l[resource.LabelGPUPresent] = "true"
 	if o.Replicas < 1 {
 		o.Replicas = 1
 	}
@@ -120,19 +125,19 @@ func Compute(n device.Node, o Options) map[string]string {
 		l["nvidia.com/gpu.family"] = model.Family
 	}
 	if g.Model != "" {
-		l["gpuplane.io/gpu.model"] = Value(g.Model)
+		l[resource.LabelGPUModel] = Value(g.Model)
 	}
 	cudaLabels(l, n)
 	l["nvidia.com/mig.capable"] = strconv.FormatBool(known && model.MIGCapable || g.MIGEnabled)
 	l["nvidia.com/mig.strategy"] = o.MIGStrategy
-	l["nvidia.com/gpu.sharing-strategy"] = "none"
+	l[labelSharingStrategy] = "none"
 	if o.Replicas > 1 {
-		l["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+		l[labelSharingStrategy] = "time-slicing"
 	}
-	l["nvidia.com/gpu.replicas"] = strconv.Itoa(o.Replicas)
+	l[resource.LabelGPUReplicas] = strconv.Itoa(o.Replicas)
 	if invalid {
-		l["nvidia.com/gpu.sharing-strategy"] = ""
-		l["nvidia.com/gpu.replicas"] = "0"
+		l[labelSharingStrategy] = ""
+		l[resource.LabelGPUReplicas] = "0"
 	}
 	if o.MIGStrategy == configv1.MIGStrategyMixed {
 		mixedMIGLabels(l, n)
@@ -175,9 +180,9 @@ func productLabels(l map[string]string, n device.Node, g device.GPU, o Options, 
 	if o.Replicas > 1 && !o.Renamed && !invalid {
 		suffixes = append(suffixes, "SHARED")
 	}
-	l["nvidia.com/gpu.product"] = Product(g.ProductName, suffixes...)
-	l["nvidia.com/gpu.count"] = strconv.Itoa(count)
-	l["nvidia.com/gpu.memory"] = strconv.FormatInt(mem, 10)
+	l[resource.LabelGPUProduct] = Product(g.ProductName, suffixes...)
+	l[resource.LabelGPUCount] = strconv.Itoa(count)
+	l[resource.LabelGPUMemory] = strconv.FormatInt(mem, 10)
 }
 
 // cudaLabels sets the driver and CUDA runtime versions.
@@ -217,7 +222,7 @@ func mixedMIGLabels(l map[string]string, n device.Node) {
 		}
 	}
 	for p, a := range profiles {
-		k := configv1.MIGResource(p)
+		k := resource.MIGResource(p)
 		l[k+".count"] = strconv.Itoa(a.count)
 		l[k+".memory"] = strconv.FormatInt(a.m.MemoryMiB, 10)
 		l[k+".multiprocessors"] = strconv.Itoa(a.m.Multiprocessors)
@@ -346,9 +351,9 @@ func Product(model string, suffixes ...string) string {
 }
 
 // Annotations returns the Node annotations of node n:
-// configv1.AnnotationNodeGPUUUIDs, its GPUs' UUIDs in index order,
+// resource.AnnotationNodeGPUUUIDs, its GPUs' UUIDs in index order,
 // comma-separated, which gpuplane-scheduler copies onto the pods it places
-// (configv1.AnnotationGPUUUIDs). A node with no GPUs gets none.
+// (resource.AnnotationGPUUUIDs). A node with no GPUs gets none.
 func Annotations(n device.Node) map[string]string {
 	if len(n.GPUs) == 0 {
 		return nil
@@ -357,7 +362,7 @@ func Annotations(n device.Node) map[string]string {
 	for i, g := range n.GPUs {
 		uuids[i] = g.UUID
 	}
-	return map[string]string{configv1.AnnotationNodeGPUUUIDs: strings.Join(uuids, ",")}
+	return map[string]string{resource.AnnotationNodeGPUUUIDs: strings.Join(uuids, ",")}
 }
 
 // Sorted returns the labels as sorted "key=value" lines.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -73,7 +74,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
 	}
 	if mig > 0 {
-		warn("%s: %d nodes have MIG devices or a nvidia.com/mig.config label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, "nvidia.com/gpu.count")
+		warn("%s: %d nodes have MIG devices or a %s label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, resource.LabelMIGConfig, resource.LabelGPUCount)
 	}
 	whole := o.SnapshotEmpty || o.Size != ""
 	pending, ended := 0, 0

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // TestControlPlane starts etcd, kube-apiserver and kwok with the Workload
@@ -51,7 +53,7 @@ func TestControlPlane(t *testing.T) {
 			t.Fatal(err)
 		}
 		// kwok kept our capacity (its default would be cpu 1k).
-		gpus, milli, cpu := n.Status.Allocatable[ResourceGPU], n.Status.Allocatable[ResourceGPUMilli], n.Status.Allocatable[corev1.ResourceCPU]
+		gpus, milli, cpu := n.Status.Allocatable[gpuresource.GPU], n.Status.Allocatable[gpuresource.GPUMilli], n.Status.Allocatable[corev1.ResourceCPU]
 		if gpus.Value() != 4 || milli.Value() != 4000 || cpu.MilliValue() != 32000 || len(n.Spec.Taints) != 0 || !nodeReady(n) {
 			t.Errorf("node %s: allocatable %v, taints %v, ready %v", name, n.Status.Allocatable, n.Spec.Taints, nodeReady(n))
 		}
@@ -92,7 +94,7 @@ func TestControlPlane(t *testing.T) {
 			SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &group},
 			Containers: []corev1.Container{{
 				Name: "main", Image: "registry.k8s.io/pause:3.10",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{ResourceGPU: resource.MustParse("1")}},
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuresource.GPU: resource.MustParse("1")}},
 			}},
 		},
 	}, metav1.CreateOptions{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,17 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/trace"
-)
-
-// Extended resources on a fake GPU node: whole GPUs as the device plugin
-// advertises them, and the same GPUs in milli-GPU (1000 per GPU), the
-// resource gpuplane's scheduler uses for a share of one GPU.
-const (
-	ResourceGPU      corev1.ResourceName = configv1.ResourceGPU
-	ResourceGPUMilli corev1.ResourceName = configv1.ResourceGPUMilli
 )
 
 // PodsPerNode is each fake node's pod capacity, the kubelet's default
@@ -189,8 +181,8 @@ func OrderNames(nodes []Node) {
 }
 
 // NodeObject is the Node kwok manages for n: capacity and allocatable
-// cpu, memory, pods (PodsPerNode) and, with GPUs, ResourceGPU and
-// ResourceGPUMilli; the kubelet's well-known labels; and the GPU labels
+// cpu, memory, pods (PodsPerNode) and, with GPUs, nvidia.com/gpu and
+// gpuplane.io/gpu-milli (1000 per GPU); the kubelet's well-known labels; and the GPU labels
 // the node agent writes (internal/node/labels): nvidia.com/gpu.present,
 // gpu.count, gpu.product (the model name, as openb's gpu_spec names it),
 // gpu.memory (MiB, when internal/gpu's catalog knows the model) and
@@ -207,17 +199,17 @@ func NodeObject(n Node) *corev1.Node {
 		corev1.ResourcePods:   *resource.NewQuantity(PodsPerNode, resource.DecimalSI),
 	}
 	if n.GPUs > 0 {
-		l["nvidia.com/gpu.present"] = "true"
-		l["nvidia.com/gpu.count"] = strconv.Itoa(n.GPUs)
-		l["nvidia.com/gpu.product"] = labels.Value(n.Model)
+		l[gpuresource.LabelGPUPresent] = "true"
+		l[gpuresource.LabelGPUCount] = strconv.Itoa(n.GPUs)
+		l[gpuresource.LabelGPUProduct] = labels.Value(n.Model)
 		if m, ok := gpu.Default().Get(n.Model); ok {
-			l["gpuplane.io/gpu.model"] = labels.Value(m.Name)
+			l[gpuresource.LabelGPUModel] = labels.Value(m.Name)
 			if m.MemoryMiB > 0 {
-				l["nvidia.com/gpu.memory"] = strconv.FormatInt(m.MemoryMiB, 10)
+				l[gpuresource.LabelGPUMemory] = strconv.FormatInt(m.MemoryMiB, 10)
 			}
 		}
-		res[ResourceGPU] = *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI)
-		res[ResourceGPUMilli] = *resource.NewQuantity(1000*int64(n.GPUs), resource.DecimalSI)
+		res[gpuresource.GPU] = *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI)
+		res[gpuresource.GPUMilli] = *resource.NewQuantity(1000*int64(n.GPUs), resource.DecimalSI)
 	}
 	for k, v := range n.Labels {
 		l[k] = v

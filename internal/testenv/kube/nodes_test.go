@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 func names(nodes []Node) []string {
@@ -99,7 +101,7 @@ func TestNodeObject(t *testing.T) {
 	// a V100 32GB has 32 × 1024 MiB.
 	wantRes := map[corev1.ResourceName]string{
 		corev1.ResourceCPU: "96", corev1.ResourceMemory: "768Gi", corev1.ResourcePods: "110",
-		ResourceGPU: "8", ResourceGPUMilli: "8k",
+		gpuresource.GPU: "8", gpuresource.GPUMilli: "8k",
 	}
 	for _, list := range []corev1.ResourceList{n.Status.Capacity, n.Status.Allocatable} {
 		if len(list) != len(wantRes) {
@@ -134,7 +136,7 @@ func TestNodeObject(t *testing.T) {
 		t.Errorf("X9 labels %v", l)
 	}
 	cpu := NodeObject(Node{Name: "c", CPUMilli: 1000, MemoryMiB: 1024})
-	if _, ok := cpu.Status.Capacity[ResourceGPU]; ok || cpu.Labels["nvidia.com/gpu.present"] != "" {
+	if _, ok := cpu.Status.Capacity[gpuresource.GPU]; ok || cpu.Labels["nvidia.com/gpu.present"] != "" {
 		t.Errorf("CPU node has GPU resources or labels: %v %v", cpu.Status.Capacity, cpu.Labels)
 	}
 }

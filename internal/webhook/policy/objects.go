@@ -253,7 +253,7 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 	}
 	for _, term := range s.Affinity.NodeAffinity.Required.Terms {
 		for _, e := range term.MatchExpressions {
-			if e.Key == ModelLabel && e.Operator == "In" {
+			if e.Key == resource.LabelGPUProduct && e.Operator == "In" {
 				p.ModelAffinity = append(p.ModelAffinity, e.Values)
 			}
 		}

@@ -19,7 +19,7 @@ type Pod struct {
 	SchedulerName string
 	NodeSelector  map[string]string
 	// ModelAffinity holds, per required node-affinity term that names
-	// ModelLabel with operator In, its values.
+	// resource.LabelGPUProduct with operator In, its values.
 	ModelAffinity [][]string
 	Tolerations   []Toleration
 	// Containers are the init containers, then the containers.
@@ -99,35 +99,36 @@ func (p *Pod) GPUPod() bool {
 
 // GPUs is the pod's GPU count: a whole GPU, a MIG device or a time-sliced
 // replica counts one, gpuplane.io/gpu-milli counts milli/1000 rounded up.
-// As for the pod's effective request in Kubernetes, it is the larger of the
-// containers' sum and the largest init container; a sidecar adds to the
-// containers' sum and to every init container after it
-// (k8s.io/component-helpers resource.PodRequests, KEP 753).
+// Each container's GPUs of every kind are counted as one resource, whose
+// effective request api/resource's PodRequests computes as Kubernetes does
+// (k8s.io/component-helpers resource.PodRequests, KEP 753): the larger of
+// the containers' sum and the largest init container; a sidecar adds to
+// the containers' sum and to every init container after it.
 func (p *Pod) GPUs() int64 {
-	var sum, initMax, sidecars int64
-	for _, c := range p.Containers {
-		var n int64
-		for r, q := range c.Resources {
-			switch {
-			case q <= 0 || !resource.IsGPU(r):
-			case strings.TrimSuffix(r, resource.SharedSuffix) == resource.GPUMilli:
-				n += (q + 999) / 1000
-			default:
-				n += q
-			}
-		}
+	view := resource.Pod{Containers: make([]resource.Container, len(p.Containers))}
+	for i, c := range p.Containers {
+		view.Containers[i] = resource.Container{Init: c.Init, Sidecar: c.Sidecar, Requests: map[string]int64{gpuCount: c.gpus()}}
+	}
+	return resource.PodRequests(view)[gpuCount]
+}
+
+// gpuCount names, in GPUs' view of the pod, a container's GPUs of every
+// kind counted together.
+const gpuCount = "gpus"
+
+// gpus is the container's GPU count, as Pod.GPUs counts it.
+func (c *Container) gpus() int64 {
+	var n int64
+	for r, q := range c.Resources {
 		switch {
-		case c.Sidecar:
-			sum += n
-			sidecars += n
-			initMax = max(initMax, sidecars)
-		case c.Init:
-			initMax = max(initMax, n+sidecars)
+		case q <= 0 || !resource.IsGPU(r):
+		case strings.TrimSuffix(r, resource.SharedSuffix) == resource.GPUMilli:
+			n += (q + resource.MilliPerGPU - 1) / resource.MilliPerGPU
 		default:
-			sum += n
+			n += q
 		}
 	}
-	return max(sum, initMax)
+	return n
 }
 
 // Training reports whether the pod is a training workload.
@@ -215,7 +216,7 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	}
 	if len(team.AllowedModels) > 0 {
 		var picked []string
-		if m, ok := p.NodeSelector[ModelLabel]; ok {
+		if m, ok := p.NodeSelector[resource.LabelGPUProduct]; ok {
 			picked = []string{m}
 		}
 		for _, vals := range p.ModelAffinity {
@@ -224,12 +225,12 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 		want := strings.Join(team.AllowedModels, ", ")
 		if len(picked) == 0 {
 			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, ModelLabel)})
+				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, resource.LabelGPUProduct)})
 		}
 		for _, m := range picked {
 			if !slices.Contains(team.AllowedModels, m) {
 				vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, ModelLabel)})
+					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, resource.LabelGPUProduct)})
 			}
 		}
 	}

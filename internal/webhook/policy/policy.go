@@ -27,10 +27,10 @@ const (
 // Defaults of the policy file.
 const (
 	// DefaultTeamLabel is the pod label the mutation sets to the team name.
-	DefaultTeamLabel = "gpuplane.io/team"
+	DefaultTeamLabel = resource.LabelTeam
 	// DefaultTrainingLabel marks a pod as a training workload when its
 	// value is "true", for training pods no known operator owns.
-	DefaultTrainingLabel = "gpuplane.io/training"
+	DefaultTrainingLabel = resource.LabelTraining
 )
 
 // Policy is the parsed policy file.
@@ -85,10 +85,6 @@ type Team struct {
 type Selector struct {
 	MatchLabels map[string]string `yaml:"matchLabels"`
 }
-
-// ModelLabel is the node label carrying the GPU model, as NVIDIA's
-// gpu-feature-discovery and gpuplane's node agent set it.
-const ModelLabel = "nvidia.com/gpu.product"
 
 var labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 
@@ -181,7 +177,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 		}
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
-			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, "nvidia.com/") || strings.HasPrefix(name, "gpuplane.io/"))) && !resource.IsGPU(name) {
+			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, resource.NVIDIAPrefix) || strings.HasPrefix(name, resource.GPUPlanePrefix))) && !resource.IsGPU(name) {
 				return nil, bad(key(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 func load(t *testing.T) *Policy {
@@ -63,7 +65,7 @@ var (
 )
 
 func gpuPod(res map[string]int64) *Pod {
-	return &Pod{Name: "p", NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"},
+	return &Pod{Name: "p", NodeSelector: map[string]string{resource.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"},
 		Containers: []Container{{Name: "main", Resources: res}}}
 }
 
@@ -81,13 +83,13 @@ func TestValidate(t *testing.T) {
 		{"too many", gpuPod(map[string]int64{"nvidia.com/gpu": 9}), research, []string{"max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8"}},
 		{"milli not allowed", gpuPod(map[string]int64{"gpuplane.io/gpu-milli": 500}), research, []string{"allowed-resources: container main: resource gpuplane.io/gpu-milli is not allowed for team research"}},
 		{"mig by prefix", gpuPod(map[string]int64{"nvidia.com/mig-1g.10gb": 2}), research, nil},
-		{"wrong model", &Pod{NodeSelector: map[string]string{ModelLabel: "Tesla-T4"}, Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
+		{"wrong model", &Pod{NodeSelector: map[string]string{resource.LabelGPUProduct: "Tesla-T4"}, Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
 			[]string{`allowed-models: GPU model "Tesla-T4" is not allowed for team research`}},
 		{"no model", &Pod{Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
 			[]string{"allowed-models: team research may use only GPU models NVIDIA-H100-80GB-HBM3; add nodeSelector nvidia.com/gpu.product"}},
 		{"model by affinity", &Pod{ModelAffinity: [][]string{{"NVIDIA-H100-80GB-HBM3", "Tesla-T4"}}, Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
 			[]string{`allowed-models: GPU model "Tesla-T4"`}},
-		{"training on shared", &Pod{Owners: []string{"PyTorchJob"}, NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "w", Resources: map[string]int64{"nvidia.com/gpu.shared": 1}}}}, research,
+		{"training on shared", &Pod{Owners: []string{"PyTorchJob"}, NodeSelector: map[string]string{resource.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "w", Resources: map[string]int64{"nvidia.com/gpu.shared": 1}}}}, research,
 			[]string{"training-on-shared: container w: training pods may not use time-sliced or fractional GPUs (nvidia.com/gpu.shared)"}},
 		{"ray worker on milli", &Pod{Labels: map[string]string{"ray.io/node-type": "worker"}, Containers: []Container{{Name: "ray", Resources: map[string]int64{"gpuplane.io/gpu-milli": 300}}}}, inference,
 			[]string{"training-on-shared: container ray:"}},
@@ -100,9 +102,9 @@ func TestValidate(t *testing.T) {
 		// A native sidecar runs alongside: 1 + 8 = 9 GPUs
 		// (k8s.io/component-helpers resource.PodRequests); a plain init
 		// container after it uses 2 + 1 = 3 at most.
-		{"sidecar adds", &Pod{NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 2}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 8}}}}, research,
+		{"sidecar adds", &Pod{NodeSelector: map[string]string{resource.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 2}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 8}}}}, research,
 			[]string{"max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8"}},
-		{"init after sidecar", &Pod{NodeSelector: map[string]string{ModelLabel: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 8}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
+		{"init after sidecar", &Pod{NodeSelector: map[string]string{resource.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"}, Containers: []Container{{Name: "s", Init: true, Sidecar: true, Resources: map[string]int64{"nvidia.com/gpu": 1}}, {Name: "i", Init: true, Resources: map[string]int64{"nvidia.com/gpu": 8}}, {Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}, research,
 			[]string{"max-gpus-per-pod: the pod asks for 9 GPUs, team research allows at most 8"}},
 		{"squatter", &Pod{Tolerations: []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists"}}}, research,
 			[]string{"gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule"}},

@@ -1,8 +1,8 @@
-package v1
+package resource
 
 import "testing"
 
-func TestIsGPUResource(t *testing.T) {
+func TestIsGPU(t *testing.T) {
 	for name, want := range map[string]bool{
 		"nvidia.com/gpu":                true,
 		"nvidia.com/gpu.shared":         true, // renameByDefault
@@ -15,8 +15,8 @@ func TestIsGPUResource(t *testing.T) {
 		"example.com/gpu":               false,
 		"":                              false,
 	} {
-		if got := IsGPUResource(name); got != want {
-			t.Errorf("IsGPUResource(%q) = %v, want %v", name, got, want)
+		if got := IsGPU(name); got != want {
+			t.Errorf("IsGPU(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -1,0 +1,36 @@
+package resource
+
+// Pod annotations. The scheduler's choice of GPUs for a pod is written on
+// the pod by gpuplane-scheduler in PreBind (before the pod is bound), read
+// back when the scheduler rebuilds per-GPU state from bound pods (after a
+// restart too) and by the node agent's Allocate, which gives the container
+// exactly these GPUs (docs/node-agent.md, "With gpuplane-scheduler"); the
+// simulator's snapshot reader reads it too.
+const (
+	// AnnotationGPUs lists the chosen GPU indices of the node, e.g. "0,3":
+	// the node agent's GPU index (NVML index order).
+	AnnotationGPUs = "gpuplane.io/gpus"
+	// AnnotationGPUUUIDs lists the chosen GPUs' UUIDs in the same order,
+	// when the node publishes them (AnnotationNodeGPUUUIDs).
+	AnnotationGPUUUIDs = "gpuplane.io/gpu-uuids"
+	// AnnotationGPUShare is the milli-GPU the pod holds on each chosen GPU:
+	// "1000" for whole GPUs, 1..999 for a share of one GPU.
+	AnnotationGPUShare = "gpuplane.io/gpu-share"
+	// AnnotationAllocated ("true") marks a pod whose choice the node agent
+	// has given to a container, so that the next Allocate takes the next
+	// pod.
+	AnnotationAllocated = "gpuplane.io/allocated"
+	// AnnotationGPUModel restricts the GPU models a pod may use: catalog
+	// names joined by '|', e.g. "A100-80GB|H100-80GB" (the openb trace's
+	// gpu_spec). An annotation, since it is a choice among several label
+	// values that a nodeSelector cannot express.
+	AnnotationGPUModel = "gpuplane.io/gpu-model"
+)
+
+// Node annotations.
+const (
+	// AnnotationNodeGPUUUIDs on a Node lists its GPUs' UUIDs in index
+	// order, comma-separated; written by the node agent with --label-node.
+	// The same key as the pod's AnnotationGPUUUIDs.
+	AnnotationNodeGPUUUIDs = AnnotationGPUUUIDs
+)
