@@ -70,7 +70,8 @@ var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "
 //	    labels: {topology.kubernetes.io/rack: r1}  # optional node labels
 //
 // gpus, cpu and memoryGiB default to the model's gpu.TypicalServer, and
-// are required for a model without one; a model outside the GPU catalog
+// are required for a model without one (gpus is 0 without a model); a
+// model outside the GPU catalog
 // is taken only with all three. cpuMilli (millicores) and memoryMiB (MiB),
 // the spellings of make cluster's former node YAML, are read in place of
 // cpu and memoryGiB. The YAML is strict: an unknown or repeated key, a
@@ -188,6 +189,9 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 		case !known && !validLabelValue(ng.Model):
 			return ng, fmt.Errorf("%s: model %s is not a label value (it becomes nvidia.com/gpu.product)", field("model"), Quote(ng.Model))
 		}
+	}
+	if ng.Model == "" && !seen["gpus"] {
+		seen["gpus"] = true // a CPU-only group: no model, no GPUs
 	}
 	for _, key := range []string{"gpus", "cpu", "memoryGiB"} {
 		if !seen[key] && !typical {
