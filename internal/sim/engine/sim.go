@@ -328,11 +328,10 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 	var unfit []string
 	nUnfit := 0
 	for i, s := range pods {
-		models, err := gpu.ParseModels(s.GPUSpec)
+		p, err := s.Pod(podsFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
+			return nil, err
 		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models)}
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
 		}
