@@ -44,6 +44,22 @@ func (c Checked) Err() error {
 	return errors.New(strings.Join(c.Problems, "\n"))
 }
 
+// Locate names file and the line of the field that the message of err
+// starts with ("gpus[0].mig: ..."), or of the nearest enclosing field
+// present (a list of scalars has no lines of its own): "file:line: msg";
+// "file: msg" when no field of the message is in Lines.
+func (c Checked) Locate(file string, err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); i > 0 {
+		for f := msg[:i]; f != ""; f = f[:max(strings.LastIndexAny(f, ".["), 0)] {
+			if line, ok := c.Lines[f]; ok {
+				return fmt.Errorf("%s:%d: %s", file, line, msg)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %s", file, msg)
+}
+
 // Check checks the keys under n against schema: every unknown key
 // ("path: unknown field", with where it belongs when the schema has it
 // elsewhere, else a near miss among its siblings), repeated key ("listed

@@ -184,3 +184,23 @@ func TestCheckSchema(t *testing.T) {
 		t.Errorf("lines %v", c.Lines)
 	}
 }
+
+func TestLocate(t *testing.T) {
+	c := Check("p.yaml", parse(t, "gpus:\n- productName: L4\n  mig: [1g.5gb]\n"), SchemaOf(struct {
+		GPUs []struct {
+			ProductName string   `json:"productName"`
+			MIG         []string `json:"mig"`
+		} `json:"gpus"`
+	}{}, "json"))
+	for msg, want := range map[string]string{
+		"gpus[0].mig: no such profile":    "p.yaml:3: gpus[0].mig: no such profile",
+		"gpus[0].mig[0]: no such profile": "p.yaml:3: gpus[0].mig[0]: no such profile",
+		"gpus[0].uuid: required":          "p.yaml:2: gpus[0].uuid: required",
+		"links: bad":                      "p.yaml: links: bad",
+		"no field here":                   "p.yaml: no field here",
+	} {
+		if got := c.Locate("p.yaml", &strError{msg}).Error(); got != want {
+			t.Errorf("Locate(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

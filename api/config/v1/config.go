@@ -336,17 +336,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s:%d: sharing.timeSlicing.resources: no resources specified", file, line)
 	}
 	if err := c.complete(); err != nil {
-		// Name the line of the field the error starts with, or of the
-		// nearest enclosing field (a list of scalars has no lines of its own).
-		msg := err.Error()
-		if i := strings.Index(msg, ": "); i > 0 {
-			for f := msg[:i]; f != ""; f = f[:max(strings.LastIndexAny(f, ".["), 0)] {
-				if line, ok := chk.Lines[f]; ok {
-					return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: %s", file, msg)
+		return nil, chk.Locate(file, err)
 	}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
