@@ -212,3 +212,20 @@ func TestExampleCluster(t *testing.T) {
 		t.Fatalf("%d nodes, %d GPUs, MIG %v; want 124, 232 and 4 MIG devices", len(nodes), gpus, groups[0].MIG)
 	}
 }
+
+// TestMakeClusterNodes reads make cluster's default nodes, the same format
+// as simulate's: 2 groups of 2 V100M32 nodes (8 GPUs, 96 cores = 96000 m,
+// 768 GiB = 786432 MiB), one rack label each.
+func TestMakeClusterNodes(t *testing.T) {
+	groups, err := ReadClusterFile("../../hack/cluster/nodes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[{v100-r1-0 96000 786432 8 V100M32 [] 0  6} {v100-r1-1 96000 786432 8 V100M32 [] 0  6} {v100-r2-0 96000 786432 8 V100M32 [] 0  14} {v100-r2-1 96000 786432 8 V100M32 [] 0  14}]" // lines 6 and 14
+	if got := fmt.Sprint(Nodes(groups)); got != want {
+		t.Errorf("nodes %s\nwant  %s", got, want)
+	}
+	if len(groups) != 2 || groups[1].Labels["topology.kubernetes.io/rack"] != "r2" {
+		t.Errorf("groups %+v", groups)
+	}
+}

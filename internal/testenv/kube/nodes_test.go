@@ -152,3 +152,24 @@ func TestOrderNames(t *testing.T) {
 		t.Errorf("names %v, want 00-z .. 10-p, sorted", got)
 	}
 }
+
+// TestExampleClusterNodes makes fake nodes of simulate's example cluster
+// YAML: one file for make cluster and gpuplane simulate. 4 A100 nodes
+// (a100-0..3), 100 T4 nodes of the typical T4 server (2 GPUs, 104 cores,
+// 512 GiB; t4-00..t4-99) and 20 CPU nodes (cpu-00..cpu-19).
+func TestExampleClusterNodes(t *testing.T) {
+	nodes, err := ReadNodesFile("../../../docs/examples/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(nodes)
+	if len(got) != 124 || got[0] != "a100-0" || got[4] != "t4-00" || got[103] != "t4-99" || got[104] != "cpu-00" {
+		t.Fatalf("%d nodes %v", len(got), got)
+	}
+	if n := nodes[4]; n.GPUs != 2 || n.Model != "T4" || n.CPUMilli != 104000 || n.MemoryMiB != 512<<10 {
+		t.Errorf("T4 node %+v", n)
+	}
+	if n := nodes[104]; n.GPUs != 0 || n.Model != "" || n.CPUMilli != 96000 || n.MemoryMiB != 384<<10 {
+		t.Errorf("CPU node %+v", n)
+	}
+}
