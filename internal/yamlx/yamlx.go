@@ -6,6 +6,17 @@
 // ("did you mean") or where it belongs ("it belongs under"), and a count
 // refuses a fraction. It links only go.yaml.in/yaml/v3, so the offline
 // binary cmd/gpuplane can use it.
+//
+// A format is read in one of two ways. A hand-written walker (the cluster
+// YAML, mig-parted configs) reads each mapping with Fields and its values
+// with Int, Number, Bool, Strings and StringMap; an unknown key is then
+// `path: unknown field "k" (known: a, b); did you mean "a"?`. A format
+// decoded into Go structs (teams files, GPU policies, mock profiles) or
+// described by a hand-written Key tree (the node agent's NVIDIA
+// configuration) is checked whole by Check first, which reports every
+// unknown key as `path.k: unknown field; it belongs under x` (or "did you
+// mean"), and then decoded (Decode); Checked.Locate adds the line of the
+// field a later validation error names.
 package yamlx
 
 import (
