@@ -47,8 +47,8 @@ func Quote(s string) string {
 }
 
 // Parse reads r as one YAML document and returns its top node, or nil for
-// an empty file (no document). A syntax error or a second document is an
-// error naming file and line.
+// an empty file (no document). A syntax error or a second document (other
+// than an empty one, a trailing "---") is an error naming file and line.
 func Parse(file string, r io.Reader) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(r)
 	var doc yaml.Node
@@ -57,14 +57,30 @@ func Parse(file string, r io.Reader) (*yaml.Node, error) {
 	} else if err != nil {
 		return nil, Syntax(file, err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || !empty(&extra) {
+			return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
+		}
 	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		return doc.Content[0], nil
 	}
 	return &doc, nil
+}
+
+// empty reports whether doc is an empty document (a "---" with nothing
+// after it).
+func empty(doc *yaml.Node) bool {
+	if len(doc.Content) == 0 {
+		return true
+	}
+	c := doc.Content[0]
+	return len(doc.Content) == 1 && c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == ""
 }
 
 // ReadMapping reads r with Parse and returns its top mapping; an empty

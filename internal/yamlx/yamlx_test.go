@@ -20,8 +20,14 @@ func TestParse(t *testing.T) {
 	if n, err := Parse("f.yaml", strings.NewReader("")); n != nil || err != nil {
 		t.Errorf("empty: %v, %v; want nil, nil", n, err)
 	}
+	for _, in := range []string{"a: 1\n---\n", "---\na: 1\n...\n", "a: 1\n---\n# nothing\n---\n"} {
+		if n, err := Parse("f.yaml", strings.NewReader(in)); n == nil || err != nil || Lookup(n, "a").Value != "1" {
+			t.Errorf("Parse(%q) = %v, %v; want the mapping a: 1", in, n, err)
+		}
+	}
 	for _, c := range []struct{ in, want string }{
 		{"a: 1\n---\nb: 2\n", "f.yaml:2: a second YAML document; give one"},
+		{"a: 1\n---\n---\nb: 2\n", "f.yaml:3: a second YAML document; give one"},
 		{"a: [\n", "f.yaml:1: did not find expected node content"},
 		{"a: 1\n  b: 2\n", "f.yaml:2: mapping values are not allowed in this context"},
 	} {
