@@ -52,7 +52,7 @@ controlplane:
 	hack/build-controlplane.sh
 
 # A local control plane with fake GPU nodes (NODES: an openb node CSV or a
-# node YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the
+# cluster YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the
 # background until make cluster-down. Prints
 # export KUBECONFIG=...: eval "$$(make -s cluster)".
 NODES ?= hack/cluster/nodes.yaml

@@ -30,7 +30,7 @@ func TestBadPolicyFile(t *testing.T) {
 	}
 	cmd := newWebhookCmd()
 	cmd.SetArgs([]string{"--policy", f})
-	if err := cmd.Execute(); err == nil || err.Error() != f+": line 3: field team not found in type policy.Policy" {
+	if err := cmd.Execute(); err == nil || err.Error() != f+`:3: team: unknown field; did you mean "teams"?` {
 		t.Errorf("got %v", err)
 	}
 }

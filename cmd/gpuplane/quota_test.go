@@ -45,7 +45,7 @@ func TestQuota(t *testing.T) {
 	}{
 		{[]string{"--nodes", nodes}, "--teams and --nodes are required"},
 		{[]string{"--teams", teams("ok.yaml", 1), "--kubeconfig", "kc"}, "--kubeconfig is not supported"},
-		{[]string{"--teams", write("bad.yaml", "cohort: c\nteams:\n- nam: a\n"), "--nodes", nodes}, "bad.yaml:3: field nam not found"},
+		{[]string{"--teams", write("bad.yaml", "cohort: c\nteams:\n- nam: a\n"), "--nodes", nodes}, `bad.yaml:3: teams[0].nam: unknown field; did you mean "name"?`},
 	} {
 		out, errOut, code := run(t, append([]string{"quota"}, c.args...)...)
 		if code == 0 || out != "" || !strings.Contains(errOut, c.want) {

@@ -35,7 +35,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet("cluster "+os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", ".cache/cluster", "working directory: pid file, logs, kubeconfig, etcd data")
-	nodes := fs.String("nodes", "hack/cluster/nodes.yaml", "fake nodes: openb node CSV or node YAML")
+	nodes := fs.String("nodes", "hack/cluster/nodes.yaml", "fake nodes: openb node CSV or cluster YAML (docs/simulate.md)")
 	ordered := fs.Bool("ordered-names", false, "prefix node names with their position so that name order is file order")
 	gates := fs.String("feature-gates", kube.WorkloadFeatureGates, "kube-apiserver --feature-gates")
 	runtimeConfig := fs.String("runtime-config", kube.WorkloadRuntimeConfig, "kube-apiserver --runtime-config")

@@ -6,6 +6,15 @@ import (
 	"strings"
 )
 
+// The defaults of gpuplane's placement, shared by gpuplane simulate
+// (--popularity) and the scheduler plugin (GPUPlacement args): FGD, with
+// the target workload of the pod shapes that cover 95% of the pods, as
+// Weng et al. (USENIX ATC 2023) run it.
+const (
+	DefaultPolicy     = "fgd"
+	DefaultPopularity = 0.95
+)
+
 // Names lists the policy names New accepts, in the order reports use.
 var Names = []string{"random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd", "leastallocated", "mostallocated", "fgdcm"}
 

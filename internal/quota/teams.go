@@ -6,14 +6,14 @@ package quota
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // Teams is a teams file: the teams sharing a cluster's GPUs in one Kueue
@@ -98,8 +98,8 @@ func readTeams(path string) ([]byte, error) {
 	return data, nil
 }
 
-// file, team and quota are the YAML shapes of a teams file; decoding them
-// with KnownFields makes an unknown key an error.
+// file, team and quota are the YAML shapes of a teams file; yamlx.Decode
+// refuses a key they do not have and a fraction for an int.
 type (
 	fileYAML struct {
 		Cohort string     `yaml:"cohort"`
@@ -125,7 +125,7 @@ type (
 // lines sets the line of each team and quota from the document's node
 // tree (a custom UnmarshalYAML would lose KnownFields).
 func (f *fileYAML) lines(doc *yaml.Node) {
-	teams := value(doc, "teams")
+	teams := yamlx.Lookup(doc, "teams")
 	if teams == nil || teams.Kind != yaml.SequenceNode {
 		return
 	}
@@ -134,7 +134,7 @@ func (f *fileYAML) lines(doc *yaml.Node) {
 			return
 		}
 		f.Teams[i].line = teams.Content[i].Line
-		quotas := value(teams.Content[i], "quotas")
+		quotas := yamlx.Lookup(teams.Content[i], "quotas")
 		if quotas == nil || quotas.Kind != yaml.SequenceNode {
 			continue
 		}
@@ -144,61 +144,6 @@ func (f *fileYAML) lines(doc *yaml.Node) {
 			}
 		}
 	}
-}
-
-// wholeNumbers refuses a fraction in a GPU count or priority:
-// go.yaml.in/yaml/v3 decodes 1.5 into an int as 1 without an error.
-func wholeNumbers(name string, n *yaml.Node) error {
-	for i, c := range n.Content {
-		if n.Kind == yaml.MappingNode && i%2 == 1 && c.Tag == "!!float" {
-			switch k := n.Content[i-1].Value; k {
-			case "nominal", "borrowingLimit", "lendingLimit", "priority":
-				return fmt.Errorf("%s:%d: %s: %s is not a whole number", name, c.Line, k, c.Value)
-			}
-		}
-		if err := wholeNumbers(name, c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// value returns the value of key in the mapping n (or the mapping of the
-// document n), nil when absent.
-func value(n *yaml.Node, key string) *yaml.Node {
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// lineRE is the "line N: " that go.yaml.in/yaml/v3 errors start with;
-// typeRE the " in type quota.teamYAML" that names a Go type.
-var (
-	lineRE = regexp.MustCompile(`^line (\d+): `)
-	typeRE = regexp.MustCompile(` in type [A-Za-z0-9_.\[\]*]+$`)
-)
-
-// yamlError turns a decoding error into "file:line: message", without the
-// names of this package's Go types.
-func yamlError(name string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return fmt.Errorf("%s", typeRE.ReplaceAllString(lineRE.ReplaceAllString(te.Errors[0], name+":$1: "), ""))
-	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if lineRE.MatchString(msg) {
-		return fmt.Errorf("%s", lineRE.ReplaceAllString(msg, name+":$1: "))
-	}
-	return fmt.Errorf("%s: %s", name, msg)
 }
 
 // ParseTeams parses a teams file (YAML; docs/quota.md):
@@ -246,110 +191,30 @@ func parseTeams(name string, data []byte, quotas bool) (*Teams, error) {
 	if len(data) > maxTeamsBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxTeamsBytes)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var f fileYAML
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty teams file", name)
-		}
-		return nil, yamlError(name, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(name, err)
-	}
-	if err := wholeNumbers(name, &doc); err != nil {
+	doc, err := yamlx.Parse(name, bytes.NewReader(data))
+	if err != nil {
 		return nil, err
 	}
-	f.lines(&doc)
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: more than one YAML document", name)
+	if doc == nil {
+		return nil, fmt.Errorf("%s: empty teams file", name)
 	}
-	errf := func(line int, field, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s: %s", name, line, field, fmt.Sprintf(format, a...))
+	var f fileYAML
+	if err := yamlx.Decode(name, doc, &f); err != nil {
+		return nil, err
 	}
+	f.lines(doc)
 	if (quotas || f.Cohort != "") && (!dns1123.MatchString(f.Cohort) || len(f.Cohort) > 63) {
-		return nil, errf(1, "cohort", "%q is not a lowercase RFC 1123 name of at most 63 characters", f.Cohort)
+		return nil, errf(name, 1, "cohort", "%q is not a lowercase RFC 1123 name of at most 63 characters", f.Cohort)
 	}
 	if len(f.Teams) == 0 {
-		return nil, errf(1, "teams", "no teams")
+		return nil, errf(name, 1, "teams", "no teams")
 	}
+	c := checker{name: name, quotas: quotas, teamAt: map[string]int{}, nsAt: map[string]int{}, product: map[string]string{}, modelOf: map[string]string{}}
 	out := &Teams{Cohort: f.Cohort}
-	teamAt := map[string]int{}
-	nsAt := map[string]int{}
-	product := map[string]string{}
-	modelOf := map[string]string{} // product -> model
 	for _, ty := range f.Teams {
-		if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
-			return nil, errf(ty.line, "name", "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
-		}
-		if l, ok := teamAt[ty.Name]; ok {
-			return nil, errf(ty.line, "name", "team %q repeats line %d", ty.Name, l)
-		}
-		teamAt[ty.Name] = ty.line
-		if len(ty.Namespaces) == 0 {
-			return nil, errf(ty.line, "namespaces", "team %q has no namespaces", ty.Name)
-		}
-		for _, ns := range ty.Namespaces {
-			if !dns1123.MatchString(ns) || len(ns) > 63 {
-				return nil, errf(ty.line, "namespaces", "%q is not a namespace name", ns)
-			}
-			if l, ok := nsAt[ns]; ok {
-				return nil, errf(ty.line, "namespaces", "namespace %q already belongs to the team of line %d", ns, l)
-			}
-			nsAt[ns] = ty.line
-		}
-		if ty.Priority < -1_000_000_000 || ty.Priority > 1_000_000_000 {
-			return nil, errf(ty.line, "priority", "%d is outside -1e9..1e9", ty.Priority)
-		}
-		if len(ty.Quotas) == 0 && quotas {
-			return nil, errf(ty.line, "quotas", "team %q has no quotas", ty.Name)
-		}
-		t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
-		modelAt := map[string]int{}
-		for _, qy := range ty.Quotas {
-			if qy.Model == "" || len(qy.Model) > 63 {
-				return nil, errf(qy.line, "model", "missing or longer than 63 characters")
-			}
-			if l, ok := modelAt[qy.Model]; ok {
-				return nil, errf(qy.line, "model", "model %q repeats line %d", qy.Model, l)
-			}
-			modelAt[qy.Model] = qy.line
-			if qy.Product != "" {
-				if !labelValue.MatchString(qy.Product) || len(qy.Product) > 63 {
-					return nil, errf(qy.line, "product", "%q is not a label value", qy.Product)
-				}
-				if p, ok := product[qy.Model]; ok && p != qy.Product {
-					return nil, errf(qy.line, "product", "model %q is %q elsewhere", qy.Model, p)
-				}
-				// Two models on one product would be two ResourceFlavors
-				// selecting the same nodes: Kueue would count each GPU
-				// in both flavors' quotas.
-				if m, ok := modelOf[qy.Product]; ok && m != qy.Model {
-					return nil, errf(qy.line, "product", "%q is model %q elsewhere; one product is one model", qy.Product, m)
-				}
-				product[qy.Model] = qy.Product
-				modelOf[qy.Product] = qy.Model
-			}
-			if qy.Nominal == nil {
-				return nil, errf(qy.line, "nominal", "missing")
-			}
-			for _, v := range []struct {
-				field string
-				n     *int
-			}{{"nominal", qy.Nominal}, {"borrowingLimit", qy.BorrowingLimit}, {"lendingLimit", qy.LendingLimit}} {
-				if v.n != nil && (*v.n < 0 || *v.n > maxGPUs) {
-					return nil, errf(qy.line, v.field, "%d GPUs is outside 0..%d", *v.n, maxGPUs)
-				}
-			}
-			// Kueue: lendingLimit must be at most nominalQuota.
-			if qy.LendingLimit != nil && *qy.LendingLimit > *qy.Nominal {
-				return nil, errf(qy.line, "lendingLimit", "%d GPUs is more than nominal %d", *qy.LendingLimit, *qy.Nominal)
-			}
-			t.Quotas = append(t.Quotas, ModelQuota{Model: qy.Model, Product: qy.Product,
-				Nominal: qy.Nominal, BorrowingLimit: qy.BorrowingLimit, LendingLimit: qy.LendingLimit, line: qy.line})
+		t, err := c.team(ty)
+		if err != nil {
+			return nil, err
 		}
 		out.Teams = append(out.Teams, t)
 	}
@@ -357,8 +222,107 @@ func parseTeams(name string, data []byte, quotas bool) (*Teams, error) {
 	for i := range out.Teams {
 		for j := range out.Teams[i].Quotas {
 			q := &out.Teams[i].Quotas[j]
-			q.Product = product[q.Model]
+			q.Product = c.product[q.Model]
 		}
 	}
 	return out, nil
+}
+
+// errf is an error "name:line: field: reason".
+func errf(name string, line int, field, format string, a ...any) error {
+	return yamlx.At(name, line, field, format, a...)
+}
+
+// checker checks the teams of a file in order, with what spans them.
+type checker struct {
+	name    string
+	quotas  bool           // quotas required
+	teamAt  map[string]int // team name -> line
+	nsAt    map[string]int // namespace -> line of its team
+	product map[string]string
+	modelOf map[string]string // product -> model
+}
+
+// team checks one team and its quotas.
+func (c *checker) team(ty teamYAML) (Team, error) {
+	name := c.name
+	if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
+		return Team{}, errf(name, ty.line, "name", "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
+	}
+	if l, ok := c.teamAt[ty.Name]; ok {
+		return Team{}, errf(name, ty.line, "name", "team %q repeats line %d", ty.Name, l)
+	}
+	c.teamAt[ty.Name] = ty.line
+	if len(ty.Namespaces) == 0 {
+		return Team{}, errf(name, ty.line, "namespaces", "team %q has no namespaces", ty.Name)
+	}
+	for _, ns := range ty.Namespaces {
+		if !dns1123.MatchString(ns) || len(ns) > 63 {
+			return Team{}, errf(name, ty.line, "namespaces", "%q is not a namespace name", ns)
+		}
+		if l, ok := c.nsAt[ns]; ok {
+			return Team{}, errf(name, ty.line, "namespaces", "namespace %q already belongs to the team of line %d", ns, l)
+		}
+		c.nsAt[ns] = ty.line
+	}
+	if ty.Priority < -1_000_000_000 || ty.Priority > 1_000_000_000 {
+		return Team{}, errf(name, ty.line, "priority", "%d is outside -1e9..1e9", ty.Priority)
+	}
+	if len(ty.Quotas) == 0 && c.quotas {
+		return Team{}, errf(name, ty.line, "quotas", "team %q has no quotas", ty.Name)
+	}
+	t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
+	modelAt := map[string]int{}
+	for _, qy := range ty.Quotas {
+		if qy.Model == "" || len(qy.Model) > 63 {
+			return Team{}, errf(name, qy.line, "model", "missing or longer than 63 characters")
+		}
+		if l, ok := modelAt[qy.Model]; ok {
+			return Team{}, errf(name, qy.line, "model", "model %q repeats line %d", qy.Model, l)
+		}
+		modelAt[qy.Model] = qy.line
+		if err := c.quota(qy); err != nil {
+			return Team{}, err
+		}
+		t.Quotas = append(t.Quotas, ModelQuota{Model: qy.Model, Product: qy.Product,
+			Nominal: qy.Nominal, BorrowingLimit: qy.BorrowingLimit, LendingLimit: qy.LendingLimit, line: qy.line})
+	}
+	return t, nil
+}
+
+// quota checks one quota's product and GPU counts.
+func (c *checker) quota(qy quotaYAML) error {
+	name := c.name
+	if qy.Product != "" {
+		if !labelValue.MatchString(qy.Product) || len(qy.Product) > 63 {
+			return errf(name, qy.line, "product", "%q is not a label value", qy.Product)
+		}
+		if p, ok := c.product[qy.Model]; ok && p != qy.Product {
+			return errf(name, qy.line, "product", "model %q is %q elsewhere", qy.Model, p)
+		}
+		// Two models on one product would be two ResourceFlavors
+		// selecting the same nodes: Kueue would count each GPU in both
+		// flavors' quotas.
+		if m, ok := c.modelOf[qy.Product]; ok && m != qy.Model {
+			return errf(name, qy.line, "product", "%q is model %q elsewhere; one product is one model", qy.Product, m)
+		}
+		c.product[qy.Model] = qy.Product
+		c.modelOf[qy.Product] = qy.Model
+	}
+	if qy.Nominal == nil {
+		return errf(name, qy.line, "nominal", "missing")
+	}
+	for _, v := range []struct {
+		field string
+		n     *int
+	}{{"nominal", qy.Nominal}, {"borrowingLimit", qy.BorrowingLimit}, {"lendingLimit", qy.LendingLimit}} {
+		if v.n != nil && (*v.n < 0 || *v.n > maxGPUs) {
+			return errf(name, qy.line, v.field, "%d GPUs is outside 0..%d", *v.n, maxGPUs)
+		}
+	}
+	// Kueue: lendingLimit must be at most nominalQuota.
+	if qy.LendingLimit != nil && *qy.LendingLimit > *qy.Nominal {
+		return errf(name, qy.line, "lendingLimit", "%d GPUs is more than nominal %d", *qy.LendingLimit, *qy.Nominal)
+	}
+	return nil
 }

@@ -36,7 +36,7 @@ func TestParseTeamsExample(t *testing.T) {
 
 func TestParseTeamsErrors(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
-		{"unknown key", "cohort: c\nteams:\n- name: a\n  namespace: [a]\n", "t.yaml:4: field namespace not found"}, // no "in type quota.teamYAML",
+		{"unknown key", "cohort: c\nteams:\n- name: a\n  namespace: [a]\n", `t.yaml:4: teams[0].namespace: unknown field; did you mean "namespaces"?`}, // no "in type quota.teamYAML",
 		{"bad cohort", "cohort: C!\nteams: []\n", "t.yaml:1: cohort:"},
 		{"no teams", "cohort: c\n", "t.yaml:1: teams: no teams"},
 		{"no namespaces", "cohort: c\nteams:\n- name: a\n  quotas: [{model: T4, nominal: 1}]\n", "t.yaml:3: namespaces: team \"a\" has no namespaces"},
@@ -49,9 +49,9 @@ func TestParseTeamsErrors(t *testing.T) {
 		{"two products", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, product: Tesla-T4, nominal: 1}]\n- name: b\n  namespaces: [y]\n  quotas: [{model: T4, product: NVIDIA-T4, nominal: 1}]\n", "t.yaml:8: product: model \"T4\" is \"Tesla-T4\" elsewhere"},
 		{"not int", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: two}]\n", "t.yaml:5: cannot unmarshal"},
 		// go.yaml.in/yaml/v3 alone would read 1.5 as 1.
-		{"fraction", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: 1.5}]\n", "t.yaml:5: nominal: 1.5 is not a whole number"},
-		{"fractional priority", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  priority: 2.5\n  quotas: [{model: T4, nominal: 1}]\n", "t.yaml:5: priority: 2.5 is not a whole number"},
-		{"two documents", "cohort: c\n---\ncohort: d\n", "t.yaml: more than one YAML document"},
+		{"fraction", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  quotas: [{model: T4, nominal: 1.5}]\n", "t.yaml:5: teams[0].quotas[0].nominal: 1.5 is not a whole number"},
+		{"fractional priority", "cohort: c\nteams:\n- name: a\n  namespaces: [x]\n  priority: 2.5\n  quotas: [{model: T4, nominal: 1}]\n", "t.yaml:5: teams[0].priority: 2.5 is not a whole number"},
+		{"two documents", "cohort: c\n---\ncohort: d\n", "t.yaml:2: a second YAML document; give one"},
 		{"empty", "", "t.yaml: empty teams file"},
 	} {
 		_, err := ParseTeams("t.yaml", []byte(c.in))
@@ -117,7 +117,7 @@ func TestLoadNamespaces(t *testing.T) {
 		t.Errorf("LoadTeams without cohort: %v", err)
 	}
 	for _, c := range []struct{ name, in, want string }{
-		{"unknown key", "teams:\n- name: a\n  namespace: [a]\n", "u.yaml:3: field namespace not found"},
+		{"unknown key", "teams:\n- name: a\n  namespace: [a]\n", `u.yaml:3: teams[0].namespace: unknown field; did you mean "namespaces"?`},
 		{"bad cohort", "cohort: C!\nteams:\n- name: a\n  namespaces: [a]\n", "u.yaml:1: cohort:"},
 		{"no namespaces", "teams:\n- name: a\n", "u.yaml:2: namespaces: team \"a\" has no namespaces"},
 		{"bad quota", "teams:\n- name: a\n  namespaces: [a]\n  quotas: [{model: T4}]\n", "u.yaml:4: nominal: missing"},

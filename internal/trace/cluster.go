@@ -6,12 +6,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // NodeGroup is a group of identical nodes, from a cluster YAML file
@@ -31,6 +33,9 @@ type NodeGroup struct {
 	// with gpu.PlaceMIG; nil for no MIG. The simulator uses it under
 	// --sharing mig and simulates whole GPUs otherwise.
 	MIG []string
+	// Labels are node labels, for make cluster's fake nodes (the
+	// simulator does not read them).
+	Labels map[string]string
 	// Line is the group's line in its file (its item number in a short
 	// spec).
 	Line int
@@ -43,12 +48,16 @@ const (
 	maxClusterNodes = 1000000
 	maxNodeCores    = 1 << 20 // CPU cores per node
 	maxNodeGiB      = 1 << 30 // GiB per node
+	maxNodeMiB      = 1 << 40 // MiB per node (memoryMiB)
 )
 
-// groupKeys are the keys of a node group in a cluster YAML file.
-var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "mig"}
+// groupKeys are the keys of a node group in a cluster YAML file; the last
+// two are the node YAML spellings of make cluster, still read.
+var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "mig", "labels", "cpuMilli", "memoryMiB"}
 
-// ReadCluster reads a cluster YAML file:
+// ReadCluster reads a cluster YAML file, the one node format that gpuplane
+// simulate --nodes, gpuplane quota --nodes and make cluster NODES= read
+// (docs/simulate.md, "Cluster YAML"):
 //
 //	nodeGroups:
 //	  - name: a100      # node name prefix (default: the model, lower case)
@@ -58,26 +67,27 @@ var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "
 //	    cpu: 128        # CPU cores per node (decimal allowed)
 //	    memoryGiB: 2048 # memory per node in GiB (decimal allowed)
 //	    mig: [3g.40gb, 3g.40gb]  # optional MIG layout of each GPU
+//	    labels: {topology.kubernetes.io/rack: r1}  # optional node labels
 //
 // gpus, cpu and memoryGiB default to the model's gpu.TypicalServer, and
-// are required for a model without one. The YAML is strict: an unknown or
-// repeated key, a wrong type or a second document is an error. Errors name
-// the file, the line and the field.
+// are required for a model without one (gpus is 0 without a model); a
+// model outside the GPU catalog
+// is taken only with all three. cpuMilli (millicores) and memoryMiB (MiB),
+// the spellings of make cluster's former node YAML, are read in place of
+// cpu and memoryGiB. The YAML is strict: an unknown or repeated key, a
+// wrong type or a second document is an error. Errors name the file, the
+// line and the field.
 func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
-	top, err := readYAMLMapping(file, r, "a mapping with key nodeGroups")
+	top, err := yamlx.ReadMapping(file, r, "a mapping with key nodeGroups")
 	if err != nil {
 		return nil, err
 	}
 	var groups *yaml.Node
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k := top.Content[i]
-		if k.Value != "nodeGroups" {
-			return nil, fmt.Errorf("%s:%d: unknown field %s (want nodeGroups)", file, k.Line, Quote(k.Value))
-		}
-		if groups != nil {
-			return nil, fmt.Errorf("%s:%d: field nodeGroups given twice", file, k.Line)
-		}
-		groups = top.Content[i+1]
+	if _, err := yamlx.Fields(file, "", top, []string{"nodeGroups"}, func(_, v *yaml.Node) error {
+		groups = v
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if groups == nil {
 		return nil, fmt.Errorf("%s:%d: field nodeGroups: missing", file, top.Line)
@@ -87,7 +97,7 @@ func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
 	}
 	out := make([]NodeGroup, 0, len(groups.Content))
 	for i, g := range groups.Content {
-		ng, err := readGroup(file, fmt.Sprintf("nodeGroups[%d]", i), g)
+		ng, err := readGroup(file, yamlx.Item("nodeGroups", i), g)
 		if err != nil {
 			return nil, err
 		}
@@ -96,142 +106,93 @@ func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
 	return out, checkGroups(file, out)
 }
 
-// readYAMLMapping reads r as one YAML document whose top is a mapping and
-// returns that mapping. An empty file, a second document or another top
-// is an error naming file and line; want says what the top should be.
-func readYAMLMapping(file string, r io.Reader, want string) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(r)
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file", file)
-	} else if err != nil {
-		return nil, yamlError(file, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, fmt.Errorf("%s:%d: a second YAML document; give one", file, max(extra.Line, 1))
-	}
-	top := &doc
-	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
-		top = top.Content[0]
-	}
-	if top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want %s", file, top.Line, want)
-	}
-	return top, nil
-}
-
-// yamlError rewrites a YAML syntax error "yaml: line N: msg" as
-// "file:N: msg".
-func yamlError(file string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if n, m, ok := strings.Cut(rest, ": "); ok {
-			if _, err := strconv.Atoi(n); err == nil {
-				return fmt.Errorf("%s:%s: %s", file, n, m)
-			}
-		}
-	}
-	return fmt.Errorf("%s: %s", file, msg)
+// rawGroup is a node group as written, before defaults.
+type rawGroup struct {
+	NodeGroup
+	seen     map[string]bool
+	cpu, mem float64 // cores, GiB
 }
 
 // readGroup reads one node group mapping.
 func readGroup(file, path string, g *yaml.Node) (NodeGroup, error) {
-	ng := NodeGroup{Line: g.Line}
-	if g.Kind != yaml.MappingNode {
-		return ng, fmt.Errorf("%s:%d: %s: want a mapping", file, g.Line, path)
+	rg, err := readGroupFields(file, path, g)
+	if err != nil {
+		return rg.NodeGroup, err
 	}
-	seen := map[string]bool{}
-	var cpu, mem float64
-	for i := 0; i+1 < len(g.Content); i += 2 {
-		k, v := g.Content[i], g.Content[i+1]
-		bad := func(format string, a ...any) error {
-			return fmt.Errorf("%s:%d: %s.%s: %s", file, v.Line, path, k.Value, fmt.Sprintf(format, a...))
-		}
-		if seen[k.Value] {
-			return ng, fmt.Errorf("%s:%d: %s.%s: given twice", file, k.Line, path, k.Value)
-		}
-		seen[k.Value] = true
-		scalar := func() (string, error) {
-			if v.Kind != yaml.ScalarNode {
-				return "", bad("want a scalar")
-			}
-			return v.Value, nil
-		}
-		number := func(hi float64) (float64, error) {
-			s, err := scalar()
-			if err != nil {
-				return 0, err
-			}
-			x, err := strconv.ParseFloat(s, 64)
-			switch {
-			case err != nil || math.IsNaN(x):
-				return 0, bad("%s is not a number", Quote(s))
-			case x < 0:
-				return 0, bad("negative value %s", s)
-			case x > hi:
-				return 0, bad("value %s above %v", s, hi)
-			}
-			return x, nil
-		}
-		integer := func(hi int) (int, error) {
-			s, err := scalar()
-			if err != nil {
-				return 0, err
-			}
-			n, err := strconv.Atoi(s)
-			switch {
-			case err != nil:
-				return 0, bad("%s is not an integer", Quote(s))
-			case n < 0:
-				return 0, bad("negative value %d", n)
-			case n > hi:
-				return 0, bad("value %d above %d", n, hi)
-			}
-			return n, nil
-		}
+	return rg.finish(file, path, g.Line)
+}
+
+// readGroupFields reads the keys of a node group.
+func readGroupFields(file, path string, g *yaml.Node) (rawGroup, error) {
+	rg := rawGroup{NodeGroup: NodeGroup{Line: g.Line}}
+	if g.Kind != yaml.MappingNode {
+		return rg, fmt.Errorf("%s:%d: %s: want a mapping", file, g.Line, path)
+	}
+	seen, err := yamlx.Fields(file, path, g, groupKeys, func(k, v *yaml.Node) error {
+		p := yamlx.Field(path, k.Value)
 		var err error
+		var n int
 		switch k.Value {
 		case "name":
-			ng.Name, err = scalar()
+			rg.Name, err = yamlx.Scalar(file, p, v)
 		case "count":
-			ng.Count, err = integer(maxGroupNodes)
+			rg.Count, err = yamlx.Int(file, p, v, 0, maxGroupNodes)
 		case "model":
-			ng.Model, err = scalar()
+			rg.Model, err = yamlx.Scalar(file, p, v)
 		case "gpus":
-			ng.GPUs, err = integer(maxGPUsPerNode)
+			rg.GPUs, err = yamlx.Int(file, p, v, 0, maxGPUsPerNode)
 		case "cpu":
-			cpu, err = number(maxNodeCores)
+			rg.cpu, err = yamlx.Number(file, p, v, maxNodeCores)
 		case "memoryGiB":
-			mem, err = number(maxNodeGiB)
+			rg.mem, err = yamlx.Number(file, p, v, maxNodeGiB)
+		case "cpuMilli":
+			n, err = yamlx.Int(file, p, v, 0, maxNodeCores*1000)
+			rg.cpu = float64(n) / 1000
+		case "memoryMiB":
+			n, err = yamlx.Int(file, p, v, 0, maxNodeMiB)
+			rg.mem = float64(n) / 1024
 		case "mig":
-			if v.Kind != yaml.SequenceNode {
-				return ng, bad("want a list of MIG profile names")
-			}
-			ng.MIG = make([]string, 0, len(v.Content))
-			for _, p := range v.Content {
-				if p.Kind != yaml.ScalarNode {
-					return ng, bad("want a list of MIG profile names")
-				}
-				ng.MIG = append(ng.MIG, p.Value)
-			}
-		default:
-			return ng, fmt.Errorf("%s:%d: %s: unknown field %s (known: %s)", file, k.Line, path, Quote(k.Value), strings.Join(groupKeys, ", "))
+			rg.MIG, err = yamlx.Strings(file, p, v, "MIG profile names")
+		case "labels":
+			rg.Labels, err = readLabels(file, p, v)
 		}
-		if err != nil {
-			return ng, err
+		return err
+	})
+	rg.seen = seen
+	if err != nil {
+		return rg, err
+	}
+	for _, pair := range [][2]string{{"cpu", "cpuMilli"}, {"memoryGiB", "memoryMiB"}} {
+		if seen[pair[0]] && seen[pair[1]] {
+			return rg, fmt.Errorf("%s:%d: %s.%s: given with %s; give one", file, g.Line, path, pair[1], pair[0])
+		}
+		if seen[pair[1]] {
+			seen[pair[0]] = true
 		}
 	}
-	field := func(key string) string { return fmt.Sprintf("%s:%d: %s.%s", file, g.Line, path, key) }
+	return rg, nil
+}
+
+// finish checks a node group and fills in its defaults.
+func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
+	ng, seen := rg.NodeGroup, rg.seen
+	field := func(key string) string { return fmt.Sprintf("%s:%d: %s.%s", file, line, path, key) }
 	if !seen["count"] {
 		return ng, fmt.Errorf("%s: missing", field("count"))
 	}
+	server, typical := gpu.TypicalServer(ng.Model)
 	if ng.Model != "" {
-		if _, ok := gpu.Default().Get(ng.Model); !ok {
-			return ng, fmt.Errorf("%s: model %s is not in the GPU catalog (%s)", field("model"), Quote(ng.Model), strings.Join(gpu.Default().Names(), ", "))
+		_, known := gpu.Default().Get(ng.Model)
+		switch {
+		case !known && !(seen["gpus"] && seen["cpu"] && seen["memoryGiB"]):
+			return ng, fmt.Errorf("%s: model %s is not in the GPU catalog (%s); give gpus, cpu and memoryGiB for another model", field("model"), Quote(ng.Model), strings.Join(gpu.Default().Names(), ", "))
+		case !known && !validLabelValue(ng.Model):
+			return ng, fmt.Errorf("%s: model %s is not a label value (it becomes nvidia.com/gpu.product)", field("model"), Quote(ng.Model))
 		}
 	}
-	server, typical := gpu.TypicalServer(ng.Model)
+	if ng.Model == "" && !seen["gpus"] {
+		seen["gpus"] = true // a CPU-only group: no model, no GPUs
+	}
 	for _, key := range []string{"gpus", "cpu", "memoryGiB"} {
 		if !seen[key] && !typical {
 			return ng, fmt.Errorf("%s: missing, and model %s has no typical server to take it from", field(key), Quote(ng.Model))
@@ -242,10 +203,10 @@ func readGroup(file, path string, g *yaml.Node) (NodeGroup, error) {
 	}
 	ng.CPUMilli, ng.MemoryMiB = server.CPUMilli, server.MemoryMiB
 	if seen["cpu"] {
-		ng.CPUMilli = int64(math.Round(cpu * 1000))
+		ng.CPUMilli = int64(math.Round(rg.cpu * 1000))
 	}
 	if seen["memoryGiB"] {
-		ng.MemoryMiB = int64(math.Round(mem * 1024))
+		ng.MemoryMiB = int64(math.Round(rg.mem * 1024))
 	}
 	if (ng.Model == "") != (ng.GPUs == 0) {
 		return ng, fmt.Errorf("%s: %d GPUs of model %s: give a model exactly when the nodes have GPUs", field("gpus"), ng.GPUs, Quote(ng.Model))
@@ -266,6 +227,38 @@ func readGroup(file, path string, g *yaml.Node) (NodeGroup, error) {
 	}
 	return ng, nil
 }
+
+// readLabels reads a group's node labels: qualified names (an optional
+// DNS subdomain prefix and "/", then at most 63 of [A-Za-z0-9-_.]) to
+// label values (at most 63 of them, starting and ending alphanumeric).
+func readLabels(file, path string, v *yaml.Node) (map[string]string, error) {
+	m, keys, err := yamlx.StringMap(file, path, v)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		prefix, name, slash := strings.Cut(k, "/")
+		if !slash {
+			prefix, name = "", k
+		}
+		switch {
+		case slash && (len(prefix) > 253 || !dnsSubdomain.MatchString(prefix)),
+			!validLabelValue(name) || name == "":
+			return nil, fmt.Errorf("%s:%d: %s: key %s is not a qualified name (an optional DNS subdomain and /, then at most 63 of A-Z, a-z, 0-9, -, _ and .)", file, v.Line, path, Quote(k))
+		case !validLabelValue(m[k]):
+			return nil, fmt.Errorf("%s:%d: %s: %s: value %s is not a label value (at most 63 of A-Z, a-z, 0-9, -, _ and ., alphanumeric at both ends)", file, v.Line, path, k, Quote(m[k]))
+		}
+	}
+	return m, nil
+}
+
+var (
+	labelValueRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// validLabelValue reports whether s is a Kubernetes label value.
+func validLabelValue(s string) bool { return len(s) <= 63 && labelValueRE.MatchString(s) }
 
 // checkPrefix checks a node name prefix: lower-case letters, digits, '-'
 // and '.', starting with a letter or digit, at most 200 bytes (a node name

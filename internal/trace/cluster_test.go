@@ -49,7 +49,14 @@ func TestReadClusterErrors(t *testing.T) {
 		{"empty", "", "c.yaml:1: empty file"},
 		{"top key", "groups: []\n", `c.yaml:1: unknown field "groups" (want nodeGroups)`},
 		{"empty list", "nodeGroups: []\n", "c.yaml:1: field nodeGroups: want a non-empty list of node groups"},
-		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, gpus, cpu, memoryGiB, mig)`},
+		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, gpus, cpu, memoryGiB, mig, labels, cpuMilli, memoryMiB); did you mean "memoryGiB"?`},
+		{"both spellings", g("count: 1\n    model: T4\n    cpu: 2\n    cpuMilli: 2000"), "c.yaml:2: nodeGroups[0].cpuMilli: given with cpu; give one"},
+		{"fraction of millicores", g("count: 1\n    model: T4\n    cpuMilli: 1.5"), "c.yaml:4: nodeGroups[0].cpuMilli: 1.5 is not a whole number"},
+		{"fractional count", g("count: 2.5\n    model: T4"), "c.yaml:2: nodeGroups[0].count: 2.5 is not a whole number"},
+		{"bad label key", g("count: 1\n    model: T4\n    labels: {'bad key!': x}"), `c.yaml:4: nodeGroups[0].labels: key "bad key!" is not a qualified name`},
+		{"bad label value", g("count: 1\n    model: T4\n    labels: {rack: -r1}"), `c.yaml:4: nodeGroups[0].labels: rack: value "-r1" is not a label value`},
+		{"label not a mapping", g("count: 1\n    model: T4\n    labels: [a]"), `c.yaml:4: nodeGroups[0].labels: want a mapping of strings`},
+		{"other model, no cpu", g("count: 1\n    model: B200\n    gpus: 8\n    memoryGiB: 2048"), `c.yaml:2: nodeGroups[0].model: model "B200" is not in the GPU catalog`},
 		{"repeated key", g("count: 1\n    count: 2"), "c.yaml:3: nodeGroups[0].count: given twice"},
 		{"not integer", g("count: many"), `c.yaml:2: nodeGroups[0].count: "many" is not an integer`},
 		{"too many GPUs", g("count: 1\n    model: T4\n    gpus: 65"), "c.yaml:4: nodeGroups[0].gpus: value 65 above 64"},
@@ -71,6 +78,27 @@ func TestReadClusterErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want prefix %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestReadClusterNodeYAML reads make cluster's former node YAML spellings
+// (cpuMilli, memoryMiB), labels, and a model outside the catalog given
+// with gpus, cpu and memory.
+func TestReadClusterNodeYAML(t *testing.T) {
+	in := "nodeGroups:\n- name: v100-r1\n  count: 2\n  cpuMilli: 96000\n  memoryMiB: 786432\n  gpus: 8\n  model: V100M32\n  labels:\n    topology.kubernetes.io/rack: r1\n" +
+		"- {name: b, count: 1, model: B200, gpus: 8, cpu: 224, memoryGiB: 2048}\n"
+	groups, err := ReadCluster("n.yaml", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 96000 m and 786432 MiB (768 GiB) as given; 224 cores = 224000 m,
+	// 2048 GiB = 2097152 MiB.
+	g := groups[0]
+	if g.CPUMilli != 96000 || g.MemoryMiB != 786432 || g.GPUs != 8 || g.Labels["topology.kubernetes.io/rack"] != "r1" || len(g.Labels) != 1 {
+		t.Errorf("group 0: %+v", g)
+	}
+	if g := groups[1]; g.Model != "B200" || g.CPUMilli != 224000 || g.MemoryMiB != 2097152 || g.Labels != nil {
+		t.Errorf("group 1: %+v", g)
 	}
 }
 
@@ -182,5 +210,22 @@ func TestExampleCluster(t *testing.T) {
 	}
 	if len(nodes) != 124 || gpus != 232 || len(groups[0].MIG) != 4 {
 		t.Fatalf("%d nodes, %d GPUs, MIG %v; want 124, 232 and 4 MIG devices", len(nodes), gpus, groups[0].MIG)
+	}
+}
+
+// TestMakeClusterNodes reads make cluster's default nodes, the same format
+// as simulate's: 2 groups of 2 V100M32 nodes (8 GPUs, 96 cores = 96000 m,
+// 768 GiB = 786432 MiB), one rack label each.
+func TestMakeClusterNodes(t *testing.T) {
+	groups, err := ReadClusterFile("../../hack/cluster/nodes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[{v100-r1-0 96000 786432 8 V100M32 [] 0  6} {v100-r1-1 96000 786432 8 V100M32 [] 0  6} {v100-r2-0 96000 786432 8 V100M32 [] 0  14} {v100-r2-1 96000 786432 8 V100M32 [] 0  14}]" // lines 6 and 14
+	if got := fmt.Sprint(Nodes(groups)); got != want {
+		t.Errorf("nodes %s\nwant  %s", got, want)
+	}
+	if len(groups) != 2 || groups[1].Labels["topology.kubernetes.io/rack"] != "r2" {
+		t.Errorf("groups %+v", groups)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // MIGConfig is one named configuration of an NVIDIA mig-parted config file
@@ -60,28 +61,21 @@ var migEntryKeys = []string{"device-filter", "devices", "mig-enabled", "mig-devi
 // a missing version (as mig-parted) or a wrong type is an error naming the
 // file, the line and the field.
 func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
-	top, err := readYAMLMapping(file, io.LimitReader(r, 1<<20), "a mapping with keys version and mig-configs")
+	top, err := yamlx.ReadMapping(file, io.LimitReader(r, 1<<20), "a mapping with keys version and mig-configs")
 	if err != nil {
 		return nil, err
 	}
 	var configs *yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
-		if seen[k.Value] {
-			return nil, fmt.Errorf("%s:%d: field %s given twice", file, k.Line, Quote(k.Value))
-		}
-		seen[k.Value] = true
-		switch k.Value {
-		case "version":
-			if v.Kind != yaml.ScalarNode || v.Value != "v1" {
-				return nil, fmt.Errorf("%s:%d: version: want v1", file, v.Line)
-			}
-		case "mig-configs":
+	seen, err := yamlx.Fields(file, "", top, []string{"version", "mig-configs"}, func(k, v *yaml.Node) error {
+		if k.Value == "mig-configs" {
 			configs = v
-		default:
-			return nil, fmt.Errorf("%s:%d: unknown field %s (want version, mig-configs)", file, k.Line, Quote(k.Value))
+		} else if v.Kind != yaml.ScalarNode || v.Value != "v1" {
+			return yamlx.Errorf(file, v, "version", "want v1")
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if configs == nil {
 		return nil, fmt.Errorf("%s:%d: field mig-configs: missing", file, top.Line)
@@ -91,12 +85,13 @@ func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
 	}
 	var out *MIGConfig
 	var names []string
+	given := map[string]bool{}
 	for i := 0; i+1 < len(configs.Content); i += 2 {
 		k, v := configs.Content[i], configs.Content[i+1]
-		if seen["mig-configs."+k.Value] {
+		if given[k.Value] {
 			return nil, fmt.Errorf("%s:%d: mig-configs.%s: given twice", file, k.Line, Quote(k.Value))
 		}
-		seen["mig-configs."+k.Value] = true
+		given[k.Value] = true
 		c, err := readMIGEntries(file, "mig-configs."+Quote(k.Value), k.Value, v)
 		if err != nil {
 			return nil, err
@@ -127,99 +122,120 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 	}
 	c := &MIGConfig{Name: name}
 	for i, e := range v.Content {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if e.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s:%d: %s: want a mapping", file, e.Line, p)
-		}
-		en := MIGEntry{Line: e.Line}
-		seen := map[string]bool{}
-		var devices *yaml.Node
-		for j := 0; j+1 < len(e.Content); j += 2 {
-			k, val := e.Content[j], e.Content[j+1]
-			bad := func(format string, a ...any) error {
-				return fmt.Errorf("%s:%d: %s.%s: %s", file, val.Line, p, k.Value, fmt.Sprintf(format, a...))
-			}
-			if seen[k.Value] {
-				return nil, fmt.Errorf("%s:%d: %s.%s: given twice", file, k.Line, p, k.Value)
-			}
-			seen[k.Value] = true
-			switch k.Value {
-			case "device-filter":
-				items := []*yaml.Node{val}
-				if val.Kind == yaml.SequenceNode {
-					items = val.Content
-				}
-				for _, it := range items {
-					if it.Kind != yaml.ScalarNode {
-						return nil, bad("want a GPU model or a list of them")
-					}
-					if len(gpu.MIGProfiles(it.Value)) == 0 {
-						return nil, bad("%s is no MIG-capable catalog model (A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Quote(it.Value))
-					}
-					en.Models = append(en.Models, it.Value)
-				}
-			case "devices":
-				devices = val
-				if val.Kind == yaml.ScalarNode && val.Value == "all" {
-					continue
-				}
-				if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
-					return nil, bad("want all or a list of GPU indices")
-				}
-				for _, it := range val.Content {
-					d, err := strconv.Atoi(it.Value)
-					if it.Kind != yaml.ScalarNode || err != nil || d < 0 || d >= maxGPUsPerNode {
-						return nil, bad("%s is not a GPU index 0..%d", Quote(it.Value), maxGPUsPerNode-1)
-					}
-					if containsInt(en.Devices, d) {
-						// mig-parted takes it; it is a typo here.
-						return nil, fmt.Errorf("%s:%d: %s.%s: GPU %d listed twice", file, it.Line, p, k.Value, d)
-					}
-					en.Devices = append(en.Devices, d)
-				}
-			case "mig-enabled":
-				if val.Kind != yaml.ScalarNode || (val.Value != "true" && val.Value != "false") {
-					return nil, bad("want true or false")
-				}
-				en.Enabled = val.Value == "true"
-			case "mig-devices":
-				if val.Kind != yaml.MappingNode {
-					return nil, bad("want a mapping of MIG profile names to counts")
-				}
-				for m := 0; m+1 < len(val.Content); m += 2 {
-					pk, pv := val.Content[m], val.Content[m+1]
-					n, err := strconv.Atoi(pv.Value)
-					if pv.Kind != yaml.ScalarNode || err != nil || n < 0 || n > 7 {
-						return nil, fmt.Errorf("%s:%d: %s.mig-devices.%s: want a count 0..7", file, pv.Line, p, Quote(pk.Value))
-					}
-					for range n {
-						en.Layout = append(en.Layout, pk.Value)
-					}
-				}
-			default:
-				return nil, fmt.Errorf("%s:%d: %s: unknown field %s (want %s)", file, k.Line, p, Quote(k.Value), strings.Join(migEntryKeys, ", "))
-			}
-		}
-		switch {
-		case devices == nil:
-			return nil, fmt.Errorf("%s:%d: %s.devices: missing", file, e.Line, p)
-		case !seen["mig-enabled"]:
-			return nil, fmt.Errorf("%s:%d: %s.mig-enabled: missing", file, e.Line, p)
-		case !en.Enabled && len(en.Layout) > 0:
-			return nil, fmt.Errorf("%s:%d: %s.mig-devices: given with mig-enabled: false", file, e.Line, p)
-		case en.Enabled && len(en.Layout) == 0:
-			// mig-parted accepts MIG mode without instances; such a GPU
-			// serves no pod at all.
-			return nil, fmt.Errorf("%s:%d: %s.mig-devices: no MIG device with mig-enabled: true (a MIG-enabled GPU without instances serves no pod); give profiles such as \"3g.40gb\": 2, or mig-enabled: false", file, e.Line, p)
-		}
-		for _, m := range en.Models {
-			if _, err := gpu.PlaceMIG(m, en.Layout); err != nil && len(en.Layout) > 0 {
-				return nil, fmt.Errorf("%s:%d: %s.mig-devices: %v", file, e.Line, p, err)
-			}
+		en, err := readMIGEntry(file, yamlx.Item(path, i), e)
+		if err != nil {
+			return nil, err
 		}
 		c.Entries = append(c.Entries, en)
 	}
 	return c, nil
+}
+
+// readMIGEntry reads one entry of a configuration and checks it.
+func readMIGEntry(file, p string, e *yaml.Node) (MIGEntry, error) {
+	en := MIGEntry{Line: e.Line}
+	if e.Kind != yaml.MappingNode {
+		return en, fmt.Errorf("%s:%d: %s: want a mapping", file, e.Line, p)
+	}
+	seen, err := yamlx.Fields(file, p, e, migEntryKeys, func(k, val *yaml.Node) error {
+		f := yamlx.Field(p, k.Value)
+		var err error
+		switch k.Value {
+		case "device-filter":
+			en.Models, err = readDeviceFilter(file, f, val)
+		case "devices":
+			en.Devices, err = readDevices(file, f, val)
+		case "mig-enabled":
+			en.Enabled, err = yamlx.Bool(file, f, val)
+		case "mig-devices":
+			en.Layout, err = readMIGDevices(file, f, val)
+		}
+		return err
+	})
+	if err != nil {
+		return en, err
+	}
+	switch {
+	case !seen["devices"]:
+		return en, fmt.Errorf("%s:%d: %s.devices: missing", file, e.Line, p)
+	case !seen["mig-enabled"]:
+		return en, fmt.Errorf("%s:%d: %s.mig-enabled: missing", file, e.Line, p)
+	case !en.Enabled && len(en.Layout) > 0:
+		return en, fmt.Errorf("%s:%d: %s.mig-devices: given with mig-enabled: false", file, e.Line, p)
+	case en.Enabled && len(en.Layout) == 0:
+		// mig-parted accepts MIG mode without instances; such a GPU
+		// serves no pod at all.
+		return en, fmt.Errorf("%s:%d: %s.mig-devices: no MIG device with mig-enabled: true (a MIG-enabled GPU without instances serves no pod); give profiles such as \"3g.40gb\": 2, or mig-enabled: false", file, e.Line, p)
+	}
+	for _, m := range en.Models {
+		if _, err := gpu.PlaceMIG(m, en.Layout); err != nil && len(en.Layout) > 0 {
+			return en, fmt.Errorf("%s:%d: %s.mig-devices: %v", file, e.Line, p, err)
+		}
+	}
+	return en, nil
+}
+
+// readDeviceFilter reads device-filter: a MIG-capable catalog model or a
+// list of them.
+func readDeviceFilter(file, f string, val *yaml.Node) ([]string, error) {
+	items := []*yaml.Node{val}
+	if val.Kind == yaml.SequenceNode {
+		items = val.Content
+	}
+	var models []string
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return nil, yamlx.Errorf(file, val, f, "want a GPU model or a list of them")
+		}
+		if len(gpu.MIGProfiles(it.Value)) == 0 {
+			return nil, yamlx.Errorf(file, val, f, "%s is no MIG-capable catalog model (A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Quote(it.Value))
+		}
+		models = append(models, it.Value)
+	}
+	return models, nil
+}
+
+// readDevices reads devices: all (nil) or a list of distinct GPU indices.
+func readDevices(file, f string, val *yaml.Node) ([]int, error) {
+	if val.Kind == yaml.ScalarNode && val.Value == "all" {
+		return nil, nil
+	}
+	if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
+		return nil, yamlx.Errorf(file, val, f, "want all or a list of GPU indices")
+	}
+	var out []int
+	for _, it := range val.Content {
+		d, err := strconv.Atoi(it.Value)
+		if it.Kind != yaml.ScalarNode || err != nil || d < 0 || d >= maxGPUsPerNode {
+			return nil, yamlx.Errorf(file, val, f, "%s is not a GPU index 0..%d", Quote(it.Value), maxGPUsPerNode-1)
+		}
+		if containsInt(out, d) {
+			// mig-parted takes it; it is a typo here.
+			return nil, yamlx.Errorf(file, it, f, "GPU %d listed twice", d)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// readMIGDevices reads mig-devices, profile names to counts, as the
+// expanded layout.
+func readMIGDevices(file, f string, val *yaml.Node) ([]string, error) {
+	if val.Kind != yaml.MappingNode {
+		return nil, yamlx.Errorf(file, val, f, "want a mapping of MIG profile names to counts")
+	}
+	var layout []string
+	for m := 0; m+1 < len(val.Content); m += 2 {
+		pk, pv := val.Content[m], val.Content[m+1]
+		n, err := strconv.Atoi(pv.Value)
+		if pv.Kind != yaml.ScalarNode || err != nil || n < 0 || n > 7 {
+			return nil, yamlx.Errorf(file, pv, f+"."+Quote(pk.Value), "want a count 0..7")
+		}
+		for range n {
+			layout = append(layout, pk.Value)
+		}
+	}
+	return layout, nil
 }
 
 // Selects reports whether the entry applies to GPU g of a node of the

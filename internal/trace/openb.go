@@ -20,8 +20,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // NodeSpec is one row of an openb node list.
@@ -891,19 +892,7 @@ func countLines(r io.Reader) (rows int, quoted bool, err error) {
 	}
 }
 
-// maxQuoted is how many characters of a value an error or warning quotes.
-const maxQuoted = 40
-
 // Quote returns s quoted for an error or warning, cut to its first 40
 // characters (then "…" and its length) so that a huge value gives a short
-// message.
-func Quote(s string) string {
-	if len(s) <= maxQuoted {
-		return strconv.Quote(s)
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// message: yamlx.Quote, one rule for every input format.
+func Quote(s string) string { return yamlx.Quote(s) }

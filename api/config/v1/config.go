@@ -29,6 +29,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // Version is the configuration file version this package reads.
@@ -278,20 +279,13 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(file string, data []byte) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlx.Syntax(file, err)
 	}
-	chk := checkKeys(&doc)
-	at := func(msgs []string) []string {
-		var out []string
-		for _, m := range msgs {
-			out = append(out, file+":"+strings.TrimPrefix(m, "line "))
-		}
-		return out
+	chk := yamlx.Check(file, &doc, schema)
+	if err := chk.Err(); err != nil {
+		return nil, err
 	}
-	if len(chk.problems) > 0 {
-		return nil, errors.New(strings.Join(at(chk.problems), "\n"))
-	}
-	if err := checkDevices(file, data, chk.lines); err != nil {
+	if err := checkDevices(file, data, chk.Lines); err != nil {
 		return nil, err
 	}
 	var c Config
@@ -300,32 +294,22 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	}
 	// NVIDIA's ReplicatedResources.UnmarshalJSON (replicas.go): a
 	// timeSlicing section without resources is refused.
-	if line, ok := chk.lines["sharing.timeSlicing"]; ok && len(c.Sharing.TimeSlicing.Resources) == 0 {
+	if line, ok := chk.Lines["sharing.timeSlicing"]; ok && len(c.Sharing.TimeSlicing.Resources) == 0 {
 		return nil, fmt.Errorf("%s:%d: sharing.timeSlicing.resources: no resources specified", file, line)
 	}
 	if err := c.complete(); err != nil {
-		// Name the line of the field the error starts with, or of the
-		// nearest enclosing field (a list of scalars has no lines of its own).
-		msg := err.Error()
-		if i := strings.Index(msg, ": "); i > 0 {
-			for f := msg[:i]; f != ""; f = f[:max(strings.LastIndexAny(f, ".["), 0)] {
-				if line, ok := chk.lines[f]; ok {
-					return nil, fmt.Errorf("%s:%d: %s", file, line, msg)
-				}
-			}
-		}
-		return nil, fmt.Errorf("%s: %s", file, msg)
+		return nil, chk.Locate(file, err)
 	}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
 		if !r.Devices.IsAll() {
-			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", chk.lines[f+".devices"], f, r.Name))
+			chk.Warnings = append(chk.Warnings, fmt.Sprintf("%s:%d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", file, chk.Lines[f+".devices"], f, r.Name))
 		}
 		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+resource.SharedSuffix) {
-			chk.warnings = append(chk.warnings, fmt.Sprintf("line %d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", chk.lines[f+".rename"], f))
+			chk.Warnings = append(chk.Warnings, fmt.Sprintf("%s:%d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", file, chk.Lines[f+".rename"], f))
 		}
 	}
-	c.Warnings = at(chk.warnings)
+	c.Warnings = chk.Warnings
 	return &c, nil
 }
 

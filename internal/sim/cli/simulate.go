@@ -101,7 +101,7 @@ type Options struct {
 // every policy, 3 seeds from 42, first-of-equals tie-break as in the
 // paper's simulator.
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: 0.95, Format: "table", TieBreak: "first"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first"}
 }
 
 // check checks the options that need no input file and returns the parsed

@@ -375,11 +375,10 @@ func (w *Workload) preparePods(nodesFile, podsFile string) error {
 
 // podOf is the pod that spec s asks for.
 func podOf(podsFile string, s *trace.PodSpec) (cluster.Pod, error) {
-	models, err := gpu.ParseModels(s.GPUSpec)
+	p, err := s.Pod(podsFile)
 	if err != nil {
-		return cluster.Pod{}, fmt.Errorf("%s:%d: column gpu_spec: %w", podsFile, s.Line, err)
+		return cluster.Pod{}, err
 	}
-	p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models)}
 	if err := p.Validate(); err != nil {
 		return cluster.Pod{}, fmt.Errorf("%s:%d: pod %s: %w", podsFile, s.Line, trace.Quote(s.Name), err)
 	}

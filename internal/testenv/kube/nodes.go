@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -38,28 +38,6 @@ type Node struct {
 	// Labels are added to (and override) the generated labels.
 	Labels map[string]string
 }
-
-// NodeGroup is one entry of a node YAML file: Count identical nodes named
-// <Name>-<i>, i from 0, zero-padded so that names sort in file order.
-type NodeGroup struct {
-	Name      string            `json:"name"`
-	Count     int               `json:"count"`
-	CPUMilli  int64             `json:"cpuMilli"`
-	MemoryMiB int64             `json:"memoryMiB"`
-	GPUs      int               `json:"gpus"`
-	Model     string            `json:"model,omitempty"`
-	Labels    map[string]string `json:"labels,omitempty"`
-}
-
-type nodeFile struct {
-	NodeGroups []NodeGroup `json:"nodeGroups"`
-}
-
-// Bounds that keep a bad file from making an absurd cluster.
-const (
-	maxGroupNodes = 100000
-	maxGPUs       = 64
-)
 
 // ReadNodesFile reads fake nodes from an openb node CSV (.csv: columns sn,
 // cpu_milli, memory_mib, gpu, model, read by internal/trace) or a node
@@ -90,50 +68,29 @@ func ReadNodesFile(path string) ([]Node, error) {
 	return nil, fmt.Errorf("%s: unknown node file type (want .csv, an openb node list, or .yaml)", path)
 }
 
-// ParseNodes parses a node YAML file:
+// ParseNodes parses a cluster YAML file, the node format gpuplane
+// simulate and quota read too (trace.ReadCluster, docs/simulate.md):
 //
 //	nodeGroups:
 //	- name: v100          # node names v100-0, v100-1, ...
 //	  count: 2
-//	  cpuMilli: 96000     # millicores
-//	  memoryMiB: 786432   # MiB
-//	  gpus: 8
-//	  model: V100M16      # internal/gpu catalog name, or any name
+//	  model: V100M32      # internal/gpu catalog name (another name with gpus, cpu and memoryGiB)
+//	  gpus: 8             # GPUs, cpu (cores) and memoryGiB default to the model's typical server
+//	  cpu: 96
+//	  memoryGiB: 768
 //	  labels: {topology.kubernetes.io/rack: r1}
 //
-// file names the input in errors.
+// The nodes of a group are named <name>-<i>, i zero-padded so that the
+// names sort in file order. file names the input in errors.
 func ParseNodes(file string, data []byte) ([]Node, error) {
-	var f nodeFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		msg := err.Error()
-		if i := strings.LastIndex(msg, "json: "); i >= 0 {
-			msg = msg[i+len("json: "):]
-		}
-		return nil, fmt.Errorf("%s: %s", file, msg)
-	}
-	if len(f.NodeGroups) == 0 {
-		return nil, fmt.Errorf("%s: nodeGroups: at least one group is required", file)
+	groups, err := trace.ReadCluster(file, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
 	var out []Node
 	seen := map[string]string{}
-	for i, g := range f.NodeGroups {
-		field := fmt.Sprintf("%s: nodeGroups[%d]", file, i)
-		switch {
-		case g.Name == "":
-			return nil, fmt.Errorf("%s.name: required", field)
-		case g.Count < 1 || g.Count > maxGroupNodes:
-			return nil, fmt.Errorf("%s.count: %d is out of range (1..%d)", field, g.Count, maxGroupNodes)
-		case g.CPUMilli < 1:
-			return nil, fmt.Errorf("%s.cpuMilli: %d must be positive (millicores)", field, g.CPUMilli)
-		case g.MemoryMiB < 1:
-			return nil, fmt.Errorf("%s.memoryMiB: %d must be positive (MiB)", field, g.MemoryMiB)
-		case g.GPUs < 0 || g.GPUs > maxGPUs:
-			return nil, fmt.Errorf("%s.gpus: %d is out of range (0..%d)", field, g.GPUs, maxGPUs)
-		case g.GPUs > 0 && g.Model == "":
-			return nil, fmt.Errorf("%s.model: required with %d GPUs", field, g.GPUs)
-		case g.GPUs == 0 && g.Model != "":
-			return nil, fmt.Errorf("%s.model: %q given but gpus is 0", field, g.Model)
-		}
+	for i, g := range groups {
+		field := fmt.Sprintf("%s:%d: nodeGroups[%d]", file, g.Line, i)
 		if err := checkLabels(g.Labels); err != nil {
 			return nil, fmt.Errorf("%s.labels: %v", field, err)
 		}

@@ -54,17 +54,19 @@ func TestParseNodesPadsIndices(t *testing.T) {
 
 func TestParseNodesErrors(t *testing.T) {
 	const g = "nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 1, model: T4"
+	// The messages are trace.ReadCluster's (one node format), with the
+	// line.
 	for _, c := range []struct{ yaml, want string }{
-		{"nodeGroups: []\n", "n.yaml: nodeGroups: at least one group is required"},
-		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpu: 1}\n", `n.yaml: unknown field "gpu"`},
-		{"nodeGroups:\n- {name: a, count: 0, cpuMilli: 1000, memoryMiB: 1024}\n", "n.yaml: nodeGroups[0].count: 0 is out of range (1..100000)"},
-		{g + "}\n- {name: b, count: 1, cpuMilli: 0, memoryMiB: 1024}\n", "n.yaml: nodeGroups[1].cpuMilli: 0 must be positive (millicores)"},
-		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 2}\n", "n.yaml: nodeGroups[0].model: required with 2 GPUs"},
-		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 65, model: T4}\n", "n.yaml: nodeGroups[0].gpus: 65 is out of range (0..64)"},
-		{g + ", labels: {'bad key!': x}}\n", `n.yaml: nodeGroups[0].labels: key "bad key!"`},
-		{g + "}\n" + g[len("nodeGroups:\n"):] + "}\n", `n.yaml: nodeGroups[1].name: node "a-0" is also made by nodeGroups[0]`},
-		{"nodeGroups:\n- {name: A_1, count: 1, cpuMilli: 1000, memoryMiB: 1024}\n", `n.yaml: nodeGroups[0].name: "A_1-0" is not a valid node name`},
-		{"nodeGroups:\n  - name: a\n bad\n", "n.yaml: error converting YAML to JSON: yaml: line "},
+		{"nodeGroups: []\n", "n.yaml:1: field nodeGroups: want a non-empty list of node groups"},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpu: 1}\n", `n.yaml:2: nodeGroups[0]: unknown field "gpu" (known: `},
+		{"nodeGroups:\n- {name: a, count: 0, cpuMilli: 1000, memoryMiB: 1024}\n", "n.yaml: no nodes"},
+		{g + "}\n- {name: b, count: 1, cpuMilli: -1, memoryMiB: 1024}\n", "n.yaml:3: nodeGroups[1].cpuMilli: negative value -1"},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 2}\n", `n.yaml:2: nodeGroups[0].gpus: 2 GPUs of model "": give a model exactly when the nodes have GPUs`},
+		{"nodeGroups:\n- {name: a, count: 1, cpuMilli: 1000, memoryMiB: 1024, gpus: 65, model: T4}\n", "n.yaml:2: nodeGroups[0].gpus: value 65 above 64"},
+		{g + ", labels: {'bad key!': x}}\n", `n.yaml:2: nodeGroups[0].labels: key "bad key!"`},
+		{g + "}\n" + g[len("nodeGroups:\n"):] + "}\n", `n.yaml:3: name: prefix "a" already used on line 2`},
+		{"nodeGroups:\n- {name: A_1, count: 1, cpuMilli: 1000, memoryMiB: 1024}\n", `n.yaml:2: nodeGroups[0].name: name prefix "A_1"`},
+		{"nodeGroups:\n  - name: a\n bad\n", "n.yaml:2: did not find expected key"},
 	} {
 		_, err := ParseNodes("n.yaml", []byte(c.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -150,5 +152,26 @@ func TestOrderNames(t *testing.T) {
 	got := names(nodes)
 	if got[0] != "00-z" || got[10] != "10-p" || !sort.StringsAreSorted(got) {
 		t.Errorf("names %v, want 00-z .. 10-p, sorted", got)
+	}
+}
+
+// TestExampleClusterNodes makes fake nodes of simulate's example cluster
+// YAML: one file for make cluster and gpuplane simulate. 4 A100 nodes
+// (a100-0..3), 100 T4 nodes of the typical T4 server (2 GPUs, 104 cores,
+// 512 GiB; t4-00..t4-99) and 20 CPU nodes (cpu-00..cpu-19).
+func TestExampleClusterNodes(t *testing.T) {
+	nodes, err := ReadNodesFile("../../../docs/examples/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(nodes)
+	if len(got) != 124 || got[0] != "a100-0" || got[4] != "t4-00" || got[103] != "t4-99" || got[104] != "cpu-00" {
+		t.Fatalf("%d nodes %v", len(got), got)
+	}
+	if n := nodes[4]; n.GPUs != 2 || n.Model != "T4" || n.CPUMilli != 104000 || n.MemoryMiB != 512<<10 {
+		t.Errorf("T4 node %+v", n)
+	}
+	if n := nodes[104]; n.GPUs != 0 || n.Model != "" || n.CPUMilli != 96000 || n.MemoryMiB != 384<<10 {
+		t.Errorf("CPU node %+v", n)
 	}
 }

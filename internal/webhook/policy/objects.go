@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // Object is a pod, or a workload's pod template, read from a manifest.
@@ -117,112 +118,8 @@ var templateKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 // and RayJob. Objects without a namespace
 // are in "default". Other kinds are skipped.
 func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]string, error) {
-	var objs []Object
-	nsLabels := map[string]map[string]string{}
+	r := &objectReader{file: file, nsLabels: map[string]map[string]string{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var line int
-	addTpl := func(m manifest, replica string, tpl *template, rayNodeType string) error {
-		if tpl == nil {
-			return nil
-		}
-		pod, err := tpl.pod(file, line)
-		if err != nil {
-			return err
-		}
-		o := Object{File: file, Line: line, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Pod: pod}
-		if o.Name == "" {
-			o.Name = m.Metadata.GenerateName
-		}
-		if replica != "" {
-			o.Name += "/" + replica
-		}
-		if o.Namespace == "" {
-			o.Namespace = "default"
-		}
-		pod.Namespace = o.Namespace
-		switch {
-		case rayNodeType != "":
-			l := map[string]string{"ray.io/node-type": rayNodeType}
-			for k, v := range pod.Labels {
-				l[k] = v
-			}
-			pod.Labels = l
-		case slices.Contains(TrainingOwners, m.Kind):
-			pod.Owners = append(pod.Owners, m.Kind)
-		}
-		objs = append(objs, o)
-		return nil
-	}
-	var add func(n *yaml.Node) error
-	add = func(n *yaml.Node) error {
-		line = n.Line
-		var m manifest
-		if err := n.Decode(&m); err != nil {
-			return fmt.Errorf("%s: %s", file, trimYAML(err))
-		}
-		var tpl *template
-		switch {
-		case m.Kind == "List" || strings.HasSuffix(m.Kind, "List"):
-			for i := range m.Items {
-				if err := add(&m.Items[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		case m.Kind == "Namespace":
-			l := map[string]string{"kubernetes.io/metadata.name": m.Metadata.Name}
-			for k, v := range m.Metadata.Labels {
-				l[k] = v
-			}
-			nsLabels[m.Metadata.Name] = l
-			return nil
-		case m.Kind == "Pod":
-			tpl = &template{Metadata: m.Metadata, Spec: m.Spec.podSpec}
-		case m.Kind == "CronJob" && m.Spec.JobTemplate != nil:
-			tpl = m.Spec.JobTemplate.Spec.Template
-		case slices.Contains(templateKinds, m.Kind):
-			tpl = m.Spec.Template
-		}
-		if tpl != nil {
-			return addTpl(m, "", tpl, "")
-		}
-		// Training jobs: each replica type's or worker group's template,
-		// as the pods the operator creates (owned by the job, or
-		// labelled ray.io/node-type=worker), named <job>/<replica>.
-		var reps map[string]replica
-		switch m.Kind {
-		case "PyTorchJob":
-			reps = m.Spec.PyTorch
-		case "TFJob":
-			reps = m.Spec.TF
-		case "MPIJob":
-			reps = m.Spec.MPI
-		case "JAXJob":
-			reps = m.Spec.JAX
-		case "RayCluster", "RayJob":
-			groups := m.Spec.WorkerGroups
-			if m.Kind == "RayJob" && m.Spec.RayClusterSpec != nil {
-				groups = m.Spec.RayClusterSpec.WorkerGroups
-			}
-			for _, g := range groups {
-				if err := addTpl(m, g.GroupName, g.Template, "worker"); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		names := make([]string, 0, len(reps))
-		for k := range reps {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			if err := addTpl(m, k, reps[k].Template, ""); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
@@ -230,7 +127,7 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+			return nil, nil, yamlx.Syntax(file, err)
 		}
 		if len(doc.Content) == 0 {
 			continue // an empty document
@@ -238,11 +135,130 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 		if top := doc.Content[0]; top.Kind != yaml.MappingNode {
 			return nil, nil, fmt.Errorf("%s:%d: a document must be one Kubernetes object (a mapping with kind), not a %s; a list of objects is a kind: List with items", file, top.Line, nodeKind(top))
 		}
-		if err := add(doc.Content[0]); err != nil {
+		if err := r.add(doc.Content[0]); err != nil {
 			return nil, nil, err
 		}
 	}
-	return objs, nsLabels, nil
+	return r.objs, r.nsLabels, nil
+}
+
+// objectReader collects the objects of one file.
+type objectReader struct {
+	file     string
+	line     int // of the object being read
+	objs     []Object
+	nsLabels map[string]map[string]string
+}
+
+// add reads one object (a List's items in turn).
+func (r *objectReader) add(n *yaml.Node) error {
+	r.line = n.Line
+	var m manifest
+	if err := n.Decode(&m); err != nil {
+		return yamlx.Syntax(r.file, err)
+	}
+	var tpl *template
+	switch {
+	case m.Kind == "List" || strings.HasSuffix(m.Kind, "List"):
+		for i := range m.Items {
+			if err := r.add(&m.Items[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case m.Kind == "Namespace":
+		l := map[string]string{"kubernetes.io/metadata.name": m.Metadata.Name}
+		for k, v := range m.Metadata.Labels {
+			l[k] = v
+		}
+		r.nsLabels[m.Metadata.Name] = l
+		return nil
+	case m.Kind == "Pod":
+		tpl = &template{Metadata: m.Metadata, Spec: m.Spec.podSpec}
+	case m.Kind == "CronJob" && m.Spec.JobTemplate != nil:
+		tpl = m.Spec.JobTemplate.Spec.Template
+	case slices.Contains(templateKinds, m.Kind):
+		tpl = m.Spec.Template
+	}
+	if tpl != nil {
+		return r.addTemplate(m, "", tpl, "")
+	}
+	return r.addTraining(m)
+}
+
+// addTraining adds a training job's templates: each replica type's or
+// worker group's, as the pods the operator creates (owned by the job, or
+// labelled ray.io/node-type=worker), named <job>/<replica>.
+func (r *objectReader) addTraining(m manifest) error {
+	var reps map[string]replica
+	switch m.Kind {
+	case "PyTorchJob":
+		reps = m.Spec.PyTorch
+	case "TFJob":
+		reps = m.Spec.TF
+	case "MPIJob":
+		reps = m.Spec.MPI
+	case "JAXJob":
+		reps = m.Spec.JAX
+	case "RayCluster", "RayJob":
+		groups := m.Spec.WorkerGroups
+		if m.Kind == "RayJob" && m.Spec.RayClusterSpec != nil {
+			groups = m.Spec.RayClusterSpec.WorkerGroups
+		}
+		for _, g := range groups {
+			if err := r.addTemplate(m, g.GroupName, g.Template, "worker"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	names := make([]string, 0, len(reps))
+	for k := range reps {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if err := r.addTemplate(m, k, reps[k].Template, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addTemplate adds the pod template tpl of object m (nil: nothing), named
+// <name>/<replica> for a replica, and labelled ray.io/node-type for a Ray
+// node type.
+func (r *objectReader) addTemplate(m manifest, replica string, tpl *template, rayNodeType string) error {
+	if tpl == nil {
+		return nil
+	}
+	pod, err := tpl.pod(r.file, r.line)
+	if err != nil {
+		return err
+	}
+	o := Object{File: r.file, Line: r.line, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Pod: pod}
+	if o.Name == "" {
+		o.Name = m.Metadata.GenerateName
+	}
+	if replica != "" {
+		o.Name += "/" + replica
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	pod.Namespace = o.Namespace
+	switch {
+	case rayNodeType != "":
+		l := map[string]string{"ray.io/node-type": rayNodeType}
+		for k, v := range pod.Labels {
+			l[k] = v
+		}
+		pod.Labels = l
+	case slices.Contains(TrainingOwners, m.Kind):
+		pod.Owners = append(pod.Owners, m.Kind)
+	}
+	r.objs = append(r.objs, o)
+	return nil
 }
 
 func (t *template) pod(file string, line int) (*Pod, error) {

@@ -56,8 +56,8 @@ func TestCheckStdin(t *testing.T) {
 func TestReadObjectsErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"kind: Pod\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1.5}}\n", `m.yaml:1: container c: nvidia.com/gpu: "1.5" is not a whole number`},
-		{"kind: Pod\nspec:\n  containers: 3\n", "m.yaml: line 3: cannot unmarshal !!int `3` into []policy.container"},
-		{"kind: Pod\n  bad: [\n", "m.yaml: line 2: mapping values are not allowed in this context"},
+		{"kind: Pod\nspec:\n  containers: 3\n", "m.yaml:3: cannot unmarshal !!int `3` into []policy.container"},
+		{"kind: Pod\n  bad: [\n", "m.yaml:2: mapping values are not allowed in this context"},
 		// A bare YAML list of objects is not a manifest kubectl applies;
 		// it used to be skipped without a word, hiding its pods.
 		{"---\n- kind: Pod\n  metadata: {name: a}\n", "m.yaml:2: a document must be one Kubernetes object (a mapping with kind), not a sequence; a list of objects is a kind: List with items"},

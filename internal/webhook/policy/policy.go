@@ -8,7 +8,6 @@ package policy
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // APIVersion and Kind of the policy file.
@@ -90,22 +90,19 @@ var labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0
 
 // Parse reads a policy file; file names it in errors. An unknown key, a
 // wrong apiVersion or kind, or a bad value is an error naming file, line
-// and field.
+// and field (internal/yamlx).
 func Parse(file string, data []byte) (*Policy, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+	doc, err := yamlx.Parse(file, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
-	if len(root.Content) == 0 {
+	if doc == nil {
 		return nil, fmt.Errorf("%s: empty policy file", file)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var p Policy
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, trimYAML(err))
+	if err := yamlx.Decode(file, doc, &p); err != nil {
+		return nil, err
 	}
-	doc := root.Content[0]
 	bad := func(n *yaml.Node, field, format string, a ...any) error {
 		line := doc.Line
 		if n != nil {
@@ -114,10 +111,10 @@ func Parse(file string, data []byte) (*Policy, error) {
 		return fmt.Errorf("%s:%d: %s: %s", file, line, field, fmt.Sprintf(format, a...))
 	}
 	if p.APIVersion != APIVersion {
-		return nil, bad(key(doc, "apiVersion"), "apiVersion", "is %q, want %s", p.APIVersion, APIVersion)
+		return nil, bad(yamlx.Lookup(doc, "apiVersion"), "apiVersion", "is %q, want %s", p.APIVersion, APIVersion)
 	}
 	if p.Kind != Kind {
-		return nil, bad(key(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
+		return nil, bad(yamlx.Lookup(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
 	}
 	if p.GPUTaint.Key == "" {
 		p.GPUTaint.Key = resource.GPU
@@ -128,7 +125,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 	switch p.GPUTaint.Effect {
 	case "NoSchedule", "PreferNoSchedule", "NoExecute":
 	default:
-		return nil, bad(key(doc, "gpuTaint"), "gpuTaint.effect", "is %q, want NoSchedule, PreferNoSchedule or NoExecute", p.GPUTaint.Effect)
+		return nil, bad(yamlx.Lookup(doc, "gpuTaint"), "gpuTaint.effect", "is %q, want NoSchedule, PreferNoSchedule or NoExecute", p.GPUTaint.Effect)
 	}
 	if p.TeamLabel == "" {
 		p.TeamLabel = DefaultTeamLabel
@@ -138,13 +135,13 @@ func Parse(file string, data []byte) (*Policy, error) {
 	}
 	for _, f := range []struct{ name, v string }{{"gpuTaint.key", p.GPUTaint.Key}, {"teamLabel", p.TeamLabel}, {"trainingLabel", p.TrainingLabel}} {
 		if !labelKeyRE.MatchString(f.v) {
-			return nil, bad(key(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
+			return nil, bad(yamlx.Lookup(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
 		}
 	}
 	if len(p.Teams) == 0 {
-		return nil, bad(key(doc, "teams"), "teams", "no team")
+		return nil, bad(yamlx.Lookup(doc, "teams"), "teams", "no team")
 	}
-	teams := key(doc, "teams")
+	teams := yamlx.Lookup(doc, "teams")
 	seen, nsTeam := map[string]bool{}, map[string]string{}
 	for i := range p.Teams {
 		t := &p.Teams[i]
@@ -153,58 +150,32 @@ func Parse(file string, data []byte) (*Policy, error) {
 			n = teams.Content[i]
 		}
 		field := fmt.Sprintf("teams[%d]", i)
-		if v := key(n, "maxGPUsPerPod"); v != nil && v.Tag == "!!float" {
-			// go.yaml.in/yaml/v3 decodes 1.5 into an int as 1.
-			return nil, bad(v, field+".maxGPUsPerPod", "is %s, want a whole number", v.Value)
-		}
 		switch {
 		case t.Name == "":
 			return nil, bad(n, field+".name", "missing")
 		case seen[t.Name]:
-			return nil, bad(key(n, "name"), field+".name", "team %q given twice", t.Name)
+			return nil, bad(yamlx.Lookup(n, "name"), field+".name", "team %q given twice", t.Name)
 		case len(t.Namespaces) == 0 && (t.NamespaceSelector == nil || len(t.NamespaceSelector.MatchLabels) == 0):
 			return nil, bad(n, field, "team %q has neither namespaces nor namespaceSelector.matchLabels", t.Name)
 		case t.MaxGPUsPerPod < 0:
-			return nil, bad(key(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
+			return nil, bad(yamlx.Lookup(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
 		}
 		seen[t.Name] = true
 		for _, ns := range t.Namespaces {
 			// The first team would win; a second listing is a mistake.
 			if other, dup := nsTeam[ns]; dup {
-				return nil, bad(key(n, "namespaces"), field+".namespaces", "namespace %q already belongs to team %q", ns, other)
+				return nil, bad(yamlx.Lookup(n, "namespaces"), field+".namespaces", "namespace %q already belongs to team %q", ns, other)
 			}
 			nsTeam[ns] = t.Name
 		}
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
 			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, resource.NVIDIAPrefix) || strings.HasPrefix(name, resource.GPUPlanePrefix))) && !resource.IsGPU(name) {
-				return nil, bad(key(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
+				return nil, bad(yamlx.Lookup(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
 			}
 		}
 	}
 	return &p, nil
-}
-
-// key returns the value node of key k in mapping n, or nil.
-func key(n *yaml.Node, k string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == k {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// trimYAML shortens a yaml.v3 error to "line N: ..." lines.
-func trimYAML(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
-	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
 // TeamOf returns the team of namespace ns, or nil when no team matches.

@@ -35,21 +35,21 @@ func TestParseDefaults(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	head := "apiVersion: gpuplane.io/v1alpha1\nkind: GPUPolicy\n"
 	for _, c := range []struct{ in, want string }{
-		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPU: 3\n", "p.yaml: line 6: field maxGPU not found"},
-		{head + "colour: red\n", "p.yaml: line 3: field colour not found"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPU: 3\n", `p.yaml:6: teams[0].maxGPU: unknown field; did you mean "maxGPUsPerPod"?`},
+		{head + "colour: red\n", "p.yaml:3: colour: unknown field"},
 		{"apiVersion: v1\nkind: GPUPolicy\n", "p.yaml:1: apiVersion: is \"v1\", want gpuplane.io/v1alpha1"},
 		{"apiVersion: gpuplane.io/v1alpha1\nkind: Pod\n", "p.yaml:2: kind: is \"Pod\", want GPUPolicy"},
 		{head + "teams: []\n", "p.yaml:3: teams: no team"},
-		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: 1.5\n", "p.yaml:6: teams[0].maxGPUsPerPod: is 1.5, want a whole number"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: 1.5\n", "p.yaml:6: teams[0].maxGPUsPerPod: 1.5 is not a whole number"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: a\n  namespaces: [b]\n", "p.yaml:6: teams[1].name: team \"a\" given twice"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n- name: b\n  namespaces: [c, a]\n", "p.yaml:7: teams[1].namespaces: namespace \"a\" already belongs to team \"a\""},
 		{head + "teams:\n- name: a\n", "p.yaml:4: teams[0]: team \"a\" has neither namespaces nor namespaceSelector.matchLabels"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: -1\n", "p.yaml:6: teams[0].maxGPUsPerPod: is -1"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  allowedResources: [cpu]\n", "p.yaml:6: teams[0].allowedResources: \"cpu\" is not a GPU resource"},
 		{head + "gpuTaint: {effect: Never}\nteams:\n- name: a\n  namespaces: [a]\n", "p.yaml:3: gpuTaint.effect: is \"Never\""},
-		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: lots\n", "p.yaml: line 6: cannot unmarshal !!str `lots` into int64"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: lots\n", "p.yaml:6: cannot unmarshal !!str `lots` into int64"},
 		{"", "p.yaml: empty policy file"},
-		{"a: [", "p.yaml: line 1: did not find expected node content"},
+		{"a: [", "p.yaml:1: did not find expected node content"},
 	} {
 		_, err := Parse("p.yaml", []byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

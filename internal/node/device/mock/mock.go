@@ -12,7 +12,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
@@ -154,19 +153,20 @@ type Fault struct {
 // either an XID or lost.
 func ParseFaults(file string, data []byte) (map[string]Fault, error) {
 	var f Faults
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, yamlError(file, err)
+	chk, err := decodeStrict(file, data, &f)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]Fault, len(f.Faults))
 	for i, x := range f.Faults {
 		switch {
 		case x.UUID == "":
-			return nil, fmt.Errorf("%s: faults[%d].uuid: required", file, i)
+			return nil, chk.Locate(file, fmt.Errorf("faults[%d].uuid: required", i))
 		case (x.XID == 0) == !x.Lost:
-			return nil, fmt.Errorf("%s: faults[%d]: give exactly one of xid and lost", file, i)
+			return nil, chk.Locate(file, fmt.Errorf("faults[%d]: give exactly one of xid and lost", i))
 		}
 		if _, dup := out[x.UUID]; dup {
-			return nil, fmt.Errorf("%s: faults[%d].uuid: %q is listed twice", file, i, x.UUID)
+			return nil, chk.Locate(file, fmt.Errorf("faults[%d].uuid: %q is listed twice", i, x.UUID))
 		}
 		out[x.UUID] = x
 	}

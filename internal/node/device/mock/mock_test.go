@@ -153,7 +153,7 @@ gpus:
 func TestParseProfileErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"gpus: []", "gpus: at least one GPU"},
-		{"gpus: [{productName: L4, colour: red}]", `unknown field "colour"`},
+		{"gpus: [{productName: L4, colour: red}]", `gpus[0].colour: unknown field`},
 		{"gpus: [{count: -1, productName: L4}]", "gpus[0].count"},
 		{"gpus: [{productName: ''}]", "gpus[0].productName: required"},
 		{"gpus: [{productName: L4, numaNode: 5000}]", "gpus[0].numaNode"},
@@ -178,7 +178,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"cudaDriverVersion: twelve\ngpus: [{productName: L4}]", "cudaDriverVersion"},
 	} {
 		_, err := ParseProfile("p.yaml", []byte(tc.yaml))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "p.yaml: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "p.yaml:") {
 			t.Errorf("ParseProfile(%q) = %v, want error with %q", tc.yaml, err, tc.want)
 		}
 	}
@@ -327,7 +327,7 @@ func TestParseFaultsErrors(t *testing.T) {
 		{"faults: [{uuid: a, xid: 79, lost: true}]", "faults[0]: give exactly one"},
 		{"faults: [{uuid: a}]", "faults[0]: give exactly one"},
 		{"faults: [{uuid: a, xid: 1}, {uuid: a, xid: 2}]", `faults[1].uuid: "a" is listed twice`},
-		{"faults: [{uuid: a, xid: 1, when: now}]", `unknown field "when"`},
+		{"faults: [{uuid: a, xid: 1, when: now}]", `f.yaml:1: faults[0].when: unknown field`},
 	} {
 		_, err := ParseFaults("f.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -344,7 +344,7 @@ func FuzzParseProfile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParseProfile("fuzz.yaml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml: ") {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
@@ -397,9 +397,9 @@ func TestConformance(t *testing.T) {
 
 func TestParseProfileDecodeErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"gpus: [{productName: L4, colour: red}]", `p.yaml: unknown field "colour"`},
+		{"gpus: [{productName: L4, colour: red}]", `p.yaml:1: gpus[0].colour: unknown field`},
 		{"gpus: [{productName: L4, count: many}]", "p.yaml: cannot unmarshal string into Go struct field GPUSpec.gpus.count of type int"},
-		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml: error converting YAML to JSON: yaml: line 1: did not find expected key"},
+		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml:1: did not find expected key"},
 	} {
 		_, err := ParseProfile("p.yaml", []byte(tc.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
 // Profile is a mock node as written in a profile file. See
@@ -253,16 +254,37 @@ func LoadProfile(nameOrFile string) (*Profile, error) {
 const maxGPUs = 1024
 
 // ParseProfile parses and validates a profile file's content; file is used in
-// errors. Unknown fields are rejected.
+// errors, with the line of the field (internal/yamlx). Unknown fields are
+// rejected.
 func ParseProfile(file string, data []byte) (*Profile, error) {
 	var p Profile
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, yamlError(file, err)
+	chk, err := decodeStrict(file, data, &p)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := p.node(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, chk.Locate(file, err)
 	}
 	return &p, nil
+}
+
+// decodeStrict checks data's keys against the JSON fields of v's type
+// with yamlx (unknown keys with their path and line, fractions for
+// integers) and decodes it as sigs.k8s.io/yaml does, so that the
+// types' UnmarshalJSON methods apply.
+func decodeStrict(file string, data []byte, v any) (yamlx.Checked, error) {
+	top, err := yamlx.Parse(file, bytes.NewReader(data))
+	if err != nil {
+		return yamlx.Checked{}, err
+	}
+	chk := yamlx.Check(file, top, yamlx.SchemaOf(v, "json"))
+	if err := chk.Err(); err != nil {
+		return chk, err
+	}
+	if err := yaml.UnmarshalStrict(data, v); err != nil {
+		return chk, yamlError(file, err)
+	}
+	return chk, nil
 }
 
 // Node builds the discovered node the profile describes.
@@ -281,92 +303,13 @@ func (p *Profile) node() (device.Node, error) {
 	if len(p.GPUs) == 0 {
 		return n, fmt.Errorf("gpus: at least one GPU is required")
 	}
-	cat := gpu.Default()
 	seen := map[string]string{}
 	for i, s := range p.GPUs {
-		field := fmt.Sprintf("gpus[%d]", i)
-		count := s.Count
-		if count == 0 {
-			count = 1
+		gpus, err := s.gpus(fmt.Sprintf("gpus[%d]", i), p.Name, len(n.GPUs), seen)
+		if err != nil {
+			return n, err
 		}
-		if count < 0 || len(n.GPUs)+count > maxGPUs {
-			return n, fmt.Errorf("%s.count: %d is out of range (1..%d GPUs in all)", field, s.Count, maxGPUs)
-		}
-		if s.ProductName == "" {
-			return n, fmt.Errorf("%s.productName: required", field)
-		}
-		if s.UUID != "" && count != 1 {
-			return n, fmt.Errorf("%s.uuid: only allowed with count 1", field)
-		}
-		if s.MemoryMiB < 0 {
-			return n, fmt.Errorf("%s.memoryMiB: %d is negative", field, s.MemoryMiB)
-		}
-		if s.Multiprocessors < 0 {
-			return n, fmt.Errorf("%s.multiprocessors: %d is negative", field, s.Multiprocessors)
-		}
-		numa := 0
-		if s.NUMANode != nil {
-			numa = *s.NUMANode
-			if numa < -1 || numa > 1023 {
-				return n, fmt.Errorf("%s.numaNode: %d is out of range (-1..1023)", field, numa)
-			}
-		}
-		if err := s.Telemetry.validate(); err != nil {
-			return n, fmt.Errorf("%s.telemetry.%w", field, err)
-		}
-		m, ok := cat.FromProductName(s.ProductName)
-		mem := s.MemoryMiB
-		if mem == 0 {
-			mem = m.MemoryMiB
-		}
-		if mem == 0 {
-			return n, fmt.Errorf("%s.memoryMiB: required, since product %q is not in the GPU catalog", field, s.ProductName)
-		}
-		if len(s.MIG) > 0 || s.MIGEnabled {
-			if !ok || !m.MIGCapable {
-				return n, fmt.Errorf("%s.mig: product %q does not support MIG", field, s.ProductName)
-			}
-			names := make([]string, len(s.MIG))
-			for j, x := range s.MIG {
-				names[j] = x.Profile
-			}
-			if _, err := gpu.PlaceMIG(m.Name, names); err != nil {
-				return n, fmt.Errorf("%s.mig: %w", field, err)
-			}
-		}
-		for c := 0; c < count; c++ {
-			idx := len(n.GPUs)
-			g := device.GPU{
-				Index:           idx,
-				UUID:            s.UUID,
-				ProductName:     s.ProductName,
-				Model:           m.Name,
-				MemoryMiB:       mem,
-				PCIBusID:        fmt.Sprintf("00000000:%02X:00.0", idx+1),
-				Minor:           idx,
-				NUMANode:        numa,
-				ComputeMajor:    m.ComputeMajor,
-				ComputeMinor:    m.ComputeMinor,
-				Multiprocessors: s.Multiprocessors,
-				MIGEnabled:      len(s.MIG) > 0 || s.MIGEnabled,
-			}
-			if g.UUID == "" {
-				g.UUID = "GPU-" + uuidFrom(fmt.Sprintf("%s/%d", p.Name, idx))
-			}
-			if prev, dup := seen[g.UUID]; dup {
-				return n, fmt.Errorf("%s.uuid: %q is also used by %s", field, g.UUID, prev)
-			}
-			seen[g.UUID] = field
-			for j, x := range s.MIG {
-				mp, _ := gpu.LookupMIGProfile(m.Name, x.Profile)
-				devs, err := x.devices(fmt.Sprintf("%s.mig[%d]", field, j), g, j, mp)
-				if err != nil {
-					return n, err
-				}
-				g.MIG = append(g.MIG, devs...)
-			}
-			n.GPUs = append(n.GPUs, g)
-		}
+		n.GPUs = append(n.GPUs, gpus...)
 	}
 	links, err := p.Links.matrix(n.GPUs)
 	if err != nil {
@@ -374,6 +317,105 @@ func (p *Profile) node() (device.Node, error) {
 	}
 	n.Links = links
 	return n, nil
+}
+
+// gpus checks the entry (field names it in errors) and returns its GPUs,
+// indexed from first; seen maps the UUIDs used so far to their entries.
+func (s GPUSpec) gpus(field, profile string, first int, seen map[string]string) ([]device.GPU, error) {
+	count := s.Count
+	if count == 0 {
+		count = 1
+	}
+	if count < 0 || first+count > maxGPUs {
+		return nil, fmt.Errorf("%s.count: %d is out of range (1..%d GPUs in all)", field, s.Count, maxGPUs)
+	}
+	m, numa, err := s.check(field, count)
+	if err != nil {
+		return nil, err
+	}
+	mem := s.MemoryMiB
+	if mem == 0 {
+		mem = m.MemoryMiB
+	}
+	var out []device.GPU
+	for c := 0; c < count; c++ {
+		idx := first + c
+		g := device.GPU{
+			Index:           idx,
+			UUID:            s.UUID,
+			ProductName:     s.ProductName,
+			Model:           m.Name,
+			MemoryMiB:       mem,
+			PCIBusID:        fmt.Sprintf("00000000:%02X:00.0", idx+1),
+			Minor:           idx,
+			NUMANode:        numa,
+			ComputeMajor:    m.ComputeMajor,
+			ComputeMinor:    m.ComputeMinor,
+			Multiprocessors: s.Multiprocessors,
+			MIGEnabled:      len(s.MIG) > 0 || s.MIGEnabled,
+		}
+		if g.UUID == "" {
+			g.UUID = "GPU-" + uuidFrom(fmt.Sprintf("%s/%d", profile, idx))
+		}
+		if prev, dup := seen[g.UUID]; dup {
+			return nil, fmt.Errorf("%s.uuid: %q is also used by %s", field, g.UUID, prev)
+		}
+		seen[g.UUID] = field
+		for j, x := range s.MIG {
+			mp, _ := gpu.LookupMIGProfile(m.Name, x.Profile)
+			devs, err := x.devices(fmt.Sprintf("%s.mig[%d]", field, j), g, j, mp)
+			if err != nil {
+				return nil, err
+			}
+			g.MIG = append(g.MIG, devs...)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// check validates the entry's fields and returns its catalog model (zero
+// for a product outside the catalog) and NUMA node.
+func (s GPUSpec) check(field string, count int) (gpu.Model, int, error) {
+	if s.ProductName == "" {
+		return gpu.Model{}, 0, fmt.Errorf("%s.productName: required", field)
+	}
+	if s.UUID != "" && count != 1 {
+		return gpu.Model{}, 0, fmt.Errorf("%s.uuid: only allowed with count 1", field)
+	}
+	if s.MemoryMiB < 0 {
+		return gpu.Model{}, 0, fmt.Errorf("%s.memoryMiB: %d is negative", field, s.MemoryMiB)
+	}
+	if s.Multiprocessors < 0 {
+		return gpu.Model{}, 0, fmt.Errorf("%s.multiprocessors: %d is negative", field, s.Multiprocessors)
+	}
+	numa := 0
+	if s.NUMANode != nil {
+		numa = *s.NUMANode
+		if numa < -1 || numa > 1023 {
+			return gpu.Model{}, 0, fmt.Errorf("%s.numaNode: %d is out of range (-1..1023)", field, numa)
+		}
+	}
+	if err := s.Telemetry.validate(); err != nil {
+		return gpu.Model{}, 0, fmt.Errorf("%s.telemetry.%w", field, err)
+	}
+	m, ok := gpu.Default().FromProductName(s.ProductName)
+	if s.MemoryMiB == 0 && m.MemoryMiB == 0 {
+		return m, 0, fmt.Errorf("%s.memoryMiB: required, since product %q is not in the GPU catalog", field, s.ProductName)
+	}
+	if len(s.MIG) > 0 || s.MIGEnabled {
+		if !ok || !m.MIGCapable {
+			return m, 0, fmt.Errorf("%s.mig: product %q does not support MIG", field, s.ProductName)
+		}
+		names := make([]string, len(s.MIG))
+		for j, x := range s.MIG {
+			names[j] = x.Profile
+		}
+		if _, err := gpu.PlaceMIG(m.Name, names); err != nil {
+			return m, 0, fmt.Errorf("%s.mig: %w", field, err)
+		}
+	}
+	return m, numa, nil
 }
 
 func (t Telemetry) validate() error {

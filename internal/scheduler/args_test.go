@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+func TestSetDefaultsArgs(t *testing.T) {
+	var a Args
+	SetDefaultsArgs(&a)
+	if a.Policy != "fgd" || a.TieBreak != "random" || a.Popularity != 0.95 || a.TargetWorkloadFile != "" || a.Seed != 0 {
+		t.Errorf("defaults %+v, want fgd, random, 0.95", a)
+	}
+	// The defaults are the core's, which gpuplane simulate uses too.
+	if a.Policy != placement.DefaultPolicy || a.Popularity != placement.DefaultPopularity {
+		t.Errorf("defaults %+v differ from placement's", a)
+	}
+	b := Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5}
+	SetDefaultsArgs(&b)
+	if b != (Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5}) {
+		t.Errorf("set fields changed: %+v", b)
+	}
+}
+
+func TestValidateArgs(t *testing.T) {
+	path := field.NewPath("pluginConfig").Index(0).Child("args")
+	if err := ValidateArgs(path, &Args{Policy: "fgdcm", TieBreak: "first", Popularity: 1}); err != nil {
+		t.Errorf("valid args: %v", err)
+	}
+	for _, c := range []struct {
+		args Args
+		want string
+	}{
+		{Args{Policy: "x", TieBreak: "random", Popularity: 0.95}, `pluginConfig[0].args.policy: Unsupported value: "x": supported values: "random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd", "leastallocated", "mostallocated", "fgdcm"`},
+		{Args{Policy: "fgd", TieBreak: "last", Popularity: 0.95}, `pluginConfig[0].args.tieBreak: Unsupported value: "last": supported values: "first", "random"`},
+		{Args{Policy: "fgd", TieBreak: "random", Popularity: 1.5}, `pluginConfig[0].args.popularity: Invalid value: 1.5: must be in (0, 1]`},
+		{Args{Policy: "fgd", TieBreak: "random", Popularity: -0.1}, `pluginConfig[0].args.popularity: Invalid value: -0.1: must be in (0, 1]`},
+	} {
+		if err := ValidateArgs(path, &c.args); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v\nwant %s", c.args, err, c.want)
+		}
+	}
+	// Every problem at once, as an aggregate.
+	err := ValidateArgs(path, &Args{Policy: "x", TieBreak: "y", Popularity: 2})
+	if err == nil || strings.Count(err.Error(), "pluginConfig[0].args.") != 3 {
+		t.Errorf("three bad fields: %v", err)
+	}
+}
+
+func TestBuildArgs(t *testing.T) {
+	a := Args{}
+	p, tie, err := a.build()
+	if err != nil || p.Name() != "fgd" || tie != placement.TieRandom {
+		t.Fatalf("build() = %v, %v, %v", p, tie, err)
+	}
+	a = Args{Policy: "magic"}
+	if _, _, err := a.build(); err == nil || !strings.HasPrefix(err.Error(), `pluginConfig[GPUPlacement].args.policy: Unsupported value: "magic"`) {
+		t.Errorf("unknown policy: %v", err)
+	}
+	a = Args{TargetWorkloadFile: "/nonexistent/pods.csv"}
+	if _, _, err := a.build(); err == nil || !strings.HasPrefix(err.Error(), "pluginConfig[GPUPlacement].args.targetWorkloadFile: ") {
+		t.Errorf("missing target workload file: %v", err)
+	}
+}
