@@ -9,7 +9,7 @@ func TestIsGPU(t *testing.T) {
 		"nvidia.com/mig-1g.10gb":        true,
 		"nvidia.com/mig-1g.10gb.shared": true,
 		"gpuplane.io/gpu-milli":         true,
-		"rdma/hca_shared_devices_a":     false, // another device plugin (issue 9 item 8)
+		"rdma/hca_shared_devices_a":     false, // another device plugin (an RDMA NIC)
 		"nvidia.com/mig-":               false,
 		"nvidia.com/gpus":               false,
 		"example.com/gpu":               false,

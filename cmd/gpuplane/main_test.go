@@ -9,7 +9,7 @@ import (
 // TestOfflineDeps keeps the offline tool light: it must link no go-nvml
 // (cgo), Kubernetes, gRPC or Prometheus package, which the in-cluster
 // binaries need and which made a first `go run ./cmd/gpuplane simulate`
-// compile for minutes (issue 7), and no cgo or net at all (cobra's pflag
+// compile for minutes, and no cgo or net at all (cobra's pflag
 // would bring both: they cost about 40% of the cold build).
 func TestOfflineDeps(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()

@@ -137,7 +137,7 @@ func TestSimulateBadInput(t *testing.T) {
 	}
 }
 
-// TestSimulateUnfitPodsWarn: pods that fit no node (issue 10) are failed
+// TestSimulateUnfitPodsWarn: pods that fit no node are failed
 // pods and warnings, not errors: q needs 4 GPUs of a 2-GPU cluster, r only
 // H100s of a T4 cluster.
 func TestSimulateUnfitPodsWarn(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-// TestHugeValuesGiveShortErrors: issue 10 fed a 300,000,000-digit
+// TestHugeValuesGiveShortErrors: a fault report fed a 300,000,000-digit
 // gpu_milli and got a 300 MB error; half a megabyte of any value must give an
 // error of at most a few hundred bytes that still names the line and
 // column.

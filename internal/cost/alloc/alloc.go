@@ -1,6 +1,6 @@
 // Package alloc attributes a cluster's GPU cost over a time window to
 // the pods that held its GPUs, and the rest to idle capacity: the accounting
-// core of gpuplane cost (issue 12). It is a separate package from
+// core of gpuplane cost. It is a separate package from
 // internal/cost/prices because it has a different job: internal/cost/prices keeps the one
 // catalogue of prices and the simulator's rate arithmetic; this package takes
 // those prices and a record of who held which GPU share when, and keeps the

@@ -1,5 +1,5 @@
 // Package export publishes GPU cost rates for Prometheus: the
-// exposition of gpuplane cost --serve ADDR (issue 12). An Exporter is a
+// exposition of gpuplane cost --serve ADDR. An Exporter is a
 // prometheus.Collector. Every refresh it asks the caller's Source for the
 // alloc.Input of a trailing window (e.g. the last hour), keeps the
 // books with cost/alloc, and publishes per team and per namespace the cost

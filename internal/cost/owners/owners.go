@@ -1,4 +1,4 @@
-// Package owners finds each pod's job for gpuplane cost (issue 12): the
+// Package owners finds each pod's job for gpuplane cost: the
 // pod's top owner, found by following controller owner references through
 // the Kubernetes API (Pod -> Job -> CronJob, Pod -> ReplicaSet ->
 // Deployment, Pod -> PyTorchJob, MPIJob, RayCluster, or any other kind),

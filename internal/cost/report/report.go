@@ -1,5 +1,5 @@
-// Package report makes the HTML cost report of gpuplane cost --out DIR
-// (issue 12): cost by team over time, the top jobs with their efficiency,
+// Package report makes the HTML cost report of gpuplane cost --out DIR:
+// cost by team over time, the top jobs with their efficiency,
 // idle cost by GPU model and a histogram of efficiency, from one
 // alloc.Input. The page is self-contained (no script, no network) and
 // draws its charts with internal/htmlkit, as the simulator's report does;

@@ -1,6 +1,6 @@
 // Package rightsize recommends a smaller GPU share for each job that used
 // little of what it held over a window: the right-sizing part of
-// gpuplane cost (issue 12). For a job whose p95 utilisation is low it finds
+// gpuplane cost. For a job whose p95 utilisation is low it finds
 // the smallest MIG profile of the job's GPU model (or, on a model without
 // MIG, the smallest milli-GPU share) that would still have held the job's
 // peak frame-buffer memory and its p95 utilisation, and the money that share

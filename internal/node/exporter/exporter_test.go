@@ -470,7 +470,7 @@ func TestConcurrentScrapesWhileSampling(t *testing.T) {
 }
 
 func TestOnlyGPUResourcesAreAttributed(t *testing.T) {
-	// Issue 9 item 8: another device plugin's device "7" (an RDMA NIC)
+	// Another device plugin's device "7" (an RDMA NIC)
 	// must not make its pod show as using GPU 7, nor GPU 1 under the
 	// index device-ID form. Only GPU resources count, as in dcgm-exporter
 	// (internal/pkg/transformation/kubernetes.go skips resource names other

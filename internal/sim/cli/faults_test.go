@@ -24,7 +24,7 @@ func writeFile(t *testing.T, dir, name, body string) string {
 
 const podHeader = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
 
-// TestPodLargerThanAnyNodeIsAWarning is issue 10's first input as files:
+// TestPodLargerThanAnyNodeIsAWarning is a fault report's first input as files:
 // the run goes on, the pod is a failed pod, stderr warns.
 func TestPodLargerThanAnyNodeIsAWarning(t *testing.T) {
 	dir := t.TempDir()
@@ -50,7 +50,7 @@ func TestPodLargerThanAnyNodeIsAWarning(t *testing.T) {
 	}
 }
 
-// TestReplayPlacementsFile: issue 10's p1..p5 input, replay, Best-fit, one
+// TestReplayPlacementsFile: the fault report's p1..p5 input, replay, Best-fit, one
 // seed, --placements as CSV; the rows are worked out in
 // engine.TestReplayDeletedWhileWaiting (p1 and p2 share GPU 0, p3 takes GPU
 // 1, p5 leaves the queue at 20 after 6 s). A second run refuses to
@@ -162,7 +162,7 @@ func TestOutRefusesToOverwrite(t *testing.T) {
 	}
 }
 
-// TestHugeValueShortError: issue 10's 300,000,000-digit gpu_milli, here
+// TestHugeValueShortError: a fault report's 300,000,000-digit gpu_milli, here
 // 10,000,000 digits: the error names file, line and column and stays short.
 func TestHugeValueShortError(t *testing.T) {
 	dir := t.TempDir()

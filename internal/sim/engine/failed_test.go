@@ -24,7 +24,7 @@ func prepare(t *testing.T, nodes []trace.NodeSpec, pods []trace.PodSpec) *Worklo
 	return w
 }
 
-// TestFillCountsPodLargerThanAnyNode is issue 10's first input: node n1
+// TestFillCountsPodLargerThanAnyNode is a fault report's first input: node n1
 // (96 cores, 8 G2 GPUs), pod big (120 cores, 8 GPUs). Capacity 8000
 // milli-GPU, the fill stops at ⌊1.3 × 8000⌋ = 10400: big arrives once
 // (8000), a second sample would pass 10400. It fails, too large; the run
@@ -53,7 +53,7 @@ func TestFillCountsPodLargerThanAnyNode(t *testing.T) {
 }
 
 // TestUnfitReasons: on two T4 nodes (2 GPUs, 16 cores each), pod p4
-// (issue 10) allows only V100M16|V100M32, which no node has; pod t asks
+// (from the fault report) allows only V100M16|V100M32, which no node has; pod t asks
 // for "t4" in lower case and fits; pod wide asks for 4 GPUs, more than
 // any node has. In replay each unfit pod fails on arrival; t starts.
 func TestUnfitReasons(t *testing.T) {
@@ -142,7 +142,7 @@ func TestReplayNeedsCreationTimes(t *testing.T) {
 	}
 }
 
-// TestReplayDeletedWhileWaiting is issue 10's second input: node-1 has 2
+// TestReplayDeletedWhileWaiting is the fault report's second input: node-1 has 2
 // T4s. p1 and p2 (470 milli-GPU) and p3 (440) start at 10, 11, 12 and run
 // to 1000 (deletion − scheduled: 990, 989, 988 s); Best-fit puts p1 and p2
 // on one GPU (940) and p3 on the other, so no GPU is whole. p5 (a whole
@@ -226,7 +226,7 @@ func TestEveryOpenbPodList(t *testing.T) {
 	}
 }
 
-// TestReplayTimelineEndsEmpty: in issue 10's second input p1, p2 and p3 all
+// TestReplayTimelineEndsEmpty: in the fault report's second input p1, p2 and p3 all
 // leave at t=1000 (990 s after the first creation). The timeline's last
 // point is the cluster then: nothing allocated, nothing waiting. It showed
 // 910/2000 = 0.455, the state after only p1 had left, because a sample is

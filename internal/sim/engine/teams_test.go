@@ -42,7 +42,7 @@ func TestTeamOf(t *testing.T) {
 	}
 }
 
-// TestTeamCappedAtTwo is issue 11's first case: team a may use 2 T4 GPUs
+// TestTeamCappedAtTwo is the quota design's first case: team a may use 2 T4 GPUs
 // (borrowingLimit 0, alone in its cohort) on a node of 8 free T4s. j1 runs
 // 0..100, j2 0..200; j3 (created at 1) and j4 (at 2) run 50 s each and
 // wait for quota. At 100 j1 ends and exactly one waiting job starts, the
@@ -88,7 +88,7 @@ func TestTeamCappedAtTwo(t *testing.T) {
 	}
 }
 
-// TestCohortReclaim is issue 11's second case on three nodes of 10 T4s:
+// TestCohortReclaim is the quota design's second case on three nodes of 10 T4s:
 // teams a (priority 100), b and c (0), each nominal 10. b runs a 6-GPU pod
 // from 1, a 5-GPU pod from 2, a 2-GPU pod from 4; c a 7-GPU pod from 3; a
 // ten 1-GPU pods from 5 (best fit packs them all: 6 | 5 | 7+2, then the
@@ -147,7 +147,7 @@ teams:
 	}
 }
 
-// TestGangBeyondQuotaNeverBinds is issue 11's third case: team a's quota
+// TestGangBeyondQuotaNeverBinds is the quota design's third case: team a's quota
 // is 8 T4 GPUs (borrowingLimit 0); gang g is two pods of 8 GPUs (g#0,
 // g#1), 16 in all, on two free nodes of 8. It is never admitted and
 // neither pod binds; both end waiting for quota. A lone 8-GPU pod of the

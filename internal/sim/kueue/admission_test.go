@@ -7,7 +7,7 @@ import (
 
 func lim(v int64) *int64 { return &v }
 
-// three returns the cohort of issue 11: teams A, B, C, each with a nominal
+// three returns the cohort of the quota design: teams A, B, C, each with a nominal
 // quota of 10 GPUs of one flavor and no limits; A's priority is high.
 func three(t *testing.T) *Cohort {
 	t.Helper()
@@ -21,7 +21,7 @@ func three(t *testing.T) *Cohort {
 	return c
 }
 
-// TestReclaimPreemptsOnlyBorrowersNewestFirst is issue 11's cohort: 30
+// TestReclaimPreemptsOnlyBorrowersNewestFirst is the quota design's cohort: 30
 // GPUs, all in use: A 10 (its nominal), B 13 as three low-priority jobs of
 // 6, 5 and 2 GPUs (admitted in that order, so the 2-GPU job is the newest),
 // C 7. A high-priority A job of 2 GPUs would take A to 12, above nominal:
@@ -74,7 +74,7 @@ func TestReclaimPreemptsOnlyBorrowersNewestFirst(t *testing.T) {
 // job admitted last. Kueue's documentation orders candidates "admitted
 // the most recently" first and only skips a ClusterQueue that no longer
 // borrows before a removal, so the 6-GPU job goes alone (12 + 7 + 7 = 26 ≤
-// 30) and B drops to 7, below its nominal 10: where issue 11 hoped B would
+// 30) and B drops to 7, below its nominal 10: where the quota design hoped B would
 // stay at its nominal, the documentation wins.
 func TestReclaimNewestFirstEvenBelowNominal(t *testing.T) {
 	c := three(t)

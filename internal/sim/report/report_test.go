@@ -29,7 +29,7 @@ func sample() *engine.Report {
 	}
 }
 
-// TestReplayTable: issue 10's replay input (2 T4s at 0.35 USD/h, 990 s)
+// TestReplayTable: the fault report's replay input (2 T4s at 0.35 USD/h, 990 s)
 // leaves 2000·990 − (470·990 + 470·989 + 440·988) milli-GPU-seconds idle:
 // 615150/1000/3600 = 0.170875 GPU-hours, 0.0598 USD. The table showed both
 // as 0; with one decimal of GPU-hours and cents they read 0.2 and 0.06.
