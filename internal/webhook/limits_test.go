@@ -223,3 +223,71 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSlowClientsHTTP2: over HTTP/2, which the API server speaks to
+// webhooks where it can, the timeouts are per stream: a request whose body
+// trickles is ended by the server once the read timeout passes (answered
+// 400 "reading body: i/o timeout", or reset), and a valid request on the
+// same connection is answered.
+func TestSlowClientsHTTP2(t *testing.T) {
+	h := newHandler(t)
+	lim := Limits{ReadHeaderTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, MaxConns: 8}
+	addr, cfg := limitServer(t, h, lim)
+	cfg.NextProtos = nil
+	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Timeout: bound, Transport: tr}
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for range 100 {
+			select {
+			case <-stop:
+				pw.Close()
+				return
+			case <-tick.C:
+			}
+			if _, err := pw.Write([]byte{' '}); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", "https://"+addr+"/validate", pr)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	t.Logf("trickled request: %v", err)
+	if err == nil {
+		out, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("answered %s %d %q, reading: %v", resp.Proto, resp.StatusCode, out, rerr)
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("protocol %s, want HTTP/2", resp.Proto)
+		}
+		// Answered before the body ended: the server gave up on it.
+		if rerr == nil && resp.StatusCode == 200 {
+			t.Fatalf("a trickled body was answered 200: %s", out)
+		}
+	} else {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("trickled request still going after %v: %v", bound, err)
+		}
+	}
+	waitFor(t, "the trickled body counted as unreadable", func() bool {
+		return metricValue(t, h, `gpuplane_webhook_errors_total{reason="read_body",webhook="validate"}`) == 1
+	})
+	body, _ := os.ReadFile("testdata/pod-good.json")
+	resp, err = c.Post("https://"+addr+"/validate", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || !strings.Contains(string(out), `"allowed":true`) {
+		t.Errorf("valid request over HTTP/2: %s %d %s", resp.Proto, resp.StatusCode, out)
+	}
+}
