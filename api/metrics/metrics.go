@@ -171,14 +171,32 @@ const (
 	CostRefreshErrorsTotal = "gpuplane_cost_refresh_errors_total"
 )
 
-// The series of the GPU admission webhook (internal/webhook).
+// The series of the GPU admission webhook (internal/webhook), on its
+// metrics port; the names follow controller-runtime's webhook metrics
+// (controller_runtime_webhook_requests_total, _latency_seconds,
+// _requests_in_flight) under the prefix gpuplane_webhook_.
 const (
-	// WebhookRequestsTotal counts admission requests by LabelWebhook and
+	// WebhookRequestsTotal counts admission requests by LabelWebhook,
+	// LabelOperation (unknown when the body is unreadable), LabelCode and
 	// LabelResult; a counter.
 	WebhookRequestsTotal = "gpuplane_webhook_requests_total"
-	// WebhookDurationSeconds is the time to answer one admission request,
-	// in seconds, by LabelWebhook; a histogram.
-	WebhookDurationSeconds = "gpuplane_webhook_duration_seconds"
+	// WebhookRejectionsTotal counts refusals by LabelWebhook,
+	// LabelOperation and LabelRule, once per rule a request breaks; a
+	// counter.
+	WebhookRejectionsTotal = "gpuplane_webhook_rejections_total"
+	// WebhookErrorsTotal counts failed requests by LabelWebhook and
+	// LabelReason (the WebhookErr* values); a counter.
+	WebhookErrorsTotal = "gpuplane_webhook_errors_total"
+	// WebhookLatencySeconds is the time from the end of a request's
+	// headers to its answer, the body's reading included, in seconds, by
+	// LabelWebhook; a histogram.
+	WebhookLatencySeconds = "gpuplane_webhook_latency_seconds"
+	// WebhookRequestsInFlight is the number of requests being read or
+	// answered, by LabelWebhook; a gauge.
+	WebhookRequestsInFlight = "gpuplane_webhook_requests_in_flight"
+	// WebhookOpenConnections is the number of connections open to the
+	// admission port; a gauge.
+	WebhookOpenConnections = "gpuplane_webhook_open_connections"
 )
 
 // Label names of the webhook's series.
@@ -188,6 +206,36 @@ const (
 	// LabelResult is a request's result: allowed, denied, patched,
 	// bad_request or error.
 	LabelResult = "result"
+	// LabelCode is the HTTP status code of the answer.
+	LabelCode = "code"
+	// LabelRule is the policy's rule a refused request breaks
+	// (internal/webhook/policy's Rule* names), or WebhookRuleError.
+	LabelRule = "rule"
+	// LabelReason is why a request failed: a WebhookErr* value.
+	LabelReason = "reason"
+)
+
+// Values of the webhook's LabelReason and LabelRule.
+const (
+	// WebhookErrBadRequest: not an admission.k8s.io/v1 AdmissionReview;
+	// answered 400.
+	WebhookErrBadRequest = "bad_request"
+	// WebhookErrTooLarge: the body is over the limit; answered 413.
+	WebhookErrTooLarge = "too_large"
+	// WebhookErrReadBody: the body could not be read (the client stalled
+	// past the read timeout or went away); answered 400.
+	WebhookErrReadBody = "read_body"
+	// WebhookErrWriteResponse: the answer could not be written.
+	WebhookErrWriteResponse = "write_response"
+	// WebhookErrDecodeObject: the object does not decode; refused.
+	WebhookErrDecodeObject = "decode_object"
+	// WebhookErrNamespaceLookup: the namespace's labels could not be read;
+	// refused.
+	WebhookErrNamespaceLookup = "namespace_lookup"
+	// WebhookRuleError is the LabelRule of a request refused because of
+	// an error (WebhookErrDecodeObject, WebhookErrNamespaceLookup), not a
+	// rule of the policy.
+	WebhookRuleError = "error"
 )
 
 // Label names of the node agent's exporter, as dcgm-exporter names them
@@ -223,8 +271,9 @@ const (
 	LabelErrCode = "err_code"
 	// LabelErrMsg is DCGMDevXIDErrors's XID description.
 	LabelErrMsg = "err_msg"
-	// LabelOperation is BackendErrorsTotal's backend call: discover,
-	// sample or watch_health.
+	// LabelOperation is BackendErrorsTotal's backend call (discover,
+	// sample or watch_health), and the webhook's admission operation
+	// (CREATE, UPDATE, DELETE, CONNECT).
 	LabelOperation = "operation"
 )
 

@@ -34,3 +34,22 @@ func TestBadPolicyFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// The limits' flags reach the webhook's options: a bad value is refused
+// before anything is read.
+func TestLimitFlags(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"--read-timeout=-1s", "--read-timeout -1s is negative (0: no limit)"},
+		{"--read-header-timeout=-2s", "--read-header-timeout -2s is negative (0: no limit)"},
+		{"--write-timeout=-3s", "--write-timeout -3s is negative (0: no limit)"},
+		{"--idle-timeout=-4s", "--idle-timeout -4s is negative (0: no limit)"},
+		{"--max-connections=-1", "--max-connections -1 is negative (0: no limit)"},
+		{"--max-request-bytes=0", "--max-request-bytes 0 is not positive"},
+	} {
+		cmd := newWebhookCmd()
+		cmd.SetArgs([]string{c.arg, "--policy", "/nonexistent/policy.yaml"})
+		if err := cmd.Execute(); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.arg, err, c.want)
+		}
+	}
+}

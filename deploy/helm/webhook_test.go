@@ -74,7 +74,9 @@ func TestWebhookTemplate(t *testing.T) {
 	var d appsv1.Deployment
 	r.get(t, "Deployment", webhookName, &d)
 	c := d.Spec.Template.Spec.Containers[0]
-	if want := []string{"--policy=/etc/gpuplane/policy/policy.yaml", "--tls-cert-file=/etc/gpuplane/webhook/tls.crt", "--tls-key-file=/etc/gpuplane/webhook/tls.key", "--listen=:9443"}; !slices.Equal(c.Command, []string{"gpuplane-webhook"}) || !slices.Equal(c.Args, want) {
+	if want := []string{"--policy=/etc/gpuplane/policy/policy.yaml", "--tls-cert-file=/etc/gpuplane/webhook/tls.crt", "--tls-key-file=/etc/gpuplane/webhook/tls.key", "--listen=:9443",
+		"--metrics-addr=:9401", "--read-header-timeout=10s", "--read-timeout=10s", "--write-timeout=30s", "--idle-timeout=90s", "--max-connections=512", "--max-request-bytes=7340032",
+	}; !slices.Equal(c.Command, []string{"gpuplane-webhook"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("command %v args %v, want gpuplane-webhook %v", c.Command, c.Args, want)
 	}
 	vols := d.Spec.Template.Spec.Volumes
@@ -83,6 +85,21 @@ func TestWebhookTemplate(t *testing.T) {
 	}
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
 		t.Errorf("liveness probe %+v", c.LivenessProbe)
+	}
+
+	if len(c.Ports) != 2 || c.Ports[1].Name != "metrics" || c.Ports[1].ContainerPort != 9401 {
+		t.Errorf("ports %+v, want https and metrics 9401", c.Ports)
+	}
+	// The metrics Service, annotated for Prometheus as the node agent's;
+	// no ServiceMonitor without serviceMonitor.enabled.
+	var ms corev1.Service
+	r.get(t, "Service", webhookName+"-metrics", &ms)
+	if a := ms.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9401" || a["prometheus.io/path"] != "/metrics" ||
+		len(ms.Spec.Ports) != 1 || ms.Spec.Ports[0].Name != "metrics" || ms.Spec.Ports[0].Port != 9401 || !matches(ms.Spec.Selector, d.Spec.Template.Labels) {
+		t.Errorf("metrics Service %+v", ms)
+	}
+	if _, ok := r["ServiceMonitor/"+webhookName]; ok {
+		t.Error("a webhook ServiceMonitor without serviceMonitor.enabled")
 	}
 
 	// Both configurations: the Service, failurePolicy Ignore, kube-system
@@ -115,6 +132,77 @@ func TestWebhookTemplate(t *testing.T) {
 	r.get(t, "ValidatingWebhookConfiguration", webhookName, &v)
 	vw := v.Webhooks[0]
 	check("ValidatingWebhookConfiguration", vw.Name, vw.ClientConfig, vw.FailurePolicy, vw.NamespaceSelector, vw.Rules, v.Annotations, "validate", 3)
+}
+
+// TestWebhookValues: the limits, the metrics port and failurePolicy are
+// values; the ServiceMonitor scrapes the metrics Service as job
+// gpuplane-webhook, the job of the alerts, and the node agent's
+// ServiceMonitor does not select the webhook's Services.
+func TestWebhookValues(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(p, []byte(webhookValues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := render(t, "-f", p, "--set", "serviceMonitor.enabled=true", "--set", "webhook.failurePolicy=Fail", "--set", "webhook.metricsPort=9500",
+		"--set", "webhook.server.readTimeout=3s", "--set", "webhook.server.maxConnections=64", "--set", "webhook.server.maxRequestBytes=10485760")
+	var d appsv1.Deployment
+	r.get(t, "Deployment", webhookName, &d)
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--metrics-addr=:9500", "--read-timeout=3s", "--max-connections=64", "--max-request-bytes=10485760"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %v lack %s", args, want)
+		}
+	}
+	var v admissionregistrationv1.ValidatingWebhookConfiguration
+	r.get(t, "ValidatingWebhookConfiguration", webhookName, &v)
+	if fp := v.Webhooks[0].FailurePolicy; fp == nil || *fp != admissionregistrationv1.Fail {
+		t.Errorf("failurePolicy %v, want Fail", fp)
+	}
+	var sm struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+			Endpoints []struct {
+				Port        string `json:"port"`
+				Path        string `json:"path"`
+				Relabelings []struct {
+					TargetLabel string `json:"targetLabel"`
+					Replacement string `json:"replacement"`
+				} `json:"relabelings"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(r["ServiceMonitor/"+webhookName], &sm); err != nil {
+		t.Fatal(err)
+	}
+	var ms corev1.Service
+	r.get(t, "Service", webhookName+"-metrics", &ms)
+	if e := sm.Spec.Endpoints; len(e) != 1 || e[0].Port != "metrics" || e[0].Path != "/metrics" || len(e[0].Relabelings) != 1 ||
+		e[0].Relabelings[0].TargetLabel != "job" || e[0].Relabelings[0].Replacement != "gpuplane-webhook" {
+		t.Errorf("webhook ServiceMonitor endpoints %+v, want port metrics relabelled to job gpuplane-webhook", e)
+	}
+	if !matches(sm.Spec.Selector.MatchLabels, ms.Labels) || ms.Spec.Ports[0].Port != 9500 {
+		t.Errorf("webhook ServiceMonitor selector %v, metrics Service %+v", sm.Spec.Selector.MatchLabels, ms)
+	}
+	var agent struct {
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(r["ServiceMonitor/"+fullname], &agent); err != nil {
+		t.Fatal(err)
+	}
+	var svc corev1.Service
+	r.get(t, "Service", webhookName, &svc)
+	if matches(agent.Spec.Selector.MatchLabels, ms.Labels) || matches(agent.Spec.Selector.MatchLabels, svc.Labels) {
+		t.Errorf("the node agent's ServiceMonitor %v selects the webhook's Services", agent.Spec.Selector.MatchLabels)
+	}
 }
 
 func equalJSON(t *testing.T, a, b any) bool {
@@ -165,10 +253,17 @@ func TestWebhookFlagsAccepted(t *testing.T) {
 	if !accepted["--policy"] {
 		t.Fatalf("could not read the flags from gpuplane-webhook --help:\n%s", out)
 	}
-	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for _, a := range args {
 		if name, _, _ := strings.Cut(a, "="); !accepted[name] {
 			t.Errorf("the chart passes %s, which gpuplane-webhook does not accept", name)
 		}
+	}
+	// And their values: with them all, the first thing to fail is reading
+	// the policy file, which is not there.
+	out, err = exec.Command(bin, args...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "open /etc/gpuplane/policy/policy.yaml: no such file") {
+		t.Errorf("gpuplane-webhook with the chart's arguments: %v\n%s", err, out)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -20,15 +21,19 @@ import (
 
 // admit answers one request. Only Pods are mutated (a pod template is left
 // as its owner wrote it; its pods are mutated when created); Pods and pod
-// templates are validated. Other kinds, and subresources, are allowed.
-func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, mutate bool) (*admissionv1.AdmissionResponse, error) {
+// templates are validated. Other kinds, and subresources, are allowed. A
+// refusal comes with the rules broken, each once.
+func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, mutate bool) (*admissionv1.AdmissionResponse, []string, error) {
 	allow := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	if req.SubResource != "" || req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect {
-		return allow, nil
+		return allow, nil, nil
 	}
 	pod, err := podOf(req.Kind, req.Object.Raw)
-	if err != nil || pod == nil {
-		return allow, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if pod == nil {
+		return allow, nil, nil
 	}
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		// A workload updated without a change to what the policy reads
@@ -36,7 +41,7 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		// is not checked again: a workload admitted before the policy
 		// keeps working.
 		if old, err := podOf(req.Kind, req.OldObject.Raw); err == nil && reflect.DeepEqual(old, pod) {
-			return allow, nil
+			return allow, nil, nil
 		}
 	}
 	if pod.Namespace == "" {
@@ -46,38 +51,42 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	if h.namespaces != nil {
 		l, err := h.namespaces(ctx, pod.Namespace)
 		if err != nil {
-			return nil, fmt.Errorf("namespace %s: %v", pod.Namespace, err)
+			return nil, nil, &namespaceError{fmt.Errorf("namespace %s: %v", pod.Namespace, err)}
 		}
 		ns.Labels = l
 	}
 	if mutate {
 		if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
-			return allow, nil
+			return allow, nil, nil
 		}
 		ops := h.policy.Mutate(pod, ns)
 		if len(ops) == 0 {
-			return allow, nil
+			return allow, nil, nil
 		}
 		patch, err := json.Marshal(ops)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pt := admissionv1.PatchTypeJSONPatch
 		allow.Patch, allow.PatchType = patch, &pt
-		return allow, nil
+		return allow, nil, nil
 	}
 	if req.Kind.Kind == "Pod" && req.Operation != admissionv1.Create {
 		// A pod's resources and tolerations are checked once, at
 		// creation; updates (status, labels) are not refused.
-		return allow, nil
+		return allow, nil, nil
 	}
 	vs := h.policy.Validate(pod, ns)
 	if len(vs) == 0 {
-		return allow, nil
+		return allow, nil, nil
 	}
 	msgs := make([]string, len(vs))
+	var rules []string
 	for i, v := range vs {
 		msgs[i] = v.String()
+		if !slices.Contains(rules, v.Rule) {
+			rules = append(rules, v.Rule)
+		}
 	}
 	what, name := strings.ToLower(req.Kind.Kind), req.Name
 	if name == "" {
@@ -86,8 +95,14 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		// (k8s.io/api admission/v1).
 		name = pod.Name
 	}
-	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), nil
+	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), rules, nil
 }
+
+// namespaceError is an error reading a namespace's labels.
+type namespaceError struct{ err error }
+
+func (e *namespaceError) Error() string { return e.err.Error() }
+func (e *namespaceError) Unwrap() error { return e.err }
 
 // podOf reads the pod, or the pod template, of an object of the given
 // kind; nil for a kind that has none.

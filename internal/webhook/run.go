@@ -26,8 +26,16 @@ type Options struct {
 	// (--tls-cert-file, --tls-key-file); cert-manager's Secret mounted at
 	// /etc/gpuplane/webhook holds them as tls.crt and tls.key.
 	CertFile, KeyFile string
-	// Addr is the address to serve on (--listen).
+	// Addr is the address to serve /mutate, /validate and /healthz on
+	// (--listen).
 	Addr string
+	// MetricsAddr is the address to serve /metrics and /healthz on, plain
+	// HTTP (--metrics-addr); empty: no metrics.
+	MetricsAddr string
+	// Limits are the servers' timeouts and connection limit.
+	Limits Limits
+	// MaxRequestBytes caps an AdmissionReview body (--max-request-bytes).
+	MaxRequestBytes int64
 	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig);
 	// default in-cluster credentials. The API server is read only for
 	// namespaces' labels, when a team uses namespaceSelector.
@@ -37,15 +45,45 @@ type Options struct {
 // DefaultOptions returns the defaults of the command's flags.
 func DefaultOptions() Options {
 	return Options{
-		PolicyFile: "/etc/gpuplane/policy/policy.yaml",
-		CertFile:   "/etc/gpuplane/webhook/tls.crt",
-		KeyFile:    "/etc/gpuplane/webhook/tls.key",
-		Addr:       ":9443",
+		PolicyFile:      "/etc/gpuplane/policy/policy.yaml",
+		CertFile:        "/etc/gpuplane/webhook/tls.crt",
+		KeyFile:         "/etc/gpuplane/webhook/tls.key",
+		Addr:            ":9443",
+		MetricsAddr:     ":9401",
+		Limits:          DefaultLimits(),
+		MaxRequestBytes: DefaultMaxRequestBytes,
 	}
+}
+
+// Check says which flag, if any, has a value that cannot be served.
+func (o Options) Check() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--read-header-timeout", o.Limits.ReadHeaderTimeout},
+		{"--read-timeout", o.Limits.ReadTimeout},
+		{"--write-timeout", o.Limits.WriteTimeout},
+		{"--idle-timeout", o.Limits.IdleTimeout},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %v is negative (0: no limit)", d.flag, d.v)
+		}
+	}
+	if o.Limits.MaxConns < 0 {
+		return fmt.Errorf("--max-connections %d is negative (0: no limit)", o.Limits.MaxConns)
+	}
+	if o.MaxRequestBytes <= 0 {
+		return fmt.Errorf("--max-request-bytes %d is not positive", o.MaxRequestBytes)
+	}
+	return nil
 }
 
 // Run serves the webhook until ctx is done.
 func Run(ctx context.Context, o Options) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(o.PolicyFile)
 	if err != nil {
 		return err
@@ -72,12 +110,39 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	h := NewHandler(pol, ns)
+	h.MaxRequestBytes = o.MaxRequestBytes
 	l, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err
 	}
-	klog.InfoS("serving GPU admission policy", "addr", l.Addr().String(), "policy", o.PolicyFile, "teams", len(pol.Teams))
-	return Serve(ctx, l, NewHandler(pol, ns), certs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	servers := 1
+	if o.MetricsAddr != "" {
+		ml, err := net.Listen("tcp", o.MetricsAddr)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		servers++
+		klog.InfoS("serving metrics", "addr", ml.Addr().String())
+		go func() { errc <- ServeMetrics(ctx, ml, h.Metrics(), o.Limits) }()
+	}
+	klog.InfoS("serving GPU admission policy", "addr", l.Addr().String(), "policy", o.PolicyFile, "teams", len(pol.Teams),
+		"readTimeout", o.Limits.ReadTimeout, "writeTimeout", o.Limits.WriteTimeout, "idleTimeout", o.Limits.IdleTimeout,
+		"maxConnections", o.Limits.MaxConns, "maxRequestBytes", o.MaxRequestBytes)
+	go func() { errc <- Serve(ctx, l, h, certs, o.Limits) }()
+	// The first to stop (an error, or ctx done) stops the other.
+	err = <-errc
+	cancel()
+	for range servers - 1 {
+		if e := <-errc; err == nil {
+			err = e
+		}
+	}
+	return err
 }
 
 func usesSelector(p *policy.Policy) bool {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // CertFiles serves a TLS certificate from a certificate and a key file
@@ -70,16 +72,88 @@ func (c *CertFiles) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, erro
 	return c.cert, nil
 }
 
-// Serve serves h over TLS on l with the certificate of certs until ctx is
-// done, then shuts down, letting requests in flight finish for up to 5 s.
-func Serve(ctx context.Context, l net.Listener, h http.Handler, certs *CertFiles) error {
-	srv := &http.Server{
-		Handler:           h,
+// Limits bound what one client, or many, can hold of the server: a
+// client that sends its request slowly, or not at all, is disconnected
+// when its deadline passes, and no more than MaxConns connections are
+// served at once. Zero turns a limit off.
+type Limits struct {
+	// ReadHeaderTimeout bounds the reading of a request's headers, and the
+	// TLS handshake (--read-header-timeout).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the reading of a whole request, headers and body
+	// (--read-timeout): a client that trickles its body is disconnected
+	// when it passes.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of a request's headers to
+	// the end of its response (--write-timeout).
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request (--idle-timeout).
+	IdleTimeout time.Duration
+	// MaxConns caps the connections served at once (--max-connections);
+	// one more waits in the kernel's accept queue until one closes.
+	MaxConns int
+}
+
+// DefaultLimits are the defaults of the command's flags. The API server
+// sends a request of at most a few MiB over the cluster network and waits
+// at most its webhook timeout (timeoutSeconds, 1 to 30 s): a client that
+// has not sent its request in 10 s is not the API server, and an answer
+// after 30 s is one no API server waits for.
+func DefaultLimits() Limits {
+	return Limits{
 		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxConns:          512,
 	}
+}
+
+// server returns an http.Server for h with the limits' timeouts.
+func (lim Limits) server(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+	}
+}
+
+// listener caps l at the limits' connections.
+func (lim Limits) listener(l net.Listener) net.Listener {
+	if lim.MaxConns > 0 {
+		return netutil.LimitListener(l, lim.MaxConns)
+	}
+	return l
+}
+
+// Serve serves h over TLS on l with the certificate of certs and the
+// limits of lim until ctx is done, then shuts down, letting requests in
+// flight finish for up to 5 s. A handler with a ConnState method (Handler)
+// is told of each connection's state.
+func Serve(ctx context.Context, l net.Listener, h http.Handler, certs *CertFiles, lim Limits) error {
+	srv := lim.server(h)
+	srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
+	if cs, ok := h.(interface {
+		ConnState(net.Conn, http.ConnState)
+	}); ok {
+		srv.ConnState = cs.ConnState
+	}
+	return serve(ctx, srv, func() error { return srv.ServeTLS(lim.listener(l), "", "") })
+}
+
+// ServeMetrics serves h (Handler.Metrics) over plain HTTP on l, as
+// Prometheus scrapes, until ctx is done.
+func ServeMetrics(ctx context.Context, l net.Listener, h http.Handler, lim Limits) error {
+	srv := lim.server(h)
+	return serve(ctx, srv, func() error { return srv.Serve(lim.listener(l)) })
+}
+
+func serve(ctx context.Context, srv *http.Server, run func() error) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(l, "", "") }()
+	go func() { errc <- run() }()
 	select {
 	case err := <-errc:
 		return err

@@ -94,6 +94,12 @@ func (ca *testCA) writeServing(t testing.TB, dir string, serial int64) {
 // its https URL; the server stops when the test ends.
 func serveTLS(t testing.TB, h http.Handler, dir string) string {
 	t.Helper()
+	return serveTLSLimits(t, h, dir, DefaultLimits())
+}
+
+// serveTLSLimits is serveTLS with the given limits.
+func serveTLSLimits(t testing.TB, h http.Handler, dir string, lim Limits) string {
+	t.Helper()
 	certs, err := LoadCertFiles(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +110,7 @@ func serveTLS(t testing.TB, h http.Handler, dir string) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, l, h, certs) }()
+	go func() { done <- Serve(ctx, l, h, certs, lim) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

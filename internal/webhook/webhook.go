@@ -2,8 +2,9 @@
 // as a Kubernetes admission webhook (admission.k8s.io/v1): mutating at
 // /mutate (Pods), validating at /validate (Pods, and the pod templates of
 // Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs),
-// with /healthz and Prometheus /metrics, over TLS only with a certificate
-// reloaded when its files change.
+// with /healthz, over TLS only with a certificate reloaded when its files
+// change, with timeouts, a body limit and a connection limit (Limits), and
+// its Prometheus metrics on a separate plain-HTTP port (Handler.Metrics).
 package webhook
 
 import (
@@ -12,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,61 +29,146 @@ import (
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
-// maxBody caps an AdmissionReview body, in bytes: the API server's own
-// request limit is 3 MiB.
-const maxBody = 4 << 20
+// DefaultMaxRequestBytes caps an AdmissionReview body, in bytes, as
+// controller-runtime's webhook server does (pkg/webhook/admission/http.go,
+// maxRequestSize): the API server takes request bodies of up to 3 MiB
+// (k8s.io/apiserver, server.Config.MaxRequestBodyBytes), and an
+// AdmissionReview carries at most two objects (object and oldObject) and
+// under 1 MiB more: 7 MiB.
+const DefaultMaxRequestBytes = 7 << 20
 
 // NamespaceLabels returns the labels of a namespace, for the policy's
 // namespaceSelector.
 type NamespaceLabels func(ctx context.Context, name string) (map[string]string, error)
 
-// Handler serves the admission endpoints.
+// Error reasons of gpuplane_webhook_errors_total (api/metrics): the first
+// four are answered with an HTTP error, on which the API server applies
+// the webhook's failurePolicy; the last two are refused with the reason.
+var errorReasons = []string{metrics.WebhookErrBadRequest, metrics.WebhookErrTooLarge, metrics.WebhookErrReadBody,
+	metrics.WebhookErrWriteResponse, metrics.WebhookErrDecodeObject, metrics.WebhookErrNamespaceLookup}
+
+// Handler serves the admission endpoints; Metrics serves its metrics.
 type Handler struct {
+	// MaxRequestBytes caps a request body (--max-request-bytes); a longer
+	// one is answered 413. 0: DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+
 	policy     *policy.Policy
 	namespaces NamespaceLabels
 	mux        *http.ServeMux
+	registry   *prometheus.Registry
 	requests   *prometheus.CounterVec
+	rejections *prometheus.CounterVec
+	errors     *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
+	inFlight   *prometheus.GaugeVec
+	conns      prometheus.Gauge
 }
 
 // NewHandler returns the handler of pol; ns looks namespaces' labels up
 // (nil: a namespace has only its kubernetes.io/metadata.name label).
 func NewHandler(pol *policy.Policy, ns NamespaceLabels) *Handler {
-	reg := prometheus.NewRegistry()
 	h := &Handler{
 		policy:     pol,
 		namespaces: ns,
 		mux:        http.NewServeMux(),
+		registry:   prometheus.NewRegistry(),
+		// The names follow controller-runtime's webhook metrics
+		// (controller_runtime_webhook_requests_total,
+		// _latency_seconds, _requests_in_flight).
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metrics.WebhookRequestsTotal,
-			Help: "Admission requests by webhook (mutate, validate) and result (allowed, denied, patched, bad_request, error).",
-		}, []string{metrics.LabelWebhook, metrics.LabelResult}),
+			Help: "Admission requests by webhook (mutate, validate), operation (CREATE, UPDATE, ...; unknown when the body is unreadable), HTTP status code and result (allowed, patched, denied, bad_request, error).",
+		}, []string{metrics.LabelWebhook, metrics.LabelOperation, metrics.LabelCode, metrics.LabelResult}),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metrics.WebhookRejectionsTotal,
+			Help: "Admission requests refused, by webhook, operation and rule of the GPU policy (one count per rule a request breaks); rule error: refused because the object or its namespace could not be read.",
+		}, []string{metrics.LabelWebhook, metrics.LabelOperation, metrics.LabelRule}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metrics.WebhookErrorsTotal,
+			Help: "Admission requests that failed, by webhook and reason (bad_request, too_large, read_body, write_response: answered with an HTTP error, the API server applies failurePolicy; decode_object, namespace_lookup: refused).",
+		}, []string{metrics.LabelWebhook, metrics.LabelReason}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    metrics.WebhookDurationSeconds,
-			Help:    "Time to answer one admission request, in seconds.",
-			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05},
+			Name:    metrics.WebhookLatencySeconds,
+			Help:    "Time from the end of a request's headers to its answer, reading the body included, in seconds.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		}, []string{metrics.LabelWebhook}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: metrics.WebhookRequestsInFlight,
+			Help: "Admission requests being read or answered now, by webhook.",
+		}, []string{metrics.LabelWebhook}),
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: metrics.WebhookOpenConnections,
+			Help: "Connections open to the admission server now (at most --max-connections).",
+		}),
 	}
-	reg.MustRegister(h.requests, h.latency)
+	h.registry.MustRegister(h.requests, h.rejections, h.errors, h.latency, h.inFlight, h.conns)
+	for _, w := range []string{"mutate", "validate"} {
+		// Every series exists from the start, so that rate() and
+		// increase() see the first error.
+		h.inFlight.WithLabelValues(w)
+		for _, r := range errorReasons {
+			h.errors.WithLabelValues(w, r)
+		}
+	}
 	h.mux.HandleFunc("POST /mutate", func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "mutate") })
 	h.mux.HandleFunc("POST /validate", func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "validate") })
-	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	h.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	h.mux.HandleFunc("GET /healthz", healthz)
 	return h
 }
 
+func healthz(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
+
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Metrics returns the handler of the metrics port: /metrics and /healthz.
+func (h *Handler) Metrics() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", healthz)
+	return mux
+}
+
+// Gatherer returns the registry of the handler's metrics.
+func (h *Handler) Gatherer() prometheus.Gatherer { return h.registry }
+
+// ConnState is http.Server.ConnState: it counts open connections.
+func (h *Handler) ConnState(_ net.Conn, s http.ConnState) {
+	switch s {
+	case http.StateNew:
+		h.conns.Inc()
+	case http.StateClosed, http.StateHijacked:
+		h.conns.Dec()
+	}
+}
+
+// httpError is an error answered with an HTTP status code, counted under
+// reason.
+type httpError struct {
+	code   int
+	reason string
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, webhook string) {
 	start := time.Now()
-	defer func() { h.latency.WithLabelValues(webhook).Observe(time.Since(start).Seconds()) }()
-	review, err := readReview(r)
+	h.inFlight.WithLabelValues(webhook).Inc()
+	defer func() {
+		h.inFlight.WithLabelValues(webhook).Dec()
+		h.latency.WithLabelValues(webhook).Observe(time.Since(start).Seconds())
+	}()
+	review, err := h.readReview(w, r)
 	if err != nil {
-		h.requests.WithLabelValues(webhook, "bad_request").Inc()
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		he := err.(*httpError)
+		h.errors.WithLabelValues(webhook, he.reason).Inc()
+		h.requests.WithLabelValues(webhook, "unknown", strconv.Itoa(he.code), "bad_request").Inc()
+		http.Error(w, err.Error(), he.code)
 		return
 	}
-	resp, err := h.admit(r.Context(), review.Request, webhook == "mutate")
+	op := string(review.Request.Operation)
+	resp, rules, err := h.admit(r.Context(), review.Request, webhook == "mutate")
 	result := "allowed"
 	switch {
 	case err != nil:
@@ -88,42 +176,70 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, webhook string) 
 		// refused with the reason, not answered with a 500: the API
 		// server would apply failurePolicy and hide why.
 		result = "error"
+		reason := metrics.WebhookErrDecodeObject
+		var ne *namespaceError
+		if errors.As(err, &ne) {
+			reason = metrics.WebhookErrNamespaceLookup
+		}
+		h.errors.WithLabelValues(webhook, reason).Inc()
+		h.rejections.WithLabelValues(webhook, op, metrics.WebhookRuleError).Inc()
 		resp = deny(review.Request.UID, http.StatusBadRequest, err.Error())
 	case !resp.Allowed:
 		result = "denied"
+		for _, rule := range rules {
+			h.rejections.WithLabelValues(webhook, op, rule).Inc()
+		}
 	case resp.Patch != nil:
 		result = "patched"
 	}
-	h.requests.WithLabelValues(webhook, result).Inc()
+	h.requests.WithLabelValues(webhook, op, "200", result).Inc()
 	out := admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(&out)
+	if err := json.NewEncoder(w).Encode(&out); err != nil {
+		h.errors.WithLabelValues(webhook, metrics.WebhookErrWriteResponse).Inc()
+	}
 }
 
-// readReview decodes the request body; every error says what is wrong.
-func readReview(r *http.Request) (*admissionv1.AdmissionReview, error) {
+// readReview decodes the request body; every error is an *httpError that
+// says what is wrong.
+func (h *Handler) readReview(w http.ResponseWriter, r *http.Request) (*admissionv1.AdmissionReview, error) {
+	bad := func(format string, a ...any) error {
+		return &httpError{http.StatusBadRequest, metrics.WebhookErrBadRequest, fmt.Errorf(format, a...)}
+	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return nil, fmt.Errorf("content type %q, want application/json", ct)
+		return nil, bad("content type %q, want application/json", ct)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading body: %v", err)
+	limit := h.MaxRequestBytes
+	if limit <= 0 {
+		limit = DefaultMaxRequestBytes
 	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("body over %d bytes", maxBody)
+	tooLarge := &httpError{http.StatusRequestEntityTooLarge, metrics.WebhookErrTooLarge, fmt.Errorf("body over %d bytes", limit)}
+	if r.ContentLength > limit {
+		// Refused before reading; the server closes the connection
+		// rather than read the rest.
+		w.Header().Set("Connection", "close")
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge
+	case err != nil:
+		return nil, &httpError{http.StatusBadRequest, metrics.WebhookErrReadBody, fmt.Errorf("reading body: %v", err)}
 	}
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(body, &review); err != nil {
-		return nil, fmt.Errorf("body is not an AdmissionReview: %v", err)
+		return nil, bad("body is not an AdmissionReview: %v", err)
 	}
 	if review.APIVersion != "admission.k8s.io/v1" || review.Kind != "AdmissionReview" {
-		return nil, fmt.Errorf("apiVersion %q kind %q, want admission.k8s.io/v1 AdmissionReview", review.APIVersion, review.Kind)
+		return nil, bad("apiVersion %q kind %q, want admission.k8s.io/v1 AdmissionReview", review.APIVersion, review.Kind)
 	}
 	if review.Request == nil {
-		return nil, errors.New("AdmissionReview has no request")
+		return nil, bad("AdmissionReview has no request")
 	}
 	if review.Request.UID == "" {
-		return nil, errors.New("AdmissionReview request has no uid")
+		return nil, bad("AdmissionReview request has no uid")
 	}
 	return &review, nil
 }

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -162,12 +166,32 @@ func TestBadBodies(t *testing.T) {
 		{`{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}}`, `apiVersion "admission.k8s.io/v1beta1" kind "AdmissionReview", want admission.k8s.io/v1 AdmissionReview`},
 		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, "AdmissionReview has no request"},
 		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}`, "AdmissionReview request has no uid"},
-		{strings.Repeat(" ", maxBody+1), "body over 4194304 bytes"},
 	} {
 		code, out := post(t, h, "/validate", []byte(c.body))
 		if code != 400 || !strings.Contains(out, c.want) {
 			t.Errorf("body %.40q: %d %q, want 400 %q", c.body, code, out, c.want)
 		}
+	}
+	// A body over the limit is answered 413, whether its length is
+	// announced or not (chunked).
+	h.MaxRequestBytes = int64(len(good))
+	if code, out := post(t, h, "/validate", good); code != 200 {
+		t.Errorf("body of exactly the limit: %d %s", code, out)
+	}
+	over := append(bytes.Clone(good), ' ')
+	if code, out := post(t, h, "/validate", over); code != 413 || !strings.Contains(out, fmt.Sprintf("body over %d bytes", len(good))) {
+		t.Errorf("body over the limit: %d %q, want 413", code, out)
+	}
+	r := httptest.NewRequest("POST", "/validate", io.MultiReader(bytes.NewReader(over)))
+	r.ContentLength = -1
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 413 {
+		t.Errorf("chunked body over the limit: %d %s, want 413", w.Code, w.Body)
+	}
+	h.MaxRequestBytes = 0
+	if code, out := post(t, h, "/validate", []byte(strings.Repeat(" ", DefaultMaxRequestBytes+1))); code != 413 || !strings.Contains(out, "body over 7340032 bytes") {
+		t.Errorf("body over the default limit: %d %.80q, want 413", code, out)
 	}
 	// An object that does not decode is refused with the reason.
 	bad := bytes.Replace(good, []byte(`"nvidia.com/mig-1g.10gb": "1"`), []byte(`"nvidia.com/mig-1g.10gb": "one"`), 1)
@@ -175,9 +199,9 @@ func TestBadBodies(t *testing.T) {
 	if code != 200 || !strings.Contains(out, `"allowed":false`) || !strings.Contains(out, "reading Pod: quantities must match the regular expression") {
 		t.Errorf("bad quantity: %d %s", code, out)
 	}
-	r := httptest.NewRequest("POST", "/validate", bytes.NewReader(good))
+	r = httptest.NewRequest("POST", "/validate", bytes.NewReader(good))
 	r.Header.Set("Content-Type", "text/plain")
-	w := httptest.NewRecorder()
+	w = httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != 400 || !strings.Contains(w.Body.String(), `content type "text/plain", want application/json`) {
 		t.Errorf("text/plain: %d %s", w.Code, w.Body)
@@ -187,26 +211,130 @@ func TestBadBodies(t *testing.T) {
 func TestHealthAndMetrics(t *testing.T) {
 	h := newHandler(t)
 	good, _ := os.ReadFile("testdata/pod-good.json")
+	shared, _ := os.ReadFile("testdata/pod-pytorch-shared.json")
+	noTeam, _ := os.ReadFile("testdata/deployment-no-team.json")
 	post(t, h, "/validate", good)
+	post(t, h, "/validate", shared)
+	post(t, h, "/validate", noTeam)
 	post(t, h, "/mutate", good)
 	post(t, h, "/mutate", nil)
-	for path, want := range map[string][]string{
-		"/healthz": {"ok"},
-		"/metrics": {
-			`gpuplane_webhook_requests_total{result="allowed",webhook="validate"} 1`,
-			`gpuplane_webhook_requests_total{result="patched",webhook="mutate"} 1`,
-			`gpuplane_webhook_requests_total{result="bad_request",webhook="mutate"} 1`,
-			`gpuplane_webhook_duration_seconds_count{webhook="mutate"} 2`,
-		},
+	post(t, h, "/validate", bytes.Replace(good, []byte(`"nvidia.com/mig-1g.10gb": "1"`), []byte(`"nvidia.com/mig-1g.10gb": "one"`), 1))
+	h.MaxRequestBytes = 10
+	post(t, h, "/mutate", good)
+	for _, c := range []struct {
+		h    http.Handler
+		path string
+		want []string
+	}{
+		{h, "/healthz", []string{"ok"}},
+		{h.Metrics(), "/healthz", []string{"ok"}},
+		{h.Metrics(), "/metrics", []string{
+			`gpuplane_webhook_requests_total{code="200",operation="CREATE",result="allowed",webhook="validate"} 1`,
+			`gpuplane_webhook_requests_total{code="200",operation="CREATE",result="denied",webhook="validate"} 2`,
+			`gpuplane_webhook_requests_total{code="200",operation="CREATE",result="error",webhook="validate"} 1`,
+			`gpuplane_webhook_requests_total{code="200",operation="CREATE",result="patched",webhook="mutate"} 1`,
+			`gpuplane_webhook_requests_total{code="400",operation="unknown",result="bad_request",webhook="mutate"} 1`,
+			`gpuplane_webhook_requests_total{code="413",operation="unknown",result="bad_request",webhook="mutate"} 1`,
+			`gpuplane_webhook_rejections_total{operation="CREATE",rule="training-on-shared",webhook="validate"} 1`,
+			`gpuplane_webhook_rejections_total{operation="CREATE",rule="team",webhook="validate"} 1`,
+			`gpuplane_webhook_rejections_total{operation="CREATE",rule="error",webhook="validate"} 1`,
+			`gpuplane_webhook_errors_total{reason="bad_request",webhook="mutate"} 1`,
+			`gpuplane_webhook_errors_total{reason="too_large",webhook="mutate"} 1`,
+			`gpuplane_webhook_errors_total{reason="decode_object",webhook="validate"} 1`,
+			`gpuplane_webhook_errors_total{reason="namespace_lookup",webhook="validate"} 0`,
+			`gpuplane_webhook_latency_seconds_count{webhook="mutate"} 3`,
+			`gpuplane_webhook_requests_in_flight{webhook="mutate"} 0`,
+			`gpuplane_webhook_open_connections 0`,
+		}},
 	} {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		c.h.ServeHTTP(w, httptest.NewRequest("GET", c.path, nil))
 		body, _ := io.ReadAll(w.Body)
-		for _, s := range want {
+		for _, s := range c.want {
 			if !strings.Contains(string(body), s) {
-				t.Errorf("%s lacks %q:\n%s", path, s, body)
+				t.Errorf("%s lacks %q:\n%s", c.path, s, body)
 			}
 		}
+	}
+	// The admission port does not serve the metrics.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if w.Code != 404 {
+		t.Errorf("/metrics on the admission port: %d, want 404", w.Code)
+	}
+}
+
+// TestNamespaceLookupError: a namespace whose labels cannot be read is
+// refused with the reason and counted as an error and a rejection.
+func TestNamespaceLookupError(t *testing.T) {
+	data, _ := os.ReadFile("testdata/policy.yaml")
+	pol, err := policy.Parse("policy.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(pol, func(context.Context, string) (map[string]string, error) {
+		return nil, errors.New("the API server is down")
+	})
+	r := review(t, h, "/validate", "pod-good.json")
+	if r.Allowed || !strings.Contains(r.Result.Message, "namespace research: the API server is down") {
+		t.Errorf("%+v", r.Result)
+	}
+	for name, want := range map[string]float64{
+		`gpuplane_webhook_errors_total{reason="namespace_lookup",webhook="validate"}`:                      1,
+		`gpuplane_webhook_rejections_total{operation="CREATE",rule="error",webhook="validate"}`:            1,
+		`gpuplane_webhook_requests_total{code="200",operation="CREATE",result="error",webhook="validate"}`: 1,
+	} {
+		if got := metricValue(t, h, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// metricValue returns the value of one series, NAME{LABELS} as the text
+// format prints it, from h's metrics; -1 when it is absent.
+func metricValue(t testing.TB, h *Handler, series string) float64 {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.Metrics().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(w.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// TestMetricNames checks the metric names and help with promlint, the
+// Prometheus project's linter of naming conventions.
+func TestMetricNames(t *testing.T) {
+	h := newHandler(t)
+	// A request of each outcome, so that every metric has a series.
+	for _, f := range []string{"pod-good.json", "pod-pytorch-shared.json"} {
+		review(t, h, "/validate", f)
+	}
+	mfs, err := h.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	want := []string{"gpuplane_webhook_errors_total", "gpuplane_webhook_latency_seconds", "gpuplane_webhook_open_connections",
+		"gpuplane_webhook_rejections_total", "gpuplane_webhook_requests_in_flight", "gpuplane_webhook_requests_total"}
+	if !slices.Equal(names, want) {
+		t.Errorf("metrics %v, want %v", names, want)
 	}
 }
 
