@@ -118,3 +118,16 @@ func StartPrometheus(t testing.TB, ctx context.Context, config, dir string, args
 		}
 	}
 }
+
+// PromtoolTestRules runs Prometheus's own rule engine on a rule unit-test
+// file (promtool test rules FILE, in dir, which the file's rule_files are
+// relative to) and fails the test unless promtool reports SUCCESS.
+func PromtoolTestRules(t testing.TB, dir, file string) {
+	t.Helper()
+	cmd := exec.Command(Tool(t, "promtool", "Debian: apt-get install -y prometheus"), "test", "rules", file)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		t.Fatalf("promtool test rules %s: %v\n%s", filepath.Join(dir, file), err, out)
+	}
+}

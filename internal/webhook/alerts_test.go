@@ -2,15 +2,15 @@ package webhook
 
 import (
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gpuplane/gpuplane/internal/testenv"
 )
 
 const alertsFile = "../../deploy/prometheus/gpuplane-alerts.yaml"
@@ -102,17 +102,5 @@ func TestAlertRules(t *testing.T) {
 // webhook over 5 % errors, not the other's 1.7 %; GPUWebhookFailOpen fires
 // on the API server's fail-opens of gpuplane's webhooks only.
 func TestAlertRulesWithPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but promtool is not installed; CI must install it: apt-get install -y prometheus")
-		}
-		t.Skip("promtool is not installed (Debian: apt-get install -y prometheus)")
-	}
-	cmd := exec.Command(promtool, "test", "rules", "alerts_test.yaml")
-	cmd.Dir = "testdata"
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "SUCCESS") {
-		t.Fatalf("promtool test rules testdata/alerts_test.yaml: %v\n%s", err, out)
-	}
+	testenv.PromtoolTestRules(t, "testdata", "alerts_test.yaml")
 }

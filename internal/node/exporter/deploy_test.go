@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -23,6 +22,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
+	"github.com/gpuplane/gpuplane/internal/testenv"
 )
 
 const (
@@ -180,19 +180,7 @@ func TestAlertRules(t *testing.T) {
 // minutes after a node's series end; GPUAllocatedIdle names each pod sharing
 // an idle GPU and an idle MIG device's pod.
 func TestAlertRulesWithPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but promtool is not installed; CI must install it: apt-get install -y prometheus")
-		}
-		t.Skip("promtool is not installed (Debian: apt-get install -y prometheus)")
-	}
-	cmd := exec.Command(promtool, "test", "rules", "alerts_test.yaml")
-	cmd.Dir = "testdata"
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "SUCCESS") {
-		t.Fatalf("promtool test rules testdata/alerts_test.yaml: %v\n%s", err, out)
-	}
+	testenv.PromtoolTestRules(t, "testdata", "alerts_test.yaml")
 }
 
 // exprs returns every PromQL expression of a Grafana dashboard: panel
