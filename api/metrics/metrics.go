@@ -2,7 +2,8 @@
 // serves and reads back: the node agent's exporter
 // (internal/node/exporter: dcgm-exporter's DCGM fields, gpuplane's
 // per-device series and its own health), `gpuplane cost --serve`
-// (internal/cost/export), the admission webhook, and their label names, used by the producers and
+// (internal/cost/export), the admission webhook, the scheduler plugins,
+// and their label names, used by the producers and
 // by the readers (internal/cost/source, hack/costday) alike, as Kueue's
 // pkg/metrics keeps its names in one place. It imports nothing, so that
 // the offline tool links it freely. docs/metrics.md describes the series.
@@ -285,4 +286,13 @@ const (
 	LabelNode = "node"
 	// LabelModel is the GPU model.
 	LabelModel = "model"
+)
+
+// The series gpuplane-scheduler's plugins add to kube-scheduler's own
+// /metrics (its legacy registry).
+const (
+	// SchedulerGPUAnnotationConflicts counts changes of a bound pod's
+	// gpuplane.io/gpus annotation that disagree with the GPUs the scheduler
+	// bound it to (both are then held); a counter.
+	SchedulerGPUAnnotationConflicts = "gpuplane_scheduler_gpu_annotation_conflicts_total"
 )

@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 
+	apimetrics "github.com/gpuplane/gpuplane/api/metrics"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 )
@@ -29,7 +30,7 @@ const ReasonGPUAnnotationConflict = "GPUAnnotationConflict"
 // value that disagrees with the scheduler's record. Registered with
 // kube-scheduler's legacy registry (its /metrics) by New.
 var AnnotationConflicts = metrics.NewCounter(&metrics.CounterOpts{
-	Name:           "gpuplane_scheduler_gpu_annotation_conflicts_total",
+	Name:           apimetrics.SchedulerGPUAnnotationConflicts,
 	Help:           "Changes of a bound pod's gpuplane.io/gpus annotation that disagree with the GPUs gpuplane-scheduler bound it to; both are held.",
 	StabilityLevel: metrics.ALPHA,
 })

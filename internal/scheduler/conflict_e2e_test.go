@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	apimetrics "github.com/gpuplane/gpuplane/api/metrics"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/scheduler"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
@@ -67,7 +68,7 @@ func TestAnnotationConflict(t *testing.T) {
 	if want := "gpuplane.io/gpus=7 disagrees with the GPUs gpuplane-scheduler bound the pod to (0)"; !strings.Contains(note, want) {
 		t.Errorf("event %q, want it to contain %q", note, want)
 	}
-	if got := scrape(t, port, "gpuplane_scheduler_gpu_annotation_conflicts_total"); got != "1" {
+	if got := scrape(t, port, apimetrics.SchedulerGPUAnnotationConflicts); got != "1" {
 		t.Errorf("gpuplane_scheduler_gpu_annotation_conflicts_total %q, want 1", got)
 	}
 }
