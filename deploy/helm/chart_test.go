@@ -257,6 +257,7 @@ func TestTemplateFull(t *testing.T) {
 		"ClusterRole/" + fullname, "ClusterRoleBinding/" + fullname, "ConfigMap/" + fullname,
 		"DaemonSet/" + fullname, "PrometheusRule/" + fullname, "Service/" + fullname,
 		"ServiceAccount/" + fullname, "ServiceMonitor/" + fullname,
+		"ValidatingAdmissionPolicy/" + fullname + "-node-agent", "ValidatingAdmissionPolicyBinding/" + fullname + "-node-agent",
 	}
 	if got := r.keys(); !slices.Equal(got, want) {
 		t.Errorf("objects %v, want %v", got, want)
