@@ -62,7 +62,8 @@ SIGINT.`,
 	f.BoolVar(&o.LabelNode, "label-node", o.LabelNode, "put GPU feature labels and the GPU UUIDs annotation on the Node object --node-name (in-cluster credentials unless --kubeconfig)")
 	f.BoolVar(&o.NodeFeatureAPI, "node-feature-api", o.NodeFeatureAPI, "write GPU feature labels as a node-feature-discovery NodeFeature object in --namespace, which NFD puts on the node (in-cluster credentials unless --kubeconfig)")
 	f.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the NodeFeature object (default $POD_NAMESPACE)")
-	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node); with API access, Allocate follows gpuplane-scheduler's choice on pods")
+	f.BoolVar(&o.SchedulerChoice, "scheduler-choice", o.SchedulerChoice, "in Allocate, give pods bound to --node-name the GPUs gpuplane-scheduler chose for them and mark them allocated (lists and patches pods; in-cluster credentials unless --kubeconfig)")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node, --node-feature-api or --scheduler-choice)")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")
 	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")

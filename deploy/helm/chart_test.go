@@ -257,6 +257,7 @@ func TestTemplateFull(t *testing.T) {
 		"ClusterRole/" + fullname, "ClusterRoleBinding/" + fullname, "ConfigMap/" + fullname,
 		"DaemonSet/" + fullname, "PrometheusRule/" + fullname, "Service/" + fullname,
 		"ServiceAccount/" + fullname, "ServiceMonitor/" + fullname,
+		"ValidatingAdmissionPolicy/" + fullname + "-node-agent", "ValidatingAdmissionPolicyBinding/" + fullname + "-node-agent",
 	}
 	if got := r.keys(); !slices.Equal(got, want) {
 		t.Errorf("objects %v, want %v", got, want)
@@ -308,12 +309,12 @@ func TestTemplateFull(t *testing.T) {
 	}
 
 	// RBAC for --label-node: get and patch on nodes, bound to the pods'
-	// service account.
+	// service account; no right on pods without --scheduler-choice
+	// (TestAgentRBACOnCluster).
 	var role rbacv1.ClusterRole
 	r.get(t, "ClusterRole", fullname, &role)
 	if want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "patch"}},
 	}; !reflect.DeepEqual(role.Rules, want) {
 		t.Errorf("ClusterRole rules %+v, want %+v", role.Rules, want)
 	}
@@ -547,7 +548,7 @@ func TestFlagsAccepted(t *testing.T) {
 		t.Skip("builds the gpuplane-node-agent binary")
 	}
 	var used []string
-	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}} {
+	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")

@@ -51,7 +51,7 @@ func TestGPUStatePolicyTemplate(t *testing.T) {
 	if keys := render(t).keys(); slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, "ValidatingAdmissionPolicy") }) {
 		t.Errorf("a policy without scheduler.enabled: %v", keys)
 	}
-	if keys := render(t, "--set", "scheduler.enabled=true,scheduler.gpuStatePolicy.enabled=false").keys(); slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, "ValidatingAdmissionPolicy") }) {
+	if keys := render(t, "--set", "scheduler.enabled=true,scheduler.gpuStatePolicy.enabled=false").keys(); slices.ContainsFunc(keys, func(k string) bool { return strings.HasSuffix(k, "/"+gpuStatePolicy) }) {
 		t.Errorf("a policy with scheduler.gpuStatePolicy.enabled=false: %v", keys)
 	}
 	vap, vapb := gpuStatePolicyObjects(t, "--set", "scheduler.gpuStatePolicy.nodeWriters[0]=system:serviceaccount:nfd:nfd-master")

@@ -85,8 +85,8 @@ func TestSchedulerTemplate(t *testing.T) {
 	// The node agent's DaemonSet must not select the scheduler's pods, and
 	// gets the API access its Allocate needs to follow the scheduler.
 	ds, ac := agent(t, r)
-	if !slices.Contains(ac.Args, "--label-node") {
-		t.Errorf("scheduler.enabled: node agent args %v lack --label-node", ac.Args)
+	if !slices.Contains(ac.Args, "--label-node") || !slices.Contains(ac.Args, "--scheduler-choice") {
+		t.Errorf("scheduler.enabled: node agent args %v lack --label-node or --scheduler-choice", ac.Args)
 	}
 	if _, ok := r["ClusterRole/"+fullname]; !ok {
 		t.Errorf("scheduler.enabled: no ClusterRole for the node agent")

@@ -63,9 +63,17 @@ type Options struct {
 	// Namespace holds the NodeFeature object (--namespace; default
 	// $POD_NAMESPACE).
 	Namespace string
+	// SchedulerChoice makes Allocate follow gpuplane-scheduler's choice
+	// written on the pods bound to NodeName (--scheduler-choice;
+	// deviceplugin.Assignments): it lists those pods and marks the one it
+	// serves, which needs list and patch on pods. Off, the agent reads no
+	// pod, so an agent that only labels its Node needs no right on pods.
+	// In-cluster credentials unless Kubeconfig is given.
+	SchedulerChoice bool
 	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig),
 	// for an agent outside the cluster or in a test; empty: in-cluster
-	// credentials, used only with LabelNode.
+	// credentials, used only with LabelNode, NodeFeatureAPI or
+	// SchedulerChoice.
 	Kubeconfig string
 	// DisableHealthChecks and EnableHealthChecks are NVIDIA's
 	// DP_DISABLE_HEALTHCHECKS and DP_ENABLE_HEALTHCHECKS (from the
@@ -134,6 +142,9 @@ func (o Options) Check() error {
 	if o.NodeFeatureAPI && (o.NodeName == "" || o.Namespace == "") {
 		return fmt.Errorf("--node-feature-api needs --node-name (or $NODE_NAME) and --namespace (or $POD_NAMESPACE)")
 	}
+	if o.SchedulerChoice && o.NodeName == "" {
+		return fmt.Errorf("--scheduler-choice needs --node-name (or $NODE_NAME)")
+	}
 	if o.Kubeconfig != "" && o.NodeName == "" {
 		return fmt.Errorf("--kubeconfig needs --node-name (or $NODE_NAME)")
 	}
@@ -153,8 +164,8 @@ func openBackend(o Options) (device.Backend, error) {
 }
 
 // restConfig returns the API server connection the options give: from
-// Kubeconfig, or in-cluster credentials under LabelNode or NodeFeatureAPI;
-// nil without API access.
+// Kubeconfig, or in-cluster credentials under LabelNode, NodeFeatureAPI or
+// SchedulerChoice; nil without API access.
 func restConfig(o Options) (*rest.Config, error) {
 	switch {
 	case o.Kubeconfig != "":
@@ -163,10 +174,10 @@ func restConfig(o Options) (*rest.Config, error) {
 			return nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
 		return rc, nil
-	case o.LabelNode || o.NodeFeatureAPI:
+	case o.LabelNode || o.NodeFeatureAPI || o.SchedulerChoice:
 		rc, err := rest.InClusterConfig()
 		if err != nil {
-			return nil, fmt.Errorf("--label-node or --node-feature-api: %w", err)
+			return nil, fmt.Errorf("--label-node, --node-feature-api or --scheduler-choice: %w", err)
 		}
 		return rc, nil
 	}
@@ -189,9 +200,8 @@ func kubeClient(rc *rest.Config) (kubernetes.Interface, error) {
 // nil. Everything that can fail on bad input (options, configuration,
 // backend, discovery, resources, metrics file, labels file, kubeconfig) is
 // checked before any server starts, so the agent never runs
-// half-configured. With API access and a node name, Allocate gives pods
-// that carry gpuplane-scheduler's choice the chosen GPUs
-// (deviceplugin.Assignments).
+// half-configured. Under SchedulerChoice, Allocate gives pods that carry
+// gpuplane-scheduler's choice the chosen GPUs (deviceplugin.Assignments).
 func Run(ctx context.Context, o Options) error {
 	defer klog.Flush()
 	if err := o.Check(); err != nil {
@@ -217,10 +227,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	// The typed client (Node labels, gpuplane-scheduler's choice on pods)
-	// only where those rights are given: --kubeconfig or --label-node.
+	// The typed client only for what uses it, each with its own RBAC
+	// (docs/node-agent.md, "Permissions"): the Node's labels (--label-node:
+	// get, patch on nodes) and gpuplane-scheduler's choice on pods
+	// (--scheduler-choice: list, patch on pods).
 	var client kubernetes.Interface
-	if o.Kubeconfig != "" || o.LabelNode {
+	if o.LabelNode || o.SchedulerChoice {
 		if client, err = kubeClient(rc); err != nil {
 			return err
 		}
@@ -240,7 +252,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if client != nil && o.NodeName != "" {
+	if o.SchedulerChoice {
 		m.UseAssignments(deviceplugin.NewAssignments(client, o.NodeName))
 		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName)
 	}

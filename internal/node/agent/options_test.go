@@ -18,3 +18,16 @@ func TestCheckNodeFeatureAPI(t *testing.T) {
 		t.Errorf("node and namespace given: %v", err)
 	}
 }
+
+// --scheduler-choice lists the pods bound to --node-name: it needs one.
+func TestCheckSchedulerChoice(t *testing.T) {
+	o := DefaultOptions()
+	o.SchedulerChoice, o.NodeName = true, ""
+	if err := o.Check(); err == nil || !strings.Contains(err.Error(), "--scheduler-choice needs --node-name (or $NODE_NAME)") {
+		t.Errorf("no node name: %v", err)
+	}
+	o.NodeName = "node-1"
+	if err := o.Check(); err != nil {
+		t.Errorf("node name given: %v", err)
+	}
+}

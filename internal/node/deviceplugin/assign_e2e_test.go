@@ -118,15 +118,16 @@ func TestE2ESchedulerChoice(t *testing.T) {
 	profile := writeFile(t, work, "profile.yaml", choiceProfile)
 	cfg := writeFile(t, work, "config.yaml", "version: v1\ngpuplane: {milliGPU: true}\n")
 
-	// agent starts the node agent of node with a test kubelet, with API
-	// access when api is set, and returns the kubelet's view of resource.
+	// agent starts the node agent of node with a test kubelet, following
+	// the scheduler's choice (--kubeconfig, --scheduler-choice) when api is
+	// set, and returns the kubelet's view of resource.
 	agent := func(t *testing.T, node string, api bool, resource string, extra ...string) (*kubelettest.Plugin, *agent) {
 		t.Helper()
 		dir := shortDir(t)
 		k := startKubelet(t, dir)
 		args := []string{"--mock-profile", profile, "--config", cfg, "--metrics-addr=", "--node-name", node}
 		if api {
-			args = append(args, "--kubeconfig", kc.Kubeconfig)
+			args = append(args, "--kubeconfig", kc.Kubeconfig, "--scheduler-choice")
 		}
 		a := startAgent(t, dir, append(args, extra...)...)
 		p, err := k.Plugin(a.ctx, resource)
@@ -219,6 +220,22 @@ func TestE2ESchedulerChoice(t *testing.T) {
 		}
 		if got := allocated(t, ctx, c, "unseen"); got != "" {
 			t.Errorf("unseen: gpuplane.io/allocated=%q", got)
+		}
+	})
+
+	t.Run("API access without --scheduler-choice", func(t *testing.T) {
+		// An agent that only labels its Node reads no pod (the chart
+		// grants it no right on pods): the kubelet's IDs, pod not marked.
+		if _, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "h"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		boundPod(t, ctx, c, "h", "ignored", "nvidia.com/gpu", 1, choice("2", "1000"), 0)
+		p, _ := agent(t, "h", false, "nvidia.com/gpu", "--kubeconfig", kc.Kubeconfig, "--label-node")
+		if env, err := allocateEnv(ctx, p, uuid1); err != nil || env["NVIDIA_VISIBLE_DEVICES"] != uuid1 {
+			t.Errorf("without --scheduler-choice: %v, %v; want the kubelet's %s", env, err, uuid1)
+		}
+		if got := allocated(t, ctx, c, "ignored"); got != "" {
+			t.Errorf("ignored: gpuplane.io/allocated=%q", got)
 		}
 	})
 

@@ -72,11 +72,11 @@ app.kubernetes.io/component: scheduler
 {{- ne $strategy "none" -}}
 {{- end }}
 
-{{/* "true" when the agent talks to the API server: --label-node (also under
-scheduler.enabled) or --node-feature-api. Only then is the service-account
-token mounted. */}}
+{{/* "true" when the agent talks to the API server: --label-node,
+--scheduler-choice (both also under scheduler.enabled) or
+--node-feature-api. Only then is the service-account token mounted. */}}
 {{- define "gpuplane.apiAccess" -}}
-{{- or .Values.labelNode .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
+{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
 {{- end }}
 
 {{/* Security context of the agent's container: securityContext, else
