@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -306,6 +307,14 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 			"gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule and would take room on a GPU node; remove that toleration or ask for a GPU"},
 		{mk("research", "tolerate-all", tolerate("", "")),
 			"gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule and would take room on a GPU node; remove that toleration or ask for a GPU"},
+		// 41 containers (main and 40 with a MIG device each): far more
+		// than real pods, and within CEL's per-call cost limit.
+		{mk("research", "forty", append(slices.Repeat([]opt{container("c"), gpu("nvidia.com/mig-1g.10gb", 1), gpu("cpu", 1), gpu("memory", 1<<30)}, 40), selector(h100), func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].Name = fmt.Sprintf("c%d", i)
+			}
+		})...),
+			"max-gpus-per-pod: the pod asks for 40 GPUs, team research allows at most 8 per pod; ask for fewer or split the work"},
 		// Only the admission policy: the webhook sets the label instead.
 		{mk("research", "other-team", gpu("nvidia.com/gpu", 1), selector(h100), label("gpuplane.io/team", "inference")),
 			"team-label: the pod is labelled gpuplane.io/team=inference, but namespace research belongs to team research; set it to research or leave it out (gpuplane-webhook sets it)"},
@@ -330,6 +339,13 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 			t.Fatal("the policy was not in force after a minute")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The API server type-checked every expression.
+	got, err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, vap.Name, metav1.GetOptions{})
+	must(t, err)
+	if tc := got.Status.TypeChecking; tc != nil && len(tc.ExpressionWarnings) > 0 {
+		t.Errorf("type checking: %+v", tc.ExpressionWarnings)
 	}
 
 	for _, c := range cases {
