@@ -85,6 +85,44 @@ func admissionPolicyObjects(t *testing.T, file string, args ...string) (*admissi
 	return &vap, &vapb
 }
 
+// mapAPI makes helm template render the MutatingAdmissionPolicy, as for a
+// cluster that serves it.
+var mapAPI = []string{"--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"}
+
+// mutatingObjects renders the chart's MutatingAdmissionPolicy and binding.
+func mutatingObjects(t *testing.T, file string) (*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
+	t.Helper()
+	r := render(t, append([]string{"-f", policyValues(t, file)}, mapAPI...)...)
+	var m admissionregistrationv1.MutatingAdmissionPolicy
+	var mb admissionregistrationv1.MutatingAdmissionPolicyBinding
+	r.get(t, "MutatingAdmissionPolicy", webhookName, &m)
+	r.get(t, "MutatingAdmissionPolicyBinding", webhookName, &mb)
+	return &m, &mb
+}
+
+// generatedDocs returns `gpuplane policy vap --mutating`'s documents for
+// the policy file, named and scoped as the chart's.
+func generatedDocs(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pol.AdmissionPolicies(policy.AdmissionPolicyOptions{Name: webhookName, ExcludeNamespaces: []string{namespace}, Mutating: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(out), "\n---\n")
+	if len(docs) != 4 {
+		t.Fatalf("%d documents, want 4:\n%s", len(docs), out)
+	}
+	return docs
+}
+
 // generated returns `gpuplane policy vap`'s objects for the policy file,
 // named as the chart names them.
 func generated(t *testing.T, file string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -104,6 +142,9 @@ func generated(t *testing.T, file string) (*admissionregistrationv1.ValidatingAd
 	docs := strings.Split(string(out), "\n---\n")
 	if len(docs) != 2 {
 		t.Fatalf("%d documents, want 2:\n%s", len(docs), out)
+	}
+	if mdocs := generatedDocs(t, file); mdocs[0] != docs[0] || mdocs[1] != strings.TrimSuffix(docs[1], "\n") {
+		t.Errorf("with Mutating, the validating policy differs")
 	}
 	var vap admissionregistrationv1.ValidatingAdmissionPolicy
 	var vapb admissionregistrationv1.ValidatingAdmissionPolicyBinding
@@ -148,6 +189,27 @@ teams:
 		}
 		if !reflect.DeepEqual(vapb.Spec, gvapb.Spec) {
 			t.Errorf("%s: binding %+v, generated %+v", file, vapb.Spec, gvapb.Spec)
+		}
+		m, mb := mutatingObjects(t, file)
+		docs := generatedDocs(t, file)
+		var gm admissionregistrationv1.MutatingAdmissionPolicy
+		var gmb admissionregistrationv1.MutatingAdmissionPolicyBinding
+		must(t, yaml.UnmarshalStrict([]byte(docs[2]), &gm))
+		must(t, yaml.UnmarshalStrict([]byte(docs[3]), &gmb))
+		if !reflect.DeepEqual(m.Spec, gm.Spec) {
+			a, _ := yaml.Marshal(m.Spec)
+			b, _ := yaml.Marshal(gm.Spec)
+			t.Errorf("%s: the chart's mutating policy differs from gpuplane policy vap --mutating's:\nchart:\n%s\ngenerated:\n%s", file, a, b)
+		}
+		if !reflect.DeepEqual(mb.Spec, gmb.Spec) {
+			t.Errorf("%s: mutating binding %+v, generated %+v", file, mb.Spec, gmb.Spec)
+		}
+	}
+	// The mutating policy only where the cluster serves it, and not when
+	// turned off.
+	for _, args := range [][]string{nil, append(slices.Clone(mapAPI), "--set", "webhook.admissionPolicy.mutating=false")} {
+		if keys := render(t, append([]string{"-f", policyValues(t, policyFile)}, args...)...).keys(); strings.Contains(strings.Join(keys, " "), "MutatingAdmissionPolicy") {
+			t.Errorf("%v: %v", args, keys)
 		}
 	}
 	if keys := render(t, "-f", policyValues(t, policyFile), "--set", "webhook.admissionPolicy.enabled=false").keys(); strings.Contains(strings.Join(keys, " "), "ValidatingAdmissionPolicy") {
@@ -382,6 +444,78 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 			if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s/%s: %v\nwant %q", p.Namespace, p.Name, err, want)
 			}
+		}
+	}
+
+	// The mutating policy too, on the same cluster: the webhook's
+	// mutation, with no webhook. The pod labelled with another team is
+	// now admitted, relabelled before the validating policy sees it.
+	mp, mpb := mutatingObjects(t, policyFile)
+	_, err = admin.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, mp, metav1.CreateOptions{})
+	must(t, err)
+	_, err = admin.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, mpb, metav1.CreateOptions{})
+	must(t, err)
+	tol := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	mcases := []struct {
+		pod         *corev1.Pod
+		tolerations []corev1.Toleration
+		scheduler   string
+		labels      map[string]string
+	}{
+		{mk("research", "m-bare", gpu("nvidia.com/gpu", 1), selector(h100)), []corev1.Toleration{tol}, "gpuplane-scheduler", map[string]string{"gpuplane.io/team": "research"}},
+		{mk("research", "m-set", gpu("nvidia.com/gpu", 1), selector(h100), tolerate("x", ""), label("app", "a"), label("gpuplane.io/team", "inference"), func(p *corev1.Pod) { p.Spec.SchedulerName = "default-scheduler" }),
+			[]corev1.Toleration{{Key: "x", Operator: corev1.TolerationOpExists}, tol}, "gpuplane-scheduler", map[string]string{"app": "a", "gpuplane.io/team": "research"}},
+		{mk("research", "m-tolerates", gpu("nvidia.com/gpu", 1), selector(h100), tolerate("nvidia.com/gpu", "")),
+			[]corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}, "gpuplane-scheduler", map[string]string{"gpuplane.io/team": "research"}},
+		{mk("serve", "m-milli", gpu("gpuplane.io/gpu-milli", 500), label("app", "b")), []corev1.Toleration{tol}, "default-scheduler", map[string]string{"app": "b", "gpuplane.io/team": "inference"}},
+		{mk("other", "m-cpu"), nil, "default-scheduler", nil},
+		{mk(namespace, "m-excluded", gpu("nvidia.com/gpu", 1)), nil, "default-scheduler", nil},
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		got, err := alice.CoreV1().Pods("research").Create(ctx, mcases[0].pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		must(t, err)
+		if got.Labels["gpuplane.io/team"] == "research" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mutating policy was not in force after a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The validating cases again, as dry runs: the same answers with the
+	// mutation, but team-label, which it fixes.
+	for _, c := range cases {
+		p := c.pod.DeepCopy()
+		p.Name += "-again" // the admitted ones exist
+		_, err := alice.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if want := c.want != "" && !strings.HasPrefix(c.want, policy.RuleTeamLabel+":"); (err != nil) != want {
+			t.Errorf("with mutation: %s/%s: %v, want refused %v", p.Namespace, p.Name, err, want)
+		}
+	}
+	for _, c := range mcases {
+		got, err := alice.CoreV1().Pods(c.pod.Namespace).Create(ctx, c.pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Errorf("%s/%s: %v", c.pod.Namespace, c.pod.Name, err)
+			continue
+		}
+		// DefaultTolerationSeconds adds the node.kubernetes.io ones.
+		var tols []corev1.Toleration
+		for _, tl := range got.Spec.Tolerations {
+			if !strings.HasPrefix(tl.Key, "node.kubernetes.io/") {
+				tols = append(tols, tl)
+			}
+		}
+		if !reflect.DeepEqual(tols, c.tolerations) || got.Spec.SchedulerName != c.scheduler || !reflect.DeepEqual(got.Labels, c.labels) {
+			t.Errorf("%s/%s: tolerations %+v, schedulerName %s, labels %v\nwant %+v, %s, %v", got.Namespace, got.Name, tols, got.Spec.SchedulerName, got.Labels, c.tolerations, c.scheduler, c.labels)
+		}
+		// The webhook finds nothing left to do.
+		ns := policy.Namespace{Name: got.Namespace, Labels: map[string]string{"kubernetes.io/metadata.name": got.Namespace}}
+		for k, v := range nsLabels[got.Namespace] {
+			ns.Labels[k] = v
+		}
+		if ops := pol.Mutate(webhook.FromPodSpec(got.Labels, &got.Spec), ns); len(ops) > 0 && got.Namespace != namespace {
+			t.Errorf("%s/%s: the webhook would still patch %+v", got.Namespace, got.Name, ops)
 		}
 	}
 }

@@ -108,6 +108,9 @@ func LogicVariables() []Variable {
 		{"allowedResources", `variables.teamAllowedResources[variables.teamIndex]`},
 		{"badResources", `variables.containers.transformList(i, c, variables.gpuNames[i].filter(r, !variables.allowedResources.exists(p, p == r || (p.endsWith('*') && r.startsWith(p.substring(0, size(p) - 1))))).map(r, 'container ' + c.name + ': resource ' + r)).flatten()`},
 		{"training", `variables.labels[?variables.trainingLabel].orValue('') == 'true' || variables.labels[?'ray.io/node-type'].orValue('') == 'worker' || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind in ` + celList(TrainingOwners) + `)`},
+		// Policy.toleratesGPU.
+		{"toleratesGPU", `object.spec.?tolerations.orValue([]).exists(t, (t.?effect.orValue('') == '' || t.effect == variables.taintEffect) && (t.?key.orValue('') == '' || t.key == variables.taintKey) && (t.?operator.orValue('') == 'Exists' || (t.?operator.orValue('') in ['', 'Equal'] && t.?key.orValue('') != '' && t.?value.orValue('') == variables.taintValue)))`},
+		{"schedulerName", `variables.teamSchedulerNames[variables.teamIndex]`},
 		{"sharedUse", `variables.containers.transformList(i, c, variables.gpuNames[i].filter(r, r.endsWith('` + resource.SharedSuffix + `') || r == '` + resource.GPUMilli + `').map(r, 'container ' + c.name + ': training pods may not use time-sliced or fractional GPUs (' + r + '): no memory or fault isolation; ask for ` + resource.GPU + ` or a MIG profile')).flatten()`},
 	}
 }
@@ -154,7 +157,7 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        `variables.gpuPod || !object.spec.?tolerations.orValue([]).exists(t, (t.?effect.orValue('') == '' || t.effect == variables.taintEffect) && (t.?key.orValue('') == '' || t.key == variables.taintKey) && (t.?operator.orValue('') == 'Exists' || (t.?operator.orValue('') in ['', 'Equal'] && t.?key.orValue('') != '' && t.?value.orValue('') == variables.taintValue)))`,
+			Expression:        `variables.gpuPod || !variables.toleratesGPU`,
 			Message:           "gpuplane GPU policy: gpu-taint-toleration: a pod that asks for no GPU tolerates the GPU taint",
 			MessageExpression: `variables.refuses + "gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint " + variables.taintKey + ':' + variables.taintEffect + ' and would take room on a GPU node; remove that toleration or ask for a GPU'`,
 			Reason:            "Forbidden",
@@ -168,9 +171,42 @@ func Validations() []Validation {
 	}
 }
 
+// Mutation is a MutatingAdmissionPolicy mutation, a JSON Patch.
+type Mutation struct {
+	PatchType string `yaml:"patchType" json:"patchType"`
+	JSONPatch struct {
+		Expression string `yaml:"expression" json:"expression"`
+	} `yaml:"jsonPatch" json:"jsonPatch"`
+}
+
+// MarshalYAML writes the expression in literal style.
+func (m Mutation) MarshalYAML() (any, error) {
+	n := mapping("patchType", m.PatchType)
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "jsonPatch"}, mapping("expression", m.JSONPatch.Expression))
+	return n, nil
+}
+
+// Mutations are Policy.Mutate in CEL, for a MutatingAdmissionPolicy: a GPU
+// pod of a team gets the GPU taint's toleration unless one it has
+// tolerates it, the team's schedulerName, and the team label. Each is a
+// JSON Patch, empty when there is nothing to do, so the webhook and the
+// policy may both mutate a pod.
+func Mutations() []Mutation {
+	of := func(e string) Mutation {
+		m := Mutation{PatchType: "JSONPatch"}
+		m.JSONPatch.Expression = `!variables.gpuPod || variables.team == '' ? [] : ` + e
+		return m
+	}
+	return []Mutation{
+		of(`variables.toleratesGPU ? [] : size(object.spec.?tolerations.orValue([])) == 0 ? [JSONPatch{op: 'add', path: '/spec/tolerations', value: [{'key': variables.taintKey, 'operator': 'Exists', 'effect': variables.taintEffect}]}] : [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: {'key': variables.taintKey, 'operator': 'Exists', 'effect': variables.taintEffect}}]`),
+		of(`variables.schedulerName == '' || object.spec.?schedulerName.orValue('') == variables.schedulerName ? [] : [JSONPatch{op: 'add', path: '/spec/schedulerName', value: variables.schedulerName}]`),
+		of(`variables.labels[?variables.teamLabel].orValue('') == variables.team ? [] : size(variables.labels) == 0 ? [JSONPatch{op: 'add', path: '/metadata/labels', value: {variables.teamLabel: variables.team}}] : [JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey(variables.teamLabel), value: variables.team}]`),
+	}
+}
+
 // DataVariables names the variables that carry the policy file, in order:
 // per team in team order (lists), then the labels and the GPU taint.
-var DataVariables = []string{"teamNames", "teamNamespaces", "teamSelectors", "teamAllowedResources", "teamAllowedModels", "teamMaxGPUs", "teamTrainingOnShared", "teamLabel", "trainingLabel", "taintKey", "taintValue", "taintEffect"}
+var DataVariables = []string{"teamNames", "teamNamespaces", "teamSelectors", "teamAllowedResources", "teamAllowedModels", "teamMaxGPUs", "teamTrainingOnShared", "teamSchedulerNames", "teamLabel", "trainingLabel", "taintKey", "taintValue", "taintEffect"}
 
 // Data returns the data variables of policy p: each a CEL literal, as
 // JSON (which CEL reads: strings, lists, maps, ints and bools).
@@ -178,16 +214,16 @@ func (p *Policy) Data() ([]Variable, error) {
 	n := len(p.Teams)
 	names, nss, sels := make([]string, n), make([][]string, n), make([]map[string]string, n)
 	res, models := make([][]string, n), make([][]string, n)
-	maxGPUs, shared := make([]int64, n), make([]bool, n)
+	maxGPUs, shared, sched := make([]int64, n), make([]bool, n), make([]string, n)
 	for i, t := range p.Teams {
-		names[i], maxGPUs[i], shared[i] = t.Name, t.MaxGPUsPerPod, t.AllowTrainingOnShared
+		names[i], maxGPUs[i], shared[i], sched[i] = t.Name, t.MaxGPUsPerPod, t.AllowTrainingOnShared, t.SchedulerName
 		nss[i], res[i], models[i] = nonNil(t.Namespaces), nonNil(t.AllowedResources), nonNil(t.AllowedModels)
 		sels[i] = map[string]string{}
 		if t.NamespaceSelector != nil && t.NamespaceSelector.MatchLabels != nil {
 			sels[i] = t.NamespaceSelector.MatchLabels
 		}
 	}
-	vals := []any{names, nss, sels, res, models, maxGPUs, shared, p.TeamLabel, p.TrainingLabel, p.GPUTaint.Key, p.GPUTaint.Value, p.GPUTaint.Effect}
+	vals := []any{names, nss, sels, res, models, maxGPUs, shared, sched, p.TeamLabel, p.TrainingLabel, p.GPUTaint.Key, p.GPUTaint.Value, p.GPUTaint.Effect}
 	vars := make([]Variable, len(vals))
 	for i, v := range vals {
 		b, err := json.Marshal(v)
@@ -214,13 +250,14 @@ const AdmissionPolicyLogicHeader = `# The CEL of gpuplane's GPU policy as a Vali
 # change there, UPDATE=1 go test ./deploy/helm/ -run TestAdmissionPolicyLogicCopy.
 `
 
-// AdmissionPolicyLogic is the YAML of LogicVariables and Validations, as
-// the chart ships it (files/gpu-policy-cel.yaml).
+// AdmissionPolicyLogic is the YAML of LogicVariables, Validations and
+// Mutations, as the chart ships it (files/gpu-policy-cel.yaml).
 func AdmissionPolicyLogic() ([]byte, error) {
 	return marshal(AdmissionPolicyLogicHeader, struct {
 		Variables   []Variable   `yaml:"variables"`
 		Validations []Validation `yaml:"validations"`
-	}{LogicVariables(), Validations()})
+		Mutations   []Mutation   `yaml:"mutations"`
+	}{LogicVariables(), Validations(), Mutations()})
 }
 
 // AdmissionPolicyOptions name and scope the admission policy.
@@ -232,6 +269,10 @@ type AdmissionPolicyOptions struct {
 	ExcludeNamespaces []string
 	// ValidationActions of the binding; default [Deny].
 	ValidationActions []string
+	// Mutating adds a MutatingAdmissionPolicy of the same name and its
+	// binding (admissionregistration.k8s.io/v1, Kubernetes 1.36 or later)
+	// that mutate as the webhook does (Mutations).
+	Mutating bool
 }
 
 // The admission policy's objects, as plain structs (the offline tool links
@@ -247,12 +288,14 @@ type (
 		Spec       vapSpec    `yaml:"spec"`
 	}
 	vapSpec struct {
-		FailurePolicy    string `yaml:"failurePolicy"`
-		MatchConstraints struct {
+		FailurePolicy      string `yaml:"failurePolicy"`
+		ReinvocationPolicy string `yaml:"reinvocationPolicy,omitempty"`
+		MatchConstraints   struct {
 			ResourceRules []resourceRule `yaml:"resourceRules"`
 		} `yaml:"matchConstraints"`
 		Variables   []Variable   `yaml:"variables"`
-		Validations []Validation `yaml:"validations"`
+		Validations []Validation `yaml:"validations,omitempty"`
+		Mutations   []Mutation   `yaml:"mutations,omitempty"`
 	}
 	resourceRule struct {
 		APIGroups   []string `yaml:"apiGroups,flow"`
@@ -268,7 +311,7 @@ type (
 	}
 	bindingSpec struct {
 		PolicyName        string   `yaml:"policyName"`
-		ValidationActions []string `yaml:"validationActions,flow"`
+		ValidationActions []string `yaml:"validationActions,flow,omitempty"`
 		MatchResources    struct {
 			NamespaceSelector struct {
 				MatchExpressions []matchExpression `yaml:"matchExpressions"`
@@ -315,7 +358,28 @@ func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(vb, "---\n"...), bb...), nil
+	out := append(append(vb, "---\n"...), bb...)
+	if !o.Mutating {
+		return out, nil
+	}
+	// The same variables, the mutations; reinvoked when a webhook changes
+	// the pod after it (IfNeeded), as the webhook's mutation is idempotent.
+	v.Kind, b.Kind = "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"
+	v.Spec.ReinvocationPolicy = "IfNeeded"
+	v.Spec.Validations, v.Spec.Mutations = nil, Mutations()
+	b.Spec.ValidationActions = nil
+	head = "# gpuplane's GPU policy's mutation in the API server: the GPU taint's\n# toleration, the team's schedulerName and the team label, as the webhook's.\n"
+	for _, x := range []struct {
+		head string
+		v    any
+	}{{head, v}, {"", b}} {
+		d, err := marshal(x.head, x.v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, "---\n"...), d...)
+	}
+	return out, nil
 }
 
 // MarshalYAML writes the expression in literal style: CEL as it is, with

@@ -35,6 +35,7 @@ teams:
   namespaces: [a1, a2]
   allowedModels: [M1]
   maxGPUsPerPod: 4
+  schedulerName: sched-a
 - name: b
   namespaceSelector: {matchLabels: {tier: b}}
   allowedResources: [nvidia.com/mig-*]
@@ -60,6 +61,7 @@ func TestAdmissionPolicyData(t *testing.T) {
 		`teamAllowedModels=[["M1"],[]]`,
 		`teamMaxGPUs=[4,0]`,
 		`teamTrainingOnShared=[false,true]`,
+		`teamSchedulerNames=["sched-a",""]`,
 		`teamLabel="gpuplane.io/team"`,
 		`trainingLabel="gpuplane.io/training"`,
 		`taintKey="example.com/gpu"`,
@@ -182,5 +184,52 @@ func TestAdmissionPolicies(t *testing.T) {
 	}
 	if len(rules) != 7 || len(vap.Spec.Validations) != 8 {
 		t.Errorf("validations for rules %v, %d validations; want 7 rules, 8 validations (allowed-models has two)", rules, len(vap.Spec.Validations))
+	}
+}
+
+// TestMutatingAdmissionPolicy: with Mutating, a MutatingAdmissionPolicy and
+// binding of the same name follow, with the same variables and the three
+// mutations of Policy.Mutate.
+func TestMutatingAdmissionPolicy(t *testing.T) {
+	p, err := Parse("small.yaml", []byte(smallPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.AdmissionPolicies(AdmissionPolicyOptions{Mutating: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(out), "\n---\n")
+	if len(docs) != 4 {
+		t.Fatalf("%d documents:\n%s", len(docs), out)
+	}
+	var m struct {
+		Kind string
+		Spec struct {
+			FailurePolicy      string `yaml:"failurePolicy"`
+			ReinvocationPolicy string `yaml:"reinvocationPolicy"`
+			Variables          []Variable
+			Validations        []Validation
+			Mutations          []Mutation
+		}
+	}
+	var b map[string]any
+	if err := yaml.Unmarshal([]byte(docs[2]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(docs[3]), &b); err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != "MutatingAdmissionPolicy" || m.Spec.FailurePolicy != "Fail" || m.Spec.ReinvocationPolicy != "IfNeeded" || len(m.Spec.Validations) != 0 || len(m.Spec.Mutations) != 3 || len(m.Spec.Variables) != len(DataVariables)+len(LogicVariables()) {
+		t.Errorf("policy %+v", m)
+	}
+	for _, mu := range m.Spec.Mutations {
+		if mu.PatchType != "JSONPatch" || !strings.HasPrefix(mu.JSONPatch.Expression, "!variables.gpuPod || variables.team == '' ? [] : ") {
+			t.Errorf("mutation %+v", mu)
+		}
+	}
+	spec, _ := b["spec"].(map[string]any)
+	if b["kind"] != "MutatingAdmissionPolicyBinding" || spec["policyName"] != "gpuplane-gpu-policy" || spec["validationActions"] != nil || spec["matchResources"] == nil {
+		t.Errorf("binding %v", b)
 	}
 }
