@@ -85,13 +85,15 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-const policyVAPDoc = `Usage: gpuplane policy vap --policy FILE [--name NAME] [--exclude-namespace NS ...]
+const policyVAPDoc = `Usage: gpuplane policy vap --policy FILE [--name NAME] [--exclude-namespace NS ...] [--mutating=false]
 
 Prints the ValidatingAdmissionPolicy and its binding (YAML, for kubectl
 apply -f -) that check in the API server, with CEL, the rules of a GPUPolicy
 file that CEL can say (docs/webhook.md, "In the API server"): they hold when
-gpuplane-webhook is down. The chart installs the same objects from
-webhook.policy. kube-system is never checked.
+gpuplane-webhook is down. Then a MutatingAdmissionPolicy and its binding
+that add what the webhook adds (Kubernetes 1.36 or later; --mutating=false
+before). The chart installs the same objects from webhook.policy.
+kube-system is never checked.
 
 Flags:
 `
@@ -109,6 +111,7 @@ func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
 	var exclude files
 	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
 	fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
+	fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
 	fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -43,7 +43,7 @@ func TestPolicyVAP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := pol.AdmissionPolicies(policy.AdmissionPolicyOptions{Name: "gpu-policy", ExcludeNamespaces: []string{"gpu-system", "ops"}})
+	want, err := pol.AdmissionPolicies(policy.AdmissionPolicyOptions{Name: "gpu-policy", ExcludeNamespaces: []string{"gpu-system", "ops"}, Mutating: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +52,10 @@ func TestPolicyVAP(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "values: [kube-system, gpu-system, ops]") || !strings.Contains(out.String(), "policyName: gpu-policy\n") {
 		t.Errorf("binding not named or scoped by the flags:\n%s", out.String())
+	}
+	out.Reset()
+	if code := execute([]string{"policy", "vap", "--policy", file, "--mutating=false"}, &out, &errb); code != 0 || strings.Count(out.String(), "\n---\n") != 1 || strings.Contains(out.String(), "kind: Mutating") {
+		t.Errorf("--mutating=false: exit %d, %s", code, out.String())
 	}
 	errb.Reset()
 	if code := execute([]string{"policy", "vap"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy vap needs --policy FILE\n" {
