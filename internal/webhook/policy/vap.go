@@ -85,8 +85,10 @@ func LogicVariables() []Variable {
 		{"teamIndex", `size(variables.teamMatches) > 0 ? variables.teamMatches[0] : 0`},
 		{"labels", `object.metadata.?labels.orValue({})`},
 		{"refuses", `'gpuplane GPU policy refuses pod ' + request.namespace + '/' + object.metadata.?name.orValue(object.metadata.?generateName.orValue('')) + ': '`},
-		// Init containers, then containers, as Pod.Containers.
-		{"containers", `object.spec.?initContainers.orValue([]) + object.spec.containers`},
+		// Init containers, then containers, as Pod.Containers. The
+		// mutating policy runs before the API server validates the pod,
+		// so a pod without containers is no CEL error there.
+		{"containers", `object.spec.?initContainers.orValue([]) + object.spec.?containers.orValue([])`},
 		{"initCount", `size(object.spec.?initContainers.orValue([]))`},
 		// Per container: its GPU resources' counts, from limits, or from
 		// requests where no limit is given.
