@@ -29,6 +29,7 @@ Usage:
   gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
   gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota -h)
   gpuplane policy check       apply a GPU admission policy to manifests offline (gpuplane policy check -h)
+  gpuplane policy vap         the policy's CEL rules as a ValidatingAdmissionPolicy (gpuplane policy vap -h)
   gpuplane cost [flags]       GPU cost per pod, job, team from Prometheus; runs gpuplane-cost (gpuplane cost -h)
   gpuplane version            print the version, commit and Go version (also: gpuplane --version)
 `

@@ -12,6 +12,7 @@ import (
 )
 
 const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...]
+       gpuplane policy vap --policy FILE    (the rules as CEL; gpuplane policy vap -h)
 
 Applies a GPUPolicy file (docs/webhook.md) offline to the pods and workload
 pod templates (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob;
@@ -43,6 +44,9 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	var paths files
 	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
 	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
+	if len(args) > 0 && args[0] == "vap" {
+		return runPolicyVAP(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		fs.Usage() // with the flags, which "Flags:" announces
 		return errUsage
@@ -79,4 +83,61 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d pods and pod templates, no violation\n", n)
 	return nil
+}
+
+const policyVAPDoc = `Usage: gpuplane policy vap --policy FILE [--name NAME] [--exclude-namespace NS ...] [--mutating=false]
+
+Prints the ValidatingAdmissionPolicy and its binding (YAML, for kubectl
+apply -f -) that check in the API server, with CEL, the rules of a GPUPolicy
+file that CEL can say (docs/webhook.md, "In the API server"): they hold when
+gpuplane-webhook is down. Then a MutatingAdmissionPolicy and its binding
+that add what the webhook adds (Kubernetes 1.36 or later; --mutating=false
+before). The chart installs the same objects from webhook.policy.
+kube-system is never checked.
+
+Flags:
+`
+
+// runPolicyVAP runs gpuplane policy vap with args.
+func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gpuplane policy vap", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), policyVAPDoc)
+		fs.PrintDefaults()
+	}
+	var policyFile string
+	var o policy.AdmissionPolicyOptions
+	var exclude files
+	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
+	fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
+	fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("policy vap takes no arguments, got %q", fs.Args())
+	}
+	if policyFile == "" {
+		return errors.New("policy vap needs --policy FILE")
+	}
+	data, err := os.ReadFile(policyFile)
+	if err != nil {
+		return err
+	}
+	pol, err := policy.Parse(policyFile, data)
+	if err != nil {
+		return err
+	}
+	o.ExcludeNamespaces = exclude
+	out, err := pol.AdmissionPolicies(o)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
 func TestPolicyCheck(t *testing.T) {
@@ -21,5 +24,45 @@ func TestPolicyCheck(t *testing.T) {
 	errb.Reset()
 	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f value") {
 		t.Errorf("no subcommand: exit %d, usage without its flags: %q", code, errb.String())
+	}
+}
+
+// TestPolicyVAP: gpuplane policy vap prints Policy.AdmissionPolicies' YAML
+// for the policy file, named and scoped by its flags.
+func TestPolicyVAP(t *testing.T) {
+	const file = "../../internal/webhook/policy/testdata/policy.yaml"
+	var out, errb bytes.Buffer
+	if code := execute([]string{"policy", "vap", "--policy", file, "--name", "gpu-policy", "--exclude-namespace", "gpu-system", "--exclude-namespace", "ops"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pol.AdmissionPolicies(policy.AdmissionPolicyOptions{Name: "gpu-policy", ExcludeNamespaces: []string{"gpu-system", "ops"}, Mutating: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if !strings.Contains(out.String(), "values: [kube-system, gpu-system, ops]") || !strings.Contains(out.String(), "policyName: gpu-policy\n") {
+		t.Errorf("binding not named or scoped by the flags:\n%s", out.String())
+	}
+	out.Reset()
+	if code := execute([]string{"policy", "vap", "--policy", file, "--mutating=false"}, &out, &errb); code != 0 || strings.Count(out.String(), "\n---\n") != 1 || strings.Contains(out.String(), "kind: Mutating") {
+		t.Errorf("--mutating=false: exit %d, %s", code, out.String())
+	}
+	errb.Reset()
+	if code := execute([]string{"policy", "vap"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy vap needs --policy FILE\n" {
+		t.Errorf("no --policy: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := execute([]string{"policy", "vap", "--policy", "nope.yaml"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "nope.yaml") {
+		t.Errorf("missing file: exit %d, %q", code, errb.String())
 	}
 }

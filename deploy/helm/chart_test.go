@@ -151,7 +151,7 @@ func render(t *testing.T, args ...string) rendered {
 		// The scheduler's binding to the authentication reader Role lives
 		// where that Role is, in kube-system.
 		authReader := meta.Kind == "RoleBinding" && meta.Metadata.Namespace == "kube-system" && strings.HasSuffix(meta.Metadata.Name, "-scheduler-auth-reader")
-		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
+		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy") || strings.HasPrefix(meta.Kind, "MutatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
 			t.Errorf("%s: namespace %q, want %q", key, meta.Metadata.Namespace, namespace)
 		}
 		r[key] = []byte(doc)
