@@ -6,15 +6,18 @@
 # archive into a temporary directory (no worktree) and gets this tree's
 # flood_test.go, which uses only helpers the base's tests have.
 #
-#   hack/bench-invalid-flood.sh [BASE] [NxM]     # defaults: merge 2000x100
+#   hack/bench-invalid-flood.sh [BASE] [NxM]
+#
+# BASE defaults to where HEAD left the merge branch (git merge-base HEAD
+# merge), NxM to 2000x100.
 #
 # Needs the control plane of hack/build-controlplane.sh. Prints the
 # benchmark lines of each tree; figures, not assertions: everything
 # shares the machine.
 set -euo pipefail
-base=${1:-merge}
-flood=${2:-2000x100}
 root=$(git rev-parse --show-toplevel)
+base=${1:-$(git -C "$root" merge-base HEAD merge)}
+flood=${2:-2000x100}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
