@@ -71,11 +71,12 @@ func (pl *Plugin) observePod(old, p *v1.Pod) {
 	if !present {
 		v = "(removed)"
 	}
+	v = clip(v) // the annotation may hold 256 KiB
 	AnnotationConflicts.Inc()
 	klog.InfoS("GPU annotation disagrees with the GPUs the scheduler bound; holding both",
 		"pod", klog.KObj(p), "node", p.Spec.NodeName, "recorded", formatGPUs(rec), "annotation", v)
-	if pl.handle != nil && pl.handle.EventRecorder() != nil {
-		pl.handle.EventRecorder().Eventf(p, nil, v1.EventTypeWarning, ReasonGPUAnnotationConflict, "Scheduling",
+	if r := pl.recorder(); r != nil {
+		r.Eventf(p, nil, v1.EventTypeWarning, ReasonGPUAnnotationConflict, "Scheduling",
 			"annotation %s=%s disagrees with the GPUs gpuplane-scheduler bound the pod to (%s); both are held",
 			gpuresource.AnnotationGPUs, v, formatGPUs(rec))
 	}

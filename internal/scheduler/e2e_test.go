@@ -346,7 +346,9 @@ func TestRestartNeverDoubleAllocates(t *testing.T) {
 }
 
 // TestBadRequests: each request the plugin cannot honour leaves the pod
-// pending with a condition that says why.
+// pending and says why: a request it can never honour in one
+// InvalidGPURequest event (the pod is parked at PreEnqueue), one that does
+// not fit now in the PodScheduled condition.
 func TestBadRequests(t *testing.T) {
 	c := startCluster(t, []kube.Node{
 		{Name: "n0", CPUMilli: 32000, MemoryMiB: 128 << 10, GPUs: 2, Model: "T4"},
@@ -354,24 +356,43 @@ func TestBadRequests(t *testing.T) {
 	})
 	s := startScheduler(t, c, policyArgs("fgd", "random"))
 	for _, tc := range []struct {
-		pod  podSpec
-		want string
+		pod    podSpec
+		parked bool
+		want   string
 	}{
-		{podSpec{name: "zero-share", cpu: "1", mem: "1Gi", milli: 0}, "gpuplane.io/gpu-milli 0 out of range 1..1000"},
-		{podSpec{name: "big-share", cpu: "1", mem: "1Gi", milli: 1500}, "gpuplane.io/gpu-milli 1500 out of range 1..1000"},
-		{podSpec{name: "share-of-two", cpu: "1", mem: "1Gi", milli: 500, gpus: 2}, "applies to one GPU, but nvidia.com/gpu is 2"},
-		{podSpec{name: "unknown-model", cpu: "1", mem: "1Gi", gpus: 1, model: "B300"}, `unknown GPU model "B300"`},
-		{podSpec{name: "wrong-model", cpu: "1", mem: "1Gi", gpus: 1, model: "A100-80GB"}, "not allowed"},
-		{podSpec{name: "three-gpus", cpu: "1", mem: "1Gi", gpus: 3}, "Insufficient nvidia.com/gpu"},
+		{podSpec{name: "zero-share", cpu: "1", mem: "1Gi", milli: 0}, true, "gpuplane.io/gpu-milli 0 out of range 1..1000"},
+		{podSpec{name: "big-share", cpu: "1", mem: "1Gi", milli: 1500}, true, "gpuplane.io/gpu-milli 1500 out of range 1..1000"},
+		{podSpec{name: "share-of-two", cpu: "1", mem: "1Gi", milli: 500, gpus: 2}, true, "applies to one GPU, but nvidia.com/gpu is 2"},
+		{podSpec{name: "unknown-model", cpu: "1", mem: "1Gi", gpus: 1, model: "B300"}, true, `unknown GPU model "B300"`},
+		{podSpec{name: "wrong-model", cpu: "1", mem: "1Gi", gpus: 1, model: "A100-80GB"}, false, "not allowed"},
+		{podSpec{name: "three-gpus", cpu: "1", mem: "1Gi", gpus: 3}, false, "Insufficient nvidia.com/gpu"},
 	} {
 		t.Run(tc.pod.name, func(t *testing.T) {
 			createPod(t, c.Client, tc.pod)
 			var msg string
-			waitFor(t, s, "pod refused", rejected(c.Client, tc.pod.name, &msg))
+			if tc.parked {
+				waitFor(t, s, "an InvalidGPURequest event", parkedEvent(c.Client, tc.pod.name, &msg))
+			} else {
+				waitFor(t, s, "pod refused", rejected(c.Client, tc.pod.name, &msg))
+			}
 			if !strings.Contains(msg, tc.want) {
-				t.Errorf("condition %q, want it to contain %q", msg, tc.want)
+				t.Errorf("reason %q, want it to contain %q", msg, tc.want)
 			}
 		})
+	}
+}
+
+// parkedEvent waits for the InvalidGPURequest event on a pod and sets
+// note to its note.
+func parkedEvent(c kubernetes.Interface, name string, note *string) func() (bool, error) {
+	return func() (bool, error) {
+		evs, err := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{
+			FieldSelector: "regarding.name=" + name + ",reason=" + scheduler.ReasonInvalidGPURequest})
+		if err != nil || len(evs.Items) == 0 {
+			return false, err
+		}
+		*note = evs.Items[0].Note
+		return true, nil
 	}
 }
 

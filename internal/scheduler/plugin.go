@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -34,12 +35,15 @@ const Name = "GPUPlacement"
 const stateKey fwk.StateKey = Name
 
 // Plugin places GPU pods through the placement core. It implements
-// PreFilter, Filter, Score (with NormalizeScore), Reserve and Bind.
+// PreEnqueue (park.go), PreFilter, Filter, Score (with NormalizeScore),
+// Reserve and Bind.
 type Plugin struct {
 	handle fwk.Handle
 	policy placement.Policy
 	tie    placement.TieBreak
 	nodes  *nodeCache
+	parked parkedSet            // pods parked at PreEnqueue and reported
+	events events.EventRecorder // nil: the handle's (tests set it)
 
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
@@ -91,6 +95,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 				}
 				if p, ok := obj.(*v1.Pod); ok {
 					pl.nodes.forget(p.UID)
+					pl.parked.remove(p.UID)
 				}
 			},
 		})
@@ -141,13 +146,12 @@ func readState(cs fwk.CycleState) (*podState, *fwk.Status) {
 }
 
 // PreFilter translates the pod's request; a request the placement core
-// cannot honour makes the pod unschedulable with the reason.
+// cannot honour makes the pod unschedulable with the reason. PreEnqueue
+// parks such pods before any cycle; this is for a profile that enables
+// the plugin without PreEnqueue.
 func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	req, err := podRequest(p)
+	req, err := checkRequest(p)
 	if err != nil {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
-	}
-	if err := req.Validate(); err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
 	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req)})
@@ -323,10 +327,12 @@ func (pl *Plugin) Bind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeNa
 }
 
 // EventsToRegister: a pod rejected for lack of GPUs may fit after a pod
-// leaves or a node is added or changes.
+// leaves or a node is added or changes; a pod parked for its request
+// (PreEnqueue) only after its own update changes the request.
 func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: pl.skipParked},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel}, QueueingHintFn: pl.skipParked},
+		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodUpdate},
 	}, nil
 }

@@ -30,7 +30,8 @@ import (
 // GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli by api/resource's
 // PodGPURequest, models from the gpuplane.io/gpu-model annotation. It
 // returns an error for a request the scheduler cannot honour; the error
-// text goes into the pod's event.
+// text goes into the pod's event, so it quotes a user's value cut short
+// (quote).
 func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 	out := cluster.Pod{Name: p.Namespace + "/" + p.Name}
@@ -44,18 +45,17 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	var re *gpuresource.RequestError
 	switch {
 	case errors.As(err, &re) && re.Reason == gpuresource.ReasonBoth:
-		whole := req[gpuresource.GPU]
-		return out, fmt.Errorf("%s applies to one GPU, but %s is %s: ask for whole GPUs or a share, not both", gpuresource.GPUMilli, gpuresource.GPU, whole.String())
+		return out, fmt.Errorf("%s applies to one GPU, but %s is %d: ask for whole GPUs or a share, not both", gpuresource.GPUMilli, gpuresource.GPU, re.GPUs)
 	case errors.As(err, &re) && re.Reason == gpuresource.ReasonMilliRange:
-		milli := req[gpuresource.GPUMilli]
-		return out, fmt.Errorf("%s %s out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, milli.String(), gpuresource.GPU)
+		// The integer, not the Quantity: 5000, not 5k.
+		return out, fmt.Errorf("%s %d out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, re.Milli, gpuresource.GPU)
 	case err != nil:
 		return out, err
 	}
 	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
 	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
 		if out.NumGPU == 0 {
-			return out, fmt.Errorf("annotation %s=%q on a pod that asks for no GPU", gpuresource.AnnotationGPUModel, spec)
+			return out, fmt.Errorf("annotation %s=%s on a pod that asks for no GPU", gpuresource.AnnotationGPUModel, quote(spec))
 		}
 		models, err := parseModels(spec)
 		if err != nil {
@@ -76,7 +76,7 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 			continue
 		}
 		if _, ok := catalog.Get(name); !ok {
-			return 0, fmt.Errorf("annotation %s: unknown GPU model %q (known: %s)", gpuresource.AnnotationGPUModel, name, strings.Join(catalog.Names(), ", "))
+			return 0, fmt.Errorf("annotation %s: unknown GPU model %s (known: %s)", gpuresource.AnnotationGPUModel, quote(name), strings.Join(catalog.Names(), ", "))
 		}
 		id, err := gpu.ModelID(name)
 		if err != nil {
@@ -153,7 +153,7 @@ func parseAssignment(p *v1.Pod) (cluster.GPUSet, bool, error) {
 		}
 		i, err := strconv.Atoi(f)
 		if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
-			return 0, true, fmt.Errorf("pod %s/%s: annotation %s=%q: bad GPU index %q", p.Namespace, p.Name, gpuresource.AnnotationGPUs, s, f)
+			return 0, true, fmt.Errorf("pod %s/%s: annotation %s=%s: bad GPU index %s", p.Namespace, p.Name, gpuresource.AnnotationGPUs, quote(s), quote(f))
 		}
 		set |= 1 << uint(i)
 	}
