@@ -468,18 +468,25 @@ func TestFaultNodeDeleted(t *testing.T) {
 	}
 	createPod(t, c.Client, podSpec{name: "b4", cpu: "1", mem: "1Gi", gpus: 1})
 	pendingWith(t, c, s, "b4", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu")
-	for i := range 4 {
-		p := podOf(t, c, fmt.Sprintf("a%d", i))
-		if p.Spec.NodeName != "n0" || p.DeletionTimestamp != nil {
-			t.Errorf("pod %s: node %q, deleting %v: want it left bound to the deleted n0", p.Name, p.Spec.NodeName, p.DeletionTimestamp != nil)
+	orphans := func() {
+		t.Helper()
+		for i := range 4 {
+			p := podOf(t, c, fmt.Sprintf("a%d", i))
+			if p.Spec.NodeName != "n0" || p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning {
+				t.Errorf("pod %s: node %q, deleting %v, phase %s: want it left Running, bound to n0", p.Name, p.Spec.NodeName, p.DeletionTimestamp != nil, p.Status.Phase)
+			}
 		}
-		t.Logf("pod %s %v after its node was deleted: phase %s", p.Name, time.Since(deleted).Round(time.Millisecond), p.Status.Phase)
 	}
+	orphans()
+	gone := time.Since(deleted)
 
 	if err := c.CreateNodes(t.Context(), []kube.Node{n0}); err != nil {
 		t.Fatal(err)
 	}
 	pendingWith(t, c, s, "b4", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu")
+	orphans()
+	t.Logf("a0..a3 stayed bound and Running through the %v n0 was gone and %v after; b4 refused on the new n0",
+		gone.Round(time.Millisecond), (time.Since(deleted) - gone).Round(time.Millisecond))
 	deleteNow(t, c, "a0")
 	waitFor(t, s, "b4 bound", bound(c.Client, "b4"))
 	if p := podOf(t, c, "b4"); p.Spec.NodeName != "n0" || p.Annotations[gpuresource.AnnotationGPUs] != "0" {
