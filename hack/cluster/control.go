@@ -30,6 +30,9 @@ func listenControl(ctx context.Context, dir string, c *kube.Cluster, sched *sche
 	_ = os.Remove(path)
 	l, err := net.Listen("unix", path)
 	if err != nil {
+		if len(path) > 107 { // sun_path holds 108 bytes with the NUL
+			return nil, fmt.Errorf("control socket %s: %w (a Unix socket path holds 107 bytes: use a shorter --dir)", path, err)
+		}
 		return nil, err
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
