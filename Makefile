@@ -6,7 +6,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 	-X github.com/gpuplane/gpuplane/internal/version.commit=$(COMMIT)
 
-.PHONY: build test bench fuzz cold-build controlplane cluster cluster-down
+.PHONY: build test bench fuzz cold-build controlplane cluster cluster-down cluster-restart cluster-status
 # Every binary under cmd/ into bin/: gpuplane (offline tools), and one per
 # in-cluster role (gpuplane-node-agent, gpuplane-scheduler, gpuplane-webhook).
 build:
@@ -66,3 +66,14 @@ cluster:
 cluster-down:
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
 	@$(CLUSTER_DIR)/cluster down --dir $(CLUSTER_DIR)
+
+# Restart one component of the running cluster while the others keep
+# running: C=etcd|kube-apiserver|kwok|gpuplane-scheduler; KILL=1 sends
+# SIGKILL (a crash) instead of SIGTERM (docs/cluster.md).
+cluster-restart:
+	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
+	@$(CLUSTER_DIR)/cluster restart --dir $(CLUSTER_DIR) $(if $(KILL),--kill) $(C)
+
+cluster-status:
+	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
+	@$(CLUSTER_DIR)/cluster status --dir $(CLUSTER_DIR)

@@ -3,15 +3,22 @@
 //
 //	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
+//	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kwok or gpuplane-scheduler
+//	cluster kill|start [--dir DIR] COMPONENT
+//	cluster status [--dir DIR]
 //
 // up starts a background supervisor (cluster serve) that runs
 // internal/testenv/kube's control plane, and gpuplane-scheduler when
-// --scheduler names its binary, until down sends it SIGTERM.
+// --scheduler names its binary, until down sends it SIGTERM. A component
+// that exits is reported in the log and the others keep running;
+// restart, kill, start and status ask the supervisor over a Unix socket in
+// DIR (control.go).
 package main
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -20,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,7 +38,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: cluster up|down [flags]")
+		fmt.Fprintln(os.Stderr, "usage: cluster up|down|restart|kill|start|status [flags] [COMPONENT]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("cluster "+os.Args[1], flag.ExitOnError)
@@ -41,6 +49,8 @@ func main() {
 	runtimeConfig := fs.String("runtime-config", kube.WorkloadRuntimeConfig, "kube-apiserver --runtime-config")
 	scheduler := fs.String("scheduler", "", "gpuplane-scheduler binary to run against the cluster (empty: none)")
 	schedulerConfig := fs.String("scheduler-config", "deploy/scheduler/config.yaml", "its KubeSchedulerConfiguration; the kubeconfig is set and leader election turned off")
+	grace := fs.Duration("stop-grace", 10*time.Second, "how long a stopping component gets after SIGTERM before SIGKILL")
+	kill := fs.Bool("kill", false, "restart: SIGKILL the component (a crash) rather than SIGTERM")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	if *dir, err = filepath.Abs(*dir); err == nil {
@@ -48,11 +58,24 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig)
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace)
 		case "down":
 			err = down(*dir)
+		case "restart", "kill", "start", "status":
+			req := os.Args[1]
+			if req == "restart" && *kill {
+				req = "restart-kill"
+			}
+			if (req == "status") != (fs.NArg() == 0) || fs.NArg() > 1 {
+				err = fmt.Errorf("usage: cluster %s [--dir DIR] COMPONENT (etcd, kube-apiserver, kwok, gpuplane-scheduler)", os.Args[1])
+				if req == "status" {
+					err = errors.New("usage: cluster status [--dir DIR]")
+				}
+				break
+			}
+			err = control(*dir, strings.TrimSpace(req+" "+fs.Arg(0)))
 		default:
-			err = fmt.Errorf("unknown command %q (want up or down)", os.Args[1])
+			err = fmt.Errorf("unknown command %q (want up, down, restart, kill, start or status)", os.Args[1])
 		}
 	}
 	if err != nil {
@@ -148,9 +171,10 @@ func up(dir, nodesFile string, args []string) error {
 	return nil
 }
 
-// serve runs the control plane until SIGTERM or SIGINT, or until one of
-// its processes exits. It reports readiness on file descriptor 3.
-func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string) error {
+// serve runs the control plane until SIGTERM or SIGINT. A process that
+// exits is reported and the others keep running; the control socket
+// restarts it. It reports readiness on file descriptor 3.
+func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration) error {
 	ready := os.NewFile(3, "ready")
 	syscall.CloseOnExec(3) // the control-plane processes must not hold it
 	defer ready.Close()
@@ -171,7 +195,10 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		if ordered {
 			kube.OrderNames(nodes)
 		}
-		c, err := kube.Start(ctx, kube.Options{Dir: filepath.Join(dir, "run"), FeatureGates: gates, RuntimeConfig: runtimeConfig})
+		c, err := kube.Start(ctx, kube.Options{
+			Dir: filepath.Join(dir, "run"), FeatureGates: gates, RuntimeConfig: runtimeConfig, StopGrace: grace,
+			OnExit: func(name string, err error) { reportExit(name, err) },
+		})
 		if err != nil {
 			return err
 		}
@@ -183,27 +210,27 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		if err := c.CreateNodes(ctx, nodes); err != nil {
 			return err
 		}
-		var schedExited <-chan struct{}
+		var sched *schedulerProc
 		if scheduler != "" {
-			stopSched, exited, err := startScheduler(c, scheduler, schedulerConfig, gates)
-			if err != nil {
+			if sched, err = newScheduler(c, scheduler, schedulerConfig, gates, grace); err != nil {
 				return err
 			}
-			defer stopSched()
-			schedExited = exited
+			if err := sched.start(); err != nil {
+				return err
+			}
+			defer sched.stop()
 		}
+		closeControl, err := listenControl(ctx, dir, c, sched)
+		if err != nil {
+			return err
+		}
+		defer closeControl()
 		fmt.Printf("%s: up: %s, %d nodes\n", time.Now().Format(time.RFC3339), c.URL, len(nodes))
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
-		select {
-		case <-ctx.Done():
-			fmt.Printf("%s: stopping\n", time.Now().Format(time.RFC3339))
-			return nil
-		case <-c.Exited():
-			return c.Err()
-		case <-schedExited:
-			return fmt.Errorf("gpuplane-scheduler exited; see %s", filepath.Join(c.Dir, "gpuplane-scheduler.log"))
-		}
+		<-ctx.Done()
+		fmt.Printf("%s: stopping\n", time.Now().Format(time.RFC3339))
+		return nil
 	}()
 	if err != nil {
 		fmt.Fprintln(ready, err)
@@ -236,54 +263,123 @@ func down(dir string) error {
 	return fmt.Errorf("pid %d still running after 2 minutes; see %s", pid, filepath.Join(dir, "cluster.log"))
 }
 
-// startScheduler runs gpuplane-scheduler against c with configFile's
-// KubeSchedulerConfiguration (its kubeconfig set to c's, leader election
-// off, no serving port). It returns a function that stops it and a
-// channel closed when it exits.
-func startScheduler(c *kube.Cluster, bin, configFile, gates string) (func(), <-chan struct{}, error) {
+// schedulerProc is the gpuplane-scheduler the supervisor runs, which it
+// can stop and start again.
+type schedulerProc struct {
+	c           *kube.Cluster
+	bin, config string
+	gates       string
+	grace       time.Duration
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	exited      chan struct{} // closed when cmd has exited
+	asked       bool          // its exit was asked for
+}
+
+// newScheduler writes configFile's KubeSchedulerConfiguration with c's
+// kubeconfig and leader election off for gpuplane-scheduler at bin.
+func newScheduler(c *kube.Cluster, bin, configFile, gates string, grace time.Duration) (*schedulerProc, error) {
 	b, err := os.ReadFile(configFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var conf map[string]any
 	if err := yaml.UnmarshalStrict(b, &conf); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", configFile, err)
+		return nil, fmt.Errorf("%s: %w", configFile, err)
 	}
 	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
 	conf["leaderElection"] = map[string]any{"leaderElect": false}
 	if b, err = yaml.Marshal(conf); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg := filepath.Join(c.Dir, "gpuplane-scheduler.yaml")
 	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(c.Dir, "gpuplane-scheduler.log"))
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates="+gates)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, nil, err
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(exited)
-	}()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+	return &schedulerProc{c: c, bin: bin, config: cfg, gates: gates, grace: grace}, nil
+}
+
+// start runs the scheduler (no serving port), its log appended to
+// gpuplane-scheduler.log; an exit nobody asked for is reported.
+func (s *schedulerProc) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
 		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+		case <-s.exited:
+		default:
+			return fmt.Errorf("gpuplane-scheduler is running (pid %d)", s.cmd.Process.Pid)
 		}
 	}
-	return stop, exited, nil
+	logFile, err := os.OpenFile(filepath.Join(s.c.Dir, "gpuplane-scheduler.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.bin, "--config", s.config, "--secure-port=0", "--feature-gates="+s.gates)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return err
+	}
+	exited := make(chan struct{})
+	s.cmd, s.exited, s.asked = cmd, exited, false
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		s.mu.Lock()
+		asked := s.asked
+		s.mu.Unlock()
+		close(exited)
+		if !asked {
+			reportExit(schedulerName, fmt.Errorf("gpuplane-scheduler (pid %d) %v; see %s", cmd.Process.Pid, err, logFile.Name()))
+		}
+	}()
+	return nil
+}
+
+// signal sends sig and waits for the exit, SIGKILL after grace; it does
+// nothing when the scheduler is not running.
+func (s *schedulerProc) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.asked = true
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-exited:
+	case <-time.After(s.grace):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+func (s *schedulerProc) stop() { s.signal(syscall.SIGTERM) }
+func (s *schedulerProc) kill() { s.signal(syscall.SIGKILL) }
+
+// pid returns the scheduler's process id and whether it is running.
+func (s *schedulerProc) pid() (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0, false
+	}
+	select {
+	case <-s.exited:
+		return s.cmd.Process.Pid, false
+	default:
+		return s.cmd.Process.Pid, true
+	}
+}
+
+// reportExit writes a component's unasked exit to the log (the
+// supervisor's stdout): the others keep running.
+func reportExit(name string, err error) {
+	fmt.Printf("%s: %s exited; the other components keep running; start it again with: make cluster-restart C=%s\n%v\n",
+		time.Now().Format(time.RFC3339), name, name, err)
 }
 
 // flagValue returns the value of --name=V or --name V in args, or "".

@@ -76,6 +76,14 @@ type Options struct {
 	// StartTimeout bounds the wait for etcd and kube-apiserver to be ready
 	// (default 2 minutes); the context can end it sooner.
 	StartTimeout time.Duration
+	// StopGrace is how long Stop and Restart wait after SIGTERM before
+	// SIGKILL (default 30 s). kube-apiserver with watches open waits up to
+	// its --request-timeout (60 s) for them to close (docs/cluster.md).
+	StopGrace time.Duration
+	// OnExit, if set, is called (on its own goroutine) when a process
+	// exits that no Stop, StopComponent or Kill asked to, with the error
+	// Err would give.
+	OnExit func(name string, err error)
 }
 
 // Cluster is a running control plane.
@@ -92,7 +100,12 @@ type Cluster struct {
 	// Client is a clientset for Config.
 	Client kubernetes.Interface
 
-	procs     []*proc // in start order: etcd, kube-apiserver, kwok
+	mu        sync.Mutex // guards procs (restart.go replaces its entries) and stopped
+	procs     []*proc    // in start order: etcd, kube-apiserver, kwok
+	stopped   bool
+	etcdURL   string
+	grace     time.Duration
+	onExit    func(name string, err error)
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
@@ -105,7 +118,10 @@ type Cluster struct {
 // server is ready. Ports are picked free at run time. On error nothing is
 // left running and the error carries the tail of the failing process's log.
 func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
-	c := &Cluster{Dir: o.Dir, exited: make(chan struct{})}
+	c := &Cluster{Dir: o.Dir, exited: make(chan struct{}), grace: o.StopGrace, onExit: o.OnExit}
+	if c.grace <= 0 {
+		c.grace = 30 * time.Second
+	}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "gpuplane-kube-"); err != nil {
 			return nil, err
@@ -179,6 +195,7 @@ func (c *Cluster) startEtcd(ctx context.Context, o Options, clientPort, peerPort
 	); err != nil {
 		return "", err
 	}
+	c.etcdURL = etcdURL
 	plain := &http.Client{Timeout: 2 * time.Second}
 	if err := c.waitUntil(ctx, "etcd at "+etcdURL, func(ctx context.Context) error {
 		return get(ctx, plain, etcdURL+"/health", `"health":"true"`)
@@ -283,21 +300,19 @@ func (c *Cluster) startKwok(o Options) error {
 
 // start starts one process with its log in Dir/<name>.log.
 func (c *Cluster) start(name, bin string, env []string, args ...string) error {
-	p, err := startProc(name, bin, args, env, filepath.Join(c.Dir, name+".log"), func(p *proc) {
-		c.exitOnce.Do(func() {
-			c.first = p
-			close(c.exited)
-		})
-	})
+	p, err := startProc(name, bin, args, env, filepath.Join(c.Dir, name+".log"), c.procExited)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.procs = append(c.procs, p)
 	return nil
 }
 
-// Exited is closed when any control-plane process has exited (on its own
-// or by Stop); Err then says which one and why.
+// Exited is closed when a control-plane process has exited that no Stop,
+// StopComponent or Kill asked to (a crash); Err then says which one and
+// why. It stays closed after that process is started again.
 func (c *Cluster) Exited() <-chan struct{} { return c.exited }
 
 // Err describes the first process that exited, with its log's tail; nil
@@ -313,6 +328,8 @@ func (c *Cluster) Err() error {
 
 // Pids returns the process ids of etcd, kube-apiserver and kwok.
 func (c *Cluster) Pids() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := make([]int, len(c.procs))
 	for i, p := range c.procs {
 		out[i] = p.cmd.Process.Pid
@@ -323,6 +340,8 @@ func (c *Cluster) Pids() []int {
 // Logs returns the tail (n lines) of every process's log, for a failing
 // test to print.
 func (c *Cluster) Logs(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var b strings.Builder
 	for _, p := range c.procs {
 		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", p.name, p.log, tail(p.log, n))
@@ -331,14 +350,17 @@ func (c *Cluster) Logs(n int) string {
 }
 
 // Stop stops kwok, then kube-apiserver, then etcd (the API server needs
-// etcd to shut down cleanly), each with SIGTERM and 30 seconds' grace
-// before SIGKILL, and removes a temporary Dir. It returns when every
-// process has exited; calling it again returns the first result.
+// etcd to shut down cleanly), each with SIGTERM and Options.StopGrace
+// (30 s) before SIGKILL, and removes a temporary Dir. It returns when
+// every process has exited; calling it again returns the first result.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.stopped = true
 		var errs []error
 		for i := len(c.procs) - 1; i >= 0; i-- {
-			if err := c.procs[i].stop(30 * time.Second); err != nil {
+			if err := c.procs[i].stop(c.grace); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -16,6 +17,12 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
+	// bin, args and env are what it was started with, to start it again.
+	bin       string
+	args, env []string
+	// asked is set before Stop, StopComponent or Kill signal it: its exit
+	// was asked for, not a crash.
+	asked atomic.Bool
 	// done is closed when the process has exited; err is then Wait's result.
 	done chan struct{}
 	err  error
@@ -40,7 +47,7 @@ func startProc(name, bin string, args, env []string, logFile string, onExit func
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, log: logFile, bin: bin, args: args, env: env, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -66,6 +73,7 @@ func (p *proc) stop(grace time.Duration) error {
 		return nil
 	default:
 	}
+	p.asked.Store(true)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -77,6 +85,13 @@ func (p *proc) stop(grace time.Duration) error {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 	return fmt.Errorf("%s (pid %d) did not stop within %v of SIGTERM and was killed; last lines of %s:\n%s", p.name, p.cmd.Process.Pid, grace, p.log, tail(p.log, 15))
+}
+
+// kill sends SIGKILL (a crash, no shutdown) and waits for the exit.
+func (p *proc) kill() {
+	p.asked.Store(true)
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }
 
 // tail returns the last n lines of a file (at most 8 KiB of it).
