@@ -90,100 +90,140 @@ func run(bin, reviewFile string, slow int, interval, duration time.Duration, rat
 		return err
 	}
 	defer os.RemoveAll(dir)
-	pool, err := writeCerts(dir)
+	w, err := startWebhook(bin, dir, extra)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
-		return err
-	}
-	args := append([]string{"--policy=" + filepath.Join(dir, "policy.yaml"),
-		"--tls-cert-file=" + filepath.Join(dir, "tls.crt"), "--tls-key-file=" + filepath.Join(dir, "tls.key"),
-		"--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0"}, extra...)
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
-	addr, metrics, err := addrs(stderr)
-	if err != nil {
-		return err
-	}
+	defer w.stop()
 	fmt.Printf("gpuplane-webhook %s\n", strings.Join(extra, " "))
-	cfg := &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}
 
-	base := load(addr, cfg, body, rate, duration)
+	base := load(w.addr, w.tls, body, rate, duration)
 	fmt.Printf("baseline, no slow clients: %s\n", base)
 
 	// The slow clients: headers, then a byte every interval, for at most
 	// twice the phase.
-	var open atomic.Int64
-	var mu sync.Mutex
-	var closedAfter []time.Duration
-	connected := 0
 	ctx, cancel := context.WithTimeout(context.Background(), 2*duration+10*time.Second)
 	defer cancel()
-	start := time.Now()
+	sc := &slowClients{start: time.Now()}
 	for range slow {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, cfg)
-		if err != nil {
-			continue
-		}
-		if _, err := fmt.Fprintf(conn, "POST /validate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", addr); err != nil {
-			conn.Close()
-			continue
-		}
-		connected++
-		open.Add(1)
-		go func() {
-			<-ctx.Done()
-			conn.Close()
-		}()
-		go func() {
-			tick := time.NewTicker(interval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				if _, err := conn.Write([]byte{' '}); err != nil {
-					return
-				}
-			}
-		}()
-		go func() {
-			io.Copy(io.Discard, conn) // until the server closes it
-			if ctx.Err() == nil {
-				open.Add(-1)
-				mu.Lock()
-				closedAfter = append(closedAfter, time.Since(start))
-				mu.Unlock()
-			}
-		}()
+		sc.dial(ctx, w, interval)
 	}
-	headers := time.Since(start)
-	during := load(addr, cfg, body, rate, duration-headers)
-	stillOpen := open.Load()
-	server := serverConns(metrics)
+	headers := time.Since(sc.start)
+	during := load(w.addr, w.tls, body, rate, duration-headers)
+	stillOpen := sc.open.Load()
+	server := serverConns(w.metrics)
 	fmt.Printf("slow clients: %d of %d connected and sent headers in %.1fs; after %.0fs, %d of %d still open (server: %s connections open, the valid requests' kept-alive ones included)\n",
-		connected, slow, headers.Seconds(), time.Since(start).Seconds(), stillOpen, connected, server)
-	mu.Lock()
-	if len(closedAfter) > 0 {
-		slices.Sort(closedAfter)
-		fmt.Printf("  closed by the server %.1fs to %.1fs after the first connected\n", closedAfter[0].Seconds(), closedAfter[len(closedAfter)-1].Seconds())
-	}
-	mu.Unlock()
+		sc.connected, slow, headers.Seconds(), time.Since(sc.start).Seconds(), stillOpen, sc.connected, server)
+	sc.printClosed()
 	fmt.Printf("with %d slow clients: %s\n", slow, during)
 	return nil
+}
+
+// webhook is a running gpuplane-webhook: its admission and metrics
+// addresses and the TLS configuration that trusts its certificate.
+type webhook struct {
+	cmd           *exec.Cmd
+	addr, metrics string
+	tls           *tls.Config
+}
+
+// startWebhook writes certificates and the policy into dir and runs bin on
+// loopback ports it picks, with the extra flags.
+func startWebhook(bin, dir string, extra []string) (*webhook, error) {
+	pool, err := writeCerts(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
+		return nil, err
+	}
+	args := append([]string{"--policy=" + filepath.Join(dir, "policy.yaml"),
+		"--tls-cert-file=" + filepath.Join(dir, "tls.crt"), "--tls-key-file=" + filepath.Join(dir, "tls.key"),
+		"--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0"}, extra...)
+	w := &webhook{cmd: exec.Command(bin, args...), tls: &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}}
+	stderr, err := w.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.cmd.Start(); err != nil {
+		return nil, err
+	}
+	if w.addr, w.metrics, err = addrs(stderr); err != nil {
+		w.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *webhook) stop() {
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.cmd.Wait()
+}
+
+// slowClients counts the slow connections made, those still open, and
+// when the server closed each of the others (since start).
+type slowClients struct {
+	start       time.Time
+	connected   int
+	open        atomic.Int64
+	mu          sync.Mutex
+	closedAfter []time.Duration
+}
+
+// dial opens one slow client: it sends a request's headers announcing a
+// 100,000-byte body, then one byte every interval until ctx ends or the
+// server closes the connection.
+func (sc *slowClients) dial(ctx context.Context, w *webhook, interval time.Duration) {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", w.addr, w.tls)
+	if err != nil {
+		return
+	}
+	if _, err := fmt.Fprintf(conn, "POST /validate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", w.addr); err != nil {
+		conn.Close()
+		return
+	}
+	sc.connected++
+	sc.open.Add(1)
+	go func() {
+		<-ctx.Done()
+		conn.Close()
+	}()
+	go trickle(ctx, conn, interval)
+	go func() {
+		io.Copy(io.Discard, conn) // until the server closes it
+		if ctx.Err() == nil {
+			sc.open.Add(-1)
+			sc.mu.Lock()
+			sc.closedAfter = append(sc.closedAfter, time.Since(sc.start))
+			sc.mu.Unlock()
+		}
+	}()
+}
+
+// trickle writes one byte to conn every interval until ctx ends or a write
+// fails.
+func trickle(ctx context.Context, conn net.Conn, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := conn.Write([]byte{' '}); err != nil {
+			return
+		}
+	}
+}
+
+func (sc *slowClients) printClosed() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if len(sc.closedAfter) > 0 {
+		slices.Sort(sc.closedAfter)
+		fmt.Printf("  closed by the server %.1fs to %.1fs after the first connected\n", sc.closedAfter[0].Seconds(), sc.closedAfter[len(sc.closedAfter)-1].Seconds())
+	}
 }
 
 // addrs reads the admission and metrics addresses from the webhook's log,
