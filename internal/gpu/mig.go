@@ -344,3 +344,25 @@ func ChooseMIGLayout(model string, demand [NumMIGProfiles]float64) (MIGLayout, b
 	}
 	return best, found
 }
+
+// MIGFullCount returns how many instances of the named profile alone one
+// GPU of model holds (the layout of mig-parted's all-<profile> configs, as
+// under NVIDIA's single MIG strategy: 7 of 1g.10gb, 3 of 2g.20gb, 2 of
+// 3g.40gb on an A100-80GB); ok is false when the model has no such
+// profile.
+func MIGFullCount(model, profile string) (n int, ok bool) {
+	p, ok := LookupMIGProfile(model, profile)
+	if !ok {
+		return 0, false
+	}
+	for k := p.MaxInstances; k >= 1; k-- {
+		names := make([]string, k)
+		for i := range names {
+			names[i] = profile
+		}
+		if _, err := PlaceMIG(model, names); err == nil {
+			return k, true
+		}
+	}
+	return 0, false
+}

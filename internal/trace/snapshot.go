@@ -144,8 +144,9 @@ func field(key string) string {
 	return "." + key
 }
 
-// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`. An
-// error names file and the JSON path of the bad value
+// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`, or
+// the YAML of `-o yaml` (a file whose first character is not '{';
+// readYAMLList). An error names file and the JSON path of the bad value
 // (snap.json: items[3].spec.containers[0].resources.requests.cpu: ...),
 // or the line of a JSON syntax error.
 func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
@@ -158,7 +159,13 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
 	}
-	list, lines, err := readList(file, data)
+	var list kubeList
+	var lines []int
+	if isYAML(data) {
+		list, lines, err = readYAMLList(file, data)
+	} else {
+		list, lines, err = readList(file, data)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +387,25 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	}
 	gpus := whole / int64(n.Replicas)
 	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
+	product := labels[resource.LabelGPUProduct]
+	single := ""
+	if base, profile, ok := singleMIGProduct(product); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 {
+		// NVIDIA's single MIG strategy: every GPU in one profile, its
+		// instances served as nvidia.com/gpu and counted in
+		// nvidia.com/gpu.count, the profile in the product's
+		// "-MIG-<profile>" suffix (gpuplane's agent: internal/node/labels
+		// productLabels). The GPUs hold per instances each, the layout of
+		// mig-parted's all-<profile> configs.
+		model := gpu.ModelOfProduct(base)
+		n.MIG = map[string]int64{resource.MIGPrefix + profile: gpus}
+		if per, ok := gpu.MIGFullCount(model, profile); ok {
+			devices := gpus
+			gpus = (devices + int64(per) - 1) / int64(per)
+			migGPUs, single = gpus, model
+		}
+	}
 	switch {
+	case single != "":
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
 	case milli == 0 && len(n.MIG) > 0:
@@ -399,10 +424,13 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
 	}
 	n.GPUs = int(gpus)
-	n.Product = labels[resource.LabelGPUProduct]
+	n.Product = product
 	n.MIGConfig = labels[resource.LabelMIGConfig]
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
+		if single != "" {
+			n.Model = single
+		}
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
@@ -417,6 +445,22 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		}
 	}
 	return n, nil
+}
+
+// singleMIGProduct splits a product label of NVIDIA's single MIG strategy,
+// "<product>-MIG-<profile>" with an optional "-SHARED" (gpu-feature-discovery's
+// getProductName; gpuplane's labels.Product), into the GPU's product and
+// the profile; ok is false for any other label, and for "-MIG-INVALID".
+func singleMIGProduct(product string) (base, profile string, ok bool) {
+	i := strings.LastIndex(product, "-MIG-")
+	if i <= 0 {
+		return "", "", false
+	}
+	base, profile = product[:i], strings.TrimSuffix(product[i+len("-MIG-"):], "-SHARED")
+	if c := strings.IndexByte(profile, 'g'); c < 1 || !strings.Contains(profile, ".") {
+		return "", "", false
+	}
+	return base, profile, true
 }
 
 // requests returns a container's requests, a limit standing in for a
