@@ -217,12 +217,40 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 			return nil, fmt.Errorf("%s: %s.kind: %s, want Node or Pod", file, path, Quote(o.Kind))
 		}
 	}
+	s.replicaShares(file)
 	for i, p := range s.Pods {
 		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
 			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], Quote(p.Name), Quote(p.NodeName))
 		}
 	}
 	return s, nil
+}
+
+// replicaShares gives each pod of one nvidia.com/gpu.shared replica its
+// share: 1000 / the replicas of the nodes that serve it (rounded down), as
+// simulate's timeslice:N mode models a replica; the largest replica count
+// when the nodes differ (with a warning), 1000 when no node serves it.
+func (s *Snapshot) replicaShares(file string) {
+	counts := map[int]bool{}
+	r := 0
+	for _, n := range s.Nodes {
+		if n.Shared {
+			counts[n.Replicas] = true
+			r = max(r, n.Replicas)
+		}
+	}
+	asked := 0
+	for i := range s.Pods {
+		if p := &s.Pods[i]; p.Resource == cluster.ResourceShared {
+			asked++
+			if r > 0 {
+				p.GPUMilli = int16(max(1, cluster.MilliGPU/r))
+			}
+		}
+	}
+	if asked > 0 && len(counts) > 1 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: the nodes that serve %s time-slice their GPUs %d ways differently: each of the %d pods asking for a replica is simulated as 1/%d of a GPU, the most replicas", file, sharedGPU, len(counts), asked, r))
+	}
 }
 
 // readList reads the List's kind and items, and the line each item
@@ -381,6 +409,22 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.MIG[k] = v
 		}
 	}
+	shared, _, err := quantity(rpath, res, sharedGPU, false)
+	if err != nil {
+		return n, err
+	}
+	if shared > 0 {
+		// Time-slicing with renameByDefault: the device plugin serves
+		// each GPU as Replicas devices of nvidia.com/gpu.shared, and no
+		// nvidia.com/gpu.
+		if whole > 0 || milli > 0 || len(n.MIG) > 0 {
+			return n, fmt.Errorf("%s%s: a node that serves nvidia.com/gpu.shared and other GPU resources is not simulated", rpath, field(sharedGPU))
+		}
+		if shared%int64(n.Replicas) != 0 {
+			return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(sharedGPU), shared, resource.LabelGPUReplicas, n.Replicas)
+		}
+		whole, n.Shared = shared, true
+	}
 	if whole%int64(n.Replicas) != 0 {
 		// Time-slicing advertises each GPU as Replicas devices.
 		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
@@ -389,7 +433,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
 	product := labels[resource.LabelGPUProduct]
 	single := ""
-	if base, profile, ok := singleMIGProduct(product); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 {
+	if base, profile, ok := singleMIGProduct(product); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 && !n.Shared {
 		// NVIDIA's single MIG strategy: every GPU in one profile, its
 		// instances served as nvidia.com/gpu and counted in
 		// nvidia.com/gpu.count, the profile in the product's
@@ -477,8 +521,11 @@ func requests(c *kubeContainer) map[string]string {
 	return out
 }
 
+// sharedGPU is the resource time-slicing with renameByDefault serves.
+const sharedGPU = resource.GPU + resource.SharedSuffix
+
 // podResources are the resources the simulator models, in their units.
-var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli}
+var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli, sharedGPU}
 
 // podRequests returns the pod's effective requests of podResources and the
 // MIG resources (by profile) as kube-scheduler computes them: each
@@ -559,7 +606,18 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 	case err != nil:
 		return p, nil, fmt.Errorf("%s.spec.containers: %v", path, err)
 	}
-	p.NumGPU, p.GPUMilli = int16(g.GPUs), int16(g.Milli)
+	p.NumGPU, p.GPUMilli = int8(g.GPUs), int16(g.Milli)
+	if req[resource.GPU] > 0 {
+		p.Resource = cluster.ResourceGPU
+	}
+	if v := req[sharedGPU]; v > 0 {
+		// One replica of a time-sliced GPU: 1000 / the nodes' replicas
+		// milli-GPU, set by ReadSnapshot once the nodes are read.
+		if v != 1 || p.NumGPU > 0 {
+			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one replica, and no other GPU request, is what the simulator reads", path, sharedGPU, v)
+		}
+		p.NumGPU, p.GPUMilli, p.Resource = 1, cluster.MilliGPU, cluster.ResourceShared
+	}
 	// A MIG device of profile <c>g.<mem>: c of 7 compute slices of one GPU.
 	for k, v := range req {
 		if !strings.HasPrefix(k, resource.MIGPrefix) || v == 0 {
@@ -567,12 +625,12 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		}
 		profile := strings.TrimPrefix(k, resource.MIGPrefix)
 		c, err := strconv.Atoi(profile[:max(0, strings.IndexByte(profile, 'g'))])
-		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 {
+		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 || req[sharedGPU] > 0 {
 			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
 		}
 		// Rounded down, so that --sharing mig maps the share back to a
 		// profile of c slices (gpu.SmallestMIGProfile: c/7 >= milli/1000).
-		p.NumGPU, p.GPUMilli = 1, int16(cluster.MilliGPU*c/7)
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
 		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)

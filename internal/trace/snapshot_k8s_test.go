@@ -142,7 +142,7 @@ func TestSnapshotMatchesKubernetes(t *testing.T) {
 		t.Errorf("cpu-0 unschedulable %v, ts-0 replicas %d", s.Nodes[4].Unschedulable, s.Nodes[3].Replicas)
 	}
 	type want struct {
-		gpus    int16
+		gpus    int8
 		milli   int16
 		spec    string
 		pending bool
