@@ -6,7 +6,7 @@
 // V100M16, V100M32, A10, G2, G3) and by NVIDIA's data-centre line (A100-40GB,
 // A100-80GB, H100-80GB, H200-141GB, L4, L40S, and the other GPUs NVIDIA's
 // MIG user guide lists as MIG-capable: H100-NVL (94 GB), H20 (96 GB),
-// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB), B200).
+// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB)).
 package gpu
 
 import (
@@ -79,10 +79,9 @@ var catalog = []Model{
 	// catalogued.
 	{Name: "GH200", MemoryMiB: 96 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"GH200"},
 		PCIDeviceIDs: []uint32{0x234210DE}},
-	// B200 180GB (go-nvml's mock B200: PCI ID 0x2B0010DE; the GPU
-	// Operator's config and pci.ids: 0x2901).
-	{Name: "B200", MemoryMiB: 180 * 1024, MIGCapable: true, Family: "blackwell", ComputeMajor: 10, ComputeMinor: 0, ProductNames: []string{"B200"},
-		PCIDeviceIDs: []uint32{0x290110DE, 0x2B0010DE}},
+	// Not catalogued yet: B200 (the cost example, examples/cost/day.om,
+	// uses "NVIDIA B200" as its GPU outside the catalog), GB200, the
+	// 144 GB GH200, A30, RTX PRO 6000 Blackwell.
 }
 
 // ModelOfPCIDeviceID returns the catalog model of a PCI device ID as

@@ -71,9 +71,8 @@ func migTable(mem1, mem1x2, mem2, mem3, mem4, mem7 int64, gb1, gb1x2, gb2, gb3, 
 // supported-mig-profiles.html; the GPUs and memory sizes of "Supported
 // GPUs"); they differ in memory and SM counts. Profile names are the
 // guide's and those of the GPU Operator's default mig-parted config
-// (all-1g.12gb, all-3g.47gb, ...). Memory MiB of B200 are go-nvml's mock
-// B200 (pkg/nvml/mock/gpus/b200.go); of H100-NVL, H20 and GH200, which
-// go-nvml does not mock, an estimate: the card's memory × slots/8, which
+// (all-1g.12gb, all-3g.47gb, ...). Memory MiB of H100-NVL, H20 and
+// GH200, which go-nvml does not mock, are an estimate: the card's memory × slots/8, which
 // gives the profile names' sizes (3g.47gb: 4 × 12,032 MiB = 47 GiB). SM
 // counts of H100-NVL and GH200 are H100-80GB's (132 SMs; an estimate), of
 // H20 78 × slices/7 rounded down (78 SMs; an estimate); they serve only
@@ -86,7 +85,6 @@ var migProfiles = map[string][]MIGProfile{
 	"H100-NVL":   migTable(12032, 24064, 24064, 48128, 48128, 96256, "12gb", "24gb", "24gb", "47gb", "47gb", "94gb", 16, 26, 32, 60, 64, 132),
 	"H20":        migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 11, 11, 22, 33, 44, 78),
 	"GH200":      migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 16, 26, 32, 60, 64, 132),
-	"B200":       migTable(23552, 46080, 46080, 92160, 92160, 184320, "23gb", "45gb", "45gb", "90gb", "90gb", "180gb", 18, 18, 36, 54, 72, 126),
 }
 
 // MIGProfiles returns the MIG profiles of the named catalog model, ordered
