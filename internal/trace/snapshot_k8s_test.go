@@ -351,4 +351,13 @@ func TestSnapshotYAML(t *testing.T) {
 	if _, err := ReadSnapshot("b.yaml", strings.NewReader("kind: List\nitems:\n- kind: [\n")); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:") {
 		t.Errorf("bad YAML: %v", err)
 	}
+	// A billion laughs: 9 levels of 9 aliases would be 9^9 strings.
+	laughs := "a0: &a0 [lol]\n"
+	for i := 1; i < 10; i++ {
+		laughs += fmt.Sprintf("a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	laughs += "kind: List\nitems:\n- *a9\n"
+	if _, err := ReadSnapshot("l.yaml", strings.NewReader(laughs)); err == nil || !strings.Contains(err.Error(), "aliases expand it past") {
+		t.Errorf("billion laughs: %v", err)
+	}
 }

@@ -38,6 +38,9 @@ func readYAMLList(file string, data []byte) (kubeList, []int, error) {
 		return list, nil, fmt.Errorf("%s:%d: not a YAML mapping: want the List of `kubectl get nodes,pods -A -o json` (or -o yaml)", file, top.Line)
 	}
 	var lines []int
+	// Aliases can make a small file expand without end (a "billion
+	// laughs"): the JSON may be at most 16 times the YAML, plus 1 MiB.
+	budget := 16*len(data) + 1<<20
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		switch k.Value {
@@ -52,9 +55,10 @@ func readYAMLList(file string, data []byte) (kubeList, []int, error) {
 			}
 			for _, it := range v.Content {
 				var b bytes.Buffer
-				if err := yamlJSON(&b, it, "", 0); err != nil {
+				if err := yamlJSON(&b, it, "", 0, budget); err != nil {
 					return list, nil, fmt.Errorf("%s:%d: %v", file, it.Line, err)
 				}
+				budget -= b.Len()
 				list.Items = append(list.Items, json.RawMessage(b.Bytes()))
 				lines = append(lines, it.Line)
 			}
@@ -64,19 +68,22 @@ func readYAMLList(file string, data []byte) (kubeList, []int, error) {
 }
 
 // yamlJSON writes YAML node n as JSON (see readYAMLList); key is the
-// mapping key n is the value of.
-func yamlJSON(b *bytes.Buffer, n *yaml.Node, key string, depth int) error {
+// mapping key n is the value of. It stops when b would pass budget bytes.
+func yamlJSON(b *bytes.Buffer, n *yaml.Node, key string, depth, budget int) error {
 	if depth > 100 {
 		return fmt.Errorf("YAML nested more than 100 deep")
 	}
+	if b.Len() > budget {
+		return fmt.Errorf("the YAML's aliases expand it past %d bytes", budget)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return yamlJSON(b, n.Alias, key, depth+1)
+		return yamlJSON(b, n.Alias, key, depth+1, budget)
 	case yaml.DocumentNode:
 		if len(n.Content) != 1 {
 			return fmt.Errorf("line %d: empty YAML document", n.Line)
 		}
-		return yamlJSON(b, n.Content[0], key, depth+1)
+		return yamlJSON(b, n.Content[0], key, depth+1, budget)
 	case yaml.MappingNode:
 		b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -90,7 +97,7 @@ func yamlJSON(b *bytes.Buffer, n *yaml.Node, key string, depth int) error {
 			kj, _ := json.Marshal(k.Value)
 			b.Write(kj)
 			b.WriteByte(':')
-			if err := yamlJSON(b, n.Content[i+1], k.Value, depth+1); err != nil {
+			if err := yamlJSON(b, n.Content[i+1], k.Value, depth+1, budget); err != nil {
 				return err
 			}
 		}
@@ -101,7 +108,7 @@ func yamlJSON(b *bytes.Buffer, n *yaml.Node, key string, depth int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := yamlJSON(b, c, "", depth+1); err != nil {
+			if err := yamlJSON(b, c, "", depth+1, budget); err != nil {
 				return err
 			}
 		}
