@@ -49,7 +49,12 @@ type SnapshotNode struct {
 	MIG       map[string]int64
 	MIGConfig string
 	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
-	// without it; GPUs is the allocatable nvidia.com/gpu divided by it.
+	// without it; GPUs is the allocatable nvidia.com/gpu divided by it, or
+	// nvidia.com/gpu.shared (renameByDefault; NodeSpec.Shared). Under
+	// NVIDIA's single MIG strategy (a product "<product>-MIG-<profile>")
+	// the nvidia.com/gpu devices are instances: GPUs is their count over
+	// the instances of the profile one GPU holds (gpu.MIGFullCount), MIG
+	// counts them under nvidia.com/mig-<profile>.
 	Replicas int
 	// Unschedulable is spec.unschedulable (a cordoned node).
 	Unschedulable bool
