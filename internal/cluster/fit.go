@@ -24,6 +24,7 @@ const (
 	fitMemory
 	fitGPU
 	fitSelector
+	fitResource
 )
 
 // reasons are the Fits reasons that need no formatting.
@@ -57,11 +58,11 @@ func check(n *Node, p *Pod) misfit {
 		}
 		return fitOK
 	}
-	if p.NumGPU > len(n.GPUFree) || !ModelAllowed(n, p) {
+	if p.NumGPU > len(n.GPUFree) || !ModelAllowed(n, p) || !n.Serves(p) {
 		return fitGPU
 	}
 	k := 0
-	if n.MIGGPUs == 0 && p.MIGProfile == 0 {
+	if n.Uniform(p) {
 		// No MIG: FreeAfter's rule is GPUMilli free.
 		for _, f := range n.GPUFree {
 			if f >= p.GPUMilli {
@@ -92,6 +93,8 @@ func never(n *Node, p *Pod) misfit {
 		return fitNoGPUs
 	case !ModelAllowed(n, p):
 		return fitModel
+	case !n.Serves(p):
+		return fitResource
 	}
 	return fitOK
 }
@@ -124,6 +127,9 @@ func Fits(n *Node, p *Pod) (ok bool, reason string) {
 	switch m {
 	case fitModel:
 		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
+	case fitResource:
+		// kube-scheduler's NodeResourcesFit: the node has none of it.
+		return false, "Insufficient " + p.Resource.Name()
 	default:
 		return false, reasons[m]
 	}

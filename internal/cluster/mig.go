@@ -73,10 +73,17 @@ func (n *Node) EnableMIG(g int, profiles []string) error {
 //     instance, slices/7 of the GPU.
 //   - Any other GPU fits a pod asking for a MIG profile only when it is
 //     wholly free (a model without MIG, or a GPU left whole, serves the
-//     pod as an exclusive GPU), and any other pod when its GPUMilli is
-//     free.
+//     pod as an exclusive GPU) and the pod asked for no MIG device
+//     (ResourceMIG), and any other pod when its GPUMilli is free.
+//   - A pod of a known resource kind (Pod.Resource) fits only GPUs that
+//     serve it, as in Kubernetes: nvidia.com/gpu.shared only the GPUs of
+//     a Shared node, nvidia.com/gpu and MIG devices never those, and
+//     nvidia.com/gpu no MIGOnly GPU.
 func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 	f := n.GPUFree[g]
+	if !n.Serves(p) || (p.Resource == ResourceGPU && n.MIGOnly.Has(g)) {
+		return f, false
+	}
 	if n.MIGGPUs.Has(g) {
 		k := int(p.MIGProfile) - 1
 		if k < 0 || n.MIG[g].Free[k] == 0 {
@@ -85,9 +92,23 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 		return migFree(n.MIG[g].heldSlices() + gpu.MIGSlices(k)), true
 	}
 	if p.MIGProfile != 0 {
-		return 0, f == MilliGPU
+		return 0, f == MilliGPU && p.Resource != ResourceMIG
 	}
 	return f - p.GPUMilli, f >= p.GPUMilli
+}
+
+// Serves reports whether the node serves the resource kind p asks for at
+// all (Pod.Resource): a Shared node only nvidia.com/gpu.shared, any
+// other node everything but it. A pod of ResourceAny fits every node.
+func (n *Node) Serves(p *Pod) bool {
+	return p.Resource == ResourceAny || n.Shared == (p.Resource == ResourceShared)
+}
+
+// Uniform reports whether FreeAfter's rule for p on n is GPUMilli free on
+// every GPU: no MIG, no MIGOnly GPU, and n serves p's resource. Policies
+// take faster paths then.
+func (n *Node) Uniform(p *Pod) bool {
+	return n.MIGGPUs == 0 && p.MIGProfile == 0 && (n.MIGOnly == 0 || p.Resource != ResourceGPU) && n.Serves(p)
 }
 
 // fitsGPU reports whether p fits GPU g (FreeAfter).
@@ -137,3 +158,6 @@ func (n *Node) UsedGPUs() int {
 	}
 	return c
 }
+
+// FreeAfterOK reports whether p fits GPU g (FreeAfter).
+func (n *Node) FreeAfterOK(p *Pod, g int) bool { return n.fitsGPU(p, g) }

@@ -26,6 +26,15 @@ type Node struct {
 	// FreeAfter gives the fit rule.
 	MIGGPUs GPUSet
 	MIG     []MIGGPU
+	// MIGOnly are GPUs that are MIG-enabled in the cluster a snapshot
+	// read, but simulated whole (a sharing mode other than mig): a pod of
+	// nvidia.com/gpu (ResourceGPU) never fits them, as its device plugin
+	// serves only their MIG devices.
+	MIGOnly GPUSet
+	// Shared reports that the node serves its GPUs as time-sliced
+	// replicas under nvidia.com/gpu.shared (the device plugin's
+	// renameByDefault): only ResourceShared and ResourceAny pods fit them.
+	Shared bool
 	// Pods is the number of pods bound to the node.
 	Pods int
 	// Affinity counts bound GPU pods by kind, for GPU Clustering:

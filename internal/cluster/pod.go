@@ -55,6 +55,46 @@ type Pod struct {
 	// NumGPU is then 1 and GPUMilli the instance's share (MIGMilli), by
 	// which policies score.
 	MIGProfile int8
+	// Resource is the extended resource the pod asks for, as a node's
+	// device plugin serves it; ResourceAny (a trace's pod) fits any GPU by
+	// share. Node.FreeAfter gives the rule.
+	Resource ResourceKind
+}
+
+// ResourceKind is the extended resource a pod's GPUs are asked in. In
+// Kubernetes a pod fits only a node that serves its resource: a MIG
+// device (nvidia.com/mig-3g.40gb) only a MIG-enabled GPU with that
+// profile, a time-sliced replica (nvidia.com/gpu.shared, the device
+// plugin's renameByDefault) only a time-sliced GPU, and nvidia.com/gpu
+// neither.
+type ResourceKind uint8
+
+const (
+	// ResourceAny is a pod whose resource is not known (the openb and
+	// Alibaba traces give milli-GPU): it fits any GPU by its share.
+	ResourceAny ResourceKind = iota
+	// ResourceGPU is nvidia.com/gpu: GPUs of a node that are not
+	// time-sliced under nvidia.com/gpu.shared (Node.Shared) nor
+	// MIG-enabled (Node.MIGGPUs, Node.MIGOnly).
+	ResourceGPU
+	// ResourceMIG is one nvidia.com/mig-<profile> device: with
+	// Pod.MIGProfile set (--sharing mig) only a MIG-enabled GPU's instance,
+	// never a whole GPU.
+	ResourceMIG
+	// ResourceShared is one nvidia.com/gpu.shared replica: only the GPUs
+	// of a node that serves them (Node.Shared).
+	ResourceShared
+)
+
+// Name returns the resource's name as kube-scheduler names it.
+func (k ResourceKind) Name() string {
+	switch k {
+	case ResourceShared:
+		return resource.GPU + resource.SharedSuffix
+	case ResourceMIG:
+		return "nvidia.com/mig-*"
+	}
+	return resource.GPU
 }
 
 // TotalGPUMilli returns the pod's whole GPU request in milli-GPU.
@@ -83,6 +123,10 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("gpu_milli %d below 1000 with num_gpu %d: only one GPU can be shared", p.GPUMilli, p.NumGPU)
 	case p.MIGProfile < 0 || int(p.MIGProfile) > gpu.NumMIGProfiles:
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
+	case p.Resource > ResourceShared:
+		return fmt.Errorf("resource kind %d out of range", p.Resource)
+	case p.Resource == ResourceShared && p.NumGPU != 1, p.Resource == ResourceMIG && p.NumGPU != 1:
+		return fmt.Errorf("%s with num_gpu %d: a pod asks for one device", p.Resource.Name(), p.NumGPU)
 	case p.MIGProfile != 0 && p.NumGPU != 1:
 		return fmt.Errorf("MIG profile with num_gpu %d: a MIG pod asks for one instance", p.NumGPU)
 	}

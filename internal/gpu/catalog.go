@@ -4,7 +4,9 @@
 //
 // Model names are the short names used by the Alibaba openb trace (P100, T4,
 // V100M16, V100M32, A10, G2, G3) and by NVIDIA's data-centre line (A100-40GB,
-// A100-80GB, H100-80GB, H200-141GB, L4, L40S).
+// A100-80GB, H100-80GB, H200-141GB, L4, L40S, and the other GPUs NVIDIA's
+// MIG user guide lists as MIG-capable: H100-NVL (94 GB), H20 (96 GB),
+// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB)).
 package gpu
 
 import (
@@ -30,6 +32,15 @@ type Model struct {
 	// ProductNames are substrings of NVML product names (nvmlDeviceGetName)
 	// that identify this model, matched case-insensitively.
 	ProductNames []string
+	// PCIDeviceIDs are the PCI device IDs of the model's boards, as
+	// mig-parted's device-filter writes them (device << 16 | vendor
+	// 0x10DE: 0x20B210DE). Sources: the PCI ID database (pci.ids, vendor
+	// 10de, as vendored in github.com/NVIDIA/go-nvlib pkg/pciids) and the
+	// device-filters of the GPU Operator's default mig-parted config
+	// (github.com/NVIDIA/mig-parted, examples, and gpu-operator's
+	// default-mig-parted-config); a filter naming a board of another model
+	// (an A800, H800) is counted with the model of the same MIG profiles.
+	PCIDeviceIDs []uint32
 }
 
 var catalog = []Model{
@@ -40,12 +51,51 @@ var catalog = []Model{
 	{Name: "A10", MemoryMiB: 24 * 1024, Family: "ampere", ComputeMajor: 8, ComputeMinor: 6, ProductNames: []string{"A10G", "A10 "}},
 	{Name: "G2"},
 	{Name: "G3"},
-	{Name: "A100-40GB", MemoryMiB: 40 * 1024, MIGCapable: true, Family: "ampere", ComputeMajor: 8, ComputeMinor: 0, ProductNames: []string{"A100-SXM4-40GB", "A100-PCIE-40GB", "A100 40GB"}},
-	{Name: "A100-80GB", MemoryMiB: 80 * 1024, MIGCapable: true, Family: "ampere", ComputeMajor: 8, ComputeMinor: 0, ProductNames: []string{"A100-SXM4-80GB", "A100-PCIE-80GB", "A100 80GB"}},
-	{Name: "H100-80GB", MemoryMiB: 80 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H100"}},
-	{Name: "H200-141GB", MemoryMiB: 141 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H200"}},
+	// A100 SXM4 40GB, PCIe 40GB (2 IDs), A800 40GB PCIe.
+	{Name: "A100-40GB", MemoryMiB: 40 * 1024, MIGCapable: true, Family: "ampere", ComputeMajor: 8, ComputeMinor: 0, ProductNames: []string{"A100-SXM4-40GB", "A100-PCIE-40GB", "A100 40GB"},
+		PCIDeviceIDs: []uint32{0x20B010DE, 0x20B110DE, 0x20F110DE, 0x20F610DE}},
+	// A100 SXM4 80GB, PCIe 80GB, A800 SXM4 80GB, A800 80GB PCIe.
+	{Name: "A100-80GB", MemoryMiB: 80 * 1024, MIGCapable: true, Family: "ampere", ComputeMajor: 8, ComputeMinor: 0, ProductNames: []string{"A100-SXM4-80GB", "A100-PCIE-80GB", "A100 80GB"},
+		PCIDeviceIDs: []uint32{0x20B210DE, 0x20B510DE, 0x20F310DE, 0x20F510DE}},
+	// H100 SXM5 80GB, PCIe 80GB, H800 PCIe, H800.
+	{Name: "H100-80GB", MemoryMiB: 80 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H100"},
+		PCIDeviceIDs: []uint32{0x233010DE, 0x233110DE, 0x232210DE, 0x232410DE}},
+	// H200 SXM 141GB, H200 NVL.
+	{Name: "H200-141GB", MemoryMiB: 141 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H200"},
+		PCIDeviceIDs: []uint32{0x233510DE, 0x233B10DE}},
 	{Name: "L4", MemoryMiB: 24 * 1024, Family: "ada-lovelace", ComputeMajor: 8, ComputeMinor: 9, ProductNames: []string{"L4"}},
 	{Name: "L40S", MemoryMiB: 48 * 1024, Family: "ada-lovelace", ComputeMajor: 8, ComputeMinor: 9, ProductNames: []string{"L40S"}},
+	// H100 NVL (pci.ids "H100L 94GB"), H800 NVL: 94 GB (NVML reports
+	// 95830 MiB usable).
+	{Name: "H100-NVL", MemoryMiB: 94 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H100 NVL", "H100L", "H800 NVL"},
+		PCIDeviceIDs: []uint32{0x232110DE, 0x233A10DE}},
+	// H20 (NVML "NVIDIA H20"; "H20 " so that H200 is not taken for it):
+	// 96 GB.
+	{Name: "H20", MemoryMiB: 96 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H20 ", "H20-", "H20 HBM3e"},
+		PCIDeviceIDs: []uint32{0x232910DE}},
+	// The H100 of a GH200 Grace Hopper superchip, 96 GB HBM3 (NVML
+	// "NVIDIA GH200 480GB"); the MIG user guide's "H100 on GH200". The
+	// 144 GB HBM3e GH200 (0x2348) has other profiles and is not
+	// catalogued.
+	{Name: "GH200", MemoryMiB: 96 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"GH200"},
+		PCIDeviceIDs: []uint32{0x234210DE}},
+	// Not catalogued yet: B200 (the cost example, examples/cost/day.om,
+	// uses "NVIDIA B200" as its GPU outside the catalog), GB200, the
+	// 144 GB GH200, A30, RTX PRO 6000 Blackwell.
+}
+
+// ModelOfPCIDeviceID returns the catalog model of a PCI device ID as
+// mig-parted's device-filter gives it (0x20B210DE), false for an ID the
+// catalog lacks.
+func ModelOfPCIDeviceID(id uint32) (Model, bool) {
+	for _, m := range catalog {
+		for _, x := range m.PCIDeviceIDs {
+			if x == id {
+				return m, true
+			}
+		}
+	}
+	return Model{}, false
 }
 
 // Catalog is a set of GPU models keyed by name. The zero value is empty; use
@@ -83,6 +133,12 @@ func (c *Catalog) Names() []string {
 // "NVIDIA H100 80GB HBM3" or "Tesla V100-SXM2-16GB") to a catalog model. The
 // longest matching ProductNames entry wins, so "L40S" is not taken for "L4".
 func (c *Catalog) FromProductName(product string) (Model, bool) {
+	m, n := c.fromProductName(product)
+	return m, n > 0
+}
+
+// fromProductName is FromProductName with the length of the match.
+func (c *Catalog) fromProductName(product string) (Model, int) {
 	p := strings.ToUpper(product) + " "
 	var best Model
 	bestLen := 0
@@ -93,7 +149,7 @@ func (c *Catalog) FromProductName(product string) (Model, bool) {
 			}
 		}
 	}
-	return best, bestLen > 0
+	return best, bestLen
 }
 
 // ModelOfProduct returns the catalog model of a node's gpu-feature-discovery
@@ -106,11 +162,17 @@ func ModelOfProduct(product string) string {
 	if m, ok := c.Get(product); ok {
 		return m.Name
 	}
-	if m, ok := c.FromProductName(product); ok {
-		return m.Name
+	// The longest match over both spellings: "NVIDIA-H100-NVL" is the
+	// H100-NVL ("H100 NVL" with '-' read as ' '), not the H100-80GB
+	// ("H100").
+	best, n := "", 0
+	for _, p := range []string{product, strings.ReplaceAll(product, "-", " ")} {
+		if m, l := c.fromProductName(p); l > n {
+			best, n = m.Name, l
+		}
 	}
-	if m, ok := c.FromProductName(strings.ReplaceAll(product, "-", " ")); ok {
-		return m.Name
+	if n > 0 {
+		return best
 	}
 	return product
 }

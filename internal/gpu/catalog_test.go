@@ -62,3 +62,46 @@ func TestModelOfProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestNewMIGModels: the models NVIDIA's MIG user guide lists besides A100,
+// H100-80GB and H200 are told apart by product and PCI ID, with their own
+// profiles. Worked out by hand: "NVIDIA-H100-NVL" matches "H100" (4
+// characters) as written and "H100 NVL" (8) with '-' read as ' ': the
+// longer wins; "NVIDIA H20" is H20 but "NVIDIA H200 141GB HBM3e" H200
+// ("H20 " needs the space); "NVIDIA GH200 480GB" matches "H200" (4) and
+// "GH200" (5). An H100 NVL takes 7 x 1g.12gb (7 slots of 8) and 2 x
+// 3g.47gb; an H100-80GB no 1g.12gb. B200 is not catalogued (the cost
+// example's model outside the catalog).
+func TestNewMIGModels(t *testing.T) {
+	for product, want := range map[string]string{
+		"NVIDIA-H100-NVL": "H100-NVL", "NVIDIA H100 NVL": "H100-NVL", "NVIDIA-H100-80GB-HBM3": "H100-80GB",
+		"NVIDIA H20": "H20", "NVIDIA-H20": "H20", "NVIDIA H200 141GB HBM3e": "H200-141GB",
+		"NVIDIA GH200 480GB": "GH200", "NVIDIA B200": "NVIDIA B200",
+	} {
+		if got := ModelOfProduct(product); got != want {
+			t.Errorf("ModelOfProduct(%q) = %q, want %q", product, got, want)
+		}
+	}
+	if m, ok := Default().Get("H100-NVL"); !ok || m.MemoryMiB != 94*1024 || !m.MIGCapable {
+		t.Errorf("H100-NVL: %+v", m)
+	}
+	for id, want := range map[uint32]string{0x232110DE: "H100-NVL", 0x20B010DE: "A100-40GB", 0x20B510DE: "A100-80GB", 0x233010DE: "H100-80GB", 0x233510DE: "H200-141GB"} {
+		if m, ok := ModelOfPCIDeviceID(id); !ok || m.Name != want {
+			t.Errorf("PCI ID %#x: %q, want %q", id, m.Name, want)
+		}
+	}
+	if _, ok := ModelOfPCIDeviceID(0x20B710DE); ok {
+		t.Error("0x20B710DE (A30) is not catalogued")
+	}
+	for _, tc := range []struct {
+		model, profile string
+		n              int
+	}{{"H100-NVL", "1g.12gb", 7}, {"H100-NVL", "3g.47gb", 2}, {"H100-NVL", "1g.24gb", 4}, {"H20", "7g.96gb", 1}, {"GH200", "2g.24gb", 3}} {
+		if n, ok := MIGFullCount(tc.model, tc.profile); !ok || n != tc.n {
+			t.Errorf("%s %s: %d, %v; want %d", tc.model, tc.profile, n, ok, tc.n)
+		}
+	}
+	if _, err := PlaceMIG("H100-80GB", []string{"1g.12gb"}); err == nil {
+		t.Error("H100-80GB has no 1g.12gb")
+	}
+}

@@ -64,14 +64,27 @@ func migTable(mem1, mem1x2, mem2, mem3, mem4, mem7 int64, gb1, gb1x2, gb2, gb3, 
 	}
 }
 
-// migProfiles maps catalog model names to their MIG profiles. All four
+// migProfiles maps catalog model names to their MIG profiles. All the
 // models share A100's slot grid (MIG user guide, "MIG Device Names" and
-// "Supported Profiles"); they differ in memory and SM counts.
+// "Supported MIG Profiles": 7 compute and 8 memory slices on every GPU of
+// 7 instances, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+// supported-mig-profiles.html; the GPUs and memory sizes of "Supported
+// GPUs"); they differ in memory and SM counts. Profile names are the
+// guide's and those of the GPU Operator's default mig-parted config
+// (all-1g.12gb, all-3g.47gb, ...). Memory MiB of H100-NVL, H20 and
+// GH200, which go-nvml does not mock, are an estimate: the card's memory × slots/8, which
+// gives the profile names' sizes (3g.47gb: 4 × 12,032 MiB = 47 GiB). SM
+// counts of H100-NVL and GH200 are H100-80GB's (132 SMs; an estimate), of
+// H20 78 × slices/7 rounded down (78 SMs; an estimate); they serve only
+// the mock backend's MIG device attributes.
 var migProfiles = map[string][]MIGProfile{
 	"A100-40GB":  migTable(4864, 9856, 9856, 19968, 19968, 40192, "5gb", "10gb", "10gb", "20gb", "20gb", "40gb", 14, 14, 28, 42, 56, 98),
 	"A100-80GB":  migTable(9856, 19968, 19968, 40192, 40192, 80384, "10gb", "20gb", "20gb", "40gb", "40gb", "80gb", 14, 14, 28, 42, 56, 98),
 	"H100-80GB":  migTable(10240, 20480, 20480, 40960, 40960, 81920, "10gb", "20gb", "20gb", "40gb", "40gb", "80gb", 16, 26, 32, 60, 64, 132),
 	"H200-141GB": migTable(18432, 35840, 35840, 72704, 72704, 144384, "18gb", "35gb", "35gb", "71gb", "71gb", "141gb", 16, 26, 32, 60, 64, 132),
+	"H100-NVL":   migTable(12032, 24064, 24064, 48128, 48128, 96256, "12gb", "24gb", "24gb", "47gb", "47gb", "94gb", 16, 26, 32, 60, 64, 132),
+	"H20":        migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 11, 11, 22, 33, 44, 78),
+	"GH200":      migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 16, 26, 32, 60, 64, 132),
 }
 
 // MIGProfiles returns the MIG profiles of the named catalog model, ordered
@@ -343,4 +356,26 @@ func ChooseMIGLayout(model string, demand [NumMIGProfiles]float64) (MIGLayout, b
 		}
 	}
 	return best, found
+}
+
+// MIGFullCount returns how many instances of the named profile alone one
+// GPU of model holds (the layout of mig-parted's all-<profile> configs, as
+// under NVIDIA's single MIG strategy: 7 of 1g.10gb, 3 of 2g.20gb, 2 of
+// 3g.40gb on an A100-80GB); ok is false when the model has no such
+// profile.
+func MIGFullCount(model, profile string) (n int, ok bool) {
+	p, ok := LookupMIGProfile(model, profile)
+	if !ok {
+		return 0, false
+	}
+	for k := p.MaxInstances; k >= 1; k-- {
+		names := make([]string, k)
+		for i := range names {
+			names[i] = profile
+		}
+		if _, err := PlaceMIG(model, names); err == nil {
+			return k, true
+		}
+	}
+	return 0, false
 }

@@ -60,7 +60,7 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 	after := fragView(n, buf[:0])
 	cpu, mem := n.CPUFree-p.CPUMilli, n.MemoryFree-p.MemoryMiB
 	if !p.IsGPUShare() {
-		g := firstFreeGPUs(n, p.NumGPU)
+		g := firstFreeGPUs(n, p)
 		for m := uint64(g); m != 0; m &= m - 1 {
 			after[bits.TrailingZeros64(m)] -= p.GPUMilli
 		}
@@ -70,7 +70,7 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 	// Without MIG GPUs, GPUs with the same free share give the same result
 	// (the fast path of the openb workloads); with them, the same free share
 	// before and after.
-	mig := n.MIGGPUs != 0
+	mig := !n.Uniform(p)
 	for i, free := range n.GPUFree {
 		a, ok := free-p.GPUMilli, free >= p.GPUMilli
 		if mig || p.MIGProfile != 0 {

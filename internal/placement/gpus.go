@@ -9,13 +9,14 @@ import (
 // firstFreeGPUs returns the first k fully free GPUs of n in index order,
 // which is how the openb simulator's Open-Gpu-Share plugin places pods of
 // whole GPUs (AllocateExclusiveGpuId). MIG-enabled GPUs are never whole.
-func firstFreeGPUs(n *cluster.Node, k int) cluster.GPUSet {
+func firstFreeGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 	var s cluster.GPUSet
+	k := p.NumGPU
 	for i, f := range n.GPUFree {
 		if k == 0 {
 			break
 		}
-		if f == cluster.MilliGPU && !n.MIGGPUs.Has(i) {
+		if f == cluster.MilliGPU && !n.MIGGPUs.Has(i) && (n.Uniform(p) || n.FreeAfterOK(p, i)) {
 			s |= 1 << uint(i)
 			k--
 		}
@@ -34,7 +35,7 @@ func bestFitGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 		return 0
 	}
 	if !p.IsGPUShare() {
-		return firstFreeGPUs(n, p.NumGPU)
+		return firstFreeGPUs(n, p)
 	}
 	best := -1
 	for i, f := range n.GPUFree {
@@ -55,7 +56,7 @@ func randomFitGPUs(n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUS
 		return 0
 	}
 	if !p.IsGPUShare() {
-		return firstFreeGPUs(n, p.NumGPU)
+		return firstFreeGPUs(n, p)
 	}
 	pick, cnt := -1, 0
 	for i := range n.GPUFree {

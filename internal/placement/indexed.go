@@ -291,6 +291,12 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 		b = binary.AppendVarint(b, f)
 	}
 	b = binary.AppendUvarint(b, uint64(n.MIGGPUs))
+	b = binary.AppendUvarint(b, uint64(n.MIGOnly))
+	if n.Shared {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
 	for _, m := range n.MIG {
 		for k := range m.Free {
 			b = append(b, byte(m.Free[k]), byte(m.Held[k]))

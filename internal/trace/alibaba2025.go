@@ -165,7 +165,7 @@ func (r alibaba2025Row) gpus(p *PodSpec) error {
 			return r.bad("gpu_request", "share %v of a GPU is below 1 milli-GPU", g)
 		}
 	case g == math.Trunc(g):
-		p.NumGPU, p.GPUMilli = int16(g), 1000
+		p.NumGPU, p.GPUMilli = int8(g), 1000
 	default:
 		return r.bad("gpu_request", "%v GPUs: more than one GPU must be whole", g)
 	}

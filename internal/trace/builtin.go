@@ -109,7 +109,7 @@ func BuiltinPods(n int, seed uint64, interarrivalSeconds, meanRunSeconds float64
 		run := rng.ExpFloat64() * meanRunSeconds
 		out[i] = PodSpec{
 			Name:     fmt.Sprintf("builtin-pod-%05d", i),
-			CPUMilli: s[1], MemoryMiB: s[2], NumGPU: int16(s[3]), GPUMilli: int16(s[4]),
+			CPUMilli: s[1], MemoryMiB: s[2], NumGPU: int8(s[3]), GPUMilli: int16(s[4]),
 			Creation: created, Scheduled: created, Deletion: created + math.Max(run, 1),
 			Line: int32(i + 2),
 		}

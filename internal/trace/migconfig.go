@@ -27,8 +27,9 @@ type MIGEntry struct {
 	// Line is the entry's line in its file.
 	Line int
 	// Models is device-filter: the catalog models (internal/gpu) the entry
-	// applies to; nil: every model. mig-parted matches PCI device IDs
-	// here (0x20B510DE); gpuplane's nodes carry catalog names instead.
+	// applies to; nil: every model, empty: none. mig-parted matches PCI
+	// device IDs here (0x20B510DE), which readDeviceFilter maps to catalog
+	// models (gpu.ModelOfPCIDeviceID); a catalog name is taken too.
 	Models []string
 	// Devices are the GPU indices the entry applies to; nil: all.
 	Devices []int
@@ -48,7 +49,7 @@ var migEntryKeys = []string{"device-filter", "devices", "mig-enabled", "mig-devi
 //	mig-configs:
 //	  all-3g:
 //	    - devices: all          # or a list of GPU indices: [0, 1]
-//	      device-filter: A100-80GB  # optional; a model or a list of them
+//	      device-filter: ["0x20B210DE", "0x20B510DE"]  # optional; PCI IDs or models
 //	      mig-enabled: true
 //	      mig-devices:
 //	        "3g.40gb": 2
@@ -92,12 +93,17 @@ func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
 			return nil, fmt.Errorf("%s:%d: mig-configs.%s: given twice", file, k.Line, Quote(k.Value))
 		}
 		given[k.Value] = true
-		c, err := readMIGEntries(file, "mig-configs."+Quote(k.Value), k.Value, v)
+		chosen := k.Value == name || (name == "" && len(configs.Content) == 2)
+		// Every configuration is read; only the chosen one is checked
+		// (a file such as the GPU Operator's default config holds
+		// all-enabled, MIG mode without instances, and layouts for GPUs of
+		// every model).
+		c, err := readMIGEntries(file, "mig-configs."+Quote(k.Value), k.Value, v, chosen)
 		if err != nil {
 			return nil, err
 		}
 		names = append(names, k.Value)
-		if k.Value == name || (name == "" && len(configs.Content) == 2) {
+		if chosen {
 			out = c
 		}
 	}
@@ -116,13 +122,13 @@ func ReadMIGConfig(file string, r io.Reader, name string) (*MIGConfig, error) {
 	return out, nil
 }
 
-func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
+func readMIGEntries(file, path, name string, v *yaml.Node, check bool) (*MIGConfig, error) {
 	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 		return nil, fmt.Errorf("%s:%d: %s: want a non-empty list of entries", file, v.Line, path)
 	}
 	c := &MIGConfig{Name: name}
 	for i, e := range v.Content {
-		en, err := readMIGEntry(file, yamlx.Item(path, i), e)
+		en, err := readMIGEntry(file, yamlx.Item(path, i), e, check)
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +137,9 @@ func readMIGEntries(file, path, name string, v *yaml.Node) (*MIGConfig, error) {
 	return c, nil
 }
 
-// readMIGEntry reads one entry of a configuration and checks it.
-func readMIGEntry(file, p string, e *yaml.Node) (MIGEntry, error) {
+// readMIGEntry reads one entry of a configuration and, with check, checks
+// it.
+func readMIGEntry(file, p string, e *yaml.Node, check bool) (MIGEntry, error) {
 	en := MIGEntry{Line: e.Line}
 	if e.Kind != yaml.MappingNode {
 		return en, fmt.Errorf("%s:%d: %s: want a mapping", file, e.Line, p)
@@ -160,6 +167,8 @@ func readMIGEntry(file, p string, e *yaml.Node) (MIGEntry, error) {
 		return en, fmt.Errorf("%s:%d: %s.devices: missing", file, e.Line, p)
 	case !seen["mig-enabled"]:
 		return en, fmt.Errorf("%s:%d: %s.mig-enabled: missing", file, e.Line, p)
+	case !check:
+		return en, nil
 	case !en.Enabled && len(en.Layout) > 0:
 		return en, fmt.Errorf("%s:%d: %s.mig-devices: given with mig-enabled: false", file, e.Line, p)
 	case en.Enabled && len(en.Layout) == 0:
@@ -175,24 +184,52 @@ func readMIGEntry(file, p string, e *yaml.Node) (MIGEntry, error) {
 	return en, nil
 }
 
-// readDeviceFilter reads device-filter: a MIG-capable catalog model or a
-// list of them.
+// readDeviceFilter reads device-filter: PCI device IDs as mig-parted
+// takes them ("0x20B210DE", device << 16 | vendor), or MIG-capable
+// catalog models, one or a list, as the catalog models they name
+// (gpu.ModelOfPCIDeviceID). An ID the catalog lacks (an A30, a GB200)
+// matches no GPU of the simulated nodes, as in mig-parted, where an entry
+// applies only to GPUs whose device ID is in its filter: an entry of only
+// such IDs selects nothing (an empty, non-nil list).
 func readDeviceFilter(file, f string, val *yaml.Node) ([]string, error) {
 	items := []*yaml.Node{val}
 	if val.Kind == yaml.SequenceNode {
 		items = val.Content
 	}
-	var models []string
+	models := []string{}
 	for _, it := range items {
 		if it.Kind != yaml.ScalarNode {
-			return nil, yamlx.Errorf(file, val, f, "want a GPU model or a list of them")
+			return nil, yamlx.Errorf(file, val, f, "want a PCI device ID, a GPU model or a list of them")
+		}
+		if v := strings.ToLower(it.Value); strings.HasPrefix(v, "0x") {
+			id, err := strconv.ParseUint(v[2:], 16, 32)
+			if err != nil {
+				return nil, yamlx.Errorf(file, it, f, "%s is not a PCI device ID (0x<device><vendor>, 8 hex digits, as 0x20B210DE)", Quote(it.Value))
+			}
+			if m, ok := gpu.ModelOfPCIDeviceID(uint32(id)); ok && !contains(models, m.Name) {
+				models = append(models, m.Name)
+			}
+			continue
 		}
 		if len(gpu.MIGProfiles(it.Value)) == 0 {
-			return nil, yamlx.Errorf(file, val, f, "%s is no MIG-capable catalog model (A100-40GB, A100-80GB, H100-80GB, H200-141GB)", Quote(it.Value))
+			return nil, yamlx.Errorf(file, val, f, "%s is no PCI device ID (0x20B210DE) nor MIG-capable catalog model (%s)", Quote(it.Value), strings.Join(migModels(), ", "))
 		}
-		models = append(models, it.Value)
+		if !contains(models, it.Value) {
+			models = append(models, it.Value)
+		}
 	}
 	return models, nil
+}
+
+// migModels returns the MIG-capable catalog models, sorted.
+func migModels() []string {
+	var out []string
+	for _, n := range gpu.Default().Names() {
+		if len(gpu.MIGProfiles(n)) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // readDevices reads devices: all (nil) or a list of distinct GPU indices.

@@ -18,6 +18,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -33,6 +35,9 @@ type NodeSpec struct {
 	GPUs                int
 	// Model is the GPU model ("" for a CPU-only node).
 	Model string
+	// Shared reports that the node serves its GPUs as time-sliced
+	// replicas under nvidia.com/gpu.shared (a snapshot's; cluster.Node.Shared).
+	Shared bool
 	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
 	// uses it.
@@ -61,7 +66,10 @@ type PodSpec struct {
 	// NumGPU GPUs (0..64) of GPUMilli milli-GPU (0..1000) each. The
 	// narrow types keep a PodSpec at 112 bytes: a trace of 14 million pods
 	// is read in under 2 GB.
-	NumGPU   int16
+	NumGPU int8
+	// Resource is the extended resource a snapshot's pod asks for
+	// (cluster.ResourceKind); a trace's pods are cluster.ResourceAny.
+	Resource cluster.ResourceKind
 	GPUMilli int16
 	// Line is the row's line in the file (ReadPods refuses a row beyond
 	// line 2,147,483,647).
@@ -793,7 +801,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		if err != nil {
 			return out, err
 		}
-		p.NumGPU, p.GPUMilli = int16(ng), int16(gm)
+		p.NumGPU, p.GPUMilli = int8(ng), int16(gm)
 		switch {
 		case p.NumGPU == 0 && p.GPUMilli != 0:
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu 0", p.GPUMilli)

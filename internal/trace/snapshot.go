@@ -49,7 +49,12 @@ type SnapshotNode struct {
 	MIG       map[string]int64
 	MIGConfig string
 	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
-	// without it; GPUs is the allocatable nvidia.com/gpu divided by it.
+	// without it; GPUs is the allocatable nvidia.com/gpu divided by it, or
+	// nvidia.com/gpu.shared (renameByDefault; NodeSpec.Shared). Under
+	// NVIDIA's single MIG strategy (a product "<product>-MIG-<profile>")
+	// the nvidia.com/gpu devices are instances: GPUs is their count over
+	// the instances of the profile one GPU holds (gpu.MIGFullCount), MIG
+	// counts them under nvidia.com/mig-<profile>.
 	Replicas int
 	// Unschedulable is spec.unschedulable (a cordoned node).
 	Unschedulable bool
@@ -144,8 +149,9 @@ func field(key string) string {
 	return "." + key
 }
 
-// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`. An
-// error names file and the JSON path of the bad value
+// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`, or
+// the YAML of `-o yaml` (a file whose first character is not '{';
+// readYAMLList). An error names file and the JSON path of the bad value
 // (snap.json: items[3].spec.containers[0].resources.requests.cpu: ...),
 // or the line of a JSON syntax error.
 func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
@@ -158,7 +164,13 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
 	}
-	list, lines, err := readList(file, data)
+	var list kubeList
+	var lines []int
+	if isYAML(data) {
+		list, lines, err = readYAMLList(file, data)
+	} else {
+		list, lines, err = readList(file, data)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,12 +222,40 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 			return nil, fmt.Errorf("%s: %s.kind: %s, want Node or Pod", file, path, Quote(o.Kind))
 		}
 	}
+	s.replicaShares(file)
 	for i, p := range s.Pods {
 		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
 			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], Quote(p.Name), Quote(p.NodeName))
 		}
 	}
 	return s, nil
+}
+
+// replicaShares gives each pod of one nvidia.com/gpu.shared replica its
+// share: 1000 / the replicas of the nodes that serve it (rounded down), as
+// simulate's timeslice:N mode models a replica; the largest replica count
+// when the nodes differ (with a warning), 1000 when no node serves it.
+func (s *Snapshot) replicaShares(file string) {
+	counts := map[int]bool{}
+	r := 0
+	for _, n := range s.Nodes {
+		if n.Shared {
+			counts[n.Replicas] = true
+			r = max(r, n.Replicas)
+		}
+	}
+	asked := 0
+	for i := range s.Pods {
+		if p := &s.Pods[i]; p.Resource == cluster.ResourceShared {
+			asked++
+			if r > 0 {
+				p.GPUMilli = int16(max(1, cluster.MilliGPU/r))
+			}
+		}
+	}
+	if asked > 0 && len(counts) > 1 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: the nodes that serve %s time-slice their GPUs %d ways differently: each of the %d pods asking for a replica is simulated as 1/%d of a GPU, the most replicas", file, sharedGPU, len(counts), asked, r))
+	}
 }
 
 // readList reads the List's kind and items, and the line each item
@@ -374,13 +414,47 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.MIG[k] = v
 		}
 	}
+	shared, _, err := quantity(rpath, res, sharedGPU, false)
+	if err != nil {
+		return n, err
+	}
+	if shared > 0 {
+		// Time-slicing with renameByDefault: the device plugin serves
+		// each GPU as Replicas devices of nvidia.com/gpu.shared, and no
+		// nvidia.com/gpu.
+		if whole > 0 || milli > 0 || len(n.MIG) > 0 {
+			return n, fmt.Errorf("%s%s: a node that serves nvidia.com/gpu.shared and other GPU resources is not simulated", rpath, field(sharedGPU))
+		}
+		if shared%int64(n.Replicas) != 0 {
+			return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(sharedGPU), shared, resource.LabelGPUReplicas, n.Replicas)
+		}
+		whole, n.Shared = shared, true
+	}
 	if whole%int64(n.Replicas) != 0 {
 		// Time-slicing advertises each GPU as Replicas devices.
 		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
 	}
 	gpus := whole / int64(n.Replicas)
 	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
+	product := labels[resource.LabelGPUProduct]
+	single := ""
+	if base, profile, ok := singleMIGProduct(product); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 && !n.Shared {
+		// NVIDIA's single MIG strategy: every GPU in one profile, its
+		// instances served as nvidia.com/gpu and counted in
+		// nvidia.com/gpu.count, the profile in the product's
+		// "-MIG-<profile>" suffix (gpuplane's agent: internal/node/labels
+		// productLabels). The GPUs hold per instances each, the layout of
+		// mig-parted's all-<profile> configs.
+		model := gpu.ModelOfProduct(base)
+		n.MIG = map[string]int64{resource.MIGPrefix + profile: gpus}
+		if per, ok := gpu.MIGFullCount(model, profile); ok {
+			devices := gpus
+			gpus = (devices + int64(per) - 1) / int64(per)
+			migGPUs, single = gpus, model
+		}
+	}
 	switch {
+	case single != "":
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
 	case milli == 0 && len(n.MIG) > 0:
@@ -399,10 +473,13 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
 	}
 	n.GPUs = int(gpus)
-	n.Product = labels[resource.LabelGPUProduct]
+	n.Product = product
 	n.MIGConfig = labels[resource.LabelMIGConfig]
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
+		if single != "" {
+			n.Model = single
+		}
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
@@ -419,6 +496,22 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	return n, nil
 }
 
+// singleMIGProduct splits a product label of NVIDIA's single MIG strategy,
+// "<product>-MIG-<profile>" with an optional "-SHARED" (gpu-feature-discovery's
+// getProductName; gpuplane's labels.Product), into the GPU's product and
+// the profile; ok is false for any other label, and for "-MIG-INVALID".
+func singleMIGProduct(product string) (base, profile string, ok bool) {
+	i := strings.LastIndex(product, "-MIG-")
+	if i <= 0 {
+		return "", "", false
+	}
+	base, profile = product[:i], strings.TrimSuffix(product[i+len("-MIG-"):], "-SHARED")
+	if c := strings.IndexByte(profile, 'g'); c < 1 || !strings.Contains(profile, ".") {
+		return "", "", false
+	}
+	return base, profile, true
+}
+
 // requests returns a container's requests, a limit standing in for a
 // missing request as the API server's defaulting makes it (core/v1
 // SetDefaults_Pod: requests default to limits).
@@ -433,8 +526,11 @@ func requests(c *kubeContainer) map[string]string {
 	return out
 }
 
+// sharedGPU is the resource time-slicing with renameByDefault serves.
+const sharedGPU = resource.GPU + resource.SharedSuffix
+
 // podResources are the resources the simulator models, in their units.
-var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli}
+var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli, sharedGPU}
 
 // podRequests returns the pod's effective requests of podResources and the
 // MIG resources (by profile) as kube-scheduler computes them: each
@@ -515,7 +611,18 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 	case err != nil:
 		return p, nil, fmt.Errorf("%s.spec.containers: %v", path, err)
 	}
-	p.NumGPU, p.GPUMilli = int16(g.GPUs), int16(g.Milli)
+	p.NumGPU, p.GPUMilli = int8(g.GPUs), int16(g.Milli)
+	if req[resource.GPU] > 0 {
+		p.Resource = cluster.ResourceGPU
+	}
+	if v := req[sharedGPU]; v > 0 {
+		// One replica of a time-sliced GPU: 1000 / the nodes' replicas
+		// milli-GPU, set by ReadSnapshot once the nodes are read.
+		if v != 1 || p.NumGPU > 0 {
+			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one replica, and no other GPU request, is what the simulator reads", path, sharedGPU, v)
+		}
+		p.NumGPU, p.GPUMilli, p.Resource = 1, cluster.MilliGPU, cluster.ResourceShared
+	}
 	// A MIG device of profile <c>g.<mem>: c of 7 compute slices of one GPU.
 	for k, v := range req {
 		if !strings.HasPrefix(k, resource.MIGPrefix) || v == 0 {
@@ -523,12 +630,12 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		}
 		profile := strings.TrimPrefix(k, resource.MIGPrefix)
 		c, err := strconv.Atoi(profile[:max(0, strings.IndexByte(profile, 'g'))])
-		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 {
+		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 || req[sharedGPU] > 0 {
 			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
 		}
 		// Rounded down, so that --sharing mig maps the share back to a
 		// profile of c slices (gpu.SmallestMIGProfile: c/7 >= milli/1000).
-		p.NumGPU, p.GPUMilli = 1, int16(cluster.MilliGPU*c/7)
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
 		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)

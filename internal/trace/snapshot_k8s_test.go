@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	resourcehelper "k8s.io/component-helpers/resource"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func rl(kv ...string) v1.ResourceList {
@@ -140,7 +142,7 @@ func TestSnapshotMatchesKubernetes(t *testing.T) {
 		t.Errorf("cpu-0 unschedulable %v, ts-0 replicas %d", s.Nodes[4].Unschedulable, s.Nodes[3].Replicas)
 	}
 	type want struct {
-		gpus    int16
+		gpus    int8
 		milli   int16
 		spec    string
 		pending bool
@@ -294,4 +296,68 @@ func FuzzReadSnapshot(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSnapshotYAML: the List of snapshotObjects as `kubectl -o yaml`
+// writes it (sigs.k8s.io/yaml, kubectl's printer) reads as the JSON does,
+// but for the lines, which are each item's "- " line in the YAML; a
+// hand-written unquoted quantity (cpu: 8) reads as the string "8", and a
+// YAML error names its line.
+func TestSnapshotYAML(t *testing.T) {
+	nodes, pods := snapshotObjects()
+	data := kubectlJSON(t, nodes, pods)
+	y, err := sigsyaml.JSONToYAML(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadSnapshot("s.json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSnapshot("s.yaml", bytes.NewReader(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != len(want.Nodes) || len(got.Pods) != len(want.Pods) || len(got.Warnings) != len(want.Warnings) {
+		t.Fatalf("YAML: %d nodes, %d pods, %d warnings; JSON %d, %d, %d", len(got.Nodes), len(got.Pods), len(got.Warnings), len(want.Nodes), len(want.Pods), len(want.Warnings))
+	}
+	lines := strings.Split(string(y), "\n")
+	for i := range got.Nodes {
+		g, w := got.Nodes[i], want.Nodes[i]
+		if !strings.HasPrefix(strings.TrimSpace(lines[g.Line-1]), "- ") {
+			t.Errorf("node %s: line %d is %q, not an item's first", g.Name, g.Line, lines[g.Line-1])
+		}
+		g.Line, w.Line = 0, 0
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("node %d: YAML %+v, JSON %+v", i, g, w)
+		}
+	}
+	for i := range got.Pods {
+		g, w := got.Pods[i], want.Pods[i]
+		g.Line, w.Line = 0, 0
+		g.Creation, g.Deletion, g.Scheduled, w.Creation, w.Deletion, w.Scheduled = 0, 0, 0, 0, 0, 0 // NaN
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("pod %d: YAML %+v, JSON %+v", i, g, w)
+		}
+	}
+	hand := "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n}\n  spec: {unschedulable: true}\n  status:\n    allocatable: {cpu: 8, memory: 16Gi, nvidia.com/gpu: 2}\n"
+	s, err := ReadSnapshot("h.yaml", strings.NewReader(hand))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Nodes[0]; n.CPUMilli != 8000 || n.MemoryMiB != 16384 || n.GPUs != 2 || !n.Unschedulable || n.Line != 4 {
+		t.Errorf("hand-written YAML: %+v", n)
+	}
+	if _, err := ReadSnapshot("b.yaml", strings.NewReader("kind: List\nitems:\n- kind: [\n")); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:") {
+		t.Errorf("bad YAML: %v", err)
+	}
+	// A billion laughs: 9 levels of 9 aliases would be 9^9 strings.
+	laughs := "a0: &a0 [lol]\n"
+	for i := 1; i < 10; i++ {
+		laughs += fmt.Sprintf("a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	laughs += "kind: List\nitems:\n- *a9\n"
+	if _, err := ReadSnapshot("l.yaml", strings.NewReader(laughs)); err == nil || !strings.Contains(err.Error(), "aliases expand it past") {
+		t.Errorf("billion laughs: %v", err)
+	}
 }

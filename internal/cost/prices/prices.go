@@ -39,6 +39,9 @@ const (
 	srcAWSp3dn = "AWS EC2 p3dn.24xlarge on-demand (8x V100 32GB) / 8, us-east-1, 2025"
 	srcAWSp5e  = "AWS EC2 p5e.48xlarge on-demand (8x H200) / 8, us-east-1, 2025"
 	srcOpaque  = "undisclosed model in the Alibaba openb trace; priced as a V100 (GCP) by assumption"
+	srcAzureNC = "estimate: Azure NC40ads H100 v5 on-demand (1x H100 NVL), East US, 2025, as last seen; check before use"
+	srcH20     = "estimate: no public on-demand list price outside China; priced as the H100-80GB (GCP) by assumption"
+	srcLambda  = "estimate: Lambda Cloud on-demand, per GPU, 2025, as last seen; check before use"
 )
 
 // defaults are the default prices, by internal/gpu catalog model name.
@@ -56,6 +59,9 @@ var defaults = map[string]Price{
 	"H200-141GB": {10.76, srcAWSp5e},
 	"L4":         {0.56, srcGCP},
 	"L40S":       {1.861, srcAWSg6e},
+	"H100-NVL":   {6.98, srcAzureNC},
+	"H20":        {11.06, srcH20},
+	"GH200":      {1.49, srcLambda},
 }
 
 // Prices are GPU prices by model name: the internal/gpu catalog's names and

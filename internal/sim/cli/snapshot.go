@@ -71,7 +71,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 		warn("%s: %d cordoned nodes (spec.unschedulable) are simulated as schedulable; taints are not simulated", o.SnapshotFile, cordoned)
 	}
 	if layouts > 0 && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
-		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
+		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs that serve MIG-device pods as shares and no nvidia.com/gpu pod; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
 	}
 	if mig > 0 {
 		warn("%s: %d nodes have MIG devices or a %s label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, resource.LabelMIGConfig, resource.LabelGPUCount)

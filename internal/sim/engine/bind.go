@@ -35,13 +35,36 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		index[w.template.Nodes[i].Name] = i
 	}
 	var warnings []string
+	// MIGOnly GPUs are the first that no running pod of whole GPUs holds
+	// (as the simulator's CLI lays out a snapshot's MIG GPUs): cleared
+	// while the pods are put in place, then chosen again.
+	migOnly := make([]int, len(w.template.Nodes))
+	wholeHeld := make([]cluster.GPUSet, len(w.template.Nodes))
+	for i := range w.template.Nodes {
+		migOnly[i] = w.template.Nodes[i].MIGOnly.Count()
+		w.template.Nodes[i].MIGOnly = 0
+	}
+	defer func() {
+		for i := range w.template.Nodes {
+			n := &w.template.Nodes[i]
+			if w.sharing.Mode == "mig" {
+				continue // MIGGPUs rule there
+			}
+			for g := 0; g < n.GPUs() && migOnly[i] > 0; g++ {
+				if !wholeHeld[i].Has(g) {
+					n.MIGOnly |= 1 << uint(g)
+					migOnly[i]--
+				}
+			}
+		}
+	}()
 	for _, b := range bound {
 		i, ok := index[b.Node]
 		if !ok {
 			return warnings, fmt.Errorf("%s: pod %s is bound to node %s, which the node list lacks", file, trace.Quote(b.Pod.Name), trace.Quote(b.Node))
 		}
 		n := &w.template.Nodes[i]
-		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli)}
+		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli), Resource: b.Pod.Resource}
 		if err := p.Validate(); err != nil {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}
@@ -76,6 +99,9 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		}
 		if err := n.Add(&p, gpus); err != nil { // p.Models is 0: it runs there already
 			return warnings, fmt.Errorf("%s: %w", file, err)
+		}
+		if !p.IsGPUShare() {
+			wholeHeld[i] |= gpus
 		}
 		w.bound = true
 	}

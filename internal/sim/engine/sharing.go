@@ -154,7 +154,9 @@ func cloneCluster(t *cluster.Cluster) *cluster.Cluster {
 // (see Sharing); a pod of whole GPUs, and every pod under fractional or
 // no mode, is left as it is.
 func (s Sharing) convert(p *cluster.Pod) {
-	if !p.IsGPUShare() {
+	if !p.IsGPUShare() || p.Resource == cluster.ResourceShared {
+		// A replica of a time-sliced GPU (nvidia.com/gpu.shared) is one in
+		// every mode: only the nodes that serve it take it.
 		return
 	}
 	switch s.Mode {
@@ -178,6 +180,9 @@ func (s Sharing) convert(p *cluster.Pod) {
 // given, or, when given is nil, by ChooseMIGLayouts.
 func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse, error) {
 	c := cloneCluster(w.template)
+	for i := range c.Nodes {
+		c.Nodes[i].MIGOnly = 0 // the layouts given or chosen here rule
+	}
 	var choose map[int]*chosenMIG
 	if given == nil {
 		choose = w.ChooseMIGLayouts()

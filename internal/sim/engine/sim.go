@@ -319,6 +319,20 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
+		c.Nodes[i].Shared = n.Shared
+		if n.MIG != nil && n.GPUs > 0 {
+			// The GPUs MIG-enabled in the cluster read (a snapshot's), or
+			// given a layout (a cluster YAML's): the first ones until
+			// Bind puts the running pods in place.
+			k := n.GPUs
+			if n.MIGGPUs > 0 {
+				k = n.MIGGPUs
+			}
+			c.Nodes[i].MIGOnly = cluster.GPUSet(1<<uint(k) - 1)
+			if k == 64 {
+				c.Nodes[i].MIGOnly = ^cluster.GPUSet(0)
+			}
+		}
 		if id := c.Nodes[i].ModelID; id >= 0 {
 			if _, ok := spelling[id]; !ok {
 				spelling[id] = n.Model

@@ -101,7 +101,7 @@ func TestTeamCappedAtTwo(t *testing.T) {
 // a: 10·5 = 50 GPU·s.
 func TestCohortReclaim(t *testing.T) {
 	nan := math.NaN()
-	pod := func(name string, gpus int16, created float64) trace.PodSpec {
+	pod := func(name string, gpus int8, created float64) trace.PodSpec {
 		return trace.PodSpec{Name: name, CPUMilli: 100, MemoryMiB: 100, NumGPU: gpus, GPUMilli: 1000, GPUSpec: "T4",
 			Creation: created, Scheduled: nan, Deletion: nan}
 	}

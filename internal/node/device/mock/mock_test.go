@@ -110,8 +110,8 @@ func TestA100MIGDevices(t *testing.T) {
 // TestMIGNames: MIG devices are named by NVIDIA's rule from memory
 // (go-nvlib pkg/nvlib/device/mig_profile.go; worked out by hand in
 // internal/node/device TestMIGProfileName), whatever the catalog's profile is
-// called: an H100 NVL (95830 MiB, taken for H100-80GB by the catalog) 1g
-// instance of 11008 MiB is 1g.12gb; seven 1-slice compute instances of
+// called: an H100 NVL (95830 MiB; the catalog's H100-NVL) 1g instance of
+// 11008 MiB, its own profile 1g.12gb, is 1g.12gb; seven 1-slice compute instances of
 // A100-40GB's 7g.40gb are seven 1c.7g.40gb, each with 98/7 = 14 SMs; the
 // media-extension profile keeps "+me".
 func TestMIGNames(t *testing.T) {
@@ -119,7 +119,7 @@ func TestMIGNames(t *testing.T) {
 gpus:
 - productName: NVIDIA H100 NVL
   memoryMiB: 95830
-  mig: [{profile: 1g.10gb, memoryMiB: 11008}]
+  mig: [{profile: 1g.12gb, memoryMiB: 11008}]
 - productName: NVIDIA A100-SXM4-40GB
   mig: [{profile: 7g.40gb, computeInstances: [1, 1, 1, 1, 1, 1, 1]}]
 - productName: NVIDIA A100-SXM4-80GB
