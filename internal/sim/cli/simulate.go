@@ -214,6 +214,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	in.describe(o, w, rep)
+	rep.Recommendation = report.Recommend(rep, in.nodes, in.prices.USDPerHour)
 	return writeReports(o, rep, placed, stdout, stderr)
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,7 +139,14 @@ func TestSizeOutputs(t *testing.T) {
 		lines = append(lines, strings.Join(strings.Fields(l), " "))
 	}
 	want := []string{"", "policy sharing nodes scale GPUs USD/h placed % steps",
-		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), "", "curve searched:",
+		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), "",
+		// The recommendation: the 3 nodes, their 24 GPUs × 730 h a month;
+		// the 3 pods hold all 24 GPUs, so nothing is left idle.
+		"recommendation (fewest USD per hour meeting placed>=100%): fgd, sharing fractional",
+		"cluster: 3 nodes, 24 GPUs: 3 V100M32 nodes (24 GPUs)",
+		fmt.Sprintf("cost: %s USD per month (%.2f USD/h × 730 h, every GPU, idle or not)", money(24*price*730), 24*price),
+		"left on the table: 0.0 GPUs unallocated, 0.00 USD per month",
+		"why: fgd (fractional) is the only policy that reached the target.", "", "curve searched:",
 		"policy sharing nodes scale GPUs USD/h placed % holds",
 		fmt.Sprintf("fgd fractional 1 1 8 %.2f 33.33 false", 8*price),
 		fmt.Sprintf("fgd fractional 2 2 16 %.2f 66.67 false", 16*price),
@@ -272,4 +280,14 @@ func TestSizeChosenMIGGrows(t *testing.T) {
 		t.Fatalf("%d results", len(rep.Results))
 	}
 	checkCurve(t, rep.Results[0], 2, []step{{1, 7.0 / 8}, {2, 1}})
+}
+
+// money writes USD with thousands separators and cents, as the report does.
+func money(v float64) string {
+	c := int64(math.Round(v * 100))
+	s := strconv.FormatInt(c/100, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return fmt.Sprintf("%s.%02d", s, c%100)
 }

@@ -188,6 +188,10 @@ type Report struct {
 	// SnapshotPods (simulate --snapshot) is what became of each pod the
 	// run placed, per policy, in the snapshot's order.
 	SnapshotPods []PodOutcome `json:"snapshot_pods,omitempty"`
+	// Recommendation is the best policy and sharing mode for the run's
+	// goal, its cluster and cost, and the margin to the runner-up
+	// (report.Recommend).
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
 }
 
 // PodOutcome is what became of one pod under one policy over its seeds.

@@ -39,6 +39,7 @@ func HTML(r *engine.Report) []byte {
 		colors[s.Policy] = htmlkit.Color(i)
 	}
 	b.WriteString(lead(r))
+	b.WriteString(recommendationHTML(r.Recommendation))
 	b.WriteString("<h2>Summary</h2>")
 	b.WriteString(summaryTable(r, paper, hasPaper))
 	b.WriteString(teamsTable(r, colors))

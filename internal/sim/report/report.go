@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 	"time"
 
@@ -49,8 +50,8 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 			get := func(f func(*engine.ReplayStats) float64) float64 {
 				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Replay) })
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
-				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, s.QueueDelayP95Seconds/3600,
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%s\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
+				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, hours(s.QueueDelayP95Seconds),
 				get(func(x *engine.ReplayStats) float64 { return x.QueueDelayMaxSeconds })/3600,
 				get(func(x *engine.ReplayStats) float64 { return float64(x.NeverStarted) }),
 				get(func(x *engine.ReplayStats) float64 { return x.IdleGPUHours }),
@@ -60,13 +61,18 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeLegend(w, r)
 	if err := writeSnapshotPods(w, r); err != nil {
 		return err
 	}
 	if err := writeTeams(w, r); err != nil {
 		return err
 	}
-	return writeSharing(w, r)
+	if err := writeSharing(w, r); err != nil {
+		return err
+	}
+	writeRecommendation(w, r.Recommendation)
+	return nil
 }
 
 // writeSnapshotPods writes, for simulate --snapshot, where each pod went
@@ -131,4 +137,44 @@ func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) floa
 		return 0
 	}
 	return s / float64(n)
+}
+
+// FillLegend and ReplayLegend say what each column of the summary table
+// is; gpuplane simulate --help prints them too.
+const (
+	FillLegend = `  GPU alloc %   GPU capacity allocated to pods at the end (allocated, not used), mean over seeds; ± std: population standard deviation
+  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): about 99% for every policy at the end of a fill, by design; compare GPU alloc % or the HTML curve, not this
+  failed pods   pods that fit nowhere on arrival; expected when the fill sends more than the cluster holds (--inflate 1.3: 130% of capacity)
+  idle GPUs     GPU capacity left unallocated at the end; idle USD/h: its price per hour`
+	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used), first arrival to last event
+  delay mean h, max h    queueing delay (creation to start) of the pods that started
+  delay p95 h            of every pod, nearest rank, a pod never started counting as waiting without end: "unbounded" when over 5% never started (as --size p95wait)
+  never started          pods that never got a node: fit no node, left the queue at their deletion, or still waiting at the end
+  idle GPU-h, idle USD   GPU-hours left unallocated over the span, and their cost`
+)
+
+// writeLegend writes the summary table's legend and, in replay, a note on
+// the pods that never started.
+func writeLegend(w io.Writer, r *engine.Report) {
+	fmt.Fprintln(w)
+	if r.Mode == "fill" {
+		fmt.Fprintln(w, FillLegend)
+		return
+	}
+	fmt.Fprintln(w, ReplayLegend)
+	for _, s := range r.Summary {
+		never := meanOf(r, s.Policy, func(x engine.Result) float64 {
+			if x.Replay == nil {
+				return 0
+			}
+			return float64(x.Replay.NeverStarted)
+		})
+		if never > 0 {
+			fmt.Fprintf(w, "note: %s: %.1f of %d pods (%.1f%%) never started", s.Policy, never, r.Pods, 100*never/float64(max(1, r.Pods)))
+			if math.IsInf(s.QueueDelayP95Seconds, 1) {
+				fmt.Fprint(w, ": its p95 wait is unbounded, whatever the started pods waited")
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }

@@ -30,7 +30,7 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t", row.Sharing, row.Policy, row.Runs,
 			100*row.GPUAllocationRatio, row.PlacedPods, row.FailedPods, row.GPUsNeeded, row.USDPerHour)
 		if r.Mode == "replay" {
-			fmt.Fprintf(tw, "%.2f\t%.2f\t", row.QueueDelayMeanSeconds/3600, row.QueueDelayP95Seconds/3600)
+			fmt.Fprintf(tw, "%s\t%s\t", hours(row.QueueDelayMeanSeconds), hours(row.QueueDelayP95Seconds))
 		}
 		fmt.Fprintf(tw, "%.1f\t%.2f\t\n", row.SharedPods, 100*ratio(row.TrainingOnSharedGPU, row.TrainingPods))
 	}
