@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Options are the settings of one simulation, one per flag of gpuplane
@@ -362,10 +363,12 @@ func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bo
 	}
 	var rep *engine.Report
 	var placed []engine.Result
+	start := time.Now()
 	read, err := runSharing(ctx, o, w, in.nodes, bound, cfg, stderr, &rep, &placed)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep.WallTime = time.Since(start).Seconds() // every mode's runs, not the first's only
 	if read != nil {
 		in.inputs = append(in.inputs, *read)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
 )
 
@@ -139,7 +140,11 @@ func TestSizeOutputs(t *testing.T) {
 		lines = append(lines, strings.Join(strings.Fields(l), " "))
 	}
 	want := []string{"", "policy sharing nodes scale GPUs USD/h placed % steps",
-		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), "",
+		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), ""}
+	for _, l := range strings.Split(report.SizingLegend, "\n") {
+		want = append(want, strings.Join(strings.Fields(l), " "))
+	}
+	want = append(want, "",
 		// The recommendation: the 3 nodes, their 24 GPUs × 730 h a month;
 		// the 3 pods hold all 24 GPUs, so nothing is left idle.
 		"recommendation (fewest USD per hour meeting placed>=100%): fgd, sharing fractional",
@@ -151,7 +156,7 @@ func TestSizeOutputs(t *testing.T) {
 		fmt.Sprintf("fgd fractional 1 1 8 %.2f 33.33 false", 8*price),
 		fmt.Sprintf("fgd fractional 2 2 16 %.2f 66.67 false", 16*price),
 		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 true", 24*price),
-		fmt.Sprintf("fgd fractional 4 4 32 %.2f 100.00 true", 32*price), ""}
+		fmt.Sprintf("fgd fractional 4 4 32 %.2f 100.00 true", 32*price), "")
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("table\n%s\nwant (spaces collapsed)\n%s", stdout.String(), strings.Join(want, "\n"))
 	}

@@ -32,10 +32,12 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 	} else if r.Mode == "fill" {
 		fmt.Fprint(w, ", each pod once")
 	}
-	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
-		fmt.Fprintf(w, ", sharing %s", r.Sharing.Rows[0].Sharing)
+	if ms := modes(r); len(ms) == 1 {
+		fmt.Fprintf(w, ", sharing %s", ms[0])
+	} else if len(ms) > 1 {
+		fmt.Fprintf(w, ", sharing %s (the first of %d modes in this table; all in the sharing table)", ms[0], len(ms))
 	}
-	fmt.Fprintf(w, ", %d runs in %s\n\n", len(r.Results), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(w, ", %d runs in %s\n\n", totalRuns(r), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if r.Mode == "fill" {
 		fmt.Fprintln(tw, "policy\truns\tGPU alloc %\t± std\tfrag %\tfailed pods\tidle GPUs\tidle USD/h\t")
@@ -122,7 +124,11 @@ func writeTeams(w io.Writer, r *engine.Report) error {
 				get(func(x engine.TeamStats) float64 { return float64(x.Preemptions) }), get(func(x engine.TeamStats) float64 { return float64(x.NeverStarted) }))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, TeamsLegend)
+	return nil
 }
 
 func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) float64 {
@@ -138,6 +144,10 @@ func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) floa
 	}
 	return s / float64(n)
 }
+
+// TeamsLegend says what each column of the per-team table is.
+const TeamsLegend = `  GPU-h: GPU-hours the team's running pods held; borrowed GPU-h: its admitted quota above nominal over time; wait mean, p95 h: of its started pods
+  (first start − creation); preemptions: its workloads preempted; never started: its pods that never got quota and a node; means over seeds`
 
 // FillLegend and ReplayLegend say what each column of the summary table
 // is; gpuplane simulate --help prints them too.

@@ -54,6 +54,13 @@ func sharingName(x sizing.Result) string {
 	return x.Sharing
 }
 
+// SizingLegend says what each column of the --size table is, under the
+// table and in gpuplane simulate --help.
+const SizingLegend = `  nodes, scale   the smallest cluster found that meets the target, in the node list's mix; scale = nodes / the list's nodes
+  GPUs, USD/h    its GPUs and what they cost per hour, every GPU, idle or not
+  placed %       fill: pods placed, each trace pod submitted once, mean over seeds; p95 wait min: replay, every pod, a pod never started counting as waiting without end ("inf")
+  steps          simulations the search ran (each of every seed); the curve searched lists them`
+
 // WriteSizingTable writes the answer per policy, then the curve searched.
 func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 	fmt.Fprintf(w, "gpuplane simulate --size %s: %s, node list of %d nodes, %d trace pods, mode %s, %d seeds, %s\n\n",
@@ -72,6 +79,8 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, SizingLegend)
 	writeRecommendation(w, r.Recommendation)
 	fmt.Fprintln(w, "\ncurve searched:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
