@@ -4,6 +4,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,11 +18,26 @@ import (
 // Source describes the workload's inputs for a report header.
 func Source(nodes, pods string) string { return nodes + " + " + pods }
 
-// WriteJSON writes the report as one indented JSON object.
+// WriteJSON writes the report as one indented JSON object, its numbers
+// rounded to what was measured (roundJSON).
 func WriteJSON(w io.Writer, r *engine.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeRounded(w, r)
+}
+
+// writeRounded writes v as indented JSON with its numbers rounded
+// (roundJSON).
+func writeRounded(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out, err := roundJSON(b.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 // WriteTable writes a per-policy summary table.

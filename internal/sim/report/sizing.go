@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -20,9 +19,7 @@ import (
 
 // WriteSizingJSON writes a sizing report as one indented JSON object.
 func WriteSizingJSON(w io.Writer, r *sizing.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeRounded(w, r)
 }
 
 // metricHeader names a sizing report's metric column.
