@@ -105,6 +105,19 @@ func DefaultOptions() Options {
 	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first"}
 }
 
+// normalized returns o with the words of its enumerated flags in lower case
+// and trimmed, as --sharing and --policies take them: --format JSON,
+// --mode Replay, --tie-break First, --policies ALL.
+func (o Options) normalized() Options {
+	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak} {
+		*p = strings.ToLower(strings.TrimSpace(*p))
+	}
+	if strings.EqualFold(strings.TrimSpace(o.Policies), "all") {
+		o.Policies = "all"
+	}
+	return o
+}
+
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
@@ -182,6 +195,7 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // interrupted run (ctx done) returns ctx's error and writes nothing; a
 // failed run removes the --out directories it made (when still empty).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	o = o.normalized()
 	if o.OutDir != "" {
 		made := htmlkit.MissingDirs(o.OutDir)
 		defer func() {
