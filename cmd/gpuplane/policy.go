@@ -34,12 +34,8 @@ func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // runPolicy runs gpuplane policy with args.
 func runPolicy(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gpuplane policy check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), policyDoc)
-		fs.PrintDefaults()
-	}
+	c := newCommand("gpuplane policy check", policyDoc)
+	fs := c.fs
 	var policyFile string
 	var paths files
 	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
@@ -47,15 +43,17 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "vap" {
 		return runPolicyVAP(args[1:], stdout, stderr)
 	}
+	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+		c.help(stdout)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "check" {
-		fs.Usage() // with the flags, which "Flags:" announces
+		c.help(stderr) // with the flags, which "Flags:" announces
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	if err := c.parse(args[1:], stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("policy check takes no arguments, got %q", fs.Args())

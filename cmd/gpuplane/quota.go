@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -27,20 +26,14 @@ Flags:
 
 // runQuota runs gpuplane quota with args, writing the YAML to stdout.
 func runQuota(args []string, stdout, stderr io.Writer) error {
-	f := flag.NewFlagSet("gpuplane quota", flag.ContinueOnError)
-	f.SetOutput(stderr)
-	f.Usage = func() {
-		fmt.Fprint(f.Output(), quotaDoc)
-		f.PrintDefaults()
-	}
+	c := newCommand("gpuplane quota", quotaDoc)
+	f := c.fs
 	teamsFile := f.String("teams", "", "teams file (YAML, docs/quota.md)")
 	nodesFile := f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
 	kubeconfig := f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
-	if err := f.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	c.args["teams"], c.args["nodes"], c.args["kubeconfig"] = "FILE", "NODES", "FILE"
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case f.NArg() > 0:

@@ -162,20 +162,26 @@ func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) floa
 }
 
 // TeamsLegend says what each column of the per-team table is.
-const TeamsLegend = `  GPU-h: GPU-hours the team's running pods held; borrowed GPU-h: its admitted quota above nominal over time; wait mean, p95 h: of its started pods
-  (first start − creation); preemptions: its workloads preempted; never started: its pods that never got quota and a node; means over seeds`
+const TeamsLegend = `  GPU-h: GPU-hours its pods ran; borrowed GPU-h: its admitted quota above nominal over time
+  wait mean, p95 h: of its started pods; preemptions: its workloads preempted; never
+  started: its pods that never got quota and a node; means over the seeds`
 
 // FillLegend and ReplayLegend say what each column of the summary table
-// is; gpuplane simulate --help prints them too.
+// is, under the table; gpuplane simulate --help prints them too.
 const (
-	FillLegend = `  GPU alloc %   GPU capacity allocated to pods at the end (allocated, not used), mean over seeds; ± std: population standard deviation
-  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): about 99% for every policy at the end of a fill, by design; compare GPU alloc % or the HTML curve, not this
-  failed pods   pods that fit nowhere on arrival; expected when the fill sends more than the cluster holds (--inflate 1.3: 130% of capacity)
-  idle GPUs     GPU capacity left unallocated at the end; idle USD/h: its price per hour`
-	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used), first arrival to last event
+	FillLegend = `  GPU alloc %   GPU capacity allocated at the end (allocated, not used); ± std: over the seeds
+  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): about
+                99% for every policy at the end of a fill, by design; compare GPU alloc % or
+                the HTML report's curve, not this
+  failed pods   pods that fit nowhere on arrival: expected, as the fill sends more than the
+                cluster holds (--inflate 1.3: 130% of its GPU capacity)
+  idle GPUs     GPU capacity unallocated at the end; idle USD/h: its price per hour`
+	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used)
   delay mean h, max h    queueing delay (creation to start) of the pods that started
-  delay p95 h            of every pod, nearest rank, a pod never started counting as waiting without end: "unbounded" when over 5% never started (as --size p95wait)
-  never started          pods that never got a node: fit no node, left the queue at their deletion, or still waiting at the end
+  delay p95 h            of every pod, a pod never started counting as waiting without end:
+                         "unbounded" when over 5% never started (as --size p95wait counts it)
+  never started          pods that never got a node: fit none, deleted while waiting, or
+                         still waiting at the end
   idle GPU-h, idle USD   GPU-hours left unallocated over the span, and their cost`
 )
 

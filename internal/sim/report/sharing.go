@@ -46,12 +46,13 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 
 // SharingLegend says what each column of the sharing table is, under the
 // table and in gpuplane simulate --help.
-const SharingLegend = `  GPU alloc %      allocated / total GPU capacity (fill: at the end; replay: time-weighted): a whole GPU counts 1, a share its milli-GPU, a MIG instance slices/7, a time-slicing replica 1/N; allocated, not used
-  placed, failed   pods placed (fill) or started (replay), and pods that failed or never started
-  GPUs needed      GPUs holding at least one pod (fill: at the end; replay: the peak); USD/h: their price
-  wait mean h      replay: queueing delay of the started pods; wait p95 h: of every pod, a pod never started counting as waiting without end
-  shared pods      pods that ran on a GPU with another pod (MIG instances are isolated; time-slicing isolates neither memory nor faults)
-  training on shared GPU %  of the pods of whole GPUs (the traces have no job type), those on a GPU with another pod: 0 by construction, shown to check it`
+const SharingLegend = `  GPU alloc %      allocated / total GPU capacity (fill: at the end; replay: over time): a
+                   share counts its milli-GPU, a MIG instance slices/7, a replica 1/N
+  placed, failed   pods placed (fill) or started (replay); pods failed or never started
+  GPUs needed      GPUs holding a pod (fill: at the end; replay: the peak); USD/h: their price
+  wait mean, p95   replay: mean of the started pods; p95 of every pod (never started: no end)
+  shared pods      pods on a GPU with another pod (MIG isolates; time-slicing does not)
+  training on shared GPU %  pods of whole GPUs on a GPU with another pod: 0 by construction`
 
 // modes lists the sharing modes of a report's sharing rows, in order.
 func modes(r *engine.Report) []string {

@@ -53,10 +53,12 @@ func sharingName(x sizing.Result) string {
 
 // SizingLegend says what each column of the --size table is, under the
 // table and in gpuplane simulate --help.
-const SizingLegend = `  nodes, scale   the smallest cluster found that meets the target, in the node list's mix; scale = nodes / the list's nodes
-  GPUs, USD/h    its GPUs and what they cost per hour, every GPU, idle or not
-  placed %       fill: pods placed, each trace pod submitted once, mean over seeds; p95 wait min: replay, every pod, a pod never started counting as waiting without end ("inf")
-  steps          simulations the search ran (each of every seed); the curve searched lists them`
+const SizingLegend = `  nodes, scale  the smallest cluster found meeting the target, in the node list's mix;
+                scale = nodes / the list's nodes
+  GPUs, USD/h   its GPUs and their price per hour, every GPU, idle or not
+  placed %      fill: pods placed, each submitted once; p95 wait min: replay, of every pod,
+                a pod never started counting as waiting without end ("inf")
+  steps         simulations the search ran; "curve searched" lists them`
 
 // WriteSizingTable writes the answer per policy, then the curve searched.
 func WriteSizingTable(w io.Writer, r *sizing.Report) error {
