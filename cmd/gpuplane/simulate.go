@@ -75,4 +75,3 @@ func simulateHelp() string {
 	c.help(&b)
 	return b.String()
 }
-
