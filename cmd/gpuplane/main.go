@@ -54,6 +54,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		err = runPolicy(args[1:], stdout, stderr)
 	case "cost":
 		return runCost(args[1:], stdout, stderr)
+	case "completion":
+		err = runCompletion(args[1:], stdout)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
 	case "help", "--help", "-help", "-h":

@@ -34,16 +34,11 @@ func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // runPolicy runs gpuplane policy with args.
 func runPolicy(args []string, stdout, stderr io.Writer) error {
-	c := newCommand("gpuplane policy check", policyDoc)
+	c, pf, pp := newPolicyCmd()
 	fs := c.fs
-	var policyFile string
-	var paths files
-	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
-	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
 	if len(args) > 0 && args[0] == "vap" {
 		return runPolicyVAP(args[1:], stdout, stderr)
 	}
-	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
 		c.help(stdout)
 		return flag.ErrHelp
@@ -58,18 +53,18 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("policy check takes no arguments, got %q", fs.Args())
 	}
-	if policyFile == "" || len(paths) == 0 {
+	if *pf == "" || len(*pp) == 0 {
 		return errors.New("policy check needs --policy FILE and -f FILE|DIR")
 	}
-	data, err := os.ReadFile(policyFile)
+	data, err := os.ReadFile(*pf)
 	if err != nil {
 		return err
 	}
-	pol, err := policy.Parse(policyFile, data)
+	pol, err := policy.Parse(*pf, data)
 	if err != nil {
 		return err
 	}
-	findings, n, err := pol.Check(paths, os.Stdin)
+	findings, n, err := pol.Check(*pp, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -138,4 +133,15 @@ func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// newPolicyCmd returns the policy check command and its flags' values.
+func newPolicyCmd() (*command, *string, *files) {
+	c := newCommand("gpuplane policy check", policyDoc)
+	var policyFile string
+	var paths files
+	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	c.fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
+	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
+	return c, &policyFile, &paths
 }
