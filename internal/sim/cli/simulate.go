@@ -337,6 +337,7 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 		models[i] = n.Model
 	}
 	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
+	warnings = append(warnings, unitWarnings(in.nName, in.nodes, in.pName, in.pods)...)
 	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
