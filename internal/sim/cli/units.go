@@ -32,7 +32,9 @@ func unitWarnings(nName string, nodes []trace.NodeSpec, pName string, pods []tra
 			func(n trace.NodeSpec) string { return fmt.Sprintf("%d MiB of memory", n.MemoryMiB) },
 			"memory is in MiB (memory_mib; memoryGiB in cluster YAML): was GiB given as MiB?"},
 		{func(n trace.NodeSpec) bool { return n.CPUMilli < minNodeCPUMilli },
-			func(n trace.NodeSpec) string { return fmt.Sprintf("%g cores (cpu_milli %d)", float64(n.CPUMilli)/1000, n.CPUMilli) },
+			func(n trace.NodeSpec) string {
+				return fmt.Sprintf("%g cores (cpu_milli %d)", float64(n.CPUMilli)/1000, n.CPUMilli)
+			},
 			"cpu_milli is in millicores: were cores given as millicores?"},
 		{func(n trace.NodeSpec) bool { return n.CPUMilli > maxNodeCPUMilli },
 			func(n trace.NodeSpec) string { return fmt.Sprintf("%s cores", commas(n.CPUMilli/1000)) },
@@ -68,8 +70,12 @@ func unitWarnings(nName string, nodes []trace.NodeSpec, pName string, pods []tra
 	}
 	if n > 0 {
 		p := pods[first]
-		out = append(out, fmt.Sprintf("%s: %d of %d pods ask more memory than any node of %s has (%s MiB): first %q%s asks %s MiB; memory_mib is MiB in both lists: is one in another unit?",
-			pName, n, len(pods), nName, commas(maxMem), p.Name, lineOf(int(p.Line)), commas(p.MemoryMiB)))
+		hint := "they fit no node (too_large)"
+		if p.MemoryMiB >= 100*maxMem {
+			hint = "memory_mib is MiB in both lists: is one in another unit?" // GiB against MiB is 1,024 times
+		}
+		out = append(out, fmt.Sprintf("%s: %d of %d pods ask more memory than any node of %s has (%s MiB): first %q%s asks %s MiB; %s",
+			pName, n, len(pods), nName, commas(maxMem), p.Name, lineOf(int(p.Line)), commas(p.MemoryMiB), hint))
 	}
 	return out
 }
