@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 func sample() *engine.Report {
@@ -335,6 +336,21 @@ func bigSample() *engine.Report {
 			r.Results = append(r.Results, x)
 		}
 	}
+	// The recommendation on the openb-like cluster, and --sharing with 4
+	// modes: the page shows every mode and the decision.
+	var nodes []trace.NodeSpec
+	for _, md := range models {
+		for n := 0; n < md.nodes; n++ {
+			nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("%s-%d", md.name, n), CPUMilli: 96000, MemoryMiB: 786432, GPUs: md.gpus / md.nodes, Model: md.name})
+		}
+	}
+	r.Sharing = &engine.SharingReport{}
+	for _, m := range []string{"exclusive", "fractional", "mig", "timeslice:2"} {
+		for _, s := range r.Summary {
+			r.Sharing.Rows = append(r.Sharing.Rows, engine.SharingRow{Sharing: m, Policy: s.Policy, Runs: 3, GPUAllocationRatio: 0.9, GPUsNeeded: 6000, USDPerHour: 12345.67})
+		}
+	}
+	r.Recommendation = Recommend(r, nodes, func(string) float64 { return 2.19 })
 	return r
 }
 
@@ -383,7 +399,8 @@ func TestHTMLInChromium(t *testing.T) {
 		if len(f) > 2 {
 			t.Errorf("%d px: tables %v scroll sideways", width, f[2:])
 		}
-		for _, want := range []string{`<td>random</td><td>3</td><td>87.20 <span class="sd">± 0.16</span></td><td>87.47</td>`, `<td class="best">94.20 <span class="sd">± 0.16</span></td>`} {
+		for _, want := range []string{`<td>random</td><td>3</td><td>87.20 <span class="sd">± 0.16</span></td><td>87.47</td>`, `<td class="best">94.20 <span class="sd">± 0.16</span></td>`,
+			`<h2>Recommendation</h2>`, `USD per month</b>`, `; 96 runs in 4 sharing modes`, `<td>timeslice:2</td><td>mostallocated</td>`} {
 			if !bytes.Contains(dom, []byte(want)) {
 				t.Errorf("%d px: rendered DOM lacks %s", width, want)
 			}
