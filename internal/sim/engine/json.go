@@ -67,3 +67,13 @@ func (r Recommendation) MarshalJSON() ([]byte, error) {
 		Spread        *float64 `json:"spread"`
 	}{plain(r), finite(r.Value), finite(r.RunnerUpValue), finite(r.Margin), finite(r.Spread)})
 }
+
+// MarshalJSON writes s with an unbounded p95 wait as null.
+func (s TeamStats) MarshalJSON() ([]byte, error) {
+	type plain TeamStats
+	return json.Marshal(struct {
+		plain
+		P95       *float64 `json:"wait_p95_seconds"`
+		Unbounded bool     `json:"wait_p95_unbounded,omitempty"`
+	}{plain(s), finite(s.WaitP95Seconds), math.IsInf(s.WaitP95Seconds, 1)})
+}

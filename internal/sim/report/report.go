@@ -134,9 +134,9 @@ func writeTeams(w io.Writer, r *engine.Report) error {
 			get := func(f func(engine.TeamStats) float64) float64 {
 				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Teams[k]) })
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
 				get(func(x engine.TeamStats) float64 { return x.GPUHours }), get(func(x engine.TeamStats) float64 { return x.BorrowedGPUHours }),
-				get(func(x engine.TeamStats) float64 { return x.WaitMeanSeconds })/3600, get(func(x engine.TeamStats) float64 { return x.WaitP95Seconds })/3600,
+				get(func(x engine.TeamStats) float64 { return x.WaitMeanSeconds })/3600, hours(get(func(x engine.TeamStats) float64 { return x.WaitP95Seconds })),
 				get(func(x engine.TeamStats) float64 { return float64(x.Preemptions) }), get(func(x engine.TeamStats) float64 { return float64(x.NeverStarted) }))
 		}
 	}
@@ -162,9 +162,10 @@ func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) floa
 }
 
 // TeamsLegend says what each column of the per-team table is.
-const TeamsLegend = `  GPU-h: GPU-hours its pods ran; borrowed GPU-h: its admitted quota above nominal over time
-  wait mean, p95 h: of its started pods; preemptions: its workloads preempted; never
-  started: its pods that never got quota and a node; means over the seeds`
+const TeamsLegend = `  GPU-h: GPU-hours its pods ran; borrowed GPU-h: its quota above nominal over time
+  wait mean h: of its started pods; wait p95 h: of all its pods, one never started
+  waiting without end; preemptions: its workloads preempted; never started: its pods
+  that never got quota and a node; means over the seeds`
 
 // FillLegend and ReplayLegend say what each column of the summary table
 // is, under the table; gpuplane simulate --help prints them too.
