@@ -290,11 +290,29 @@ func recommendationLines(rec *engine.Recommendation) []string {
 	}
 	return []string{
 		fmt.Sprintf("recommendation (%s): %s, sharing %s", rec.Goal, rec.Policy, rec.Sharing),
-		fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)),
+		wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
 		fmt.Sprintf("  cost: %s USD per month (%s USD/h × %d h, every GPU, idle or not)", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth),
 		fmt.Sprintf("  left on the table: %.1f GPUs unallocated, %s USD per month", rec.IdleGPUs, money(rec.IdleUSDPerMonth)),
 		"  why: " + rec.Reason,
 	}
+}
+
+// wrap breaks s before a " + " so that no line passes width columns, the
+// lines after the first led by indent.
+func wrap(s string, width int, indent string) string {
+	parts := strings.Split(s, " + ")
+	var b strings.Builder
+	line := parts[0]
+	for _, p := range parts[1:] {
+		if len([]rune(line))+3+len([]rune(p)) > width {
+			b.WriteString(line + " +\n")
+			line = indent + p
+			continue
+		}
+		line += " + " + p
+	}
+	b.WriteString(line)
+	return b.String()
 }
 
 // writeRecommendation writes the recommendation under a table.
