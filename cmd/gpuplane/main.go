@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/sim/cli"
 	"github.com/gpuplane/gpuplane/internal/version"
@@ -61,7 +62,20 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	case "help", "--help", "-help", "-h":
 		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(stderr, "gpuplane: unknown command %q\n\n%s", args[0], usage)
+		msg := fmt.Sprintf("gpuplane: unknown command %q", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			msg = fmt.Sprintf("gpuplane: unknown flag %s before a command", args[0])
+		}
+		best, bestD := "", 3
+		for _, c := range commands {
+			if d := distance(strings.ToLower(strings.TrimLeft(args[0], "-")), c); d < bestD {
+				best, bestD = c, d
+			}
+		}
+		if best != "" {
+			msg += fmt.Sprintf("; did you mean %q?", best)
+		}
+		fmt.Fprintln(stderr, msg+" (gpuplane help lists the commands)")
 		return 2
 	}
 	switch {

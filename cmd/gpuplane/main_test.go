@@ -51,6 +51,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"simulate", "-sharin", "mig"}, "unknown flag --sharin; did you mean --sharing?"},
 		{[]string{"simulate", "--seeds", "x"}, `invalid value "x" for --seeds: parse error`},
 		{[]string{"simulate", "--nodes"}, "--nodes needs a value"},
+		{[]string{"simulte"}, `gpuplane: unknown command "simulte"; did you mean "simulate"? (gpuplane help lists the commands)`},
 		{[]string{"quota", "--team", "t.yaml"}, "gpuplane quota: unknown flag --team; did you mean --teams?"},
 		{[]string{"policy", "check", "--polcy", "p.yaml"}, "gpuplane policy check: unknown flag --polcy; did you mean --policy?"},
 	} {
