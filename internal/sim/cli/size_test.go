@@ -164,7 +164,8 @@ func TestSizeOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", `id="sizing"`, "Pods placed against cluster size", "<td>fgd</td><td>fractional</td><td class=\"best\">3</td>"} {
+	for _, want := range []string{"<svg", `id="sizing"`, "Pods placed against cluster size", "<td>fgd</td><td>fractional</td><td class=\"best\">3</td>",
+		`<div id="recommendation" class="lead"><h2>Recommendation</h2>`, "3 V100M32 nodes (24 GPUs)"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q", want)
 		}
