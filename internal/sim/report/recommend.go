@@ -118,6 +118,9 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 		why = fmt.Sprintf("%s allocates %s%% of GPU capacity, %s points more than %s (%s%%)", name(a), pct(a.alloc), shown(a.alloc, b.alloc), name(b), pct(b.alloc))
 	}
 	rec.Reason = why + "; " + significance(rec, runs, byWait)
+	if replay && math.IsInf(a.p95, 1) {
+		rec.Reason += " Over 5% of pods never start under every candidate: the cluster is too small for the trace (size it with --size 'p95wait<=10m')."
+	}
 	return rec
 }
 

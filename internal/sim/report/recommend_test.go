@@ -94,6 +94,15 @@ func TestRecommendSharingAndReplay(t *testing.T) {
 	if _, err := json.Marshal(rec); err != nil {
 		t.Error(err)
 	}
+	// Every p95 unbounded: the cluster is too small, said.
+	inf := math.Inf(1)
+	r2 := &engine.Report{Mode: "replay", Summary: []engine.Summary{{Policy: "a", Runs: 1}, {Policy: "b", Runs: 1}},
+		Results: []engine.Result{run("a", inf, 0.5), run("b", inf, 0.6)}}
+	if rec := Recommend(r2, recNodes, flat); rec.Policy != "b" || !strings.Contains(rec.Reason, "the cluster is too small") {
+		t.Errorf("all unbounded: %+v", rec)
+	} else if _, err := json.Marshal(rec); err != nil {
+		t.Error(err)
+	}
 	// Equal p95 waits: the higher allocation wins, margin in points.
 	r.Results[4].Replay.QueueDelayP95Seconds, r.Results[5].Replay.QueueDelayP95Seconds = 600, 1200
 	if rec = Recommend(r, recNodes, flat); rec.Policy != "random" || !near(rec.Margin, 10) {
