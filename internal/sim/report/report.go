@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -191,7 +192,19 @@ const (
 func writeLegend(w io.Writer, r *engine.Report) {
 	fmt.Fprintln(w)
 	if r.Mode == "fill" {
-		fmt.Fprintln(w, FillLegend)
+		legend := FillLegend
+		switch {
+		case r.Inflate == 0: // each pod once (--snapshot, --size)
+			legend = strings.Replace(legend, `pods that fit nowhere on arrival: expected, as the fill sends more than the
+                cluster holds (--inflate 1.3: 130% of its GPU capacity)`, `pods that fit nowhere on arrival, each trace pod submitted once`, 1)
+			legend = strings.Replace(legend, `about
+                99% for every policy at the end of a fill, by design; compare GPU alloc % or
+                the HTML report's curve, not this`, `what
+                is left idle and the workload cannot use; compare GPU alloc %, not this`, 1)
+		case r.Inflate != 1.3:
+			legend = strings.Replace(legend, "(--inflate 1.3: 130% of", fmt.Sprintf("(--inflate %g: %g%% of", r.Inflate, 100*r.Inflate), 1)
+		}
+		fmt.Fprintln(w, legend)
 		return
 	}
 	fmt.Fprintln(w, ReplayLegend)

@@ -58,6 +58,25 @@ func TestReplayTable(t *testing.T) {
 	}
 }
 
+// TestLegend: the fill legend names the run's inflate, and a run of each
+// pod once has no inflate to name.
+func TestLegend(t *testing.T) {
+	for _, tc := range []struct {
+		inflate float64
+		want    string
+	}{{1.3, "(--inflate 1.3: 130% of its GPU capacity)"}, {2, "(--inflate 2: 200% of its GPU capacity)"}, {0, "pods that fit nowhere on arrival, each trace pod submitted once"}} {
+		r := sample()
+		r.Inflate = tc.inflate
+		var b bytes.Buffer
+		if err := WriteTable(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) || (tc.inflate == 0 && strings.Contains(b.String(), "99% for every policy")) {
+			t.Errorf("inflate %v: legend lacks %q:\n%s", tc.inflate, tc.want, b.String())
+		}
+	}
+}
+
 func TestTable(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteTable(&b, sample()); err != nil {
