@@ -29,6 +29,7 @@ func completions() []completed {
 	sim, _ := newSimulateCmd()
 	quota, _, _, _ := newQuotaCmd()
 	pol, _, _ := newPolicyCmd()
+	vap, _, _, _ := newPolicyVAPCmd()
 	word := map[string]string{
 		"mode": "fill replay", "format": "table json", "o": "table json", "tie-break": "first random",
 		"policies": "all " + strings.Join(placement.Names, " "), "sharing": "exclusive fractional mig timeslice:2 timeslice:4",
@@ -37,7 +38,7 @@ func completions() []completed {
 	for _, c := range []struct {
 		name string
 		cmd  *command
-	}{{"simulate", sim}, {"quota", quota}, {"policy", pol}} {
+	}{{"simulate", sim}, {"quota", quota}, {"policy", pol}, {"vap", vap}} {
 		k := completed{name: c.name, values: map[string]string{}, bools: map[string]bool{}}
 		c.cmd.fs.VisitAll(func(f *flag.Flag) {
 			k.flags = append(k.flags, f.Name)
@@ -103,11 +104,14 @@ _gpuplane() {
             ;;
         policy)
             if [[ ${COMP_CWORD} -eq 2 ]]; then
-                COMPREPLY=($(compgen -W "check" -- "$cur"))
+                COMPREPLY=($(compgen -W "check vap" -- "$cur"))
                 return
             fi
             ;;
     esac
+    if [[ "$sub" == policy && "${COMP_WORDS[2]}" == vap ]]; then
+        sub=vap
+    fi
     case "$sub $prev" in
 `)
 	for _, c := range completions() {
@@ -140,7 +144,7 @@ func fishCompletion() string {
 	b.WriteString("# gpuplane completion for fish: gpuplane completion fish | source\ncomplete -c gpuplane -f\n")
 	fmt.Fprintf(&b, "complete -c gpuplane -n __fish_use_subcommand -a '%s'\n", strings.Join(commands, " "))
 	b.WriteString("complete -c gpuplane -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'\n")
-	b.WriteString("complete -c gpuplane -n '__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check' -a check\n")
+	b.WriteString("complete -c gpuplane -n '__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from check vap' -a 'check vap'\n")
 	for _, c := range completions() {
 		for _, f := range c.flags {
 			opt := "-l " + f

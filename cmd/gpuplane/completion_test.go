@@ -44,7 +44,8 @@ func TestCompletion(t *testing.T) {
 		"gpuplane simulate --tie-b":    "--tie-break",
 		"gpuplane simulate --sharing ": "exclusive fractional mig timeslice:2 timeslice:4",
 		"gpuplane quota --te":          "--teams",
-		"gpuplane policy ":             "check",
+		"gpuplane policy ":             "check vap",
+		"gpuplane policy vap --exc":    "--exclude-namespace",
 		"gpuplane completion ":         "bash zsh fish",
 	} {
 		w := strings.Split(words, " ")

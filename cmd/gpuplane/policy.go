@@ -93,41 +93,27 @@ Flags:
 
 // runPolicyVAP runs gpuplane policy vap with args.
 func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gpuplane policy vap", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), policyVAPDoc)
-		fs.PrintDefaults()
-	}
-	var policyFile string
-	var o policy.AdmissionPolicyOptions
-	var exclude files
-	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
-	fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
-	fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
-	fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	c, policyFile, o, exclude := newPolicyVAPCmd()
+	fs := c.fs
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("policy vap takes no arguments, got %q", fs.Args())
 	}
-	if policyFile == "" {
+	if *policyFile == "" {
 		return errors.New("policy vap needs --policy FILE")
 	}
-	data, err := os.ReadFile(policyFile)
+	data, err := os.ReadFile(*policyFile)
 	if err != nil {
 		return err
 	}
-	pol, err := policy.Parse(policyFile, data)
+	pol, err := policy.Parse(*policyFile, data)
 	if err != nil {
 		return err
 	}
-	o.ExcludeNamespaces = exclude
-	out, err := pol.AdmissionPolicies(o)
+	o.ExcludeNamespaces = *exclude
+	out, err := pol.AdmissionPolicies(*o)
 	if err != nil {
 		return err
 	}
@@ -144,4 +130,18 @@ func newPolicyCmd() (*command, *string, *files) {
 	c.fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
 	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
 	return c, &policyFile, &paths
+}
+
+// newPolicyVAPCmd returns the policy vap command and its flags' values.
+func newPolicyVAPCmd() (*command, *string, *policy.AdmissionPolicyOptions, *files) {
+	c := newCommand("gpuplane policy vap", policyVAPDoc)
+	var policyFile string
+	var o policy.AdmissionPolicyOptions
+	var exclude files
+	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	c.fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
+	c.fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
+	c.fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
+	c.args["policy"], c.args["name"], c.args["exclude-namespace"] = "FILE", "NAME", "NS"
+	return c, &policyFile, &o, &exclude
 }
