@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/sim/cli"
 	"github.com/gpuplane/gpuplane/internal/version"
@@ -26,11 +27,12 @@ import (
 const usage = `gpuplane is the offline tool of gpuplane, a GPU platform for Kubernetes.
 
 Usage:
-  gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate -h)
-  gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota -h)
-  gpuplane policy check       apply a GPU admission policy to manifests offline (gpuplane policy check -h)
-  gpuplane policy vap         the policy's CEL rules as a ValidatingAdmissionPolicy (gpuplane policy vap -h)
-  gpuplane cost [flags]       GPU cost per pod, job, team from Prometheus; runs gpuplane-cost (gpuplane cost -h)
+  gpuplane simulate [flags]   simulate a GPU cluster under placement policies (gpuplane simulate --help)
+  gpuplane quota [flags]      turn a teams file into Kueue quota objects (gpuplane quota --help)
+  gpuplane policy check       apply a GPU admission policy to manifests offline (gpuplane policy check --help)
+  gpuplane policy vap         the policy's CEL rules as a ValidatingAdmissionPolicy (gpuplane policy vap --help)
+  gpuplane cost [flags]       GPU cost per pod, job, team from Prometheus; runs gpuplane-cost (gpuplane cost --help)
+  gpuplane completion SHELL   print a completion script for bash, zsh or fish
   gpuplane version            print the version, commit and Go version (also: gpuplane --version)
 `
 
@@ -53,19 +55,34 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		err = runPolicy(args[1:], stdout, stderr)
 	case "cost":
 		return runCost(args[1:], stdout, stderr)
+	case "completion":
+		err = runCompletion(args[1:], stdout)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.Get().String("gpuplane"))
 	case "help", "--help", "-help", "-h":
 		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(stderr, "gpuplane: unknown command %q\n\n%s", args[0], usage)
+		msg := fmt.Sprintf("gpuplane: unknown command %q", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			msg = fmt.Sprintf("gpuplane: unknown flag %s before a command", args[0])
+		}
+		best, bestD := "", 3
+		for _, c := range commands {
+			if d := distance(strings.ToLower(strings.TrimLeft(args[0], "-")), c); d < bestD {
+				best, bestD = c, d
+			}
+		}
+		if best != "" {
+			msg += fmt.Sprintf("; did you mean %q?", best)
+		}
+		fmt.Fprintln(stderr, msg+" (gpuplane help lists the commands)")
 		return 2
 	}
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		return 2 // the flag package has printed the error and the usage
+		return 2 // command.parse has printed the error in one line
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "gpuplane: interrupted")
 		return 130
@@ -79,13 +96,11 @@ var errUsage = errors.New("usage error")
 
 // runSimulate runs gpuplane simulate with args; Ctrl-C cancels the run.
 func runSimulate(args []string, stdout, stderr io.Writer) error {
-	fs, o := newSimulateCmd(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	c, o := newSimulateCmd()
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
 	}
+	fs := c.fs
 	if fs.NArg() > 0 {
 		return fmt.Errorf("simulate takes no arguments, got %q", fs.Args())
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/testenv"
@@ -13,4 +14,54 @@ import (
 // would bring both: they cost about 40% of the cold build).
 func TestOfflineDeps(t *testing.T) {
 	testenv.NoDeps(t, "k8s.io", "sigs.k8s.io", "google.golang.org/grpc", "github.com/NVIDIA/go-nvml", "github.com/prometheus", "github.com/spf13", "runtime/cgo", "net")
+}
+
+// TestCommandLine: help with two dashes that fits a screen, -o for
+// --format, -h, and a refused flag answered in one line with the nearest.
+func TestCommandLine(t *testing.T) {
+	help, errOut, code := run(t, "simulate", "--help")
+	if code != 0 || errOut != "" {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(help, "\n"), "\n")
+	if len(lines) > 50 {
+		t.Errorf("simulate --help is %d lines, more than a screen of 50", len(lines))
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 100 {
+			t.Errorf("help line of %d columns: %q", len([]rune(l)), l)
+		}
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "-") && !strings.HasPrefix(f[0], "--") && f[0] != "-o," {
+			t.Errorf("help names a flag with one dash: %q", l)
+		}
+	}
+	for _, want := range []string{"  -o, --format table|json", "      --nodes NODES", "frag %", "about\n                99% for every policy", "never started"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	if h, _, code := run(t, "simulate", "-h"); code != 0 || h != help {
+		t.Errorf("-h: exit %d, not the --help text", code)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "--foramt", "json"}, "gpuplane simulate: unknown flag --foramt; did you mean --format? (gpuplane simulate --help lists the flags)"},
+		{[]string{"simulate", "-sharin", "mig"}, "unknown flag --sharin; did you mean --sharing?"},
+		{[]string{"simulate", "--seeds", "x"}, `invalid value "x" for --seeds: parse error`},
+		{[]string{"simulate", "--nodes"}, "--nodes needs a value"},
+		{[]string{"simulte"}, `gpuplane: unknown command "simulte"; did you mean "simulate"? (gpuplane help lists the commands)`},
+		{[]string{"quota", "--team", "t.yaml"}, "gpuplane quota: unknown flag --team; did you mean --teams?"},
+		{[]string{"policy", "check", "--polcy", "p.yaml"}, "gpuplane policy check: unknown flag --polcy; did you mean --policy?"},
+	} {
+		out, errOut, code := run(t, tc.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want one line with %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	out, _, code := run(t, "simulate", "-o", "json", "--policies", "fgd", "--seeds", "1")
+	if code != 0 || !strings.HasPrefix(out, "{") {
+		t.Errorf("-o json: exit %d, %.40q", code, out)
+	}
 }

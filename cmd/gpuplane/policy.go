@@ -34,44 +34,37 @@ func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // runPolicy runs gpuplane policy with args.
 func runPolicy(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gpuplane policy check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), policyDoc)
-		fs.PrintDefaults()
-	}
-	var policyFile string
-	var paths files
-	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
-	fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
+	c, pf, pp := newPolicyCmd()
+	fs := c.fs
 	if len(args) > 0 && args[0] == "vap" {
 		return runPolicyVAP(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+		c.help(stdout)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "check" {
-		fs.Usage() // with the flags, which "Flags:" announces
+		c.help(stderr) // with the flags, which "Flags:" announces
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	if err := c.parse(args[1:], stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("policy check takes no arguments, got %q", fs.Args())
 	}
-	if policyFile == "" || len(paths) == 0 {
+	if *pf == "" || len(*pp) == 0 {
 		return errors.New("policy check needs --policy FILE and -f FILE|DIR")
 	}
-	data, err := os.ReadFile(policyFile)
+	data, err := os.ReadFile(*pf)
 	if err != nil {
 		return err
 	}
-	pol, err := policy.Parse(policyFile, data)
+	pol, err := policy.Parse(*pf, data)
 	if err != nil {
 		return err
 	}
-	findings, n, err := pol.Check(paths, os.Stdin)
+	findings, n, err := pol.Check(*pp, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -100,44 +93,55 @@ Flags:
 
 // runPolicyVAP runs gpuplane policy vap with args.
 func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gpuplane policy vap", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), policyVAPDoc)
-		fs.PrintDefaults()
-	}
-	var policyFile string
-	var o policy.AdmissionPolicyOptions
-	var exclude files
-	fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
-	fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
-	fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
-	fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	c, policyFile, o, exclude := newPolicyVAPCmd()
+	fs := c.fs
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("policy vap takes no arguments, got %q", fs.Args())
 	}
-	if policyFile == "" {
+	if *policyFile == "" {
 		return errors.New("policy vap needs --policy FILE")
 	}
-	data, err := os.ReadFile(policyFile)
+	data, err := os.ReadFile(*policyFile)
 	if err != nil {
 		return err
 	}
-	pol, err := policy.Parse(policyFile, data)
+	pol, err := policy.Parse(*policyFile, data)
 	if err != nil {
 		return err
 	}
-	o.ExcludeNamespaces = exclude
-	out, err := pol.AdmissionPolicies(o)
+	o.ExcludeNamespaces = *exclude
+	out, err := pol.AdmissionPolicies(*o)
 	if err != nil {
 		return err
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// newPolicyCmd returns the policy check command and its flags' values.
+func newPolicyCmd() (*command, *string, *files) {
+	c := newCommand("gpuplane policy check", policyDoc)
+	var policyFile string
+	var paths files
+	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	c.fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
+	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
+	return c, &policyFile, &paths
+}
+
+// newPolicyVAPCmd returns the policy vap command and its flags' values.
+func newPolicyVAPCmd() (*command, *string, *policy.AdmissionPolicyOptions, *files) {
+	c := newCommand("gpuplane policy vap", policyVAPDoc)
+	var policyFile string
+	var o policy.AdmissionPolicyOptions
+	var exclude files
+	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
+	c.fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
+	c.fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
+	c.fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
+	c.args["policy"], c.args["name"], c.args["exclude-namespace"] = "FILE", "NAME", "NS"
+	return c, &policyFile, &o, &exclude
 }

@@ -22,7 +22,7 @@ func TestPolicyCheck(t *testing.T) {
 		t.Errorf("no -f: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f value") {
+	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f FILE|DIR|-") {
 		t.Errorf("no subcommand: exit %d, usage without its flags: %q", code, errb.String())
 	}
 }

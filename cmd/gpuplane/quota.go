@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -27,24 +26,13 @@ Flags:
 
 // runQuota runs gpuplane quota with args, writing the YAML to stdout.
 func runQuota(args []string, stdout, stderr io.Writer) error {
-	f := flag.NewFlagSet("gpuplane quota", flag.ContinueOnError)
-	f.SetOutput(stderr)
-	f.Usage = func() {
-		fmt.Fprint(f.Output(), quotaDoc)
-		f.PrintDefaults()
-	}
-	teamsFile := f.String("teams", "", "teams file (YAML, docs/quota.md)")
-	nodesFile := f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
-	kubeconfig := f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
-	if err := f.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	c, teamsFile, nodesFile, kubeconfig := newQuotaCmd()
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
-	case f.NArg() > 0:
-		return fmt.Errorf("quota takes no arguments, got %q", f.Args())
+	case c.fs.NArg() > 0:
+		return fmt.Errorf("quota takes no arguments, got %q", c.fs.Args())
 	case *kubeconfig != "":
 		return errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
 	case *teamsFile == "" || *nodesFile == "":
@@ -63,4 +51,15 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return quota.WriteYAML(stdout, objs)
+}
+
+// newQuotaCmd returns the quota command and its flags' values.
+func newQuotaCmd() (c *command, teamsFile, nodesFile, kubeconfig *string) {
+	c = newCommand("gpuplane quota", quotaDoc)
+	f := c.fs
+	teamsFile = f.String("teams", "", "teams file (YAML, docs/quota.md)")
+	nodesFile = f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
+	kubeconfig = f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
+	c.args["teams"], c.args["nodes"], c.args["kubeconfig"] = "FILE", "NODES", "FILE"
+	return c, teamsFile, nodesFile, kubeconfig
 }

@@ -180,12 +180,13 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 	if !seen["count"] {
 		return ng, fmt.Errorf("%s: missing", field("count"))
 	}
+	ng.Model = gpu.Canonical(ng.Model) // catalog names without regard to case
 	server, typical := gpu.TypicalServer(ng.Model)
 	if ng.Model != "" {
-		_, known := gpu.Default().Get(ng.Model)
+		_, known := gpu.Lookup(ng.Model)
 		switch {
 		case !known && !(seen["gpus"] && seen["cpu"] && seen["memoryGiB"]):
-			return ng, fmt.Errorf("%s: model %s is not in the GPU catalog (%s); give gpus, cpu and memoryGiB for another model", field("model"), Quote(ng.Model), strings.Join(gpu.Default().Names(), ", "))
+			return ng, fmt.Errorf("%s: model %s is not in the GPU catalog (%s); give gpus, cpu and memoryGiB for another model%s", field("model"), Quote(ng.Model), strings.Join(gpu.Default().Names(), ", "), gpu.DidYouMean(ng.Model))
 		case !known && !validLabelValue(ng.Model):
 			return ng, fmt.Errorf("%s: model %s is not a label value (it becomes nvidia.com/gpu.product)", field("model"), Quote(ng.Model))
 		}
@@ -322,11 +323,15 @@ func ParseNodeSpec(spec string) ([]NodeGroup, error) {
 		if err != nil || n < 1 || n > maxGroupNodes {
 			return nil, fmt.Errorf("node spec item %d %s: count %s is not an integer in [1, %d]", i+1, Quote(strings.TrimSpace(item)), Quote(f[2]), maxGroupNodes)
 		}
-		s, ok := gpu.TypicalServer(f[0])
+		model := gpu.Canonical(f[0]) // catalog names without regard to case
+		s, ok := gpu.TypicalServer(model)
+		if _, known := gpu.Lookup(model); !known {
+			return nil, fmt.Errorf("node spec item %d %s: model %s is not in the GPU catalog (%s)%s", i+1, Quote(strings.TrimSpace(item)), Quote(f[0]), strings.Join(gpu.Default().Names(), ", "), gpu.DidYouMean(f[0]))
+		}
 		if !ok {
 			return nil, fmt.Errorf("node spec item %d %s: model %s has no typical server; describe its nodes in a cluster YAML file", i+1, Quote(strings.TrimSpace(item)), Quote(f[0]))
 		}
-		out = append(out, NodeGroup{Name: strings.ToLower(f[0]), Count: n, Model: f[0], GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i + 1})
+		out = append(out, NodeGroup{Name: strings.ToLower(f[0]), Count: n, Model: model, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i + 1})
 	}
 	return out, checkGroups("node spec", out)
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Options are the settings of one simulation, one per flag of gpuplane
@@ -104,6 +105,19 @@ func DefaultOptions() Options {
 	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first"}
 }
 
+// normalized returns o with the words of its enumerated flags in lower case
+// and trimmed, as --sharing and --policies take them: --format JSON,
+// --mode Replay, --tie-break First, --policies ALL.
+func (o Options) normalized() Options {
+	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak} {
+		*p = strings.ToLower(strings.TrimSpace(*p))
+	}
+	if strings.EqualFold(strings.TrimSpace(o.Policies), "all") {
+		o.Policies = "all"
+	}
+	return o
+}
+
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
@@ -181,6 +195,7 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 // interrupted run (ctx done) returns ctx's error and writes nothing; a
 // failed run removes the --out directories it made (when still empty).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	o = o.normalized()
 	if o.OutDir != "" {
 		made := htmlkit.MissingDirs(o.OutDir)
 		defer func() {
@@ -214,6 +229,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	in.describe(o, w, rep)
+	rep.Recommendation = report.Recommend(rep, in.nodes, in.prices.USDPerHour)
 	return writeReports(o, rep, placed, stdout, stderr)
 }
 
@@ -321,6 +337,7 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 		models[i] = n.Model
 	}
 	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
+	warnings = append(warnings, unitWarnings(in.nName, in.nodes, in.pName, in.pods)...)
 	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
@@ -361,10 +378,12 @@ func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bo
 	}
 	var rep *engine.Report
 	var placed []engine.Result
+	start := time.Now()
 	read, err := runSharing(ctx, o, w, in.nodes, bound, cfg, stderr, &rep, &placed)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep.WallTime = time.Since(start).Seconds() // every mode's runs, not the first's only
 	if read != nil {
 		in.inputs = append(in.inputs, *read)
 	}

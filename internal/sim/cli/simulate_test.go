@@ -109,3 +109,38 @@ func TestRunReportInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseInsensitive: --format JSON and --mode Fill are taken as --sharing
+// MIG is; a catalog model in any case is the model; a near miss gets a
+// "did you mean".
+func TestCaseInsensitive(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.NodesFile, o.PodsFile = "a100-80gb x 1", filepath.Join(dir, "pods.csv")
+	os.WriteFile(o.PodsFile, []byte("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,8,1000\n"), 0o644)
+	o.Format, o.Mode, o.Policies, o.Seeds, o.TieBreak = "JSON", "Fill", "ALL", 1, "First"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep engine.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	// One DGX A100 (8 GPUs, the model's typical server), the pod takes all 8.
+	if rep.GPUs != 8 || rep.Recommendation == nil || rep.Recommendation.Cluster[0].Model != "A100-80GB" {
+		t.Errorf("GPUs %d, recommendation %+v", rep.GPUs, rep.Recommendation)
+	}
+	o.NodesFile, o.Format = "H100 x 3", "table"
+	err := Run(context.Background(), o, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `model "H100" is not in the GPU catalog`) || !strings.HasSuffix(err.Error(), `did you mean "H100-80GB"?`) {
+		t.Errorf("H100 x 3: %v", err)
+	}
+	yaml := filepath.Join(dir, "c.yaml")
+	os.WriteFile(yaml, []byte("nodeGroups:\n  - count: 2\n    model: a100-80GB\n"), 0o644)
+	o.NodesFile = yaml
+	stdout.Reset()
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "2 A100-80GB nodes (16 GPUs)") {
+		t.Errorf("cluster YAML a100-80GB: %v\n%s", err, stdout.String())
+	}
+}

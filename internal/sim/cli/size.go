@@ -76,6 +76,7 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 		}
 	}
 	rep.WallTime = time.Since(start).Seconds()
+	rep.Recommendation = report.RecommendSizing(rep, in.nodes, in.prices.USDPerHour)
 	if o.OutDir != "" {
 		path, err := report.WriteSizingHTML(o.OutDir, rep)
 		if err != nil {
@@ -140,6 +141,9 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 	if mode.Mode != "" {
 		label = mode.String() + " " + pol
 	}
+	// The metric's spread over the seeds and the mean allocation, by node
+	// count, for the steps of the result.
+	std, alloc := map[int]float64{}, map[int]float64{}
 	eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
 		w, err := in.prepareSharing(o, mode, nodes)
 		if err != nil {
@@ -154,6 +158,8 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 		if err != nil {
 			return 0, err
 		}
+		std[len(nodes)] = seedStd(t, r.Results)
+		alloc[len(nodes)] = meanAlloc(r.Results)
 		fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
 		return v, nil
 	}
@@ -163,7 +169,48 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 	}
 	res.Policy = pol
 	res.Sharing = mode.String()
+	for i := range res.Curve {
+		res.Curve[i].Std, res.Curve[i].GPUAllocationRatio = std[res.Curve[i].Nodes], alloc[res.Curve[i].Nodes]
+	}
+	res.Answer.Std, res.Answer.GPUAllocationRatio = std[res.Answer.Nodes], alloc[res.Answer.Nodes]
 	return res, nil
+}
+
+// meanAlloc is the mean GPU allocation ratio of the runs: fill, at the end;
+// replay, time-weighted.
+func meanAlloc(runs []engine.Result) float64 {
+	s := 0.0
+	for _, r := range runs {
+		if r.Replay != nil {
+			s += r.Replay.TimeWeightedAllocationRatio
+		} else {
+			s += r.GPUAllocationRatio
+		}
+	}
+	return s / float64(max(1, len(runs)))
+}
+
+// seedStd is the population standard deviation of t's metric over the
+// runs, one value per seed; 0 when a seed's wait is unbounded.
+func seedStd(t sizing.Target, runs []engine.Result) float64 {
+	var xs []float64
+	for _, r := range runs {
+		v, err := t.Measure([]engine.Result{r})
+		if err != nil || math.IsInf(v, 0) {
+			return 0
+		}
+		xs = append(xs, v)
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	sd := 0.0
+	for _, x := range xs {
+		sd += (x - m) * (x - m)
+	}
+	return math.Sqrt(sd / float64(len(xs)))
 }
 
 // prepareSharing returns the workload on nodes under mode.

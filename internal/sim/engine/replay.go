@@ -21,7 +21,11 @@ type ReplayStats struct {
 	// still waiting at the end (Result.Failed says which).
 	Started      int `json:"started_pods"`
 	NeverStarted int `json:"never_started_pods"`
-	// Queueing delay of started pods: start − creation_time.
+	// Queueing delay, start − creation_time. Mean and max are of the
+	// started pods. P95 is of every pod, nearest rank, a pod never started
+	// counting as waiting without end (as --size p95wait counts it): +Inf
+	// when more than 5% of pods never started (null in JSON, with
+	// queue_delay_p95_unbounded true).
 	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds"`
 	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds"`
 	QueueDelayMaxSeconds  float64 `json:"queue_delay_max_seconds"`
@@ -572,6 +576,24 @@ func (rp *replayer) finish() {
 	}
 }
 
+// P95Wait is the 95th percentile, nearest rank, of the waiting times of
+// every pod: the sorted waits of the started pods and never pods that never
+// started, each counting as waiting without end. It is +Inf when the rank
+// falls on a pod never started (more than 5% of pods), 0 with no pods. This
+// is the one p95 wait of gpuplane simulate: the replay tables and --size
+// p95wait (sizing.Target.Measure) both use it.
+func P95Wait(sorted []float64, never int) float64 {
+	n := len(sorted) + never
+	if n == 0 {
+		return 0
+	}
+	k := max(0, int(math.Ceil(0.95*float64(n)))-1)
+	if k >= len(sorted) {
+		return math.Inf(1)
+	}
+	return sorted[k]
+}
+
 // stats fills in the replay's queueing delays, allocation and cost.
 func (rp *replayer) stats() {
 	st, delays, meter := rp.r.Replay, rp.delays, rp.meter
@@ -584,12 +606,12 @@ func (rp *replayer) stats() {
 			sum += d
 		}
 		st.QueueDelayMeanSeconds = sum / float64(len(delays))
-		st.QueueDelayP95Seconds = percentile(delays, 0.95)
 		st.QueueDelayMaxSeconds = delays[len(delays)-1]
 		for q := 0; q <= 100; q++ {
 			st.DelayPercentiles = append(st.DelayPercentiles, percentile(delays, float64(q)/100))
 		}
 	}
+	st.QueueDelayP95Seconds = P95Wait(delays, st.NeverStarted)
 	st.SpanSeconds = rp.now - rp.t0
 	st.TimeWeightedAllocationRatio = meter.TimeWeightedAllocationRatio()
 	st.AllocatedGPUHours = meter.AllocatedGPUHours()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -446,8 +447,13 @@ type SharingRow struct {
 	// GPUAllocationRatio: fill, at the end; replay, time-weighted (0..1).
 	// A MIG instance counts its compute slices/7, a replica 1/N.
 	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
-	PlacedPods         float64 `json:"placed_pods"`
-	FailedPods         float64 `json:"failed_pods"`
+	// GPUAllocationRatioStd and QueueDelayP95StdSeconds are the population
+	// standard deviations over the seeds (the spread a recommendation
+	// compares its margin with).
+	GPUAllocationRatioStd   float64 `json:"gpu_allocation_ratio_std"`
+	QueueDelayP95StdSeconds float64 `json:"queue_delay_p95_std_seconds,omitempty"`
+	PlacedPods              float64 `json:"placed_pods"`
+	FailedPods              float64 `json:"failed_pods"`
 	// GPUsNeeded and USDPerHour: SharingStats.GPUsNeeded and its price.
 	GPUsNeeded float64 `json:"gpus_needed"`
 	USDPerHour float64 `json:"usd_per_hour"`
@@ -470,9 +476,16 @@ func SharingRows(rep *Report) []SharingRow {
 		if rep.Mode == "replay" {
 			row.GPUAllocationRatio = s.TimeWeightedAllocMean
 		}
+		var allocs, p95s []float64
 		for _, r := range rep.Results {
 			if r.Policy != s.Policy || r.Sharing == nil {
 				continue
+			}
+			if r.Replay != nil {
+				allocs = append(allocs, r.Replay.TimeWeightedAllocationRatio)
+				p95s = append(p95s, r.Replay.QueueDelayP95Seconds)
+			} else {
+				allocs = append(allocs, r.GPUAllocationRatio)
 			}
 			row.Sharing = r.Sharing.Sharing
 			row.Runs++
@@ -485,6 +498,10 @@ func SharingRows(rep *Report) []SharingRow {
 		}
 		if row.Runs == 0 {
 			continue
+		}
+		_, row.GPUAllocationRatioStd = meanStd(allocs)
+		if _, sd := meanStd(p95s); !math.IsNaN(sd) {
+			row.QueueDelayP95StdSeconds = sd // NaN when a seed's p95 is unbounded
 		}
 		n := float64(row.Runs)
 		row.PlacedPods /= n

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -50,8 +51,9 @@ type Config struct {
 	TieBreak placement.TieBreak
 	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
 	Parallel int
-	// Progress, if set, receives a progress line every second while runs
-	// are going.
+	// Progress, if set, receives progress while runs are going: on a
+	// terminal one line rewritten every second with runs done, total and
+	// the time left; elsewhere a line every 30 s (IsTerminal).
 	Progress io.Writer
 	// Placements makes every Result hold what became of each pod.
 	Placements bool
@@ -188,6 +190,10 @@ type Report struct {
 	// SnapshotPods (simulate --snapshot) is what became of each pod the
 	// run placed, per policy, in the snapshot's order.
 	SnapshotPods []PodOutcome `json:"snapshot_pods,omitempty"`
+	// Recommendation is the best policy and sharing mode for the run's
+	// goal, its cluster and cost, and the margin to the runner-up
+	// (report.Recommend).
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
 }
 
 // PodOutcome is what became of one pod under one policy over its seeds.
@@ -680,21 +686,69 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 }
 
 func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, stop chan struct{}) {
-	t := time.NewTicker(time.Second)
+	tty := IsTerminal(out)
+	every := 30 * time.Second // a pipe or CI log: a line now and then
+	if tty {
+		every = time.Second // a terminal: one line, rewritten
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	printed := false
 	for {
 		select {
 		case <-stop:
 			if printed {
-				fmt.Fprintf(out, "simulate: %d/%d runs done in %.1f s\n", done.Load(), total, time.Since(start).Seconds())
+				line := fmt.Sprintf("simulate: %d/%d runs done in %.1f s", done.Load(), total, time.Since(start).Seconds())
+				if tty {
+					line = "\r" + line + "\x1b[K"
+				}
+				fmt.Fprintln(out, line)
 			}
 			return
 		case <-t.C:
 			printed = true
-			fmt.Fprintf(out, "simulate: %d/%d runs done (%.0f s)\n", done.Load(), total, time.Since(start).Seconds())
+			line := ProgressLine(int(done.Load()), total, time.Since(start))
+			if tty {
+				fmt.Fprint(out, "\r"+line+"\x1b[K") // back to the line's start, erase the rest
+			} else {
+				fmt.Fprintln(out, line)
+			}
 		}
 	}
+}
+
+// ProgressLine is one progress report: runs done of total, the time so far
+// and, once a run is done, an estimate of the time left at the pace so far:
+// "simulate: 3/12 runs, 6 s, about 18 s left".
+func ProgressLine(done, total int, elapsed time.Duration) string {
+	line := fmt.Sprintf("simulate: %d/%d runs, %s", done, total, roundDuration(elapsed))
+	if done > 0 && done < total {
+		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+		line += ", about " + roundDuration(left) + " left"
+	}
+	return line
+}
+
+// roundDuration writes d in whole seconds, or minutes and seconds from a
+// minute: "6 s", "2 min 05 s".
+func roundDuration(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s < 60 {
+		return fmt.Sprintf("%d s", s)
+	}
+	return fmt.Sprintf("%d min %02d s", s/60, s%60)
+}
+
+// IsTerminal reports whether w is a terminal (a character device), where
+// progress rewrites one line; elsewhere (a pipe, a file, CI) it prints a
+// line every 30 s. It needs no x/term: os.File.Stat's ModeCharDevice.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // check checks the workload as a whole for the experiment mode, before

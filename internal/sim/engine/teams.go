@@ -61,7 +61,9 @@ type TeamStats struct {
 	// over GPU models.
 	GPUHours         float64 `json:"gpu_hours"`
 	BorrowedGPUHours float64 `json:"borrowed_gpu_hours"`
-	// Waiting time of its started pods: first start − creation_time.
+	// Waiting time, first start − creation_time: the mean of its started
+	// pods; the p95 of all its pods, one never started waiting without end
+	// (P95Wait; +Inf, null in JSON, when over 5% never started).
 	WaitMeanSeconds float64 `json:"wait_mean_seconds"`
 	WaitP95Seconds  float64 `json:"wait_p95_seconds"`
 	// Preemptions counts its workloads (a pod, or a whole gang) preempted
@@ -475,8 +477,8 @@ func (tq *teamQueue) results() []TeamStats {
 				sum += v
 			}
 			s.WaitMeanSeconds = sum / float64(len(d))
-			s.WaitP95Seconds = percentile(d, 0.95)
 		}
+		s.WaitP95Seconds = P95Wait(d, s.NeverStarted)
 		out[q] = s
 	}
 	return out

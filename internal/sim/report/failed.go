@@ -77,7 +77,7 @@ func failedTable(r *engine.Report) string {
 	if r.Mode == "replay" {
 		what = "never started"
 	}
-	fmt.Fprintf(&b, `<h2>Failed pods</h2><div class="wrap"><table id="failed"><tr><th>policy</th><th>%s, all</th>`, what)
+	fmt.Fprintf(&b, `<h2>Failed pods`+html.EscapeString(modeLabel(r))+`</h2><div class="wrap"><table id="failed"><tr><th>policy</th><th>%s, all</th>`, what)
 	for _, k := range keys {
 		why := reasons[k.reason]
 		if why == "" {

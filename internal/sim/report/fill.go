@@ -53,7 +53,7 @@ func fillCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string, pap
 		band = "mean over seeds, band: lowest to highest seed"
 	}
 	xa := htmlkit.Axis{Label: "arrived GPU demand, % of GPU capacity"}
-	b.WriteString("<h2>GPU allocation as demand arrives</h2>")
+	b.WriteString("<h2>GPU allocation as demand arrives" + html.EscapeString(modeLabel(r)) + "</h2>")
 	b.WriteString(htmlkit.Chart("GPU allocation ratio ("+band+")", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, alloc))
 	if hasPaper {
 		// A legend entry without points, then a diamond per policy.
@@ -68,7 +68,7 @@ func fillCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string, pap
 	if hasPaper {
 		fmt.Fprintf(b, `<p class="note">Diamonds: the GPU allocation Weng et al. published for %s at 130%% arrived demand (USENIX ATC 2023, Fig. 7/9; mean of 10 seeds), in each policy's colour.</p>`, html.EscapeString(paper.File))
 	}
-	b.WriteString("<h2>Fragmentation as demand arrives</h2>")
+	b.WriteString("<h2>Fragmentation as demand arrives" + html.EscapeString(modeLabel(r)) + "</h2>")
 	b.WriteString(htmlkit.Chart("Fragmented share of idle GPU capacity", xa, htmlkit.Axis{Label: "fragmentation ratio, %"}, frag))
 	b.WriteString(`<p class="note">Fragmentation against the target workload (Weng et al., 2023, §3.2); near the end almost all idle capacity is fragmented for every policy, so compare how fast it grows.</p>`)
 }

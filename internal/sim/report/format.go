@@ -20,9 +20,14 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// duration formats seconds for a reader: s, min, h or d.
+// duration formats seconds for a reader: s, min, h or d; "unbounded" for
+// +Inf (a p95 wait when more than 5% of pods never started).
 func duration(s float64) string {
 	switch {
+	case math.IsInf(s, 1):
+		return "unbounded"
+	case math.IsNaN(s):
+		return "–"
 	case s < 60:
 		return strconv.FormatFloat(s, 'f', 0, 64) + " s"
 	case s < 3600:
@@ -57,4 +62,12 @@ func thousands(n int) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// hours writes seconds as hours with 2 decimals, "unbounded" for +Inf.
+func hours(s float64) string {
+	if math.IsInf(s, 1) {
+		return "unbounded"
+	}
+	return strconv.FormatFloat(s/3600, 'f', 2, 64)
 }

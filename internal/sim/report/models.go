@@ -40,7 +40,7 @@ func byModelTable(r *engine.Report) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString(`<h2>GPU allocation by GPU model</h2><div class="wrap"><table id="bymodel"><tr><th>policy</th>`)
+	b.WriteString(`<h2>GPU allocation by GPU model` + html.EscapeString(modeLabel(r)) + `</h2><div class="wrap"><table id="bymodel"><tr><th>policy</th>`)
 	for _, m := range models {
 		fmt.Fprintf(&b, "<th>%s<br><span class=\"sd\">%s, %s</span></th>", html.EscapeString(m.name), count(m.nodes, "node"), count(m.gpus, "GPU"))
 	}

@@ -48,7 +48,7 @@ func nodePictures(r *engine.Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(`<h2>Nodes at the end of the run</h2><p class="note">Each cell is one GPU node, coloured by the share of its GPUs allocated: `)
+	b.WriteString(`<h2>Nodes at the end of the run` + html.EscapeString(modeLabel(r)) + `</h2><p class="note">Each cell is one GPU node, coloured by the share of its GPUs allocated: `)
 	for _, h := range heat {
 		fmt.Fprintf(&b, `<svg width="12" height="12" style="display:inline;vertical-align:middle"><rect width="12" height="12" fill="%s"/></svg> %s &nbsp;`, h.color, html.EscapeString(h.label))
 	}

@@ -32,17 +32,22 @@ func HTML(r *engine.Report) []byte {
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
 		`<title>gpuplane simulate</title><style>` + css + `</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: %s experiment</h1>", html.EscapeString(r.Mode))
-	fmt.Fprintf(&b, "<p>%s: %s nodes, %s GPUs, %s trace pods; %d runs.</p>", html.EscapeString(r.Source), thousands(r.Nodes), thousands(r.GPUs), thousands(r.Pods), len(r.Results))
+	fmt.Fprintf(&b, "<p>%s: %s nodes, %s GPUs, %s trace pods; %d runs", html.EscapeString(r.Source), thousands(r.Nodes), thousands(r.GPUs), thousands(r.Pods), totalRuns(r))
+	if ms := modes(r); len(ms) > 0 {
+		fmt.Fprintf(&b, " in %d sharing modes (%s); the summary, charts and node pictures are of the first mode, %s", len(ms), html.EscapeString(strings.Join(ms, ", ")), html.EscapeString(ms[0]))
+	}
+	b.WriteString(".</p>")
 	paper, hasPaper := paperFor(r)
 	colors := map[string]string{}
 	for i, s := range r.Summary {
 		colors[s.Policy] = htmlkit.Color(i)
 	}
 	b.WriteString(lead(r))
-	b.WriteString("<h2>Summary</h2>")
+	b.WriteString(recommendationHTML(r.Recommendation))
+	b.WriteString(sharingSection(r))
+	b.WriteString("<h2>Summary" + html.EscapeString(firstMode(r)) + "</h2>")
 	b.WriteString(summaryTable(r, paper, hasPaper))
 	b.WriteString(teamsTable(r, colors))
-	b.WriteString(sharingSection(r))
 	b.WriteString(snapshotPodsTable(r))
 	if r.Mode == "fill" {
 		fillCharts(&b, r, colors, paper, hasPaper)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html"
 	"math"
 
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
@@ -49,11 +50,11 @@ func replayCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string) {
 		band = "mean over seeds, band: lowest to highest seed"
 	}
 	xa := htmlkit.Axis{Label: "trace time, days"}
-	b.WriteString("<h2>GPU allocation over time</h2>")
+	b.WriteString("<h2>GPU allocation over time" + html.EscapeString(modeLabel(r)) + "</h2>")
 	b.WriteString(htmlkit.Chart("GPU allocation ratio ("+band+")", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, alloc))
-	b.WriteString("<h2>Pods waiting over time</h2>")
+	b.WriteString("<h2>Pods waiting over time" + html.EscapeString(modeLabel(r)) + "</h2>")
 	b.WriteString(htmlkit.Chart("Pods waiting for a node ("+band+")", xa, htmlkit.Axis{Label: "waiting pods"}, wait))
-	b.WriteString("<h2>Waiting time</h2>")
+	b.WriteString("<h2>Waiting time" + html.EscapeString(modeLabel(r)) + "</h2>")
 	if !anyWait {
 		b.WriteString(`<p class="note">Every started pod waited at most 1 s.</p>`)
 		return

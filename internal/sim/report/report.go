@@ -4,9 +4,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,11 +19,26 @@ import (
 // Source describes the workload's inputs for a report header.
 func Source(nodes, pods string) string { return nodes + " + " + pods }
 
-// WriteJSON writes the report as one indented JSON object.
+// WriteJSON writes the report as one indented JSON object, its numbers
+// rounded to what was measured (roundJSON).
 func WriteJSON(w io.Writer, r *engine.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeRounded(w, r)
+}
+
+// writeRounded writes v as indented JSON with its numbers rounded
+// (roundJSON).
+func writeRounded(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out, err := roundJSON(b.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 // WriteTable writes a per-policy summary table.
@@ -31,10 +49,12 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 	} else if r.Mode == "fill" {
 		fmt.Fprint(w, ", each pod once")
 	}
-	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
-		fmt.Fprintf(w, ", sharing %s", r.Sharing.Rows[0].Sharing)
+	if ms := modes(r); len(ms) == 1 {
+		fmt.Fprintf(w, ", sharing %s", ms[0])
+	} else if len(ms) > 1 {
+		fmt.Fprintf(w, ", sharing %s (the first of %d modes in this table; all in the sharing table)", ms[0], len(ms))
 	}
-	fmt.Fprintf(w, ", %d runs in %s\n\n", len(r.Results), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(w, ", %d runs in %s\n\n", totalRuns(r), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if r.Mode == "fill" {
 		fmt.Fprintln(tw, "policy\truns\tGPU alloc %\t± std\tfrag %\tfailed pods\tidle GPUs\tidle USD/h\t")
@@ -49,8 +69,8 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 			get := func(f func(*engine.ReplayStats) float64) float64 {
 				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Replay) })
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
-				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, s.QueueDelayP95Seconds/3600,
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%s\t%.2f\t%.1f\t%.1f\t%.2f\t\n", s.Policy, s.Runs,
+				100*s.TimeWeightedAllocMean, s.QueueDelayMeanSeconds/3600, hours(s.QueueDelayP95Seconds),
 				get(func(x *engine.ReplayStats) float64 { return x.QueueDelayMaxSeconds })/3600,
 				get(func(x *engine.ReplayStats) float64 { return float64(x.NeverStarted) }),
 				get(func(x *engine.ReplayStats) float64 { return x.IdleGPUHours }),
@@ -60,13 +80,18 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeLegend(w, r)
 	if err := writeSnapshotPods(w, r); err != nil {
 		return err
 	}
 	if err := writeTeams(w, r); err != nil {
 		return err
 	}
-	return writeSharing(w, r)
+	if err := writeSharing(w, r); err != nil {
+		return err
+	}
+	writeRecommendation(w, r.Recommendation)
+	return nil
 }
 
 // writeSnapshotPods writes, for simulate --snapshot, where each pod went
@@ -110,13 +135,17 @@ func writeTeams(w io.Writer, r *engine.Report) error {
 			get := func(f func(engine.TeamStats) float64) float64 {
 				return meanOf(r, s.Policy, func(x engine.Result) float64 { return f(x.Teams[k]) })
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.1f\t\n", s.Policy, team.Team, team.Pods,
 				get(func(x engine.TeamStats) float64 { return x.GPUHours }), get(func(x engine.TeamStats) float64 { return x.BorrowedGPUHours }),
-				get(func(x engine.TeamStats) float64 { return x.WaitMeanSeconds })/3600, get(func(x engine.TeamStats) float64 { return x.WaitP95Seconds })/3600,
+				get(func(x engine.TeamStats) float64 { return x.WaitMeanSeconds })/3600, hours(get(func(x engine.TeamStats) float64 { return x.WaitP95Seconds })),
 				get(func(x engine.TeamStats) float64 { return float64(x.Preemptions) }), get(func(x engine.TeamStats) float64 { return float64(x.NeverStarted) }))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, TeamsLegend)
+	return nil
 }
 
 func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) float64 {
@@ -131,4 +160,67 @@ func meanOf(r *engine.Report, policy string, f func(engine.Result) float64) floa
 		return 0
 	}
 	return s / float64(n)
+}
+
+// TeamsLegend says what each column of the per-team table is.
+const TeamsLegend = `  GPU-h: GPU-hours its pods ran; borrowed GPU-h: its quota above nominal over time
+  wait mean h: of its started pods; wait p95 h: of all its pods, one never started
+  waiting without end; preemptions: its workloads preempted; never started: its pods
+  that never got quota and a node; means over the seeds`
+
+// FillLegend and ReplayLegend say what each column of the summary table
+// is, under the table; gpuplane simulate --help prints them too.
+const (
+	FillLegend = `  GPU alloc %   GPU capacity allocated at the end (allocated, not used); ± std: over the seeds
+  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): about
+                99% for every policy at the end of a fill, by design; compare GPU alloc % or
+                the HTML report's curve, not this
+  failed pods   pods that fit nowhere on arrival: expected, as the fill sends more than the
+                cluster holds (--inflate 1.3: 130% of its GPU capacity)
+  idle GPUs     GPU capacity unallocated at the end; idle USD/h: its price per hour`
+	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used)
+  delay mean h, max h    queueing delay (creation to start) of the pods that started
+  delay p95 h            of every pod, a pod never started counting as waiting without end:
+                         "unbounded" when over 5% never started (as --size p95wait counts it)
+  never started          pods that never got a node: fit none, deleted while waiting, or
+                         still waiting at the end
+  idle GPU-h, idle USD   GPU-hours left unallocated over the span, and their cost`
+)
+
+// writeLegend writes the summary table's legend and, in replay, a note on
+// the pods that never started.
+func writeLegend(w io.Writer, r *engine.Report) {
+	fmt.Fprintln(w)
+	if r.Mode == "fill" {
+		legend := FillLegend
+		switch {
+		case r.Inflate == 0: // each pod once (--snapshot, --size)
+			legend = strings.Replace(legend, `pods that fit nowhere on arrival: expected, as the fill sends more than the
+                cluster holds (--inflate 1.3: 130% of its GPU capacity)`, `pods that fit nowhere on arrival, each trace pod submitted once`, 1)
+			legend = strings.Replace(legend, `about
+                99% for every policy at the end of a fill, by design; compare GPU alloc % or
+                the HTML report's curve, not this`, `what
+                is left idle and the workload cannot use; compare GPU alloc %, not this`, 1)
+		case r.Inflate != 1.3:
+			legend = strings.Replace(legend, "(--inflate 1.3: 130% of", fmt.Sprintf("(--inflate %g: %g%% of", r.Inflate, 100*r.Inflate), 1)
+		}
+		fmt.Fprintln(w, legend)
+		return
+	}
+	fmt.Fprintln(w, ReplayLegend)
+	for _, s := range r.Summary {
+		never := meanOf(r, s.Policy, func(x engine.Result) float64 {
+			if x.Replay == nil {
+				return 0
+			}
+			return float64(x.Replay.NeverStarted)
+		})
+		if never > 0 {
+			fmt.Fprintf(w, "note: %s: %.1f of %d pods (%.1f%%) never started", s.Policy, never, r.Pods, 100*never/float64(max(1, r.Pods)))
+			if math.IsInf(s.QueueDelayP95Seconds, 1) {
+				fmt.Fprint(w, ": its p95 wait is unbounded, whatever the started pods waited")
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 func sample() *engine.Report {
@@ -43,9 +44,36 @@ func TestReplayTable(t *testing.T) {
 	if err := WriteTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if got, want := strings.Fields(lines[len(lines)-1]), []string{"bestfit", "1", "68.93", "0.00", "0.00", "0.00", "1.0", "0.2", "0.06"}; !reflect.DeepEqual(got, want) {
+	var row []string // the table's row, above the legend and notes
+	for _, l := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "bestfit" {
+			row = f
+		}
+	}
+	if !strings.Contains(b.String(), "note: bestfit: 1.0 of 4 pods (25.0%) never started") {
+		t.Errorf("no never-started note:\n%s", b.String())
+	}
+	if got, want := row, []string{"bestfit", "1", "68.93", "0.00", "0.00", "0.00", "1.0", "0.2", "0.06"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("row %q, want %q", got, want)
+	}
+}
+
+// TestLegend: the fill legend names the run's inflate, and a run of each
+// pod once has no inflate to name.
+func TestLegend(t *testing.T) {
+	for _, tc := range []struct {
+		inflate float64
+		want    string
+	}{{1.3, "(--inflate 1.3: 130% of its GPU capacity)"}, {2, "(--inflate 2: 200% of its GPU capacity)"}, {0, "pods that fit nowhere on arrival, each trace pod submitted once"}} {
+		r := sample()
+		r.Inflate = tc.inflate
+		var b bytes.Buffer
+		if err := WriteTable(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) || (tc.inflate == 0 && strings.Contains(b.String(), "99% for every policy")) {
+			t.Errorf("inflate %v: legend lacks %q:\n%s", tc.inflate, tc.want, b.String())
+		}
 	}
 }
 
@@ -110,11 +138,13 @@ func TestParamsHTML(t *testing.T) {
 
 // TestSummaryHTML: fgd's two seeds allocate 95% and 93% (mean 94, population
 // deviation 1) with fragmentation 90% and 80% (85 ± 5); bestfit's one seed
-// 90% and 95%. fgd is best in both; one run shows no deviation.
+// 90% and 95%. fgd is best in allocation; fragmentation, which the docs
+// say not to compare at the end of a fill, is never bold; one run shows no
+// deviation.
 func TestSummaryHTML(t *testing.T) {
 	page := string(HTML(sample()))
 	for _, want := range []string{
-		`<tr><td>fgd</td><td>2</td><td class="best">94.00 <span class="sd">± 1.00</span></td><td class="best">85.00 <span class="sd">± 5.00</span></td>`,
+		`<tr><td>fgd</td><td>2</td><td class="best">94.00 <span class="sd">± 1.00</span></td><td>85.00 <span class="sd">± 5.00</span></td>`,
 		`<tr><td>bestfit</td><td>1</td><td>90.00</td><td>95.00</td>`,
 		`Highest GPU allocation at the end of the run: <b>fgd</b>, 94.00%; lowest: bestfit, 90.00%. The difference is 4.00 points, 0 of the cluster's 4 GPUs.`,
 	} {
@@ -325,6 +355,21 @@ func bigSample() *engine.Report {
 			r.Results = append(r.Results, x)
 		}
 	}
+	// The recommendation on the openb-like cluster, and --sharing with 4
+	// modes: the page shows every mode and the decision.
+	var nodes []trace.NodeSpec
+	for _, md := range models {
+		for n := 0; n < md.nodes; n++ {
+			nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("%s-%d", md.name, n), CPUMilli: 96000, MemoryMiB: 786432, GPUs: md.gpus / md.nodes, Model: md.name})
+		}
+	}
+	r.Sharing = &engine.SharingReport{}
+	for _, m := range []string{"exclusive", "fractional", "mig", "timeslice:2"} {
+		for _, s := range r.Summary {
+			r.Sharing.Rows = append(r.Sharing.Rows, engine.SharingRow{Sharing: m, Policy: s.Policy, Runs: 3, GPUAllocationRatio: 0.9, GPUsNeeded: 6000, USDPerHour: 12345.67})
+		}
+	}
+	r.Recommendation = Recommend(r, nodes, func(string) float64 { return 2.19 })
 	return r
 }
 
@@ -373,7 +418,8 @@ func TestHTMLInChromium(t *testing.T) {
 		if len(f) > 2 {
 			t.Errorf("%d px: tables %v scroll sideways", width, f[2:])
 		}
-		for _, want := range []string{`<td>random</td><td>3</td><td>87.20 <span class="sd">± 0.16</span></td><td>87.47</td>`, `<td class="best">94.20 <span class="sd">± 0.16</span></td>`} {
+		for _, want := range []string{`<td>random</td><td>3</td><td>87.20 <span class="sd">± 0.16</span></td><td>87.47</td>`, `<td class="best">94.20 <span class="sd">± 0.16</span></td>`,
+			`<h2>Recommendation</h2>`, `USD per month</b>`, `; 96 runs in 4 sharing modes`, `<td>timeslice:2</td><td>mostallocated</td>`} {
 			if !bytes.Contains(dom, []byte(want)) {
 				t.Errorf("%d px: rendered DOM lacks %s", width, want)
 			}

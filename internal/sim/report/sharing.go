@@ -30,7 +30,7 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t", row.Sharing, row.Policy, row.Runs,
 			100*row.GPUAllocationRatio, row.PlacedPods, row.FailedPods, row.GPUsNeeded, row.USDPerHour)
 		if r.Mode == "replay" {
-			fmt.Fprintf(tw, "%.2f\t%.2f\t", row.QueueDelayMeanSeconds/3600, row.QueueDelayP95Seconds/3600)
+			fmt.Fprintf(tw, "%s\t%s\t", hours(row.QueueDelayMeanSeconds), hours(row.QueueDelayP95Seconds))
 		}
 		fmt.Fprintf(tw, "%.1f\t%.2f\t\n", row.SharedPods, 100*ratio(row.TrainingOnSharedGPU, row.TrainingPods))
 	}
@@ -40,7 +40,59 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
 		fmt.Fprintln(w, l)
 	}
+	fmt.Fprintln(w, SharingLegend)
 	return nil
+}
+
+// SharingLegend says what each column of the sharing table is, under the
+// table and in gpuplane simulate --help.
+const SharingLegend = `  GPU alloc %      allocated / total GPU capacity (fill: at the end; replay: over time): a
+                   share counts its milli-GPU, a MIG instance slices/7, a replica 1/N
+  placed, failed   pods placed (fill) or started (replay); pods failed or never started
+  GPUs needed      GPUs holding a pod (fill: at the end; replay: the peak); USD/h: their price
+  wait mean, p95   replay: mean of the started pods; p95 of every pod (never started: no end)
+  shared pods      pods on a GPU with another pod (MIG isolates; time-slicing does not)
+  training on shared GPU %  pods of whole GPUs on a GPU with another pod: 0 by construction`
+
+// modes lists the sharing modes of a report's sharing rows, in order.
+func modes(r *engine.Report) []string {
+	var out []string
+	if r.Sharing == nil {
+		return nil
+	}
+	for _, row := range r.Sharing.Rows {
+		if len(out) == 0 || out[len(out)-1] != row.Sharing {
+			out = append(out, row.Sharing)
+		}
+	}
+	return out
+}
+
+// totalRuns is the number of runs a report holds: with --sharing, every
+// mode's (Results hold the first mode's only).
+func totalRuns(r *engine.Report) int {
+	if r.Sharing == nil || len(r.Sharing.Rows) == 0 {
+		return len(r.Results)
+	}
+	n := 0
+	for _, row := range r.Sharing.Rows {
+		n += row.Runs
+	}
+	return n
+}
+
+// firstMode labels the sections of a --sharing report that show the first
+// mode only: " (sharing exclusive, the first of 3 modes; the sharing table
+// compares all)"; "" without --sharing.
+func firstMode(r *engine.Report) string {
+	ms := modes(r)
+	if len(ms) == 0 {
+		return ""
+	}
+	if len(ms) == 1 {
+		return " (sharing " + ms[0] + ")"
+	}
+	return fmt.Sprintf(" (sharing %s, the first of %d modes; the Sharing modes table compares all)", ms[0], len(ms))
 }
 
 func ratio(a, b float64) float64 {
@@ -71,7 +123,9 @@ func sharingSection(r *engine.Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(`<h2>Sharing modes</h2><div class="wrap"><table id="sharing"><tr><th>sharing</th><th>policy</th><th>runs</th><th>GPU alloc %</th><th>placed</th><th>failed</th><th>GPUs needed</th><th>USD/h</th>`)
+	ms := modes(r)
+	fmt.Fprintf(&b, `<h2>Sharing modes</h2><p>%d modes, %d runs: %s. Every mode and policy, means over the seeds:</p>`, len(ms), totalRuns(r), html.EscapeString(strings.Join(ms, ", ")))
+	b.WriteString(`<div class="wrap"><table id="sharing"><tr><th>sharing</th><th>policy</th><th>runs</th><th>GPU alloc %</th><th>placed</th><th>failed</th><th>GPUs needed</th><th>USD/h</th>`)
 	if r.Mode == "replay" {
 		b.WriteString(`<th>mean wait</th><th>p95 wait</th>`)
 	}
@@ -90,4 +144,13 @@ func sharingSection(r *engine.Report) string {
 		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}
 	return b.String()
+}
+
+// modeLabel labels a section that shows the first --sharing mode only:
+// " (sharing exclusive)"; "" without --sharing.
+func modeLabel(r *engine.Report) string {
+	if ms := modes(r); len(ms) > 0 {
+		return " (sharing " + ms[0] + ")"
+	}
+	return ""
 }

@@ -27,11 +27,20 @@ func TestSharingTable(t *testing.T) {
 	if !strings.Contains(lines[0], "sharing timeslice:4") {
 		t.Errorf("header %q does not name the first mode", lines[0])
 	}
-	if got, want := lines[len(lines)-1], "MIG layout (chosen): A100-80GB, 3 nodes: 2 of 8 GPUs each as 4g.40gb + 3g.40gb"; got != want {
-		t.Errorf("layout line %q, want %q", got, want)
+	layout := -1 // the layout line, under the table's last row and above its legend
+	for i, l := range lines {
+		if strings.HasPrefix(l, "MIG layout") {
+			layout = i
+		}
+	}
+	if layout < 1 || lines[layout] != "MIG layout (chosen): A100-80GB, 3 nodes: 2 of 8 GPUs each as 4g.40gb + 3g.40gb" {
+		t.Fatalf("no layout line:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), SharingLegend) {
+		t.Errorf("no legend under the sharing table")
 	}
 	want := []string{"timeslice:4", "fgd", "1", "50.00", "3.0", "1.0", "2.0", "2.50", "1.50", "2.00", "2.0", "25.00"}
-	if got := strings.Fields(lines[len(lines)-2]); !reflect.DeepEqual(got, want) {
+	if got := strings.Fields(lines[layout-1]); !reflect.DeepEqual(got, want) {
 		t.Errorf("row %q, want %q", got, want)
 	}
 	h := string(HTML(r))
@@ -39,5 +48,42 @@ func TestSharingTable(t *testing.T) {
 		if !strings.Contains(h, s) {
 			t.Errorf("HTML lacks %q", s)
 		}
+	}
+}
+
+// TestSharingHTMLAllModes: --sharing with 4 modes, 2 policies and 3 seeds
+// ran 24 runs; Results hold the first mode's 6. The page counts 24, names
+// every mode in the sharing table and labels the first mode's sections.
+func TestSharingHTMLAllModes(t *testing.T) {
+	r := sample()
+	r.Results = append(r.Results, r.Results[2], r.Results[2]) // fgd 2 + bestfit 1 -> 3 + 3 with bestfit x3
+	r.Results = append(r.Results, r.Results[0])
+	r.Summary[0].Runs, r.Summary[1].Runs = 3, 3
+	ms := []string{"exclusive", "fractional", "mig", "timeslice:2"}
+	r.Sharing = &engine.SharingReport{}
+	for _, m := range ms {
+		for _, p := range []string{"fgd", "bestfit"} {
+			r.Sharing.Rows = append(r.Sharing.Rows, engine.SharingRow{Sharing: m, Policy: p, Runs: 3, GPUAllocationRatio: 0.9})
+		}
+	}
+	h := string(HTML(r))
+	for _, s := range []string{"; 24 runs in 4 sharing modes (exclusive, fractional, mig, timeslice:2)",
+		"<h2>Sharing modes</h2><p>4 modes, 24 runs: exclusive, fractional, mig, timeslice:2.",
+		"<td>exclusive</td><td>fgd</td>", "<td>fractional</td><td>bestfit</td>", "<td>mig</td><td>fgd</td>", "<td>timeslice:2</td><td>bestfit</td>",
+		"<h2>Summary (sharing exclusive, the first of 4 modes; the Sharing modes table compares all)</h2>",
+		"<h2>GPU allocation as demand arrives (sharing exclusive)</h2>"} {
+		if !strings.Contains(h, s) {
+			t.Errorf("HTML lacks %q", s)
+		}
+	}
+	if strings.Contains(h, "; 6 runs") {
+		t.Error("HTML counts the first mode's runs only")
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "sharing exclusive (the first of 4 modes in this table; all in the sharing table), 24 runs") {
+		t.Errorf("table header: %s", strings.SplitN(b.String(), "\n", 2)[0])
 	}
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -20,9 +19,7 @@ import (
 
 // WriteSizingJSON writes a sizing report as one indented JSON object.
 func WriteSizingJSON(w io.Writer, r *sizing.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeRounded(w, r)
 }
 
 // metricHeader names a sizing report's metric column.
@@ -54,6 +51,15 @@ func sharingName(x sizing.Result) string {
 	return x.Sharing
 }
 
+// SizingLegend says what each column of the --size table is, under the
+// table and in gpuplane simulate --help.
+const SizingLegend = `  nodes, scale  the smallest cluster found meeting the target, in the node list's mix;
+                scale = nodes / the list's nodes
+  GPUs, USD/h   its GPUs and their price per hour, every GPU, idle or not
+  placed %      fill: pods placed, each submitted once; p95 wait min: replay, of every pod,
+                a pod never started counting as waiting without end ("inf")
+  steps         simulations the search ran; "curve searched" lists them`
+
 // WriteSizingTable writes the answer per policy, then the curve searched.
 func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 	fmt.Fprintf(w, "gpuplane simulate --size %s: %s, node list of %d nodes, %d trace pods, mode %s, %d seeds, %s\n\n",
@@ -72,6 +78,9 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, SizingLegend)
+	writeRecommendation(w, r.Recommendation)
 	fmt.Fprintln(w, "\ncurve searched:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "policy\tsharing\tnodes\tscale\tGPUs\tUSD/h\t%s\tholds\t\n", metricHeader(r))
@@ -117,6 +126,7 @@ func SizingHTML(r *sizing.Report) []byte {
 	}
 	b.WriteString("</table></div>")
 	b.WriteString(`<p class="note">Nodes are added in the node list's proportions of node types (Sainte-Laguë apportionment; scale = nodes / the list's nodes). The search brackets from the list's own size by halving or doubling, then bisects on the node count; it assumes that more nodes never hurt, which placement heuristics do not guarantee, so the whole curve is shown. USD per hour: every GPU of the cluster, idle or not.</p>`)
+	b.WriteString(recommendationHTML(r.Recommendation))
 	b.WriteString(sizingChart(r))
 	b.WriteString(`<h2>Curve searched</h2><div class="wrap"><table id="curve"><tr><th>policy</th><th>sharing</th><th>nodes</th><th>scale</th><th>GPUs</th><th>USD per hour</th><th>` + html.EscapeString(metricHeader(r)) + `</th><th>holds</th></tr>`)
 	for _, x := range r.Results {

@@ -32,6 +32,9 @@ func statOf(r *engine.Report, policy string, f func(engine.Result) float64) stat
 		s.Std += (x - s.Mean) * (x - s.Mean)
 	}
 	s.Std = math.Sqrt(s.Std / float64(len(xs)))
+	if math.IsNaN(s.Std) {
+		s.Std = 0 // a mean of +Inf (an unbounded p95 wait)
+	}
 	return s
 }
 

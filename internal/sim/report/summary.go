@@ -75,27 +75,30 @@ type column struct {
 	higher bool
 	// sd shows ± the standard deviation.
 	sd bool
+	// noBest: no value is bold, as the docs say not to compare the column
+	// (fragmentation at the end of a fill is about 99% by design).
+	noBest bool
 }
 
 func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string {
 	var cols []column
 	if r.Mode == "fill" {
 		cols = []column{
-			{"GPU allocation, %", func(x engine.Result) float64 { return x.GPUAllocationRatio }, pct, true, true},
-			{"fragmentation, % of idle GPU", func(x engine.Result) float64 { return x.FragmentationRatio }, pct, false, true},
-			{"failed pods", func(x engine.Result) float64 { return float64(x.FailedPods) }, num1, false, true},
-			{"idle GPUs", func(x engine.Result) float64 { return x.UnallocatedGPUs }, num1, false, false},
-			{"idle GPUs cost, USD per hour", func(x engine.Result) float64 { return x.IdleUSDPerHour }, usd, false, false},
+			{"GPU allocation, %", func(x engine.Result) float64 { return x.GPUAllocationRatio }, pct, true, true, false},
+			{"fragmentation, % of idle GPU", func(x engine.Result) float64 { return x.FragmentationRatio }, pct, false, true, true},
+			{"failed pods", func(x engine.Result) float64 { return float64(x.FailedPods) }, num1, false, true, false},
+			{"idle GPUs", func(x engine.Result) float64 { return x.UnallocatedGPUs }, num1, false, false, false},
+			{"idle GPUs cost, USD per hour", func(x engine.Result) float64 { return x.IdleUSDPerHour }, usd, false, false, false},
 		}
 	} else {
 		cols = []column{
-			{"time-weighted GPU allocation, %", replayOf(func(s *engine.ReplayStats) float64 { return s.TimeWeightedAllocationRatio }), pct, true, true},
-			{"mean wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds }), duration, false, true},
-			{"p95 wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayP95Seconds }), duration, false, true},
-			{"longest wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMaxSeconds }), duration, false, false},
-			{"never started", replayOf(func(s *engine.ReplayStats) float64 { return float64(s.NeverStarted) }), num1, false, false},
-			{"idle GPU-hours", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleGPUHours }), num0, false, false},
-			{"idle GPUs cost, USD", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleCostUSD }), num0, false, false},
+			{"time-weighted GPU allocation, %", replayOf(func(s *engine.ReplayStats) float64 { return s.TimeWeightedAllocationRatio }), pct, true, true, false},
+			{"mean wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds }), duration, false, true, false},
+			{"p95 wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayP95Seconds }), duration, false, true, false},
+			{"longest wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMaxSeconds }), duration, false, false, false},
+			{"never started", replayOf(func(s *engine.ReplayStats) float64 { return float64(s.NeverStarted) }), num1, false, false, false},
+			{"idle GPU-hours", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleGPUHours }), num0, false, false, false},
+			{"idle GPUs cost, USD", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleCostUSD }), num0, false, false, false},
 		}
 	}
 	var b strings.Builder
@@ -127,7 +130,7 @@ func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string
 					}
 				}
 			}
-			best = best && differ
+			best = best && differ && !c.noBest
 			cell := html.EscapeString(c.format(st.Mean))
 			if c.sd && st.N > 1 {
 				cell += ` <span class="sd">± ` + html.EscapeString(c.format(st.Std)) + `</span>`
@@ -150,16 +153,16 @@ func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string
 	b.WriteString("</table></div>")
 	if r.Mode == "fill" {
 		if r.Inflate > 0 {
-			fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+			fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold, except fragmentation: at the end of a fill it is about 99%% for every policy by design (compare the fragmentation curve below). GPU allocation is allocated capacity, not use; failed pods are expected when demand exceeds capacity. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
 		} else {
-			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold. Idle cost: the GPUs left idle, priced per GPU model.`)
+			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold, except fragmentation (not comparable at the end of a run). GPU allocation is allocated capacity, not use. Idle cost: the GPUs left idle, priced per GPU model.`)
 		}
 		if hasPaper {
 			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
 		}
 		b.WriteString("</p>")
 	} else {
-		b.WriteString(`<p class="note">Mean ± standard deviation over seeds. Waits are of the pods that started (creation to placement); never started: pods still waiting at the end. Best of each column in bold.</p>`)
+		b.WriteString(`<p class="note">Mean ± standard deviation over seeds. Mean and longest wait are of the pods that started (creation to placement); the p95 wait is of every pod, a pod never started counting as waiting without end (unbounded when over 5% never started, as --size p95wait counts it); never started: pods that never got a node. Best of each column in bold.</p>`)
 	}
 	return b.String()
 }

@@ -122,14 +122,16 @@ func (t Target) Measure(runs []engine.Result) (float64, error) {
 		if len(r.Placements) != r.Pods {
 			return 0, fmt.Errorf("%s seed %d: %d placements for %d pods", r.Policy, r.Seed, len(r.Placements), r.Pods)
 		}
-		waits := make([]float64, len(r.Placements))
-		for i, p := range r.Placements {
-			waits[i] = p.WaitSeconds
+		waits, never := make([]float64, 0, len(r.Placements)), 0
+		for _, p := range r.Placements {
 			if p.Reason != "" {
-				waits[i] = math.Inf(1)
+				never++
+				continue
 			}
+			waits = append(waits, p.WaitSeconds)
 		}
-		sum += P95(waits)
+		sort.Float64s(waits)
+		sum += engine.P95Wait(waits, never) // the replay table's p95 wait
 	}
 	return sum / float64(len(runs)), nil
 }
@@ -218,7 +220,15 @@ type Step struct {
 	// placed, or the p95 wait in seconds; null when infinite (more than 5%
 	// of pods never started).
 	Value *float64 `json:"value"`
-	Holds bool     `json:"holds"`
+	// Std is the population standard deviation of the metric over the
+	// seeds (0 with one seed, or when a seed's wait is unbounded), filled
+	// in by the caller that knows the runs.
+	Std float64 `json:"std,omitempty"`
+	// GPUAllocationRatio is the mean over the seeds of the allocated share
+	// of GPU capacity (fill: at the end; replay: time-weighted), filled in
+	// by the caller: what the cluster leaves idle is 1 − it.
+	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
+	Holds              bool    `json:"holds"`
 }
 
 // Result is the answer for one policy (and sharing mode).
@@ -250,6 +260,9 @@ type Report struct {
 	Version   string         `json:"version,omitempty"`
 	Params    *engine.Params `json:"params,omitempty"`
 	Inputs    []engine.Input `json:"inputs,omitempty"`
+	// Recommendation is the cheapest answer and its margin to the next
+	// (report.RecommendSizing); nil when no policy reached the target.
+	Recommendation *engine.Recommendation `json:"recommendation,omitempty"`
 }
 
 // Eval simulates the cluster of the given nodes and returns the target's

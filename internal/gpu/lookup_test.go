@@ -1,0 +1,43 @@
+package gpu
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	for _, name := range []string{"A100-80GB", "a100-80gb", "A100-80gb", "t4", "h200-141GB"} {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("Lookup(%q) failed", name)
+		}
+	}
+	if m, _ := Lookup("a100-80gb"); m.Name != "A100-80GB" {
+		t.Errorf("Lookup(a100-80gb) = %q", m.Name)
+	}
+	if _, ok := Lookup("H100"); ok {
+		t.Error("H100 is not a catalog name")
+	}
+	if got := Canonical("v100m16"); got != "V100M16" {
+		t.Errorf("Canonical(v100m16) = %q", got)
+	}
+	if got := Canonical("B200"); got != "B200" {
+		t.Errorf("Canonical(B200) = %q", got)
+	}
+	for name, want := range map[string][]string{
+		"H100":      {"H100-80GB"},
+		"h100":      {"H100-80GB"},
+		"A100":      {"A100-40GB", "A100-80GB"},
+		"V100M61":   {"V100M16"}, // two letters swapped: one edit
+		"A100-80G":  {"A100-80GB"},
+		"T4":        nil, // known
+		"B200":      nil, // nothing near
+		"A100-80GB": nil,
+	} {
+		if got := Suggest(name); !reflect.DeepEqual(got, want) {
+			t.Errorf("Suggest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got, want := DidYouMean("H100"), `; did you mean "H100-80GB"?`; got != want {
+		t.Errorf("DidYouMean(H100) = %q, want %q", got, want)
+	}
+}

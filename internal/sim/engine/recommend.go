@@ -1,0 +1,63 @@
+package engine
+
+// HoursPerMonth is the month a recommendation prices: 730 hours (8,760
+// hours a year / 12), the convention of cloud price lists.
+const HoursPerMonth = 730
+
+// Recommendation is the decision a run supports, said in the output of
+// gpuplane simulate (report.Recommend, report.RecommendSizing): the best
+// policy and sharing mode for the run's goal, the cluster it needs, what
+// that costs per month, what it leaves idle, and the margin to the
+// runner-up.
+type Recommendation struct {
+	// Goal is how the candidates were ranked: "highest GPU allocation"
+	// (fill), "lowest p95 wait, then highest allocation" (replay), "fewest
+	// USD per hour meeting TARGET" (--size).
+	Goal string `json:"goal"`
+	// Policy and Sharing are the choice; Sharing is "fractional" for the
+	// workload as given (no --sharing).
+	Policy  string `json:"policy"`
+	Sharing string `json:"sharing"`
+	// Cluster is the node list the choice runs on (--size: the scaled
+	// list), one entry per node type; Nodes and GPUs its totals.
+	Cluster []NodeCount `json:"cluster"`
+	Nodes   int         `json:"nodes"`
+	GPUs    int         `json:"gpus"`
+	// USDPerHour is every GPU of Cluster, idle or not, at the run's
+	// prices; USDPerMonth is USDPerHour × HoursPerMonth.
+	USDPerHour  float64 `json:"usd_per_hour"`
+	USDPerMonth float64 `json:"usd_per_month"`
+	// IdleGPUs and IdleUSDPerMonth are what the choice leaves on the
+	// table: GPU capacity not allocated (fill: at the end; replay: over
+	// time; --size: at the answer, from its allocation) and its price per
+	// month.
+	IdleGPUs        float64 `json:"idle_gpus"`
+	IdleUSDPerMonth float64 `json:"idle_usd_per_month"`
+	// Value is the choice's measure (Unit), RunnerUpValue the runner-up's.
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// RunnerUpPolicy, RunnerUpSharing: the second best; empty with one
+	// candidate.
+	RunnerUpPolicy  string  `json:"runner_up_policy,omitempty"`
+	RunnerUpSharing string  `json:"runner_up_sharing,omitempty"`
+	RunnerUpValue   float64 `json:"runner_up_value,omitempty"`
+	// Margin is how much better the choice is than the runner-up, in Unit
+	// (points of allocation, seconds of p95 wait, USD per month); Spread
+	// the seeds' spread it is compared with (the two candidates' population
+	// standard deviations added). Significant says Margin > Spread (and,
+	// with one seed, is false: no spread was measured).
+	Margin      float64 `json:"margin"`
+	Spread      float64 `json:"spread"`
+	Significant bool    `json:"significant"`
+	// Reason says in one line why this choice and how sure.
+	Reason string `json:"reason"`
+}
+
+// NodeCount is one node type of a recommended cluster.
+type NodeCount struct {
+	Model     string  `json:"model,omitempty"` // "" for CPU-only nodes
+	GPUs      int     `json:"gpus_per_node"`
+	CPU       float64 `json:"cpu_cores"`
+	MemoryGiB float64 `json:"memory_gib"`
+	Nodes     int     `json:"nodes"`
+}

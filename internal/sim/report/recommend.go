@@ -1,0 +1,345 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/sim/sizing"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// candidate is one policy (and sharing mode) a recommendation ranks.
+type candidate struct {
+	policy, sharing string
+	runs            int
+	// alloc (0..1) and p95 (seconds) are means over the seeds, with their
+	// population standard deviations.
+	alloc, allocSD float64
+	p95, p95SD     float64
+	// idleGPUs, idleUSDh: what is left unallocated and its price per hour.
+	idleGPUs, idleUSDh float64
+}
+
+// Recommend is the decision a simulation supports: of its policies (and,
+// with --sharing, its sharing modes) the best for the experiment's goal,
+// fill: the highest GPU allocation ratio; replay: the lowest p95 wait
+// (engine.P95Wait), then the highest time-weighted allocation. The cluster
+// is nodes, the one simulated, priced at price (USD per GPU-hour of a
+// model). It returns nil for a report without results.
+func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
+	cluster, n, gpus, usdh := clusterOf(nodes, price)
+	var cs []candidate
+	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
+		for _, row := range r.Sharing.Rows {
+			idle := (1 - row.GPUAllocationRatio) * float64(gpus)
+			cs = append(cs, candidate{policy: row.Policy, sharing: row.Sharing, runs: row.Runs,
+				alloc: row.GPUAllocationRatio, allocSD: row.GPUAllocationRatioStd,
+				p95: row.QueueDelayP95Seconds, p95SD: row.QueueDelayP95StdSeconds,
+				idleGPUs: idle, idleUSDh: (1 - row.GPUAllocationRatio) * usdh})
+		}
+	} else {
+		for _, s := range r.Summary {
+			c := candidate{policy: s.Policy, sharing: "fractional", runs: s.Runs}
+			if r.Mode == "replay" {
+				a := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.TimeWeightedAllocationRatio }))
+				p := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.QueueDelayP95Seconds }))
+				c.alloc, c.allocSD, c.p95, c.p95SD = a.Mean, a.Std, p.Mean, p.Std
+				c.idleGPUs = (1 - a.Mean) * float64(gpus)
+				c.idleUSDh = statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 {
+					if x.SpanSeconds <= 0 {
+						return 0
+					}
+					return x.IdleCostUSD / (x.SpanSeconds / 3600)
+				})).Mean
+			} else {
+				c.alloc, c.allocSD = s.GPUAllocationRatioMean, s.GPUAllocationRatioStd
+				c.idleGPUs, c.idleUSDh = s.UnallocatedGPUsMean, s.IdleUSDPerHourMean
+			}
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	replay := r.Mode == "replay"
+	sort.SliceStable(cs, func(i, j int) bool {
+		if replay && cs[i].p95 != cs[j].p95 {
+			return cs[i].p95 < cs[j].p95
+		}
+		return cs[i].alloc > cs[j].alloc
+	})
+	a := cs[0]
+	rec := &engine.Recommendation{Policy: a.policy, Sharing: a.sharing, Cluster: cluster, Nodes: n, GPUs: gpus,
+		USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth, IdleGPUs: a.idleGPUs, IdleUSDPerMonth: a.idleUSDh * engine.HoursPerMonth}
+	name := func(c candidate) string {
+		if r.Sharing == nil {
+			return c.policy
+		}
+		return c.policy + " (" + c.sharing + ")"
+	}
+	byWait := replay && len(cs) > 1 && cs[0].p95 != cs[1].p95
+	switch {
+	case !replay:
+		rec.Goal, rec.Unit, rec.Value = "highest GPU allocation ratio at the end of the fill", "points of GPU allocation (%)", 100*a.alloc
+	case byWait:
+		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then highest time-weighted GPU allocation", "seconds of p95 wait", a.p95
+	default:
+		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then highest time-weighted GPU allocation", "points of time-weighted GPU allocation (%)", 100*a.alloc
+	}
+	if len(cs) == 1 {
+		rec.Reason = fmt.Sprintf("%s is the only candidate: nothing to compare it with.", name(a))
+		return rec
+	}
+	b := cs[1]
+	rec.RunnerUpPolicy, rec.RunnerUpSharing = b.policy, b.sharing
+	if byWait {
+		rec.RunnerUpValue, rec.Margin, rec.Spread = b.p95, b.p95-a.p95, a.p95SD+b.p95SD
+	} else {
+		rec.RunnerUpValue, rec.Margin, rec.Spread = 100*b.alloc, 100*(a.alloc-b.alloc), 100*(a.allocSD+b.allocSD)
+	}
+	runs := min(a.runs, b.runs)
+	rec.Significant = runs > 1 && rec.Margin > rec.Spread+1e-9 // 1e-9: float noise is no margin
+	var why string
+	switch {
+	case byWait:
+		why = fmt.Sprintf("%s keeps the p95 wait at %s, %s less than %s (%s)", name(a), duration(a.p95), duration(rec.Margin), name(b), duration(b.p95))
+		if math.IsInf(b.p95, 1) {
+			why = fmt.Sprintf("%s keeps the p95 wait at %s, while over 5%% of pods never start under %s (p95 unbounded)", name(a), duration(a.p95), name(b))
+		}
+	case replay:
+		why = fmt.Sprintf("%s and %s have the same p95 wait (%s); %s allocates %s%% over time, %s points more", name(a), name(b), duration(a.p95), name(a), pct(a.alloc), shown(a.alloc, b.alloc))
+	default:
+		why = fmt.Sprintf("%s allocates %s%% of GPU capacity, %s points more than %s (%s%%)", name(a), pct(a.alloc), shown(a.alloc, b.alloc), name(b), pct(b.alloc))
+	}
+	rec.Reason = why + "; " + significance(rec, runs, byWait)
+	if replay && math.IsInf(a.p95, 1) {
+		rec.Reason += " Over 5% of pods never start under every candidate: the cluster is too small for the trace (size it with --size 'p95wait<=10m')."
+	}
+	return rec
+}
+
+// shown is the difference of two ratios as the reader computes it from the
+// percentages printed (2 decimals each): 95.59 − 94.72 = 0.87, where the
+// exact margin may round to 0.86.
+func shown(a, b float64) string {
+	x, _ := strconv.ParseFloat(pct(a), 64)
+	y, _ := strconv.ParseFloat(pct(b), 64)
+	return strconv.FormatFloat(x-y, 'f', 2, 64)
+}
+
+// significance says whether a margin stands out of the seeds' spread.
+func significance(rec *engine.Recommendation, runs int, seconds bool) string {
+	spread := fmt.Sprintf("%.2f points", rec.Spread)
+	if seconds {
+		spread = duration(rec.Spread)
+	}
+	switch {
+	case runs < 2:
+		return "one seed, so no spread was measured: not significant (run --seeds 3 or more)."
+	case math.IsInf(rec.Margin, 1):
+		return "significant."
+	case rec.Significant:
+		return "beyond the seeds' spread (" + spread + "): significant."
+	}
+	return "within the seeds' spread (" + spread + "): the choice is not significant."
+}
+
+// RecommendSizing is the decision of a --size search: of the policies (and
+// sharing modes) that reached the target, the one whose cluster costs the
+// fewest USD per hour (then the fewest nodes), its cluster (list scaled to
+// the answer's node count, sizing.Scale), and the margin in USD per month
+// to the next. The choice is not significant when the two cost the same,
+// or when either answer's metric lies within its seeds' standard
+// deviation of the target (another set of seeds could move that answer).
+// nil when no result reached the target.
+func RecommendSizing(r *sizing.Report, list []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
+	var cs []sizing.Result
+	for _, x := range r.Results {
+		if x.Reached {
+			cs = append(cs, x)
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Answer.USDPerHour != cs[j].Answer.USDPerHour {
+			return cs[i].Answer.USDPerHour < cs[j].Answer.USDPerHour
+		}
+		return cs[i].Answer.Nodes < cs[j].Answer.Nodes
+	})
+	a := cs[0]
+	cluster, n, gpus, usdh := clusterOf(sizing.Scale(list, a.Answer.Nodes), price)
+	alloc := a.Answer.GPUAllocationRatio
+	rec := &engine.Recommendation{Goal: "fewest USD per hour meeting " + r.Target, Policy: a.Policy, Sharing: sharingName(a),
+		Cluster: cluster, Nodes: n, GPUs: gpus, USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth,
+		IdleGPUs: (1 - alloc) * float64(gpus), IdleUSDPerMonth: (1 - alloc) * usdh * engine.HoursPerMonth,
+		Unit: "USD per month", Value: usdh * engine.HoursPerMonth}
+	name := func(x sizing.Result) string { return x.Policy + " (" + sharingName(x) + ")" }
+	if len(cs) == 1 {
+		rec.Reason = fmt.Sprintf("%s is the only policy that reached the target.", name(a))
+		return rec
+	}
+	b := cs[1]
+	rec.RunnerUpPolicy, rec.RunnerUpSharing = b.Policy, sharingName(b)
+	rec.RunnerUpValue = b.Answer.USDPerHour * engine.HoursPerMonth
+	rec.Margin = rec.RunnerUpValue - rec.Value
+	t, _ := sizing.ParseTarget(r.Target)
+	fragile := func(s sizing.Step) bool { return s.Value != nil && math.Abs(*s.Value-t.Value) <= s.Std }
+	rec.Significant = r.Seeds > 1 && rec.Margin > 0 && !fragile(a.Answer) && !fragile(b.Answer)
+	why := fmt.Sprintf("%s needs %s nodes, %s USD per month less than %s (%s nodes)", name(a), thousands(a.Answer.Nodes), thousands(int(math.Round(rec.Margin))), name(b), thousands(b.Answer.Nodes))
+	switch {
+	case rec.Margin == 0:
+		why = fmt.Sprintf("%s and %s cost the same (%s nodes, %s nodes)", name(a), name(b), thousands(a.Answer.Nodes), thousands(b.Answer.Nodes))
+		why += "; the choice is not significant."
+	case r.Seeds < 2:
+		why += "; one seed, so no spread was measured: not significant (run --seeds 3 or more)."
+	case !rec.Significant:
+		why += "; an answer's metric is within its seeds' spread of the target: the choice is not significant."
+	default:
+		why += "; both answers clear the target by more than their seeds' spread: significant."
+	}
+	rec.Reason = why
+	return rec
+}
+
+// clusterOf groups nodes by type (model, GPUs, CPU, memory), in order of
+// first appearance, and returns the types, the node and GPU counts and the
+// GPUs' price per hour.
+func clusterOf(nodes []trace.NodeSpec, price func(string) float64) ([]engine.NodeCount, int, int, float64) {
+	var out []engine.NodeCount
+	index := map[engine.NodeCount]int{}
+	gpus, usdh := 0, 0.0
+	for _, s := range nodes {
+		k := engine.NodeCount{GPUs: s.GPUs, CPU: float64(s.CPUMilli) / 1000, MemoryGiB: float64(s.MemoryMiB) / 1024}
+		if s.GPUs > 0 {
+			k.Model = s.Model
+			if price != nil {
+				usdh += float64(s.GPUs) * price(s.Model)
+			}
+		}
+		gpus += s.GPUs
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, k)
+		}
+		out[i].Nodes++
+	}
+	return out, len(nodes), gpus, usdh
+}
+
+// clusterText writes a cluster per GPU model, most GPUs first: "137 G2
+// nodes (1,096 GPUs) + 101 T4 nodes (210 GPUs) + 2 CPU-only nodes"; the
+// node types are in the JSON.
+func clusterText(cs []engine.NodeCount) string {
+	type sum struct {
+		model       string
+		nodes, gpus int
+	}
+	var ms []*sum
+	index := map[string]*sum{}
+	for _, c := range cs {
+		m := c.Model
+		if c.GPUs == 0 {
+			m = "CPU-only"
+		}
+		s, ok := index[m]
+		if !ok {
+			s = &sum{model: m}
+			index[m] = s
+			ms = append(ms, s)
+		}
+		s.nodes += c.Nodes
+		s.gpus += c.Nodes * c.GPUs
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].gpus > ms[j].gpus })
+	var parts []string
+	for _, s := range ms {
+		p := count(s.nodes, s.model+" node")
+		if s.gpus > 0 {
+			p += " (" + count(s.gpus, "GPU") + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " + ")
+}
+
+// money writes USD with thousands separators and cents.
+func money(v float64) string {
+	c := int64(math.Round(v * 100))
+	return thousands(int(c/100)) + "." + fmt.Sprintf("%02d", abs64(c%100))
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// recommendationLines is the recommendation as the table and the HTML
+// page say it.
+func recommendationLines(rec *engine.Recommendation) []string {
+	if rec == nil {
+		return nil
+	}
+	return []string{
+		fmt.Sprintf("recommendation (%s): %s, sharing %s", rec.Goal, rec.Policy, rec.Sharing),
+		wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
+		fmt.Sprintf("  cost: %s USD per month (%s USD/h × %d h, every GPU, idle or not)", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth),
+		fmt.Sprintf("  left on the table: %.1f GPUs unallocated, %s USD per month", rec.IdleGPUs, money(rec.IdleUSDPerMonth)),
+		"  why: " + rec.Reason,
+	}
+}
+
+// wrap breaks s before a " + " so that no line passes width columns, the
+// lines after the first led by indent.
+func wrap(s string, width int, indent string) string {
+	parts := strings.Split(s, " + ")
+	var b strings.Builder
+	line := parts[0]
+	for _, p := range parts[1:] {
+		if len([]rune(line))+3+len([]rune(p)) > width {
+			b.WriteString(line + " +\n")
+			line = indent + p
+			continue
+		}
+		line += " + " + p
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// writeRecommendation writes the recommendation under a table.
+func writeRecommendation(w io.Writer, rec *engine.Recommendation) {
+	if rec == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, l := range recommendationLines(rec) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// recommendationHTML is the recommendation as a section of the page.
+func recommendationHTML(rec *engine.Recommendation) string {
+	if rec == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<div id="recommendation" class="lead"><h2>Recommendation</h2><ul>`)
+	fmt.Fprintf(&b, "<li>Goal: %s. Choice: <b>%s</b>, sharing <b>%s</b>.</li>", html.EscapeString(rec.Goal), html.EscapeString(rec.Policy), html.EscapeString(rec.Sharing))
+	fmt.Fprintf(&b, "<li>Cluster: %s nodes, %s GPUs: %s.</li>", thousands(rec.Nodes), thousands(rec.GPUs), html.EscapeString(clusterText(rec.Cluster)))
+	fmt.Fprintf(&b, "<li>Cost: <b>%s USD per month</b> (%s USD per hour × %d hours; every GPU, idle or not).</li>", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth)
+	fmt.Fprintf(&b, "<li>Left on the table: %.1f GPUs unallocated, %s USD per month.</li>", rec.IdleGPUs, money(rec.IdleUSDPerMonth))
+	fmt.Fprintf(&b, "<li>Why: %s</li></ul></div>", html.EscapeString(rec.Reason))
+	return b.String()
+}

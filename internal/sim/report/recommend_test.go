@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/sim/sizing"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// recNodes: 2 A100-80GB servers of 8 GPUs and a CPU node; at 2.5 USD per
+// GPU-hour the cluster costs 16 × 2.5 = 40 USD/h, 29,200 USD per month.
+var recNodes = []trace.NodeSpec{
+	{Name: "a", CPUMilli: 128000, MemoryMiB: 2048 * 1024, GPUs: 8, Model: "A100-80GB"},
+	{Name: "b", CPUMilli: 128000, MemoryMiB: 2048 * 1024, GPUs: 8, Model: "A100-80GB"},
+	{Name: "c", CPUMilli: 64000, MemoryMiB: 256 * 1024},
+}
+
+func flat(string) float64 { return 2.5 }
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestRecommendFill(t *testing.T) {
+	r := &engine.Report{Mode: "fill", Summary: []engine.Summary{
+		{Policy: "bestfit", Runs: 3, GPUAllocationRatioMean: 0.85, GPUAllocationRatioStd: 0.02, UnallocatedGPUsMean: 2.4, IdleUSDPerHourMean: 6},
+		{Policy: "fgd", Runs: 3, GPUAllocationRatioMean: 0.90, GPUAllocationRatioStd: 0.01, UnallocatedGPUsMean: 1.6, IdleUSDPerHourMean: 4},
+	}}
+	rec := Recommend(r, recNodes, flat)
+	// fgd: 90% against 85%: 5 points; spread 1 + 2 = 3 points: significant.
+	if rec.Policy != "fgd" || rec.Sharing != "fractional" || rec.RunnerUpPolicy != "bestfit" {
+		t.Fatalf("choice %+v", rec)
+	}
+	if !near(rec.Margin, 5) || !near(rec.Spread, 3) || !rec.Significant {
+		t.Errorf("margin %v spread %v significant %v, want 5, 3, true", rec.Margin, rec.Spread, rec.Significant)
+	}
+	if rec.Nodes != 3 || rec.GPUs != 16 || !near(rec.USDPerHour, 40) || !near(rec.USDPerMonth, 29200) {
+		t.Errorf("cluster %d nodes %d GPUs %v USD/h %v USD/month", rec.Nodes, rec.GPUs, rec.USDPerHour, rec.USDPerMonth)
+	}
+	// Left on the table: fgd's 1.6 idle GPUs at 4 USD/h: 2,920 USD a month.
+	if !near(rec.IdleGPUs, 1.6) || !near(rec.IdleUSDPerMonth, 2920) {
+		t.Errorf("idle %v GPUs %v USD/month, want 1.6, 2920", rec.IdleGPUs, rec.IdleUSDPerMonth)
+	}
+	want := []engine.NodeCount{{Model: "A100-80GB", GPUs: 8, CPU: 128, MemoryGiB: 2048, Nodes: 2}, {CPU: 64, MemoryGiB: 256, Nodes: 1}}
+	if len(rec.Cluster) != 2 || rec.Cluster[0] != want[0] || rec.Cluster[1] != want[1] {
+		t.Errorf("cluster %+v, want %+v", rec.Cluster, want)
+	}
+	var b bytes.Buffer
+	writeRecommendation(&b, rec)
+	for _, s := range []string{"fgd, sharing fractional", "2 A100-80GB nodes (16 GPUs) + 1 CPU-only node", "29,200.00 USD per month (40.00 USD/h × 730 h",
+		"1.6 GPUs unallocated, 2,920.00 USD per month", "5.00 points more than bestfit (85.00%)", "significant"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+	// 88% against 85%: 3 points, within the spread of 3: not significant.
+	r.Summary[1].GPUAllocationRatioMean = 0.88
+	if rec = Recommend(r, recNodes, flat); rec.Significant || !strings.Contains(rec.Reason, "not significant") {
+		t.Errorf("3 points within 3: %+v", rec)
+	}
+	// One seed: no spread, never significant.
+	r.Summary[0].Runs, r.Summary[1].Runs, r.Summary[1].GPUAllocationRatioMean = 1, 1, 0.95
+	if rec = Recommend(r, recNodes, flat); rec.Significant || !strings.Contains(rec.Reason, "one seed") {
+		t.Errorf("one seed: %+v", rec)
+	}
+}
+
+func TestRecommendSharingAndReplay(t *testing.T) {
+	// --sharing: rows, not the summary; idle = (1 − alloc) of the cluster.
+	r := &engine.Report{Mode: "fill", Summary: []engine.Summary{{Policy: "fgd", Runs: 2}}, Sharing: &engine.SharingReport{Rows: []engine.SharingRow{
+		{Sharing: "exclusive", Policy: "fgd", Runs: 2, GPUAllocationRatio: 0.75},
+		{Sharing: "timeslice:2", Policy: "fgd", Runs: 2, GPUAllocationRatio: 0.875, GPUAllocationRatioStd: 0.005},
+	}}}
+	rec := Recommend(r, recNodes, flat)
+	// 87.5% of 16 GPUs: 2 idle, 12.5% of 29,200 = 3,650 USD a month.
+	if rec.Sharing != "timeslice:2" || rec.RunnerUpSharing != "exclusive" || !near(rec.Margin, 12.5) || !near(rec.IdleGPUs, 2) || !near(rec.IdleUSDPerMonth, 3650) || !rec.Significant {
+		t.Errorf("sharing: %+v", rec)
+	}
+	// Replay: lowest p95 first. fgd's seeds wait 60 and 120 s (mean 90,
+	// std 30), random's 600 and 1200 (900, std 300): margin 810 s, spread
+	// 330 s. bestfit has an unbounded p95 in one seed: last.
+	run := func(pol string, p95, alloc float64) engine.Result {
+		return engine.Result{Policy: pol, Replay: &engine.ReplayStats{QueueDelayP95Seconds: p95, TimeWeightedAllocationRatio: alloc, SpanSeconds: 3600}}
+	}
+	r = &engine.Report{Mode: "replay", Summary: []engine.Summary{{Policy: "random", Runs: 2}, {Policy: "bestfit", Runs: 2}, {Policy: "fgd", Runs: 2}},
+		Results: []engine.Result{run("random", 600, 0.5), run("random", 1200, 0.5), run("bestfit", 0, 0.5), run("bestfit", math.Inf(1), 0.5), run("fgd", 60, 0.4), run("fgd", 120, 0.4)}}
+	rec = Recommend(r, recNodes, flat)
+	if rec.Policy != "fgd" || rec.RunnerUpPolicy != "random" || !near(rec.Margin, 810) || !near(rec.Spread, 330) || !rec.Significant || rec.Unit != "seconds of p95 wait" {
+		t.Errorf("replay: %+v", rec)
+	}
+	if _, err := json.Marshal(rec); err != nil {
+		t.Error(err)
+	}
+	// Every p95 unbounded: the cluster is too small, said.
+	inf := math.Inf(1)
+	r2 := &engine.Report{Mode: "replay", Summary: []engine.Summary{{Policy: "a", Runs: 1}, {Policy: "b", Runs: 1}},
+		Results: []engine.Result{run("a", inf, 0.5), run("b", inf, 0.6)}}
+	if rec := Recommend(r2, recNodes, flat); rec.Policy != "b" || !strings.Contains(rec.Reason, "the cluster is too small") {
+		t.Errorf("all unbounded: %+v", rec)
+	} else if _, err := json.Marshal(rec); err != nil {
+		t.Error(err)
+	}
+	// Equal p95 waits: the higher allocation wins, margin in points.
+	r.Results[4].Replay.QueueDelayP95Seconds, r.Results[5].Replay.QueueDelayP95Seconds = 600, 1200
+	if rec = Recommend(r, recNodes, flat); rec.Policy != "random" || !near(rec.Margin, 10) {
+		t.Errorf("tie on p95: %+v", rec)
+	}
+}
+
+func TestRecommendSizing(t *testing.T) {
+	list := []trace.NodeSpec{{Name: "t", CPUMilli: 8000, MemoryMiB: 32768, GPUs: 2, Model: "T4"}}
+	v := func(x float64) *float64 { return &x }
+	// fgd: 2 T4 nodes, 4 GPUs × 2.5 = 10 USD/h; bestfit 3 nodes, 15 USD/h:
+	// 5 USD/h, 3,650 USD a month more. Both clear 99% by more than their
+	// spread.
+	r := &sizing.Report{Target: "placed>=99%", Mode: "fill", Seeds: 3, Results: []sizing.Result{
+		{Policy: "bestfit", Reached: true, Answer: sizing.Step{Nodes: 3, GPUs: 6, USDPerHour: 15, Value: v(1), Std: 0.001}},
+		{Policy: "fgd", Reached: true, Answer: sizing.Step{Nodes: 2, GPUs: 4, USDPerHour: 10, Value: v(0.995), Std: 0.001, GPUAllocationRatio: 0.75}},
+		{Policy: "random", Reached: false},
+	}}
+	rec := RecommendSizing(r, list, flat)
+	if rec.Policy != "fgd" || rec.Nodes != 2 || rec.GPUs != 4 || !near(rec.USDPerMonth, 7300) || !near(rec.Margin, 3650) || !rec.Significant {
+		t.Fatalf("%+v", rec)
+	}
+	if !near(rec.IdleGPUs, 1) || !near(rec.IdleUSDPerMonth, 1825) || rec.Cluster[0].Nodes != 2 || rec.Cluster[0].Model != "T4" {
+		t.Errorf("idle %v, %v; cluster %+v", rec.IdleGPUs, rec.IdleUSDPerMonth, rec.Cluster)
+	}
+	// fgd's 99.5% within 0.6 points of the target's spread: not significant.
+	r.Results[1].Answer.Std = 0.006
+	if rec = RecommendSizing(r, list, flat); rec.Significant || !strings.Contains(rec.Reason, "not significant") {
+		t.Errorf("fragile answer: %+v", rec)
+	}
+	if rec = RecommendSizing(&sizing.Report{Results: []sizing.Result{{Policy: "x"}}}, list, flat); rec != nil {
+		t.Errorf("nothing reached: %+v", rec)
+	}
+}
