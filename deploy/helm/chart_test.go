@@ -19,6 +19,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
@@ -151,7 +153,7 @@ func render(t *testing.T, args ...string) rendered {
 		// The scheduler's binding to the authentication reader Role lives
 		// where that Role is, in kube-system.
 		authReader := meta.Kind == "RoleBinding" && meta.Metadata.Namespace == "kube-system" && strings.HasSuffix(meta.Metadata.Name, "-scheduler-auth-reader")
-		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy") || strings.HasPrefix(meta.Kind, "MutatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
+		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || meta.Kind == "DeviceClass" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy") || strings.HasPrefix(meta.Kind, "MutatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
 			t.Errorf("%s: namespace %q, want %q", key, meta.Metadata.Namespace, namespace)
 		}
 		r[key] = []byte(doc)
@@ -575,5 +577,32 @@ func TestFlagsAccepted(t *testing.T) {
 		if !accepted[f] {
 			t.Errorf("the chart passes %s, which gpuplane-node-agent does not accept", f)
 		}
+	}
+}
+
+// nodeAgent.kubeletAPI dra installs NVIDIA's DRA driver's two device
+// classes; the default, device-plugin, none; anything else is refused.
+func TestTemplateDeviceClasses(t *testing.T) {
+	r := render(t)
+	for _, k := range r.keys() {
+		if strings.HasPrefix(k, "DeviceClass/") {
+			t.Errorf("default kubeletAPI: %s rendered", k)
+		}
+	}
+	r = render(t, "--set", "nodeAgent.kubeletAPI=dra")
+	for _, tc := range []struct{ name, typ, ext string }{{"gpu.nvidia.com", "gpu", "nvidia.com/gpu"}, {"mig.nvidia.com", "mig", ""}} {
+		var dc resourcev1.DeviceClass
+		r.get(t, "DeviceClass", tc.name, &dc)
+		want := "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" + tc.typ + "'"
+		if dc.APIVersion != "resource.k8s.io/v1" || len(dc.Spec.Selectors) != 1 || dc.Spec.Selectors[0].CEL == nil || dc.Spec.Selectors[0].CEL.Expression != want {
+			t.Errorf("%s: %+v", tc.name, dc)
+		}
+		if got := ptr.Deref(dc.Spec.ExtendedResourceName, ""); got != tc.ext {
+			t.Errorf("%s: extendedResourceName %q, want %q", tc.name, got, tc.ext)
+		}
+	}
+	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=bogus").CombinedOutput()
+	if want := `nodeAgent.kubeletAPI: "bogus"; want device-plugin or dra`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("kubeletAPI bogus: %v %s, want %q", err, out, want)
 	}
 }
