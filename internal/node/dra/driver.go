@@ -16,7 +16,9 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
 
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/health"
 )
 
 // Defaults of Config.
@@ -50,6 +52,9 @@ type Config struct {
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
 	// default: from sysfs (deviceattribute).
 	PCIeRoot func(busID string) (string, error)
+	// IgnoredXIDs are the application XIDs the health policy ignores
+	// (internal/node/health); nil: configv1.DefaultIgnoredXIDs.
+	IgnoredXIDs []uint64
 }
 
 // Driver is the DRA kubelet plugin of one node. Its methods are safe for
@@ -59,11 +64,13 @@ type Driver struct {
 	backend device.Backend
 	mig     device.MIGManager // nil: the backend creates no MIG devices
 
-	mu     sync.Mutex
-	node   device.Node
-	res    Resources
-	cp     *Checkpoint
-	helper *kubeletplugin.Helper
+	mu        sync.Mutex
+	node      device.Node
+	res       Resources
+	cp        *Checkpoint
+	helper    *kubeletplugin.Helper
+	health    *health.State
+	unhealthy map[string]device.HealthEvent // by GPU or MIG device UUID: the event that tainted it
 }
 
 var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
@@ -94,6 +101,15 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	d.node = n
+	ignored := cfg.IgnoredXIDs
+	if ignored == nil {
+		ignored = configv1.DefaultIgnoredXIDs
+	}
+	d.health = health.NewState(device.Node{GPUs: n.GPUs}, ignored)
+	d.unhealthy = map[string]device.HealthEvent{}
+	for _, ev := range n.Faults {
+		d.applyHealth(ev)
+	}
 	for _, g := range n.GPUs {
 		if g.MIGEnabled && d.mig == nil {
 			klog.InfoS("Not publishing a MIG-enabled GPU: the backend creates no MIG devices", "gpu", g.UUID)
@@ -164,7 +180,7 @@ func (d *Driver) Stop() {
 func (d *Driver) DriverResources() resourceslice.DriverResources {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.cfg.NodeName: d.res.Pool()}}
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.cfg.NodeName: d.tainted().Pool()}}
 }
 
 // HandleError logs errors of the background work (ResourceSlice
@@ -173,8 +189,8 @@ func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	klog.FromContext(ctx).Error(err, msg)
 }
 
-// WatchHealthStatus: health is published as device taints (not yet, see
-// docs/dra.md), not through the kubelet's health service.
+// WatchHealthStatus: health is published as device taints (Run), not
+// through the kubelet's health service (docs/dra.md).
 func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
 	return kubeletplugin.ErrHealthNotSupported
 }
