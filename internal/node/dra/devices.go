@@ -98,6 +98,11 @@ type Options struct {
 	// created on prepare: the backend implements device.MIGManager.
 	// Without it MIG-enabled GPUs are not published.
 	MIG bool
+	// Busy are, by GPU UUID, the placements of MIG devices that exist
+	// outside DRA (made by an administrator or a MIG manager, or a
+	// leftover): the placements overlapping one, and the whole GPU, are
+	// not published.
+	Busy map[string][]device.MIGPlacement
 	// PCIeRoot returns the PCIe root complex of a PCI bus ID in
 	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
 	// error: no pcieRoot attribute.
@@ -185,8 +190,11 @@ func Build(n device.Node, o Options) (Resources, error) {
 		all = copyCounters(all)
 		r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: all})
 		whole.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: copyCounters(all)}}
-		r.Devices = append(r.Devices, whole)
-		r.Entries[name] = entry
+		busy := o.Busy[g.UUID]
+		if len(busy) == 0 {
+			r.Devices = append(r.Devices, whole)
+			r.Entries[name] = entry
+		}
 		for _, p := range profiles {
 			pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
 			if err != nil {
@@ -194,6 +202,9 @@ func Build(n device.Node, o Options) (Resources, error) {
 			}
 			for _, start := range p.Starts {
 				pl := Placement{GIProfile: p.Name, Profile: pname, MIGPlacement: device.MIGPlacement{Start: start, Size: p.Size}}
+				if overlapsAny(pl.MIGPlacement, busy) {
+					continue
+				}
 				d := resourceapi.Device{
 					Name:       migName(g, pl, p),
 					Attributes: migAttributes(attrs, g, pname),
@@ -209,6 +220,16 @@ func Build(n device.Node, o Options) (Resources, error) {
 		}
 	}
 	return r, nil
+}
+
+// overlapsAny reports whether p overlaps one of ps.
+func overlapsAny(p device.MIGPlacement, ps []device.MIGPlacement) bool {
+	for _, q := range ps {
+		if p.Start < q.Start+q.Size && q.Start < p.Start+p.Size {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuName is NVIDIA's device name of a whole GPU.

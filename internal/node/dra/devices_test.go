@@ -352,3 +352,29 @@ func TestVersions(t *testing.T) {
 		}
 	}
 }
+
+// A MIG device made outside DRA (a 3g.40gb at slots 4..7) keeps the
+// placements it overlaps and the whole GPU out of the slices: left are
+// 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and 2,
+// 3g.40gb and 4g.40gb at 0.
+func TestBuildBusy(t *testing.T) {
+	_, n := mockNode(t, twoA100)
+	r, err := Build(n, Options{MIG: true, Busy: map[string][]device.MIGPlacement{n.GPUs[0].UUID: {{Start: 4, Size: 4}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range r.Devices {
+		names = append(names, d.Name)
+	}
+	want := "gpu-0-mig-1g10gb-19-0 gpu-0-mig-1g10gb-19-1 gpu-0-mig-1g10gb-19-2 gpu-0-mig-1g10gb-19-3 " +
+		"gpu-0-mig-1g10gb-me-20-0 gpu-0-mig-1g10gb-me-20-1 gpu-0-mig-1g10gb-me-20-2 gpu-0-mig-1g10gb-me-20-3 " +
+		"gpu-0-mig-1g20gb-15-0 gpu-0-mig-1g20gb-15-2 gpu-0-mig-2g20gb-14-0 gpu-0-mig-2g20gb-14-2 " +
+		"gpu-0-mig-3g40gb-9-0 gpu-0-mig-4g40gb-5-0 gpu-1"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("devices:\n got %s\nwant %s", got, want)
+	}
+	if len(r.Counters) != 1 {
+		t.Errorf("%d counter sets, want 1", len(r.Counters))
+	}
+}

@@ -97,7 +97,14 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
-	if d.res, err = Build(n, d.options()); err != nil {
+	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
+		return nil, err
+	}
+	opts := d.options()
+	if opts.Busy, err = d.busy(ctx, n); err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
+	if d.res, err = Build(n, opts); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	d.node = n
@@ -115,10 +122,47 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 			klog.InfoS("Not publishing a MIG-enabled GPU: the backend creates no MIG devices", "gpu", g.UUID)
 		}
 	}
-	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
-		return nil, err
-	}
 	return d, nil
+}
+
+// awaited reports whether an interrupted prepare recorded a MIG device
+// at in's placement without recording its UUID: the next prepare or
+// unprepare of that claim adopts it.
+func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
+	for _, pc := range d.cp.Claims {
+		for _, pd := range pc.Devices {
+			if m := pd.MIG; m != nil && m.UUID == "" && pd.GPUUUID == gpuUUID && m.GIProfile == in.GIProfile && m.Start == in.Placement.Start {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// busy returns the placements of the live MIG devices that no prepared
+// claim holds, by GPU UUID, and logs them.
+func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.MIGPlacement, error) {
+	if d.mig == nil {
+		return nil, nil
+	}
+	out := map[string][]device.MIGPlacement{}
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled {
+			continue
+		}
+		live, err := d.mig.MIGInstances(ctx, g.UUID)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range live {
+			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
+				continue
+			}
+			out[g.UUID] = append(out[g.UUID], in.Placement)
+			klog.InfoS("Not publishing the placements of a MIG device made outside DRA", "gpu", g.UUID, "mig", in.UUID, "profile", in.GIProfile, "start", in.Placement.Start)
+		}
+	}
+	return out, nil
 }
 
 func (d *Driver) options() Options {
