@@ -550,7 +550,8 @@ func TestFlagsAccepted(t *testing.T) {
 		t.Skip("builds the gpuplane-node-agent binary")
 	}
 	var used []string
-	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"}} {
+	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"},
+		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")
@@ -604,5 +605,58 @@ func TestTemplateDeviceClasses(t *testing.T) {
 	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=bogus").CombinedOutput()
 	if want := `nodeAgent.kubeletAPI: "bogus"; want device-plugin or dra`; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("kubeletAPI bogus: %v %s, want %q", err, out, want)
+	}
+}
+
+// nodeAgent.kubeletAPI dra runs the agent as the DRA plugin: the flags,
+// the kubelet's plugin directories from the host, the API token and the
+// rights on ResourceSlices and ResourceClaims.
+func TestTemplateDRA(t *testing.T) {
+	r := render(t, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi")
+	ds, c := agent(t, r)
+	for _, want := range []string{"--kubelet-api=dra", "--dra-plugin-dir=/var/lib/kubelet/plugins/gpu.nvidia.com", "--dra-registrar-dir=/var/lib/kubelet/plugins_registry", "--cdi-dir=/var/run/cdi"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("args %v lack %s", c.Args, want)
+		}
+	}
+	if slices.Contains(c.Args, "--dra-shares") {
+		t.Error("--dra-shares without nodeAgent.dra.shares")
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	hosts := map[string]string{}
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		if v.HostPath != nil {
+			hosts[v.Name] = v.HostPath.Path
+		}
+	}
+	for name, path := range map[string]string{"dra-plugins": "/var/lib/kubelet/plugins", "dra-registrar": "/var/lib/kubelet/plugins_registry", "cdi": "/var/run/cdi"} {
+		if mounts[name] != path || hosts[name] != path {
+			t.Errorf("volume %s: mounted at %q from host %q, want %s", name, mounts[name], hosts[name], path)
+		}
+	}
+	if at := ds.Spec.Template.Spec.AutomountServiceAccountToken; at == nil || !*at {
+		t.Error("no API token with kubeletAPI dra")
+	}
+	var role rbacv1.ClusterRole
+	r.get(t, "ClusterRole", fullname+"-dra", &role)
+	rights := map[string][]string{}
+	for _, rule := range role.Rules {
+		for _, res := range rule.Resources {
+			rights[res] = rule.Verbs
+		}
+	}
+	if !slices.Contains(rights["resourceslices"], "create") || !slices.Contains(rights["resourceslices"], "watch") || !slices.Equal(rights["resourceclaims"], []string{"get"}) {
+		t.Errorf("DRA rights: %v", rights)
+	}
+	var binding rbacv1.ClusterRoleBinding
+	r.get(t, "ClusterRoleBinding", fullname+"-dra", &binding)
+	// Not in device-plugin mode.
+	for _, k := range render(t).keys() {
+		if strings.HasSuffix(k, "-dra") {
+			t.Errorf("default kubeletAPI: %s rendered", k)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -90,6 +91,9 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	}
 	if cfg.PCIeRoot == nil {
 		cfg.PCIeRoot = sysfsPCIeRoot
+	}
+	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
+		return nil, fmt.Errorf("dra: plugin directory: %w", err)
 	}
 	d := &Driver{cfg: cfg, backend: b}
 	d.mig, _ = b.(device.MIGManager)
