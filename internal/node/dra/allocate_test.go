@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
-	"k8s.io/utils/ptr"
 )
 
 // classes are the chart's DeviceClasses (deploy/helm/gpuplane/templates/deviceclass.yaml).
@@ -54,18 +53,7 @@ func TestAllocator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := r.Pool()
-	var slices []*resourceapi.ResourceSlice
-	for i, s := range pool.Slices {
-		slices = append(slices, &resourceapi.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", i)},
-			Spec: resourceapi.ResourceSliceSpec{
-				Driver: DriverName, NodeName: ptr.To(node),
-				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
-				Devices: s.Devices, SharedCounters: s.SharedCounters,
-			},
-		})
-	}
+	slices := poolSlices(r)
 	cls := classes{"gpu.nvidia.com": deviceClass("gpu.nvidia.com", "gpu"), "mig.nvidia.com": deviceClass("mig.nvidia.com", "mig")}
 	state := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](), AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}
 	k8sNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{"kubernetes.io/hostname": node}}}
