@@ -255,6 +255,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		devs, err := d.prepare(ctx, c)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
+			d.forgetFailed(c.UID)
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
@@ -330,6 +331,26 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		return nil, err
 	}
 	return result(pc), nil
+}
+
+// forgetFailed drops the record of a claim whose prepare failed before
+// it created any MIG device: there is nothing to undo, and its devices
+// are free for other claims. A record with a MIG device stays for the
+// next prepare (which adopts it) or unprepare (which destroys it).
+func (d *Driver) forgetFailed(uid types.UID) {
+	pc, ok := d.cp.Claims[uid]
+	if !ok || pc.State == PrepareCompleted {
+		return
+	}
+	for _, pd := range pc.Devices {
+		if pd.MIG != nil && pd.MIG.UUID != "" {
+			return
+		}
+	}
+	delete(d.cp.Claims, uid)
+	if err := d.cp.save(d.checkpointPath()); err != nil {
+		klog.ErrorS(err, "Saving the checkpoint")
+	}
 }
 
 // conflict says which other claim holds device name, or a device that

@@ -256,7 +256,10 @@ func TestPlugin(t *testing.T) {
 	if _, errStr := k.prepare(over); !strings.Contains(errStr, "overlaps") {
 		t.Errorf("overlapping MIG device: error %q, want an overlap", errStr)
 	}
-	k.unprepare(over) // prepare failed half-way: nothing to undo
+	if _, held := d.Prepared()["uid-over"]; held {
+		t.Error("the failed claim is still recorded")
+	}
+	k.unprepare(over) // nothing to undo
 	if _, errStr := k.prepare(k.claim("gpu0", "gpu-0")); !strings.Contains(errStr, "gpu-0-mig-3g40gb-9-4 is prepared for claim uid-mig") {
 		t.Errorf("whole GPU over a MIG device: error %q", errStr)
 	}
