@@ -3,6 +3,7 @@ package dra
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -326,5 +327,41 @@ func TestPrepareAdoptsInterrupted(t *testing.T) {
 	k.unprepare(c)
 	if got := liveMIG(t, b, g0); len(got) != 0 {
 		t.Errorf("live MIG devices after unprepare: %v", got)
+	}
+}
+
+// With shares a GPU is prepared for several claims, each with its share
+// ID; its CDI spec goes with the last.
+func TestPrepareShared(t *testing.T) {
+	b, n := mockNode(t, twoA100)
+	k := newKubelet(t)
+	k.dirs.Shares = true
+	k.start(b)
+	devs, _ := k.slices(2)
+	if a := devs["gpu-1"].AllowMultipleAllocations; a == nil || !*a {
+		t.Fatal("gpu-1 is not published shared")
+	}
+	var claims []*resourceapi.ResourceClaim
+	for i, name := range []string{"a", "b"} {
+		c := k.claim(name, "gpu-1")
+		share := types.UID(fmt.Sprintf("share-%d", i))
+		c.Status.Allocation.Devices.Results[0].ShareID = &share
+		if _, err := k.client.ResourceV1().ResourceClaims("default").UpdateStatus(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids, errStr := k.prepare(c)
+		if errStr != "" || strings.Join(ids, ",") != "nvidia.com/gpu="+n.GPUs[1].UUID {
+			t.Fatalf("prepare %s: %v %q", name, ids, errStr)
+		}
+		claims = append(claims, c)
+	}
+	spec := cdiSpecPath(k.dirs.CDIDir, n.GPUs[1].UUID)
+	k.unprepare(claims[0])
+	if _, err := os.Stat(spec); err != nil {
+		t.Errorf("CDI spec gone with one claim left: %v", err)
+	}
+	k.unprepare(claims[1])
+	if _, err := os.Stat(spec); !os.IsNotExist(err) {
+		t.Errorf("CDI spec after the last claim: %v", err)
 	}
 }
