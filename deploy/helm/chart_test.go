@@ -648,7 +648,7 @@ func TestTemplateDRA(t *testing.T) {
 			rights[res] = rule.Verbs
 		}
 	}
-	if !slices.Contains(rights["resourceslices"], "create") || !slices.Contains(rights["resourceslices"], "watch") || !slices.Equal(rights["resourceclaims"], []string{"get"}) {
+	if !slices.Equal(rights["resourceslices"], []string{"list", "watch", "create", "update", "delete"}) || !slices.Equal(rights["resourceclaims"], []string{"get"}) || !slices.Equal(rights["nodes"], []string{"get"}) {
 		t.Errorf("DRA rights: %v", rights)
 	}
 	var binding rbacv1.ClusterRoleBinding
