@@ -83,7 +83,8 @@ type Options struct {
 	// Metrics are the metrics endpoint's settings.
 	Metrics MetricsOptions
 	// KubeletAPI is how the GPUs are served to the kubelet
-	// (--kubelet-api): KubeletAPIDevicePlugin or KubeletAPIDRA.
+	// (--kubelet-api): KubeletAPIDevicePlugin (also when empty) or
+	// KubeletAPIDRA.
 	KubeletAPI string
 	// DRA are the DRA plugin's settings, with KubeletAPIDRA.
 	DRA DRAOptions
@@ -172,7 +173,7 @@ func (o Options) Check() error {
 	if o.Backend != "nvml" && o.Backend != "mock" {
 		return fmt.Errorf("--backend %q: want nvml or mock", o.Backend)
 	}
-	if o.KubeletAPI != KubeletAPIDevicePlugin && o.KubeletAPI != KubeletAPIDRA {
+	if o.KubeletAPI != "" && o.KubeletAPI != KubeletAPIDevicePlugin && o.KubeletAPI != KubeletAPIDRA {
 		return fmt.Errorf("--kubelet-api %q: want %s or %s", o.KubeletAPI, KubeletAPIDevicePlugin, KubeletAPIDRA)
 	}
 	if o.KubeletAPI == KubeletAPIDRA && o.NodeName == "" {
