@@ -63,7 +63,12 @@ SIGINT.`,
 	f.BoolVar(&o.NodeFeatureAPI, "node-feature-api", o.NodeFeatureAPI, "write GPU feature labels as a node-feature-discovery NodeFeature object in --namespace, which NFD puts on the node (in-cluster credentials unless --kubeconfig)")
 	f.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the NodeFeature object (default $POD_NAMESPACE)")
 	f.BoolVar(&o.SchedulerChoice, "scheduler-choice", o.SchedulerChoice, "in Allocate, give pods bound to --node-name the GPUs gpuplane-scheduler chose for them and mark them allocated (lists and patches pods; in-cluster credentials unless --kubeconfig)")
-	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node, --node-feature-api or --scheduler-choice)")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node, --node-feature-api, --scheduler-choice or --kubelet-api=dra)")
+	f.StringVar(&o.KubeletAPI, "kubelet-api", o.KubeletAPI, "kubelet API the GPUs are served through: device-plugin, or dra (DRA driver gpu.nvidia.com, as NVIDIA's DRA driver; needs API access and --node-name; see docs/dra.md)")
+	f.StringVar(&o.DRA.PluginDir, "dra-plugin-dir", o.DRA.PluginDir, "with --kubelet-api=dra: directory of the plugin's socket (dra.sock) and checkpoint")
+	f.StringVar(&o.DRA.RegistrarDir, "dra-registrar-dir", o.DRA.RegistrarDir, "with --kubelet-api=dra: the kubelet's plugin registration directory")
+	f.StringVar(&o.DRA.CDIDir, "cdi-dir", o.DRA.CDIDir, "with --kubelet-api=dra: write a CDI spec of each prepared device here (e.g. /var/run/cdi); empty: rely on NVIDIA's container toolkit's specs")
+	f.BoolVar(&o.DRA.Shares, "dra-shares", o.DRA.Shares, "with --kubelet-api=dra: publish GPUs without MIG as shareable by memory and milli-GPU (allowMultipleAllocations)")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")
 	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")

@@ -19,6 +19,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
@@ -151,7 +153,7 @@ func render(t *testing.T, args ...string) rendered {
 		// The scheduler's binding to the authentication reader Role lives
 		// where that Role is, in kube-system.
 		authReader := meta.Kind == "RoleBinding" && meta.Metadata.Namespace == "kube-system" && strings.HasSuffix(meta.Metadata.Name, "-scheduler-auth-reader")
-		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy") || strings.HasPrefix(meta.Kind, "MutatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
+		if cluster := meta.Kind == "ClusterRole" || meta.Kind == "ClusterRoleBinding" || meta.Kind == "DeviceClass" || strings.HasSuffix(meta.Kind, "WebhookConfiguration") || strings.HasPrefix(meta.Kind, "ValidatingAdmissionPolicy") || strings.HasPrefix(meta.Kind, "MutatingAdmissionPolicy"); !cluster && !authReader && meta.Metadata.Namespace != namespace {
 			t.Errorf("%s: namespace %q, want %q", key, meta.Metadata.Namespace, namespace)
 		}
 		r[key] = []byte(doc)
@@ -548,7 +550,8 @@ func TestFlagsAccepted(t *testing.T) {
 		t.Skip("builds the gpuplane-node-agent binary")
 	}
 	var used []string
-	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"}} {
+	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"},
+		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")
@@ -574,6 +577,86 @@ func TestFlagsAccepted(t *testing.T) {
 	for _, f := range used {
 		if !accepted[f] {
 			t.Errorf("the chart passes %s, which gpuplane-node-agent does not accept", f)
+		}
+	}
+}
+
+// nodeAgent.kubeletAPI dra installs NVIDIA's DRA driver's two device
+// classes; the default, device-plugin, none; anything else is refused.
+func TestTemplateDeviceClasses(t *testing.T) {
+	r := render(t)
+	for _, k := range r.keys() {
+		if strings.HasPrefix(k, "DeviceClass/") {
+			t.Errorf("default kubeletAPI: %s rendered", k)
+		}
+	}
+	r = render(t, "--set", "nodeAgent.kubeletAPI=dra")
+	for _, tc := range []struct{ name, typ, ext string }{{"gpu.nvidia.com", "gpu", "nvidia.com/gpu"}, {"mig.nvidia.com", "mig", ""}} {
+		var dc resourcev1.DeviceClass
+		r.get(t, "DeviceClass", tc.name, &dc)
+		want := "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" + tc.typ + "'"
+		if dc.APIVersion != "resource.k8s.io/v1" || len(dc.Spec.Selectors) != 1 || dc.Spec.Selectors[0].CEL == nil || dc.Spec.Selectors[0].CEL.Expression != want {
+			t.Errorf("%s: %+v", tc.name, dc)
+		}
+		if got := ptr.Deref(dc.Spec.ExtendedResourceName, ""); got != tc.ext {
+			t.Errorf("%s: extendedResourceName %q, want %q", tc.name, got, tc.ext)
+		}
+	}
+	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=bogus").CombinedOutput()
+	if want := `nodeAgent.kubeletAPI: "bogus"; want device-plugin or dra`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("kubeletAPI bogus: %v %s, want %q", err, out, want)
+	}
+}
+
+// nodeAgent.kubeletAPI dra runs the agent as the DRA plugin: the flags,
+// the kubelet's plugin directories from the host, the API token and the
+// rights on ResourceSlices and ResourceClaims.
+func TestTemplateDRA(t *testing.T) {
+	r := render(t, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi")
+	ds, c := agent(t, r)
+	for _, want := range []string{"--kubelet-api=dra", "--dra-plugin-dir=/var/lib/kubelet/plugins/gpu.nvidia.com", "--dra-registrar-dir=/var/lib/kubelet/plugins_registry", "--cdi-dir=/var/run/cdi"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("args %v lack %s", c.Args, want)
+		}
+	}
+	if slices.Contains(c.Args, "--dra-shares") {
+		t.Error("--dra-shares without nodeAgent.dra.shares")
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	hosts := map[string]string{}
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		if v.HostPath != nil {
+			hosts[v.Name] = v.HostPath.Path
+		}
+	}
+	for name, path := range map[string]string{"dra-plugins": "/var/lib/kubelet/plugins", "dra-registrar": "/var/lib/kubelet/plugins_registry", "cdi": "/var/run/cdi"} {
+		if mounts[name] != path || hosts[name] != path {
+			t.Errorf("volume %s: mounted at %q from host %q, want %s", name, mounts[name], hosts[name], path)
+		}
+	}
+	if at := ds.Spec.Template.Spec.AutomountServiceAccountToken; at == nil || !*at {
+		t.Error("no API token with kubeletAPI dra")
+	}
+	var role rbacv1.ClusterRole
+	r.get(t, "ClusterRole", fullname+"-dra", &role)
+	rights := map[string][]string{}
+	for _, rule := range role.Rules {
+		for _, res := range rule.Resources {
+			rights[res] = rule.Verbs
+		}
+	}
+	if !slices.Equal(rights["resourceslices"], []string{"list", "watch", "create", "update", "delete"}) || !slices.Equal(rights["resourceclaims"], []string{"get"}) || !slices.Equal(rights["nodes"], []string{"get"}) {
+		t.Errorf("DRA rights: %v", rights)
+	}
+	var binding rbacv1.ClusterRoleBinding
+	r.get(t, "ClusterRoleBinding", fullname+"-dra", &binding)
+	// Not in device-plugin mode.
+	for _, k := range render(t).keys() {
+		if strings.HasSuffix(k, "-dra") {
+			t.Errorf("default kubeletAPI: %s rendered", k)
 		}
 	}
 }

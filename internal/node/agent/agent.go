@@ -23,6 +23,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/device/nvml"
 	"github.com/gpuplane/gpuplane/internal/node/deviceplugin"
+	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/node/exporter"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
@@ -81,6 +82,40 @@ type Options struct {
 	DisableHealthChecks, EnableHealthChecks string
 	// Metrics are the metrics endpoint's settings.
 	Metrics MetricsOptions
+	// KubeletAPI is how the GPUs are served to the kubelet
+	// (--kubelet-api): KubeletAPIDevicePlugin (also when empty) or
+	// KubeletAPIDRA.
+	KubeletAPI string
+	// DRA are the DRA plugin's settings, with KubeletAPIDRA.
+	DRA DRAOptions
+}
+
+// The kubelet APIs of Options.KubeletAPI.
+const (
+	// KubeletAPIDevicePlugin serves the GPUs as a kubelet device plugin
+	// (internal/node/deviceplugin).
+	KubeletAPIDevicePlugin = "device-plugin"
+	// KubeletAPIDRA serves them as DRA driver gpu.nvidia.com
+	// (internal/node/dra), with API access (in-cluster credentials
+	// unless Kubeconfig is given) and a node name.
+	KubeletAPIDRA = "dra"
+)
+
+// DRAOptions are the settings of the DRA kubelet plugin.
+type DRAOptions struct {
+	// PluginDir holds the plugin's socket and checkpoint
+	// (--dra-plugin-dir).
+	PluginDir string
+	// RegistrarDir is the kubelet's plugin registration directory
+	// (--dra-registrar-dir).
+	RegistrarDir string
+	// CDIDir is where CDI specs of prepared devices are written
+	// (--cdi-dir); empty: none, NVIDIA's container toolkit's specs are
+	// used.
+	CDIDir string
+	// Shares publishes GPUs without MIG as shareable by memory and
+	// milli-GPU (--dra-shares).
+	Shares bool
 }
 
 // MetricsOptions are the settings of the metrics endpoint.
@@ -119,6 +154,8 @@ func DefaultOptions() Options {
 		MockProfile:         "dgx-h100",
 		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
 		NodeName:            os.Getenv("NODE_NAME"),
+		KubeletAPI:          KubeletAPIDevicePlugin,
+		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir},
 		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
 		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
 		Metrics: MetricsOptions{
@@ -135,6 +172,12 @@ func DefaultOptions() Options {
 func (o Options) Check() error {
 	if o.Backend != "nvml" && o.Backend != "mock" {
 		return fmt.Errorf("--backend %q: want nvml or mock", o.Backend)
+	}
+	if o.KubeletAPI != "" && o.KubeletAPI != KubeletAPIDevicePlugin && o.KubeletAPI != KubeletAPIDRA {
+		return fmt.Errorf("--kubelet-api %q: want %s or %s", o.KubeletAPI, KubeletAPIDevicePlugin, KubeletAPIDRA)
+	}
+	if o.KubeletAPI == KubeletAPIDRA && o.NodeName == "" {
+		return fmt.Errorf("--kubelet-api=dra needs --node-name (or $NODE_NAME)")
 	}
 	if o.LabelNode && o.NodeName == "" {
 		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
@@ -174,10 +217,10 @@ func restConfig(o Options) (*rest.Config, error) {
 			return nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
 		return rc, nil
-	case o.LabelNode || o.NodeFeatureAPI || o.SchedulerChoice:
+	case o.LabelNode || o.NodeFeatureAPI || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA:
 		rc, err := rest.InClusterConfig()
 		if err != nil {
-			return nil, fmt.Errorf("--label-node, --node-feature-api or --scheduler-choice: %w", err)
+			return nil, fmt.Errorf("--label-node, --node-feature-api, --scheduler-choice or --kubelet-api=dra: %w", err)
 		}
 		return rc, nil
 	}
@@ -229,10 +272,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// The typed client only for what uses it, each with its own RBAC
 	// (docs/node-agent.md, "Permissions"): the Node's labels (--label-node:
-	// get, patch on nodes) and gpuplane-scheduler's choice on pods
-	// (--scheduler-choice: list, patch on pods).
+	// get, patch on nodes), gpuplane-scheduler's choice on pods
+	// (--scheduler-choice: list, patch on pods) and the DRA plugin
+	// (--kubelet-api=dra: ResourceSlices, ResourceClaims, get on nodes).
 	var client kubernetes.Interface
-	if o.LabelNode || o.SchedulerChoice {
+	if o.LabelNode || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA {
 		if client, err = kubeClient(rc); err != nil {
 			return err
 		}
@@ -248,6 +292,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer b.Close()
+	if o.KubeletAPI == KubeletAPIDRA {
+		return runDRA(ctx, o, b, cfg, client, dyn)
+	}
 	m, err := deviceplugin.NewManager(ctx, b, cfg, o.DevicePluginDir)
 	if err != nil {
 		return err
@@ -297,4 +344,41 @@ func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Co
 		}()
 	}
 	return nil
+}
+
+// runDRA is Run with KubeletAPIDRA: the DRA plugin instead of the device
+// plugin, the same labels and metrics.
+func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Config, client kubernetes.Interface, dyn dynamic.Interface) error {
+	d, err := dra.New(ctx, b, dra.Config{
+		NodeName:     o.NodeName,
+		KubeClient:   client,
+		PluginDir:    o.DRA.PluginDir,
+		RegistrarDir: o.DRA.RegistrarDir,
+		CDIDir:       o.DRA.CDIDir,
+		Shares:       o.DRA.Shares,
+		IgnoredXIDs:  *cfg.Gpuplane.IgnoredXIDs,
+	})
+	if err != nil {
+		return err
+	}
+	n, err := b.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop()
+	klog.InfoS("Discovered GPUs", "backend", o.Backend, "gpus", len(n.GPUs), "driver", n.DriverVersion, "kubeletAPI", o.KubeletAPI)
+	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
+		return err
+	}
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	defer d.Stop()
+	err = d.Run(ctx)
+	klog.InfoS("Stopped node agent")
+	return err
 }

@@ -74,9 +74,10 @@ app.kubernetes.io/component: scheduler
 
 {{/* "true" when the agent talks to the API server: --label-node,
 --scheduler-choice (both also under scheduler.enabled) or
---node-feature-api. Only then is the service-account token mounted. */}}
+--node-feature-api, or --kubelet-api=dra (nodeAgent.kubeletAPI). Only then
+is the service-account token mounted. */}}
 {{- define "gpuplane.apiAccess" -}}
-{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
+{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI (eq .Values.nodeAgent.kubeletAPI "dra") -}}
 {{- end }}
 
 {{/* Security context of the agent's container: securityContext, else

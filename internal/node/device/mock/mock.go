@@ -27,6 +27,9 @@ type Backend struct {
 	mu      sync.Mutex
 	step    int               // Sample calls so far
 	lastXID map[string]uint64 // last XID per GPU or MIG device UUID
+
+	migMu sync.Mutex
+	migs  map[string]*migState // live MIG layouts by GPU UUID, once touched (mig.go)
 }
 
 var _ device.Backend = (*Backend)(nil)
@@ -79,6 +82,7 @@ func (b *Backend) Discover(ctx context.Context) (device.Node, error) {
 	if err != nil {
 		return n, err
 	}
+	b.overlayMIG(&n)
 	faults := b.currentFaults()
 	now := b.now()
 	for _, f := range faults {

@@ -1,0 +1,45 @@
+package device
+
+import (
+	"context"
+	"errors"
+)
+
+// MIGPlacement is where a GPU instance sits on its GPU: its first memory
+// slot (of 8) and the number of slots it occupies, NVML's
+// nvmlGpuInstancePlacement_t.
+type MIGPlacement struct {
+	Start, Size int
+}
+
+// MIGInstance is a live MIG device with its GPU instance's profile and
+// placement.
+type MIGInstance struct {
+	MIGDevice
+	// GIProfile is the GPU instance profile name of the internal/gpu MIG
+	// table, e.g. "1g.10gb" or "1g.10gb+me".
+	GIProfile string
+	// Placement is the GPU instance's placement.
+	Placement MIGPlacement
+}
+
+// MIGManager is implemented by backends that create and destroy MIG
+// devices (a GPU instance with one compute instance spanning it) on
+// MIG-enabled GPUs, as the DRA plugin does on demand (internal/node/dra).
+// Methods are safe for concurrent use.
+type MIGManager interface {
+	// MIGInstances returns the GPU's live MIG devices.
+	MIGInstances(ctx context.Context, gpuUUID string) ([]MIGInstance, error)
+	// CreateMIG creates a GPU instance of the GI profile at the placement
+	// starting at memory slot start, with one compute instance spanning
+	// it. It fails, as NVML does, when the placement is not one of the
+	// profile's or overlaps a live instance.
+	CreateMIG(ctx context.Context, gpuUUID, giProfile string, start int) (MIGInstance, error)
+	// DestroyMIG destroys the GPU instance giID and its compute instances.
+	DestroyMIG(ctx context.Context, gpuUUID string, giID int) error
+}
+
+// ErrNotFound is wrapped by MIGManager.DestroyMIG's error when the GPU
+// instance does not exist (NVML_ERROR_NOT_FOUND), so that a caller undoing
+// its own work can tell "already gone" from a failure.
+var ErrNotFound = errors.New("not found")

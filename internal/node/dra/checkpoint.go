@@ -1,0 +1,97 @@
+package dra
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Claim states in the checkpoint, NVIDIA's driver's: a claim is written
+// PrepareStarted before any MIG device is created for it, and
+// PrepareCompleted once all are, so that a plugin restarted in between
+// finds, and adopts, what it created instead of creating it twice.
+const (
+	PrepareStarted   = "PrepareStarted"
+	PrepareCompleted = "PrepareCompleted"
+)
+
+// checkpointVersion is the version of the checkpoint file's format.
+const checkpointVersion = 1
+
+// Checkpoint is the plugin's record of the claims it prepared, kept in a
+// JSON file so that unprepare, after a restart, knows what to undo.
+type Checkpoint struct {
+	Version int                          `json:"version"`
+	Claims  map[types.UID]*PreparedClaim `json:"claims"`
+}
+
+// PreparedClaim is one claim's record.
+type PreparedClaim struct {
+	Namespace string           `json:"namespace"`
+	Name      string           `json:"name"`
+	State     string           `json:"state"`
+	Devices   []PreparedDevice `json:"devices"`
+}
+
+// PreparedDevice is one allocated device of a claim.
+type PreparedDevice struct {
+	// Requests are the claim's requests the device serves.
+	Requests []string `json:"requests"`
+	Pool     string   `json:"pool"`
+	Device   string   `json:"device"`
+	// ShareID is the allocation's share of a shared device.
+	ShareID *types.UID `json:"shareID,omitempty"`
+	// GPUUUID is the GPU's UUID, the parent's for a MIG device.
+	GPUUUID string `json:"gpuUUID"`
+	// MIG is the MIG device created for the claim; nil for a whole GPU.
+	MIG *PreparedMIG `json:"mig,omitempty"`
+	// CDIDeviceIDs are what the kubelet was given.
+	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
+}
+
+// PreparedMIG is a MIG device created for a claim: GPUInstanceID and UUID
+// are set once it is created.
+type PreparedMIG struct {
+	GIProfile     string `json:"giProfile"`
+	Start         int    `json:"start"`
+	GPUInstanceID int    `json:"gpuInstanceID,omitempty"`
+	UUID          string `json:"uuid,omitempty"`
+}
+
+// loadCheckpoint reads the checkpoint file; a missing file is an empty
+// checkpoint.
+func loadCheckpoint(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &Checkpoint{Version: checkpointVersion, Claims: map[types.UID]*PreparedClaim{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var cp Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if cp.Version != checkpointVersion {
+		return nil, fmt.Errorf("checkpoint %s: version %d, want %d", path, cp.Version, checkpointVersion)
+	}
+	if cp.Claims == nil {
+		cp.Claims = map[types.UID]*PreparedClaim{}
+	}
+	return &cp, nil
+}
+
+// save writes the checkpoint file atomically.
+func (cp *Checkpoint) save(path string) error {
+	data, err := json.MarshalIndent(cp, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(path, data, 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,475 @@
+// Package dra is the node agent's DRA kubelet plugin: it publishes the
+// node's GPUs as ResourceSlices of driver gpu.nvidia.com, in the form
+// NVIDIA's DRA driver (sigs.k8s.io/dra-driver-nvidia-gpu,
+// cmd/gpu-kubelet-plugin) gives them, and prepares and unprepares the
+// ResourceClaims the scheduler allocated on them, over
+// k8s.io/dynamic-resource-allocation/kubeletplugin. See docs/dra.md.
+//
+// This file is the ResourceSlice content: a pure function of the
+// discovered node (Build).
+package dra
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/utils/ptr"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/node/device"
+)
+
+// DriverName is the DRA driver name, NVIDIA's driver's: claims and device
+// classes written for NVIDIA's driver select gpuplane's devices unchanged.
+const DriverName = "gpu.nvidia.com"
+
+// Device types, the "type" attribute.
+const (
+	TypeGPU = "gpu"
+	TypeMIG = "mig"
+)
+
+// Capacity names.
+const (
+	// CapacityMemory is the device's memory in bytes, NVIDIA's "memory".
+	CapacityMemory resourceapi.QualifiedName = "memory"
+	// CapacityMultiprocessors is a MIG device's SM count, NVIDIA's.
+	CapacityMultiprocessors resourceapi.QualifiedName = "multiprocessors"
+	// CapacityMilliGPU is a shared GPU's compute share, in thousandths
+	// of the GPU (1..1000), gpuplane's (NVIDIA's driver has "shares",
+	// a count it is told).
+	CapacityMilliGPU resourceapi.QualifiedName = "milliGPU"
+)
+
+// Counter names in a GPU's counter set. The memory and multiprocessors
+// counters are NVIDIA's (its capacities, as DNS labels), the memory
+// slices too ("memory-slice-<i>", one per memory slot of 8, value 1);
+// compute-slices (7) is gpuplane's: the MIG rule of 7 compute slices,
+// which the others imply on the MIG table's GPUs but do not state.
+const (
+	counterMemory          = "memory"
+	counterMultiprocessors = "multiprocessors"
+	counterComputeSlices   = "compute-slices"
+	memorySlices           = 8
+	computeSlices          = 7
+)
+
+// memSliceCounter names the counter of memory slot i.
+func memSliceCounter(i int) string { return fmt.Sprintf("memory-slice-%d", i) }
+
+// nvmlProfileIDs maps NVML's GPU instance profile constants
+// (gpu.MIGProfile.GIProfileID) to the profile IDs nvidia-smi mig -lgip
+// lists (nvmlGpuInstanceProfileInfo_t.id), the same on every GPU of the
+// table: NVIDIA's driver names MIG devices with them.
+var nvmlProfileIDs = map[int]int{
+	nvml.GPU_INSTANCE_PROFILE_1_SLICE:      19,
+	nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1: 20,
+	nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV2: 15,
+	nvml.GPU_INSTANCE_PROFILE_2_SLICE:      14,
+	nvml.GPU_INSTANCE_PROFILE_3_SLICE:      9,
+	nvml.GPU_INSTANCE_PROFILE_4_SLICE:      5,
+	nvml.GPU_INSTANCE_PROFILE_7_SLICE:      0,
+}
+
+// ciFull maps compute slices to NVML's compute instance profile of a
+// compute instance that spans its GPU instance.
+var ciFull = map[int]int{
+	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
+	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
+	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
+	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
+	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
+}
+
+// Options shape the ResourceSlice content.
+type Options struct {
+	// Shares publishes each GPU without MIG mode with
+	// allowMultipleAllocations: claims share it by memory (1Mi steps) and
+	// by compute (milliGPU, 1..1000); a claim that asks for neither takes
+	// all of both.
+	Shares bool
+	// MIG publishes every MIG placement of the MIG-enabled GPUs, to be
+	// created on prepare: the backend implements device.MIGManager.
+	// Without it MIG-enabled GPUs are not published.
+	MIG bool
+	// Busy are, by GPU UUID, the placements of MIG devices that exist
+	// outside DRA (made by an administrator or a MIG manager, or a
+	// leftover): the placements overlapping one, and the whole GPU, are
+	// not published.
+	Busy map[string][]device.MIGPlacement
+	// PCIeRoot returns the PCIe root complex of a PCI bus ID in
+	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
+	// error: no pcieRoot attribute.
+	PCIeRoot func(busID string) (string, error)
+}
+
+// Entry is what a published device stands for.
+type Entry struct {
+	// GPU is the GPU's index in device.Node.GPUs.
+	GPU int
+	// MIG is the MIG placement; nil for the whole GPU.
+	MIG *Placement
+	// Shared reports allowMultipleAllocations.
+	Shared bool
+}
+
+// Placement is a MIG device to create: a GPU instance profile of the
+// internal/gpu table at a placement.
+type Placement struct {
+	// GIProfile is the table's profile name, e.g. "1g.10gb".
+	GIProfile string
+	// Profile is the MIG device's name by NVIDIA's rule on this GPU
+	// (device.MIGProfileName), its "profile" attribute.
+	Profile string
+	device.MIGPlacement
+}
+
+// Resources is the ResourceSlice content of a node.
+type Resources struct {
+	// Devices are ordered by GPU, the whole GPU first, then the MIG
+	// placements by profile (the table's order: smaller first) and start:
+	// the scheduler takes the first device that fits.
+	Devices []resourceapi.Device
+	// Counters has one counter set per MIG-enabled GPU,
+	// "gpu-<minor>-counter-set".
+	Counters []resourceapi.CounterSet
+	// Entries maps device names to what they stand for.
+	Entries map[string]Entry
+}
+
+// Build returns the ResourceSlice content of node n: a device "gpu-<minor>"
+// per GPU; with o.MIG, on every MIG-enabled GPU of the MIG table, a device
+// per MIG placement "gpu-<minor>-mig-<profile>-<profile ID>-<start>", as
+// NVIDIA's driver names them, consuming the GPU's counter set (its memory
+// slots, compute slices, memory and SMs) so that no two allocated MIG
+// devices overlap, and the whole GPU consuming every counter. Errors name
+// the GPU.
+func Build(n device.Node, o Options) (Resources, error) {
+	r := Resources{Entries: map[string]Entry{}}
+	sets := map[string]map[string]resourceapi.Counter{} // by model
+	for i, g := range n.GPUs {
+		if g.MIGEnabled && !o.MIG {
+			continue
+		}
+		attrs, err := gpuAttributes(n, g, o)
+		if err != nil {
+			return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
+		}
+		name := gpuName(g)
+		whole := resourceapi.Device{
+			Name:       name,
+			Attributes: attrs,
+			Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{CapacityMemory: bytesCap(g.MemoryMiB)},
+		}
+		entry := Entry{GPU: i}
+		if !g.MIGEnabled {
+			if o.Shares {
+				share(&whole)
+				entry.Shared = true
+			}
+			r.Devices = append(r.Devices, whole)
+			r.Entries[name] = entry
+			continue
+		}
+		profiles := gpu.MIGProfiles(g.Model)
+		if len(profiles) == 0 {
+			return r, fmt.Errorf("GPU %d (%s): MIG is enabled but model %q has no MIG table", g.Index, g.UUID, g.Model)
+		}
+		set := counterSetName(g)
+		all, ok := sets[g.Model]
+		if !ok {
+			all = gpuCounters(g.Model, profiles)
+			sets[g.Model] = all
+		}
+		all = copyCounters(all)
+		r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: all})
+		whole.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: copyCounters(all)}}
+		busy := o.Busy[g.UUID]
+		if len(busy) == 0 {
+			r.Devices = append(r.Devices, whole)
+			r.Entries[name] = entry
+		}
+		for _, p := range profiles {
+			pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
+			if err != nil {
+				return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
+			}
+			for _, start := range p.Starts {
+				pl := Placement{GIProfile: p.Name, Profile: pname, MIGPlacement: device.MIGPlacement{Start: start, Size: p.Size}}
+				if overlapsAny(pl.MIGPlacement, busy) {
+					continue
+				}
+				d := resourceapi.Device{
+					Name:       migName(g, pl, p),
+					Attributes: migAttributes(attrs, g, pname),
+					Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+						CapacityMemory:          bytesCap(p.MemoryMiB),
+						CapacityMultiprocessors: intCap(int64(p.Multiprocessors)),
+					},
+					ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: migCounters(p, start)}},
+				}
+				r.Devices = append(r.Devices, d)
+				r.Entries[d.Name] = Entry{GPU: i, MIG: &pl}
+			}
+		}
+	}
+	return r, nil
+}
+
+// overlapsAny reports whether p overlaps one of ps.
+func overlapsAny(p device.MIGPlacement, ps []device.MIGPlacement) bool {
+	for _, q := range ps {
+		if p.Start < q.Start+q.Size && q.Start < p.Start+p.Size {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuName is NVIDIA's device name of a whole GPU.
+func gpuName(g device.GPU) string { return fmt.Sprintf("gpu-%d", g.Minor) }
+
+// counterSetName is NVIDIA's name of a GPU's counter set.
+func counterSetName(g device.GPU) string { return fmt.Sprintf("gpu-%d-counter-set", g.Minor) }
+
+// migName is NVIDIA's name of a MIG placement: the profile without dots,
+// "+" as "-" ("1g.10gb+me" is "1g10gb-me"), NVML's profile ID and the
+// placement's start.
+func migName(g device.GPU, pl Placement, p gpu.MIGProfile) string {
+	pname := strings.ReplaceAll(strings.ReplaceAll(pl.Profile, ".", ""), "+", "-")
+	return fmt.Sprintf("gpu-%d-mig-%s-%d-%d", g.Minor, pname, nvmlProfileIDs[p.GIProfileID], pl.Start)
+}
+
+// gpuCounters is a MIG-enabled GPU's counter set: every memory slot, the
+// compute slices, and the most memory and SMs that MIG devices of the
+// table use together: of one device (NVIDIA's driver's counter, the 7g
+// profile's with NVML's figures) or of a valid layout (gpu.MIGLayouts),
+// whichever is more, so that the memory and SM counters never refuse a
+// layout NVML allows (the table's H200 4g.71gb and 3g.71gb together have
+// more memory than its 7g.141gb). The memory slots and compute slices
+// are what keeps MIG devices apart.
+func gpuCounters(model string, profiles []gpu.MIGProfile) map[string]resourceapi.Counter {
+	var mem, sm int64
+	for _, p := range profiles {
+		mem = max(mem, p.MemoryMiB)
+		sm = max(sm, int64(p.Multiprocessors))
+	}
+	for _, l := range gpu.MIGLayouts(model) {
+		var lm, ls int64
+		for k, c := range l {
+			lm += int64(c) * profiles[k].MemoryMiB
+			ls += int64(c) * int64(profiles[k].Multiprocessors)
+		}
+		mem, sm = max(mem, lm), max(sm, ls)
+	}
+	c := map[string]resourceapi.Counter{
+		counterMemory:          {Value: bytesQ(mem)},
+		counterMultiprocessors: {Value: intQ(sm)},
+		counterComputeSlices:   {Value: intQ(computeSlices)},
+	}
+	for i := 0; i < memorySlices; i++ {
+		c[memSliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
+	}
+	return c
+}
+
+// migCounters is what a MIG placement consumes of its GPU's counter set.
+func migCounters(p gpu.MIGProfile, start int) map[string]resourceapi.Counter {
+	c := map[string]resourceapi.Counter{
+		counterMemory:          {Value: bytesQ(p.MemoryMiB)},
+		counterMultiprocessors: {Value: intQ(int64(p.Multiprocessors))},
+		counterComputeSlices:   {Value: intQ(int64(p.ComputeSlices))},
+	}
+	for i := start; i < start+p.Size; i++ {
+		c[memSliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
+	}
+	return c
+}
+
+func copyCounters(c map[string]resourceapi.Counter) map[string]resourceapi.Counter {
+	out := make(map[string]resourceapi.Counter, len(c))
+	for k, v := range c {
+		out[k] = resourceapi.Counter{Value: v.Value.DeepCopy()}
+	}
+	return out
+}
+
+// share makes a whole GPU shareable, as NVIDIA's driver does with
+// --consumable-shares: memory in 1Mi steps (its maximum rounded down to
+// a step), and gpuplane's compute share; both default to all of it.
+func share(d *resourceapi.Device) {
+	d.AllowMultipleAllocations = ptr.To(true)
+	mem := d.Capacity[CapacityMemory]
+	step := resource.MustParse("1Mi")
+	maxMem := resource.NewQuantity(mem.Value.Value()/step.Value()*step.Value(), resource.BinarySI)
+	d.Capacity[CapacityMemory] = resourceapi.DeviceCapacity{
+		Value: *maxMem,
+		RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default:    ptr.To(maxMem.DeepCopy()),
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr.To(step.DeepCopy()), Max: ptr.To(maxMem.DeepCopy()), Step: ptr.To(step.DeepCopy())},
+		},
+	}
+	full := intQ(device.MilliUnits)
+	d.Capacity[CapacityMilliGPU] = resourceapi.DeviceCapacity{
+		Value: full,
+		RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default:    ptr.To(full.DeepCopy()),
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr.To(intQ(1)), Max: ptr.To(full.DeepCopy()), Step: ptr.To(intQ(1))},
+		},
+	}
+}
+
+// gpuAttributes are a whole GPU's attributes, NVIDIA's driver's.
+func gpuAttributes(n device.Node, g device.GPU, o Options) (map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, error) {
+	cc := fmt.Sprintf("%d.%d.0", g.ComputeMajor, g.ComputeMinor)
+	drv, err := semver(n.DriverVersion)
+	if err != nil {
+		return nil, fmt.Errorf("driver version: %w", err)
+	}
+	cuda := fmt.Sprintf("%d.%d.0", n.CUDADriverMajor, n.CUDADriverMinor)
+	a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+		"type":                  {StringValue: ptr.To(TypeGPU)},
+		"uuid":                  {StringValue: ptr.To(g.UUID)},
+		"productName":           {StringValue: ptr.To(g.ProductName)},
+		"brand":                 {StringValue: ptr.To(brand)},
+		"architecture":          {StringValue: ptr.To(Architecture(g.ComputeMajor, g.ComputeMinor))},
+		"cudaComputeCapability": {VersionValue: ptr.To(cc)},
+		"driverVersion":         {VersionValue: ptr.To(drv)},
+		"cudaDriverVersion":     {VersionValue: ptr.To(cuda)},
+	}
+	if bdf, ok := PCIBusID(g.PCIBusID); ok {
+		a[deviceattribute.StandardDeviceAttributePCIBusID] = resourceapi.DeviceAttribute{StringValue: ptr.To(bdf)}
+		if o.PCIeRoot != nil {
+			if root, err := o.PCIeRoot(bdf); err == nil && root != "" {
+				a[deviceattribute.StandardDeviceAttributePCIeRoot] = resourceapi.DeviceAttribute{StringValue: ptr.To(root)}
+			}
+		}
+	}
+	if g.NUMANode >= 0 {
+		a[deviceattribute.StandardDeviceAttributeNUMANode] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(g.NUMANode))}
+	}
+	return a, nil
+}
+
+// migAttributes are a MIG placement's attributes, from its GPU's: NVIDIA's
+// driver's, with the parent's UUID instead of a UUID (the MIG device has
+// none before it is created).
+func migAttributes(gpuAttrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, g device.GPU, profile string) map[resourceapi.QualifiedName]resourceapi.DeviceAttribute {
+	a := make(map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, len(gpuAttrs)+1)
+	for k, v := range gpuAttrs {
+		a[k] = v
+	}
+	delete(a, "uuid")
+	a["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(TypeMIG)}
+	a["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
+	a["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(profile)}
+	return a
+}
+
+// brand is the "brand" attribute: NVML's brand as go-nvlib names it
+// (GetBrandAsString) for the data-center GPUs of the catalog. The device
+// model does not carry NVML's brand (docs/dra.md, what is left).
+const brand = "Nvidia"
+
+// Architecture names a compute capability's architecture as go-nvlib's
+// GetArchitectureAsString does, e.g. "Ampere" for 8.0, "Ada Lovelace"
+// for 8.9; "Unknown" when it knows none.
+func Architecture(major, minor int) string {
+	switch {
+	case major == 6:
+		return "Pascal"
+	case major == 7 && minor < 5:
+		return "Volta"
+	case major == 7:
+		return "Turing"
+	case major == 8 && minor == 9:
+		return "Ada Lovelace"
+	case major == 8:
+		return "Ampere"
+	case major == 9:
+		return "Hopper"
+	case major == 10 || major == 12:
+		return "Blackwell"
+	}
+	return "Unknown"
+}
+
+// semver turns a driver version ("550.54.15", "535.104.05", "560.28")
+// into a semantic version, as the version attributes need: three numbers
+// without leading zeros.
+func semver(v string) (string, error) {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", fmt.Errorf("%q is not MAJOR.MINOR[.PATCH]", v)
+	}
+	out := make([]string, 3)
+	for i := range out {
+		out[i] = "0"
+		if i < len(parts) {
+			n, err := strconv.ParseUint(parts[i], 10, 32)
+			if err != nil {
+				return "", fmt.Errorf("%q is not MAJOR.MINOR[.PATCH]", v)
+			}
+			out[i] = strconv.FormatUint(n, 10)
+		}
+	}
+	return strings.Join(out, "."), nil
+}
+
+// PCIBusID turns NVML's PCI bus ID ("00000000:07:00.0") into the standard
+// attribute's form ("0000:07:00.0", lower case); ok is false for anything
+// else.
+func PCIBusID(nvmlID string) (string, bool) {
+	id := strings.ToLower(nvmlID)
+	if dom, rest, ok := strings.Cut(id, ":"); ok && len(dom) == 8 && strings.HasPrefix(dom, "0000") {
+		id = dom[4:] + ":" + rest
+	}
+	if _, err := deviceattribute.GetPCIBusIDAttribute(id); err != nil {
+		return "", false
+	}
+	return id, true
+}
+
+func bytesQ(mib int64) resource.Quantity { return *resource.NewQuantity(mib<<20, resource.BinarySI) }
+func intQ(n int64) resource.Quantity     { return *resource.NewQuantity(n, resource.DecimalSI) }
+func bytesCap(mib int64) resourceapi.DeviceCapacity {
+	return resourceapi.DeviceCapacity{Value: bytesQ(mib)}
+}
+func intCap(n int64) resourceapi.DeviceCapacity { return resourceapi.DeviceCapacity{Value: intQ(n)} }
+
+// Limits of one ResourceSlice (k8s.io/api/resource/v1).
+const (
+	maxDevices         = resourceapi.ResourceSliceMaxDevices
+	maxAdvancedDevices = resourceapi.ResourceSliceMaxDevicesWithAdvancedFeatures
+	maxCounterSets     = resourceapi.ResourceSliceMaxCounterSets
+)
+
+// Pool splits the content into the slices of one pool, within the API's
+// limits: counter sets in slices of their own (a slice has devices or
+// counter sets, not both), at most 8 a slice; devices at most 64 a slice
+// when any consumes counters or has taints, else 128.
+func (r Resources) Pool() resourceslice.Pool {
+	var p resourceslice.Pool
+	for i := 0; i < len(r.Counters); i += maxCounterSets {
+		p.Slices = append(p.Slices, resourceslice.Slice{SharedCounters: r.Counters[i:min(i+maxCounterSets, len(r.Counters))]})
+	}
+	limit := maxDevices
+	for _, d := range r.Devices {
+		if len(d.ConsumesCounters) > 0 || len(d.Taints) > 0 {
+			limit = maxAdvancedDevices
+		}
+	}
+	for i := 0; i < len(r.Devices); i += limit {
+		p.Slices = append(p.Slices, resourceslice.Slice{Devices: r.Devices[i:min(i+limit, len(r.Devices))]})
+	}
+	if len(p.Slices) == 0 {
+		p.Slices = []resourceslice.Slice{{}}
+	}
+	return p
+}

@@ -1,0 +1,537 @@
+package dra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/deviceattribute"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/health"
+)
+
+// Defaults of Config.
+var (
+	DefaultPluginDir    = filepath.Join(kubeletplugin.KubeletPluginsDir, DriverName)
+	DefaultRegistrarDir = kubeletplugin.KubeletRegistryDir
+)
+
+// checkpointFile is the checkpoint's name in Config.PluginDir.
+const checkpointFile = "checkpoint.json"
+
+// Config configures the plugin.
+type Config struct {
+	// NodeName is this node's name: the ResourceSlices' node and pool.
+	NodeName string
+	// KubeClient publishes the ResourceSlices and reads the claims.
+	KubeClient kubernetes.Interface
+	// PluginDir holds the plugin's socket (dra.sock) and its checkpoint
+	// (default DefaultPluginDir).
+	PluginDir string
+	// RegistrarDir is the kubelet's plugin registration directory
+	// (default DefaultRegistrarDir).
+	RegistrarDir string
+	// CDIDir, when set, is where a CDI spec is written for each prepared
+	// device (DefaultCDIDir is the runtimes' transient directory). Empty:
+	// none, the specs of NVIDIA's container toolkit (nvidia-ctk cdi
+	// generate) define the devices.
+	CDIDir string
+	// Shares publishes GPUs without MIG as shareable (Options.Shares).
+	Shares bool
+	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
+	// default: from sysfs (deviceattribute).
+	PCIeRoot func(busID string) (string, error)
+	// IgnoredXIDs are the application XIDs the health policy ignores
+	// (internal/node/health); nil: configv1.DefaultIgnoredXIDs.
+	IgnoredXIDs []uint64
+}
+
+// Driver is the DRA kubelet plugin of one node. Its methods are safe for
+// concurrent use.
+type Driver struct {
+	cfg     Config
+	backend device.Backend
+	mig     device.MIGManager // nil: the backend creates no MIG devices
+
+	mu        sync.Mutex
+	node      device.Node
+	res       Resources
+	cp        *Checkpoint
+	helper    *kubeletplugin.Helper
+	health    *health.State
+	unhealthy map[string]device.HealthEvent // by GPU or MIG device UUID: the event that tainted it
+}
+
+var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
+
+// New returns the plugin of backend b's node: it discovers the GPUs,
+// builds the ResourceSlice content and loads the checkpoint. MIG-enabled
+// GPUs are published only when b creates MIG devices (device.MIGManager).
+func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
+	if cfg.NodeName == "" {
+		return nil, errors.New("dra: the node name is required")
+	}
+	if cfg.PluginDir == "" {
+		cfg.PluginDir = DefaultPluginDir
+	}
+	if cfg.RegistrarDir == "" {
+		cfg.RegistrarDir = DefaultRegistrarDir
+	}
+	if cfg.PCIeRoot == nil {
+		cfg.PCIeRoot = sysfsPCIeRoot
+	}
+	if err := os.MkdirAll(cfg.PluginDir, 0o750); err != nil {
+		return nil, fmt.Errorf("dra: plugin directory: %w", err)
+	}
+	d := &Driver{cfg: cfg, backend: b}
+	d.mig, _ = b.(device.MIGManager)
+	n, err := b.Discover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
+	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
+		return nil, err
+	}
+	opts := d.options()
+	if opts.Busy, err = d.busy(ctx, n); err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
+	if d.res, err = Build(n, opts); err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
+	d.node = n
+	ignored := cfg.IgnoredXIDs
+	if ignored == nil {
+		ignored = configv1.DefaultIgnoredXIDs
+	}
+	d.health = health.NewState(device.Node{GPUs: n.GPUs}, ignored)
+	d.unhealthy = map[string]device.HealthEvent{}
+	for _, ev := range n.Faults {
+		d.applyHealth(ev)
+	}
+	for _, g := range n.GPUs {
+		if g.MIGEnabled && d.mig == nil {
+			klog.InfoS("Not publishing a MIG-enabled GPU: the backend creates no MIG devices", "gpu", g.UUID)
+		}
+	}
+	return d, nil
+}
+
+// awaited reports whether an interrupted prepare recorded a MIG device
+// at in's placement without recording its UUID: the next prepare or
+// unprepare of that claim adopts it.
+func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
+	for _, pc := range d.cp.Claims {
+		for _, pd := range pc.Devices {
+			if m := pd.MIG; m != nil && m.UUID == "" && pd.GPUUUID == gpuUUID && m.GIProfile == in.GIProfile && m.Start == in.Placement.Start {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// busy returns the placements of the live MIG devices that no prepared
+// claim holds, by GPU UUID, and logs them.
+func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.MIGPlacement, error) {
+	if d.mig == nil {
+		return nil, nil
+	}
+	out := map[string][]device.MIGPlacement{}
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled {
+			continue
+		}
+		live, err := d.mig.MIGInstances(ctx, g.UUID)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range live {
+			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
+				continue
+			}
+			out[g.UUID] = append(out[g.UUID], in.Placement)
+			klog.InfoS("Not publishing the placements of a MIG device made outside DRA", "gpu", g.UUID, "mig", in.UUID, "profile", in.GIProfile, "start", in.Placement.Start)
+		}
+	}
+	return out, nil
+}
+
+func (d *Driver) options() Options {
+	return Options{Shares: d.cfg.Shares, MIG: d.mig != nil, PCIeRoot: d.cfg.PCIeRoot}
+}
+
+func (d *Driver) checkpointPath() string { return filepath.Join(d.cfg.PluginDir, checkpointFile) }
+
+// sysfsPCIeRoot reads the PCIe root complex of a bus ID from sysfs.
+func sysfsPCIeRoot(busID string) (string, error) {
+	a, err := deviceattribute.GetPCIeRootAttributeByPCIBusID(busID)
+	if err != nil || a.Value.StringValue == nil {
+		return "", err
+	}
+	return *a.Value.StringValue, nil
+}
+
+// Start registers the plugin with the kubelet, serves its DRA gRPC
+// service and publishes the ResourceSlices; opts are passed on to
+// kubeletplugin.Start after the plugin's own (tests set listeners).
+func (d *Driver) Start(ctx context.Context, opts ...kubeletplugin.Option) error {
+	all := append([]kubeletplugin.Option{
+		kubeletplugin.DriverName(DriverName),
+		kubeletplugin.NodeName(d.cfg.NodeName),
+		kubeletplugin.KubeClient(d.cfg.KubeClient),
+		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDir),
+		kubeletplugin.RegistrarDirectoryPath(d.cfg.RegistrarDir),
+	}, opts...)
+	h, err := kubeletplugin.Start(ctx, d, all...)
+	if err != nil {
+		return fmt.Errorf("dra: %w", err)
+	}
+	d.mu.Lock()
+	d.helper = h
+	d.mu.Unlock()
+	if err := h.PublishResources(ctx, d.DriverResources()); err != nil {
+		h.Stop()
+		return fmt.Errorf("dra: %w", err)
+	}
+	klog.InfoS("Serving GPUs through DRA", "driver", DriverName, "devices", len(d.res.Devices), "socket", filepath.Join(d.cfg.PluginDir, "dra.sock"))
+	return nil
+}
+
+// Stop stops the gRPC servers and the ResourceSlice publication; the
+// slices stay (the kubelet deletes them when the plugin is gone for
+// good).
+func (d *Driver) Stop() {
+	d.mu.Lock()
+	h := d.helper
+	d.helper = nil
+	d.mu.Unlock()
+	if h != nil {
+		h.Stop()
+	}
+}
+
+// DriverResources returns what the plugin publishes: one pool named after
+// the node.
+func (d *Driver) DriverResources() resourceslice.DriverResources {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.cfg.NodeName: d.tainted().Pool()}}
+}
+
+// HandleError logs errors of the background work (ResourceSlice
+// publication); all of them are retried.
+func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
+	klog.FromContext(ctx).Error(err, msg)
+}
+
+// WatchHealthStatus: health is published as device taints (Run), not
+// through the kubelet's health service (docs/dra.md).
+func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
+	return kubeletplugin.ErrHealthNotSupported
+}
+
+// PrepareResourceClaims prepares each claim's devices of this driver:
+// the CDI device of a whole GPU; a MIG device created at its placement.
+// A claim prepared before (this process or one before it, by the
+// checkpoint) gets the same devices again.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, c := range claims {
+		devs, err := d.prepare(ctx, c)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
+			d.forgetFailed(c.UID)
+		}
+		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
+	}
+	return out, nil
+}
+
+// prepare prepares one claim; d.mu is held.
+func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	if pc, ok := d.cp.Claims[c.UID]; ok && pc.State == PrepareCompleted {
+		return result(pc), nil
+	}
+	if c.Status.Allocation == nil {
+		return nil, fmt.Errorf("claim %s/%s is not allocated", c.Namespace, c.Name)
+	}
+	prev := map[string]PreparedDevice{} // of an interrupted prepare
+	if pc, ok := d.cp.Claims[c.UID]; ok {
+		for _, pd := range pc.Devices {
+			prev[pd.Device] = pd
+		}
+	}
+	pc := &PreparedClaim{Namespace: c.Namespace, Name: c.Name, State: PrepareStarted}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Driver != DriverName {
+			continue
+		}
+		if r.Pool != d.cfg.NodeName {
+			return nil, fmt.Errorf("device %s of request %s: pool %q is not this node's (%s)", r.Device, r.Request, r.Pool, d.cfg.NodeName)
+		}
+		e, ok := d.res.Entries[r.Device]
+		if !ok {
+			return nil, fmt.Errorf("device %s of request %s: no such device on node %s", r.Device, r.Request, d.cfg.NodeName)
+		}
+		if other, ok := d.conflict(r.Device, e, c.UID); ok {
+			return nil, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
+		}
+		g := d.node.GPUs[e.GPU]
+		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID}
+		if e.MIG != nil {
+			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
+			if p, ok := prev[r.Device]; ok && p.MIG != nil {
+				pd.MIG = p.MIG
+			}
+		}
+		pc.Devices = append(pc.Devices, pd)
+	}
+	// Recorded before any MIG device is created: a restart finds it.
+	d.cp.Claims[c.UID] = pc
+	if err := d.cp.save(d.checkpointPath()); err != nil {
+		return nil, err
+	}
+	for i := range pc.Devices {
+		pd := &pc.Devices[i]
+		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
+		uuid := g.UUID
+		if pd.MIG != nil {
+			if err := d.createMIG(ctx, c.UID, pd); err != nil {
+				return nil, fmt.Errorf("device %s: %w", pd.Device, err)
+			}
+			if err := d.cp.save(d.checkpointPath()); err != nil {
+				return nil, err
+			}
+			uuid = pd.MIG.UUID
+		}
+		if d.cfg.CDIDir != "" {
+			if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
+				return nil, fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
+			}
+		}
+		pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
+	}
+	pc.State = PrepareCompleted
+	if err := d.cp.save(d.checkpointPath()); err != nil {
+		return nil, err
+	}
+	return result(pc), nil
+}
+
+// forgetFailed drops the record of a claim whose prepare failed before
+// it created any MIG device: there is nothing to undo, and its devices
+// are free for other claims. A record with a MIG device stays for the
+// next prepare (which adopts it) or unprepare (which destroys it).
+func (d *Driver) forgetFailed(uid types.UID) {
+	pc, ok := d.cp.Claims[uid]
+	if !ok || pc.State == PrepareCompleted {
+		return
+	}
+	for _, pd := range pc.Devices {
+		if pd.MIG != nil && pd.MIG.UUID != "" {
+			return
+		}
+	}
+	delete(d.cp.Claims, uid)
+	if err := d.cp.save(d.checkpointPath()); err != nil {
+		klog.ErrorS(err, "Saving the checkpoint")
+	}
+}
+
+// conflict says which other claim holds device name, or a device that
+// overlaps it (the whole GPU and a MIG device of it); a shared device
+// is held by several claims.
+func (d *Driver) conflict(name string, e Entry, self types.UID) (string, bool) {
+	for uid, pc := range d.cp.Claims {
+		if uid == self {
+			continue
+		}
+		for _, pd := range pc.Devices {
+			o, ok := d.res.Entries[pd.Device]
+			switch {
+			case pd.Device == name && !e.Shared:
+				return fmt.Sprintf("already prepared for claim %s", uid), true
+			case ok && o.GPU == e.GPU && pd.Device != name && (o.MIG == nil || e.MIG == nil):
+				return fmt.Sprintf("its GPU's %s is prepared for claim %s", pd.Device, uid), true
+			}
+		}
+	}
+	return "", false
+}
+
+// createMIG makes sure pd's MIG device exists: the one recorded if it is
+// still live, else a live one at the placement that no other claim
+// holds (created by an interrupted prepare), else a new one.
+func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevice) error {
+	if d.mig == nil {
+		return errors.New("the backend creates no MIG devices")
+	}
+	live, err := d.mig.MIGInstances(ctx, pd.GPUUUID)
+	if err != nil {
+		return err
+	}
+	m := pd.MIG
+	if m.UUID != "" && slices.ContainsFunc(live, func(in device.MIGInstance) bool { return in.UUID == m.UUID }) {
+		return nil
+	}
+	m.GPUInstanceID, m.UUID = 0, ""
+	if adoptMIG(live, m, func(uuid string) bool { return d.ownedMIG(uuid, self) }) {
+		klog.FromContext(ctx).Info("Adopted a MIG device created before", "device", pd.Device, "mig", m.UUID)
+		return nil
+	}
+	in, err := d.mig.CreateMIG(ctx, pd.GPUUUID, m.GIProfile, m.Start)
+	if err != nil {
+		return err
+	}
+	m.GPUInstanceID, m.UUID = in.GPUInstanceID, in.UUID
+	klog.FromContext(ctx).Info("Created a MIG device", "device", pd.Device, "mig", in.UUID, "gpuInstance", in.GPUInstanceID)
+	return nil
+}
+
+// ownedMIG reports whether another claim than self holds the MIG device.
+func (d *Driver) ownedMIG(uuid string, self types.UID) bool {
+	for uid, pc := range d.cp.Claims {
+		if uid == self {
+			continue
+		}
+		for _, pd := range pc.Devices {
+			if pd.MIG != nil && pd.MIG.UUID == uuid {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// result is the kubelet's view of a prepared claim.
+func result(pc *PreparedClaim) []kubeletplugin.Device {
+	out := make([]kubeletplugin.Device, 0, len(pc.Devices))
+	for _, pd := range pc.Devices {
+		out = append(out, kubeletplugin.Device{Requests: pd.Requests, PoolName: pd.Pool, DeviceName: pd.Device, CDIDeviceIDs: pd.CDIDeviceIDs, ShareID: pd.ShareID})
+	}
+	return out
+}
+
+// UnprepareResourceClaims undoes PrepareResourceClaims: it destroys the
+// MIG devices created for the claims and removes their CDI specs once no
+// other claim uses them. A claim not prepared is no error.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]error, len(claims))
+	for _, c := range claims {
+		err := d.unprepare(ctx, c.UID)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Unpreparing claim", "claim", c.NamespacedName, "uid", c.UID)
+		}
+		out[c.UID] = err
+	}
+	return out, nil
+}
+
+// unprepare undoes one claim; d.mu is held.
+func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
+	pc, ok := d.cp.Claims[uid]
+	if !ok {
+		return nil
+	}
+	for i := range pc.Devices {
+		pd := &pc.Devices[i]
+		if pd.MIG == nil {
+			continue
+		}
+		if pd.MIG.UUID == "" {
+			// Interrupted before the device was recorded: look for it.
+			if err := d.createMIGLookup(ctx, uid, pd); err != nil {
+				return err
+			}
+			if pd.MIG.UUID == "" {
+				continue
+			}
+		}
+		if err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID); err != nil && !errors.Is(err, device.ErrNotFound) {
+			return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
+		}
+		klog.FromContext(ctx).Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID)
+	}
+	delete(d.cp.Claims, uid)
+	if d.cfg.CDIDir != "" {
+		for _, pd := range pc.Devices {
+			uuid := pd.GPUUUID
+			if pd.MIG != nil {
+				uuid = pd.MIG.UUID
+			}
+			if uuid != "" && !d.cdiInUse(uuid) {
+				if err := removeCDISpec(d.cfg.CDIDir, uuid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return d.cp.save(d.checkpointPath())
+}
+
+// createMIGLookup finds the live MIG device an interrupted prepare of
+// claim self created for pd, if any, and records it in pd.
+func (d *Driver) createMIGLookup(ctx context.Context, self types.UID, pd *PreparedDevice) error {
+	if d.mig == nil {
+		return nil
+	}
+	live, err := d.mig.MIGInstances(ctx, pd.GPUUUID)
+	if err != nil {
+		return err
+	}
+	adoptMIG(live, pd.MIG, func(uuid string) bool { return d.ownedMIG(uuid, self) })
+	return nil
+}
+
+// adoptMIG records in m the live MIG device at m's placement that no
+// other claim owns, if there is one.
+func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string) bool) bool {
+	for _, in := range live {
+		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !owned(in.UUID) {
+			m.GPUInstanceID, m.UUID = in.GPUInstanceID, in.UUID
+			return true
+		}
+	}
+	return false
+}
+
+// cdiInUse reports whether a prepared claim still uses the CDI device of
+// uuid.
+func (d *Driver) cdiInUse(uuid string) bool {
+	for _, pc := range d.cp.Claims {
+		for _, pd := range pc.Devices {
+			if (pd.MIG == nil && pd.GPUUUID == uuid) || (pd.MIG != nil && pd.MIG.UUID == uuid) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Prepared returns the claims' records, for tests and diagnostics.
+func (d *Driver) Prepared() map[types.UID]PreparedClaim {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]PreparedClaim, len(d.cp.Claims))
+	for uid, pc := range d.cp.Claims {
+		out[uid] = *pc
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package dra
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/node/device"
+)
+
+// Taint keys, NVIDIA's driver's (cmd/gpu-kubelet-plugin device_health.go):
+// one key per health dimension under the driver's domain.
+const (
+	// TaintKeyXID: the device reported a critical XID, the value.
+	TaintKeyXID = DriverName + "/xid"
+	// TaintKeyGPULost: the GPU fell off the bus or stopped answering.
+	TaintKeyGPULost = DriverName + "/gpu-lost"
+)
+
+// Run watches the backend's health until ctx is done: a device made
+// unhealthy by the agent's health policy (internal/node/health: a
+// critical XID, a lost GPU) is tainted NoSchedule in the ResourceSlices,
+// a MIG placement with its GPU, and its recovery removes the taint. It
+// returns nil when ctx is done.
+func (d *Driver) Run(ctx context.Context) error {
+	ch := make(chan device.HealthEvent, 16)
+	errc := make(chan error, 1)
+	go func() { errc <- d.backend.WatchHealth(ctx, ch) }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			if err == nil || errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		case ev := <-ch:
+			d.ApplyHealth(ctx, ev)
+		}
+	}
+}
+
+// ApplyHealth records a health event and republishes the ResourceSlices
+// when a device's taints change.
+func (d *Driver) ApplyHealth(ctx context.Context, ev device.HealthEvent) {
+	d.mu.Lock()
+	changed := d.applyHealth(ev)
+	h := d.helper
+	d.mu.Unlock()
+	if !changed {
+		return
+	}
+	klog.FromContext(ctx).Info("Device health changed", "uuid", ev.UUID, "healthy", ev.Kind == device.HealthRecovered, "xid", ev.XID)
+	if h != nil {
+		if err := h.PublishResources(ctx, d.DriverResources()); err != nil {
+			klog.FromContext(ctx).Error(err, "Republishing ResourceSlices")
+		}
+	}
+}
+
+// applyHealth records ev in the health state and the unhealthy events;
+// d.mu is held. It reports whether a taint changed.
+func (d *Driver) applyHealth(ev device.HealthEvent) bool {
+	d.health.Apply(ev)
+	old, had := d.unhealthy[ev.UUID]
+	switch {
+	case ev.Kind == device.HealthRecovered:
+		delete(d.unhealthy, ev.UUID)
+		return had
+	case ev.Kind == device.HealthLost, ev.Kind == device.HealthXID && d.health.Critical(ev.XID):
+		d.unhealthy[ev.UUID] = ev
+		return !had || old.Kind != ev.Kind || old.XID != ev.XID
+	}
+	return false
+}
+
+// taintOf is the taint of an unhealthy event.
+func taintOf(ev device.HealthEvent) resourceapi.DeviceTaint {
+	if ev.Kind == device.HealthLost {
+		return resourceapi.DeviceTaint{Key: TaintKeyGPULost, Effect: resourceapi.DeviceTaintEffectNoSchedule}
+	}
+	return resourceapi.DeviceTaint{Key: TaintKeyXID, Value: strconv.FormatUint(ev.XID, 10), Effect: resourceapi.DeviceTaintEffectNoSchedule}
+}
+
+// taints returns the taints of device name: its GPU's, and for a MIG
+// placement those of the MIG device created on it; d.mu is held.
+func (d *Driver) taints(name string) []resourceapi.DeviceTaint {
+	e := d.res.Entries[name]
+	var out []resourceapi.DeviceTaint
+	add := func(uuid string) {
+		ev, ok := d.unhealthy[uuid]
+		if !ok {
+			return
+		}
+		t := taintOf(ev)
+		for _, o := range out {
+			if o.Key == t.Key {
+				return
+			}
+		}
+		out = append(out, t)
+	}
+	add(d.node.GPUs[e.GPU].UUID)
+	if e.MIG != nil {
+		for _, pc := range d.cp.Claims {
+			for _, pd := range pc.Devices {
+				if pd.Device == name && pd.MIG != nil && pd.MIG.UUID != "" {
+					add(pd.MIG.UUID)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tainted returns the devices with their taints; d.mu is held.
+func (d *Driver) tainted() Resources {
+	r := d.res
+	r.Devices = make([]resourceapi.Device, len(d.res.Devices))
+	for i, dev := range d.res.Devices {
+		dev.Taints = d.taints(dev.Name)
+		r.Devices[i] = dev
+	}
+	return r
+}
