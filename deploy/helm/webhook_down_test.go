@@ -19,6 +19,7 @@ import (
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
@@ -66,10 +67,10 @@ func TestWebhookDownAndSlow(t *testing.T) {
 	defer srv.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	for i := range vwc.Webhooks {
-		vwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr(srv.URL + "/validate"), CABundle: ca}
+		vwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/validate"), CABundle: ca}
 	}
 	for i := range mwc.Webhooks {
-		mwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr(srv.URL + "/mutate"), CABundle: ca}
+		mwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/mutate"), CABundle: ca}
 	}
 
 	c := kube.StartT(t, kube.Options{})
@@ -171,5 +172,3 @@ func failOpens(t *testing.T, ctx context.Context, cs kubernetes.Interface) float
 	}
 	return sum
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -24,8 +24,8 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Canonical(B200) = %q", got)
 	}
 	for name, want := range map[string][]string{
-		"H100":      {"H100-80GB"},
-		"h100":      {"H100-80GB"},
+		"H100":      {"H100-80GB", "H100-NVL"},
+		"h100":      {"H100-80GB", "H100-NVL"},
 		"A100":      {"A100-40GB", "A100-80GB"},
 		"V100M61":   {"V100M16"}, // two letters swapped: one edit
 		"A100-80G":  {"A100-80GB"},
@@ -37,7 +37,7 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Suggest(%q) = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := DidYouMean("H100"), `; did you mean "H100-80GB"?`; got != want {
+	if got, want := DidYouMean("H100"), `; did you mean "H100-80GB" or "H100-NVL"?`; got != want {
 		t.Errorf("DidYouMean(H100) = %q, want %q", got, want)
 	}
 }

@@ -372,31 +372,76 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 	if res == nil {
 		res, rpath = o.Status.Capacity, path+".status.capacity"
 	}
-	cpu, _, err := quantity(rpath, res, "cpu", true)
+	labels := o.Metadata.Labels
+	whole, milli, err := n.readResources(path, rpath, res, labels)
 	if err != nil {
 		return n, err
+	}
+	gpus, migGPUs, single, err := n.countGPUs(path, labels, whole, milli)
+	if err != nil {
+		return n, err
+	}
+	if gpus > cluster.MaxGPUsPerNode {
+		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
+	}
+	return n, n.setModel(path, labels, gpus, migGPUs, single)
+}
+
+// readResources reads the node's CPU, memory, replica count, MIG devices
+// and time-sliced replicas from its allocatable resources res (at rpath)
+// and labels, and returns its nvidia.com/gpu devices (or its
+// nvidia.com/gpu.shared ones, then n.Shared) and gpuplane.io/gpu-milli.
+func (n *SnapshotNode) readResources(path, rpath string, res map[string]string, labels map[string]string) (whole, milli int64, err error) {
+	cpu, _, err := quantity(rpath, res, "cpu", true)
+	if err != nil {
+		return 0, 0, err
 	}
 	mem, _, err := quantity(rpath, res, "memory", false)
 	if err != nil {
-		return n, err
+		return 0, 0, err
 	}
 	n.CPUMilli, n.MemoryMiB = cpu, floorMiB(mem)
-	labels := o.Metadata.Labels
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
 		if err != nil || v < 1 {
-			return n, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), Quote(r))
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), Quote(r))
 		}
 		n.Replicas = v
 	}
-	whole, _, err := quantity(rpath, res, resource.GPU, false)
-	if err != nil {
-		return n, err
+	if whole, _, err = quantity(rpath, res, resource.GPU, false); err != nil {
+		return 0, 0, err
 	}
-	milli, _, err := quantity(rpath, res, resource.GPUMilli, false)
-	if err != nil {
-		return n, err
+	if milli, _, err = quantity(rpath, res, resource.GPUMilli, false); err != nil {
+		return 0, 0, err
 	}
+	if err := n.readMIG(rpath, res); err != nil {
+		return 0, 0, err
+	}
+	shared, _, err := quantity(rpath, res, sharedGPU, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	if shared > 0 {
+		// Time-slicing with renameByDefault: the device plugin serves
+		// each GPU as Replicas devices of nvidia.com/gpu.shared, and no
+		// nvidia.com/gpu.
+		if whole > 0 || milli > 0 || len(n.MIG) > 0 {
+			return 0, 0, fmt.Errorf("%s%s: a node that serves nvidia.com/gpu.shared and other GPU resources is not simulated", rpath, field(sharedGPU))
+		}
+		if shared%int64(n.Replicas) != 0 {
+			return 0, 0, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(sharedGPU), shared, resource.LabelGPUReplicas, n.Replicas)
+		}
+		whole, n.Shared = shared, true
+	}
+	if whole%int64(n.Replicas) != 0 {
+		// Time-slicing advertises each GPU as Replicas devices.
+		return 0, 0, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
+	}
+	return whole, milli, nil
+}
+
+// readMIG reads the node's nvidia.com/mig-<profile> devices into n.MIG.
+func (n *SnapshotNode) readMIG(rpath string, res map[string]string) error {
 	keys := make([]string, 0, len(res))
 	for k := range res {
 		keys = append(keys, k)
@@ -406,7 +451,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		if strings.HasPrefix(k, resource.MIGPrefix) {
 			v, _, err := quantity(rpath, res, k, false)
 			if err != nil {
-				return n, err
+				return err
 			}
 			if n.MIG == nil {
 				n.MIG = map[string]int64{}
@@ -414,31 +459,16 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.MIG[k] = v
 		}
 	}
-	shared, _, err := quantity(rpath, res, sharedGPU, false)
-	if err != nil {
-		return n, err
-	}
-	if shared > 0 {
-		// Time-slicing with renameByDefault: the device plugin serves
-		// each GPU as Replicas devices of nvidia.com/gpu.shared, and no
-		// nvidia.com/gpu.
-		if whole > 0 || milli > 0 || len(n.MIG) > 0 {
-			return n, fmt.Errorf("%s%s: a node that serves nvidia.com/gpu.shared and other GPU resources is not simulated", rpath, field(sharedGPU))
-		}
-		if shared%int64(n.Replicas) != 0 {
-			return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(sharedGPU), shared, resource.LabelGPUReplicas, n.Replicas)
-		}
-		whole, n.Shared = shared, true
-	}
-	if whole%int64(n.Replicas) != 0 {
-		// Time-slicing advertises each GPU as Replicas devices.
-		return n, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(resource.GPU), whole, resource.LabelGPUReplicas, n.Replicas)
-	}
-	gpus := whole / int64(n.Replicas)
-	migGPUs := int64(0) // the GPUs that are MIG-enabled: the GPU count less the whole ones
-	product := labels[resource.LabelGPUProduct]
-	single := ""
-	if base, profile, ok := singleMIGProduct(product); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 && !n.Shared {
+	return nil
+}
+
+// countGPUs returns the node's GPUs from its whole (nvidia.com/gpu or
+// .shared) devices and milli-GPU, the MIG-enabled ones among them, and,
+// under NVIDIA's single MIG strategy, the catalog model its product label
+// names.
+func (n *SnapshotNode) countGPUs(path string, labels map[string]string, whole, milli int64) (gpus, migGPUs int64, single string, err error) {
+	gpus = whole / int64(n.Replicas)
+	if base, profile, ok := singleMIGProduct(labels[resource.LabelGPUProduct]); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 && !n.Shared {
 		// NVIDIA's single MIG strategy: every GPU in one profile, its
 		// instances served as nvidia.com/gpu and counted in
 		// nvidia.com/gpu.count, the profile in the product's
@@ -450,18 +480,17 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 		if per, ok := gpu.MIGFullCount(model, profile); ok {
 			devices := gpus
 			gpus = (devices + int64(per) - 1) / int64(per)
-			migGPUs, single = gpus, model
+			return gpus, gpus, model, nil
 		}
 	}
 	switch {
-	case single != "":
 	case gpus == 0 && milli > 0:
 		gpus = milli / cluster.MilliGPU
 	case milli == 0 && len(n.MIG) > 0:
 		c, ok := labels[resource.LabelGPUCount]
 		v, err := strconv.ParseInt(c, 10, 64)
 		if gpus == 0 && (!ok || err != nil || v < 0) {
-			return n, fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), Quote(c))
+			return 0, 0, "", fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), Quote(c))
 		}
 		if ok && err == nil && v > gpus {
 			// GPU feature discovery's mixed strategy: the whole GPUs
@@ -469,11 +498,14 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			gpus, migGPUs = v, v-gpus
 		}
 	}
-	if gpus > cluster.MaxGPUsPerNode {
-		return n, fmt.Errorf("%s: %d GPUs, more than %d", rpath, gpus, cluster.MaxGPUsPerNode)
-	}
+	return gpus, migGPUs, "", nil
+}
+
+// setModel sets the node's GPU count, product, model (single, under the
+// single MIG strategy) and MIG layout of its migGPUs MIG-enabled GPUs.
+func (n *SnapshotNode) setModel(path string, labels map[string]string, gpus, migGPUs int64, single string) error {
 	n.GPUs = int(gpus)
-	n.Product = product
+	n.Product = labels[resource.LabelGPUProduct]
 	n.MIGConfig = labels[resource.LabelMIGConfig]
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
@@ -484,7 +516,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.Model = "unlabelled"
 		}
 		if len(n.Model) > maxModelLen {
-			return n, fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), maxModelLen)
+			return fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), maxModelLen)
 		}
 	}
 	if migGPUs > 0 {
@@ -493,7 +525,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 			n.MIGGPUs = int(migGPUs)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // singleMIGProduct splits a product label of NVIDIA's single MIG strategy,

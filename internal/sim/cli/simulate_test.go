@@ -133,7 +133,7 @@ func TestCaseInsensitive(t *testing.T) {
 	}
 	o.NodesFile, o.Format = "H100 x 3", "table"
 	err := Run(context.Background(), o, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), `model "H100" is not in the GPU catalog`) || !strings.HasSuffix(err.Error(), `did you mean "H100-80GB"?`) {
+	if err == nil || !strings.Contains(err.Error(), `model "H100" is not in the GPU catalog`) || !strings.HasSuffix(err.Error(), `did you mean "H100-80GB" or "H100-NVL"?`) {
 		t.Errorf("H100 x 3: %v", err)
 	}
 	yaml := filepath.Join(dir, "c.yaml")

@@ -106,7 +106,7 @@ func TestSnapshotTimeSlicedRenamed(t *testing.T) {
 		t.Errorf("ns/whole on %q, want t4-0", on["ns/whole"])
 	}
 	for _, r := range rep.Sharing.Rows {
-		if r.PlacedPods != 4 || math.Abs(r.GPUAllocationRatio-1750.0/3000) > 1e-9 {
+		if r.PlacedPods != 4 || math.Abs(r.GPUAllocationRatio-1750.0/3000) > 1e-6 { // JSON: 6 significant digits
 			t.Errorf("%s: %v placed, allocation %v; want 4, 1750/3000", r.Sharing, r.PlacedPods, r.GPUAllocationRatio)
 		}
 	}
