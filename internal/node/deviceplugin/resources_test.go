@@ -92,7 +92,8 @@ func profileNode(t *testing.T, yaml string) device.Node {
 // compute instance spans the GPU instance (C == G) get a resource, so the
 // seven 1c.7g.40gb devices of GPU 1 are left out, never advertised as
 // 7g.40gb, and Excluded names each; a MIG-enabled GPU without MIG devices
-// is left out with a warning (internal/rm/device_map.go).
+// is left out with a warning (internal/rm/device_map.go). The H100 NVL's
+// one-slice instance of 11008 MiB is named 1g.12gb from its memory.
 func TestBuildResourcesMIGNames(t *testing.T) {
 	n := profileNode(t, `
 gpus:
@@ -104,7 +105,7 @@ gpus:
   migEnabled: true
 - productName: NVIDIA H100 NVL
   memoryMiB: 95830
-  mig: [{profile: 1g.10gb, memoryMiB: 11008}]
+  mig: [{profile: 1g.12gb, memoryMiB: 11008}]
 `)
 	c := testConfig(t, "flags: {migStrategy: mixed}")
 	rs, err := BuildResources(n, c)
