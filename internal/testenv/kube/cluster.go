@@ -106,6 +106,7 @@ type Cluster struct {
 	etcdURL   string
 	grace     time.Duration
 	onExit    func(name string, err error)
+	pki       *pki // issues kubelets' certificates (kubelet.go)
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
@@ -212,6 +213,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, o Options, etcdURL string,
 	if err != nil {
 		return err
 	}
+	c.pki = pk
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	if err := c.start("kube-apiserver", o.APIServer, nil, apiServerArgs(o, c.Dir, etcdURL, port, pk)...); err != nil {
 		return err

@@ -120,6 +120,8 @@ func Start(socket, recordDir string) (*Runtime, error) {
 	}}
 	rs.FakeLinuxConfiguration = &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS}
 	rs.Unlock()
+	// The kubelet refuses an image of size 0, the fake's default.
+	r.ImageService.SetFakeImageSize(1 << 20)
 	runtimeapi.RegisterRuntimeServiceServer(r.server, r)
 	runtimeapi.RegisterImageServiceServer(r.server, r)
 	r.done.Add(2)

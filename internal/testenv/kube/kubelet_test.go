@@ -1,0 +1,148 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// sysctlValues reads the sysctls a kubelet sets.
+func sysctlValues(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range kubeletSysctls {
+		b, err := os.ReadFile("/proc/sys/" + k)
+		if err == nil {
+			out[k] = strings.TrimSpace(string(b))
+		}
+	}
+	return out
+}
+
+// nodeCgroups returns the cgroups of one test node under every hierarchy.
+func nodeCgroups(name string) []string {
+	var out []string
+	for _, h := range cgroupHierarchies(true) {
+		if _, err := os.Stat(filepath.Join(h, name)); err == nil {
+			out = append(out, filepath.Join(h, name))
+		}
+	}
+	return out
+}
+
+// TestKubeletNode starts a real kubelet against the test control plane,
+// runs a pod on it through the recording fake runtime, and stops it,
+// checking that nothing is left: no process, cgroup, directory or changed
+// sysctl.
+func TestKubeletNode(t *testing.T) {
+	c := StartT(t, Options{})
+	ctx := t.Context()
+	kubelet := Binary(t, "kubelet")
+	before := sysctlValues(t)
+	k, err := c.StartKubeletNode(ctx, "real-0", KubeletOptions{Kubelet: kubelet, Labels: map[string]string{"gpuplane.io/test": "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			if t.Failed() {
+				t.Logf("kubelet log:\n%s", tail(k.Log, 40))
+			}
+			k.Stop()
+		}
+	})
+	t.Logf("node %s Ready %v after the kubelet started (node IP %s)", k.Name, k.ReadyAfter.Round(time.Millisecond), k.IP)
+	n, err := c.Client.CoreV1().Nodes().Get(ctx, "real-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ip string
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			ip = a.Address
+		}
+	}
+	if ip != k.IP || n.Labels["gpuplane.io/test"] != "yes" || n.Status.NodeInfo.KubeletVersion != Version("kubelet") ||
+		int(n.Status.DaemonEndpoints.KubeletEndpoint.Port) != k.Port || len(n.Spec.Taints) != 0 {
+		t.Errorf("node: InternalIP %s (want %s), labels %v, kubelet %s, port %d (want %d), taints %v",
+			ip, k.IP, n.Labels, n.Status.NodeInfo.KubeletVersion, n.Status.DaemonEndpoints.KubeletEndpoint.Port, k.Port, n.Spec.Taints)
+	}
+	cgroups := nodeCgroups(k.entry.cgroupName())
+	if len(cgroups) == 0 {
+		t.Errorf("no cgroup %s", k.entry.cgroupName())
+	}
+	if _, err := os.Stat(filepath.Join(cgroupMount, "memory", k.entry.cgroupName(), "kubepods")); err != nil {
+		t.Errorf("the kubelet made no kubepods cgroup: %v", err)
+	}
+	for _, d := range []string{"/var/lib/kubelet", "/var/log/containers", "/var/log/pods"} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s exists on the host (%v)", d, err)
+		}
+	}
+
+	// A pod bound to the node runs: its container is created with what
+	// the pod asked for.
+	start := time.Now()
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello"},
+		Spec: corev1.PodSpec{NodeName: "real-0", Containers: []corev1.Container{{
+			Name: "main", Image: "example.com/no/such/image:1", Command: []string{"sleep", "inf"},
+			Env: []corev1.EnvVar{{Name: "GREETING", Value: "hi"}},
+		}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := c.waitUntil(wctx, "pod hello Running", func(ctx context.Context) error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "hello", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pod Running %v after it was created", time.Since(start).Round(time.Millisecond))
+	recs, err := k.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Pod != "hello" || recs[0].Namespace != "default" || recs[0].Container != "main" ||
+		recs[0].Env["GREETING"] != "hi" || recs[0].Image != "example.com/no/such/image:1" || strings.Join(recs[0].Command, " ") != "sleep inf" {
+		t.Errorf("records %+v", recs)
+	}
+
+	// Stop leaves nothing.
+	pid := k.Pid()
+	dir := k.Dir
+	stopped = true
+	if err := k.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kubelet pid %d still exists after Stop (kill 0: %v)", pid, err)
+	}
+	if left := nodeCgroups(k.entry.cgroupName()); len(left) != 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still exists after Stop (%v)", dir, err)
+	}
+	if after := sysctlValues(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("sysctls %v after Stop, %v before", after, before)
+	}
+}
