@@ -426,8 +426,9 @@ func (k *KubeletNode) start(ctx context.Context, timeout time.Duration, since ti
 	return nil
 }
 
-// waitReady polls the Node every 50 ms until it is Ready (and, with since
-// set, has a heartbeat no older than since), ending early when the
+// waitReady polls the Node every 50 ms until it is Ready without the
+// node lifecycle controller's not-ready or unreachable taint (and, with
+// since set, has a heartbeat no older than since), ending early when the
 // kubelet or a control-plane process exits or ctx ends.
 func (k *KubeletNode) waitReady(ctx context.Context, p *proc, since time.Time) error {
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -453,6 +454,13 @@ func (k *KubeletNode) waitReady(ctx context.Context, p *proc, since time.Time) e
 					}
 					if cond.LastHeartbeatTime.Time.Before(since) {
 						return fmt.Errorf("node %s: last heartbeat %v, before the restart", k.Name, cond.LastHeartbeatTime)
+					}
+					// The node lifecycle controller's taints, put on
+					// while the kubelet was registering or away.
+					for _, t := range n.Spec.Taints {
+						if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+							return fmt.Errorf("node %s: Ready, taint %s", k.Name, t.ToString())
+						}
 					}
 					return nil
 				}
