@@ -1,11 +1,14 @@
 package kube
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,4 +148,122 @@ func TestKubeletNode(t *testing.T) {
 	if after := sysctlValues(t); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("sysctls %v after Stop, %v before", after, before)
 	}
+}
+
+// TestKubeletKilled: a test process that is killed (SIGKILL) while its
+// kubelet node runs leaves the kubelet dead (Pdeathsig) and its cgroups,
+// directory and sysctl changes behind, and the next start of any test
+// node (here its first step, reap) removes and restores them.
+func TestKubeletKilled(t *testing.T) {
+	if os.Getenv("GPUPLANE_KUBELET_CHILD") != "" {
+		killedChild()
+		return
+	}
+	Binary(t, "kubelet")
+	Binary(t, "kube-controller-manager")
+	before := sysctlValues(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKubeletKilled$")
+	cmd.Env = append(os.Environ(), "GPUPLANE_KUBELET_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "READY ") {
+				line <- sc.Text()
+			}
+		}
+		close(line)
+	}()
+	var f []string
+	select {
+	case l, ok := <-line:
+		if !ok {
+			_ = cmd.Wait()
+			t.Fatalf("the child exited before its node was Ready:\n%s", stderr.String())
+		}
+		f = strings.Fields(l)
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the child's node was not Ready in 2 minutes:\n%s", stderr.String())
+	}
+	cgroup, dir, clusterDir := f[1], f[2], f[3]
+	kubeletPid, _ := strconv.Atoi(f[4])
+	type process struct {
+		pid   int
+		start uint64
+	}
+	procs := []process{{kubeletPid, procStart(kubeletPid)}}
+	for _, p := range strings.Split(f[5], ",") {
+		pid, _ := strconv.Atoi(p)
+		procs = append(procs, process{pid, procStart(pid)})
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for _, p := range procs { // Pdeathsig; the kubelet first
+		for i := 0; alive(p.pid, p.start); i++ {
+			if i == 1000 {
+				t.Fatalf("pid %d still running 10 s after its test was killed", p.pid)
+			}
+			sleep10ms()
+		}
+	}
+	// The control plane's directory is a killed Start's leftover, not
+	// the node's.
+	os.RemoveAll(clusterDir)
+	if len(nodeCgroups(cgroup)) == 0 {
+		t.Fatalf("no cgroups %s left to clean up: the test proves nothing", cgroup)
+	}
+	h, err := lockHostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := h.reap()
+	h.unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := nodeCgroups(cgroup); len(left) != 0 {
+		t.Errorf("cgroups left after reap: %v", left)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("node directory %s left after reap (%v)", dir, err)
+	}
+	if len(live) == 0 { // another test's kubelet would keep the sysctls changed
+		if after := sysctlValues(t); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("sysctls %v after reap, %v before", after, before)
+		}
+	}
+}
+
+// killedChild is TestKubeletKilled's child: it starts a cluster and a
+// kubelet node, prints what the parent checks, and waits to be killed.
+func killedChild() {
+	ctx := context.Background()
+	c, err := Start(ctx, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	k, err := c.StartKubeletNode(ctx, "killed-0", KubeletOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		c.Stop()
+		os.Exit(1)
+	}
+	var pids []string
+	for _, p := range c.Pids() {
+		pids = append(pids, strconv.Itoa(p))
+	}
+	fmt.Printf("READY %s %s %s %d %s\n", k.entry.cgroupName(), k.Dir, c.Dir, k.Pid(), strings.Join(pids, ","))
+	select {}
 }
