@@ -267,3 +267,88 @@ func killedChild() {
 	fmt.Printf("READY %s %s %s %d %s\n", k.entry.cgroupName(), k.Dir, c.Dir, k.Pid(), strings.Join(pids, ","))
 	select {}
 }
+
+// TestTwoKubeletNodes runs two kubelets on the machine at once, each in
+// its own mount namespace, cgroupRoot, ports and runtime: both nodes are
+// Ready and run a pod each. The sysctls stay the kubelet's while either
+// runs and are restored when the second stops.
+func TestTwoKubeletNodes(t *testing.T) {
+	c := StartT(t, Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	kubelet := Binary(t, "kubelet")
+	before := sysctlValues(t)
+	var nodes [2]*KubeletNode
+	errs := make(chan error, 2)
+	for i := range nodes {
+		go func() {
+			var err error
+			nodes[i], err = c.StartKubeletNode(ctx, fmt.Sprintf("pair-%d", i), KubeletOptions{Kubelet: kubelet})
+			errs <- err
+		}()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, k := range nodes {
+			if k != nil {
+				if t.Failed() {
+					t.Logf("kubelet %s log:\n%s", k.Name, tail(k.Log, 30))
+				}
+				k.Stop()
+			}
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	if nodes[0].DevicePluginDir == nodes[1].DevicePluginDir || nodes[0].Port == nodes[1].Port || nodes[0].entry.cgroupName() == nodes[1].entry.cgroupName() {
+		t.Fatalf("the nodes share a directory, port or cgroup: %+v %+v", nodes[0], nodes[1])
+	}
+	for i, k := range nodes {
+		t.Logf("node %s Ready after %v", k.Name, k.ReadyAfter.Round(time.Millisecond))
+		// Each kubelet serves its own kubelet.sock, in its own directory.
+		if _, err := os.Stat(filepath.Join(k.DevicePluginDir, "kubelet.sock")); err != nil {
+			t.Errorf("node %d: %v", i, err)
+		}
+		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i)},
+			Spec:       corev1.PodSpec{NodeName: k.Name, Containers: []corev1.Container{{Name: "main", Image: "example.com/x:1"}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, k := range nodes {
+		if err := c.waitUntil(ctx, "pod Running", func(ctx context.Context) error {
+			p, err := c.Client.CoreV1().Pods("default").Get(ctx, fmt.Sprintf("p-%d", i), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("phase %s", p.Status.Phase)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if recs, err := k.Records(); err != nil || len(recs) != 1 || recs[0].Pod != fmt.Sprintf("p-%d", i) {
+			t.Errorf("node %s records %+v (%v), want its own pod's only", k.Name, recs, err)
+		}
+	}
+	during := sysctlValues(t)
+	if err := nodes[0].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := sysctlValues(t); fmt.Sprint(got) != fmt.Sprint(during) {
+		t.Errorf("sysctls %v after the first node stopped, want the kubelet's %v while the second runs", got, during)
+	}
+	if err := nodes[1].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := sysctlValues(t); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("sysctls %v after both stopped, %v before", got, before)
+	}
+}
