@@ -221,11 +221,16 @@ func (h *hostState) restoreSysctls() error {
 }
 
 // cgroupHierarchies returns the mounted cgroup hierarchies' directories
+// (cgroupMount alone on a cgroup v2 host)
 // (cpu and cpuacct may be one hierarchy under two names; each real
 // directory once), the unified (v2) one of a hybrid host only with
 // unified set: the kubelet's cgroup library makes its cgroups there too,
 // but checks and needs only the v1 ones.
 func cgroupHierarchies(unified bool) []string {
+	// A cgroup v2 host: one hierarchy, mounted at cgroupMount itself.
+	if _, err := os.Stat(filepath.Join(cgroupMount, "cgroup.controllers")); err == nil {
+		return []string{cgroupMount}
+	}
 	ents, err := os.ReadDir(cgroupMount)
 	if err != nil {
 		return nil

@@ -109,8 +109,9 @@ type KubeletNode struct {
 
 var kubeletSeq atomic.Int64
 
-// StartKubeletNode starts a kubelet that registers the Node name with the
-// cluster, and returns when the Node is Ready. On error nothing is left
+// StartKubeletNode starts a kubelet (as root) that registers the Node name
+// with the cluster, and returns when the Node is Ready without the node
+// lifecycle controller's not-ready taint. On error nothing is left
 // running or changed, and the error carries the tail of the kubelet's
 // log when it exited. Stop it before the cluster.
 func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOptions) (_ *KubeletNode, err error) {
@@ -203,11 +204,19 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 // StartKubeletNodeT starts a kubelet node for a test (StartKubeletNode)
 // and stops it when the test ends (before a cluster started earlier with
 // StartT), printing its log's tail first if the test failed. A missing
-// kubelet skips the test, or fails it under CI (see Binary).
+// kubelet, or a test not run as root, skips the test, or fails it under
+// CI (see Binary).
 func StartKubeletNodeT(t testing.TB, c *Cluster, name string, o KubeletOptions) *KubeletNode {
 	t.Helper()
 	if o.Kubelet == "" {
 		o.Kubelet = Binary(t, "kubelet")
+	}
+	if os.Geteuid() != 0 {
+		// The mounts, cgroups and sysctls need root.
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but a kubelet node needs root")
+		}
+		t.Skip("a kubelet node needs root")
 	}
 	k, err := c.StartKubeletNode(t.Context(), name, o)
 	if err != nil {

@@ -18,6 +18,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// kubeletBinary is the kubelet for a test; the test is skipped without
+// it or without root, and fails so under CI.
+func kubeletBinary(t *testing.T) string {
+	t.Helper()
+	p := Binary(t, "kubelet")
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but a kubelet node needs root")
+		}
+		t.Skip("a kubelet node needs root")
+	}
+	return p
+}
+
 // sysctlValues reads the sysctls a kubelet sets.
 func sysctlValues(t *testing.T) map[string]string {
 	t.Helper()
@@ -49,7 +63,7 @@ func nodeCgroups(name string) []string {
 func TestKubeletNode(t *testing.T) {
 	c := StartT(t, Options{})
 	ctx := t.Context()
-	kubelet := Binary(t, "kubelet")
+	kubelet := kubeletBinary(t)
 	before := sysctlValues(t)
 	k, err := c.StartKubeletNode(ctx, "real-0", KubeletOptions{Kubelet: kubelet, Labels: map[string]string{"gpuplane.io/test": "yes"}})
 	if err != nil {
@@ -159,7 +173,7 @@ func TestKubeletKilled(t *testing.T) {
 		killedChild()
 		return
 	}
-	Binary(t, "kubelet")
+	kubeletBinary(t)
 	Binary(t, "kube-controller-manager")
 	before := sysctlValues(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKubeletKilled$")
@@ -276,7 +290,7 @@ func TestTwoKubeletNodes(t *testing.T) {
 	c := StartT(t, Options{})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	kubelet := Binary(t, "kubelet")
+	kubelet := kubeletBinary(t)
 	before := sysctlValues(t)
 	var nodes [2]*KubeletNode
 	errs := make(chan error, 2)
