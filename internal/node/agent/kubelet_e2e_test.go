@@ -62,7 +62,8 @@ const (
 // TestRealKubelet: the agent (mock backend, realProfile, device nodes
 // passed) serves a real kubelet. The node's allocatable shows the 8 GPUs;
 // a pod bound to the node asking for 2 runs, and its container was
-// created with GPUs 5 and 6 exactly: NVIDIA_VISIBLE_DEVICES their UUIDs,
+// created with GPUs 5 and 6 exactly: NVIDIA_VISIBLE_DEVICES their UUIDs
+// (in either order),
 // device nodes /dev/nvidia5 and /dev/nvidia6 after the three control
 // devices; the exporter labels those GPUs' series with the pod, read from
 // the kubelet's pod-resources API. Then the kubelet restarts: the plugin
@@ -159,8 +160,12 @@ func TestRealKubelet(t *testing.T) {
 	if len(mine) != 1 {
 		fail("%d CreateContainer records of default/train/main, want 1: %+v", len(mine), recs)
 	}
-	if got, want := mine[0].Env["NVIDIA_VISIBLE_DEVICES"], realUUID5+","+realUUID6; got != want {
-		t.Errorf("NVIDIA_VISIBLE_DEVICES %q, want %q (GPUs 5 and 6, the NVLinked pair)", got, want)
+	// In the order of the kubelet's Allocate request, which comes from a
+	// set: either order.
+	visible := strings.Split(mine[0].Env["NVIDIA_VISIBLE_DEVICES"], ",")
+	slices.Sort(visible)
+	if want := []string{realUUID5, realUUID6}; !slices.Equal(visible, want) {
+		t.Errorf("NVIDIA_VISIBLE_DEVICES %q, want %v in some order (GPUs 5 and 6, the NVLinked pair)", mine[0].Env["NVIDIA_VISIBLE_DEVICES"], want)
 	}
 	var devs []string
 	for _, d := range mine[0].Devices {
