@@ -143,9 +143,9 @@ func up(dir, nodesFile string, args []string) error {
 		return err
 	}
 	w.Close()
-	what := "etcd, kube-apiserver and kwok"
+	what := "etcd, kube-apiserver, kube-controller-manager and kwok"
 	if scheduler := flagValue(args, "scheduler"); scheduler != "" {
-		what = "etcd, kube-apiserver, kwok and gpuplane-scheduler"
+		what = "etcd, kube-apiserver, kube-controller-manager, kwok and gpuplane-scheduler"
 	}
 	fmt.Fprintf(os.Stderr, "cluster: starting %s ...\n", what)
 	line, _ := bufio.NewReader(r).ReadString('\n')
