@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube/cri"
 )
@@ -119,8 +120,8 @@ func TestRealKubelet(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		q := n.Status.Allocatable[kube.ResourceGPU]
-		cq := n.Status.Capacity[kube.ResourceGPU]
+		q := n.Status.Allocatable[gpuresource.GPU]
+		cq := n.Status.Capacity[gpuresource.GPU]
 		if q.Value() != 8 || cq.Value() != 8 {
 			return fmt.Errorf("allocatable %s, capacity %s", q.String(), cq.String())
 		}
@@ -134,7 +135,7 @@ func TestRealKubelet(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "train"},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
 			Name: "main", Image: "example.com/train:1",
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{kube.ResourceGPU: resource.MustParse("2")}},
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuresource.GPU: resource.MustParse("2")}},
 		}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
