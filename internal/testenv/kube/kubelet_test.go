@@ -45,6 +45,24 @@ func sysctlValues(t *testing.T) map[string]string {
 	return out
 }
 
+// sysctlsAlone reads the sysctls under the host-state lock and says
+// whether no test kubelet runs on the machine then: only then are they
+// the host's own (test binaries of other packages run kubelets
+// concurrently).
+func sysctlsAlone(t *testing.T) (map[string]string, bool) {
+	t.Helper()
+	h, err := lockHostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.unlock()
+	live, err := h.reap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sysctlValues(t), len(live) == 0
+}
+
 // nodeCgroups returns the cgroups of one test node under every hierarchy.
 func nodeCgroups(name string) []string {
 	var out []string
@@ -64,7 +82,7 @@ func TestKubeletNode(t *testing.T) {
 	c := StartT(t, Options{})
 	ctx := t.Context()
 	kubelet := kubeletBinary(t)
-	before := sysctlValues(t)
+	before, aloneBefore := sysctlsAlone(t)
 	k, err := c.StartKubeletNode(ctx, "real-0", KubeletOptions{Kubelet: kubelet, Labels: map[string]string{"gpuplane.io/test": "yes"}})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +177,7 @@ func TestKubeletNode(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s still exists after Stop (%v)", dir, err)
 	}
-	if after := sysctlValues(t); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after, alone := sysctlsAlone(t); aloneBefore && alone && fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("sysctls %v after Stop, %v before", after, before)
 	}
 }
@@ -175,7 +193,7 @@ func TestKubeletKilled(t *testing.T) {
 	}
 	kubeletBinary(t)
 	Binary(t, "kube-controller-manager")
-	before := sysctlValues(t)
+	before, aloneBefore := sysctlsAlone(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKubeletKilled$")
 	cmd.Env = append(os.Environ(), "GPUPLANE_KUBELET_CHILD=1")
 	out, err := cmd.StdoutPipe()
@@ -242,6 +260,7 @@ func TestKubeletKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	live, err := h.reap()
+	after := sysctlValues(t) // under the lock: no kubelet starts meanwhile
 	h.unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -252,10 +271,9 @@ func TestKubeletKilled(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("node directory %s left after reap (%v)", dir, err)
 	}
-	if len(live) == 0 { // another test's kubelet would keep the sysctls changed
-		if after := sysctlValues(t); fmt.Sprint(after) != fmt.Sprint(before) {
-			t.Errorf("sysctls %v after reap, %v before", after, before)
-		}
+	// Another test's kubelet would keep the sysctls changed.
+	if aloneBefore && len(live) == 0 && fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("sysctls %v after reap, %v before", after, before)
 	}
 }
 
@@ -291,7 +309,7 @@ func TestTwoKubeletNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	kubelet := kubeletBinary(t)
-	before := sysctlValues(t)
+	before, aloneBefore := sysctlsAlone(t)
 	var nodes [2]*KubeletNode
 	errs := make(chan error, 2)
 	for i := range nodes {
@@ -362,7 +380,7 @@ func TestTwoKubeletNodes(t *testing.T) {
 	if err := nodes[1].Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if got := sysctlValues(t); fmt.Sprint(got) != fmt.Sprint(before) {
+	if got, alone := sysctlsAlone(t); aloneBefore && alone && fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("sysctls %v after both stopped, %v before", got, before)
 	}
 }
