@@ -15,6 +15,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+// ControllerManager is kube-controller-manager's component name, for
+// Kill, StopComponent, StartComponent and Restart (restart.go); started
+// again, it is not waited for.
+const ControllerManager = "kube-controller-manager"
+
 // Controllers are the kube-controller-manager controllers the test
 // control plane runs by default (Options.Controllers): the workload
 // controllers (Jobs, CronJobs, Deployments, ReplicaSets, StatefulSets,
@@ -79,7 +84,7 @@ func (c *Cluster) startControllerManager(ctx context.Context, o Options, pk *pki
 		args = append(args, "--feature-gates="+o.FeatureGates)
 	}
 	args = append(args, o.ControllerManagerArgs...)
-	if err := c.start("kube-controller-manager", o.ControllerManager, nil, args...); err != nil {
+	if err := c.start(ControllerManager, o.ControllerManager, nil, args...); err != nil {
 		return err
 	}
 	// Its serving certificate is self-signed (in --cert-dir); /healthz
