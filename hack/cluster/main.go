@@ -3,7 +3,7 @@
 //
 //	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
-//	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kwok or gpuplane-scheduler
+//	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kube-controller-manager, kwok or gpuplane-scheduler
 //	cluster kill|start [--dir DIR] COMPONENT
 //	cluster status [--dir DIR]
 //
@@ -67,7 +67,7 @@ func main() {
 				req = "restart-kill"
 			}
 			if (req == "status") != (fs.NArg() == 0) || fs.NArg() > 1 {
-				err = fmt.Errorf("usage: cluster %s [--dir DIR] COMPONENT (etcd, kube-apiserver, kwok, gpuplane-scheduler)", os.Args[1])
+				err = fmt.Errorf("usage: cluster %s [--dir DIR] COMPONENT (etcd, kube-apiserver, kube-controller-manager, kwok, gpuplane-scheduler)", os.Args[1])
 				if req == "status" {
 					err = errors.New("usage: cluster status [--dir DIR]")
 				}
@@ -109,7 +109,7 @@ func up(dir, nodesFile string, args []string) error {
 	if _, err := kube.ReadNodesFile(nodesFile); err != nil {
 		return err
 	}
-	for _, name := range []string{"etcd", "kube-apiserver", "kwok"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
 		if _, err := kube.Find(name); err != nil {
 			return err
 		}
@@ -143,9 +143,9 @@ func up(dir, nodesFile string, args []string) error {
 		return err
 	}
 	w.Close()
-	what := "etcd, kube-apiserver and kwok"
+	what := "etcd, kube-apiserver, kube-controller-manager and kwok"
 	if scheduler := flagValue(args, "scheduler"); scheduler != "" {
-		what = "etcd, kube-apiserver, kwok and gpuplane-scheduler"
+		what = "etcd, kube-apiserver, kube-controller-manager, kwok and gpuplane-scheduler"
 	}
 	fmt.Fprintf(os.Stderr, "cluster: starting %s ...\n", what)
 	line, _ := bufio.NewReader(r).ReadString('\n')

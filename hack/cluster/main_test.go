@@ -18,7 +18,7 @@ import (
 // that etcd and kwok keep running and the supervisor with them, starts it
 // again, restarts kwok, and stops everything with down.
 func TestSupervisorRestart(t *testing.T) {
-	for _, name := range []string{"etcd", "kube-apiserver", "kwok"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
 		kube.Binary(t, name)
 	}
 	bin := filepath.Join(t.TempDir(), "cluster")

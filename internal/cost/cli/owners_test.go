@@ -40,7 +40,10 @@ func controllerRef(apiVersion, kind string, o metav1.Object) []metav1.OwnerRefer
 // 3792 = 23868 c; with a teams file that gives only ml (team research),
 // research 28312 c and web still serving from its label.
 func TestOwnersRealAPIServer(t *testing.T) {
-	c := kube.StartT(t, kube.Options{})
+	// No controller manager: the test writes the owner chains as the
+	// controllers would, and the ReplicaSet and Job controllers would add
+	// pods of their own.
+	c := kube.StartT(t, kube.Options{NoControllerManager: true})
 	ctx := t.Context()
 	cs := c.Client
 	must := func(_ any, err error) {

@@ -114,7 +114,7 @@ func installPyTorchJobCRD(t *testing.T, c *kube.Cluster, dyn dynamic.Interface, 
 // (no controller manager runs, so the test writes each object and its
 // ownerReferences as the controllers would) and checks each pod's job.
 func TestLookupRealAPIServer(t *testing.T) {
-	c := kube.StartT(t, kube.Options{})
+	c := kube.StartT(t, kube.Options{NoControllerManager: true})
 	ctx := t.Context()
 	cs := c.Client
 	dyn, err := dynamic.NewForConfig(c.Config)

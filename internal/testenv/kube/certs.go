@@ -23,6 +23,32 @@ type pki struct {
 	caFile, certFile, keyFile, saPubFile, saKeyFile string
 	// caPEM, adminCertPEM and adminKeyPEM go into the kubeconfig.
 	caPEM, adminCertPEM, adminKeyPEM []byte
+	// ca and caKey issue further certificates (issue): kubelets',
+	// kube-controller-manager's.
+	ca    *x509.Certificate
+	caKey crypto.Signer
+}
+
+// issue signs a certificate of tmpl's subject, usages and names with a
+// new ECDSA P-256 key, valid as long as the CA, with a random serial.
+func (p *pki) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tmpl.SerialNumber == nil {
+		if tmpl.SerialNumber, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62)); err != nil {
+			return nil, nil, err
+		}
+	}
+	tmpl.NotBefore, tmpl.NotAfter = p.ca.NotBefore, p.ca.NotAfter
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, key.Public(), p.caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = ecKeyPEM(key)
+	return pemBlock("CERTIFICATE", der), keyPEM, err
 }
 
 // newPKI generates the key material into dir. The serving certificate is
@@ -52,20 +78,10 @@ func newPKI(dir string, serviceIP net.IP) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := &pki{ca: ca, caKey: caKey}
 	issue := func(serial int64, tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, nil, err
-		}
 		tmpl.SerialNumber = big.NewInt(serial)
-		tmpl.NotBefore, tmpl.NotAfter = caTmpl.NotBefore, caTmpl.NotAfter
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
-		if err != nil {
-			return nil, nil, err
-		}
-		keyPEM, err = ecKeyPEM(key)
-		return pemBlock("CERTIFICATE", der), keyPEM, err
+		return p.issue(tmpl)
 	}
 	servingCert, servingKey, err := issue(2, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
@@ -95,16 +111,13 @@ func newPKI(dir string, serviceIP net.IP) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pki{
-		caFile:       filepath.Join(dir, "ca.crt"),
-		certFile:     filepath.Join(dir, "apiserver.crt"),
-		keyFile:      filepath.Join(dir, "apiserver.key"),
-		saPubFile:    filepath.Join(dir, "sa.pub"),
-		saKeyFile:    filepath.Join(dir, "sa.key"),
-		caPEM:        pemBlock("CERTIFICATE", caDER),
-		adminCertPEM: adminCert,
-		adminKeyPEM:  adminKey,
-	}
+	p.caFile = filepath.Join(dir, "ca.crt")
+	p.certFile = filepath.Join(dir, "apiserver.crt")
+	p.keyFile = filepath.Join(dir, "apiserver.key")
+	p.saPubFile = filepath.Join(dir, "sa.pub")
+	p.saKeyFile = filepath.Join(dir, "sa.key")
+	p.caPEM = pemBlock("CERTIFICATE", caDER)
+	p.adminCertPEM, p.adminKeyPEM = adminCert, adminKey
 	for file, data := range map[string][]byte{
 		p.caFile: p.caPEM, p.certFile: servingCert, p.keyFile: servingKey,
 		p.saPubFile: saPubPEM, p.saKeyFile: saKeyPEM,

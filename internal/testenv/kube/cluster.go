@@ -1,10 +1,12 @@
 // Package kube runs a real Kubernetes control plane for tests and demos:
-// etcd, kube-apiserver and kwok (fake nodes whose pods go Running), built
+// etcd, kube-apiserver, kube-controller-manager (controllermanager.go) and
+// kwok (fake nodes whose pods go Running), built
 // by hack/build-controlplane.sh at the versions in binaries.txt, with fake
 // GPU nodes made from an openb node CSV or a small YAML (nodes.go).
 //
-// There is no kube-controller-manager and no kubelet: kwok plays the
-// kubelet (node status, leases, pod status, deletion). See docs/cluster.md.
+// kwok plays the kubelet of its nodes (node status, leases, pod status,
+// deletion); StartKubeletNode adds nodes run by a real kubelet
+// (kubelet.go). See docs/cluster.md.
 package kube
 
 import (
@@ -70,9 +72,17 @@ type Options struct {
 	Authorization string
 	// APIServerArgs are appended to kube-apiserver's arguments.
 	APIServerArgs []string
-	// Etcd, APIServer and Kwok are the programs' paths; empty ones are
-	// found with Find.
-	Etcd, APIServer, Kwok string
+	// Etcd, APIServer, ControllerManager and Kwok are the programs'
+	// paths; empty ones are found with Find.
+	Etcd, APIServer, ControllerManager, Kwok string
+	// NoControllerManager starts no kube-controller-manager: objects stay
+	// as a test creates them (no pods from Jobs or ReplicaSets, no garbage
+	// collection, no node taints).
+	NoControllerManager bool
+	// Controllers is kube-controller-manager's --controllers (default
+	// Controllers); ControllerManagerArgs are appended to its arguments.
+	Controllers           string
+	ControllerManagerArgs []string
 	// StartTimeout bounds the wait for etcd and kube-apiserver to be ready
 	// (default 2 minutes); the context can end it sooner.
 	StartTimeout time.Duration
@@ -101,11 +111,12 @@ type Cluster struct {
 	Client kubernetes.Interface
 
 	mu        sync.Mutex // guards procs (restart.go replaces its entries) and stopped
-	procs     []*proc    // in start order: etcd, kube-apiserver, kwok
+	procs     []*proc    // in start order: etcd, kube-apiserver, kube-controller-manager, kwok
 	stopped   bool
 	etcdURL   string
 	grace     time.Duration
 	onExit    func(name string, err error)
+	pki       *pki // issues kubelets' certificates (kubelet.go)
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
@@ -114,9 +125,10 @@ type Cluster struct {
 	first     *proc // the first process to exit
 }
 
-// Start starts etcd, kube-apiserver and kwok and returns when the API
-// server is ready. Ports are picked free at run time. On error nothing is
-// left running and the error carries the tail of the failing process's log.
+// Start starts etcd, kube-apiserver, kube-controller-manager and kwok and
+// returns when the API server is ready. Ports are picked free at run
+// time. On error nothing is left running and the error carries the tail
+// of the failing process's log.
 func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	c := &Cluster{Dir: o.Dir, exited: make(chan struct{}), grace: o.StopGrace, onExit: o.OnExit}
 	if c.grace <= 0 {
@@ -157,6 +169,11 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err := c.startAPIServer(ctx, o, etcdURL, ports[2]); err != nil {
 		return nil, err
 	}
+	if !o.NoControllerManager {
+		if err := c.startControllerManager(ctx, o, c.pki); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.startKwok(o); err != nil {
 		return nil, err
 	}
@@ -168,8 +185,8 @@ func (o *Options) findPrograms() (err error) {
 	for _, b := range []struct {
 		path *string
 		name string
-	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.Kwok, "kwok"}} {
-		if *b.path == "" {
+	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.ControllerManager, "kube-controller-manager"}, {&o.Kwok, "kwok"}} {
+		if *b.path == "" && !(o.NoControllerManager && b.name == "kube-controller-manager") {
 			if *b.path, err = Find(b.name); err != nil {
 				return err
 			}
@@ -212,6 +229,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, o Options, etcdURL string,
 	if err != nil {
 		return err
 	}
+	c.pki = pk
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	if err := c.start("kube-apiserver", o.APIServer, nil, apiServerArgs(o, c.Dir, etcdURL, port, pk)...); err != nil {
 		return err
@@ -326,7 +344,8 @@ func (c *Cluster) Err() error {
 	}
 }
 
-// Pids returns the process ids of etcd, kube-apiserver and kwok.
+// Pids returns the process ids of etcd, kube-apiserver,
+// kube-controller-manager (unless Options.NoControllerManager) and kwok.
 func (c *Cluster) Pids() []int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -349,9 +368,9 @@ func (c *Cluster) Logs(n int) string {
 	return b.String()
 }
 
-// Stop stops kwok, then kube-apiserver, then etcd (the API server needs
-// etcd to shut down cleanly), each with SIGTERM and Options.StopGrace
-// (30 s) before SIGKILL, and removes a temporary Dir. It returns when
+// Stop stops kwok, kube-controller-manager, kube-apiserver, then etcd
+// (the API server needs etcd to shut down cleanly), each with SIGTERM and
+// Options.StopGrace (30 s) before SIGKILL, and removes a temporary Dir. It returns when
 // every process has exited; calling it again returns the first result.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {

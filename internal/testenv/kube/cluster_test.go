@@ -134,8 +134,8 @@ func TestControlPlane(t *testing.T) {
 
 	// Stop leaves no process and no directory behind.
 	pids := c.Pids()
-	if len(pids) != 3 {
-		t.Fatalf("pids %v, want etcd, kube-apiserver, kwok", pids)
+	if len(pids) != 4 {
+		t.Fatalf("pids %v, want etcd, kube-apiserver, kube-controller-manager, kwok", pids)
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)

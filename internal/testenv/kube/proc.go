@@ -33,6 +33,12 @@ type proc struct {
 // onExit runs once the process has exited. The process is killed if the
 // thread that started it dies, so a crashed test leaves nothing running.
 func startProc(name, bin string, args, env []string, logFile string, onExit func(*proc)) (*proc, error) {
+	return startProcAttr(name, bin, args, env, logFile, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}, onExit)
+}
+
+// startProcAttr is startProc with the process attributes given (they
+// should include Pdeathsig).
+func startProcAttr(name, bin string, args, env []string, logFile string, attr *syscall.SysProcAttr, onExit func(*proc)) (*proc, error) {
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -43,7 +49,7 @@ func startProc(name, bin string, args, env []string, logFile string, onExit func
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

@@ -10,8 +10,8 @@ func StartT(t testing.TB, o Options) *Cluster {
 	for _, b := range []struct {
 		path *string
 		name string
-	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.Kwok, "kwok"}} {
-		if *b.path == "" {
+	}{{&o.Etcd, "etcd"}, {&o.APIServer, "kube-apiserver"}, {&o.ControllerManager, "kube-controller-manager"}, {&o.Kwok, "kwok"}} {
+		if *b.path == "" && !(o.NoControllerManager && b.name == "kube-controller-manager") {
 			*b.path = Binary(t, b.name)
 		}
 	}
