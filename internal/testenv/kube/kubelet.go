@@ -279,13 +279,60 @@ func HostIP() (string, error) {
 // writeFiles writes the certificates, the kubeconfig and the
 // KubeletConfiguration, and sets the kubelet's arguments.
 func (k *KubeletNode) writeFiles(o KubeletOptions) error {
+	kubeconfig, err := k.writeCredentials()
+	if err != nil {
+		return err
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	k.Port, k.HealthzPort = ports[0], ports[1]
+	pkiDir := filepath.Join(k.Dir, "pki")
+	kc := k.config(pkiDir)
+	for key, v := range o.Config {
+		kc[key] = v
+	}
+	b, err := yaml.Marshal(kc)
+	if err != nil {
+		return err
+	}
+	config := filepath.Join(k.Dir, "kubelet.yaml")
+	if err := os.WriteFile(config, b, 0o644); err != nil {
+		return err
+	}
+	k.args = []string{
+		"--config=" + config,
+		"--kubeconfig=" + kubeconfig,
+		"--root-dir=" + k.RootDir,
+		"--cert-dir=" + pkiDir,
+		"--hostname-override=" + k.Name,
+		"--node-ip=" + k.IP,
+	}
+	if len(o.Labels) > 0 {
+		var l []string
+		for key, v := range o.Labels {
+			l = append(l, key+"="+v)
+		}
+		sort.Strings(l)
+		k.args = append(k.args, "--node-labels="+strings.Join(l, ","))
+	}
+	k.args = append(k.args, o.Args...)
+	return nil
+}
+
+// writeCredentials writes the node's client certificate (O=system:nodes,
+// CN=system:node:<name>, which the Node authorizer lets register the
+// node), its serving certificate and the CA under Dir/pki, and the
+// kubeconfig; it returns the kubeconfig's path.
+func (k *KubeletNode) writeCredentials() (string, error) {
 	pk := k.c.pki
 	clientCert, clientKey, err := pk.issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "system:node:" + k.Name, Organization: []string{"system:nodes"}},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	servingCert, servingKey, err := pk.issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: k.Name},
@@ -294,7 +341,7 @@ func (k *KubeletNode) writeFiles(o KubeletOptions) error {
 		DNSNames:    []string{k.Name, "localhost"},
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	pkiDir := filepath.Join(k.Dir, "pki")
 	files := map[string][]byte{
@@ -302,7 +349,7 @@ func (k *KubeletNode) writeFiles(o KubeletOptions) error {
 	}
 	for f, data := range files {
 		if err := os.WriteFile(filepath.Join(pkiDir, f), data, 0o600); err != nil {
-			return err
+			return "", err
 		}
 	}
 	kubeconfig := filepath.Join(k.Dir, "kubeconfig")
@@ -311,16 +358,12 @@ func (k *KubeletNode) writeFiles(o KubeletOptions) error {
 	cfg.AuthInfos["node"] = &clientcmdapi.AuthInfo{ClientCertificateData: clientCert, ClientKeyData: clientKey}
 	cfg.Contexts["gpuplane"] = &clientcmdapi.Context{Cluster: "gpuplane", AuthInfo: "node"}
 	cfg.CurrentContext = "gpuplane"
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		return err
-	}
+	return kubeconfig, clientcmd.WriteToFile(*cfg, kubeconfig)
+}
 
-	ports, err := freePorts(2)
-	if err != nil {
-		return err
-	}
-	k.Port, k.HealthzPort = ports[0], ports[1]
-	kc := map[string]any{
+// config is the node's KubeletConfiguration, its files under pkiDir.
+func (k *KubeletNode) config(pkiDir string) map[string]any {
+	return map[string]any{
 		"apiVersion": "kubelet.config.k8s.io/v1beta1",
 		"kind":       "KubeletConfiguration",
 		// This machine's kernel has cgroup v1, which kubelet 1.35+
@@ -358,35 +401,6 @@ func (k *KubeletNode) writeFiles(o KubeletOptions) error {
 		"syncFrequency":             "10s",
 		"registerNode":              true,
 	}
-	for key, v := range o.Config {
-		kc[key] = v
-	}
-	b, err := yaml.Marshal(kc)
-	if err != nil {
-		return err
-	}
-	config := filepath.Join(k.Dir, "kubelet.yaml")
-	if err := os.WriteFile(config, b, 0o644); err != nil {
-		return err
-	}
-	k.args = []string{
-		"--config=" + config,
-		"--kubeconfig=" + kubeconfig,
-		"--root-dir=" + k.RootDir,
-		"--cert-dir=" + pkiDir,
-		"--hostname-override=" + k.Name,
-		"--node-ip=" + k.IP,
-	}
-	if len(o.Labels) > 0 {
-		var l []string
-		for key, v := range o.Labels {
-			l = append(l, key+"="+v)
-		}
-		sort.Strings(l)
-		k.args = append(k.args, "--node-labels="+strings.Join(l, ","))
-	}
-	k.args = append(k.args, o.Args...)
-	return nil
 }
 
 // namespaceScript runs in the kubelet's new mount namespace (made private
