@@ -21,6 +21,16 @@ func TestPolicyCheck(t *testing.T) {
 	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy check needs --policy FILE and -f FILE|DIR\n" {
 		t.Errorf("no -f: exit %d, %q", code, errb.String())
 	}
+	// An empty manifest is an error, not "0 pods, no violation".
+	empty := t.TempDir() + "/empty.yaml"
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", empty}, &out, &errb); code != 1 || out.String() != "" || errb.String() != "gpuplane: no objects in "+empty+"\n" {
+		t.Errorf("empty file: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
 	errb.Reset()
 	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f FILE|DIR|-") {
 		t.Errorf("no subcommand: exit %d, usage without its flags: %q", code, errb.String())

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,57 @@ func TestCheck(t *testing.T) {
 		if !strings.HasPrefix(f.String(), want[i]) {
 			t.Errorf("finding %d:\n got %s\nwant %s", i, f, want[i])
 		}
+	}
+}
+
+// TestCheckEmpty: a path that holds no object (an empty file, one of
+// comments and "---" only, empty stdin, an empty directory, a directory of
+// empty manifests and other files) is an error naming it, alone or after a
+// good path; a List without items (kubectl get pods -o yaml where there
+// are none) and a ConfigMap are objects: 0 pods, no error.
+func TestCheckEmpty(t *testing.T) {
+	p := load(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		f := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	empty := write("empty.yaml", "")
+	comments := write("comments.yaml", "# nothing here\n---\n---\n")
+	emptyDir := filepath.Join(dir, "none")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("blank/a.yaml", "\n")
+	write("blank/README.md", "kind: Pod\n")
+	for _, c := range []struct {
+		paths []string
+		stdin string
+		want  string
+	}{
+		{[]string{empty}, "", "no objects in " + empty},
+		{[]string{comments}, "", "no objects in " + comments},
+		{[]string{Stdin}, "", "no objects in <stdin>"},
+		{[]string{Stdin}, "\n# kubectl failed\n", "no objects in <stdin>"},
+		{[]string{emptyDir}, "", "no objects in " + emptyDir + ": no *.yaml, *.yml or *.json file in it"},
+		{[]string{filepath.Join(dir, "blank")}, "", "no objects in " + filepath.Join(dir, "blank")},
+		{[]string{"testdata/manifests/pods.yaml", empty}, "", "no objects in " + empty},
+	} {
+		got, n, err := p.Check(c.paths, strings.NewReader(c.stdin))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Check(%q, %q) = %d objects, %v, %v; want error %q", c.paths, c.stdin, n, got, err, c.want)
+		}
+	}
+	list := "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
+	cm := write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	if got, n, err := p.Check([]string{Stdin, cm}, strings.NewReader(list)); err != nil || n != 0 || len(got) != 0 {
+		t.Errorf("empty List and a ConfigMap: %d objects, %v, %v; want 0, none, nil", n, got, err)
 	}
 }
 
