@@ -269,8 +269,8 @@ func (r *objectReader) addTemplate(m manifest, replica string, tpl *template, ra
 			l[k] = v
 		}
 		pod.Labels = l
-	case slices.Contains(TrainingOwners, m.Kind):
-		pod.Owners = append(pod.Owners, m.Kind)
+	case slices.Contains(TrainingOwners, m.Kind), m.Kind == "DaemonSet":
+		pod.Owners = append(pod.Owners, m.Kind) // its pods' owner
 	}
 	r.objs = append(r.objs, o)
 	return nil
