@@ -28,7 +28,7 @@ type completed struct {
 func completions() []completed {
 	sim, _ := newSimulateCmd()
 	quota, _, _, _ := newQuotaCmd()
-	pol, _, _ := newPolicyCmd()
+	pol, _, _, _ := newPolicyCmd()
 	vap, _, _, _ := newPolicyVAPCmd()
 	word := map[string]string{
 		"mode": "fill replay", "format": "table json", "o": "table json", "tie-break": "first random",

@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
-const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...]
+const policyDoc = `Usage: gpuplane policy check --policy FILE -f FILE|DIR [-f ...] [--exclude-namespace NS ...]
        gpuplane policy vap --policy FILE    (the rules as CEL; gpuplane policy vap -h)
 
 Applies a GPUPolicy file (docs/webhook.md) offline to the pods and workload
@@ -21,7 +21,12 @@ at admission, and lists each
 violation as FILE:LINE: KIND NAMESPACE/NAME: RULE: what to change. Namespaces
 in the manifests give their labels for namespaceSelector. To audit what runs
 now: kubectl get pods,deployments,jobs -A -o yaml > now.yaml. Exit status 1
-when there is a violation.
+when there is a violation, or when a -f holds no object.
+
+Namespaces are exempt as at admission: kube-system, the policy's
+excludeNamespaces, and each --exclude-namespace (the chart's release
+namespace, which the chart adds to its policy; gpuplane policy vap takes
+the same flag). Pods of a DaemonSet may tolerate the GPU taint.
 
 Flags:
 `
@@ -34,7 +39,7 @@ func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // runPolicy runs gpuplane policy with args.
 func runPolicy(args []string, stdout, stderr io.Writer) error {
-	c, pf, pp := newPolicyCmd()
+	c, pf, pp, exclude := newPolicyCmd()
 	fs := c.fs
 	if len(args) > 0 && args[0] == "vap" {
 		return runPolicyVAP(args[1:], stdout, stderr)
@@ -64,6 +69,7 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	pol.ExcludeNamespaces = pol.ExcludedNamespaces(*exclude...)
 	findings, n, err := pol.Check(*pp, os.Stdin)
 	if err != nil {
 		return err
@@ -86,7 +92,8 @@ file that CEL can say (docs/webhook.md, "In the API server"): they hold when
 gpuplane-webhook is down. Then a MutatingAdmissionPolicy and its binding
 that add what the webhook adds (Kubernetes 1.36 or later; --mutating=false
 before). The chart installs the same objects from webhook.policy.
-kube-system is never checked.
+kube-system, the policy's excludeNamespaces and each --exclude-namespace
+are not checked, as by gpuplane policy check.
 
 Flags:
 `
@@ -122,15 +129,19 @@ func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
 }
 
 // newPolicyCmd returns the policy check command and its flags' values.
-func newPolicyCmd() (*command, *string, *files) {
+func newPolicyCmd() (*command, *string, *files, *files) {
 	c := newCommand("gpuplane policy check", policyDoc)
 	var policyFile string
-	var paths files
+	var paths, exclude files
 	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
 	c.fs.Var(&paths, "f", "manifest file or directory (*.yaml, *.yml, *.json), or - for stdin; repeatable")
-	c.args["policy"], c.args["f"] = "FILE", "FILE|DIR|-"
-	return c, &policyFile, &paths
+	c.fs.Var(&exclude, "exclude-namespace", excludeUsage)
+	c.args["policy"], c.args["f"], c.args["exclude-namespace"] = "FILE", "FILE|DIR|-", "NS"
+	return c, &policyFile, &paths, &exclude
 }
+
+// excludeUsage is the --exclude-namespace flag's, the same in check and vap.
+const excludeUsage = "a namespace not checked besides kube-system and the policy's excludeNamespaces, e.g. gpuplane's release namespace; repeatable"
 
 // newPolicyVAPCmd returns the policy vap command and its flags' values.
 func newPolicyVAPCmd() (*command, *string, *policy.AdmissionPolicyOptions, *files) {
@@ -141,7 +152,7 @@ func newPolicyVAPCmd() (*command, *string, *policy.AdmissionPolicyOptions, *file
 	c.fs.StringVar(&policyFile, "policy", "", "GPUPolicy file (YAML, apiVersion gpuplane.io/v1alpha1)")
 	c.fs.StringVar(&o.Name, "name", "gpuplane-gpu-policy", "name of the policy and its binding")
 	c.fs.BoolVar(&o.Mutating, "mutating", true, "also the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later)")
-	c.fs.Var(&exclude, "exclude-namespace", "a namespace not checked besides kube-system, e.g. gpuplane's own; repeatable")
+	c.fs.Var(&exclude, "exclude-namespace", excludeUsage)
 	c.args["policy"], c.args["name"], c.args["exclude-namespace"] = "FILE", "NAME", "NS"
 	return c, &policyFile, &o, &exclude
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -21,8 +23,18 @@ func TestPolicyCheck(t *testing.T) {
 	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy check needs --policy FILE and -f FILE|DIR\n" {
 		t.Errorf("no -f: exit %d, %q", code, errb.String())
 	}
+	// An empty manifest is an error, not "0 pods, no violation".
+	empty := t.TempDir() + "/empty.yaml"
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
 	errb.Reset()
-	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n  -f FILE|DIR|-") {
+	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", empty}, &out, &errb); code != 1 || out.String() != "" || errb.String() != "gpuplane: no objects in "+empty+"\n" {
+		t.Errorf("empty file: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	errb.Reset()
+	if code := execute([]string{"policy"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Flags:\n") || !strings.Contains(errb.String(), "\n  -f FILE|DIR|-") {
 		t.Errorf("no subcommand: exit %d, usage without its flags: %q", code, errb.String())
 	}
 }
@@ -64,5 +76,42 @@ func TestPolicyVAP(t *testing.T) {
 	errb.Reset()
 	if code := execute([]string{"policy", "vap", "--policy", "nope.yaml"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "nope.yaml") {
 		t.Errorf("missing file: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestPolicyCheckAudit runs the documented audit, kubectl get pods -A -o
+// yaml piped into policy check, on internal/webhook/policy's
+// testdata/audit/pods.yaml (its findings there: TestCheckExemptions). The
+// node agent's and NVIDIA's DaemonSet pods are never flagged; with the
+// release namespace and gpu-operator exempted by --exclude-namespace, as
+// at admission, only research's ETL pod is.
+func TestPolicyCheckAudit(t *testing.T) {
+	in, err := os.ReadFile("../../internal/webhook/policy/testdata/audit/pods.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags []string
+		lines []string
+	}{
+		{nil, []string{"<stdin>:127: Pod gpu-operator/nvidia-device-plugin-validator-8r2lz: team:", "<stdin>:152: Pod gpu-system/gpuplane-webhook-6d8f9b7c5-q4w7e: gpu-taint-toleration:", "<stdin>:196: Pod research/etl-5c7d9f8b6-z8x2k: gpu-taint-toleration:"}},
+		{[]string{"--exclude-namespace", "gpu-system", "--exclude-namespace", "gpu-operator"}, []string{"<stdin>:196: Pod research/etl-5c7d9f8b6-z8x2k: gpu-taint-toleration:"}},
+	} {
+		cmd := exec.Command(binary, append([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", "-"}, c.flags...)...)
+		cmd.Stdin = bytes.NewReader(in)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		wantErr := fmt.Sprintf("gpuplane: %d violations in 7 pods and pod templates\n", len(c.lines))
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || errb.String() != wantErr || len(got) != len(c.lines) {
+			t.Errorf("%v: %v, stderr %q, stdout:\n%s", c.flags, err, errb.String(), out.String())
+			continue
+		}
+		for i, l := range got {
+			if !strings.HasPrefix(l, c.lines[i]) {
+				t.Errorf("%v: line %d %q, want %q...", c.flags, i, l, c.lines[i])
+			}
+		}
 	}
 }

@@ -38,11 +38,11 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	case *teamsFile == "" || *nodesFile == "":
 		return errors.New("quota: --teams and --nodes are required")
 	}
-	teams, err := quota.LoadTeams(*teamsFile)
+	nodes, err := cli.ReadNodes(*nodesFile)
 	if err != nil {
 		return err
 	}
-	nodes, err := cli.ReadNodes(*nodesFile)
+	teams, err := quota.LoadTeamsOn(*teamsFile, nodes) // as simulate --teams reads it
 	if err != nil {
 		return err
 	}

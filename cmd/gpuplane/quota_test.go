@@ -53,3 +53,45 @@ func TestQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamsSameCheck: quota and simulate --teams read one teams file the
+// same way (quota.LoadTeamsOn). Team ml's A100-80GB nominal of 300 on one
+// A100-80GB node of the typical server, 8 GPUs (internal/gpu
+// TypicalServer), is over by 300 - 8 = 292: both refuse it, with the same
+// message, and write nothing. A nominal of 8 is taken by both.
+func TestTeamsSameCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	teams := func(name string, nominal string) string {
+		return write(name, "cohort: lab\nteams:\n- name: ml\n  namespaces: [ml]\n  quotas:\n  - {model: A100-80GB, product: NVIDIA-A100-SXM4-80GB, nominal: "+nominal+"}\n")
+	}
+	pods := write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,scheduled_time,deletion_time\n"+
+		"p1,1000,1024,1,1000,A100-80GB,0,0,100\n")
+	const nodes = "A100-80GB x 1"
+	over := teams("over.yaml", "300")
+	want := "gpuplane: " + over + ": model A100-80GB: nominal quotas sum to 300 GPUs (ml 300) but the nodes have 8: over by 292 GPUs\n"
+	for _, args := range [][]string{
+		{"quota", "--teams", over, "--nodes", nodes},
+		{"simulate", "--mode", "replay", "--teams", over, "--nodes", nodes, "--pods", pods},
+	} {
+		out, errOut, code := run(t, args...)
+		if code != 1 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", args[0], code, out, errOut, want)
+		}
+	}
+	fits := teams("fits.yaml", "8")
+	for _, args := range [][]string{
+		{"quota", "--teams", fits, "--nodes", nodes},
+		{"simulate", "--mode", "replay", "--teams", fits, "--nodes", nodes, "--pods", pods, "--seeds", "1", "--policies", "bestfit"},
+	} {
+		if _, errOut, code := run(t, args...); code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", args[0], code, errOut)
+		}
+	}
+}

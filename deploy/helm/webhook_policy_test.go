@@ -306,6 +306,9 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 			p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: "kubeflow.org/v1", Kind: kind, Name: "job", UID: "0b6e3c1e-0000-4000-8000-000000000001"})
 		}
 	}
+	daemonSet := func(p *corev1.Pod) {
+		p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "nvidia-device-plugin-daemonset", UID: "0b6e3c1e-0000-4000-8000-000000000002"})
+	}
 	affinity := func(models ...string) opt {
 		return func(p *corev1.Pod) {
 			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
@@ -339,6 +342,9 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 		{mk("serve", "ray-head", gpu("gpuplane.io/gpu-milli", 300), label("ray.io/node-type", "head")), ""},
 		{mk("other", "cpu"), ""},
 		{mk("other", "tolerates-noexecute", tolerate("nvidia.com/gpu", "NoExecute")), ""},
+		// A DaemonSet's pod (a device plugin, an exporter) may tolerate
+		// the GPU taint without asking for a GPU.
+		{mk("other", "device-plugin", tolerate("nvidia.com/gpu", "NoSchedule"), daemonSet), ""},
 		{mk(namespace, "excluded", gpu("nvidia.com/gpu", 64), tolerate("", "")), ""},
 
 		{mk("other", "no-team", gpu("nvidia.com/gpu", 1)),

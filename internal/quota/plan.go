@@ -25,6 +25,21 @@ func Capacity(nodes []trace.NodeSpec) map[string]int {
 	return c
 }
 
+// LoadTeamsOn reads a teams file (LoadTeams) and checks it against the
+// GPUs of nodes (CheckCapacity): gpuplane quota and gpuplane simulate
+// --teams both read their teams file with it, so a file one refuses the
+// other refuses too, with the same message.
+func LoadTeamsOn(path string, nodes []trace.NodeSpec) (*Teams, error) {
+	t, err := LoadTeams(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckCapacity(path, t, Capacity(nodes)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // CheckCapacity refuses a plan whose nominal quotas of a model sum to more
 // GPUs than capacity has of that model, saying by how much; the first
 // model in name order is reported. file names the teams file in errors.

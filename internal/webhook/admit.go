@@ -144,6 +144,7 @@ func podOf(kind metav1.GroupVersionKind, raw []byte) (*policy.Pod, error) {
 		}
 		meta = &d.Spec.Template
 		meta.Namespace = d.Namespace
+		owners = []string{"DaemonSet"} // its pods' owner
 	case "apps/ReplicaSet":
 		var d appsv1.ReplicaSet
 		if err := json.Unmarshal(raw, &d); err != nil {

@@ -374,3 +374,53 @@ func TestPodOfSidecar(t *testing.T) {
 		t.Errorf("GPUs() = %d, want 9", n)
 	}
 }
+
+// TestExemptions: a pod a DaemonSet owns, and a DaemonSet, may tolerate
+// the GPU taint without asking for a GPU (a node's device plugin or
+// exporter); a ReplicaSet's pod may not. A GPU pod of no team in a
+// namespace of the policy's excludeNamespaces is neither refused nor
+// mutated, as the chart's namespaceSelector would not send it.
+func TestExemptions(t *testing.T) {
+	pol, err := policy.Parse("policy.yaml", []byte("apiVersion: gpuplane.io/v1alpha1\nkind: GPUPolicy\nexcludeNamespaces: [gpu-operator]\nteams:\n- {name: research, namespaces: [research]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(pol, nil)
+	const tolerates = `"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]`
+	pod := func(ns, owner, resources string) string {
+		return `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "` + ns + `", "ownerReferences": [{"apiVersion": "apps/v1", "kind": "` + owner + `", "name": "o", "uid": "u", "controller": true}]},
+		"spec": {` + tolerates + `, "containers": [{"name": "c", "image": "i", "resources": ` + resources + `}]}}`
+	}
+	ds := `{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "dcgm-exporter", "namespace": "monitoring"},
+		"spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {"metadata": {"labels": {"app": "d"}}, "spec": {` + tolerates + `, "containers": [{"name": "c", "image": "i"}]}}}}`
+	gpu := `{"limits": {"nvidia.com/gpu": "1"}}`
+	for _, c := range []struct {
+		name, group, kind, ns, object string
+		refused                       string
+	}{
+		{"device plugin pod", "", "Pod", "research", pod("research", "DaemonSet", "{}"), ""},
+		{"DaemonSet", "apps", "DaemonSet", "monitoring", ds, ""},
+		{"ReplicaSet's pod", "", "Pod", "research", pod("research", "ReplicaSet", "{}"), "gpu-taint-toleration"},
+		{"GPU pod in an excluded namespace", "", "Pod", "gpu-operator", pod("gpu-operator", "Pod", gpu), ""},
+		{"GPU pod of no team", "", "Pod", "gpu-ops", pod("gpu-ops", "Pod", gpu), "team"},
+	} {
+		body := `{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "u1",
+			"kind": {"group": "` + c.group + `", "version": "v1", "kind": "` + c.kind + `"}, "namespace": "` + c.ns + `", "operation": "CREATE", "object": ` + c.object + `}}`
+		for _, path := range []string{"/validate", "/mutate"} {
+			code, out := post(t, h, path, []byte(body))
+			var rv admissionv1.AdmissionReview
+			if err := json.Unmarshal([]byte(out), &rv); code != 200 || err != nil || rv.Response == nil {
+				t.Fatalf("%s %s: %d %v %s", c.name, path, code, err, out)
+			}
+			r := rv.Response
+			switch {
+			case path == "/mutate" && c.ns == "gpu-operator" && r.Patch != nil:
+				t.Errorf("%s: mutated: %s", c.name, r.Patch)
+			case path == "/validate" && c.refused == "" && !r.Allowed:
+				t.Errorf("%s: refused: %v", c.name, r.Result.Message)
+			case path == "/validate" && c.refused != "" && (r.Allowed || !strings.Contains(r.Result.Message, ": "+c.refused+": ")):
+				t.Errorf("%s: %+v, want refused by %s", c.name, r.Result, c.refused)
+			}
+		}
+	}
+}

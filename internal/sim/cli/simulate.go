@@ -306,10 +306,15 @@ func (in *input) readWorkload(o Options, stderr io.Writer) error {
 	return nil
 }
 
-// readTeams reads --teams and, with --pods, each pod's team.
+// readTeams reads --teams as gpuplane quota does, refusing nominal quotas
+// over the node list's GPUs of a model (quota.LoadTeamsOn), and, with
+// --pods, each pod's team.
 func (in *input) readTeams(o Options) error {
 	teams := &engine.Teams{}
-	read, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) { teams.File, err = quota.LoadTeams(o.TeamsFile); return err })
+	read, err := readInput("teams", o.TeamsFile, func(f *os.File) (err error) {
+		teams.File, err = quota.LoadTeamsOn(o.TeamsFile, in.nodes)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,16 @@ var templateKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 // and RayJob. Objects without a namespace
 // are in "default". Other kinds are skipped.
 func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]string, error) {
+	r, err := readObjects(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.objs, r.nsLabels, nil
+}
+
+// readObjects is ReadObjects, returning its reader, which also counts the
+// documents that were objects, whether or not of a kind checked.
+func readObjects(file string, data []byte) (*objectReader, error) {
 	r := &objectReader{file: file, nsLabels: map[string]map[string]string{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
@@ -127,25 +137,30 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 			break
 		}
 		if err != nil {
-			return nil, nil, yamlx.Syntax(file, err)
+			return nil, yamlx.Syntax(file, err)
 		}
 		if len(doc.Content) == 0 {
 			continue // an empty document
 		}
-		if top := doc.Content[0]; top.Kind != yaml.MappingNode {
-			return nil, nil, fmt.Errorf("%s:%d: a document must be one Kubernetes object (a mapping with kind), not a %s; a list of objects is a kind: List with items", file, top.Line, nodeKind(top))
+		if top := doc.Content[0]; top.Kind == yaml.ScalarNode && top.Tag == "!!null" && top.Value == "" {
+			continue // "---" with nothing or comments only after it (helm template prints these), skipped as kubectl does
 		}
+		if top := doc.Content[0]; top.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s:%d: a document must be one Kubernetes object (a mapping with kind), not a %s; a list of objects is a kind: List with items", file, top.Line, nodeKind(top))
+		}
+		r.docs++
 		if err := r.add(doc.Content[0]); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return r.objs, r.nsLabels, nil
+	return r, nil
 }
 
 // objectReader collects the objects of one file.
 type objectReader struct {
 	file     string
 	line     int // of the object being read
+	docs     int // documents that are objects (a List counts one)
 	objs     []Object
 	nsLabels map[string]map[string]string
 }
@@ -254,8 +269,8 @@ func (r *objectReader) addTemplate(m manifest, replica string, tpl *template, ra
 			l[k] = v
 		}
 		pod.Labels = l
-	case slices.Contains(TrainingOwners, m.Kind):
-		pod.Owners = append(pod.Owners, m.Kind)
+	case slices.Contains(TrainingOwners, m.Kind), m.Kind == "DaemonSet":
+		pod.Owners = append(pod.Owners, m.Kind) // its pods' owner
 	}
 	r.objs = append(r.objs, o)
 	return nil
@@ -313,59 +328,50 @@ const Stdin = "-"
 // *.yaml, *.yml and *.json, or Stdin, read from stdin) and validates every
 // pod and pod template, with namespaces' labels from the Namespaces among
 // them. It returns the findings in file order and the number of objects
-// checked.
+// checked. A path that holds no object at all (an empty file, standard
+// input with nothing on it, a directory without a manifest or with empty
+// ones only) is an error: "no violation" would hide that nothing was read,
+// as when the kubectl before the pipe failed. A List without items, as
+// kubectl prints where there is nothing of the kind, is an object.
 func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error) {
-	var files []string
-	for _, p := range paths {
-		if p == Stdin {
-			files = append(files, p)
-			continue
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !st.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			switch filepath.Ext(path) {
-			case ".yaml", ".yml", ".json":
-				if !d.IsDir() {
-					files = append(files, path)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, 0, err
-		}
-	}
 	var objs []Object
 	nsLabels := map[string]map[string]string{}
-	for _, f := range files {
-		var data []byte
-		var err error
-		if f == Stdin {
-			f = "<stdin>"
-			data, err = io.ReadAll(stdin)
-		} else {
-			data, err = os.ReadFile(f)
-		}
+	for _, p := range paths {
+		files, err := manifestFiles(p)
 		if err != nil {
 			return nil, 0, err
 		}
-		o, l, err := ReadObjects(f, data)
-		if err != nil {
-			return nil, 0, err
+		docs := 0
+		for _, f := range files {
+			var data []byte
+			if f == Stdin {
+				f = "<stdin>"
+				data, err = io.ReadAll(stdin)
+			} else {
+				data, err = os.ReadFile(f)
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			r, err := readObjects(f, data)
+			if err != nil {
+				return nil, 0, err
+			}
+			docs += r.docs
+			objs = append(objs, r.objs...)
+			for k, v := range r.nsLabels {
+				nsLabels[k] = v
+			}
 		}
-		objs = append(objs, o...)
-		for k, v := range l {
-			nsLabels[k] = v
+		if docs == 0 {
+			name := p
+			if p == Stdin {
+				name = "<stdin>"
+			}
+			if len(files) == 0 {
+				return nil, 0, fmt.Errorf("no objects in %s: no *.yaml, *.yml or *.json file in it", name)
+			}
+			return nil, 0, fmt.Errorf("no objects in %s", name)
 		}
 	}
 	var out []Finding
@@ -379,6 +385,35 @@ func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error
 		}
 	}
 	return out, len(objs), nil
+}
+
+// manifestFiles returns the files of one path given to Check: Stdin, the
+// file, or a directory's *.yaml, *.yml and *.json files in walk order.
+func manifestFiles(p string) ([]string, error) {
+	if p == Stdin {
+		return []string{p}, nil
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch filepath.Ext(path) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	return files, err
 }
 
 // nodeKind names a YAML node's kind for errors.

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,57 @@ func TestCheck(t *testing.T) {
 		if !strings.HasPrefix(f.String(), want[i]) {
 			t.Errorf("finding %d:\n got %s\nwant %s", i, f, want[i])
 		}
+	}
+}
+
+// TestCheckEmpty: a path that holds no object (an empty file, one of
+// comments and "---" only, empty stdin, an empty directory, a directory of
+// empty manifests and other files) is an error naming it, alone or after a
+// good path; a List without items (kubectl get pods -o yaml where there
+// are none) and a ConfigMap are objects: 0 pods, no error.
+func TestCheckEmpty(t *testing.T) {
+	p := load(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		f := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	empty := write("empty.yaml", "")
+	comments := write("comments.yaml", "# nothing here\n---\n---\n")
+	emptyDir := filepath.Join(dir, "none")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("blank/a.yaml", "\n")
+	write("blank/README.md", "kind: Pod\n")
+	for _, c := range []struct {
+		paths []string
+		stdin string
+		want  string
+	}{
+		{[]string{empty}, "", "no objects in " + empty},
+		{[]string{comments}, "", "no objects in " + comments},
+		{[]string{Stdin}, "", "no objects in <stdin>"},
+		{[]string{Stdin}, "\n# kubectl failed\n", "no objects in <stdin>"},
+		{[]string{emptyDir}, "", "no objects in " + emptyDir + ": no *.yaml, *.yml or *.json file in it"},
+		{[]string{filepath.Join(dir, "blank")}, "", "no objects in " + filepath.Join(dir, "blank")},
+		{[]string{"testdata/manifests/pods.yaml", empty}, "", "no objects in " + empty},
+	} {
+		got, n, err := p.Check(c.paths, strings.NewReader(c.stdin))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Check(%q, %q) = %d objects, %v, %v; want error %q", c.paths, c.stdin, n, got, err, c.want)
+		}
+	}
+	list := "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
+	cm := write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	if got, n, err := p.Check([]string{Stdin, cm}, strings.NewReader(list)); err != nil || n != 0 || len(got) != 0 {
+		t.Errorf("empty List and a ConfigMap: %d objects, %v, %v; want 0, none, nil", n, got, err)
 	}
 }
 
@@ -105,5 +158,76 @@ func TestReadObjectsSidecar(t *testing.T) {
 	}
 	if n := objs[0].Pod.GPUs(); n != 9 {
 		t.Errorf("GPUs() = %d, want 9", n)
+	}
+}
+
+// TestCheckExemptions audits testdata/audit/pods.yaml, `kubectl get pods -A
+// -o yaml` of a cluster with gpuplane in gpu-system and NVIDIA's GPU
+// Operator in gpu-operator (its comment says what each pod is). The node
+// agent's pod (the chart's DaemonSet) and both device plugins tolerate the
+// GPU taint without asking for a GPU, but a DaemonSet owns them: no
+// finding, in any namespace. With the policy's exemptions alone
+// (kube-system), three findings, lines counted by hand: the GPU
+// Operator's plugin validator asks for a GPU in a namespace of no team
+// (its item at line 127), the webhook's pod, of a ReplicaSet, tolerates every taint
+// (152), and research's ETL pod tolerates the GPU taint (196). With
+// gpu-system (the chart's release namespace) and gpu-operator excluded,
+// as the chart's policy file lists them, only the ETL pod is left.
+func TestCheckExemptions(t *testing.T) {
+	const file = "testdata/audit/pods.yaml"
+	for _, c := range []struct {
+		exclude []string
+		want    []string
+	}{
+		{nil, []string{
+			file + `:127: Pod gpu-operator/nvidia-device-plugin-validator-8r2lz: team: namespace "gpu-operator" belongs to no team`,
+			file + ":152: Pod gpu-system/gpuplane-webhook-6d8f9b7c5-q4w7e: gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule",
+			file + ":196: Pod research/etl-5c7d9f8b6-z8x2k: gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule",
+		}},
+		{[]string{"gpu-system", "gpu-operator"}, []string{
+			file + ":196: Pod research/etl-5c7d9f8b6-z8x2k: gpu-taint-toleration:",
+		}},
+	} {
+		p := load(t)
+		p.ExcludeNamespaces = c.exclude
+		got, n, err := p.Check([]string{file}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 7 || len(got) != len(c.want) {
+			t.Errorf("excluding %v: %d pods, findings:\n%v\nwant 7 pods and %q", c.exclude, n, got, c.want)
+			continue
+		}
+		for i, f := range got {
+			if !strings.HasPrefix(f.String(), c.want[i]) {
+				t.Errorf("excluding %v, finding %d:\n got %s\nwant %s", c.exclude, i, f, c.want[i])
+			}
+		}
+	}
+}
+
+// TestExcludedNamespaces: kube-system first and always, then the file's
+// excludeNamespaces, then more, each once; a bad name is refused with its
+// line.
+func TestExcludedNamespaces(t *testing.T) {
+	p, err := Parse("p.yaml", []byte("apiVersion: gpuplane.io/v1alpha1\nkind: GPUPolicy\nexcludeNamespaces: [gpu-operator, kube-system]\nteams:\n- {name: a, namespaces: [a]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.ExcludedNamespaces("gpu-system", "gpu-operator"), []string{"kube-system", "gpu-operator", "gpu-system"}; !slices.Equal(got, want) {
+		t.Errorf("ExcludedNamespaces = %v, want %v", got, want)
+	}
+	if !p.Excluded("kube-system") || !p.Excluded("gpu-operator") || p.Excluded("gpu-system") || p.Excluded("a") {
+		t.Error("Excluded: want kube-system and gpu-operator only")
+	}
+	// A GPU pod of no team, and a squatter, in an excluded namespace: no
+	// violation, no mutation.
+	gpu := &Pod{Name: "x", Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 1}}}}
+	if vs, ops := p.Validate(gpu, Namespace{Name: "gpu-operator"}), p.Mutate(gpu, Namespace{Name: "gpu-operator"}); vs != nil || ops != nil {
+		t.Errorf("excluded namespace: %v, %v", vs, ops)
+	}
+	_, err = Parse("p.yaml", []byte("apiVersion: gpuplane.io/v1alpha1\nkind: GPUPolicy\nexcludeNamespaces:\n- GPU_Operator\nteams:\n- {name: a, namespaces: [a]}\n"))
+	if want := `p.yaml:4: excludeNamespaces[0]: "GPU_Operator" is not a namespace name (RFC 1123 label)`; err == nil || err.Error() != want {
+		t.Errorf("bad name: %v, want %s", err, want)
 	}
 }

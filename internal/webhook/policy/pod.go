@@ -14,7 +14,9 @@ type Pod struct {
 	Name      string
 	Namespace string
 	Labels    map[string]string
-	// Owners are the kinds of the pod's ownerReferences, e.g. PyTorchJob.
+	// Owners are the kinds of the pod's ownerReferences, e.g. PyTorchJob;
+	// for a pod template, its owner's kind where it says how its pods are
+	// owned (a training job's, a DaemonSet's).
 	Owners        []string
 	SchedulerName string
 	NodeSelector  map[string]string
@@ -131,6 +133,10 @@ func (c *Container) gpus() int64 {
 	return n
 }
 
+// DaemonSetPod reports whether a DaemonSet owns the pod (an
+// ownerReference of kind DaemonSet), or the pod is a DaemonSet's template.
+func (p *Pod) DaemonSetPod() bool { return slices.Contains(p.Owners, "DaemonSet") }
+
 // Training reports whether the pod is a training workload.
 func (pol *Policy) Training(p *Pod) bool {
 	if p.Labels[pol.TrainingLabel] == "true" || p.Labels["ray.io/node-type"] == "worker" {
@@ -199,10 +205,19 @@ func allowed(patterns []string, r string) bool {
 // latest/gpu-sharing.html), says that unlike MIG "there is no memory or
 // fault-isolation between replicas"; a fractional GPU is shared the same
 // way.
+//
+// A pod in an excluded namespace (ExcludedNamespaces) is not checked. A
+// pod a DaemonSet owns, or a DaemonSet's template, may tolerate the GPU
+// taint without asking for a GPU: one pod per node, a node's device
+// plugin, exporter or log agent, it takes no GPU node's room from GPU
+// pods as a Deployment's pods would.
 func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
+	if pol.Excluded(ns.Name) {
+		return nil
+	}
 	var vs []Violation
 	if !p.GPUPod() {
-		if pol.toleratesGPU(p) {
+		if pol.toleratesGPU(p) && !p.DaemonSetPod() {
 			vs = append(vs, Violation{Rule: RuleTaintSquatter, Message: fmt.Sprintf(
 				"the pod asks for no GPU but tolerates the GPU nodes' taint %s:%s and would take room on a GPU node; remove that toleration or ask for a GPU",
 				pol.GPUTaint.Key, pol.GPUTaint.Effect)})
@@ -270,10 +285,11 @@ type PatchOp struct {
 
 // Mutate returns the JSON Patch that gives GPU pod p of namespace ns the
 // GPU taint's toleration, the team's schedulerName and the team label; a
-// pod that asks for no GPU, or whose namespace has no team, gets nothing.
+// pod that asks for no GPU, or whose namespace has no team or is excluded
+// (ExcludedNamespaces), gets nothing.
 // Paths are relative to the pod object (/metadata, /spec).
 func (pol *Policy) Mutate(p *Pod, ns Namespace) []PatchOp {
-	if !p.GPUPod() {
+	if !p.GPUPod() || pol.Excluded(ns.Name) {
 		return nil
 	}
 	team := pol.TeamOf(ns)

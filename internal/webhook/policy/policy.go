@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -46,8 +47,39 @@ type Policy struct {
 	// TrainingLabel marks a training pod (value "true"); default
 	// gpuplane.io/training.
 	TrainingLabel string `yaml:"trainingLabel"`
+	// ExcludeNamespaces are namespaces the policy does not check, besides
+	// kube-system, which is never checked (see Excluded): the webhook's
+	// namespaceSelector, the admission policies' bindings and gpuplane
+	// policy check all leave out ExcludedNamespaces. The chart adds its
+	// release namespace.
+	ExcludeNamespaces []string `yaml:"excludeNamespaces"`
 	// Teams in order; a namespace belongs to the first team that matches.
 	Teams []Team `yaml:"teams"`
+}
+
+// AlwaysExcluded is the namespace no policy checks: the cluster's own
+// (kube-proxy, CNI, CSI and cloud node agents run there).
+const AlwaysExcluded = "kube-system"
+
+// ExcludedNamespaces returns the namespaces the policy does not check:
+// kube-system, then ExcludeNamespaces, then more (a flag's, the chart's
+// release namespace), each once in that order. It is the one list of
+// exemptions: gpuplane policy vap writes it into its bindings, the chart
+// into the webhook configurations' namespaceSelector and the bindings,
+// and Validate and Mutate pass over a pod in one of them.
+func (p *Policy) ExcludedNamespaces(more ...string) []string {
+	out := []string{AlwaysExcluded}
+	for _, ns := range append(slices.Clone(p.ExcludeNamespaces), more...) {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// Excluded reports whether namespace ns is not checked (ExcludedNamespaces).
+func (p *Policy) Excluded(ns string) bool {
+	return ns == AlwaysExcluded || slices.Contains(p.ExcludeNamespaces, ns)
 }
 
 // Taint is a node taint.
@@ -85,6 +117,9 @@ type Team struct {
 type Selector struct {
 	MatchLabels map[string]string `yaml:"matchLabels"`
 }
+
+// namespaceRE is a namespace name (an RFC 1123 label).
+var namespaceRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 var labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 
@@ -136,6 +171,11 @@ func Parse(file string, data []byte) (*Policy, error) {
 	for _, f := range []struct{ name, v string }{{"gpuTaint.key", p.GPUTaint.Key}, {"teamLabel", p.TeamLabel}, {"trainingLabel", p.TrainingLabel}} {
 		if !labelKeyRE.MatchString(f.v) {
 			return nil, bad(yamlx.Lookup(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
+		}
+	}
+	for i, ns := range p.ExcludeNamespaces {
+		if !namespaceRE.MatchString(ns) {
+			return nil, bad(yamlx.Lookup(doc, "excludeNamespaces"), fmt.Sprintf("excludeNamespaces[%d]", i), "%q is not a namespace name (RFC 1123 label)", ns)
 		}
 	}
 	if len(p.Teams) == 0 {

@@ -159,7 +159,7 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        `variables.gpuPod || !variables.toleratesGPU`,
+			Expression:        `variables.gpuPod || !variables.toleratesGPU || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`,
 			Message:           "gpuplane GPU policy: gpu-taint-toleration: a pod that asks for no GPU tolerates the GPU taint",
 			MessageExpression: `variables.refuses + "gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint " + variables.taintKey + ':' + variables.taintEffect + ' and would take room on a GPU node; remove that toleration or ask for a GPU'`,
 			Reason:            "Forbidden",
@@ -266,8 +266,10 @@ func AdmissionPolicyLogic() ([]byte, error) {
 type AdmissionPolicyOptions struct {
 	// Name of the policy and its binding; default gpuplane-gpu-policy.
 	Name string
-	// ExcludeNamespaces are not checked, besides kube-system: gpuplane's
-	// own namespace, as the webhook's namespaceSelector excludes it.
+	// ExcludeNamespaces are not checked, besides the policy's
+	// ExcludedNamespaces (kube-system and its excludeNamespaces): e.g.
+	// gpuplane's own namespace, as the chart's webhook configurations
+	// exclude it.
 	ExcludeNamespaces []string
 	// ValidationActions of the binding; default [Deny].
 	ValidationActions []string
@@ -329,8 +331,8 @@ type (
 
 // AdmissionPolicies returns the YAML of the ValidatingAdmissionPolicy
 // (pods on CREATE, failurePolicy Fail) and its binding that check the
-// rules of p that CEL can say, in every namespace but kube-system and
-// o.ExcludeNamespaces.
+// rules of p that CEL can say, in every namespace but
+// p.ExcludedNamespaces(o.ExcludeNamespaces...).
 func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	if o.Name == "" {
 		o.Name = "gpuplane-gpu-policy"
@@ -350,7 +352,7 @@ func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	b := binding{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding", Metadata: objectMeta{o.Name}}
 	b.Spec.PolicyName = o.Name
 	b.Spec.ValidationActions = o.ValidationActions
-	b.Spec.MatchResources.NamespaceSelector.MatchExpressions = []matchExpression{{Key: "kubernetes.io/metadata.name", Operator: "NotIn", Values: append([]string{"kube-system"}, o.ExcludeNamespaces...)}}
+	b.Spec.MatchResources.NamespaceSelector.MatchExpressions = []matchExpression{{Key: "kubernetes.io/metadata.name", Operator: "NotIn", Values: p.ExcludedNamespaces(o.ExcludeNamespaces...)}}
 	head := "# gpuplane's GPU policy in the API server (docs/webhook.md, \"In the API\n# server\"): the rules CEL can say, which hold when gpuplane-webhook is down.\n"
 	vb, err := marshal(head, v)
 	if err != nil {

@@ -142,3 +142,15 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/component: cost
 {{- end }}
+
+{{/*
+The namespaces the GPU policy does not check, as JSON: kube-system, the
+release namespace, then webhook.policy.excludeNamespaces, each once
+(internal/webhook/policy Policy.ExcludedNamespaces, in the same order for
+the policy file the ConfigMap holds). The webhook configurations'
+namespaceSelector, the admission policies' bindings and the policy file
+the webhook reads all take this one list (docs/webhook.md, "Exemptions").
+*/}}
+{{- define "gpuplane.webhook.excludeNamespaces" -}}
+{{- concat (list "kube-system" .Release.Namespace) (.Values.webhook.policy.excludeNamespaces | default list) | uniq | toJson }}
+{{- end }}
