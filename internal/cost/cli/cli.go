@@ -33,7 +33,9 @@ type Options struct {
 	Prometheus, OpenMetrics string
 	// From and To bound the window: RFC 3339 or Unix seconds. With
 	// OpenMetrics, empty means the file's span (source.File.DefaultWindow);
-	// "-" is standard input.
+	// with Prometheus, an empty To is now rounded down to the step, an
+	// empty From DefaultWindow before To. OpenMetrics "-" is standard
+	// input.
 	From, To string
 	// Step is the time between evaluations; 0 means 30 s from Prometheus
 	// and the file's sample interval from OpenMetrics.
@@ -60,8 +62,9 @@ type Options struct {
 	// Serve only; 0 means 1 h and 1 min.
 	Serve                     string
 	ServeWindow, ServeRefresh time.Duration
-	// now is the clock of --serve's windows; nil is time.Now (tests set
-	// it to reach the bundled day).
+	// now is the clock of --serve's windows and of --prometheus's
+	// default window; nil is time.Now (tests set it to reach the bundled
+	// day).
 	now func() time.Time
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
 	// utilisation is below this fraction of the share it held, in (0, 1];
@@ -339,20 +342,34 @@ func readOpenMetrics(o Options, w source.Window) (source.Window, *source.Result,
 	return w, res, nil
 }
 
-// readPrometheus reads the window --from to --to (both required) from
-// --prometheus; the step defaults to source.DefaultStep.
+// DefaultWindow is the window read from Prometheus without --from: the
+// 24 hours before --to. OpenCost's allocation API has no default (its
+// `window` is required, opencost/opencost docs/api.md); its command-line
+// client, kubectl-cost, defaults to `--window 1d` (pkg/cmd/common.go),
+// which OpenCost reads as whole UTC days up to the end of today
+// (core/pkg/opencost/window.go, parseWindow). gpuplane takes the last 24
+// hours instead, OpenCost's `window=24h`, [now - 24h, now): the end of
+// today has no samples yet and would be charged as idle.
+const DefaultWindow = 24 * time.Hour
+
+// readPrometheus reads the window --from to --to from --prometheus; the
+// step defaults to source.DefaultStep. Without --to the window ends now,
+// rounded down to the step (a whole step of Unix time, so that two runs
+// within a step read the same grid); without --from it starts
+// DefaultWindow before its end.
 func readPrometheus(ctx context.Context, o Options, w source.Window) (source.Window, *source.Result, error) {
 	if w.Step == 0 {
 		w.Step = source.DefaultStep
 	}
-	if o.From == "" || o.To == "" {
-		return w, nil, fmt.Errorf("--from and --to are required with --prometheus")
+	now := time.Now
+	if o.now != nil {
+		now = o.now
 	}
 	var err error
-	if w.From, err = parseTime("from", o.From, 0); err != nil {
+	if w.To, err = parseTime("to", o.To, floorStep(now().UnixMilli(), w.Step)); err != nil {
 		return w, nil, err
 	}
-	if w.To, err = parseTime("to", o.To, 0); err != nil {
+	if w.From, err = parseTime("from", o.From, w.To-DefaultWindow.Milliseconds()); err != nil {
 		return w, nil, err
 	}
 	if err := checkWindow(w, false, false); err != nil {
@@ -496,6 +513,16 @@ func checkWindow(w source.Window, fileFrom, fileTo bool) error {
 		return fmt.Errorf("window: %s is not after %s", to, from)
 	}
 	return nil
+}
+
+// floorStep returns the Unix millisecond ms rounded down to a whole
+// multiple of step.
+func floorStep(ms, step int64) int64 {
+	r := ms % step
+	if r < 0 {
+		r += step
+	}
+	return ms - r
 }
 
 // usd formats cents as USD with two decimals.
