@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -332,7 +334,14 @@ func readOpenMetrics(o Options, w source.Window) (source.Window, *source.Result,
 	if w.To, err = parseTime("to", o.To, def.To); err != nil {
 		return w, nil, err
 	}
-	if err := checkWindow(w, o.From == "", o.To == ""); err != nil {
+	var from, to string
+	if o.From == "" {
+		from = "the file's first sample,"
+	}
+	if o.To == "" {
+		to = "one step past the file's last sample,"
+	}
+	if err := checkWindow(w, from, to); err != nil {
 		return w, nil, err
 	}
 	res, err := source.ReadOpenMetrics(f, w)
@@ -372,7 +381,14 @@ func readPrometheus(ctx context.Context, o Options, w source.Window) (source.Win
 	if w.From, err = parseTime("from", o.From, w.To-DefaultWindow.Milliseconds()); err != nil {
 		return w, nil, err
 	}
-	if err := checkWindow(w, false, false); err != nil {
+	var from, to string
+	if o.From == "" {
+		from = "24 hours before --to,"
+	}
+	if o.To == "" {
+		to = "now, rounded down to the step,"
+	}
+	if err := checkWindow(w, from, to); err != nil {
 		return w, nil, err
 	}
 	res, err := source.ReadPrometheus(ctx, o.Prometheus, w)
@@ -398,6 +414,7 @@ func (c *command) account(w source.Window, res *source.Result) (Report, []rights
 	}
 	r := l.Report(c.by)
 	warnings := append(res.Warnings, l.Warnings...)
+	warnings = append(warnings, unmatchedTeams(c.o.TeamsFile, c.teams, res.Input.Holdings)...)
 	if c.o.PricesFile != "" {
 		var models []string
 		for _, g := range res.Input.GPUs {
@@ -411,6 +428,33 @@ func (c *command) account(w source.Window, res *source.Result) (Report, []rights
 		return Report{}, nil, err
 	}
 	return rep, recs, nil
+}
+
+// unmatchedTeams warns of each team of the teams file (file; teams:
+// namespace to team) none of whose namespaces holds a GPU in the window
+// (holdings): a misspelt or renamed namespace would otherwise leave the
+// team silently out of the report, its pods' cost under "(none)".
+func unmatchedTeams(file string, teams map[string]string, holdings []alloc.Holding) []string {
+	held := map[string]bool{}
+	for _, h := range holdings {
+		held[h.Namespace] = true
+	}
+	byTeam := map[string][]string{}
+	matched := map[string]bool{}
+	for ns, team := range teams {
+		byTeam[team] = append(byTeam[team], ns)
+		if held[ns] {
+			matched[team] = true
+		}
+	}
+	var out []string
+	for _, team := range slices.Sorted(maps.Keys(byTeam)) {
+		if !matched[team] {
+			slices.Sort(byTeam[team])
+			out = append(out, fmt.Sprintf("teams file %s: team %s matches no namespace in the window (its namespaces: %s)", file, team, strings.Join(byTeam[team], ", ")))
+		}
+	}
+	return out
 }
 
 // emit writes the HTML report with --out, then the report in --format to
@@ -498,19 +542,18 @@ func parseTime(flag, s string, def int64) (int64, error) {
 }
 
 // checkWindow refuses a window whose end is not after its start, in the
-// terms of the flags (RFC 3339); fileFrom and fileTo say the bound is the
-// file's default.
-func checkWindow(w source.Window, fileFrom, fileTo bool) error {
+// terms of the flags (RFC 3339); from and to name a bound that is a
+// default ("the file's first sample"), "" one given by --from or --to.
+func checkWindow(w source.Window, from, to string) error {
 	if w.To <= w.From {
 		rfc := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
-		from, to := "--from "+rfc(w.From), "--to "+rfc(w.To)
-		if fileFrom {
-			from = "the file's first sample, " + rfc(w.From)
+		if from == "" {
+			from = "--from"
 		}
-		if fileTo {
-			to = "one step past the file's last sample, " + rfc(w.To)
+		if to == "" {
+			to = "--to"
 		}
-		return fmt.Errorf("window: %s is not after %s", to, from)
+		return fmt.Errorf("window: %s %s is not after %s %s", to, rfc(w.To), from, rfc(w.From))
 	}
 	return nil
 }
