@@ -197,6 +197,7 @@ func FuzzParseOpenMetrics(f *testing.F) {
 	f.Add([]byte("# TYPE gpuplane_device_health gauge\ngpuplane_device_health{UUID=\"g\",Hostname=\"n\",modelName=\"NVIDIA L4\"} 1 0\n# EOF\n"))
 	f.Add([]byte("gpuplane_device_allocation_share{UUID=\"g\",GPU_I_PROFILE=\"1g.10gb\",pod=\"p\",namespace=\"n\"} 0.5 30\n# EOF\n"))
 	f.Add([]byte("DCGM_FI_DEV_GPU_UTIL{UUID=\"g\"} 50 1e9\n# EOF\n"))
+	f.Add([]byte("# TYPE gpuplane_device_health gauge\r\ngpuplane_device_health{UUID=\"g\"} 1 0\r\n# EOF\r"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := ParseOpenMetrics("f.om", data)
 		if err != nil {
