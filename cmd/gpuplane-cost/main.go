@@ -18,17 +18,33 @@ import (
 
 const name = "gpuplane-cost"
 
+// viaGpuplane is the argv[0] `gpuplane cost` runs this binary with
+// (cmd/gpuplane, cost.go): errors and usage then say "gpuplane cost", the
+// command the user typed, not "gpuplane-cost".
+const viaGpuplane = "gpuplane cost"
+
 func main() {
-	if err := newCostCmd().Execute(); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+	prog := progName(os.Args[0])
+	if err := newCostCmd(prog).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
 		os.Exit(1)
 	}
 }
 
-func newCostCmd() *cobra.Command {
+// progName returns the name the command goes by: "gpuplane cost" when
+// gpuplane ran it (argv0 viaGpuplane), else "gpuplane-cost", whatever the
+// path or name of the binary.
+func progName(argv0 string) string {
+	if argv0 == viaGpuplane {
+		return viaGpuplane
+	}
+	return name
+}
+
+func newCostCmd(prog string) *cobra.Command {
 	o := cli.DefaultOptions()
 	cmd := &cobra.Command{
-		Use:   name + " (--prometheus URL | --openmetrics FILE) [flags]",
+		Use:   prog + " (--prometheus URL | --openmetrics FILE) [flags]",
 		Short: "GPU cost per pod, job, namespace, team, node or model",
 		Long: `gpuplane-cost attributes the GPUs' cost over a window to the pods that
 held them (whole GPUs, MIG instances, time-slicing replicas and milli-GPU
@@ -59,8 +75,8 @@ API or from an OpenMetrics file. See docs/cost.md.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Prometheus, "prometheus", o.Prometheus, "Prometheus server URL, e.g. http://prometheus:9090")
 	f.StringVar(&o.OpenMetrics, "openmetrics", o.OpenMetrics, "OpenMetrics file with timestamps (the format promtool backfills), - for standard input, instead of --prometheus")
-	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample, on the samples' phase)")
-	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its finest sample interval)")
+	f.StringVar(&o.From, "from", o.From, "window start: RFC 3339 or Unix seconds (--openmetrics default: the file's first sample, on the samples' phase; --prometheus default: 24 hours before --to)")
+	f.StringVar(&o.To, "to", o.To, "window end, exclusive: RFC 3339 or Unix seconds (--openmetrics default: the file's last sample plus its finest sample interval; --prometheus default: now, rounded down to the step)")
 	f.DurationVar(&o.Step, "step", o.Step, "time between evaluations; at least the scrape interval (default 30s with --prometheus, the file's sample interval with --openmetrics, which refuses another)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, `prices file, lines "MODEL USD_PER_GPU_HOUR", overriding the defaults (docs/simulate.md)`)
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "teams file (gpuplane quota's): namespaces to teams, for --by team")

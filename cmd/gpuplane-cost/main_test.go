@@ -19,7 +19,7 @@ func TestRightsizeThresholdZero(t *testing.T) {
 		{[]string{"--step", "0"}, "--step 0: want a positive step (leave --step out for the default)"},
 		{nil, ""},
 	} {
-		cmd := newCostCmd()
+		cmd := newCostCmd(name)
 		var out, errOut bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&errOut)
@@ -34,5 +34,19 @@ func TestRightsizeThresholdZero(t *testing.T) {
 		if err == nil || err.Error() != c.want || out.Len() != 0 {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestProgName: run by gpuplane (argv[0] "gpuplane cost") the command
+// says "gpuplane cost", in errors (main) and usage; run under any other
+// name or path, "gpuplane-cost".
+func TestProgName(t *testing.T) {
+	for argv0, want := range map[string]string{"gpuplane cost": "gpuplane cost", "/usr/local/bin/gpuplane-cost": "gpuplane-cost", "gpc": "gpuplane-cost", "": "gpuplane-cost"} {
+		if got := progName(argv0); got != want {
+			t.Errorf("progName(%q) = %q, want %q", argv0, got, want)
+		}
+	}
+	if u := newCostCmd(viaGpuplane).UseLine(); !strings.HasPrefix(u, "gpuplane cost (--prometheus URL | --openmetrics FILE)") {
+		t.Errorf("usage %q", u)
 	}
 }

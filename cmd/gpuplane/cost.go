@@ -15,6 +15,10 @@ import (
 // client, which the offline tool must not (TestOfflineDeps).
 const costBinary = "gpuplane-cost"
 
+// costArgv0 is the argv[0] gpuplane-cost is run with: it says "gpuplane
+// cost:" in its errors when it sees it, "gpuplane-cost:" otherwise.
+const costArgv0 = "gpuplane cost"
+
 // runCost runs gpuplane-cost with args, as git and kubectl run their
 // plugins: the binary beside this executable, else the first on PATH, with
 // this process's standard input and the given outputs. It returns the
@@ -35,6 +39,9 @@ func runCost(args []string, stdout, stderr io.Writer) int {
 		path = p
 	}
 	cmd := exec.Command(path, args...)
+	// argv[0] "gpuplane cost": gpuplane-cost's errors and usage then name
+	// the command the user typed (cmd/gpuplane-cost, progName).
+	cmd.Args[0] = costArgv0
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	// Ctrl-C reaches gpuplane-cost too (same process group): let it
 	// decide, and pass on a SIGTERM sent to this process alone.

@@ -44,9 +44,23 @@ func TestCostDispatch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "total,,144,,,818.16,,") {
 		t.Errorf("gpuplane cost: status %d, output:\n%s", code, out)
 	}
+	// Errors name the command as typed: "gpuplane cost:" through gpuplane
+	// (before, "gpuplane-cost:"), "gpuplane-cost:" run directly.
 	out, stderr, code := run(gp, "cost", "--openmetrics", day, "--by", "cluster")
-	if code != 1 || out != "" || !strings.Contains(stderr, `gpuplane-cost: by "cluster"`) {
+	if code != 1 || out != "" || !strings.HasPrefix(stderr, `gpuplane cost: by "cluster"`) {
 		t.Errorf("bad --by: status %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = run(gp, "cost", "--no-such-flag")
+	if code != 1 || out != "" || !strings.HasPrefix(stderr, "gpuplane cost: unknown flag: --no-such-flag") {
+		t.Errorf("bad flag: status %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	out, _, code = run(gp, "cost", "--help")
+	if code != 0 || !strings.Contains(out, "  gpuplane cost (--prometheus URL | --openmetrics FILE) [flags]") {
+		t.Errorf("--help: status %d, stdout %q", code, out)
+	}
+	out, stderr, code = run(filepath.Join(dir, "gpuplane-cost"), "--openmetrics", day, "--by", "cluster")
+	if code != 1 || out != "" || !strings.HasPrefix(stderr, `gpuplane-cost: by "cluster"`) {
+		t.Errorf("gpuplane-cost, bad --by: status %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	// gpuplane alone, nothing on PATH.
 	alone := filepath.Join(t.TempDir(), "gpuplane")

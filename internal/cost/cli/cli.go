@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,7 +35,9 @@ type Options struct {
 	Prometheus, OpenMetrics string
 	// From and To bound the window: RFC 3339 or Unix seconds. With
 	// OpenMetrics, empty means the file's span (source.File.DefaultWindow);
-	// "-" is standard input.
+	// with Prometheus, an empty To is now rounded down to the step, an
+	// empty From DefaultWindow before To. OpenMetrics "-" is standard
+	// input.
 	From, To string
 	// Step is the time between evaluations; 0 means 30 s from Prometheus
 	// and the file's sample interval from OpenMetrics.
@@ -60,8 +64,9 @@ type Options struct {
 	// Serve only; 0 means 1 h and 1 min.
 	Serve                     string
 	ServeWindow, ServeRefresh time.Duration
-	// now is the clock of --serve's windows; nil is time.Now (tests set
-	// it to reach the bundled day).
+	// now is the clock of --serve's windows and of --prometheus's
+	// default window; nil is time.Now (tests set it to reach the bundled
+	// day).
 	now func() time.Time
 	// RightsizeThreshold: a job is a right-sizing candidate when its p95
 	// utilisation is below this fraction of the share it held, in (0, 1];
@@ -329,7 +334,14 @@ func readOpenMetrics(o Options, w source.Window) (source.Window, *source.Result,
 	if w.To, err = parseTime("to", o.To, def.To); err != nil {
 		return w, nil, err
 	}
-	if err := checkWindow(w, o.From == "", o.To == ""); err != nil {
+	var from, to string
+	if o.From == "" {
+		from = "the file's first sample,"
+	}
+	if o.To == "" {
+		to = "one step past the file's last sample,"
+	}
+	if err := checkWindow(w, from, to); err != nil {
 		return w, nil, err
 	}
 	res, err := source.ReadOpenMetrics(f, w)
@@ -339,23 +351,44 @@ func readOpenMetrics(o Options, w source.Window) (source.Window, *source.Result,
 	return w, res, nil
 }
 
-// readPrometheus reads the window --from to --to (both required) from
-// --prometheus; the step defaults to source.DefaultStep.
+// DefaultWindow is the window read from Prometheus without --from: the
+// 24 hours before --to. OpenCost's allocation API has no default (its
+// `window` is required, opencost/opencost docs/api.md); its command-line
+// client, kubectl-cost, defaults to `--window 1d` (pkg/cmd/common.go),
+// which OpenCost reads as whole UTC days up to the end of today
+// (core/pkg/opencost/window.go, parseWindow). gpuplane takes the last 24
+// hours instead, OpenCost's `window=24h`, [now - 24h, now): the end of
+// today has no samples yet and would be charged as idle.
+const DefaultWindow = 24 * time.Hour
+
+// readPrometheus reads the window --from to --to from --prometheus; the
+// step defaults to source.DefaultStep. Without --to the window ends now,
+// rounded down to the step (a whole step of Unix time, so that two runs
+// within a step read the same grid); without --from it starts
+// DefaultWindow before its end.
 func readPrometheus(ctx context.Context, o Options, w source.Window) (source.Window, *source.Result, error) {
 	if w.Step == 0 {
 		w.Step = source.DefaultStep
 	}
-	if o.From == "" || o.To == "" {
-		return w, nil, fmt.Errorf("--from and --to are required with --prometheus")
+	now := time.Now
+	if o.now != nil {
+		now = o.now
 	}
 	var err error
-	if w.From, err = parseTime("from", o.From, 0); err != nil {
+	if w.To, err = parseTime("to", o.To, floorStep(now().UnixMilli(), w.Step)); err != nil {
 		return w, nil, err
 	}
-	if w.To, err = parseTime("to", o.To, 0); err != nil {
+	if w.From, err = parseTime("from", o.From, w.To-DefaultWindow.Milliseconds()); err != nil {
 		return w, nil, err
 	}
-	if err := checkWindow(w, false, false); err != nil {
+	var from, to string
+	if o.From == "" {
+		from = "24 hours before --to,"
+	}
+	if o.To == "" {
+		to = "now, rounded down to the step,"
+	}
+	if err := checkWindow(w, from, to); err != nil {
 		return w, nil, err
 	}
 	res, err := source.ReadPrometheus(ctx, o.Prometheus, w)
@@ -381,6 +414,7 @@ func (c *command) account(w source.Window, res *source.Result) (Report, []rights
 	}
 	r := l.Report(c.by)
 	warnings := append(res.Warnings, l.Warnings...)
+	warnings = append(warnings, unmatchedTeams(c.o.TeamsFile, c.teams, res.Input.Holdings)...)
 	if c.o.PricesFile != "" {
 		var models []string
 		for _, g := range res.Input.GPUs {
@@ -394,6 +428,33 @@ func (c *command) account(w source.Window, res *source.Result) (Report, []rights
 		return Report{}, nil, err
 	}
 	return rep, recs, nil
+}
+
+// unmatchedTeams warns of each team of the teams file (file; teams:
+// namespace to team) none of whose namespaces holds a GPU in the window
+// (holdings): a misspelt or renamed namespace would otherwise leave the
+// team silently out of the report, its pods' cost under "(none)".
+func unmatchedTeams(file string, teams map[string]string, holdings []alloc.Holding) []string {
+	held := map[string]bool{}
+	for _, h := range holdings {
+		held[h.Namespace] = true
+	}
+	byTeam := map[string][]string{}
+	matched := map[string]bool{}
+	for ns, team := range teams {
+		byTeam[team] = append(byTeam[team], ns)
+		if held[ns] {
+			matched[team] = true
+		}
+	}
+	var out []string
+	for _, team := range slices.Sorted(maps.Keys(byTeam)) {
+		if !matched[team] {
+			slices.Sort(byTeam[team])
+			out = append(out, fmt.Sprintf("teams file %s: team %s matches no namespace in the window (its namespaces: %s)", file, team, strings.Join(byTeam[team], ", ")))
+		}
+	}
+	return out
 }
 
 // emit writes the HTML report with --out, then the report in --format to
@@ -481,21 +542,30 @@ func parseTime(flag, s string, def int64) (int64, error) {
 }
 
 // checkWindow refuses a window whose end is not after its start, in the
-// terms of the flags (RFC 3339); fileFrom and fileTo say the bound is the
-// file's default.
-func checkWindow(w source.Window, fileFrom, fileTo bool) error {
+// terms of the flags (RFC 3339); from and to name a bound that is a
+// default ("the file's first sample"), "" one given by --from or --to.
+func checkWindow(w source.Window, from, to string) error {
 	if w.To <= w.From {
 		rfc := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
-		from, to := "--from "+rfc(w.From), "--to "+rfc(w.To)
-		if fileFrom {
-			from = "the file's first sample, " + rfc(w.From)
+		if from == "" {
+			from = "--from"
 		}
-		if fileTo {
-			to = "one step past the file's last sample, " + rfc(w.To)
+		if to == "" {
+			to = "--to"
 		}
-		return fmt.Errorf("window: %s is not after %s", to, from)
+		return fmt.Errorf("window: %s %s is not after %s %s", to, rfc(w.To), from, rfc(w.From))
 	}
 	return nil
+}
+
+// floorStep returns the Unix millisecond ms rounded down to a whole
+// multiple of step.
+func floorStep(ms, step int64) int64 {
+	r := ms % step
+	if r < 0 {
+		r += step
+	}
+	return ms - r
 }
 
 // usd formats cents as USD with two decimals.

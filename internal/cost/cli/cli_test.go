@@ -279,7 +279,10 @@ func TestBadInput(t *testing.T) {
 		{"format", Options{OpenMetrics: dayFile, By: "pod", Format: "xml"}, `format "xml"`},
 		{"from", Options{OpenMetrics: dayFile, From: "yesterday", By: "pod", Format: "table"}, `--from "yesterday"`},
 		{"no data", Options{OpenMetrics: dayFile, From: "2026-12-01T00:00:00Z", To: "1796169600", By: "pod", Format: "table"}, "no node agent data in the window"},
-		{"prom no window", Options{Prometheus: "http://127.0.0.1:1", By: "pod", Format: "table"}, "--from and --to are required"},
+		// No --to: now, rounded down to the step (before, --from and --to
+		// were required); a --from after it is refused before any query.
+		{"prom from after now", Options{Prometheus: "http://127.0.0.1:1", From: "9999999999", By: "pod", Format: "table"}, "window: now, rounded down to the step, 20"},
+		{"prom to before from", Options{Prometheus: "http://127.0.0.1:1", From: "120", To: "60", By: "pod", Format: "table"}, "window: --to 1970-01-01T00:01:00Z is not after --from 1970-01-01T00:02:00Z"},
 		{"prom URL", Options{Prometheus: "prometheus:9090", From: "0", To: "60", By: "pod", Format: "table"}, "want a URL"},
 		// Findings 11: flags that do nothing are refused.
 		{"force without out", Options{OpenMetrics: dayFile, Force: true, By: "pod", Format: "table"}, "--force overwrites a report in --out: give --out"},
@@ -419,5 +422,28 @@ func TestREADMEExample(t *testing.T) {
 	trim := func(s string) string { return regexp.MustCompile(` +\n`).ReplaceAllString(s, "\n") }
 	if block != trim(out) {
 		t.Errorf("README's example:\n%s\nthe command prints:\n%s", block, out)
+	}
+}
+
+// TestTeamsUnmatched: a team of the teams file none of whose namespaces
+// holds a GPU in the window is warned, naming the file, the team and its
+// namespaces. On the bundled day ml and web hold GPUs all day (web/mig-b
+// and ml/b200-1 from 00:00 to 24:00), so research (ml) and product (web)
+// are not warned; team old (ml-old, legacy) is, once, and the rows are
+// the same.
+func TestTeamsUnmatched(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "teams.yaml")
+	if err := os.WriteFile(p, []byte("teams:\n- name: research\n  namespaces: [ml]\n- name: product\n  namespaces: [web]\n- name: old\n  namespaces: [ml-old, legacy]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, Options{OpenMetrics: dayFile, TeamsFile: p, By: "team", Format: "csv"})
+	want := "warning: teams file " + p + ": team old matches no namespace in the window (its namespaces: legacy, ml-old)\n"
+	if err != nil || !strings.Contains(stderr, want) || strings.Count(stderr, "matches no namespace") != 1 || !strings.Contains(out, "row,research,") {
+		t.Errorf("error %v, stderr %q; want exactly %q", err, stderr, want)
+	}
+	// The usual teams file: both teams hold GPUs, no warning.
+	usual, stderr, err := run(t, Options{OpenMetrics: dayFile, TeamsFile: teamsFile(t), By: "team", Format: "csv"})
+	if err != nil || strings.Contains(stderr, "matches no namespace") || usual != out {
+		t.Errorf("error %v, stderr %q: want no team warned and the same rows:\n%s\n%s", err, stderr, usual, out)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -107,10 +108,70 @@ func TestDayPrometheus(t *testing.T) {
 		t.Errorf("step 30m: %v, stderr %q: want no coarse-step warning", err, stderr)
 	}
 
+	// No --from or --to: the 24 hours before now, rounded down to the
+	// step. At 00:29:59.999 on the next day with --step 30m the end is
+	// 2026-11-02T00:00:00Z and the start 24 h before it: the bundled day,
+	// every figure as from --from and --to (checkDay).
+	late := time.Date(2026, 11, 2, 0, 29, 59, 999_000_000, time.UTC)
+	o = Options{Prometheus: base, Step: 30 * time.Minute, now: func() time.Time { return late }}
+	reps = runJSON(t, o)
+	checkDay(t, reps)
+	if r := reps["pod"]; !r.From.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) || !r.To.Equal(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("default window at %v: %v to %v, want the day", late, r.From, r.To)
+	}
+	// --to alone: the 24 hours before it. From 12:00 on the day to 12:00
+	// the next: the day's second half, then 12 hours without samples
+	// (warned, charged as idle).
+	o = Options{Prometheus: base, Step: 30 * time.Minute, To: "2026-11-02T12:00:00Z", By: "pod", Format: "json", now: func() time.Time { return late }}
+	out, stderr, err := run(t, o)
+	if want := "warning: no samples from 2026-11-02T00:00:00Z to 2026-11-02T12:00:00Z (12h0m0s, 50% of the window)"; err != nil || !strings.Contains(out, `"from": "2026-11-01T12:00:00Z"`) || !strings.Contains(stderr, want) {
+		t.Errorf("--to alone: error %v, stdout %.200q, stderr %q; want from 12:00 and %q", err, out, stderr, want)
+	}
+
 	// A window without data, before the day.
 	o = Options{Prometheus: base, From: "2026-10-01T00:00:00Z", To: "2026-10-02T00:00:00Z", By: "pod", Format: "json"}
-	out, _, err := run(t, o)
+	out, _, err = run(t, o)
 	if err == nil || !strings.Contains(err.Error(), "no node agent data in the window") || out != "" {
 		t.Errorf("window without data: error %v, stdout %q", err, out)
+	}
+}
+
+// TestDefaultWindowEnd: without --to the window ends now rounded down to
+// a whole step of Unix time: 2026-11-02T00:00:17Z at 30 s is 00:00:00,
+// at 00:00:30 itself, and 00:29:59.999 at 30 min is 00:00:00.
+func TestDefaultWindowEnd(t *testing.T) {
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).UnixMilli() // 1793577600000
+	for _, c := range []struct{ now, step, want int64 }{
+		{day + 17_000, 30_000, day},
+		{day + 30_000, 30_000, day + 30_000},
+		{day + 1_799_999, 1_800_000, day},
+		{day - 1, 1_800_000, day - 1_800_000},
+	} {
+		if got := floorStep(c.now, c.step); got != c.want {
+			t.Errorf("floorStep(%d, %d) = %d, want %d", c.now, c.step, got, c.want)
+		}
+	}
+}
+
+// TestHealthOutOfRangePrometheus: a gpuplane_device_health sample of 2
+// in Prometheus (not the node agent's 0 or 1) is an error naming the
+// series and its time, exit 1 and nothing printed; from the file the
+// same line is refused with its line number.
+func TestHealthOutOfRangePrometheus(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "health.om")
+	const series = `gpuplane_device_health{Hostname="n1",UUID="GPU-1",modelName="NVIDIA L4"}`
+	data := "# TYPE gpuplane_device_health gauge\n" + series + " 1 1793491200\n" + series + " 2 1793493000\n# EOF\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := startPrometheus(t, backfill(t, file))
+	out, _, err := run(t, Options{Prometheus: base, From: "2026-11-01T00:00:00Z", To: "2026-11-01T01:00:00Z", Step: 30 * time.Minute, By: "pod", Format: "table"})
+	want := "prometheus " + base + `: gpuplane_device_health{Hostname="n1", UUID="GPU-1", modelName="NVIDIA L4"}: value 2: want 0 (unhealthy) or 1 (healthy), the node agent's (at 2026-11-01T00:30:00Z)`
+	if err == nil || err.Error() != want || out != "" {
+		t.Errorf("error %v, stdout %q; want %q", err, out, want)
+	}
+	_, _, err = run(t, Options{OpenMetrics: file, By: "pod", Format: "table"})
+	if want := file + `:3: gpuplane_device_health{Hostname="n1", UUID="GPU-1", modelName="NVIDIA L4"}: value 2: want 0 (unhealthy) or 1 (healthy)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("file: error %v, want %q", err, want)
 	}
 }

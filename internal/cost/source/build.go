@@ -106,6 +106,13 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 		return nil
 	}
 	raw := key
+	if metric == metrics.DeviceHealth {
+		for i, x := range v {
+			if err := checkHealth(metric, raw, x); err != nil {
+				return fmt.Errorf("%w (at %s)", err, fmtTime(t[i]))
+			}
+		}
+	}
 	key = metric + "\x00" + key
 	sn := b.known[key]
 	first := sn == nil

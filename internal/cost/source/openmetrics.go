@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +42,13 @@ type File struct {
 // create-blocks-from openmetrics` backfills: every sample with a timestamp,
 // ending with "# EOF") with Prometheus's own parser. Errors name the file
 // and line. Timestamps are Unix seconds (OpenMetrics), from 1970 to 9999.
+// Lines may end with CR LF (a file written on Windows): the parser takes
+// LF only (a CR is part of the line: `invalid metric type "gauge\r"`), so
+// a CR before each LF, and at the very end, is dropped first; no line is
+// removed, so the lines in errors are the file's.
+// A gpuplane_device_health value outside 0..1 is refused with its line.
 func ParseOpenMetrics(name string, data []byte) (*File, error) {
+	data = stripCR(data)
 	want := map[string]bool{}
 	for _, m := range Metrics {
 		want[m] = true
@@ -89,6 +96,9 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 			return nil, fmt.Errorf("%s:%d: %s: value %v", name, line, metric, v)
 		}
 		key := metric + lset.DropMetricName().String()
+		if err := checkHealth(metric, key, v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		s := byKey[key]
 		if s == nil {
 			s = &rawSeries{key: key, labels: lset.WithoutEmpty().Map()}
@@ -118,6 +128,16 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// stripCR returns data with the CR of each CR LF line end, and a CR at
+// the very end, removed; data itself when it has none.
+func stripCR(data []byte) []byte {
+	if !bytes.Contains(data, []byte("\r\n")) && !bytes.HasSuffix(data, []byte("\r")) {
+		return data
+	}
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	return bytes.TrimSuffix(data, []byte("\r"))
 }
 
 // maxTime is the last millisecond of year 9999, the last time RFC 3339

@@ -79,7 +79,7 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 					vs = append(vs, float64(p.Value))
 				}
 				if err := b.add(name, ss.Metric.String(), l, ts, vs); err != nil {
-					return nil, err
+					return nil, fmt.Errorf("prometheus %s: %w", address, err)
 				}
 			}
 		}

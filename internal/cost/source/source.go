@@ -142,3 +142,14 @@ func utilKey(l map[string]string) string {
 	}
 	return l[metrics.LabelUUID]
 }
+
+// checkHealth refuses a gpuplane_device_health value outside 0..1 of the
+// series (its metric and labels): the node agent writes 1 (healthy) or 0
+// (unhealthy) (docs/metrics.md); another value is another exporter's
+// series of that name, or a damaged file, and would be read as neither.
+func checkHealth(metric, series string, v float64) error {
+	if metric != metrics.DeviceHealth || v >= 0 && v <= 1 {
+		return nil
+	}
+	return fmt.Errorf("%s: value %v: want 0 (unhealthy) or 1 (healthy), the node agent's", series, v)
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,6 +151,14 @@ func TestParseErrors(t *testing.T) {
 		{"NaN", "gpuplane_device_allocation_share{UUID=\"g\"} NaN 0\n# EOF\n", "e.om:1: gpuplane_device_allocation_share: value NaN"},
 		{"twice", "gpuplane_device_health{UUID=\"g\"} 1 0\ngpuplane_device_health{UUID=\"g\"} 0 0\n# EOF\n", `e.om:2: a second sample of gpuplane_device_health{UUID="g"} at 1970-01-01T00:00:00Z (the first is on line 1)`},
 		{"empty", "# EOF\n", "e.om: no samples"},
+		// CR LF line ends (the parser reads `gauge\r` as a type): the
+		// lines counted as in the file.
+		{"CRLF garbage", "# TYPE gpuplane_device_health gauge\r\ngpuplane_device_health{UUID=\"g\"} 1 0\r\ngpuplane_device_health{UUID=\"g\" 1 30\r\n# EOF\r\n", "e.om:3:"},
+		{"CRLF no timestamp", "# TYPE gpuplane_device_health gauge\r\n# HELP gpuplane_device_health h\r\ngpuplane_device_health{UUID=\"g\"} 1\r\n# EOF\r\n", "e.om:3: gpuplane_device_health: sample without a timestamp"},
+		// Health is 1 or 0 (docs/metrics.md).
+		{"health 2", "gpuplane_device_health{UUID=\"g\"} 1 0\ngpuplane_device_health{UUID=\"g\"} 2 30\n# EOF\n", `e.om:2: gpuplane_device_health{UUID="g"}: value 2: want 0 (unhealthy) or 1 (healthy)`},
+		{"health -1", "gpuplane_device_health{UUID=\"g\"} -1 0\n# EOF\n", `e.om:1: gpuplane_device_health{UUID="g"}: value -1: want 0 (unhealthy) or 1 (healthy)`},
+		{"health CRLF", "# TYPE gpuplane_device_health gauge\r\ngpuplane_device_health{UUID=\"g\"} 1.5 0\r\n# EOF\r\n", `e.om:2: gpuplane_device_health{UUID="g"}: value 1.5: want 0`},
 	} {
 		_, err := ParseOpenMetrics("e.om", []byte(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -158,10 +167,37 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestCRLF: a file with CR LF line ends reads as the same file with LF
+// ones (the bundled day: the same series, samples, lines and window), and
+// so does one whose last line ends with a CR alone. Before, it was refused
+// on its first line: invalid metric type "gauge\r".
+func TestCRLF(t *testing.T) {
+	lf, err := os.ReadFile("../../../examples/cost/day.om")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseOpenMetrics("d.om", lf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := []byte(strings.ReplaceAll(string(lf), "\n", "\r\n"))
+	for name, data := range map[string][]byte{"CR LF": crlf, "CR at the end": crlf[:len(crlf)-1]} {
+		got, err := ParseOpenMetrics("d.om", data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the file reads otherwise than with LF line ends: %d samples from line %d to %d, want %d from %d to %d",
+				name, got.Samples, got.minLine, got.maxLine, want.Samples, want.minLine, want.maxLine)
+		}
+	}
+}
+
 func FuzzParseOpenMetrics(f *testing.F) {
 	f.Add([]byte("# TYPE gpuplane_device_health gauge\ngpuplane_device_health{UUID=\"g\",Hostname=\"n\",modelName=\"NVIDIA L4\"} 1 0\n# EOF\n"))
 	f.Add([]byte("gpuplane_device_allocation_share{UUID=\"g\",GPU_I_PROFILE=\"1g.10gb\",pod=\"p\",namespace=\"n\"} 0.5 30\n# EOF\n"))
 	f.Add([]byte("DCGM_FI_DEV_GPU_UTIL{UUID=\"g\"} 50 1e9\n# EOF\n"))
+	f.Add([]byte("# TYPE gpuplane_device_health gauge\r\ngpuplane_device_health{UUID=\"g\"} 1 0\r\n# EOF\r"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := ParseOpenMetrics("f.om", data)
 		if err != nil {
