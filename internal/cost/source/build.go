@@ -150,58 +150,70 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 	case metrics.DeviceAllocationShare:
 		return b.addShare(key, raw, l, g, t, v)
 	case metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil:
-		m := b.util[metric]
-		if m == nil {
-			m = map[string][]float32{}
-			b.util[metric] = m
-		}
-		k := utilKey(l)
-		grid := m[k]
-		if grid == nil {
-			grid = make([]float32, b.n)
-			for i := range grid {
-				grid[i] = float32(math.NaN())
-			}
-			m[k] = grid
-		}
-		top := 1.0
-		if metric == metrics.DCGMDevGPUUtil {
-			top = 100 // kept in percent, exact in float32; Grid.Scale 0.01
-		}
-		for i, x := range v {
-			if math.IsNaN(x) {
-				continue
-			}
-			j := b.w.index(t[i])
-			if j < 0 || j >= int64(b.n) {
-				continue // off the window; a reader never gives one
-			}
-			if u := float32(min(max(x, 0), top)); grid[j] != grid[j] || u > grid[j] {
-				grid[j] = u
-			}
-		}
+		b.addUtil(metric, l, t, v)
 	case metrics.DCGMDevFBUsed:
-		k := usageKey{l[metrics.LabelNamespace], l[metrics.LabelPod], uuid, l[metrics.LabelGPUInstanceID]}
-		if k.ns == "" || k.pod == "" {
-			return nil
-		}
-		u := b.fb[k]
-		if u == nil {
-			u = &Usage{Namespace: k.ns, Pod: k.pod, GPU: uuid, MIGProfile: l[metrics.LabelGPUInstanceProfile], MIGInstance: k.inst, Model: g.model, Start: t[0], Step: b.w.Step}
-			b.fb[k] = u
-		}
-		for i, x := range v {
-			j := int((t[i] - u.Start) / b.w.Step)
-			if j < 0 {
-				continue // an earlier piece of another series of the pod; not expected
-			}
-			for len(u.FBUsedMiB) <= j {
-				u.FBUsedMiB = append(u.FBUsedMiB, float32(math.NaN()))
-			}
-			u.FBUsedMiB[j] = float32(x)
-		}
+		b.addFBUsed(l, g, uuid, t, v)
 	}
 	return nil
+}
+
+// addUtil keeps, per device (utilKey) and grid step, the highest
+// utilisation of metric: a fraction of 1, or for DCGMDevGPUUtil a percent.
+func (b *builder) addUtil(metric string, l map[string]string, t []int64, v []float64) {
+	m := b.util[metric]
+	if m == nil {
+		m = map[string][]float32{}
+		b.util[metric] = m
+	}
+	k := utilKey(l)
+	grid := m[k]
+	if grid == nil {
+		grid = make([]float32, b.n)
+		for i := range grid {
+			grid[i] = float32(math.NaN())
+		}
+		m[k] = grid
+	}
+	top := 1.0
+	if metric == metrics.DCGMDevGPUUtil {
+		top = 100 // kept in percent, exact in float32; Grid.Scale 0.01
+	}
+	for i, x := range v {
+		if math.IsNaN(x) {
+			continue
+		}
+		j := b.w.index(t[i])
+		if j < 0 || j >= int64(b.n) {
+			continue // off the window; a reader never gives one
+		}
+		if u := float32(min(max(x, 0), top)); grid[j] != grid[j] || u > grid[j] {
+			grid[j] = u
+		}
+	}
+}
+
+// addFBUsed keeps a pod's framebuffer use in MiB on device uuid (of g) per
+// grid step, for right-sizing; series without a pod are left out.
+func (b *builder) addFBUsed(l map[string]string, g gpuInfo, uuid string, t []int64, v []float64) {
+	k := usageKey{l[metrics.LabelNamespace], l[metrics.LabelPod], uuid, l[metrics.LabelGPUInstanceID]}
+	if k.ns == "" || k.pod == "" {
+		return
+	}
+	u := b.fb[k]
+	if u == nil {
+		u = &Usage{Namespace: k.ns, Pod: k.pod, GPU: uuid, MIGProfile: l[metrics.LabelGPUInstanceProfile], MIGInstance: k.inst, Model: g.model, Start: t[0], Step: b.w.Step}
+		b.fb[k] = u
+	}
+	for i, x := range v {
+		j := int((t[i] - u.Start) / b.w.Step)
+		if j < 0 {
+			continue // an earlier piece of another series of the pod; not expected
+		}
+		for len(u.FBUsedMiB) <= j {
+			u.FBUsedMiB = append(u.FBUsedMiB, float32(math.NaN()))
+		}
+		u.FBUsedMiB[j] = float32(x)
+	}
 }
 
 func (b *builder) addShare(key, raw string, l map[string]string, g gpuInfo, t []int64, v []float64) error {
