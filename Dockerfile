@@ -1,3 +1,5 @@
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 # The image of gpuplane's in-cluster roles: gpuplane-node-agent (the GPU
 # node DaemonSet), gpuplane-scheduler, gpuplane-webhook and gpuplane-cost
 # (cost rates with --serve), on PATH as

@@ -1,3 +1,5 @@
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 GO ?= go
 # Printed by `gpuplane version` and every binary's --version
 # (internal/version); without them the Go toolchain's VCS stamp is used.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 # BenchmarkInvalidFlood (internal/scheduler/flood_test.go) on this tree and
 # on a base commit: N pods with invalid GPU requests then M valid pods on
 # kwok nodes with the real gpuplane-scheduler; how long the valid pods

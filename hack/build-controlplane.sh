@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 # Builds the control-plane programs listed in internal/testenv/kube/binaries.txt
 # (etcd, kube-apiserver, kubectl, kubelet, kube-controller-manager, kwok)
 # from the Go module proxy into

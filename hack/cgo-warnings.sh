@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 # Check that `make build` and `make test` print no compiler warning: every
 # package with cgo files among the dependencies of ./... and its tests
 # (go-nvml's nvml and dl, and the standard library's net, os/user and

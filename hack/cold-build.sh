@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The gpuplane Authors
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark of the README's first command as a new user meets it: cold,
 # with an empty build cache (a fresh GOCACHE) and the modules already
 # downloaded, `go run ./cmd/gpuplane simulate` compiles and runs. Prints the

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics is the one home of the names of the series gpuplane
 // serves and reads back: the node agent's exporter
 // (internal/node/exporter: dcgm-exporter's DCGM fields, gpuplane's

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package resource is the one home of the names gpuplane's processes share
 // through the Kubernetes API: the GPU extended-resource names, the pod and
 // node annotations through which gpuplane-scheduler's choice reaches the

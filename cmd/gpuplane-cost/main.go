@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpuplane-cost is gpuplane cost: GPU cost per pod, job, namespace,
 // team, node or model from the node agent's metrics, read from Prometheus
 // or an OpenMetrics file (internal/cost/cli). `gpuplane cost ARGS` runs it.

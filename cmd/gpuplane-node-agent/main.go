@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpuplane-node-agent is the GPU node DaemonSet: kubelet device
 // plugin, GPU health, feature labels and metrics for one node
 // (internal/node/agent). This file wires the command line only.

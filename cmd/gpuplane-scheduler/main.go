@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpuplane-scheduler is upstream kube-scheduler (v1.37) with
 // gpuplane's GPUPlacement and GangLocality plugins registered, built the way
 // sigs.k8s.io/scheduler-plugins builds its binary: every kube-scheduler

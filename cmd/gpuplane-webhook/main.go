@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpuplane-webhook is the GPU admission webhook: it serves
 // gpuplane's GPU policy (internal/webhook/policy) to the API server as a mutating
 // and a validating admission webhook (internal/webhook). This file wires

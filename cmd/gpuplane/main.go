@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gpuplane is gpuplane's offline tool, the one a user runs on a
 // laptop: simulate (internal/sim/cli), quota (internal/quota), policy
 // check and version; `gpuplane cost` runs the gpuplane-cost binary

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package helm_test checks the Helm chart in deploy/helm/gpuplane with the
 // real helm binary: lint, render with several value sets, decode the objects
 // and check them, and check every flag the chart passes is one

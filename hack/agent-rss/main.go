@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command agent-rss measures gpuplane-node-agent's resident memory and CPU
 // time on the node of the exporter's benchmarks (internal/node/exporter
 // bench_test.go): 8 H100 80GB GPUs with seven 1g.10gb MIG devices each

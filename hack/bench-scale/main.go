@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench-scale measures how the simulator scales with cluster size:
 // it replicates a node list and a pod list k times (k copies of every node
 // and every pod) and runs one fill, for each k of -k, each in a fresh

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cluster brings a local control plane with fake GPU nodes up and
 // down for demos (make cluster, make cluster-down; docs/cluster.md):
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command costday writes examples/cost/day.om: a scripted day of the node
 // agent's series (docs/metrics.md) as OpenMetrics with timestamps, the
 // format `promtool tsdb create-blocks-from openmetrics` backfills, for

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command fakecri serves a fake container runtime for a real kubelet
 // (internal/testenv/kube/cri): every image is accepted, every container
 // "runs" without running anything, and each CreateContainer request is

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command snapshot-example writes docs/examples/snapshot.json, the
 // `kubectl get nodes,pods -A -o json` List that docs/simulate.md simulates
 // with --snapshot, built with the Kubernetes API types as the API server

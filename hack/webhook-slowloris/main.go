@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command webhook-slowloris measures gpuplane-webhook under the finding of
 // docs/webhook.md ("Timeouts and limits"): --slow clients that send a
 // request's headers and then one byte of its body every --interval. It runs

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cluster holds node and GPU allocation state: CPU (millicores),
 // memory (MiB) and, per GPU, the free share in milli-GPU (1000 = one whole
 // GPU). It is the state that internal/placement decides on and that the

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gpu is gpuplane's GPU model catalog: the models gpuplane knows and
 // their hardware facts (memory, MIG capability, architecture, compute
 // capability, NVML product names). Prices are internal/cost/prices's.

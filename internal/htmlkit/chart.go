@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package htmlkit is what the two HTML reports, the simulator's
 // (internal/sim/report) and the cost report's (internal/cost/report),
 // share: inline SVG charts (Chart) and all-or-nothing writes of the files

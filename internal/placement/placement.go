@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package placement is gpuplane's placement core: it decides which node and
 // which GPUs a pod gets. The simulator and the kube-scheduler plugins both
 // call it; it works on internal/cluster state and imports nothing from

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quota turns a teams file (teams, their namespaces and their GPUs
 // per model) into Kueue objects: ResourceFlavors, ClusterQueues in one
 // Cohort, LocalQueues, and a ResourceQuota per namespace. It is the one

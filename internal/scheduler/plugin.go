@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scheduler holds gpuplane's kube-scheduler framework plugin: a thin
 // translation between the framework's objects (Pod, NodeInfo, CycleState)
 // and the placement core's state. Every GPU decision (fit, score, GPU

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testenv locates shared test inputs: the public GPU cluster traces
 // in ../shared/traces beside the repository.
 package testenv

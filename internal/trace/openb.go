@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package trace reads GPU cluster workloads: the node and pod lists of the
 // Alibaba openb trace (github.com/alibaba/clusterdata,
 // cluster-trace-gpu-v2023; Weng et al., USENIX ATC 2023), and generates the

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package trace
 
 // Published is the result Weng et al. published for one public openb pod

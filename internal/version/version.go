@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package version tells which build of gpuplane is running: its version,
 // VCS commit and Go version, as `gpuplane version` and every binary's
 // --version print them.

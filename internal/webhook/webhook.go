@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package webhook serves gpuplane's GPU admission policy (internal/webhook/policy)
 // as a Kubernetes admission webhook (admission.k8s.io/v1): mutating at
 // /mutate (Pods), validating at /validate (Pods, and the pod templates of

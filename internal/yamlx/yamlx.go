@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package yamlx is gpuplane's one strict YAML reader: every file format
 // that gpuplane reads as YAML (cluster and node files, mig-parted configs,
 // teams files, GPU policies, the node agent's configuration) reads its

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1 is the node agent's configuration, version v1: the one home of
 // the configuration file's schema, its defaults and validation, the MIG
 // strategy names, and the environment variable through which a share of

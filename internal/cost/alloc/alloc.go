@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package alloc attributes a cluster's GPU cost over a time window to
 // the pods that held its GPUs, and the rest to idle capacity: the accounting
 // core of gpuplane cost. It is a separate package from

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cli runs gpuplane cost (cmd/gpuplane-cost): it reads the node
 // agent's series (internal/cost/source), attributes the holdings to jobs and
 // teams, keeps the books (internal/cost/alloc) and prints the report as a

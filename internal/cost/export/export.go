@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package export publishes GPU cost rates for Prometheus: the
 // exposition of gpuplane cost --serve ADDR. An Exporter is a
 // prometheus.Collector. Every refresh it asks the caller's Source for the

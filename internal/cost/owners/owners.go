@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package owners finds each pod's job for gpuplane cost: the
 // pod's top owner, found by following controller owner references through
 // the Kubernetes API (Pod -> Job -> CronJob, Pod -> ReplicaSet ->

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package prices is gpuplane's one home for GPU prices and cost arithmetic:
 // the default on-demand price of each GPU model with its source, prices
 // files, the warnings a price list deserves against a cluster, and the

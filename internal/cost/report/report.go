@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report makes the HTML cost report of gpuplane cost --out DIR:
 // cost by team over time, the top jobs with their efficiency,
 // idle cost by GPU model and a histogram of efficiency, from one

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rightsize recommends a smaller GPU share for each job that used
 // little of what it held over a window: the right-sizing part of
 // gpuplane cost. For a job whose p95 utilisation is low it finds

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package source reads the node agent's metrics over a window into the
 // input of the cost accounting (internal/cost/alloc): the GPUs, who held
 // which share of which GPU when, each GPU's utilisation, and per-pod usage

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package agent is the GPU node agent, the DaemonSet process that
 // cmd/gpuplane-node-agent runs: it discovers the node's GPUs through a
 // device backend (nvml, or mock for tests), serves the kubelet device-plugin

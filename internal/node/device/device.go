@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package device discovers a node's GPUs, watches their health and samples
 // their telemetry, behind one small interface with two backends: nvml (real
 // GPUs through NVIDIA's go-nvml) and mock (GPUs described by a profile file or

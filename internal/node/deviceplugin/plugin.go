@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deviceplugin serves the kubelet device-plugin API (v1beta1) for a
 // node's GPUs: one gRPC server per resource (nvidia.com/gpu, the MIG
 // resources, their time-sliced variants) on a unix socket in the kubelet's

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dra is the node agent's DRA kubelet plugin: it publishes the
 // node's GPUs as ResourceSlices of driver gpu.nvidia.com, in the form
 // NVIDIA's DRA driver (sigs.k8s.io/dra-driver-nvidia-gpu,

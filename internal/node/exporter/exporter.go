@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exporter serves a node's GPU telemetry as Prometheus metrics under
 // dcgm-exporter's names, types, units and labels, attributed to the pods the
 // devices are allocated to, plus gpuplane's own metrics (prefix gpuplane_).

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package health is the node agent's one GPU health policy. The device
 // plugin (the health the kubelet is told in ListAndWatch) and the exporter
 // (gpuplane_device_health) both apply it, so they always agree:

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package labels computes GPU feature labels under NVIDIA's
 // gpu-feature-discovery names, plus gpuplane's topology labels, and writes
 // them to a node-feature-discovery features file or onto the Node object.

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package podresources keeps a cached copy of which container each device is
 // allocated to, read from the kubelet's pod-resources API v1 (List) over its
 // unix socket and refreshed in the background. Readers never wait on the

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cli is `gpuplane simulate`: it checks the options, reads the
 // workload (openb CSV files, or the built-in scenario) and the prices, runs
 // the simulator (internal/sim/engine) and writes the reports (internal/sim/report).

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package engine is gpuplane's simulation engine: it replays a workload on a
 // modelled cluster through the placement core (internal/placement) and
 // measures GPU allocation ratio, fragmentation, queueing delay and cost,

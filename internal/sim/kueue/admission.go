@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kueue is Kueue's quota admission for the simulator: one
 // ClusterQueue per team in one Cohort, a quota per team and GPU model
 // (ResourceFlavor), and Kueue's classic preemption. It decides which

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report renders simulation results: a table for the terminal, one
 // JSON object, and a self-contained HTML page with SVG charts (no scripts,
 // no network).

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sizing answers "how many nodes do I need?" for `gpuplane
 // simulate --size`: the smallest cluster, in the node mix of a node list,
 // on which a workload meets a target (a share of pods placed in fill, or a

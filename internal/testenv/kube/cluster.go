@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kube runs a real Kubernetes control plane for tests and demos:
 // etcd, kube-apiserver, kube-controller-manager (controllermanager.go) and
 // kwok (fake nodes whose pods go Running), built

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package policy holds gpuplane's GPU admission policy: the versioned policy
 // file (apiVersion gpuplane.io/v1alpha1, kind GPUPolicy), and the pure
 // functions that mutate and validate a pod against it. It imports no

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mock is the mock device backend: GPUs described by a profile file
 // (YAML) or a built-in profile name, with health events injected at run time
 // through a faults file, and deterministic telemetry.

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nvml is the device backend for real GPUs, through NVIDIA's go-nvml
 // bindings. The NVML library (libnvidia-ml.so.1) is loaded at run time: on a
 // machine without the NVIDIA driver, Open returns an error and nothing

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kubelettest is a test kubelet: the device-plugin Registration
 // service (v1beta1) on kubelet.sock in a directory, which, like the real
 // kubelet, connects back to each registered plugin and follows its

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package podresourcestest is a kubelet pod-resources API v1 server on a unix
 // socket for tests: it answers List (and Get) from a list of pods the test
 // sets, and can be made slow or stopped and restarted.

@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cri is a fake container runtime for a real kubelet: the
 // upstream CRI fake (k8s.io/cri-client/pkg/fake over
 // k8s.io/cri-api/pkg/apis/testing's FakeRuntimeService, which accepts any
