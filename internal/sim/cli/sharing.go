@@ -16,7 +16,8 @@ import (
 )
 
 // runSharing runs the workload under each mode of --sharing and leaves in
-// *rep the first mode's report with the comparison of all (Report.Sharing).
+// *rep the first mode's report with the comparison of all and every mode's
+// runs (Report.Sharing, SharingReport.Modes).
 // The bound pods (a snapshot's running ones) are put in place under each
 // mode as it gives them GPUs. It returns the mig-parted config it read, if
 // any, as an input. With --placements, *placed gets the runs of every mode.
@@ -63,7 +64,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 		}
 		c := cfg
 		if k > 0 {
-			c.Placements, c.NodeDetail = o.PlacementsFile != "", false
+			c.Placements = o.PlacementsFile != ""
 		}
 		r, err := engine.Run(ctx, v, c)
 		if err != nil {
@@ -76,6 +77,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 			*placed = append(*placed, r.Results...)
 		}
 		sr.Rows = append(sr.Rows, engine.SharingRows(r)...)
+		sr.Modes = append(sr.Modes, engine.ModeRuns{Sharing: m.String(), Summary: r.Summary, Results: r.Results})
 		if m.Mode == "mig" {
 			sr.MIGLayouts = layouts
 		}

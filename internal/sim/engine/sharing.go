@@ -436,10 +436,24 @@ type SharingStats struct {
 }
 
 // SharingReport compares sharing modes (gpuplane simulate --sharing): one
-// row per mode and policy, and the MIG layouts of the mig mode.
+// row per mode and policy, the MIG layouts of the mig mode, and every
+// mode's runs.
 type SharingReport struct {
 	Rows       []SharingRow   `json:"rows"`
 	MIGLayouts []MIGLayoutUse `json:"mig_layouts,omitempty"`
+	// Modes holds each mode's runs and summary, in the order of the
+	// --sharing list; the first is also the report's Results and Summary.
+	// The HTML report draws every mode's sections from them. Not in the
+	// JSON, which would hold every mode's curves (1.5 MB for 4 modes of
+	// the built-in scenario): Rows has each mode and policy's means.
+	Modes []ModeRuns `json:"-"`
+}
+
+// ModeRuns are the runs of one sharing mode and their summary per policy.
+type ModeRuns struct {
+	Sharing string    `json:"sharing"`
+	Summary []Summary `json:"summary"`
+	Results []Result  `json:"results"`
 }
 
 // SharingRow is one sharing mode and policy: means over the seeds.

@@ -187,8 +187,9 @@ type Report struct {
 	// Params are the run's settings; Inputs what it read.
 	Params *Params `json:"params,omitempty"`
 	Inputs []Input `json:"inputs,omitempty"`
-	// Sharing compares sharing modes (gpuplane simulate --sharing); the
-	// rest of the report is the first mode's.
+	// Sharing compares sharing modes (gpuplane simulate --sharing) and
+	// holds every mode's runs (SharingReport.Modes); Results and Summary
+	// are the first mode's.
 	Sharing *SharingReport `json:"sharing,omitempty"`
 	// SnapshotPods (simulate --snapshot) is what became of each pod the
 	// run placed, per policy, in the snapshot's order.

@@ -26,7 +26,8 @@ const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:96
 	`td:first-child,th:first-child{text-align:left}.sd{color:#666;font-size:12px}.best{font-weight:bold;background:#eef6ee}` +
 	`svg{max-width:100%;height:auto;display:block}.note{color:#555;font-size:13px}` +
 	`.nodes{display:flex;flex-wrap:wrap;gap:12px}.nodes figure{margin:0}figcaption{font-size:13px;font-weight:600}` +
-	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}.lead{font-size:15px}`
+	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}.lead{font-size:15px}` +
+	`h2.mode{font-size:20px;margin-top:48px;border-bottom:3px solid #1f77b4}`
 
 // HTML renders the report as one self-contained page: no scripts, no
 // external resources, charts as inline SVG.
@@ -36,7 +37,10 @@ func HTML(r *engine.Report) []byte {
 		`<title>gpuplane simulate</title><style>` + css + `</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: %s experiment</h1>", html.EscapeString(r.Mode))
 	fmt.Fprintf(&b, "<p>%s: %s nodes, %s GPUs, %s trace pods; %d runs", html.EscapeString(r.Source), thousands(r.Nodes), thousands(r.GPUs), thousands(r.Pods), totalRuns(r))
-	if ms := modes(r); len(ms) > 0 {
+	views := modeViews(r)
+	if ms := modes(r); len(ms) > 0 && len(views) > 1 {
+		fmt.Fprintf(&b, " in %d sharing modes (%s); each mode's summary, charts and node pictures follow the sharing table, mode by mode", len(ms), html.EscapeString(strings.Join(ms, ", ")))
+	} else if len(ms) > 0 {
 		fmt.Fprintf(&b, " in %d sharing modes (%s); the summary, charts and node pictures are of the first mode, %s", len(ms), html.EscapeString(strings.Join(ms, ", ")), html.EscapeString(ms[0]))
 	}
 	b.WriteString(".</p>")
@@ -45,24 +49,45 @@ func HTML(r *engine.Report) []byte {
 	for i, s := range r.Summary {
 		colors[s.Policy] = htmlkit.Color(i)
 	}
-	b.WriteString(lead(r))
-	b.WriteString(recommendationHTML(r.Recommendation))
-	b.WriteString(sharingSection(r))
+	if len(views) > 1 {
+		b.WriteString(recommendationHTML(r.Recommendation))
+		b.WriteString(sharingSection(r))
+		for k, v := range views {
+			ms := modes(v)
+			fmt.Fprintf(&b, `<section id="%s"><h2 class="mode">Sharing mode %s (%d of %d)</h2>`, modeAnchor(ms[0]), html.EscapeString(ms[0]), k+1, len(views))
+			b.WriteString(lead(v))
+			var body bytes.Buffer
+			// The published values are of the workload as given: fractional.
+			sections(&body, v, colors, paper, hasPaper && ms[0] == "fractional")
+			b.WriteString(suffixIDs(body.String(), modeAnchor(ms[0])))
+			b.WriteString("</section>")
+		}
+	} else {
+		b.WriteString(lead(r))
+		b.WriteString(recommendationHTML(r.Recommendation))
+		b.WriteString(sharingSection(r))
+		sections(&b, r, colors, paper, hasPaper)
+	}
+	b.WriteString(params(r, paper, hasPaper))
+	b.WriteString("</body></html>\n")
+	return b.Bytes()
+}
+
+// sections writes the report's sections from the summary to the node
+// pictures: of the whole report, or of one --sharing mode (modeViews).
+func sections(b *bytes.Buffer, r *engine.Report, colors map[string]string, paper trace.Published, hasPaper bool) {
 	b.WriteString("<h2>Summary" + html.EscapeString(firstMode(r)) + "</h2>")
 	b.WriteString(summaryTable(r, paper, hasPaper))
 	b.WriteString(teamsTable(r, colors))
 	b.WriteString(snapshotPodsTable(r))
 	if r.Mode == "fill" {
-		fillCharts(&b, r, colors, paper, hasPaper)
+		fillCharts(b, r, colors, paper, hasPaper)
 	} else {
-		replayCharts(&b, r, colors)
+		replayCharts(b, r, colors)
 	}
 	b.WriteString(byModelTable(r))
 	b.WriteString(failedTable(r))
 	b.WriteString(nodePictures(r))
-	b.WriteString(params(r, paper, hasPaper))
-	b.WriteString("</body></html>\n")
-	return b.Bytes()
 }
 
 // params lists how the run was made.

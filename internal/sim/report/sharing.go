@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -146,6 +147,17 @@ func sharingSection(r *engine.Report) string {
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
 		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}
+	if len(r.Sharing.Modes) > 1 {
+		b.WriteString(`<p>Each mode's summary, charts, failed pods and nodes:`)
+		for k, m := range r.Sharing.Modes {
+			sep := ","
+			if k == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(&b, `%s <a href="#%s">%s</a>`, sep, modeAnchor(m.Sharing), html.EscapeString(m.Sharing))
+		}
+		b.WriteString(".</p>")
+	}
 	return b.String()
 }
 
@@ -157,3 +169,50 @@ func modeLabel(r *engine.Report) string {
 	}
 	return ""
 }
+
+// modeViews returns, for a report with every --sharing mode's runs
+// (SharingReport.Modes), one report per mode: the report with that mode's
+// results, summary and sharing rows, and the snapshot's pods in the first
+// only (they are the first mode's). Nil without them.
+func modeViews(r *engine.Report) []*engine.Report {
+	if r.Sharing == nil || len(r.Sharing.Modes) == 0 {
+		return nil
+	}
+	var out []*engine.Report
+	for k, m := range r.Sharing.Modes {
+		v := *r
+		v.Results, v.Summary = m.Results, m.Summary
+		v.Sharing = &engine.SharingReport{}
+		for _, row := range r.Sharing.Rows {
+			if row.Sharing == m.Sharing {
+				v.Sharing.Rows = append(v.Sharing.Rows, row)
+			}
+		}
+		if len(v.Sharing.Rows) == 0 {
+			v.Sharing.Rows = []engine.SharingRow{{Sharing: m.Sharing}}
+		}
+		if k > 0 {
+			v.SnapshotPods = nil
+		}
+		out = append(out, &v)
+	}
+	return out
+}
+
+// modeAnchor is the id of a sharing mode's section: "mode-timeslice-2".
+func modeAnchor(mode string) string {
+	return "mode-" + strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			return c
+		}
+		return '-'
+	}, strings.ToLower(mode))
+}
+
+// suffixIDs makes the element ids of one mode's sections unique on the
+// page: id="summary" becomes id="summary-mode-mig".
+func suffixIDs(s, anchor string) string {
+	return idAttr.ReplaceAllString(s, `id="${1}-`+anchor+`"`)
+}
+
+var idAttr = regexp.MustCompile(`id="([^"]*)"`)

@@ -5,7 +5,9 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,5 +90,47 @@ func TestSharingHTMLAllModes(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "sharing exclusive (the first of 4 modes in this table; all in the sharing table), 24 runs") {
 		t.Errorf("table header: %s", strings.SplitN(b.String(), "\n", 2)[0])
+	}
+}
+
+// TestSharingHTMLEveryMode: with every mode's runs (SharingReport.Modes)
+// the page has a section per mode, each with its own summary and charts
+// drawn from that mode's results, linked from the sharing table, and no
+// id twice.
+func TestSharingHTMLEveryMode(t *testing.T) {
+	r := sample()
+	ms := []string{"exclusive", "fractional", "timeslice:2"}
+	r.Sharing = &engine.SharingReport{}
+	for k, m := range ms {
+		mode := engine.ModeRuns{Sharing: m, Summary: r.Summary}
+		for _, x := range r.Results {
+			x.GPUAllocationRatio = 0.5 + 0.1*float64(k) // 50.00, 60.00, 70.00 in the mode's summary
+			mode.Results = append(mode.Results, x)
+		}
+		r.Sharing.Modes = append(r.Sharing.Modes, mode)
+		for _, p := range []string{"fgd", "bestfit"} {
+			r.Sharing.Rows = append(r.Sharing.Rows, engine.SharingRow{Sharing: m, Policy: p, Runs: 3, GPUAllocationRatio: 0.9})
+		}
+	}
+	h := string(HTML(r))
+	for k, m := range ms {
+		a := modeAnchor(m)
+		for _, s := range []string{fmt.Sprintf(`<section id="%s"><h2 class="mode">Sharing mode %s (%d of 3)</h2>`, a, m, k+1),
+			fmt.Sprintf(`<a href="#%s">%s</a>`, a, m), "<h2>Summary (sharing " + m + ")</h2>", `<table id="summary-` + a + `">`,
+			"<h2>GPU allocation as demand arrives (sharing " + m + ")</h2>", fmt.Sprintf("%.2f", 50+10*float64(k))} {
+			if !strings.Contains(h, s) {
+				t.Errorf("HTML lacks %q", s)
+			}
+		}
+	}
+	if !strings.Contains(h, "each mode's summary, charts and node pictures follow the sharing table") || strings.Contains(h, "the first of 3 modes") {
+		t.Error("the page still says it shows the first mode only")
+	}
+	seen := map[string]bool{}
+	for _, id := range regexp.MustCompile(` id="([^"]*)"`).FindAllStringSubmatch(h, -1) {
+		if seen[id[1]] {
+			t.Errorf("id %q twice", id[1])
+		}
+		seen[id[1]] = true
 	}
 }
