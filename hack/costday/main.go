@@ -23,8 +23,8 @@
 //     replica from 0 h to 12 h, ml/ts-2 two from 6 h to 24 h, and one
 //     replica from 12 h to 14 h on a series without pod labels.
 //   - node-d, a T4, idle all day.
-//   - node-e, a GPU model outside the catalog ("NVIDIA B200"): no price;
-//     held by ml/b200-1 all day.
+//   - node-e, a GPU model outside the catalog ("NVIDIA RTX PRO 6000
+//     Blackwell"): no price; held by ml/blackwell-1 all day.
 package main
 
 import (
@@ -78,7 +78,7 @@ func pod(ns, name string) []string {
 
 // Script returns the day's series.
 func Script() []series {
-	const h100, l4, t4, b200 = "NVIDIA H100 80GB HBM3", "NVIDIA L4", "Tesla T4", "NVIDIA B200"
+	const h100, l4, t4, rtx = "NVIDIA H100 80GB HBM3", "NVIDIA L4", "Tesla T4", "NVIDIA RTX PRO 6000 Blackwell"
 	a0 := gpuLabels("node-a", "GPU-a0", h100, 0)
 	a1 := gpuLabels("node-a", "GPU-a1", h100, 1)
 	b0 := gpuLabels("node-b", "GPU-b0", h100, 0)
@@ -86,7 +86,7 @@ func Script() []series {
 	b1g := with(b0, metrics.LabelGPUInstanceProfile, "1g.10gb", metrics.LabelGPUInstanceID, "9")
 	c0 := gpuLabels("node-c", "GPU-c0", l4, 0)
 	d0 := gpuLabels("node-d", "GPU-d0", t4, 0)
-	e0 := gpuLabels("node-e", "GPU-e0", b200, 0)
+	e0 := gpuLabels("node-e", "GPU-e0", rtx, 0)
 	train1 := append(pod("ml", "train-1"), "label_job_name", "llm")
 	train2 := append(pod("ml", "train-2"), "label_job_name", "llm")
 	all := []seg{{0, 24, 1}}
@@ -115,7 +115,7 @@ func Script() []series {
 		{share, with(c0, pod("web", "ts-1")...), []seg{{0, 12, 0.25}}},
 		{share, with(c0, pod("ml", "ts-2")...), []seg{{6, 24, 0.5}}},
 		{share, c0, []seg{{12, 14, 0.25}}}, // no pod labels: unattributed
-		{share, with(e0, pod("ml", "b200-1")...), all},
+		{share, with(e0, pod("ml", "blackwell-1")...), all},
 
 		// A device held by one container is served with its labels; else
 		// without (docs/metrics.md, Pod attribution).
@@ -125,7 +125,7 @@ func Script() []series {
 		{util, with(a1, pod("web", "infer-1")...), []seg{{0, 18, 30}}},
 		{util, c0, []seg{{0, 24, 40}}},
 		{util, d0, []seg{{0, 24, 0}}},
-		{util, with(e0, pod("ml", "b200-1")...), []seg{{0, 24, 50}}},
+		{util, with(e0, pod("ml", "blackwell-1")...), []seg{{0, 24, 50}}},
 		{engine, b3g, []seg{{0, 6, 0}, {18, 24, 0}}},
 		{engine, with(b3g, pod("ml", "mig-a")...), []seg{{6, 18, 0.5}}},
 		{engine, with(b1g, pod("web", "mig-b")...), []seg{{0, 24, 0.25}}},

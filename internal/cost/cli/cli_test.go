@@ -45,7 +45,7 @@ type fig struct {
 //	ts-1      L4 1 of 4 replicas 0-12 h:  3 GPU-h x 56 = 168 c, used x 0.4
 //	ts-2      L4 2 of 4 replicas 6-24 h:  9 GPU-h = 504 c, used x 0.4
 //	(unattributed) L4 1 of 4, 12-14 h:    0.5 GPU-h = 28 c, used x 0.4
-//	b200-1    "NVIDIA B200", no price:    24 GPU-h = 0 c, used x 0.5
+//	blackwell-1    "NVIDIA RTX PRO 6000 Blackwell", no price:    24 GPU-h = 0 c, used x 0.5
 //
 // Unused: the exact cents x (1 - efficiency), rounded half up: 884.8 -> 885,
 // 5308.8 -> 5309, 13935.6 -> 13936, 2844, 2844, 100.8 -> 101, 302.4 -> 302,
@@ -59,7 +59,7 @@ var dayByPod = map[string]fig{
 	"web/ts-1":       {3, 1.2, 168, 101},
 	"ml/ts-2":        {9, 3.6, 504, 302},
 	"(unattributed)": {0.5, 0.2, 28, 17},
-	"ml/b200-1":      {24, 12, 0, 0},
+	"ml/blackwell-1": {24, 12, 0, 0},
 }
 
 // dayIdle is the capacity no pod held: node-a GPU-a0 20-24 h and GPU-a1
@@ -75,17 +75,17 @@ var dayIdle = map[string]fig{
 }
 
 // dayAsset: 6 GPUs x 24 h = 144 GPU-h; 3 H100 x 24 x 1106 = 79632, L4 1344,
-// T4 840, B200 0: 81816 c.
+// T4 840, RTX PRO 0: 81816 c.
 const dayAsset, dayGPUHours = 81816, 144
 
 // dayGroups are the other dimensions, sums of the pods above (teams file:
 // ml is team research, web team product).
 var dayGroups = map[string]map[string]int64{
-	"job":       {"ml/llm": 22120, "web/infer-1": 19908, "ml/mig-a": 5688, "web/mig-b": 3792, "web/ts-1": 168, "ml/ts-2": 504, "(unattributed)": 28, "ml/b200-1": 0},
+	"job":       {"ml/llm": 22120, "web/infer-1": 19908, "ml/mig-a": 5688, "web/mig-b": 3792, "web/ts-1": 168, "ml/ts-2": 504, "(unattributed)": 28, "ml/blackwell-1": 0},
 	"namespace": {"ml": 28312, "web": 23868, "(unattributed)": 28},
 	"team":      {"research": 28312, "product": 23868, "(none)": 28},
 	"node":      {"node-a": 42028, "node-b": 9480, "node-c": 700, "node-e": 0},
-	"model":     {"H100-80GB": 51508, "L4": 700, "NVIDIA B200": 0},
+	"model":     {"H100-80GB": 51508, "L4": 700, "NVIDIA RTX PRO 6000 Blackwell": 0},
 }
 
 func cents(t *testing.T, usd string) int64 {
@@ -165,8 +165,8 @@ func checkDay(t *testing.T, reps map[string]Report) {
 		if r.UnattributedSeries != 1 {
 			t.Errorf("by %s: %d unattributed series, want 1", by, r.UnattributedSeries)
 		}
-		if !strings.Contains(strings.Join(r.Warnings, "\n"), `no price for GPU model "NVIDIA B200"`) {
-			t.Errorf("by %s: warnings %q lack the B200's missing price", by, r.Warnings)
+		if !strings.Contains(strings.Join(r.Warnings, "\n"), `no price for GPU model "NVIDIA RTX PRO 6000 Blackwell"`) {
+			t.Errorf("by %s: warnings %q lack the RTX PRO's missing price", by, r.Warnings)
 		}
 	}
 	pods := reps["pod"]
@@ -224,7 +224,7 @@ func TestTableAndCSV(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr, `warning: no price for GPU model "NVIDIA B200"`) {
+	if !strings.Contains(stderr, `warning: no price for GPU model "NVIDIA RTX PRO 6000 Blackwell"`) {
 		t.Errorf("stderr %q", stderr)
 	}
 	out, _, err = run(t, Options{OpenMetrics: dayFile, By: "node", Format: "csv"})
@@ -241,7 +241,7 @@ func TestTableAndCSV(t *testing.T) {
 // The CSV reads back with encoding/csv (which refuses records of another
 // length than the header's 14), and a row's models split back on ";": the
 // bundled day's namespace ml held H100-80GB (train-1, train-2, mig-a), L4
-// (ts-2) and "NVIDIA B200" (b200-1), a name with a space (findings 9).
+// (ts-2) and "NVIDIA RTX PRO 6000 Blackwell" (blackwell-1), a name with a space (findings 9).
 func TestCSVReadsBack(t *testing.T) {
 	out, _, err := run(t, Options{OpenMetrics: dayFile, By: "namespace", Format: "csv"})
 	if err != nil {
@@ -258,13 +258,13 @@ func TestCSVReadsBack(t *testing.T) {
 		}
 		kinds = append(kinds, r[0])
 		if r[0] == "row" && r[1] == "ml" {
-			if got := strings.Split(r[7], ";"); !slices.Equal(got, []string{"H100-80GB", "L4", "NVIDIA B200"}) {
-				t.Errorf("ml models %q, want H100-80GB, L4, NVIDIA B200", got)
+			if got := strings.Split(r[7], ";"); !slices.Equal(got, []string{"H100-80GB", "L4", "NVIDIA RTX PRO 6000 Blackwell"}) {
+				t.Errorf("ml models %q, want H100-80GB, L4, NVIDIA RTX PRO 6000 Blackwell", got)
 			}
 		}
 	}
 	// Header, 3 rows (ml, web, (unattributed)), 5 idle nodes, total, 7 jobs
-	// (ml/llm, web/infer-1, ml/mig-a, web/mig-b, web/ts-1, ml/ts-2, ml/b200-1).
+	// (ml/llm, web/infer-1, ml/mig-a, web/mig-b, web/ts-1, ml/ts-2, ml/blackwell-1).
 	if want := "kind row row row idle idle idle idle idle total"; !strings.HasPrefix(strings.Join(kinds, " "), want) || len(kinds) != 17 {
 		t.Errorf("kinds %v, want %s then 7 rightsize", kinds, want)
 	}
@@ -364,13 +364,13 @@ func TestPrometheusWarnings(t *testing.T) {
 	}
 }
 
-// A prices file prices the day's "NVIDIA B200" (a name with a space,
-// findings 10): b200-1 held it 24 h, 24 GPU-h x 5 USD = 120.00 USD, the
+// A prices file prices the day's "NVIDIA RTX PRO 6000 Blackwell" (a name
+// with spaces, quoted as it holds a number, findings 10): blackwell-1 held it 24 h, 24 GPU-h x 5 USD = 120.00 USD, the
 // total 818.16 + 120.00 = 938.16 USD; a priced model neither the catalog
 // nor the day has ("A100-8OGB", a typo) gets a warning (findings 11).
 func TestPricesFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "prices.txt")
-	if err := os.WriteFile(p, []byte("NVIDIA B200 5\nA100-8OGB 3\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("\"NVIDIA RTX PRO 6000 Blackwell\" 5\nA100-8OGB 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, stderr, err := run(t, Options{OpenMetrics: dayFile, By: "model", Format: "json", PricesFile: p})
@@ -384,17 +384,17 @@ func TestPricesFile(t *testing.T) {
 	if r.AssetUSD != "938.16" {
 		t.Errorf("total %s USD, want 938.16", r.AssetUSD)
 	}
-	b200 := false
+	rtx := false
 	for _, x := range r.Rows {
-		if x.Key == "NVIDIA B200" {
-			b200 = true
+		if x.Key == "NVIDIA RTX PRO 6000 Blackwell" {
+			rtx = true
 			if x.CostUSD != "120.00" || x.GPUHoursAllocated != 24 {
-				t.Errorf("NVIDIA B200: %v GPU-h, %s USD; want 24, 120.00", x.GPUHoursAllocated, x.CostUSD)
+				t.Errorf("NVIDIA RTX PRO 6000 Blackwell: %v GPU-h, %s USD; want 24, 120.00", x.GPUHoursAllocated, x.CostUSD)
 			}
 		}
 	}
-	if !b200 {
-		t.Errorf("no NVIDIA B200 row: %+v", r.Rows)
+	if !rtx {
+		t.Errorf("no NVIDIA RTX PRO 6000 Blackwell row: %+v", r.Rows)
 	}
 	want := "warning: " + p + ` prices GPU model "A100-8OGB", which neither the catalog nor the cluster has` + "\n"
 	if !strings.Contains(stderr, want) || strings.Contains(stderr, "no price") {

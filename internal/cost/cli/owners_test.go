@@ -34,7 +34,7 @@ func controllerRef(apiVersion, kind string, o metav1.Object) []metav1.OwnerRefer
 //	web/infer-1, web/ts-1    ReplicaSet frontend-5d4f of Deployment frontend
 //	                                                -> web/frontend 19908 + 168 = 20076 c
 //	ml/mig-a                 Job mig-sweep         -> ml/mig-sweep 5688 c
-//	ml/b200-1                Job b200              -> ml/b200 0 c
+//	ml/blackwell-1                Job blackwell              -> ml/blackwell 0 c
 //	web/mig-b                no controller         -> web/mig-b 3792 c
 //	ml/ts-2                  not in the cluster    -> its series' labels: none, the pod, 504 c
 //
@@ -73,7 +73,7 @@ func TestOwnersRealAPIServer(t *testing.T) {
 	pod("ml", "train-1", controllerRef("batch/v1", "Job", pretrain))
 	pod("ml", "train-2", controllerRef("batch/v1", "Job", pretrain))
 	pod("ml", "mig-a", controllerRef("batch/v1", "Job", job("mig-sweep")))
-	pod("ml", "b200-1", controllerRef("batch/v1", "Job", job("b200")))
+	pod("ml", "blackwell-1", controllerRef("batch/v1", "Job", job("blackwell")))
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "frontend"}}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "frontend"}}, Spec: corev1.PodSpec{Containers: spec.Containers}}
 	dep, err := cs.AppsV1().Deployments("web").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "frontend"}, Spec: appsv1.DeploymentSpec{Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
@@ -91,7 +91,7 @@ func TestOwnersRealAPIServer(t *testing.T) {
 		o.By = by
 		reps[by] = decode(t, o)
 	}
-	checkRows(t, "job", reps["job"], map[string]int64{"ml/pretrain": 22120, "web/frontend": 20076, "ml/mig-sweep": 5688, "ml/b200": 0, "web/mig-b": 3792, "ml/ts-2": 504, "(unattributed)": 28})
+	checkRows(t, "job", reps["job"], map[string]int64{"ml/pretrain": 22120, "web/frontend": 20076, "ml/mig-sweep": 5688, "ml/blackwell": 0, "web/mig-b": 3792, "ml/ts-2": 504, "(unattributed)": 28})
 	checkRows(t, "team", reps["team"], map[string]int64{"vision": 28312, "serving": 23868, "(none)": 28})
 	o.TeamsFile = filepath.Join(t.TempDir(), "teams.yaml")
 	if err := os.WriteFile(o.TeamsFile, []byte("cohort: c\nteams:\n- name: research\n  namespaces: [ml]\n  quotas: [{model: H100-80GB, nominal: 1}]\n"), 0o644); err != nil {

@@ -40,13 +40,13 @@ type rsFig struct {
 //	             saving 1896 c; 36/7 GPU-h x 2/3 = 24/7.
 //	the others   no memory series with pod labels -> none.
 var dayRightsizing = map[string]rsFig{
-	"web/infer-1": {"1 GPU", 36, 0.3, 0.3, 9216, "3g.40gb", 3.0 / 7, 40960, 18, 54.0 / 7, "199.08", "85.32", "113.76", "fit 3g.40gb (3/7 GPU, 40960 MiB)"},
-	"ml/llm":      {"1 GPU", 16, 0.9, 0.9, 61440, "", 0, 0, 20, 20, "221.20", "221.20", "0.00", "is not below 0.50 of the held 1 GPU"},
-	"ml/mig-a":    {"MIG 3g", 24, 0.5, 1.5 / 7, 20480, "", 0, 0, 36.0 / 7, 36.0 / 7, "56.88", "56.88", "0.00", "is not below 0.50 of the held MIG 3g"},
-	"web/mig-b":   {"MIG 1g", 0, nan, nan, nan, "", 0, 0, 24.0 / 7, 24.0 / 7, "37.92", "37.92", "0.00", noUsage},
-	"web/ts-1":    {"1/4 of 1 GPU", 0, nan, nan, nan, "", 0, 0, 3, 3, "1.68", "1.68", "0.00", noUsage},
-	"ml/ts-2":     {"1/2 of 1 GPU", 0, nan, nan, nan, "", 0, 0, 9, 9, "5.04", "5.04", "0.00", noUsage},
-	"ml/b200-1":   {"1 GPU", 0, nan, nan, nan, "", 0, 0, 24, 24, "0.00", "0.00", "0.00", noUsage},
+	"web/infer-1":    {"1 GPU", 36, 0.3, 0.3, 9216, "3g.40gb", 3.0 / 7, 40960, 18, 54.0 / 7, "199.08", "85.32", "113.76", "fit 3g.40gb (3/7 GPU, 40960 MiB)"},
+	"ml/llm":         {"1 GPU", 16, 0.9, 0.9, 61440, "", 0, 0, 20, 20, "221.20", "221.20", "0.00", "is not below 0.50 of the held 1 GPU"},
+	"ml/mig-a":       {"MIG 3g", 24, 0.5, 1.5 / 7, 20480, "", 0, 0, 36.0 / 7, 36.0 / 7, "56.88", "56.88", "0.00", "is not below 0.50 of the held MIG 3g"},
+	"web/mig-b":      {"MIG 1g", 0, nan, nan, nan, "", 0, 0, 24.0 / 7, 24.0 / 7, "37.92", "37.92", "0.00", noUsage},
+	"web/ts-1":       {"1/4 of 1 GPU", 0, nan, nan, nan, "", 0, 0, 3, 3, "1.68", "1.68", "0.00", noUsage},
+	"ml/ts-2":        {"1/2 of 1 GPU", 0, nan, nan, nan, "", 0, 0, 9, 9, "5.04", "5.04", "0.00", noUsage},
+	"ml/blackwell-1": {"1 GPU", 0, nan, nan, nan, "", 0, 0, 24, 24, "0.00", "0.00", "0.00", noUsage},
 }
 
 var nan = math.NaN()
@@ -85,7 +85,7 @@ func TestDayRightsizing(t *testing.T) {
 	for _, x := range r.Rightsizing {
 		order = append(order, x.Job)
 	}
-	if got := strings.Join(order, " "); got != "web/infer-1 ml/b200-1 ml/llm ml/mig-a ml/ts-2 web/mig-b web/ts-1" {
+	if got := strings.Join(order, " "); got != "web/infer-1 ml/blackwell-1 ml/llm ml/mig-a ml/ts-2 web/mig-b web/ts-1" {
 		t.Errorf("order %s", got)
 	}
 
@@ -108,7 +108,7 @@ func TestDayRightsizing(t *testing.T) {
 	}
 	// Columns compared with runs of spaces as one.
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, line := range []string{"web/infer-1 H100-80GB 1 GPU 0.300 9216 199.08 113.76 3g.40gb ml/b200-1",
+	for _, line := range []string{"web/infer-1 H100-80GB 1 GPU 0.300 9216 199.08 113.76 3g.40gb ml/blackwell-1",
 		// 0.5 × 3/7 is the limit 0.5 × 3/7: the digits show it.
 		"ml/mig-a H100-80GB MIG 3g 0.500 20480 56.88 0.00 p95 utilisation 0.2142857 GPU is not below 0.50 of the held MIG 3g (0.2142857 GPU): equal ml/ts-2",
 		"web/ts-1 L4 1/4 of 1 GPU - - 1.68 0.00 " + noUsage} {

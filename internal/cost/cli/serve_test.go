@@ -26,7 +26,7 @@ import (
 //
 //	ml   train-2 whole H100 1 h: 1106 c, used 0.6; mig-a 3g 3/7 h: 474 c,
 //	     used 0.5 x 3/7; ts-2 2 of 4 L4 replicas 0.5 h: 28 c, used 0.2;
-//	     b200-1 1 h unpriced: 0 c, used 0.5 -> 1608 c; GPUs 1 + 3/7 + 0.5 + 1
+//	     blackwell-1 1 h unpriced: 0 c, used 0.5 -> 1608 c; GPUs 1 + 3/7 + 0.5 + 1
 //	     = 41/14, used 0.6 + 3/14 + 0.2 + 0.5.
 //	web  infer-1 whole H100: 1106 c, used 0.3; mig-b 1g 1/7: 158 c, used
 //	     0.25/7; ts-1 1 of 4: 14 c, used 0.1 -> 1278 c; GPUs 39/28, used
@@ -84,31 +84,31 @@ func TestServe(t *testing.T) {
 
 	usd := func(cents float64) float64 { return cents / (100 * 3600) }
 	want := map[string]float64{
-		`gpuplane_cost_team_usd_per_second{team="research"}`:                   usd(1608),
-		`gpuplane_cost_team_usd_per_second{team="product"}`:                    usd(1278),
-		`gpuplane_cost_namespace_usd_per_second{namespace="ml"}`:               usd(1608),
-		`gpuplane_cost_namespace_usd_per_second{namespace="web"}`:              usd(1278),
-		`gpuplane_cost_team_allocated_gpus{team="research"}`:                   41.0 / 14,
-		`gpuplane_cost_team_allocated_gpus{team="product"}`:                    39.0 / 28,
-		`gpuplane_cost_namespace_allocated_gpus{namespace="ml"}`:               41.0 / 14,
-		`gpuplane_cost_namespace_allocated_gpus{namespace="web"}`:              39.0 / 28,
-		`gpuplane_cost_team_used_gpus{team="research"}`:                        1.3 + 3.0/14,
-		`gpuplane_cost_team_used_gpus{team="product"}`:                         0.4 + 0.25/7,
-		`gpuplane_cost_namespace_used_gpus{namespace="ml"}`:                    1.3 + 3.0/14,
-		`gpuplane_cost_namespace_used_gpus{namespace="web"}`:                   0.4 + 0.25/7,
-		`gpuplane_cost_idle_usd_per_second{model="H100-80GB",node="node-a"}`:   0,
-		`gpuplane_cost_idle_usd_per_second{model="H100-80GB",node="node-b"}`:   usd(474),
-		`gpuplane_cost_idle_usd_per_second{model="L4",node="node-c"}`:          usd(14),
-		`gpuplane_cost_idle_usd_per_second{model="T4",node="node-d"}`:          usd(35),
-		`gpuplane_cost_idle_usd_per_second{model="NVIDIA B200",node="node-e"}`: 0,
-		`gpuplane_cost_idle_gpus{model="H100-80GB",node="node-a"}`:             0,
-		`gpuplane_cost_idle_gpus{model="H100-80GB",node="node-b"}`:             3.0 / 7,
-		`gpuplane_cost_idle_gpus{model="L4",node="node-c"}`:                    0.25,
-		`gpuplane_cost_idle_gpus{model="T4",node="node-d"}`:                    1,
-		`gpuplane_cost_idle_gpus{model="NVIDIA B200",node="node-e"}`:           0,
-		`gpuplane_cost_window_seconds`:                                         3600,
-		`gpuplane_cost_last_refresh_timestamp_seconds`:                         1793534400,
-		`gpuplane_cost_refresh_errors_total`:                                   0,
+		`gpuplane_cost_team_usd_per_second{team="research"}`:                                     usd(1608),
+		`gpuplane_cost_team_usd_per_second{team="product"}`:                                      usd(1278),
+		`gpuplane_cost_namespace_usd_per_second{namespace="ml"}`:                                 usd(1608),
+		`gpuplane_cost_namespace_usd_per_second{namespace="web"}`:                                usd(1278),
+		`gpuplane_cost_team_allocated_gpus{team="research"}`:                                     41.0 / 14,
+		`gpuplane_cost_team_allocated_gpus{team="product"}`:                                      39.0 / 28,
+		`gpuplane_cost_namespace_allocated_gpus{namespace="ml"}`:                                 41.0 / 14,
+		`gpuplane_cost_namespace_allocated_gpus{namespace="web"}`:                                39.0 / 28,
+		`gpuplane_cost_team_used_gpus{team="research"}`:                                          1.3 + 3.0/14,
+		`gpuplane_cost_team_used_gpus{team="product"}`:                                           0.4 + 0.25/7,
+		`gpuplane_cost_namespace_used_gpus{namespace="ml"}`:                                      1.3 + 3.0/14,
+		`gpuplane_cost_namespace_used_gpus{namespace="web"}`:                                     0.4 + 0.25/7,
+		`gpuplane_cost_idle_usd_per_second{model="H100-80GB",node="node-a"}`:                     0,
+		`gpuplane_cost_idle_usd_per_second{model="H100-80GB",node="node-b"}`:                     usd(474),
+		`gpuplane_cost_idle_usd_per_second{model="L4",node="node-c"}`:                            usd(14),
+		`gpuplane_cost_idle_usd_per_second{model="T4",node="node-d"}`:                            usd(35),
+		`gpuplane_cost_idle_usd_per_second{model="NVIDIA RTX PRO 6000 Blackwell",node="node-e"}`: 0,
+		`gpuplane_cost_idle_gpus{model="H100-80GB",node="node-a"}`:                               0,
+		`gpuplane_cost_idle_gpus{model="H100-80GB",node="node-b"}`:                               3.0 / 7,
+		`gpuplane_cost_idle_gpus{model="L4",node="node-c"}`:                                      0.25,
+		`gpuplane_cost_idle_gpus{model="T4",node="node-d"}`:                                      1,
+		`gpuplane_cost_idle_gpus{model="NVIDIA RTX PRO 6000 Blackwell",node="node-e"}`:           0,
+		`gpuplane_cost_window_seconds`:                                                           3600,
+		`gpuplane_cost_last_refresh_timestamp_seconds`:                                           1793534400,
+		`gpuplane_cost_refresh_errors_total`:                                                     0,
 	}
 	got := map[string]float64{}
 	for _, line := range strings.Split(page, "\n") {

@@ -45,7 +45,7 @@ func jitterDay(t *testing.T) string {
 // figure of the day (checkDay: 818.16 USD, 144 GPU-hours), with the file's
 // interval (30m, not the shortest gap, 29m59.9s) and with --step 30m: the
 // grid is placed just after the samples (source.File.DefaultWindow).
-// Before, the inferred step drifted and ml/b200-1 had 23.5 GPU-hours.
+// Before, the inferred step drifted and ml/blackwell-1 had 23.5 GPU-hours.
 func TestJitteredDay(t *testing.T) {
 	p := jitterDay(t)
 	for _, step := range []time.Duration{0, 30 * time.Minute} {
