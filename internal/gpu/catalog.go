@@ -9,7 +9,7 @@
 // V100M16, V100M32, A10, G2, G3) and by NVIDIA's data-centre line (A100-40GB,
 // A100-80GB, H100-80GB, H200-141GB, L4, L40S, and the other GPUs NVIDIA's
 // MIG user guide lists as MIG-capable: H100-NVL (94 GB), H20 (96 GB),
-// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB)).
+// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB), B200 (180 GB)).
 package gpu
 
 import (
@@ -82,9 +82,16 @@ var catalog = []Model{
 	// catalogued.
 	{Name: "GH200", MemoryMiB: 96 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"GH200"},
 		PCIDeviceIDs: []uint32{0x234210DE}},
-	// Not catalogued yet: B200 (the cost example, examples/cost/day.om,
-	// uses "NVIDIA B200" as its GPU outside the catalog), GB200, the
-	// 144 GB GH200, A30, RTX PRO 6000 Blackwell.
+	// B200 SXM (HGX/DGX B200), 180 GB HBM3e (NVML "NVIDIA B200"; go-nvml's
+	// mock "NVIDIA B200 180GB HBM3e", 184320 MiB; " B200" so that a GB200
+	// is not taken for it). PCI IDs: 0x2901 (the GPU Operator's default
+	// mig-parted config, "# B200"), 0x2B00 (go-nvml's mock, pkg/nvml/mock/
+	// gpus/b200.go); the vendored pci.ids predates both.
+	{Name: "B200", MemoryMiB: 180 * 1024, MIGCapable: true, Family: "blackwell", ComputeMajor: 10, ComputeMinor: 0, ProductNames: []string{" B200"},
+		PCIDeviceIDs: []uint32{0x290110DE, 0x2B0010DE}},
+	// Not catalogued yet: GB200, the 144 GB GH200, A30, RTX PRO 6000
+	// Blackwell (the cost example, examples/cost/day.om, uses "NVIDIA RTX
+	// PRO 6000 Blackwell" as its GPU outside the catalog).
 }
 
 // ModelOfPCIDeviceID returns the catalog model of a PCI device ID as

@@ -73,13 +73,16 @@ func TestModelOfProduct(t *testing.T) {
 // longer wins; "NVIDIA H20" is H20 but "NVIDIA H200 141GB HBM3e" H200
 // ("H20 " needs the space); "NVIDIA GH200 480GB" matches "H200" (4) and
 // "GH200" (5). An H100 NVL takes 7 x 1g.12gb (7 slots of 8) and 2 x
-// 3g.47gb; an H100-80GB no 1g.12gb. B200 is not catalogued (the cost
-// example's model outside the catalog).
+// 3g.47gb; an H100-80GB no 1g.12gb. "NVIDIA B200" and the mock's "NVIDIA
+// B200 180GB HBM3e" are B200 (" B200"), "NVIDIA GB200" is not (no space
+// before B200: uncatalogued); the cost example's "NVIDIA RTX PRO 6000
+// Blackwell" is its own model.
 func TestNewMIGModels(t *testing.T) {
 	for product, want := range map[string]string{
 		"NVIDIA-H100-NVL": "H100-NVL", "NVIDIA H100 NVL": "H100-NVL", "NVIDIA-H100-80GB-HBM3": "H100-80GB",
 		"NVIDIA H20": "H20", "NVIDIA-H20": "H20", "NVIDIA H200 141GB HBM3e": "H200-141GB",
-		"NVIDIA GH200 480GB": "GH200", "NVIDIA B200": "NVIDIA B200",
+		"NVIDIA GH200 480GB": "GH200", "NVIDIA B200": "B200", "NVIDIA-B200": "B200", "NVIDIA B200 180GB HBM3e": "B200",
+		"NVIDIA GB200": "NVIDIA GB200", "NVIDIA RTX PRO 6000 Blackwell": "NVIDIA RTX PRO 6000 Blackwell",
 	} {
 		if got := ModelOfProduct(product); got != want {
 			t.Errorf("ModelOfProduct(%q) = %q, want %q", product, got, want)
@@ -88,7 +91,7 @@ func TestNewMIGModels(t *testing.T) {
 	if m, ok := Default().Get("H100-NVL"); !ok || m.MemoryMiB != 94*1024 || !m.MIGCapable {
 		t.Errorf("H100-NVL: %+v", m)
 	}
-	for id, want := range map[uint32]string{0x232110DE: "H100-NVL", 0x20B010DE: "A100-40GB", 0x20B510DE: "A100-80GB", 0x233010DE: "H100-80GB", 0x233510DE: "H200-141GB"} {
+	for id, want := range map[uint32]string{0x232110DE: "H100-NVL", 0x20B010DE: "A100-40GB", 0x20B510DE: "A100-80GB", 0x233010DE: "H100-80GB", 0x233510DE: "H200-141GB", 0x290110DE: "B200", 0x2B0010DE: "B200"} {
 		if m, ok := ModelOfPCIDeviceID(id); !ok || m.Name != want {
 			t.Errorf("PCI ID %#x: %q, want %q", id, m.Name, want)
 		}
@@ -99,7 +102,8 @@ func TestNewMIGModels(t *testing.T) {
 	for _, tc := range []struct {
 		model, profile string
 		n              int
-	}{{"H100-NVL", "1g.12gb", 7}, {"H100-NVL", "3g.47gb", 2}, {"H100-NVL", "1g.24gb", 4}, {"H20", "7g.96gb", 1}, {"GH200", "2g.24gb", 3}} {
+	}{{"H100-NVL", "1g.12gb", 7}, {"H100-NVL", "3g.47gb", 2}, {"H100-NVL", "1g.24gb", 4}, {"H20", "7g.96gb", 1}, {"GH200", "2g.24gb", 3},
+		{"B200", "1g.23gb", 7}, {"B200", "1g.45gb", 4}, {"B200", "2g.45gb", 3}, {"B200", "3g.90gb", 2}, {"B200", "4g.90gb", 1}, {"B200", "7g.180gb", 1}} {
 		if n, ok := MIGFullCount(tc.model, tc.profile); !ok || n != tc.n {
 			t.Errorf("%s %s: %d, %v; want %d", tc.model, tc.profile, n, ok, tc.n)
 		}

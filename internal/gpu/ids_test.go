@@ -22,8 +22,8 @@ func freshIDs(t *testing.T) {
 func TestModelID(t *testing.T) {
 	freshIDs(t)
 	// The catalog lists P100, T4, V100M16, V100M32, A10, G2, G3, A100-40GB,
-	// A100-80GB, H100-80GB, H200-141GB, L4, L40S, H100-NVL, H20, GH200: IDs 0..15 in that order,
-	// so the first new name gets 16.
+	// A100-80GB, H100-80GB, H200-141GB, L4, L40S, H100-NVL, H20, GH200, B200: IDs 0..16 in that
+	// order, so the first new name gets 17.
 	for _, tc := range []struct {
 		name     string
 		in       string
@@ -34,9 +34,9 @@ func TestModelID(t *testing.T) {
 		{"catalog lower case", "t4", 1, "T4"},
 		{"catalog mixed case", "h100-80gb", 9, "H100-80GB"},
 		{"catalog last", "L40S", 12, "L40S"},
-		{"new name", "MI300X", 16, "MI300X"},
-		{"new name again, other case", "mi300x", 16, "MI300X"},
-		{"second new name", "Gaudi3", 17, "Gaudi3"},
+		{"new name", "MI300X", 17, "MI300X"},
+		{"new name again, other case", "mi300x", 17, "MI300X"},
+		{"second new name", "Gaudi3", 18, "Gaudi3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, err := ModelID(tc.in)
@@ -51,7 +51,7 @@ func TestModelID(t *testing.T) {
 	if _, err := ModelID(""); err == nil {
 		t.Error("ModelID(\"\") accepted an empty name")
 	}
-	for _, id := range []int{-1, 18, 64} {
+	for _, id := range []int{-1, 19, 64} {
 		if got := ModelName(id); got != "" {
 			t.Errorf("ModelName(%d) = %q for an ID never given out", id, got)
 		}
@@ -60,18 +60,18 @@ func TestModelID(t *testing.T) {
 
 func TestModelIDRefusesThe65thModel(t *testing.T) {
 	freshIDs(t)
-	// 16 catalog models + 48 new names = 64.
-	for i := 0; i < 48; i++ {
+	// 17 catalog models + 47 new names = 64.
+	for i := 0; i < 47; i++ {
 		id, err := ModelID(fmt.Sprintf("test-model-%d", i))
-		if err != nil || id != 16+i {
-			t.Fatalf("new model %d: ID %d, %v; want %d", i, id, err, 16+i)
+		if err != nil || id != 17+i {
+			t.Fatalf("new model %d: ID %d, %v; want %d", i, id, err, 17+i)
 		}
 	}
 	if _, err := ModelID("one-too-many"); err == nil || !strings.Contains(err.Error(), "more than 64 GPU models") {
 		t.Fatalf("65th model: err = %v, want \"more than 64 GPU models\"", err)
 	}
 	// Known names still resolve when the table is full.
-	if id, err := ModelID("TEST-MODEL-47"); err != nil || id != 63 {
+	if id, err := ModelID("TEST-MODEL-46"); err != nil || id != 63 {
 		t.Fatalf("known name in a full table: %d, %v; want 63", id, err)
 	}
 }
@@ -108,8 +108,8 @@ func TestModelIDConcurrent(t *testing.T) {
 	}
 	seen := map[int]bool{}
 	for _, id := range want {
-		if id < 16 || id > 23 || seen[id] {
-			t.Fatalf("IDs %v: want 8 distinct IDs 16..23", want)
+		if id < 17 || id > 24 || seen[id] {
+			t.Fatalf("IDs %v: want 8 distinct IDs 17..24", want)
 		}
 		seen[id] = true
 	}
@@ -126,7 +126,7 @@ func TestParseModels(t *testing.T) {
 		{"one model", "T4", 1 << 1, "T4"},
 		// V100M16 is ID 2, V100M32 ID 3; spaces and empty parts ignored.
 		{"two models, spaces", " v100m32 | V100M16 |", 1<<2 | 1<<3, "V100M16|V100M32"},
-		{"new model", "A10|NewGPU", 1<<4 | 1<<16, "A10|NewGPU"},
+		{"new model", "A10|NewGPU", 1<<4 | 1<<17, "A10|NewGPU"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseModels(tc.spec)

@@ -32,8 +32,10 @@ func TestLookup(t *testing.T) {
 		"A100":      {"A100-40GB", "A100-80GB"},
 		"V100M61":   {"V100M16"}, // two letters swapped: one edit
 		"A100-80G":  {"A100-80GB"},
-		"T4":        nil, // known
-		"B200":      nil, // nothing near
+		"T4":        nil,               // known
+		"B200":      nil,               // known
+		"GB300":     {"B200", "GH200"}, // not catalogued: two edits from each
+		"MI300X":    nil,               // nothing near
 		"A100-80GB": nil,
 	} {
 		if got := Suggest(name); !reflect.DeepEqual(got, want) {

@@ -88,6 +88,10 @@ var migProfiles = map[string][]MIGProfile{
 	"H100-NVL":   migTable(12032, 24064, 24064, 48128, 48128, 96256, "12gb", "24gb", "24gb", "47gb", "47gb", "94gb", 16, 26, 32, 60, 64, 132),
 	"H20":        migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 11, 11, 22, 33, 44, 78),
 	"GH200":      migTable(12288, 24576, 24576, 49152, 49152, 98304, "12gb", "24gb", "24gb", "48gb", "48gb", "96gb", 16, 26, 32, 60, 64, 132),
+	// B200: go-nvml's mock (pkg/nvml/mock/gpus/b200.go), profiles 1g.23gb,
+	// 1g.45gb, 2g.45gb, 3g.90gb, 4g.90gb, 7g.180gb as the MIG user guide
+	// names them.
+	"B200": migTable(23552, 46080, 46080, 92160, 92160, 184320, "23gb", "45gb", "45gb", "90gb", "90gb", "180gb", 18, 18, 36, 54, 72, 126),
 }
 
 // MIGProfiles returns the MIG profiles of the named catalog model, ordered

@@ -37,6 +37,8 @@ var servers = map[string]Server{
 	"H100-80GB": {8, 112000, 2048 * 1024, "NVIDIA DGX H100 data sheet"},
 	// DGX H200: 2 × Intel Xeon Platinum 8480C (112 cores), 2 TB.
 	"H200-141GB": {8, 112000, 2048 * 1024, "NVIDIA DGX H200 data sheet"},
+	// DGX B200: 2 × Intel Xeon Platinum 8570 (112 cores), 2 TB (up to 4).
+	"B200": {8, 112000, 2048 * 1024, "NVIDIA DGX B200 data sheet"},
 }
 
 // TypicalServer returns the typical server of a catalog model, and false

@@ -65,6 +65,7 @@ var defaults = map[string]Price{
 	"H100-NVL":   {6.98, srcAzureNC},
 	"H20":        {11.06, srcH20},
 	"GH200":      {1.49, srcLambda},
+	"B200":       {4.99, srcLambda},
 }
 
 // Prices are GPU prices by model name: the internal/gpu catalog's names and

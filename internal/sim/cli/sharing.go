@@ -40,7 +40,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 			migModels = migModels || (n.GPUs > 0 && len(gpu.MIGProfiles(canonical(n.Model))) > 0)
 		}
 		if !migModels {
-			fmt.Fprintln(stderr, "simulate: warning: --sharing mig: no node has a MIG-capable GPU model (A100, H100, H100-NVL, H20, GH200, H200): every share takes a whole GPU, as in exclusive")
+			fmt.Fprintln(stderr, "simulate: warning: --sharing mig: no node has a MIG-capable GPU model (A100, H100, H100-NVL, H20, GH200, H200, B200): every share takes a whole GPU, as in exclusive")
 		}
 	}
 	sr := &engine.SharingReport{}
