@@ -281,6 +281,16 @@ func money(v float64) string {
 	return thousands(int(c/100)) + "." + fmt.Sprintf("%02d", abs64(c%100))
 }
 
+// tenths is a count of GPUs to one decimal with thousands separators:
+// 5,806.0.
+func tenths(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprintf("%.1f", v)
+	}
+	c := int64(math.Round(v * 10))
+	return thousands(int(c/10)) + "." + fmt.Sprint(abs64(c%10))
+}
+
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x
@@ -298,7 +308,7 @@ func recommendationLines(rec *engine.Recommendation) []string {
 		fmt.Sprintf("recommendation (%s): %s, sharing %s", rec.Goal, rec.Policy, rec.Sharing),
 		wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
 		fmt.Sprintf("  cost: %s USD per month (%s USD/h × %d h, every GPU, idle or not)", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth),
-		fmt.Sprintf("  left on the table: %.1f GPUs unallocated, %s USD per month", rec.IdleGPUs, money(rec.IdleUSDPerMonth)),
+		fmt.Sprintf("  left on the table: %s GPUs unallocated, %s USD per month", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth)),
 		"  why: " + rec.Reason,
 	}
 }
@@ -342,7 +352,7 @@ func recommendationHTML(rec *engine.Recommendation) string {
 	fmt.Fprintf(&b, "<li>Goal: %s. Choice: <b>%s</b>, sharing <b>%s</b>.</li>", html.EscapeString(rec.Goal), html.EscapeString(rec.Policy), html.EscapeString(rec.Sharing))
 	fmt.Fprintf(&b, "<li>Cluster: %s nodes, %s GPUs: %s.</li>", thousands(rec.Nodes), thousands(rec.GPUs), html.EscapeString(clusterText(rec.Cluster)))
 	fmt.Fprintf(&b, "<li>Cost: <b>%s USD per month</b> (%s USD per hour × %d hours; every GPU, idle or not).</li>", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth)
-	fmt.Fprintf(&b, "<li>Left on the table: %.1f GPUs unallocated, %s USD per month.</li>", rec.IdleGPUs, money(rec.IdleUSDPerMonth))
+	fmt.Fprintf(&b, "<li>Left on the table: %s GPUs unallocated, %s USD per month.</li>", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth))
 	fmt.Fprintf(&b, "<li>Why: %s</li></ul></div>", html.EscapeString(rec.Reason))
 	return b.String()
 }

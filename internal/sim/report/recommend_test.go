@@ -140,3 +140,13 @@ func TestRecommendSizing(t *testing.T) {
 		t.Errorf("nothing reached: %+v", rec)
 	}
 }
+
+// TestTenths: the GPUs left idle carry thousands separators, as the
+// money beside them does (5806.0 was printed before).
+func TestTenths(t *testing.T) {
+	for v, want := range map[float64]string{0: "0.0", 68.94: "68.9", 5806: "5,806.0", 1234567.25: "1,234,567.3", 999.96: "1,000.0"} {
+		if got := tenths(v); got != want {
+			t.Errorf("tenths(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
