@@ -63,10 +63,18 @@ const SizingLegend = `  nodes, scale  the smallest cluster found meeting the tar
                 a pod never started counting as waiting without end ("inf")
   steps         simulations the search ran; "curve searched" lists them`
 
+// seedsText is "1 seed" or "3 seeds".
+func seedsText(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
+}
+
 // WriteSizingTable writes the answer per policy, then the curve searched.
 func WriteSizingTable(w io.Writer, r *sizing.Report) error {
-	fmt.Fprintf(w, "gpuplane simulate --size %s: %s, node list of %d nodes, %d trace pods, mode %s, %d seeds, %s\n\n",
-		r.Target, r.Source, r.ListNodes, r.Pods, r.Mode, r.Seeds, time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(w, "gpuplane simulate --size %s: %s, node list of %d nodes, %d trace pods, mode %s, %s, %s\n\n",
+		r.Target, r.Source, r.ListNodes, r.Pods, r.Mode, seedsText(r.Seeds), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "policy\tsharing\tnodes\tscale\tGPUs\tUSD/h\t%s\tsteps\t\n", metricHeader(r))
 	for _, x := range r.Results {
@@ -103,8 +111,8 @@ func SizingHTML(r *sizing.Report) []byte {
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
 		`<title>gpuplane simulate --size</title><style>` + css + `</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: sizing for %s</h1>", html.EscapeString(r.Target))
-	fmt.Fprintf(&b, "<p>%s: the node list's mix (%s nodes at scale 1), %s trace pods, %s experiment, %d seeds per step.</p>",
-		html.EscapeString(r.Source), thousands(r.ListNodes), thousands(r.Pods), html.EscapeString(r.Mode), r.Seeds)
+	fmt.Fprintf(&b, "<p>%s: the node list's mix (%s nodes at scale 1), %s trace pods, %s experiment, %s per step.</p>",
+		html.EscapeString(r.Source), thousands(r.ListNodes), thousands(r.Pods), html.EscapeString(r.Mode), seedsText(r.Seeds))
 	b.WriteString(`<h2>Smallest cluster per policy</h2><div class="wrap"><table id="sizing"><tr><th>policy</th><th>sharing</th><th>nodes</th><th>scale</th><th>GPUs</th><th>USD per hour</th><th>` +
 		html.EscapeString(metricHeader(r)) + `</th><th>steps</th></tr>`)
 	best := math.Inf(1)
