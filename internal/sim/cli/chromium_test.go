@@ -18,7 +18,8 @@ import (
 // as gpuplane simulate --out does, renders each in headless Chromium
 // (--dump-dom) and checks that the rendered page shows the
 // recommendation the table printed (policy, sharing mode, USD per month)
-// and, under --sharing, every mode's own sections. Set
+// and, under --sharing, the chart of the chosen policy across modes and
+// every mode's own sections. Set
 // GPUPLANE_REPORT_SHOTS to a directory to keep an 800-pixel screenshot of
 // the top of each page (docs/simulate-*-800.png). Skipped without
 // chromium, unless CI is set.
@@ -62,7 +63,7 @@ func TestReportsInChromium(t *testing.T) {
 			fmt.Sprintf("Goal: %s. Choice: <b>%s</b>, sharing <b>%s</b>.", html.EscapeString(m[1]), m[2], m[3]),
 			fmt.Sprintf("Cost: <b>%s USD per month</b>", m[4])}, tc.want...)
 		if tc.name == "sharing" {
-			want = append(want, "<h2>Sharing modes</h2>")
+			want = append(want, "<h2>Sharing modes</h2>", "<h2>GPU allocation by sharing mode ("+m[2]+")</h2>")
 			for k, s := range sharing {
 				a := modeAnchorOf(s)
 				want = append(want, fmt.Sprintf(`<section id="%s"><h2 class="mode">Sharing mode %s (%d of 4)</h2>`, a, s, k+1),

@@ -52,6 +52,7 @@ func HTML(r *engine.Report) []byte {
 	if len(views) > 1 {
 		b.WriteString(recommendationHTML(r.Recommendation))
 		b.WriteString(sharingSection(r))
+		b.WriteString(modesChart(r, views))
 		for k, v := range views {
 			ms := modes(v)
 			fmt.Fprintf(&b, `<section id="%s"><h2 class="mode">Sharing mode %s (%d of %d)</h2>`, modeAnchor(ms[0]), html.EscapeString(ms[0]), k+1, len(views))

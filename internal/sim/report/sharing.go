@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 )
 
@@ -216,3 +218,50 @@ func suffixIDs(s, anchor string) string {
 }
 
 var idAttr = regexp.MustCompile(`id="([^"]*)"`)
+
+// modesChart draws, for one policy (the recommendation's, else the first),
+// its GPU allocation in every --sharing mode on one chart: fill, against
+// arrived demand; replay, over trace time; each mode's mean over its seeds
+// with the band from its lowest to its highest seed. "" with fewer than
+// two modes with curves.
+func modesChart(r *engine.Report, views []*engine.Report) string {
+	if len(views) < 2 || len(r.Summary) == 0 {
+		return ""
+	}
+	policy := r.Summary[0].Policy
+	if rec := r.Recommendation; rec != nil && rec.Policy != "" {
+		policy = rec.Policy
+	}
+	var series []htmlkit.Series
+	for k, v := range views {
+		var cs []curve
+		for _, x := range runsOf(v, policy) {
+			var c curve
+			if r.Mode == "fill" {
+				for _, pt := range x.Curve {
+					c.x, c.y = append(c.x, 100*pt.ArrivedRatio), append(c.y, 100*pt.AllocationRatio)
+				}
+			} else if x.Replay != nil {
+				for _, pt := range x.Replay.Timeline {
+					c.x, c.y = append(c.x, pt.Seconds/86400), append(c.y, 100*pt.AllocationRatio)
+				}
+			}
+			if len(c.x) > 0 {
+				cs = append(cs, c)
+			}
+		}
+		if len(cs) > 0 {
+			series = append(series, meanSeries(modes(v)[0], htmlkit.Color(k), cs, r.Mode != "fill", math.Inf(-1)))
+		}
+	}
+	if len(series) < 2 {
+		return ""
+	}
+	xa := htmlkit.Axis{Label: "arrived GPU demand, % of GPU capacity"}
+	if r.Mode != "fill" {
+		xa = htmlkit.Axis{Label: "trace time, days"}
+	}
+	return "<h2>GPU allocation by sharing mode (" + html.EscapeString(policy) + ")</h2>" +
+		htmlkit.Chart(policy+": GPU allocation ratio per mode (mean over seeds, band: seeds' range)", xa, htmlkit.Axis{Label: "GPU allocation ratio, %"}, series) +
+		`<p class="note">One line per sharing mode, in the mode's colour; a share counts its milli-GPU, a MIG instance its compute slices/7, a replica 1/N. Each mode's own section below has every policy.</p>`
+}

@@ -123,6 +123,14 @@ func TestSharingHTMLEveryMode(t *testing.T) {
 			}
 		}
 	}
+	// No recommendation: the chart across modes is of the first policy,
+	// one line per mode, before the first mode's section.
+	chart := strings.Index(h, "<h2>GPU allocation by sharing mode (fgd)</h2>")
+	if chart < 0 || chart > strings.Index(h, `<section id="mode-exclusive">`) {
+		t.Error("no chart across modes before the modes' sections")
+	} else if legend := h[chart:strings.Index(h, `<section id="mode-exclusive">`)]; strings.Count(legend, "<polyline") < 3 {
+		t.Errorf("chart across modes: %d lines, want one per mode", strings.Count(legend, "<polyline"))
+	}
 	if !strings.Contains(h, "each mode's summary, charts and node pictures follow the sharing table") || strings.Contains(h, "the first of 3 modes") {
 		t.Error("the page still says it shows the first mode only")
 	}
