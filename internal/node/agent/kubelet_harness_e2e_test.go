@@ -43,7 +43,12 @@ func startRealEnv(t *testing.T, profile, config string) *realEnv {
 	if testing.Short() {
 		t.Skip("builds and runs the gpuplane-node-agent binary and a kubelet")
 	}
-	c := kube.StartT(t, kube.Options{})
+	return startRealEnvOn(t, kube.StartT(t, kube.Options{}), profile, config)
+}
+
+// startRealEnvOn is startRealEnv on a cluster of one's own.
+func startRealEnvOn(t *testing.T, c *kube.Cluster, profile, config string) *realEnv {
+	t.Helper()
 	e := &realEnv{t: t, c: c, node: "gpu-node", dir: t.TempDir()}
 	e.k = kube.StartKubeletNodeT(t, c, e.node, kube.KubeletOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
