@@ -76,13 +76,19 @@ controlplane:
 # cluster YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the
 # background until make cluster-down. Prints
 # export KUBECONFIG=...: eval "$$(make -s cluster)".
+# KUBELET_NODES=N adds N real kubelet nodes (as root), each with a
+# gpuplane-node-agent on the mock profile KUBELET_PROFILE.
 NODES ?= hack/cluster/nodes.yaml
 CLUSTER_DIR ?= .cache/cluster
+KUBELET_NODES ?= 0
+KUBELET_PROFILE ?= dgx-h100
 cluster:
 	@hack/build-controlplane.sh >&2
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
 	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-scheduler ./cmd/gpuplane-scheduler
-	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) --scheduler $(CLUSTER_DIR)/gpuplane-scheduler $(CLUSTER_FLAGS)
+	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-node-agent ./cmd/gpuplane-node-agent
+	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) --scheduler $(CLUSTER_DIR)/gpuplane-scheduler \
+		--kubelet-nodes $(KUBELET_NODES) --node-agent $(CLUSTER_DIR)/gpuplane-node-agent --kubelet-profile $(KUBELET_PROFILE) $(CLUSTER_FLAGS)
 
 cluster-down:
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster

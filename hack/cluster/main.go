@@ -53,6 +53,9 @@ func main() {
 	scheduler := fs.String("scheduler", "", "gpuplane-scheduler binary to run against the cluster (empty: none)")
 	schedulerConfig := fs.String("scheduler-config", "deploy/scheduler/config.yaml", "its KubeSchedulerConfiguration; the kubeconfig is set and leader election turned off")
 	grace := fs.Duration("stop-grace", 10*time.Second, "how long a stopping component gets after SIGTERM before SIGKILL")
+	kubeletNodes := fs.Int("kubelet-nodes", 0, "real kubelet nodes (kubelet-0 ...), each with a gpuplane-node-agent on --kubelet-profile; needs root and a built kubelet")
+	nodeAgent := fs.String("node-agent", "", "gpuplane-node-agent binary for --kubelet-nodes")
+	kubeletProfile := fs.String("kubelet-profile", "dgx-h100", "the node agents' mock profile: a built-in name or a profile file")
 	kill := fs.Bool("kill", false, "restart: SIGKILL the component (a crash) rather than SIGTERM")
 	_ = fs.Parse(os.Args[2:])
 	var err error
@@ -61,7 +64,7 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace)
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile})
 		case "down":
 			err = down(*dir)
 		case "restart", "kill", "start", "status":
@@ -112,7 +115,17 @@ func up(dir, nodesFile string, args []string) error {
 	if _, err := kube.ReadNodesFile(nodesFile); err != nil {
 		return err
 	}
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+	need := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"}
+	if n := flagValue(args, "kubelet-nodes"); n != "" && n != "0" {
+		need = append(need, "kubelet")
+		if os.Geteuid() != 0 {
+			return errors.New("--kubelet-nodes needs root (the kubelet's cgroups and mounts)")
+		}
+		if flagValue(args, "node-agent") == "" {
+			return errors.New("--kubelet-nodes needs --node-agent")
+		}
+	}
+	for _, name := range need {
 		if _, err := kube.Find(name); err != nil {
 			return err
 		}
@@ -177,7 +190,7 @@ func up(dir, nodesFile string, args []string) error {
 // serve runs the control plane until SIGTERM or SIGINT. A process that
 // exits is reported and the others keep running; the control socket
 // restarts it. It reports readiness on file descriptor 3.
-func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration) error {
+func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration, kl kubeletSpec) error {
 	ready := os.NewFile(3, "ready")
 	syscall.CloseOnExec(3) // the control-plane processes must not hold it
 	defer ready.Close()
@@ -213,6 +226,13 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		if err := c.CreateNodes(ctx, nodes); err != nil {
 			return err
 		}
+		if kl.n > 0 {
+			stopKubelets, err := startKubeletNodes(ctx, c, filepath.Join(dir, "run"), kl.n, kl.agent, kl.profile, grace)
+			if err != nil {
+				return err
+			}
+			defer stopKubelets()
+		}
 		var sched *schedulerProc
 		if scheduler != "" {
 			if sched, err = newScheduler(c, scheduler, schedulerConfig, gates, grace); err != nil {
@@ -228,7 +248,7 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 			return err
 		}
 		defer closeControl()
-		fmt.Printf("%s: up: %s, %d nodes\n", time.Now().Format(time.RFC3339), c.URL, len(nodes))
+		fmt.Printf("%s: up: %s, %d nodes, %d kubelet nodes\n", time.Now().Format(time.RFC3339), c.URL, len(nodes), kl.n)
 		fmt.Fprintln(ready, "ok")
 		ready.Close()
 		<-ctx.Done()
@@ -383,6 +403,12 @@ func (s *schedulerProc) pid() (int, bool) {
 func reportExit(name string, err error) {
 	fmt.Printf("%s: %s exited; the other components keep running; start it again with: make cluster-restart C=%s\n%v\n",
 		time.Now().Format(time.RFC3339), name, name, err)
+}
+
+// kubeletSpec is what --kubelet-nodes, --node-agent and --kubelet-profile ask.
+type kubeletSpec struct {
+	n              int
+	agent, profile string
 }
 
 // flagValue returns the value of --name=V or --name V in args, or "".

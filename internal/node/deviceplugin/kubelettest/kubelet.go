@@ -18,8 +18,21 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/util/validation"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
+
+// isExtendedResourceName is the kubelet's test of a device plugin's
+// resource name (k8s.io/kubernetes pkg/apis/core/v1/helper
+// IsExtendedResourceName, v1.37.2): a domain-prefixed name outside
+// kubernetes.io, not starting "requests.", that is a qualified name once
+// prefixed "requests." (so "+" and names over 63 characters are refused).
+func isExtendedResourceName(name string) bool {
+	if !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/") || strings.HasPrefix(name, "requests.") {
+		return false
+	}
+	return len(validation.IsQualifiedName("requests."+name)) == 0
+}
 
 // Kubelet is a running test kubelet.
 type Kubelet struct {
@@ -97,6 +110,13 @@ func (k *Kubelet) Register(ctx context.Context, r *pluginapi.RegisterRequest) (*
 	if r.Version != pluginapi.Version {
 		return nil, fmt.Errorf("unsupported version %q", r.Version)
 	}
+	// The real kubelet's check and message (kubelet v1.37.2,
+	// devicemanager/plugin/v1beta1 server.Register and errInvalidResourceName).
+	if !isExtendedResourceName(r.ResourceName) {
+		return nil, fmt.Errorf("the ResourceName %q is invalid", r.ResourceName)
+	}
+	// Stricter than the real kubelet, which joins the endpoint to its
+	// directory whatever it is.
 	if strings.Contains(r.Endpoint, "/") {
 		return nil, fmt.Errorf("endpoint %q must be a file name in the device-plugin directory", r.Endpoint)
 	}

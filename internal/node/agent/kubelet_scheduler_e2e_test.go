@@ -1,0 +1,207 @@
+package agent_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/testenv/kube"
+)
+
+// TestRealKubeletGpuplaneScheduler: gpuplane-scheduler (built from
+// cmd/gpuplane-scheduler, the shipped deploy/scheduler/config.yaml, as
+// internal/scheduler's e2e tests run it) places 20 pods created at once
+// on one real kubelet node whose agent runs with --label-node and
+// --scheduler-choice (milli-GPU on): 2 pods of 1 GPU, 2 of 2 GPUs and 16
+// of 100 milli-GPU. Every container runs with the GPUs the scheduler
+// wrote on its pod (gpuplane.io/gpus), as UUIDs in NVIDIA_VISIBLE_DEVICES,
+// and GPUPLANE_GPU_SHARE 100 for the shares; the whole GPUs of the 4 whole
+// pods are 6 distinct GPUs, none of them shared; no GPU holds more than
+// 1000 milli-GPU. Pods of equal requests are interchangeable in the
+// agent's matching (docs/node-agent.md), so the check is per request:
+// the sets the containers got are the sets the scheduler chose; how many
+// pods got exactly their own set is logged.
+func TestRealKubeletGpuplaneScheduler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gpuplane-scheduler and runs a kubelet")
+	}
+	c := kube.StartT(t, kube.Options{FeatureGates: kube.WorkloadFeatureGates, RuntimeConfig: kube.WorkloadRuntimeConfig})
+	bin := filepath.Join(t.TempDir(), "gpuplane-scheduler")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane-scheduler").CombinedOutput(); err != nil {
+		t.Fatalf("build gpuplane-scheduler: %v\n%s", err, out)
+	}
+	e := startRealEnvOn(t, c, realProfile, "version: v1\ngpuplane: {milliGPU: true}\n")
+	e.startAgent("--scheduler-choice", "--label-node", "--kubeconfig", c.Kubeconfig)
+	e.waitResource(gpuresource.GPU, 8, 8)
+	e.waitResource(gpuresource.GPUMilli, 8000, 8000)
+	e.poll("the Node's GPU UUIDs", func() error {
+		n, err := c.Client.CoreV1().Nodes().Get(e.ctx, e.node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Annotations[gpuresource.AnnotationNodeGPUUUIDs] != strings.Join(func() []string {
+			var u []string
+			for i := range 8 {
+				u = append(u, realUUID(i))
+			}
+			return u
+		}(), ",") {
+			return fmt.Errorf("annotations %v", n.Annotations)
+		}
+		return nil
+	})
+
+	b, err := os.ReadFile("../../../deploy/scheduler/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf map[string]any
+	if err := yaml.Unmarshal(b, &conf); err != nil {
+		t.Fatal(err)
+	}
+	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
+	conf["leaderElection"] = map[string]any{"leaderElect": false}
+	if b, err = yaml.Marshal(conf); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.dir, "scheduler.yaml")
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(e.dir, "scheduler.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
+	sched.Stdout, sched.Stderr = logf, logf
+	if err := sched.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = sched.Wait(); logf.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = sched.Process.Kill()
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(string(b), "\n")
+			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
+
+	type spec struct {
+		name string
+		res  corev1.ResourceName
+		n    int
+	}
+	var specs []spec
+	for i := range 2 {
+		specs = append(specs, spec{fmt.Sprintf("w1-%d", i), gpuresource.GPU, 1}, spec{fmt.Sprintf("w2-%d", i), gpuresource.GPU, 2})
+	}
+	for i := range 16 {
+		specs = append(specs, spec{fmt.Sprintf("s-%d", i), gpuresource.GPUMilli, 100})
+	}
+	for _, s := range specs {
+		if _, err := c.Client.CoreV1().Pods("default").Create(e.ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: s.name},
+			Spec: corev1.PodSpec{SchedulerName: "gpuplane", Containers: []corev1.Container{{
+				Name: "main", Image: "example.com/work:1",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{s.res: resource.MustParse(strconv.Itoa(s.n))}},
+			}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now()
+	for _, s := range specs {
+		e.waitRunning(s.name)
+	}
+	t.Logf("20 pods Running %v after they were created", time.Since(t0).Round(time.Millisecond))
+
+	chosen := map[string][]string{} // request -> the scheduler's sets, as sorted UUID lists joined
+	got := map[string][]string{}
+	own := 0
+	wholeGPUs := map[string]string{}
+	milli := map[string]int{}
+	for _, s := range specs {
+		p, err := e.pod(s.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.NodeName != e.node {
+			t.Errorf("%s on node %q", s.name, p.Spec.NodeName)
+		}
+		ann := p.Annotations[gpuresource.AnnotationGPUs]
+		var want []int
+		for _, f := range strings.Split(ann, ",") {
+			i, err := strconv.Atoi(f)
+			if err != nil {
+				e.fail("%s: %s %q", s.name, gpuresource.AnnotationGPUs, ann)
+			}
+			want = append(want, i)
+		}
+		key := fmt.Sprintf("%s=%d", s.res, s.n)
+		w := strings.Join(realUUIDs(want...), ",")
+		v := e.visible(s.name)
+		g := strings.Join(v, ",")
+		chosen[key] = append(chosen[key], w)
+		got[key] = append(got[key], g)
+		if w == g {
+			own++
+		}
+		for _, u := range v {
+			if s.res == gpuresource.GPU {
+				if prev, ok := wholeGPUs[u]; ok {
+					t.Errorf("GPU %s given whole to %s and %s", u, prev, s.name)
+				}
+				wholeGPUs[u] = s.name
+			} else {
+				milli[u] += s.n
+			}
+		}
+		if s.res == gpuresource.GPUMilli {
+			if sh := e.record(s.name).Env[configv1.EnvGPUShare]; sh != "100" {
+				t.Errorf("%s: %s %q, want 100", s.name, configv1.EnvGPUShare, sh)
+			}
+			if len(v) != 1 {
+				t.Errorf("%s: %d GPUs for a share", s.name, len(v))
+			}
+		}
+		if p.Annotations[gpuresource.AnnotationAllocated] != "true" {
+			t.Errorf("%s not marked %s", s.name, gpuresource.AnnotationAllocated)
+		}
+	}
+	for key := range chosen {
+		slices.Sort(chosen[key])
+		slices.Sort(got[key])
+		if !slices.Equal(chosen[key], got[key]) {
+			t.Errorf("%s: containers got %v, the scheduler chose %v", key, got[key], chosen[key])
+		}
+	}
+	if len(wholeGPUs) != 6 {
+		t.Errorf("%d whole GPUs given, want 6: %v", len(wholeGPUs), wholeGPUs)
+	}
+	for u, m := range milli {
+		if m > 1000 {
+			t.Errorf("GPU %s: %d milli-GPU", u, m)
+		}
+		if pod, ok := wholeGPUs[u]; ok {
+			t.Errorf("GPU %s both whole to %s and shared", u, pod)
+		}
+	}
+	t.Logf("%d of 20 pods got exactly their own choice; shares per GPU %v", own, milli)
+}
