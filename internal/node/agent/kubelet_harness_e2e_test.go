@@ -1,3 +1,6 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package agent_test
 
 // A harness for the node agent against a real kubelet (internal/testenv/kube
