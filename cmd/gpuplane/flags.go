@@ -10,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/hint"
 )
 
 // The standard flag package parses -name and --name alike but prints one
@@ -162,29 +164,9 @@ func (c *command) nearest(name string) string {
 	}
 	best, bestD := "", max(2, len(name)/3)+1
 	for _, n := range names {
-		if d := distance(strings.ToLower(name), n); d < bestD {
+		if d := hint.Distance(strings.ToLower(name), n); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of a and b, in bytes.
-func distance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

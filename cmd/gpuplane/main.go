@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/hint"
 	"github.com/gpuplane/gpuplane/internal/sim/cli"
 	"github.com/gpuplane/gpuplane/internal/version"
 )
@@ -71,7 +72,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		}
 		best, bestD := "", 3
 		for _, c := range commands {
-			if d := distance(strings.ToLower(strings.TrimLeft(args[0], "-")), c); d < bestD {
+			if d := hint.Distance(strings.ToLower(strings.TrimLeft(args[0], "-")), c); d < bestD {
 				best, bestD = c, d
 			}
 		}

@@ -6,6 +6,8 @@ package gpu
 import (
 	"sort"
 	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/hint"
 )
 
 // Lookup returns the catalog model called name without regard to case
@@ -57,7 +59,7 @@ func Suggest(name string) []string {
 			pre = append(pre, n)
 			continue
 		}
-		switch d := editDistance(l, low); {
+		switch d := hint.Distance(l, low); {
 		case d > limit:
 		case d < best:
 			best, near = d, []string{n}
@@ -85,31 +87,4 @@ func DidYouMean(name string) string {
 		q[i] = `"` + n + `"`
 	}
 	return "; did you mean " + strings.Join(q, " or ") + "?"
-}
-
-// editDistance is the optimal string alignment distance of a and b, in
-// bytes: insertions, deletions, substitutions and swaps of two neighbours
-// ("V100M61" is one swap from "V100M16").
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+c)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

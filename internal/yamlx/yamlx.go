@@ -32,6 +32,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/hint"
 )
 
 // maxQuoted is the most bytes of a value an error quotes.
@@ -230,7 +232,7 @@ func Suggest(key string, known []string) string {
 		if lo == lk {
 			return k
 		}
-		e := distance(lk, lo)
+		e := hint.Distance(lk, lo)
 		d := e
 		if min(len(lk), len(lo)) >= 3 && (strings.HasPrefix(lo, lk) || strings.HasPrefix(lk, lo)) {
 			d = min(d, 1)
@@ -240,27 +242,6 @@ func Suggest(key string, known []string) string {
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func contains(xs []string, x string) bool {

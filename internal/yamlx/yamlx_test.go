@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/hint"
 )
 
 func parse(t *testing.T, s string) *yaml.Node {
@@ -85,7 +87,7 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if d := distance("kitten", "sitting"); d != 3 {
+	if d := hint.Distance("kitten", "sitting"); d != 3 {
 		t.Errorf("distance(kitten, sitting) = %d, want 3", d)
 	}
 }
