@@ -77,7 +77,7 @@ SIGINT.`,
 	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")
 	f.DurationVar(&m.SampleInterval, "metrics-sample-interval", m.SampleInterval, "time between two samples of the GPUs")
 	f.DurationVar(&m.StaleAfter, "metrics-stale-after", m.StaleAfter, "age past which a GPU's last sample is no longer served (default 3 sample intervals)")
-	f.StringVar(&m.PodResourcesSocket, "pod-resources-socket", m.PodResourcesSocket, "kubelet pod-resources socket, for pod labels (empty: no pod labels)")
+	f.StringVar(&m.PodResourcesSocket, "pod-resources-socket", m.PodResourcesSocket, "kubelet pod-resources socket, for pod labels and, with --scheduler-choice, to tell which pod an Allocate is for (empty: neither)")
 	f.DurationVar(&m.PodResourcesInterval, "pod-resources-interval", m.PodResourcesInterval, "time between two reads of the pod-resources socket; also each read's deadline")
 	f.BoolVar(&m.VirtualGPUs, "kubernetes-virtual-gpus", m.VirtualGPUs, "serve a GPU shared by time-slicing once per replica held, labelled vgpu, as dcgm-exporter's flag of that name (default: once per GPU)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

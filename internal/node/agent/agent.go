@@ -303,8 +303,18 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if o.SchedulerChoice {
-		m.UseAssignments(deviceplugin.NewAssignments(client, o.NodeName))
-		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName)
+		as := deviceplugin.NewAssignments(client, o.NodeName)
+		if o.Metrics.PodResourcesSocket != "" {
+			// The kubelet's view tells apart pods of equal requests.
+			w, err := podresources.NewWatcher(o.Metrics.PodResourcesSocket, o.Metrics.PodResourcesInterval, o.Metrics.PodResourcesInterval)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			as.UseKubelet(w.List)
+		}
+		m.UseAssignments(as)
+		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
 	}
 	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
 	if err != nil {

@@ -20,20 +20,25 @@ import (
 	"k8s.io/klog/v2"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/node/podresources"
 )
 
 // Assignments finds the pod whose container an Allocate call is for, when
 // gpuplane-scheduler has chosen its GPUs. The kubelet's Allocate carries
-// device IDs but no pod, so, as HAMi's device plugin does (util.GetPendingPod
-// in github.com/Project-HAMi/HAMi pkg/util), it lists the pods bound to this
-// node and takes the one the scheduler annotated that has not been
-// allocated yet; HAMi serialises binds per node with a node lock, gpuplane
-// instead matches on the request and takes the pod bound first (Take).
+// device IDs but no pod. As HAMi's device plugin does (util.GetPendingPod
+// in github.com/Project-HAMi/HAMi pkg/util), it lists the pods bound to
+// this node and takes one the scheduler annotated that has not been
+// allocated yet and asks for the same amount. HAMi serialises binds per
+// node with a node lock so that only one pod can be pending; gpuplane asks
+// the kubelet instead (UseKubelet): the kubelet's pod-resources List shows
+// the pod under admission and no devices of the resource for its
+// container yet, which tells apart pods of equal requests bound at once.
 // It is safe for concurrent use: Take calls are serialised.
 type Assignments struct {
-	client kubernetes.Interface
-	node   string
-	mu     sync.Mutex
+	client  kubernetes.Interface
+	node    string
+	mu      sync.Mutex
+	kubelet func(context.Context) (*podresources.Mapping, error)
 
 	// Timeout bounds each API call (default 5 s).
 	Timeout time.Duration
@@ -43,6 +48,15 @@ type Assignments struct {
 // client.
 func NewAssignments(client kubernetes.Interface, node string) *Assignments {
 	return &Assignments{client: client, node: node, Timeout: 5 * time.Second}
+}
+
+// UseKubelet makes Take ask list (the kubelet's pod-resources List, e.g.
+// podresources.Watcher.List) which pod is under admission. Without it, or
+// when list fails, Take takes the pod bound first, which is only right
+// when pods of equal requests are bound to the node more than a second
+// apart (the resolution of the PodScheduled condition's time).
+func (a *Assignments) UseKubelet(list func(context.Context) (*podresources.Mapping, error)) {
+	a.kubelet = list
 }
 
 // Choice is the scheduler's choice for one pod, as written on it.
@@ -62,12 +76,15 @@ type Choice struct {
 
 // Take finds the pod of this node that carries the scheduler's choice, has
 // not been allocated and whose one GPU container asks for size of resource
-// (device IDs of nvidia.com/gpu, milli-GPU of gpuplane.io/gpu-milli);
-// among several, the one bound first (its PodScheduled condition's time,
-// else its creation time), then by namespace/name. It calls give with the
-// pod's choice and, when give succeeds, marks the pod allocated
-// (gpuresource.AnnotationAllocated), so the next call takes the next pod. It
-// reports false, calling nothing, when no pod matches; an API error, a
+// (device IDs of nvidia.com/gpu, milli-GPU of gpuplane.io/gpu-milli). When
+// the kubelet's view (UseKubelet) shows such pods under admission, only
+// they are candidates, and when it shows only pods without the scheduler's
+// choice under admission (a pod of another scheduler), none is. Among
+// several candidates, the one bound first (its PodScheduled condition's
+// time, else its creation time), then by namespace/name. It calls give
+// with the pod's choice and, when give succeeds, marks the pod allocated
+// (gpuresource.AnnotationAllocated), so the next call takes the next pod.
+// It reports false, calling nothing, when no pod matches; an API error, a
 // malformed annotation or give's error is returned naming the pod.
 func (a *Assignments) Take(ctx context.Context, resource string, size int64, give func(Choice) error) (bool, error) {
 	a.mu.Lock()
@@ -78,28 +95,11 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	if err != nil {
 		return false, fmt.Errorf("listing the pods of node %s for the scheduler's choice: %w", a.node, err)
 	}
-	var cands []*corev1.Pod
-	for i := range list.Items {
-		p := &list.Items[i]
-		if _, ok := p.Annotations[gpuresource.AnnotationGPUs]; !ok {
-			continue
-		}
-		if _, done := p.Annotations[gpuresource.AnnotationAllocated]; done {
-			continue
-		}
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		n, containers := containerRequest(p, corev1.ResourceName(resource))
-		if containers > 1 {
-			klog.InfoS("Pod with the scheduler's choice has more than one GPU container; not matched", "pod", klog.KObj(p), "resource", resource, "containers", containers)
-			continue
-		}
-		if containers == 1 && n == size {
-			cands = append(cands, p)
-		}
-	}
+	cands, admitting := a.candidates(ctx, list.Items, corev1.ResourceName(resource), size)
 	if len(cands) == 0 {
+		if admitting > 0 {
+			klog.V(2).InfoS("The pod under admission has no scheduler's choice; the kubelet's devices are given", "node", a.node, "resource", resource, "size", size)
+		}
 		return false, nil
 	}
 	sort.Slice(cands, func(i, j int) bool {
@@ -132,11 +132,62 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	return true, nil
 }
 
+// candidates returns the pods of pods that may be the one an Allocate of
+// size of resource is for: running or pending, one container asking
+// exactly size, the scheduler's choice on them, not yet allocated; when
+// the kubelet's view shows pods of that request under admission, only
+// those of them. admitting is how many pods of that request, with or
+// without the scheduler's choice, the kubelet shows under admission (0
+// when its view is unknown).
+func (a *Assignments) candidates(ctx context.Context, pods []corev1.Pod, resource corev1.ResourceName, size int64) (cands []*corev1.Pod, admitting int) {
+	var view *podresources.Mapping
+	if a.kubelet != nil {
+		var err error
+		if view, err = a.kubelet(ctx); err != nil {
+			klog.V(2).InfoS("No kubelet view of the pod under admission; taking the pod bound first", "err", err)
+		}
+	}
+	var under []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		name, n, containers := containerRequest(p, resource)
+		if containers == 0 || n != size {
+			continue
+		}
+		// pod-resources lists regular containers (and sidecars) only.
+		adm := view != nil && containers == 1 && regular(p, name) && view.Admitting(p.Namespace+"/"+p.Name, name, string(resource))
+		if adm {
+			admitting++
+		}
+		if _, ok := p.Annotations[gpuresource.AnnotationGPUs]; !ok {
+			continue
+		}
+		if _, done := p.Annotations[gpuresource.AnnotationAllocated]; done {
+			continue
+		}
+		if containers > 1 {
+			klog.InfoS("Pod with the scheduler's choice has more than one GPU container; not matched", "pod", klog.KObj(p), "resource", resource, "containers", containers)
+			continue
+		}
+		cands = append(cands, p)
+		if adm {
+			under = append(under, p)
+		}
+	}
+	if admitting > 0 {
+		return under, admitting
+	}
+	return cands, 0
+}
+
 // containerRequest returns the number of the pod's containers (init or
-// regular) that ask for resource, and the amount the last one asks: its
-// limit, else its request (an extended resource's request equals its
-// limit).
-func containerRequest(p *corev1.Pod, resource corev1.ResourceName) (n int64, found int) {
+// regular) that ask for resource, and the name of the last one and the
+// amount it asks: its limit, else its request (an extended resource's
+// request equals its limit).
+func containerRequest(p *corev1.Pod, resource corev1.ResourceName) (name string, n int64, found int) {
 	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for _, c := range cs {
 			q, has := c.Resources.Limits[resource]
@@ -145,11 +196,21 @@ func containerRequest(p *corev1.Pod, resource corev1.ResourceName) (n int64, fou
 			}
 			if has && q.Value() > 0 {
 				found++
-				n = q.Value()
+				name, n = c.Name, q.Value()
 			}
 		}
 	}
-	return n, found
+	return name, n, found
+}
+
+// regular reports whether the pod has a regular container of that name.
+func regular(p *corev1.Pod, name string) bool {
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // boundAt is when the pod was bound: its PodScheduled condition's last

@@ -48,14 +48,14 @@ func TestContainerRequest(t *testing.T) {
 		InitContainers: []corev1.Container{{Name: "init"}},
 		Containers:     []corev1.Container{{Name: "side"}, {Name: "main", Resources: corev1.ResourceRequirements{Requests: q(3)}}},
 	}}
-	if n, found := containerRequest(p, "nvidia.com/gpu"); n != 3 || found != 1 {
+	if _, n, found := containerRequest(p, "nvidia.com/gpu"); n != 3 || found != 1 {
 		t.Errorf("one GPU container (requests only): %d, %d containers", n, found)
 	}
-	if _, found := containerRequest(p, "gpuplane.io/gpu-milli"); found != 0 {
+	if _, _, found := containerRequest(p, "gpuplane.io/gpu-milli"); found != 0 {
 		t.Errorf("gpu-milli: %d containers", found)
 	}
 	p.Spec.InitContainers[0].Resources.Limits = q(1)
-	if _, found := containerRequest(p, "nvidia.com/gpu"); found != 2 {
+	if _, _, found := containerRequest(p, "nvidia.com/gpu"); found != 2 {
 		t.Errorf("an init container asks too: %d containers, want 2", found)
 	}
 }

@@ -48,6 +48,11 @@ type Allocation struct {
 // never modified after it is published.
 type Mapping struct {
 	Allocations []Allocation
+	// Pods are the pods the kubelet listed ("namespace/name"), with or
+	// without devices: since v1.34 (KubeletPodResourcesListUseActivePods)
+	// its active pods, which include a pod whose admission is under way
+	// (HandlePodAdditions adds it to the pod manager before admitting it).
+	Pods map[string]bool
 	// Time is when the List answered.
 	Time time.Time
 }
@@ -122,9 +127,7 @@ func (w *Watcher) Run(ctx context.Context) {
 // reported) and counts the error. When ctx itself is done it changes
 // nothing and returns ctx's error.
 func (w *Watcher) Refresh(ctx context.Context) error {
-	lctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	resp, err := w.client.List(lctx, &v1.ListPodResourcesRequest{})
+	m, err := w.List(ctx)
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up (shutdown), not the kubelet: keep the mapping.
 		return ctx.Err()
@@ -132,10 +135,46 @@ func (w *Watcher) Refresh(ctx context.Context) error {
 	if err != nil {
 		w.current.Store(nil)
 		w.errors.Add(1)
-		return fmt.Errorf("pod-resources socket %s: List: %w", w.socket, err)
+		return err
 	}
-	w.current.Store(&Mapping{Allocations: Flatten(resp.GetPodResources()), Time: time.Now()})
+	w.current.Store(m)
 	return nil
+}
+
+// List asks the kubelet now, with the Watcher's deadline, and returns the
+// answer without publishing it; an error names the socket.
+func (w *Watcher) List(ctx context.Context) (*Mapping, error) {
+	lctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	resp, err := w.client.List(lctx, &v1.ListPodResourcesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("pod-resources socket %s: List: %w", w.socket, err)
+	}
+	m := &Mapping{Allocations: Flatten(resp.GetPodResources()), Pods: map[string]bool{}, Time: time.Now()}
+	for _, p := range resp.GetPodResources() {
+		m.Pods[p.GetNamespace()+"/"+p.GetName()] = true
+	}
+	return m, nil
+}
+
+// Close closes the connection of a Watcher that is not Run.
+func (w *Watcher) Close() error { return w.conn.Close() }
+
+// Admitting reports whether the kubelet listed the pod (namespace/name)
+// but has given its container no device of resource: the state of a pod
+// whose Allocate call is under way, since the kubelet records a
+// container's devices only once Allocate has answered
+// (pkg/kubelet/cm/devicemanager allocateContainerResources, v1.37.2).
+func (m *Mapping) Admitting(pod, container, resource string) bool {
+	if !m.Pods[pod] {
+		return false
+	}
+	for _, a := range m.Allocations {
+		if a.ResourceName == resource && a.Owner.Container == container && a.Owner.Namespace+"/"+a.Owner.Pod == pod {
+			return false
+		}
+	}
+	return true
 }
 
 // Current returns the last successful List, or nil when the last refresh

@@ -226,3 +226,21 @@ func TestWatcherRelativeSocket(t *testing.T) {
 		t.Fatalf("mapping %+v, want %d allocations", got, len(want))
 	}
 }
+
+// TestAdmitting: listed without a device of the resource is under
+// admission; a device of another resource does not count.
+func TestAdmitting(t *testing.T) {
+	m := &podresources.Mapping{Pods: map[string]bool{"ml/a": true, "ml/b": true},
+		Allocations: []podresources.Allocation{
+			{ResourceName: "nvidia.com/gpu", DeviceID: "GPU-0", Owner: podresources.Owner{Namespace: "ml", Pod: "a", Container: "main"}},
+			{ResourceName: "example.com/nic", DeviceID: "nic0", Owner: podresources.Owner{Namespace: "ml", Pod: "b", Container: "main"}},
+		}}
+	for _, tc := range []struct {
+		pod, container string
+		want           bool
+	}{{"ml/a", "main", false}, {"ml/a", "side", true}, {"ml/b", "main", true}, {"ml/c", "main", false}} {
+		if got := m.Admitting(tc.pod, tc.container, "nvidia.com/gpu"); got != tc.want {
+			t.Errorf("Admitting(%s, %s) = %v, want %v", tc.pod, tc.container, got, tc.want)
+		}
+	}
+}
