@@ -36,4 +36,10 @@ const (
 	// order, comma-separated; written by the node agent with --label-node.
 	// The same key as the pod's AnnotationGPUUUIDs.
 	AnnotationNodeGPUUUIDs = AnnotationGPUUUIDs
+	// AnnotationNodeUnhealthyGPUs on a Node lists the indices of its
+	// unhealthy GPUs (the node agent's health policy), comma-separated,
+	// e.g. "3"; absent when every GPU is healthy. Written by the node agent
+	// with --label-node on each change; gpuplane-scheduler never chooses
+	// them.
+	AnnotationNodeUnhealthyGPUs = "gpuplane.io/unhealthy-gpus"
 )

@@ -61,7 +61,7 @@ func TestAgentWritePolicyTemplate(t *testing.T) {
 	list := func(s ...string) string { return "['" + strings.Join(s, "', '") + "']" }
 	for name, want := range map[string]string{
 		"podAnnotations":    list(gpuresource.AnnotationAllocated),
-		"nodeAnnotations":   list(gpuresource.AnnotationNodeGPUUUIDs),
+		"nodeAnnotations":   list(gpuresource.AnnotationNodeGPUUUIDs, gpuresource.AnnotationNodeUnhealthyGPUs),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
 		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
@@ -177,6 +177,8 @@ func TestAgentWritePolicyOnCluster(t *testing.T) {
 	// A MIG profile gone: ApplyToNode removes its labels.
 	delete(l, "gpuplane.io/gpu.model")
 	allowed("labels.ApplyToNode n0 removing a label", labels.ApplyToNode(ctx, agentN0, "n0", l, nil))
+	allowed("labels.ApplyUnhealthy n0 from n0", labels.ApplyUnhealthy(ctx, agentN0, "n0", []int{3}))
+	allowed("labels.ApplyUnhealthy n0 clearing", labels.ApplyUnhealthy(ctx, agentN0, "n0", nil))
 	took, err := deviceplugin.NewAssignments(agentN0, "n0").Take(ctx, "nvidia.com/gpu", 1, func(deviceplugin.Choice) error { return nil })
 	if err != nil || !took {
 		t.Errorf("Assignments.Take on n0 from n0: %v, %v; want the pod on n0 taken", took, err)
@@ -188,6 +190,7 @@ func TestAgentWritePolicyOnCluster(t *testing.T) {
 	// What its RBAC allows beyond them.
 	own := "changes only its own Node, not n1"
 	refused("labels.ApplyToNode n1 from n0", labels.ApplyToNode(ctx, agentN0, "n1", l, nil), own)
+	refused("labels.ApplyUnhealthy n1 from n0", labels.ApplyUnhealthy(ctx, agentN0, "n1", []int{0}), own)
 	refused("taint n1 from n0", patchNode(agentN0, "n1", map[string]any{"spec": map[string]any{"taints": []map[string]any{{"key": "x", "effect": "NoSchedule"}}}}, false), own)
 	nodeOnly := "changes on its Node only the labels under"
 	refused("cordon n0 from n0", patchNode(agentN0, "n0", map[string]any{"spec": map[string]any{"unschedulable": true}}, false), nodeOnly)

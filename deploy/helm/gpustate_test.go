@@ -74,7 +74,7 @@ func TestGPUStatePolicyTemplate(t *testing.T) {
 		"nodeWriters":       list(agentUser, "system:serviceaccount:nfd:nfd-master"),
 		"schedulerKeys":     list(resource.AnnotationGPUs, resource.AnnotationGPUShare, resource.AnnotationGPUUUIDs),
 		"agentPodKeys":      list(resource.AnnotationAllocated),
-		"nodeAnnotations":   list(resource.AnnotationNodeGPUUUIDs),
+		"nodeAnnotations":   list(resource.AnnotationNodeGPUUUIDs, resource.AnnotationNodeUnhealthyGPUs),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
 		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
@@ -269,6 +269,9 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	allowed("the admin asks the MIG manager for a layout on n0", patchNode(admin, `{"metadata":{"labels":{"nvidia.com/mig.config":"all-1g.10gb","nvidia.com/gpu.deploy.device-plugin":"false"}}}`))
 	refused("the admin adds a gpuplane.io/ label to n0", "node", patchNode(admin, `{"metadata":{"labels":{"gpuplane.io/gpu.model":"H100-80GB"}}}`))
 	refused("the admin reorders n0's GPU UUIDs", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/gpu-uuids":"GPU-7,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-0"}}}`))
+	refused("the admin marks n0's GPU 0 unhealthy", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"0"}}}`))
+	refused("the node agent on n1 marks n0's GPU 0 unhealthy", "node", patchNode(agentN1, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"0"}}}`))
+	allowed("the node agent on n0 marks its GPU 3 unhealthy", patchNode(agentN0, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"3"}}}`))
 	allowed("the admin labels n0 with another label", patchNode(admin, `{"metadata":{"labels":{"topology.kubernetes.io/rack":"r1"}}}`))
 	refused("the node agent on n1 relabels n0", "node", patchNode(agentN1, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB"}}}`))
 	allowed("the node agent on n0 relabels n0", patchNode(agentN0, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB","gpuplane.io/gpu.model":"V100M16"},"annotations":{"gpuplane.io/gpu-uuids":"GPU-a,GPU-b,GPU-c,GPU-d,GPU-e,GPU-f,GPU-g,GPU-h"}}}`))

@@ -5,6 +5,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,6 +29,10 @@ type nodeState struct {
 	reason string
 	// uuids are the node's GPU UUIDs in index order, when it publishes them.
 	uuids []string
+	// unhealthy are the GPUs the node agent reports unhealthy
+	// (gpuresource.AnnotationNodeUnhealthyGPUs); they are held, so never
+	// chosen.
+	unhealthy cluster.GPUSet
 }
 
 // catalog is the built-in GPU catalog; read only.
@@ -57,6 +62,11 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 	}
 	product := n.Labels[gpuresource.LabelGPUProduct]
 	st := &nodeState{}
+	if bad, total, ok := unhealthyGPUs(n); ok {
+		// The kubelet's allocatable leaves the unhealthy GPUs out, so its
+		// count would renumber the GPUs: count them all and hold those.
+		st.unhealthy, gpus = bad, total
+	}
 	model := ""
 	switch {
 	case gpus > cluster.MaxGPUsPerNode:
@@ -133,6 +143,9 @@ func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GP
 	// the claimed GPUs are handed out again.
 	for _, c := range claims {
 		holdClaim(&node, &c)
+	}
+	if st.unhealthy != 0 {
+		holdClaim(&node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: 1000}, gpus: st.unhealthy})
 	}
 	st.node = node
 	return st, nil
@@ -261,6 +274,34 @@ func (st *nodeState) uuidsOf(gpus cluster.GPUSet) []string {
 		out = append(out, st.uuids[i])
 	}
 	return out
+}
+
+// unhealthyGPUs reads the node agent's unhealthy GPUs of n
+// (gpuresource.AnnotationNodeUnhealthyGPUs) and the node's GPU count: the
+// number of UUIDs it publishes (gpuresource.AnnotationNodeGPUUUIDs), which
+// must equal its nvidia.com/gpu capacity (one device per GPU: not
+// time-sliced, not MIG). ok is false, and the annotation ignored, when the
+// node lists no unhealthy GPU or the annotation does not fit the node.
+func unhealthyGPUs(n *v1.Node) (bad cluster.GPUSet, total int, ok bool) {
+	s := n.Annotations[gpuresource.AnnotationNodeUnhealthyGPUs]
+	u := n.Annotations[gpuresource.AnnotationNodeGPUUUIDs]
+	if s == "" || u == "" {
+		return 0, 0, false
+	}
+	total = len(strings.Split(u, ","))
+	capacity := n.Status.Capacity[gpuresource.GPU]
+	if capacity.Value() != int64(total) || total > cluster.MaxGPUsPerNode {
+		return 0, 0, false
+	}
+	for _, f := range strings.Split(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= total {
+			klog.InfoS("Ignoring a malformed unhealthy-GPU annotation", "node", n.Name, "annotation", gpuresource.AnnotationNodeUnhealthyGPUs, "value", s)
+			return 0, 0, false
+		}
+		bad |= 1 << uint(i)
+	}
+	return bad, total, true
 }
 
 // isGPUPod reports whether a pod asks for any GPU resource.

@@ -179,6 +179,9 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni f
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ns.reason)
 	}
 	if ok, reason := cluster.Fits(&ns.node, &s.pod); !ok {
+		if ns.unhealthy != 0 {
+			reason += fmt.Sprintf(" (GPUs %s unhealthy)", formatGPUs(ns.unhealthy))
+		}
 		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	return nil
@@ -335,7 +338,7 @@ func (pl *Plugin) Bind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeNa
 func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: pl.skipParked},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel}, QueueingHintFn: pl.skipParked},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeAnnotation}, QueueingHintFn: pl.skipParked},
 		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodUpdate},
 	}, nil
 }

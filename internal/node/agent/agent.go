@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -329,6 +330,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
 		return err
 	}
+	if o.LabelNode {
+		go publishHealth(ctx, client, o.NodeName, m.Health(), n, healthRetry)
+	}
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")
 	return err
@@ -357,6 +361,40 @@ func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Co
 		}()
 	}
 	return nil
+}
+
+// healthRetry is how long publishHealth waits after a failed write.
+const healthRetry = 5 * time.Second
+
+// publishHealth keeps the Node's resource.AnnotationNodeUnhealthyGPUs equal
+// to h's unhealthy GPUs of n, so that gpuplane-scheduler never chooses
+// them: written at start (which clears what an earlier run left) and after
+// each change, a failed write retried every retry, until ctx is done.
+func publishHealth(ctx context.Context, c kubernetes.Interface, node string, h *deviceplugin.Health, n device.Node, retry time.Duration) {
+	changed, stop := h.Subscribe()
+	defer stop()
+	var written []int
+	first := true
+	for {
+		if bad := h.Unhealthy(n); first || !slices.Equal(bad, written) {
+			if err := labels.ApplyUnhealthy(ctx, c, node, bad); err != nil {
+				klog.ErrorS(err, "Publishing unhealthy GPUs failed; retrying", "in", retry)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(retry):
+				}
+				continue
+			}
+			klog.InfoS("Published unhealthy GPUs on the Node", "node", node, "gpus", bad)
+			written, first = bad, false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
 }
 
 // runDRA is Run with KubeletAPIDRA: the DRA plugin instead of the device

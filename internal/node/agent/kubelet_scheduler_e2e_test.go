@@ -42,10 +42,6 @@ func TestRealKubeletGpuplaneScheduler(t *testing.T) {
 		t.Skip("builds gpuplane-scheduler and runs a kubelet")
 	}
 	c := kube.StartT(t, kube.Options{FeatureGates: kube.WorkloadFeatureGates, RuntimeConfig: kube.WorkloadRuntimeConfig})
-	bin := filepath.Join(t.TempDir(), "gpuplane-scheduler")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane-scheduler").CombinedOutput(); err != nil {
-		t.Fatalf("build gpuplane-scheduler: %v\n%s", err, out)
-	}
 	e := startRealEnvOn(t, c, realProfile, "version: v1\ngpuplane: {milliGPU: true}\n")
 	e.startAgent("--scheduler-choice", "--label-node", "--kubeconfig", c.Kubeconfig)
 	e.waitResource(gpuresource.GPU, 8, 8)
@@ -67,44 +63,7 @@ func TestRealKubeletGpuplaneScheduler(t *testing.T) {
 		return nil
 	})
 
-	b, err := os.ReadFile("../../../deploy/scheduler/config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf map[string]any
-	if err := yaml.Unmarshal(b, &conf); err != nil {
-		t.Fatal(err)
-	}
-	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
-	conf["leaderElection"] = map[string]any{"leaderElect": false}
-	if b, err = yaml.Marshal(conf); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(e.dir, "scheduler.yaml")
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(e.dir, "scheduler.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
-	sched.Stdout, sched.Stderr = logf, logf
-	if err := sched.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = sched.Wait(); logf.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = sched.Process.Kill()
-		<-done
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			lines := strings.Split(string(b), "\n")
-			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
-		}
-	})
+	startGpuplaneScheduler(t, c, e)
 
 	type spec struct {
 		name string
@@ -209,4 +168,137 @@ func TestRealKubeletGpuplaneScheduler(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 20 pods got exactly their own choice; shares per GPU %v", own, milli)
+}
+
+// startGpuplaneScheduler builds cmd/gpuplane-scheduler and runs it with the
+// shipped deploy/scheduler/config.yaml against cluster c until the test
+// ends; its log's tail is printed when the test fails.
+func startGpuplaneScheduler(t *testing.T, c *kube.Cluster, e *realEnv) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gpuplane-scheduler")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane-scheduler").CombinedOutput(); err != nil {
+		t.Fatalf("build gpuplane-scheduler: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile("../../../deploy/scheduler/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf map[string]any
+	if err := yaml.Unmarshal(b, &conf); err != nil {
+		t.Fatal(err)
+	}
+	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
+	conf["leaderElection"] = map[string]any{"leaderElect": false}
+	if b, err = yaml.Marshal(conf); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.dir, "scheduler.yaml")
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(e.dir, "scheduler.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
+	sched.Stdout, sched.Stderr = logf, logf
+	if err := sched.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = sched.Wait(); logf.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = sched.Process.Kill()
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(string(b), "\n")
+			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
+}
+
+// TestRealKubeletSchedulerAvoidsUnhealthy is the hand-worked case of
+// "health reaches the scheduler" on a real kubelet with gpuplane-scheduler:
+// 8 GPUs, pods bound with the choices 0, 1, 2, 4, 5, 6 hold those GPUs; an
+// XID 79 on GPU 3 makes the agent drop it from the kubelet's allocatable
+// (8 to 7) and write gpuplane.io/unhealthy-gpus=3 on the Node. A 1-GPU pod
+// placed by gpuplane-scheduler then gets GPU 7, the only healthy free one
+// (before, the scheduler counted 7 GPUs, 0..6, chose GPU 3 and the agent
+// refused the pod at admission). A second 1-GPU pod waits, unschedulable;
+// when GPU 3 recovers the annotation goes and it runs on GPU 3.
+func TestRealKubeletSchedulerAvoidsUnhealthy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gpuplane-scheduler and runs a kubelet")
+	}
+	c := kube.StartT(t, kube.Options{FeatureGates: kube.WorkloadFeatureGates, RuntimeConfig: kube.WorkloadRuntimeConfig})
+	e := startRealEnvOn(t, c, realProfile, "version: v1\n")
+	e.startAgent("--scheduler-choice", "--label-node", "--kubeconfig", c.Kubeconfig)
+	e.waitResource(gpuresource.GPU, 8, 8)
+	for _, g := range []int{0, 1, 2, 4, 5, 6} {
+		name := fmt.Sprintf("held-%d", g)
+		e.createPod(name, gpuLimit("1"), map[string]string{gpuresource.AnnotationGPUs: strconv.Itoa(g), gpuresource.AnnotationGPUShare: "1000"})
+		e.waitRunning(name)
+		if v, want := e.visible(name), realUUIDs(g); !slices.Equal(v, want) {
+			t.Fatalf("%s: %v, want %v", name, v, want)
+		}
+	}
+	unhealthy := func(want string) {
+		e.poll("gpuplane.io/unhealthy-gpus="+want, func() error {
+			n, err := c.Client.CoreV1().Nodes().Get(e.ctx, e.node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got, ok := n.Annotations[gpuresource.AnnotationNodeUnhealthyGPUs]; got != want || ok != (want != "") {
+				return fmt.Errorf("annotation %q (present %v)", got, ok)
+			}
+			return nil
+		})
+	}
+	e.setFaults("faults:\n  - uuid: " + realUUID(3) + "\n    xid: 79\n")
+	e.waitResource(gpuresource.GPU, 7, 8)
+	unhealthy("3")
+	startGpuplaneScheduler(t, c, e)
+
+	scheduled := func(name string) {
+		if _, err := c.Client.CoreV1().Pods("default").Create(e.ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{SchedulerName: "gpuplane", Containers: []corev1.Container{{
+				Name: "main", Image: "example.com/work:1",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuresource.GPU: resource.MustParse("1")}},
+			}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scheduled("p")
+	e.waitRunning("p")
+	if p, _ := e.pod("p"); p.Annotations[gpuresource.AnnotationGPUs] != "7" {
+		t.Errorf("p: the scheduler chose %q, want 7", p.Annotations[gpuresource.AnnotationGPUs])
+	}
+	if v, want := e.visible("p"), realUUIDs(7); !slices.Equal(v, want) {
+		t.Errorf("p: %v, want %v", v, want)
+	}
+
+	scheduled("q")
+	e.poll("q unschedulable", func() error {
+		p, err := e.pod("q")
+		if err != nil {
+			return err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v, node %q", p.Status.Conditions, p.Spec.NodeName)
+	})
+	e.setFaults("faults: []\n")
+	e.waitResource(gpuresource.GPU, 8, 8)
+	unhealthy("")
+	e.waitRunning("q")
+	if v, want := e.visible("q"), realUUIDs(3); !slices.Equal(v, want) {
+		t.Errorf("q after recovery: %v, want %v", v, want)
+	}
 }

@@ -67,3 +67,17 @@ func (h *Health) Subscribe() (<-chan struct{}, func()) {
 		h.mu.Unlock()
 	}
 }
+
+// Unhealthy returns the indices (positions in n.GPUs) of the unhealthy
+// GPUs of n, ascending; nil when all are healthy.
+func (h *Health) Unhealthy(n device.Node) []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []int
+	for i, g := range n.GPUs {
+		if !h.state.Healthy(g.UUID) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -123,4 +125,26 @@ func ApplyUntilDone(ctx context.Context, c kubernetes.Interface, node string, l,
 		case <-time.After(retry):
 		}
 	}
+}
+
+// ApplyUnhealthy sets resource.AnnotationNodeUnhealthyGPUs on the named
+// Node to the GPU indices bad, or removes it when bad is empty, with one
+// merge patch; an error names the node.
+func ApplyUnhealthy(ctx context.Context, c kubernetes.Interface, node string, bad []int) error {
+	var v any // nil: remove
+	if len(bad) > 0 {
+		s := make([]string, len(bad))
+		for i, g := range bad {
+			s[i] = strconv.Itoa(g)
+		}
+		v = strings.Join(s, ",")
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{resource.AnnotationNodeUnhealthyGPUs: v}}})
+	if err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("node %s: annotating unhealthy GPUs %v: %w", node, bad, err)
+	}
+	return nil
 }
