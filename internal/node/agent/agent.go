@@ -303,6 +303,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	var translate func(exporter.PodSource) exporter.PodSource
 	if o.SchedulerChoice {
 		as := deviceplugin.NewAssignments(client, o.NodeName)
 		if o.Metrics.PodResourcesSocket != "" {
@@ -316,8 +317,18 @@ func Run(ctx context.Context, o Options) error {
 		}
 		m.UseAssignments(as)
 		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
+		gpus := m.Node().GPUs
+		if err := as.Restore(ctx, func(i int) string {
+			if i < len(gpus) {
+				return gpus[i].UUID
+			}
+			return ""
+		}); err != nil {
+			klog.ErrorS(err, "The metrics name the kubelet's devices for pods allocated before this start")
+		}
+		translate = func(s exporter.PodSource) exporter.PodSource { return as.Translate(s) }
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, translate)
 	if err != nil {
 		return err
 	}
@@ -416,7 +427,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if err != nil {
 		return err
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, nil)
 	if err != nil {
 		return err
 	}

@@ -5,15 +5,18 @@ package agent_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	apimetrics "github.com/gpuplane/gpuplane/api/metrics"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -92,6 +95,38 @@ func TestRealKubeletSchedulerChoice(t *testing.T) {
 	if n := len(e.records()); n != 20 {
 		t.Errorf("%d CreateContainer records, want 20", n)
 	}
+	// The metrics follow the chosen GPUs, not the kubelet's device IDs
+	// (none of the choices is what the kubelet picked): each pod's
+	// allocation share series are on exactly its chosen GPUs, with its
+	// share (w3: 1 on GPUs 1, 2, 7; s4-30: 0.03 on GPU 4).
+	shares := func(mfs map[string]*dto.MetricFamily) map[string]map[string]float64 {
+		out := map[string]map[string]float64{}
+		for _, m := range mfs[apimetrics.DeviceAllocationShare].GetMetric() {
+			ls := metricLabels(m)
+			if out[ls[apimetrics.LabelPod]] == nil {
+				out[ls[apimetrics.LabelPod]] = map[string]float64{}
+			}
+			out[ls[apimetrics.LabelPod]][ls[apimetrics.LabelUUID]] = m.GetGauge().GetValue()
+		}
+		return out
+	}
+	wantShares := map[string]map[string]float64{}
+	for _, w := range wants {
+		wantShares[w.name] = map[string]float64{}
+		for _, u := range realUUIDs(w.gpus...) {
+			wantShares[w.name][u] = float64(w.share) / 1000
+		}
+	}
+	var got map[string]map[string]float64
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last allocation shares %v, want %v", got, wantShares)
+		}
+	})
+	e.a.eventually(t, "allocation shares on the chosen GPUs", func(mfs map[string]*dto.MetricFamily) bool {
+		got = shares(mfs)
+		return reflect.DeepEqual(got, wantShares)
+	})
 	if l, err := e.c.Client.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 20 {
 		t.Errorf("pods: %v", err)
 	}

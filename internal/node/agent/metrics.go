@@ -37,7 +37,7 @@ func (m *metricsServer) stop() error {
 // startMetrics listens on o.Addr and serves the backend's metrics, under
 // the configuration's health policy, until ctx is done or stop is called.
 // It returns nil, nil when o.Addr is empty.
-func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config) (*metricsServer, error) {
+func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config, translate func(exporter.PodSource) exporter.PodSource) (*metricsServer, error) {
 	if o.Addr == "" {
 		return nil, nil
 	}
@@ -70,6 +70,9 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 			return nil, err
 		}
 		opts.Pods = pods
+		if translate != nil {
+			opts.Pods = translate(pods)
+		}
 	}
 	e, err := exporter.New(opts)
 	if err != nil {

@@ -39,6 +39,7 @@ type Assignments struct {
 	node    string
 	mu      sync.Mutex
 	kubelet func(context.Context) (*podresources.Mapping, error)
+	given   given
 
 	// Timeout bounds each API call (default 5 s).
 	Timeout time.Duration
@@ -63,6 +64,9 @@ func (a *Assignments) UseKubelet(list func(context.Context) (*podresources.Mappi
 type Choice struct {
 	// Pod is the pod's namespace/name.
 	Pod string
+	// Container is the name of the pod's container that asks for the
+	// resource (set by Take).
+	Container string
 	// GPUs are the chosen GPU indices of the node (gpuresource.AnnotationGPUs),
 	// in the annotation's order.
 	GPUs []int
@@ -117,6 +121,7 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	if err != nil {
 		return false, err
 	}
+	c.Container, _, _ = containerRequest(p, corev1.ResourceName(resource))
 	if err := give(c); err != nil {
 		return false, fmt.Errorf("pod %s: %w", c.Pod, err)
 	}

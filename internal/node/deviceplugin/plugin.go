@@ -254,8 +254,15 @@ func (p *Plugin) allocateContainer(ctx context.Context, ids []string) (*pluginap
 	var out *pluginapi.ContainerAllocateResponse
 	found, err := p.assign.Take(ctx, p.res.Name, int64(len(ids)), func(c Choice) error {
 		var err error
-		out, err = p.allocateChoice(c, int64(len(ids)))
-		return err
+		if out, err = p.allocateChoice(c, int64(len(ids))); err != nil {
+			return err
+		}
+		uuids := make([]string, len(c.GPUs))
+		for i, g := range c.GPUs {
+			uuids[i] = p.node.GPUs[g].UUID // checked by allocateChoice
+		}
+		p.assign.record(c, p.res.Name, int64(len(ids)), uuids)
+		return nil
 	})
 	if err != nil {
 		return nil, err
