@@ -56,6 +56,9 @@ type PreparedDevice struct {
 	// ConsumedCapacity is the allocation's consumed capacity of a shared
 	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
 	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
+	// Config is the opaque configuration that applies to the device,
+	// accepted and recorded but not applied (docs/dra.md); nil: none.
+	Config *DeviceConfig `json:"config,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
 }

@@ -278,6 +278,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 	if c.Status.Allocation == nil {
 		return nil, fmt.Errorf("claim %s/%s is not allocated", c.Namespace, c.Name)
 	}
+	// Checked before anything is recorded or created.
+	configs, err := d.configsFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
+	}
 	prev := map[string]PreparedDevice{} // of an interrupted prepare
 	if pc, ok := d.cp.Claims[c.UID]; ok {
 		for _, pd := range pc.Devices {
@@ -300,7 +305,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 			return nil, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
 		}
 		g := d.node.GPUs[e.GPU]
-		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity}
+		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
 		if e.MIG != nil {
 			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
 			if p, ok := prev[r.Device]; ok && p.MIG != nil {
