@@ -99,8 +99,12 @@ func run(w io.Writer, watch time.Duration, shares bool) error {
 	if err := scrape(ctx, w, b, host, watch); err != nil {
 		return err
 	}
-	section(w, "ResourceSlices (--kubelet-api=dra; the nvml backend creates no MIG devices yet: MIG-enabled GPUs are left out)")
-	return printSlices(w, n, host, shares)
+	section(w, "ResourceSlices (--kubelet-api=dra; the placements of live MIG devices left out, as the plugin leaves them)")
+	busy, err := livePlacements(ctx, b, n)
+	if err != nil {
+		return err
+	}
+	return printSlices(w, n, host, shares, busy)
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n== %s\n", title) }
@@ -159,8 +163,8 @@ func scrape(ctx context.Context, w io.Writer, b device.Backend, host string, d t
 
 // printSlices prints the ResourceSlices of node n as the DRA plugin
 // (kubeletplugin) would write them for node host.
-func printSlices(w io.Writer, n device.Node, host string, shares bool) error {
-	r, err := dra.Build(n, dra.Options{Shares: shares, PCIeRoot: pcieRoot})
+func printSlices(w io.Writer, n device.Node, host string, shares bool, busy map[string][]device.MIGPlacement) error {
+	r, err := dra.Build(n, dra.Options{Shares: shares, MIG: busy != nil, Busy: busy, PCIeRoot: pcieRoot})
 	if err != nil {
 		return err
 	}
@@ -181,6 +185,30 @@ func printSlices(w io.Writer, n device.Node, host string, shares bool) error {
 	}
 	fmt.Fprintf(w, "%d devices in %d slices\n", len(r.Devices), len(pool.Slices))
 	return nil
+}
+
+// livePlacements returns the placements of the live MIG devices of n's
+// MIG-enabled GPUs (NVML queries only), which the plugin does not publish;
+// nil when b creates no MIG devices.
+func livePlacements(ctx context.Context, b device.Backend, n device.Node) (map[string][]device.MIGPlacement, error) {
+	mm, ok := b.(device.MIGManager)
+	if !ok {
+		return nil, nil
+	}
+	out := map[string][]device.MIGPlacement{}
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled {
+			continue
+		}
+		live, err := mm.MIGInstances(ctx, g.UUID)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range live {
+			out[g.UUID] = append(out[g.UUID], in.Placement)
+		}
+	}
+	return out, nil
 }
 
 // pcieRoot reads a bus ID's PCIe root complex from sysfs, as the plugin.

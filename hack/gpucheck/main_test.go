@@ -28,7 +28,7 @@ func TestPrintSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := printSlices(&out, n, "host", false); err != nil {
+	if err := printSlices(&out, n, "host", false, nil); err != nil {
 		t.Fatal(err)
 	}
 	text, last, _ := strings.Cut(strings.TrimSuffix(out.String(), "\n"), "\n}\n")
