@@ -94,7 +94,14 @@ func TestPrepareConfig(t *testing.T) {
 	k := newKubelet(t)
 	k.start(b)
 	cpPath := filepath.Join(k.dirs.PluginDir, checkpointFile)
-	before, _ := os.ReadFile(cpPath)
+	// A claim prepared before: the checkpoint has content to keep.
+	if _, errStr := k.prepare(k.claim("before", "gpu-0-mig-1g10gb-19-6")); errStr != "" {
+		t.Fatal(errStr)
+	}
+	before, err := os.ReadFile(cpPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mig := "gpu-0-mig-1g10gb-19-0"
 	for _, tc := range []struct {
 		name    string
@@ -118,7 +125,7 @@ func TestPrepareConfig(t *testing.T) {
 		if _, errStr := k.prepare(c); errStr != tc.err {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, errStr, tc.err)
 		}
-		if live := liveMIG(t, b, n.GPUs[0].UUID); len(live) != 0 {
+		if live := liveMIG(t, b, n.GPUs[0].UUID); len(live) != 1 || live[0] != "1g.10gb@6" {
 			t.Errorf("%s: MIG devices created: %v", tc.name, live)
 		}
 		if after, _ := os.ReadFile(cpPath); !bytes.Equal(before, after) {
