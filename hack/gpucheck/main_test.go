@@ -48,3 +48,34 @@ func TestPrintSlices(t *testing.T) {
 		t.Errorf("slice: driver %s, node %s, pool %s, devices %v", s.Spec.Driver, *s.Spec.NodeName, s.Spec.Pool.Name, names)
 	}
 }
+
+// TestPrintSlicesLiveMIG: on the dgx-a100-80gb-mig profile the 6 MIG-enabled
+// A100s have full layouts made outside DRA; their placements, and so
+// their whole GPUs, are left out, as the plugin leaves them
+// (internal/node/agent TestRunDRA): the 2 GPUs without MIG in one slice,
+// the 6 counter sets in another.
+func TestPrintSlicesLiveMIG(t *testing.T) {
+	b, err := mock.Open("dgx-a100-80gb-mig", mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n, err := b.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := livePlacements(ctx, b, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(busy) != 6 {
+		t.Errorf("busy GPUs %d, want 6", len(busy))
+	}
+	var out bytes.Buffer
+	if err := printSlices(&out, n, "host", false, busy); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), "\n2 devices in 2 slices\n") {
+		t.Errorf("output ends %q", out.String()[max(0, out.Len()-60):])
+	}
+}
