@@ -317,7 +317,7 @@ func Run(ctx context.Context, o Options) error {
 		m.UseAssignments(as)
 		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -416,7 +416,8 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if err != nil {
 		return err
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg)
+	// The plugin's prepared claims give the exporter DRA pods' shares.
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, d)
 	if err != nil {
 		return err
 	}

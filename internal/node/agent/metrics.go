@@ -36,8 +36,9 @@ func (m *metricsServer) stop() error {
 
 // startMetrics listens on o.Addr and serves the backend's metrics, under
 // the configuration's health policy, until ctx is done or stop is called.
-// It returns nil, nil when o.Addr is empty.
-func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config) (*metricsServer, error) {
+// It returns nil, nil when o.Addr is empty. claims, when not nil, tells
+// the shares of DRA devices (the DRA plugin).
+func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config, claims exporter.ClaimShares) (*metricsServer, error) {
 	if o.Addr == "" {
 		return nil, nil
 	}
@@ -49,6 +50,7 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 		SampleInterval: o.SampleInterval,
 		StaleAfter:     o.StaleAfter,
 		VirtualGPUs:    o.VirtualGPUs,
+		Claims:         claims,
 	}
 	if opts.Hostname == "" {
 		opts.Hostname, _ = os.Hostname()
