@@ -328,7 +328,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		translate = func(s exporter.PodSource) exporter.PodSource { return as.Translate(s) }
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, translate)
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, attribution{translate: translate})
 	if err != nil {
 		return err
 	}
@@ -427,7 +427,8 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if err != nil {
 		return err
 	}
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, nil)
+	// The plugin's prepared claims give the exporter DRA pods' shares.
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, attribution{claims: d})
 	if err != nil {
 		return err
 	}

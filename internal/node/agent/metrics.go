@@ -34,10 +34,23 @@ func (m *metricsServer) stop() error {
 	return <-m.done
 }
 
+// attribution is what the exporter learns from the node agent about the
+// pods' devices, beyond pod-resources.
+type attribution struct {
+	// claims, when not nil, tells the shares of DRA devices (the DRA
+	// plugin).
+	claims exporter.ClaimShares
+	// translate, when not nil, wraps the pod-resources source so that it
+	// names the devices given by the scheduler's choice
+	// (deviceplugin.Assignments.Translate).
+	translate func(exporter.PodSource) exporter.PodSource
+}
+
 // startMetrics listens on o.Addr and serves the backend's metrics, under
 // the configuration's health policy, until ctx is done or stop is called.
-// It returns nil, nil when o.Addr is empty.
-func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config, translate func(exporter.PodSource) exporter.PodSource) (*metricsServer, error) {
+// It returns nil, nil when o.Addr is empty. at says how pods are
+// attributed beyond the kubelet's pod-resources API.
+func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeName string, cfg *configv1.Config, at attribution) (*metricsServer, error) {
 	if o.Addr == "" {
 		return nil, nil
 	}
@@ -49,6 +62,7 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 		SampleInterval: o.SampleInterval,
 		StaleAfter:     o.StaleAfter,
 		VirtualGPUs:    o.VirtualGPUs,
+		Claims:         at.claims,
 	}
 	if opts.Hostname == "" {
 		opts.Hostname, _ = os.Hostname()
@@ -70,8 +84,8 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 			return nil, err
 		}
 		opts.Pods = pods
-		if translate != nil {
-			opts.Pods = translate(pods)
+		if at.translate != nil {
+			opts.Pods = at.translate(pods)
 		}
 	}
 	e, err := exporter.New(opts)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -51,6 +53,12 @@ type PreparedDevice struct {
 	GPUUUID string `json:"gpuUUID"`
 	// MIG is the MIG device created for the claim; nil for a whole GPU.
 	MIG *PreparedMIG `json:"mig,omitempty"`
+	// ConsumedCapacity is the allocation's consumed capacity of a shared
+	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
+	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
+	// Config is the opaque configuration that applies to the device,
+	// accepted and recorded but not applied (docs/dra.md); nil: none.
+	Config *DeviceConfig `json:"config,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
 }

@@ -75,6 +75,9 @@ type Driver struct {
 	helper    *kubeletplugin.Helper
 	health    *health.State
 	unhealthy map[string]device.HealthEvent // by GPU or MIG device UUID: the event that tainted it
+
+	sharesMu sync.RWMutex
+	shares   map[shareKey]float64 // ClaimShare's copy of the checkpoint
 }
 
 var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
@@ -115,6 +118,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	d.node = n
+	d.publishShares()
 	ignored := cfg.IgnoredXIDs
 	if ignored == nil {
 		ignored = configv1.DefaultIgnoredXIDs
@@ -262,6 +266,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
+	d.publishShares()
 	return out, nil
 }
 
@@ -272,6 +277,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 	}
 	if c.Status.Allocation == nil {
 		return nil, fmt.Errorf("claim %s/%s is not allocated", c.Namespace, c.Name)
+	}
+	// Checked before anything is recorded or created.
+	configs, err := d.configsFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	prev := map[string]PreparedDevice{} // of an interrupted prepare
 	if pc, ok := d.cp.Claims[c.UID]; ok {
@@ -295,7 +305,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 			return nil, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
 		}
 		g := d.node.GPUs[e.GPU]
-		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID}
+		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
 		if e.MIG != nil {
 			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
 			if p, ok := prev[r.Device]; ok && p.MIG != nil {
@@ -444,6 +454,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 		}
 		out[c.UID] = err
 	}
+	d.publishShares()
 	return out, nil
 }
 

@@ -69,6 +69,10 @@ type Options struct {
 	StaleAfter time.Duration
 	// Pods attributes devices to pods; nil serves no pod labels.
 	Pods PodSource
+	// Claims tells the shares of DRA devices (pod-resources names a
+	// container's claims and devices, not the capacity consumed); nil: a
+	// DRA device allocated whole has share 1, a shared one no share series.
+	Claims ClaimShares
 	// VirtualGPUs serves a device shared by time-slicing once per replica a
 	// container holds, labelled vgpu with the replica number, as
 	// dcgm-exporter's --kubernetes-virtual-gpus; false serves it once,
@@ -143,6 +147,7 @@ func New(opts Options) (*Exporter, error) {
 		e.backendErrors.WithLabelValues(op)
 	}
 	e.state.replicas = opts.Config.Replicas
+	e.state.claims = opts.Claims
 	e.current.Store(&snapshot{})
 	pods := opts.Pods
 	e.registry.MustRegister(

@@ -624,7 +624,7 @@ sharing:
 	e.state.setMapping(m)
 	e.current.Store(e.state.snapshot())
 	want := `
-# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.
+# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli; for a DRA device its consumed milliGPU/1000, and for a DRA MIG device not yet discovered its compute slices/7 of the GPU.
 # TYPE gpuplane_device_allocation_share gauge
 gpuplane_device_allocation_share{` + gpu0 + podA + `} 0.5
 gpuplane_device_allocation_share{` + gpu0 + podB + `} 0.25
@@ -642,7 +642,7 @@ gpuplane_device_allocation_share{` + migB + `,namespace="ml",pod="f",container="
 	// MIG device held whole still has one.
 	e, _ = newTestExporter(t, &fakePods{mapping: testMapping})
 	want = `
-# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.
+# HELP gpuplane_device_allocation_share Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli; for a DRA device its consumed milliGPU/1000, and for a DRA MIG device not yet discovered its compute slices/7 of the GPU.
 # TYPE gpuplane_device_allocation_share gauge
 gpuplane_device_allocation_share{` + migA + podD + `} 1
 `

@@ -122,9 +122,12 @@ type state struct {
 	// unshared.
 	replicas func(resource string) int
 
-	devices   []*devInfo // discovery order: each GPU, then its MIG devices
-	byUUID    map[string]*devInfo
-	byIndex   map[string]*devInfo // GPU index as a decimal string
+	devices []*devInfo // discovery order: each GPU, then its MIG devices
+	byUUID  map[string]*devInfo
+	byIndex map[string]*devInfo // GPU index as a decimal string
+	byMinor map[string]*devInfo // GPU device node minor as a decimal string
+	// claims tells DRA claims' shares (Options.Claims); nil: unknown.
+	claims    ClaimShares
 	samples   map[string]sampleAt
 	devHealth *health.State
 	mapping   *podresources.Mapping
@@ -174,7 +177,7 @@ func newState(fields []Field, hostname string, ignoredXIDs []uint64, virtualGPUs
 	s.health = newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.", s.base, nil)
 	s.pods = newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.", s.base, nil)
 	s.alloc = newDescs(allocationName, "1 for each container the device is allocated to.", s.base, nil)
-	s.share = newDescs(shareName, "Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli.", s.base, nil)
+	s.share = newDescs(shareName, "Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli; for a DRA device its consumed milliGPU/1000, and for a DRA MIG device not yet discovered its compute slices/7 of the GPU.", s.base, nil)
 	for _, f := range s.fields {
 		var extra []string
 		if f.Name == xidField {
@@ -192,6 +195,7 @@ func (s *state) setNode(n device.Node) {
 	s.devices = nil
 	s.byUUID = make(map[string]*devInfo)
 	s.byIndex = make(map[string]*devInfo)
+	s.byMinor = make(map[string]*devInfo)
 	for _, g := range n.GPUs {
 		idx := strconv.Itoa(g.Index)
 		base := []string{idx, g.UUID, g.PCIBusID, "nvidia" + idx, g.ProductName, s.hostname}
@@ -202,6 +206,7 @@ func (s *state) setNode(n device.Node) {
 		s.devices = append(s.devices, d)
 		s.byUUID[g.UUID] = d
 		s.byIndex[idx] = d
+		s.byMinor[strconv.Itoa(g.Minor)] = d
 		for _, m := range g.MIG {
 			md := &devInfo{uuid: m.UUID, mig: true, values: append(slices.Clip(base), m.Profile, strconv.Itoa(m.GPUInstanceID))}
 			s.devices = append(s.devices, md)
@@ -267,39 +272,7 @@ type holder struct {
 // dcgm-exporter serves it once (with one of the pods' labels), unless
 // Options.VirtualGPUs asks for one series per replica.
 func (s *state) rebuildTargets() {
-	holders := make(map[string][]holder)
-	shares := make(map[string]map[podresources.Owner]*shareAcc)
-	if s.mapping != nil {
-		seen := make(map[podresources.Allocation]bool)
-		for _, a := range s.mapping.Allocations {
-			if !resource.IsGPU(a.ResourceName) {
-				continue // another device plugin's device, e.g. a NIC
-			}
-			d := s.resolve(a.DeviceID)
-			if d == nil {
-				continue
-			}
-			if !seen[a] {
-				seen[a] = true
-				if shares[d.uuid] == nil {
-					shares[d.uuid] = make(map[podresources.Owner]*shareAcc)
-				}
-				acc := shares[d.uuid][a.Owner]
-				if acc == nil {
-					acc = &shareAcc{}
-					shares[d.uuid][a.Owner] = acc
-				}
-				acc.add(a, s.replicas)
-			}
-			h := holder{owner: a.Owner}
-			if s.virtualGPUs {
-				_, h.vgpu, _ = strings.Cut(a.DeviceID, "::")
-			}
-			if !slices.Contains(holders[d.uuid], h) {
-				holders[d.uuid] = append(holders[d.uuid], h)
-			}
-		}
-	}
+	holders, shares, partial := s.collectHolders()
 	s.targets = make(map[string]*deviceTargets, len(s.devices))
 	for _, d := range s.devices {
 		v := variant(0)
@@ -333,12 +306,68 @@ func (s *state) rebuildTargets() {
 					dt.targets = append(dt.targets, s.newTarget(v|variantPod|variantVGPU, append(vals, h.vgpu)))
 				}
 			}
-		case len(dt.containers) == 1:
+		case len(dt.containers) == 1 && !partial[d.uuid]:
 			dt.targets = dt.containers
 		default:
 			dt.targets = []target{self}
 		}
 	}
+}
+
+// collectHolders reads the pod mapping: the containers holding each device
+// (by UUID), what share each holds, and the GPUs a container holds only
+// part of through a MIG device the exporter does not know (their DCGM
+// series keep no pod labels).
+func (s *state) collectHolders() (map[string][]holder, map[string]map[podresources.Owner]*shareAcc, map[string]bool) {
+	holders := make(map[string][]holder)
+	shares := make(map[string]map[podresources.Owner]*shareAcc)
+	partial := make(map[string]bool)
+	if s.mapping == nil {
+		return holders, shares, partial
+	}
+	seen := make(map[podresources.Allocation]bool)
+	for _, a := range s.mapping.Allocations {
+		var d *devInfo
+		dra := draHolding{share: -1}
+		switch {
+		case a.DRA.Driver != "":
+			var ok bool
+			if dra, ok = s.resolveDRA(a); !ok {
+				continue // another driver's device, or no GPU of this node
+			}
+			d = dra.d
+			partial[d.uuid] = partial[d.uuid] || dra.ofParent
+		case resource.IsGPU(a.ResourceName):
+			d = s.resolve(a.DeviceID)
+		}
+		if d == nil {
+			continue // another device plugin's device, e.g. a NIC
+		}
+		if !seen[a] {
+			seen[a] = true
+			if shares[d.uuid] == nil {
+				shares[d.uuid] = make(map[podresources.Owner]*shareAcc)
+			}
+			acc := shares[d.uuid][a.Owner]
+			if acc == nil {
+				acc = &shareAcc{}
+				shares[d.uuid][a.Owner] = acc
+			}
+			if a.DRA.Driver != "" {
+				acc.addDRA(dra.share)
+			} else {
+				acc.add(a, s.replicas)
+			}
+		}
+		h := holder{owner: a.Owner}
+		if s.virtualGPUs && a.DRA.Driver == "" {
+			_, h.vgpu, _ = strings.Cut(a.DeviceID, "::")
+		}
+		if !slices.Contains(holders[d.uuid], h) {
+			holders[d.uuid] = append(holders[d.uuid], h)
+		}
+	}
+	return holders, shares, partial
 }
 
 // shareAcc counts the devices of one device (GPU or MIG device) a container
@@ -348,6 +377,19 @@ type shareAcc struct {
 	milli    int  // gpuplane.io/gpu-milli units ("<uuid>::m<k>")
 	replicas int  // time-slicing replicas held ("<uuid>::<n>")
 	of       int  // the resource's replica count; 0 when not shared
+	// dra is the sum of the fractions of DRA allocations; draUnknown: one
+	// of them had no known share.
+	dra        float64
+	draUnknown bool
+}
+
+// addDRA counts a DRA allocation of the fraction share (-1: unknown).
+func (c *shareAcc) addDRA(share float64) {
+	if share < 0 {
+		c.draUnknown = true
+		return
+	}
+	c.dra += share
 }
 
 // add counts allocation a; replicas gives a resource's time-slicing
@@ -379,6 +421,10 @@ func (c *shareAcc) value() float64 {
 		return -1
 	case c.whole:
 		return 1
+	case c.draUnknown:
+		return -1
+	case c.dra > 0:
+		return min(c.dra, 1)
 	case c.milli > 0:
 		return min(float64(c.milli)/1000, 1)
 	case c.replicas > 0 && c.of > 1:

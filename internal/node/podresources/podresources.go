@@ -2,7 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package podresources keeps a cached copy of which container each device is
-// allocated to, read from the kubelet's pod-resources API v1 (List) over its
+// allocated to (device plugins' devices, and DRA devices:
+// ContainerResources.DynamicResources, GA since Kubernetes 1.36), read from
+// the kubelet's pod-resources API v1 (List) over its
 // unix socket and refreshed in the background. Readers never wait on the
 // kubelet: Current returns the last successful List, or nil while the socket
 // is missing, slow or failing.
@@ -34,14 +36,34 @@ type Owner struct {
 	Namespace, Pod, Container string
 }
 
-// Allocation is one device allocated to one container.
+// Allocation is one device allocated to one container: a device plugin's
+// (ResourceName set) or a DRA driver's (Driver set).
 type Allocation struct {
-	// ResourceName is the extended resource, e.g. nvidia.com/gpu.
+	// ResourceName is the extended resource, e.g. nvidia.com/gpu; empty
+	// for a DRA device.
 	ResourceName string
 	// DeviceID is the device plugin's ID: a GPU UUID, a MIG device UUID,
-	// or a time-slicing replica ID "<uuid>::<n>".
+	// or a time-slicing replica ID "<uuid>::<n>". For a DRA device, the
+	// first CDI device the driver gave it, e.g. "nvidia.com/gpu=GPU-..."
+	// (empty when none).
 	DeviceID string
 	Owner    Owner
+	// DRA is the DRA device's claim and allocation result; zero for a
+	// device plugin's device.
+	DRA DRADevice
+}
+
+// DRADevice is one device of a ResourceClaim's allocation as the kubelet
+// reports it (DynamicResource and ClaimResource of pod-resources v1).
+type DRADevice struct {
+	// ClaimNamespace and ClaimName name the ResourceClaim.
+	ClaimNamespace, ClaimName string
+	// Driver, Pool and Device name the allocated device, e.g.
+	// gpu.nvidia.com, the node's name, gpu-0.
+	Driver, Pool, Device string
+	// ShareID is the allocation's share of a device that allows multiple
+	// allocations; empty when the device is allocated whole.
+	ShareID string
 }
 
 // Mapping is one successful List: every device allocation on the node. It is
@@ -185,7 +207,8 @@ func (w *Watcher) Current() *Mapping { return w.current.Load() }
 func (w *Watcher) Errors() uint64 { return w.errors.Load() }
 
 // Flatten turns a List response into one Allocation per device ID and
-// container, skipping containers without devices.
+// container, then one per DRA device and container, skipping containers
+// without devices.
 func Flatten(pods []*v1.PodResources) []Allocation {
 	var out []Allocation
 	for _, p := range pods {
@@ -194,6 +217,18 @@ func Flatten(pods []*v1.PodResources) []Allocation {
 			for _, d := range c.GetDevices() {
 				for _, id := range d.GetDeviceIds() {
 					out = append(out, Allocation{ResourceName: d.GetResourceName(), DeviceID: id, Owner: owner})
+				}
+			}
+			for _, dr := range c.GetDynamicResources() {
+				for _, r := range dr.GetClaimResources() {
+					a := Allocation{Owner: owner, DRA: DRADevice{
+						ClaimNamespace: dr.GetClaimNamespace(), ClaimName: dr.GetClaimName(),
+						Driver: r.GetDriverName(), Pool: r.GetPoolName(), Device: r.GetDeviceName(), ShareID: r.GetShareId(),
+					}}
+					if cdi := r.GetCdiDevices(); len(cdi) > 0 {
+						a.DeviceID = cdi[0].GetName()
+					}
+					out = append(out, a)
 				}
 			}
 		}

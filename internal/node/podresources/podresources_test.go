@@ -36,6 +36,12 @@ var pods = []*v1.PodResources{
 		podresourcestest.Container("srv", "nvidia.com/mig-1g.10gb", "MIG-x")),
 	podresourcestest.Pod("web", "infer-2",
 		podresourcestest.Container("srv", "nvidia.com/gpu", "GPU-c::0", "GPU-c::3")),
+	podresourcestest.Pod("dra", "job-0",
+		podresourcestest.DRAContainer("main", "dra", "job-0-gpus",
+			podresourcestest.ClaimDevice("gpu.nvidia.com", "node-a", "gpu-1", "", "nvidia.com/gpu=GPU-d"),
+			podresourcestest.ClaimDevice("gpu.nvidia.com", "node-a", "gpu-2", "7b1c", "nvidia.com/gpu=GPU-e", "extra=x")),
+		podresourcestest.DRAContainer("nocdi", "dra", "other",
+			podresourcestest.ClaimDevice("gpu.nvidia.com", "node-a", "gpu-3-mig-1g10gb-19-0", ""))),
 }
 
 var want = []podresources.Allocation{
@@ -44,6 +50,12 @@ var want = []podresources.Allocation{
 	{ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: "MIG-x", Owner: podresources.Owner{Namespace: "web", Pod: "infer-1", Container: "srv"}},
 	{ResourceName: "nvidia.com/gpu", DeviceID: "GPU-c::0", Owner: podresources.Owner{Namespace: "web", Pod: "infer-2", Container: "srv"}},
 	{ResourceName: "nvidia.com/gpu", DeviceID: "GPU-c::3", Owner: podresources.Owner{Namespace: "web", Pod: "infer-2", Container: "srv"}},
+	{DeviceID: "nvidia.com/gpu=GPU-d", Owner: podresources.Owner{Namespace: "dra", Pod: "job-0", Container: "main"},
+		DRA: podresources.DRADevice{ClaimNamespace: "dra", ClaimName: "job-0-gpus", Driver: "gpu.nvidia.com", Pool: "node-a", Device: "gpu-1"}},
+	{DeviceID: "nvidia.com/gpu=GPU-e", Owner: podresources.Owner{Namespace: "dra", Pod: "job-0", Container: "main"},
+		DRA: podresources.DRADevice{ClaimNamespace: "dra", ClaimName: "job-0-gpus", Driver: "gpu.nvidia.com", Pool: "node-a", Device: "gpu-2", ShareID: "7b1c"}},
+	{Owner: podresources.Owner{Namespace: "dra", Pod: "job-0", Container: "nocdi"},
+		DRA: podresources.DRADevice{ClaimNamespace: "dra", ClaimName: "other", Driver: "gpu.nvidia.com", Pool: "node-a", Device: "gpu-3-mig-1g10gb-19-0"}},
 }
 
 func TestFlatten(t *testing.T) {

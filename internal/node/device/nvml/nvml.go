@@ -40,6 +40,7 @@ type Backend struct {
 	// report it; tests point it elsewhere.
 	sysfs string
 
+	migMu   sync.Mutex // serialises MIG creation and destruction (mig.go)
 	mu      sync.Mutex
 	lastXID map[string]uint64
 	gpm     map[string]nvml.GpmSample // previous GPM sample per GPU or MIG device UUID

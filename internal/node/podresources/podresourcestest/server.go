@@ -137,3 +137,24 @@ func Container(name, resource string, ids ...string) *v1.ContainerResources {
 		Devices: []*v1.ContainerDevices{{ResourceName: resource, DeviceIds: ids}},
 	}
 }
+
+// DRAContainer builds a container holding DRA devices of one claim.
+func DRAContainer(name, claimNamespace, claimName string, devices ...*v1.ClaimResource) *v1.ContainerResources {
+	return &v1.ContainerResources{
+		Name:             name,
+		DynamicResources: []*v1.DynamicResource{{ClaimNamespace: claimNamespace, ClaimName: claimName, ClaimResources: devices}},
+	}
+}
+
+// ClaimDevice builds one allocated device of a claim, with its CDI device
+// names; a non-empty shareID is the allocation's share of the device.
+func ClaimDevice(driver, pool, device, shareID string, cdi ...string) *v1.ClaimResource {
+	r := &v1.ClaimResource{DriverName: driver, PoolName: pool, DeviceName: device}
+	if shareID != "" {
+		r.ShareId = &shareID
+	}
+	for _, n := range cdi {
+		r.CdiDevices = append(r.CdiDevices, &v1.CDIDevice{Name: n})
+	}
+	return r
+}
