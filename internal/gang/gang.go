@@ -69,8 +69,8 @@ type Gang struct {
 // Getter reads an owner by reference; an error stops the rule.
 type Getter func(Ref) (*Object, error)
 
-// maxDepth bounds the walk up a controller chain: pod, Job, JobSet,
-// TrainJob.
+// maxDepth bounds the walk up a controller chain: Job, JobSet, TrainJob
+// above a pod.
 const maxDepth = 4
 
 // Of returns the gang of a pod with the given labels and controller, or
@@ -103,7 +103,7 @@ func Of(podLabels map[string]string, controller *Ref, get Getter) (*Gang, error)
 }
 
 // passThrough is whether the rule looks at the object's controller: a
-// Job under a JobSet, a JobSet under a TrainJob.
+// Job under a JobSet or an MPIJob, a JobSet under a TrainJob.
 func passThrough(o *Object) bool {
 	if o.Controller == nil {
 		return false
@@ -111,7 +111,8 @@ func passThrough(o *Object) bool {
 	c := o.Controller
 	switch {
 	case o.Group() == "batch" && o.Kind == "Job":
-		return c.Group() == "jobset.x-k8s.io" && c.Kind == "JobSet"
+		// A JobSet's Jobs; an MPIJob's launcher, a Job in mpi-operator v2.
+		return (c.Group() == "jobset.x-k8s.io" && c.Kind == "JobSet") || (c.Group() == "kubeflow.org" && c.Kind == "MPIJob")
 	case o.Group() == "jobset.x-k8s.io" && o.Kind == "JobSet":
 		return c.Group() == "trainer.kubeflow.org" && c.Kind == "TrainJob"
 	}

@@ -44,6 +44,7 @@ func TestOf(t *testing.T) {
 	ptjElastic := obj("kubeflow.org/v1", "PyTorchJob", "elastic", nil, spec(t, `{"elasticPolicy":{"minReplicas":3},"pytorchReplicaSpecs":{"Worker":{"replicas":8}}}`))
 	mpi := obj("kubeflow.org/v2beta1", "MPIJob", "hvd", nil, spec(t, `{"mpiReplicaSpecs":{"Launcher":{"replicas":1},"Worker":{"replicas":4}}}`))
 	mpiWait := obj("kubeflow.org/v2beta1", "MPIJob", "hvd-wait", nil, spec(t, `{"launcherCreationPolicy":"WaitForWorkersReady","mpiReplicaSpecs":{"Launcher":{"replicas":1},"Worker":{"replicas":4}}}`))
+	launcher := obj("batch/v1", "Job", "hvd-launcher", ref(mpi), spec(t, `{"parallelism":1}`))
 	ray := obj("ray.io/v1", "RayCluster", "rc", nil, spec(t, `{"workerGroupSpecs":[{"groupName":"small","replicas":2},{"groupName":"gpu","replicas":4,"minReplicas":2,"numOfHosts":2},{"groupName":"off","replicas":3,"suspend":true}]}`))
 	tj := obj("trainer.kubeflow.org/v1alpha1", "TrainJob", "tj", nil, nil)
 	tjs := obj("jobset.x-k8s.io/v1alpha2", "JobSet", "tj", ref(tj), spec(t, `{"replicatedJobs":[
@@ -65,7 +66,7 @@ func TestOf(t *testing.T) {
 	optOut.Annotations = map[string]string{OptOut: "false"}
 	rs := obj("apps/v1", "ReplicaSet", "web", nil, nil)
 	all := objects{}
-	for _, o := range []*Object{ptj, ptjMin, ptjElastic, mpi, mpiWait, ray, tj, tjNode, tjInit, js, jsJob, indexed, fewer, nonIndexed, single, optOut, rs} {
+	for _, o := range []*Object{ptj, ptjMin, ptjElastic, mpi, mpiWait, launcher, ray, tj, tjNode, tjInit, js, jsJob, indexed, fewer, nonIndexed, single, optOut, rs} {
 		all[o.Name] = o
 	}
 	all["tj"] = tj // the JobSet shares the TrainJob's name: keep the TrainJob, look the JobSet up below
@@ -87,6 +88,7 @@ func TestOf(t *testing.T) {
 		{"pytorch: elastic minReplicas", nil, ptjElastic, "pytorchjob-elastic 3"},
 		{"mpi: launcher and workers", nil, mpi, "mpijob-hvd 5"},
 		{"mpi: launcher after the workers", nil, mpiWait, "mpijob-hvd-wait 4"},
+		{"mpi v2: the launcher's Job", nil, launcher, "mpijob-hvd 5"},
 		{"ray: worker group minReplicas x hosts", worker, ray, "raycluster-rc-gpu 4"},
 		{"ray: group of 2", map[string]string{rayNodeTypeLabel: "worker", rayNodeGroupLabel: "small"}, ray, "raycluster-rc-small 2"},
 		{"ray: suspended group", map[string]string{rayNodeTypeLabel: "worker", rayNodeGroupLabel: "off"}, ray, ""},
