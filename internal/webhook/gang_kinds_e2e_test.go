@@ -21,11 +21,36 @@ import (
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
+// schedulerProc is a running gpuplane-scheduler: its log file, and a
+// channel closed when it exits.
+type schedulerProc struct {
+	log    string
+	exited chan struct{}
+}
+
+// logSays waits until the scheduler's log holds s; it fails the test if
+// the scheduler exits first, or after 2 minutes.
+func (p *schedulerProc) logSays(t *testing.T, s string) {
+	t.Helper()
+	poll(t, "scheduler log: "+s, func() (bool, error) {
+		b, _ := os.ReadFile(p.log)
+		if strings.Contains(string(b), s) {
+			return true, nil
+		}
+		select {
+		case <-p.exited:
+			return false, fmt.Errorf("the scheduler exited:\n%s", b)
+		default:
+			return false, nil
+		}
+	})
+}
+
 // startScheduler builds gpuplane-scheduler and runs it with the shipped
 // configuration (deploy/scheduler/config.yaml), no leader election,
-// best-fit with tie-break first, and the GenericWorkload gate on. It is
-// killed at the end of the test.
-func startScheduler(t *testing.T, c *kube.Cluster) {
+// best-fit with tie-break first, and with gate the GenericWorkload gate
+// on. It is killed at the end of the test.
+func startScheduler(t *testing.T, c *kube.Cluster, gate bool) *schedulerProc {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gpuplane-scheduler")
@@ -50,31 +75,31 @@ func startScheduler(t *testing.T, c *kube.Cluster) {
 	if err := os.WriteFile(cfg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(dir, "scheduler.log")
-	logf, err := os.Create(log)
+	p := &schedulerProc{log: filepath.Join(dir, "scheduler.log"), exited: make(chan struct{})}
+	logf, err := os.Create(p.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
+	args := []string{"--config", cfg, "--secure-port=0", "-v=2"}
+	if gate {
+		args = append(args, "--feature-gates=GenericWorkload=true")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	go func() { cmd.Wait(); logf.Close(); close(p.exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-exited
-		b, _ := os.ReadFile(log)
+		<-p.exited
 		if t.Failed() {
+			b, _ := os.ReadFile(p.log)
 			lines := strings.Split(string(b), "\n")
 			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
 		}
-		// The shipped configuration with the gate on: no "gangs off".
-		if strings.Contains(string(b), "gangs off") {
-			t.Errorf("the scheduler says gangs are off with the Workload API served:\n%s", b)
-		}
 	})
+	return p
 }
 
 // template is a pod template asking gpus GPUs of model, scheduled by
@@ -263,7 +288,14 @@ func TestGangsScheduled(t *testing.T) {
 			Labels: map[string]string{"topology.kubernetes.io/rack": fmt.Sprintf("r%d", i%2+1)}})
 	}
 	e := startGangEnv(t, nodes)
-	startScheduler(t, e.c)
+	sched := startScheduler(t, e.c, true)
+	defer func() {
+		// The shipped configuration with the gate on, the API served: the
+		// scheduler never says gangs are off.
+		if b, _ := os.ReadFile(sched.log); strings.Contains(string(b), "gangs off") {
+			t.Errorf("the scheduler says gangs are off with the Workload API served:\n%s", b)
+		}
+	}()
 
 	// Locality: a Ray worker group.
 	tmpl := template(2, "T4", "gpuplane")
