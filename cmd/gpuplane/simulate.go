@@ -53,6 +53,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.PlacementsFile, "placements", o.PlacementsFile, "a row per policy, seed and pod: CSV, or JSON lines (.jsonl)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "lines 'MODEL USD_PER_GPU_HOUR' over the default prices")
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay: teams file; pods wait for their team's Kueue quota")
+	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, when all have arrived and fit (gang scheduling)")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: first node (the paper's) or random")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
