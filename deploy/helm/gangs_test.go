@@ -101,7 +101,7 @@ func TestWebhookGangRBAC(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}}}
 	g := workload.NewGrouper(dyn, client)
 	for range 2 { // the second finds the objects made (a new Grouper: no cache)
-		name, err := g.Group(ctx, pod, "default", nil)
+		name, err := g.Group(ctx, pod, "default", nil, false)
 		if err != nil || name != "job-idx" {
 			t.Fatalf("Group as the webhook's service account: %q, %v; want job-idx", name, err)
 		}

@@ -117,7 +117,7 @@ func (h *Handler) gangOp(ctx context.Context, req *admissionv1.AdmissionRequest,
 	if err := json.Unmarshal(req.Object.Raw, &p); err != nil {
 		return nil
 	}
-	name, err := h.Gangs(ctx, &p, req.Namespace, nsLabels)
+	name, err := h.Gangs(ctx, &p, req.Namespace, nsLabels, req.DryRun != nil && *req.DryRun)
 	if err != nil {
 		klog.ErrorS(err, "pod admitted without a gang: it is scheduled alone", "pod", klog.KRef(req.Namespace, p.Name+p.GenerateName))
 		return nil

@@ -52,8 +52,9 @@ var errorReasons = []string{metrics.WebhookErrBadRequest, metrics.WebhookErrTooL
 	metrics.WebhookErrWriteResponse, metrics.WebhookErrDecodeObject, metrics.WebhookErrNamespaceLookup}
 
 // GangFunc returns the PodGroup of pod p in namespace ns (labels
-// nsLabels), "" for none.
-type GangFunc func(ctx context.Context, p *corev1.Pod, ns string, nsLabels map[string]string) (string, error)
+// nsLabels), "" for none; with dryRun (an admission dry run) it makes
+// nothing.
+type GangFunc func(ctx context.Context, p *corev1.Pod, ns string, nsLabels map[string]string, dryRun bool) (string, error)
 
 // Handler serves the admission endpoints; Metrics serves its metrics.
 type Handler struct {

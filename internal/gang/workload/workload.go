@@ -87,10 +87,11 @@ func NewGrouper(dyn dynamic.Interface, client kubernetes.Interface) *Grouper {
 }
 
 // Group returns the name of the PodGroup of pod p (in namespace ns, whose
-// labels are nsLabels), after making sure that it and its Workload exist;
-// "" for a pod in no gang, one that already names a scheduling group, or
-// one opted out (gang.OptOut on the namespace, the job or the pod).
-func (g *Grouper) Group(ctx context.Context, p *corev1.Pod, ns string, nsLabels map[string]string) (string, error) {
+// labels are nsLabels), after making sure that it and its Workload exist
+// (not with dryRun, an admission dry run: then only the name); "" for a
+// pod in no gang, one that already names a scheduling group, or one opted
+// out (gang.OptOut on the namespace, the job or the pod).
+func (g *Grouper) Group(ctx context.Context, p *corev1.Pod, ns string, nsLabels map[string]string, dryRun bool) (string, error) {
 	if p.Spec.SchedulingGroup != nil || nsLabels[gang.OptOut] == "false" {
 		return "", nil
 	}
@@ -101,6 +102,9 @@ func (g *Grouper) Group(ctx context.Context, p *corev1.Pod, ns string, nsLabels 
 	gg, err := gang.Of(p.Labels, refOf(ctrl), func(r gang.Ref) (*gang.Object, error) { return g.get(ctx, ns, r) })
 	if err != nil || gg == nil {
 		return "", err
+	}
+	if dryRun {
+		return gg.Name, nil
 	}
 	if err := g.ensure(ctx, ns, gg); err != nil {
 		return "", err
