@@ -76,14 +76,20 @@ var resources = map[string]string{
 type Grouper struct {
 	dyn    dynamic.Interface
 	client kubernetes.Interface
-	// made holds the "namespace/name/uid" of gangs whose objects exist.
-	made sync.Map
+	mu sync.Mutex
+	// made holds the "namespace/name/uid" of gangs whose objects exist;
+	// emptied when it reaches maxMade (a gang seen again is then made
+	// again: AlreadyExists).
+	made map[string]bool
 }
+
+// maxMade bounds Grouper.made: 10,000 keys of about 100 bytes.
+const maxMade = 10000
 
 // NewGrouper returns a Grouper reading owners with dyn and writing
 // Workloads and PodGroups with client.
 func NewGrouper(dyn dynamic.Interface, client kubernetes.Interface) *Grouper {
-	return &Grouper{dyn: dyn, client: client}
+	return &Grouper{dyn: dyn, client: client, made: map[string]bool{}}
 }
 
 // Group returns the name of the PodGroup of pod p (in namespace ns, whose
@@ -158,7 +164,10 @@ func objectOf(u *unstructured.Unstructured) *gang.Object {
 // (k8s.io/kubernetes v1.37.2 pkg/controller/job/job_scheduling_manager.go).
 func (g *Grouper) ensure(ctx context.Context, ns string, gg *gang.Gang) error {
 	key := ns + "/" + gg.Name + "/" + gg.Owner.UID
-	if _, ok := g.made.Load(key); ok {
+	g.mu.Lock()
+	done := g.made[key]
+	g.mu.Unlock()
+	if done {
 		return nil
 	}
 	gv, err := schema.ParseGroupVersion(gg.Owner.APIVersion)
@@ -193,6 +202,11 @@ func (g *Grouper) ensure(ctx context.Context, ns string, gg *gang.Gang) error {
 	if _, err := g.client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("podgroup %s/%s: %w", ns, gg.Name, err)
 	}
-	g.made.Store(key, true)
+	g.mu.Lock()
+	if len(g.made) >= maxMade {
+		clear(g.made)
+	}
+	g.made[key] = true
+	g.mu.Unlock()
 	return nil
 }
