@@ -76,7 +76,7 @@ var resources = map[string]string{
 type Grouper struct {
 	dyn    dynamic.Interface
 	client kubernetes.Interface
-	mu sync.Mutex
+	mu     sync.Mutex
 	// made holds the "namespace/name/uid" of gangs whose objects exist;
 	// emptied when it reaches maxMade (a gang seen again is then made
 	// again: AlreadyExists).
