@@ -168,11 +168,20 @@ func decide(chain []*Object, podLabels map[string]string) (*Gang, error) {
 	return &Gang{Owner: top.Ref, Name: objectName(strings.ToLower(name), top.UID), MinCount: int32(n)}, nil
 }
 
-// objectName returns s when it is a DNS subdomain of at most 253 bytes,
-// else its first 242 bytes, '-' and a hash of s and uid, so that two long
-// names do not meet.
+// objectName returns s as a DNS subdomain: a byte other than a-z, 0-9,
+// '-' and '.' becomes '-' (a Ray group "GPU_A" is "gpu-a"; s is
+// lower-cased already), and a name over 253 bytes is cut to its first 242,
+// '-' and 10 digits of a hash of s and uid, so that two long names do not
+// meet.
 func objectName(s, uid string) string {
 	const max = 253
+	b := []byte(s)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	s = strings.Trim(string(b), "-.")
 	if len(s) <= max {
 		return s
 	}

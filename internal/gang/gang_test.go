@@ -154,11 +154,14 @@ func TestOfErrors(t *testing.T) {
 	}
 }
 
-// TestObjectName: a name over 253 bytes is cut to 242, '-' and 10 digits
+// TestObjectName: a byte a DNS name cannot hold becomes '-'; a name over 253 bytes is cut to 242, '-' and 10 digits
 // of a hash, so it stays a valid name and two long ones differ.
 func TestObjectName(t *testing.T) {
 	if n := objectName("job-a", "u"); n != "job-a" {
 		t.Errorf("short name %q", n)
+	}
+	if n := objectName("raycluster-rc-gpu_a", "u"); n != "raycluster-rc-gpu-a" {
+		t.Errorf("name with '_': %q, want raycluster-rc-gpu-a", n)
 	}
 	long := "job-" + strings.Repeat("a", 300)
 	a, b := objectName(long, "u1"), objectName(long, "u2")
