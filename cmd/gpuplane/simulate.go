@@ -13,10 +13,9 @@ import (
 
 const simulateDoc = `Usage: gpuplane simulate [flags]
 
-Replays a workload on a modelled GPU cluster through gpuplane's placement
-core and compares placement policies: GPU allocation, fragmentation, waits,
-cost, and a recommendation. Without --nodes/--pods: the built-in scenario
-(from the Alibaba openb trace's statistics). Details: docs/simulate.md.
+Replays a workload on a modelled GPU cluster through gpuplane's placement core and
+compares policies: GPU allocation, fragmentation, waits, cost, a recommendation.
+Without --nodes/--pods: the built-in scenario (openb's statistics). docs/simulate.md.
 
 Flags:
 `
@@ -53,6 +52,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.PlacementsFile, "placements", o.PlacementsFile, "a row per policy, seed and pod: CSV, or JSON lines (.jsonl)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "lines 'MODEL USD_PER_GPU_HOUR' over the default prices")
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay: teams file; pods wait for their team's Kueue quota")
+	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, once all fit")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: first node (the paper's) or random")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")

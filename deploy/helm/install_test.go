@@ -65,6 +65,9 @@ func TestChartInstalls(t *testing.T) {
 	if !strings.Contains(out, "ValidatingAdmissionPolicy "+gpuStatePolicy+" (Deny)") {
 		t.Errorf("helm install notes do not name the GPU state policy:\n%s", out)
 	}
+	if strings.Contains(out, workloadAPIWarning) {
+		t.Errorf("helm install notes say the Workload API is not served, where it is:\n%s", out)
+	}
 	if _, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhookName, metav1.GetOptions{}); err != nil {
 		t.Errorf("ValidatingWebhookConfiguration: %v", err)
 	}

@@ -78,7 +78,7 @@ func TestWebhookTemplate(t *testing.T) {
 	r.get(t, "Deployment", webhookName, &d)
 	c := d.Spec.Template.Spec.Containers[0]
 	if want := []string{"--policy=/etc/gpuplane/policy/policy.yaml", "--tls-cert-file=/etc/gpuplane/webhook/tls.crt", "--tls-key-file=/etc/gpuplane/webhook/tls.key", "--listen=:9443",
-		"--metrics-addr=:9401", "--read-header-timeout=10s", "--read-timeout=10s", "--write-timeout=30s", "--idle-timeout=90s", "--max-connections=512", "--max-request-bytes=7340032",
+		"--metrics-addr=:9401", "--gangs=true", "--read-header-timeout=10s", "--read-timeout=10s", "--write-timeout=30s", "--idle-timeout=90s", "--max-connections=512", "--max-request-bytes=7340032",
 	}; !slices.Equal(c.Command, []string{"gpuplane-webhook"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("command %v args %v, want gpuplane-webhook %v", c.Command, c.Args, want)
 	}

@@ -6,13 +6,18 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/gang/workload"
 )
 
 // GangLocalityName is the locality plugin's name in a
@@ -61,7 +66,27 @@ func NewGangLocality(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.P
 			return nil, fmt.Errorf("%s args: empty topology key", GangLocalityName)
 		}
 	}
+	warnGangsOff.Do(func() { warnIfGangsOff(h) })
 	return &GangLocality{handle: h, keys: args.TopologyKeys}, nil
+}
+
+var warnGangsOff sync.Once
+
+// warnIfGangsOff says in the log, once at start, when gangs cannot work:
+// the scheduler's GenericWorkload gate is off (kube-scheduler then runs
+// no GangScheduling plugin), or the API server does not serve the
+// Workload API; either way gang pods would be placed one by one in
+// silence.
+func warnIfGangsOff(h fwk.Handle) {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		klog.ErrorS(nil, "gangs off: the scheduler runs without --feature-gates=GenericWorkload=true (beta, off by default in Kubernetes 1.37); pods of a PodGroup are scheduled one by one")
+	}
+	if h == nil || h.ClientSet() == nil {
+		return
+	}
+	if err := workload.Served(h.ClientSet().Discovery()); err != nil {
+		klog.ErrorS(err, "gangs off")
+	}
 }
 
 // Name returns the plugin's name.

@@ -17,6 +17,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
@@ -63,6 +64,9 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 			return allow, nil, nil
 		}
 		ops := h.policy.Mutate(pod, ns)
+		if op := h.gangOp(ctx, req, ns.Labels); op != nil {
+			ops = append(ops, *op)
+		}
 		if len(ops) == 0 {
 			return allow, nil, nil
 		}
@@ -99,6 +103,29 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		name = pod.Name
 	}
 	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), rules, nil
+}
+
+// gangOp returns the patch that puts a pod of a training job in its
+// gang's PodGroup, nil for none. An error (an owner or the API server
+// unreadable) is logged and the pod admitted without a group, as with
+// failurePolicy Ignore: it is then scheduled alone.
+func (h *Handler) gangOp(ctx context.Context, req *admissionv1.AdmissionRequest, nsLabels map[string]string) *policy.PatchOp {
+	if h.Gangs == nil {
+		return nil
+	}
+	var p corev1.Pod
+	if err := json.Unmarshal(req.Object.Raw, &p); err != nil {
+		return nil
+	}
+	name, err := h.Gangs(ctx, &p, req.Namespace, nsLabels, req.DryRun != nil && *req.DryRun)
+	if err != nil {
+		klog.ErrorS(err, "pod admitted without a gang: it is scheduled alone", "pod", klog.KRef(req.Namespace, p.Name+p.GenerateName))
+		return nil
+	}
+	if name == "" {
+		return nil
+	}
+	return &policy.PatchOp{Op: "add", Path: "/spec/schedulingGroup", Value: map[string]string{"podGroupName": name}}
 }
 
 // namespaceError is an error reading a namespace's labels.

@@ -5,6 +5,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,12 +13,15 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/gpuplane/gpuplane/internal/gang"
+	"github.com/gpuplane/gpuplane/internal/gang/workload"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
@@ -41,8 +45,13 @@ type Options struct {
 	MaxRequestBytes int64
 	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig);
 	// default in-cluster credentials. The API server is read only for
-	// namespaces' labels, when a team uses namespaceSelector.
+	// namespaces' labels, when a team uses namespaceSelector or Gangs is
+	// on, and for the owners of training jobs' pods.
 	Kubeconfig string
+	// Gangs puts the pods of training jobs in gangs (--gangs, default
+	// on; internal/gang): it needs the API server to serve the Workload
+	// API, and says so at start when it does not.
+	Gangs bool
 }
 
 // DefaultOptions returns the defaults of the command's flags.
@@ -55,6 +64,7 @@ func DefaultOptions() Options {
 		MetricsAddr:     ":9401",
 		Limits:          DefaultLimits(),
 		MaxRequestBytes: DefaultMaxRequestBytes,
+		Gangs:           true,
 	}
 }
 
@@ -100,10 +110,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	var ns NamespaceLabels
-	if usesSelector(pol) {
+	var gangs GangFunc
+	if usesSelector(pol) || o.Gangs {
 		rc, err := restConfig(o.Kubeconfig)
 		if err != nil {
-			return fmt.Errorf("the policy selects namespaces by label, which needs the API server: %w", err)
+			return fmt.Errorf("the policy selects namespaces by label, or --gangs is on, which needs the API server: %w", err)
 		}
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
@@ -112,8 +123,14 @@ func Run(ctx context.Context, o Options) error {
 		if ns, err = WatchNamespaces(ctx, client); err != nil {
 			return err
 		}
+		if o.Gangs {
+			if gangs, err = startGangs(rc, client); err != nil {
+				return err
+			}
+		}
 	}
 	h := NewHandler(pol, ns)
+	h.Gangs = gangs
 	h.MaxRequestBytes = o.MaxRequestBytes
 	l, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -146,6 +163,27 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	return err
+}
+
+// startGangs returns the grouper of training jobs' pods, or nil, with an
+// error in the log that says what to turn on, when the API server does not
+// serve the Workload API: gang pods would otherwise be placed one by one
+// without a word.
+func startGangs(rc *rest.Config, client kubernetes.Interface) (GangFunc, error) {
+	if err := workload.Served(client.Discovery()); err != nil {
+		if !errors.Is(err, workload.ErrNotServed) {
+			return nil, err
+		}
+		klog.ErrorS(err, "gangs off: training jobs' pods get no PodGroup")
+		return nil, nil
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	klog.InfoS("gangs on: pods of PyTorchJobs, MPIJobs, TrainJobs, JobSets, RayCluster worker groups and indexed Jobs get their gang's PodGroup",
+		"api", workload.GroupVersion, "optOut", gang.OptOut+"=false")
+	return workload.NewGrouper(dyn, client).Group, nil
 }
 
 func usesSelector(p *policy.Policy) bool {

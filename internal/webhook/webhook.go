@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -50,11 +51,20 @@ type NamespaceLabels func(ctx context.Context, name string) (map[string]string, 
 var errorReasons = []string{metrics.WebhookErrBadRequest, metrics.WebhookErrTooLarge, metrics.WebhookErrReadBody,
 	metrics.WebhookErrWriteResponse, metrics.WebhookErrDecodeObject, metrics.WebhookErrNamespaceLookup}
 
+// GangFunc returns the PodGroup of pod p in namespace ns (labels
+// nsLabels), "" for none; with dryRun (an admission dry run) it makes
+// nothing.
+type GangFunc func(ctx context.Context, p *corev1.Pod, ns string, nsLabels map[string]string, dryRun bool) (string, error)
+
 // Handler serves the admission endpoints; Metrics serves its metrics.
 type Handler struct {
 	// MaxRequestBytes caps a request body (--max-request-bytes); a longer
 	// one is answered 413. 0: DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// Gangs, when set, gives a pod created by a training job its gang's
+	// PodGroup (spec.schedulingGroup), after making sure the group exists
+	// (internal/gang/workload Grouper.Group); nil: no gangs.
+	Gangs GangFunc
 
 	policy     *policy.Policy
 	namespaces NamespaceLabels

@@ -75,6 +75,9 @@ type Options struct {
 	// TeamsFile, replay only, is a teams file (internal/quota): GPU pods
 	// are admitted by their team's Kueue quota before placement (--teams).
 	TeamsFile string
+	// Gangs, replay only and without teams, starts the pods of a gang
+	// (NAME#0, NAME#1, ... in the pod list) together (--gangs).
+	Gangs bool
 	// Sharing, when set, runs the workload under each of these sharing
 	// modes and compares them (--sharing): a comma-separated list of
 	// exclusive, fractional, mig, timeslice:N (engine.Sharing). Empty: the
@@ -132,6 +135,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	}
 	if o.Mode == "replay" && o.InflateSet {
 		return nil, 0, errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
+	}
+	if o.Gangs && (o.Mode != "replay" || o.TeamsFile != "") {
+		return nil, 0, errors.New("--gangs applies to --mode replay without --teams (teams admit a gang whole already)")
 	}
 	if o.TeamsFile != "" && o.Mode != "replay" {
 		return nil, 0, errors.New("--teams applies to --mode replay only")
@@ -376,7 +382,7 @@ func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bo
 	snap := in.snap != nil
 	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Progress: stderr,
-		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap}
+		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap, Gangs: o.Gangs}
 	if o.Sharing == "" {
 		rep, err := engine.Run(ctx, w, cfg)
 		if err != nil {

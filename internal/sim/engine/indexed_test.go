@@ -44,7 +44,7 @@ func runBoth(t *testing.T, w *Workload, mode, policy string, tie placement.TieBr
 		if mode == "fill" {
 			res[k], err = fill(context.Background(), w, pl, rng, 1.3, false)
 		} else {
-			res[k], err = replay(context.Background(), w, pl, rng, false, nil)
+			res[k], err = replay(context.Background(), w, pl, rng, false, nil, false)
 		}
 		if err != nil {
 			t.Fatal(err)

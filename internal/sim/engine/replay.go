@@ -97,10 +97,13 @@ const timelinePoints = 400
 // quota again and then runs its whole time again; a pod that has started
 // once does not leave at its deletion time. The workload has passed
 // check("replay").
-func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool, tm *Teams) (Result, error) {
+func replay(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, placements bool, tm *Teams, gangs bool) (Result, error) {
 	rp, err := newReplayer(ctx, w, pl, rng, placements, tm)
 	if err != nil {
 		return Result{}, err
+	}
+	if gangs {
+		rp.gq = newGangQueue(w)
 	}
 	if err := rp.run(); err != nil {
 		return rp.r, err
@@ -126,6 +129,7 @@ type replayer struct {
 	ai       int   // how many have arrived
 	seq      []int // arrival number of pod i, from 1
 
+	gq      *gangQueue // with gangs: pods that start together
 	tq      *teamQueue // with teams: the quota side
 	gen     []uint32   // with teams: each pod's run, counting preemptions
 	started []bool     // with teams: the pod has started once
@@ -307,6 +311,13 @@ func (rp *replayer) arrive() error {
 		rp.sample()
 		return nil
 	}
+	if rp.inGang(i) {
+		if err := rp.gangArrival(i); err != nil {
+			return err
+		}
+		rp.sample()
+		return nil
+	}
 	switch node, gpus, ok := rp.pl.Place(rp.c, &rp.pods[i]); {
 	case ok:
 		if err := rp.start(i, node, gpus); err != nil {
@@ -383,6 +394,12 @@ func (rp *replayer) evict(i int) error {
 // expire handles the deletion time of a pod that may still wait: for
 // quota, or for a node. A pod that started before stays.
 func (rp *replayer) expire(e departure) error {
+	if rp.inGang(e.pod) {
+		if rp.gq.waits[e.pod] {
+			rp.gangExpire(e)
+		}
+		return nil
+	}
 	if rp.tq != nil && !rp.started[e.pod] && rp.tq.quotaWaiting(e.pod) {
 		rp.advance(e.at)
 		rp.fail(e.pod, ReasonDeleted)
@@ -419,6 +436,11 @@ func (rp *replayer) depart(d departure) error {
 	}
 	if err := rp.retryOn(d.node); err != nil {
 		return err
+	}
+	if rp.gq != nil {
+		if err := rp.retryGangs(); err != nil {
+			return err
+		}
 	}
 	if rp.teamPod(d.pod) {
 		rp.running[d.pod] = false
@@ -560,6 +582,9 @@ func (rp *replayer) finish() {
 	}
 	for _, i := range rp.waiting {
 		rp.fail(i, ReasonNoRoom)
+	}
+	if rp.gq != nil {
+		rp.failGangsWaiting()
 	}
 	if tq := rp.tq; tq != nil {
 		tq.advance(rp.now)

@@ -70,6 +70,12 @@ type Config struct {
 	// order, with no sampling and no trimming: the workload stays the
 	// same whatever the cluster's size (sizing); Inflate is then unused.
 	Once bool
+	// Gangs, replay only and without Teams, starts the pods of each gang
+	// (NAME#0, NAME#1, ...: GangOf) together, when all have arrived and
+	// all fit, as Kubernetes' gang scheduling places a training job whose
+	// PodGroup gpuplane-webhook made (internal/gang); false: each pod
+	// alone.
+	Gangs bool
 }
 
 // Point is one sample of a fill run, taken as demand arrives.
@@ -606,6 +612,9 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	if cfg.Teams != nil && cfg.Mode != "replay" {
 		return nil, errors.New("teams apply to replay only")
 	}
+	if cfg.Gangs && (cfg.Mode != "replay" || cfg.Teams != nil) {
+		return nil, errors.New("gangs apply to replay without teams only (teams admit a gang whole already)")
+	}
 	if w.bound && cfg.Mode != "fill" {
 		return nil, errors.New("pods bound before the run (Bind) apply to fill only")
 	}
@@ -798,7 +807,7 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 		}
 		r, err = fill(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, inflate, cfg.Placements)
 	} else {
-		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements, cfg.Teams)
+		r, err = replay(ctx, w, placement.NewIndexedPlacer(pol, cfg.TieBreak, rng), rng, cfg.Placements, cfg.Teams, cfg.Gangs)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s seed %d: %w", policy, seed, err)
