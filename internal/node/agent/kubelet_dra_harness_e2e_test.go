@@ -44,6 +44,14 @@ func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 	if testing.Short() {
 		t.Skip("builds and runs gpuplane-node-agent, gpuplane-scheduler and a kubelet")
 	}
+	// Registered first, run last: the kubelet removed the files of its
+	// working directory with its containers (internal/testenv/kube's
+	// namespaceScript); this package's directory must keep them.
+	t.Cleanup(func() {
+		if _, err := os.Stat("kubelet_dra_harness_e2e_test.go"); err != nil {
+			t.Errorf("the package's files are gone: %v", err)
+		}
+	})
 	c := kube.StartT(t, kube.Options{})
 	e := startRealEnvOn(t, c, profile, "version: v1\n")
 	if err := kube.InstallDeviceClasses(e.ctx, c.Client, filepath.Join("..", "..", "..", kube.DeviceClassTemplate)); err != nil {
@@ -276,6 +284,16 @@ func (d *draEnv) waitGone(what string, get func() error) {
 
 // logCount counts the agent's log lines holding s.
 func (d *draEnv) logCount(s string) int { return strings.Count(d.log(), s) }
+
+// logLine reports whether a line of the agent's log holds all of subs.
+func (d *draEnv) logLine(subs ...string) bool {
+	for _, l := range strings.Split(d.log(), "\n") {
+		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(l, s) }) {
+			return true
+		}
+	}
+	return false
+}
 
 // cdiSpecs are the CDI spec files the plugin wrote, by name.
 func (d *draEnv) cdiSpecs() []string {
