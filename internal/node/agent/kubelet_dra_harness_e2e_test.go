@@ -203,6 +203,23 @@ func (d *draEnv) createPodSpec(name string, spec corev1.PodSpec) {
 	}
 }
 
+// deletePod deletes the pod with a grace period of 1 s and waits until it
+// is gone. Unlike realEnv's forced deletion (grace 0: the object goes at
+// once, the kubelet cleans up later), the kubelet deletes the object
+// only once the pod's resources are reclaimed, its claims unprepared
+// among them (pkg/kubelet kubelet_pods.go, PodCouldHaveRunningContainers
+// and the DRA manager's PodMightNeedToUnprepareResources): a pod gone is
+// a pod whose devices the plugin has released. A pod never bound goes at
+// once.
+func (d *draEnv) deletePod(name string) {
+	d.t.Helper()
+	one := int64(1)
+	if err := d.c.Client.CoreV1().Pods("default").Delete(d.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
+		d.t.Fatal(err)
+	}
+	d.waitGone("pod "+name, func() error { _, err := d.pod(name); return err })
+}
+
 // claim returns the pod's one ResourceClaim: from its template, or the
 // one the scheduler made for its extended resources.
 func (d *draEnv) claim(pod string) (*resourcev1.ResourceClaim, error) {

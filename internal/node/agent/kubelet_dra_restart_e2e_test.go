@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // liveMIG are the MIG device UUIDs of the mock's state file
@@ -65,7 +66,9 @@ func TestRealKubeletDRARestart(t *testing.T) {
 		t.Fatalf("live MIG devices %v, want %v", got, sorted(a, b))
 	}
 
+	t0 := time.Now()
 	d.restartAgent()
+	t.Logf("agent restarted in %v", time.Since(t0).Round(time.Millisecond))
 	d.poll("the restarted agent serving", func() error {
 		if !d.logLine("Serving GPUs through DRA", "devices=26") {
 			return os.ErrNotExist
@@ -78,7 +81,9 @@ func TestRealKubeletDRARestart(t *testing.T) {
 		}
 	}
 	d.deletePod("r0")
+	t0 = time.Now()
 	d.waitDestroyed(devA, a)
+	t.Logf("r0's MIG device destroyed %v after its pod was deleted", time.Since(t0).Round(time.Millisecond))
 	if got := liveMIG(t, state); !slices.Equal(got, []string{b}) {
 		t.Errorf("live MIG devices after r0 went %v, want [%s]", got, b)
 	}
@@ -92,9 +97,11 @@ func TestRealKubeletDRARestart(t *testing.T) {
 		t.Errorf("the restarted agent created %d MIG devices, want 1 (r2's)", n)
 	}
 
+	t0 = time.Now()
 	if err := d.k.Restart(d.ctx); err != nil {
 		d.fail("kubelet restart: %v", err)
 	}
+	t.Logf("kubelet restarted in %v", time.Since(t0).Round(time.Millisecond))
 	for _, p := range []string{"r1", "r2"} {
 		d.waitRunning(p)
 		d.record(p) // one CreateContainer record: not created again
@@ -105,14 +112,17 @@ func TestRealKubeletDRARestart(t *testing.T) {
 	if got := liveMIG(t, state); !slices.Equal(got, sorted(b, c)) {
 		t.Errorf("live MIG devices after the kubelet restart %v, want %v", got, sorted(b, c))
 	}
+	t0 = time.Now()
 	d.deletePod("r1")
 	d.deletePod("r2")
+	t.Logf("r1 and r2 deleted in %v", time.Since(t0).Round(time.Millisecond))
 	d.poll("no MIG device live", func() error {
 		if got := liveMIG(t, state); len(got) != 0 {
 			return os.ErrExist
 		}
 		return nil
 	})
+	t.Logf("no MIG device live %v after", time.Since(t0).Round(time.Millisecond))
 	if s := d.cdiSpecs(); len(s) != 0 {
 		t.Errorf("CDI specs left: %v", s)
 	}
