@@ -87,6 +87,8 @@ func TestRealKubeletDRABadClaims(t *testing.T) {
 	if s := d.cdiSpecs(); len(s) != 1 {
 		t.Errorf("CDI specs %v, want m's only", s)
 	}
+	// A claim never prepared unprepares without error: the pod goes.
+	d.deletePod("rogue")
 }
 
 // rogueClaim binds a pod to the node with a claim allocated by hand to
