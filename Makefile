@@ -77,18 +77,20 @@ controlplane:
 # background until make cluster-down. Prints
 # export KUBECONFIG=...: eval "$$(make -s cluster)".
 # KUBELET_NODES=N adds N real kubelet nodes (as root), each with a
-# gpuplane-node-agent on the mock profile KUBELET_PROFILE.
+# gpuplane-node-agent on the mock profile KUBELET_PROFILE; GPU_API=dra
+# serves their GPUs through DRA (docs/cluster.md).
 NODES ?= hack/cluster/nodes.yaml
 CLUSTER_DIR ?= .cache/cluster
 KUBELET_NODES ?= 0
 KUBELET_PROFILE ?= dgx-h100
+GPU_API ?= device-plugin
 cluster:
 	@hack/build-controlplane.sh >&2
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
 	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-scheduler ./cmd/gpuplane-scheduler
 	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-node-agent ./cmd/gpuplane-node-agent
 	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) --scheduler $(CLUSTER_DIR)/gpuplane-scheduler \
-		--kubelet-nodes $(KUBELET_NODES) --node-agent $(CLUSTER_DIR)/gpuplane-node-agent --kubelet-profile $(KUBELET_PROFILE) $(CLUSTER_FLAGS)
+		--kubelet-nodes $(KUBELET_NODES) --node-agent $(CLUSTER_DIR)/gpuplane-node-agent --kubelet-profile $(KUBELET_PROFILE) --gpu-api $(GPU_API) $(CLUSTER_FLAGS)
 
 cluster-down:
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster

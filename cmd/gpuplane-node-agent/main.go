@@ -58,6 +58,7 @@ SIGINT.`,
 	f.StringVar(&o.Backend, "backend", o.Backend, "device backend: nvml or mock")
 	f.StringVar(&o.MockProfile, "mock-profile", o.MockProfile, "mock backend: built-in profile name ("+strings.Join(mock.Builtins(), ", ")+") or profile file")
 	f.StringVar(&o.MockFaultsFile, "mock-faults-file", o.MockFaultsFile, "mock backend: YAML file of current GPU faults, watched for changes")
+	f.StringVar(&o.MockMIGStateFile, "mock-mig-state", o.MockMIGStateFile, "mock backend: JSON file keeping the MIG devices created through DRA past a restart, as a GPU keeps them (empty: in memory)")
 	f.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "kubelet device-plugin directory (holds kubelet.sock)")
 	f.StringVar(&o.ConfigFile, "config", o.ConfigFile, "configuration file (YAML, version: v1; see docs/node-agent.md)")
 	f.StringVar(&o.NodeName, "node-name", o.NodeName, "name of this node (default $NODE_NAME)")

@@ -12,9 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -26,13 +28,15 @@ type kubeletNode struct {
 	done  chan struct{}
 }
 
-// startKubeletNodes starts n kubelet nodes named kubelet-<i>, each with a
-// node agent (mock backend, the built-in or file profile) on the
-// kubelet's device-plugin directory and pod-resources socket, labelling
-// its Node and following gpuplane-scheduler's choices; it returns once
-// every Node shows nvidia.com/gpu allocatable. stop stops the agents,
-// then the kubelets.
-func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, n int, agentBin, profile string, grace time.Duration) (stop func(), err error) {
+// startKubeletNodes starts kl.n kubelet nodes named kubelet-<i>, each
+// with a node agent (mock backend, the built-in or file profile kl.profile)
+// labelling its Node. With kl.api device-plugin the agent serves the
+// kubelet's device-plugin directory and follows gpuplane-scheduler's
+// choices, and it returns once every Node shows nvidia.com/gpu
+// allocatable; with dra it is the node's DRA driver (agentArgs), and it
+// returns once every Node has ResourceSlices. stop stops the agents, then
+// the kubelets.
+func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, kl kubeletSpec, grace time.Duration) (stop func(), err error) {
 	var nodes []*kubeletNode
 	stop = func() {
 		for _, kn := range nodes {
@@ -55,7 +59,7 @@ func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, n int, 
 			stop()
 		}
 	}()
-	for i := range n {
+	for i := range kl.n {
 		name := fmt.Sprintf("kubelet-%d", i)
 		k, err := c.StartKubeletNode(ctx, name, kube.KubeletOptions{})
 		if err != nil {
@@ -67,10 +71,7 @@ func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, n int, 
 		if err != nil {
 			return stop, err
 		}
-		cmd := exec.Command(agentBin, "--backend", "mock", "--mock-profile", profile,
-			"--device-plugin-dir", k.DevicePluginDir, "--pod-resources-socket", k.PodResourcesSocket,
-			"--node-name", name, "--kubeconfig", c.Kubeconfig, "--label-node", "--scheduler-choice",
-			"--metrics-addr", "127.0.0.1:0")
+		cmd := exec.Command(kl.agent, agentArgs(kl, k, c.Kubeconfig)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
@@ -85,11 +86,8 @@ func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, n int, 
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, kn := range nodes {
 		for {
-			node, err := c.Client.CoreV1().Nodes().Get(ctx, kn.k.Name, metav1.GetOptions{})
-			if err == nil {
-				if q := node.Status.Allocatable[gpuresource.GPU]; q.Value() > 0 {
-					break
-				}
+			if served(ctx, c, kl.api, kn.k.Name) {
+				break
 			}
 			select {
 			case <-kn.done:
@@ -101,9 +99,42 @@ func startKubeletNodes(ctx context.Context, c *kube.Cluster, dir string, n int, 
 			case <-time.After(100 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				return stop, fmt.Errorf("%s: no nvidia.com/gpu allocatable after 2 minutes (agent log %s)", kn.k.Name, filepath.Join(dir, kn.k.Name+"-agent.log"))
+				return stop, fmt.Errorf("%s: GPUs not served (%s) after 2 minutes (agent log %s)", kn.k.Name, kl.api, filepath.Join(dir, kn.k.Name+"-agent.log"))
 			}
 		}
 	}
 	return stop, nil
+}
+
+// agentArgs are the node agent's arguments on kubelet node k.
+func agentArgs(kl kubeletSpec, k *kube.KubeletNode, kubeconfig string) []string {
+	args := []string{"--backend", "mock", "--mock-profile", kl.profile, "--pod-resources-socket", k.PodResourcesSocket,
+		"--node-name", k.Name, "--kubeconfig", kubeconfig, "--label-node", "--metrics-addr", "127.0.0.1:0"}
+	if kl.api != gpuAPIDRA {
+		return append(args, "--device-plugin-dir", k.DevicePluginDir, "--scheduler-choice")
+	}
+	// The kubelet's plugin directories under its --root-dir; the CDI
+	// specs in the node's directory (the fake runtime records the CDI
+	// device names, it reads no spec); the MIG devices made kept past an
+	// agent restart.
+	return append(args, "--kubelet-api=dra",
+		"--dra-plugin-dir", filepath.Join(k.RootDir, "plugins", dra.DriverName),
+		"--dra-registrar-dir", filepath.Join(k.RootDir, "plugins_registry"),
+		"--cdi-dir", filepath.Join(k.Dir, "cdi"),
+		"--mock-mig-state", filepath.Join(k.Dir, "mig-state.json"))
+}
+
+// served reports whether node's GPUs are served: nvidia.com/gpu
+// allocatable (device-plugin), or ResourceSlices of the node (dra).
+func served(ctx context.Context, c *kube.Cluster, api, node string) bool {
+	if api == gpuAPIDRA {
+		l, err := c.Client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: resourcev1.ResourceSliceSelectorNodeName + "=" + node})
+		return err == nil && len(l.Items) > 0
+	}
+	n, err := c.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	q := n.Status.Allocatable[gpuresource.GPU]
+	return q.Value() > 0
 }

@@ -4,7 +4,7 @@
 // Command cluster brings a local control plane with fake GPU nodes up and
 // down for demos (make cluster, make cluster-down; docs/cluster.md):
 //
-//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN]   prints export KUBECONFIG=...
+//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN] [--kubelet-nodes N --node-agent BIN [--gpu-api dra]]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
 //	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kube-controller-manager, kwok or gpuplane-scheduler
 //	cluster kill|start [--dir DIR] COMPONENT
@@ -56,6 +56,8 @@ func main() {
 	kubeletNodes := fs.Int("kubelet-nodes", 0, "real kubelet nodes (kubelet-0 ...), each with a gpuplane-node-agent on --kubelet-profile; needs root and a built kubelet")
 	nodeAgent := fs.String("node-agent", "", "gpuplane-node-agent binary for --kubelet-nodes")
 	kubeletProfile := fs.String("kubelet-profile", "dgx-h100", "the node agents' mock profile: a built-in name or a profile file")
+	gpuAPI := fs.String("gpu-api", gpuAPIDevicePlugin, "how the kubelet nodes' agents serve the GPUs: device-plugin, or dra (DRA driver gpu.nvidia.com, the chart's DeviceClasses installed, a default-scheduler profile added)")
+	deviceClasses := fs.String("device-classes", kube.DeviceClassTemplate, "with --gpu-api=dra: the chart's DeviceClass template")
 	kill := fs.Bool("kill", false, "restart: SIGKILL the component (a crash) rather than SIGTERM")
 	_ = fs.Parse(os.Args[2:])
 	var err error
@@ -64,7 +66,7 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile})
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile, *gpuAPI, *deviceClasses})
 		case "down":
 			err = down(*dir)
 		case "restart", "kill", "start", "status":
@@ -113,6 +115,9 @@ func up(dir, nodesFile string, args []string) error {
 		return fmt.Errorf("a cluster is already running (pid %d); make cluster-down first", pid)
 	}
 	if _, err := kube.ReadNodesFile(nodesFile); err != nil {
+		return err
+	}
+	if err := checkGPUAPI(args); err != nil {
 		return err
 	}
 	need := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"}
@@ -226,8 +231,13 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		if err := c.CreateNodes(ctx, nodes); err != nil {
 			return err
 		}
+		if kl.api == gpuAPIDRA {
+			if err := kube.InstallDeviceClasses(ctx, c.Client, kl.deviceClasses); err != nil {
+				return err
+			}
+		}
 		if kl.n > 0 {
-			stopKubelets, err := startKubeletNodes(ctx, c, filepath.Join(dir, "run"), kl.n, kl.agent, kl.profile, grace)
+			stopKubelets, err := startKubeletNodes(ctx, c, filepath.Join(dir, "run"), kl, grace)
 			if err != nil {
 				return err
 			}
@@ -235,7 +245,7 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		}
 		var sched *schedulerProc
 		if scheduler != "" {
-			if sched, err = newScheduler(c, scheduler, schedulerConfig, gates, grace); err != nil {
+			if sched, err = newScheduler(c, scheduler, schedulerConfig, gates, grace, kl.api == gpuAPIDRA); err != nil {
 				return err
 			}
 			if err := sched.start(); err != nil {
@@ -300,8 +310,12 @@ type schedulerProc struct {
 }
 
 // newScheduler writes configFile's KubeSchedulerConfiguration with c's
-// kubeconfig and leader election off for gpuplane-scheduler at bin.
-func newScheduler(c *kube.Cluster, bin, configFile, gates string, grace time.Duration) (*schedulerProc, error) {
+// kubeconfig and leader election off for gpuplane-scheduler at bin; with
+// defaultProfile, and no profile of that name in the file, upstream's
+// default profile (default-scheduler) is added, so that plain pods with
+// claims or nvidia.com/gpu served through DRA are scheduled (its
+// DynamicResources plugin allocates the claims).
+func newScheduler(c *kube.Cluster, bin, configFile, gates string, grace time.Duration, defaultProfile bool) (*schedulerProc, error) {
 	b, err := os.ReadFile(configFile)
 	if err != nil {
 		return nil, err
@@ -312,6 +326,9 @@ func newScheduler(c *kube.Cluster, bin, configFile, gates string, grace time.Dur
 	}
 	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
 	conf["leaderElection"] = map[string]any{"leaderElect": false}
+	if defaultProfile {
+		conf["profiles"] = withDefaultProfile(conf["profiles"])
+	}
 	if b, err = yaml.Marshal(conf); err != nil {
 		return nil, err
 	}
@@ -405,10 +422,36 @@ func reportExit(name string, err error) {
 		time.Now().Format(time.RFC3339), name, name, err)
 }
 
-// kubeletSpec is what --kubelet-nodes, --node-agent and --kubelet-profile ask.
+// kubeletSpec is what --kubelet-nodes, --node-agent, --kubelet-profile,
+// --gpu-api and --device-classes ask.
 type kubeletSpec struct {
 	n              int
 	agent, profile string
+	api            string
+	deviceClasses  string
+}
+
+// The values of --gpu-api.
+const (
+	gpuAPIDevicePlugin = "device-plugin"
+	gpuAPIDRA          = "dra"
+)
+
+// checkGPUAPI checks --gpu-api and, with dra, the DeviceClass template.
+func checkGPUAPI(args []string) error {
+	api := flagValue(args, "gpu-api")
+	switch api {
+	case "", gpuAPIDevicePlugin:
+		return nil
+	case gpuAPIDRA:
+		path := flagValue(args, "device-classes")
+		if path == "" {
+			path = kube.DeviceClassTemplate
+		}
+		_, err := kube.DeviceClasses(path)
+		return err
+	}
+	return fmt.Errorf("--gpu-api %q: want %s or %s", api, gpuAPIDevicePlugin, gpuAPIDRA)
 }
 
 // flagValue returns the value of --name=V or --name V in args, or "".
@@ -424,4 +467,16 @@ func flagValue(args []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// withDefaultProfile returns the profiles with default-scheduler's
+// appended unless there is one.
+func withDefaultProfile(profiles any) []any {
+	l, _ := profiles.([]any)
+	for _, p := range l {
+		if m, ok := p.(map[string]any); ok && (m["schedulerName"] == "default-scheduler" || m["schedulerName"] == nil) {
+			return l
+		}
+	}
+	return append(l, map[string]any{"schedulerName": "default-scheduler"})
 }

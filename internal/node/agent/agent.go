@@ -45,6 +45,9 @@ type Options struct {
 	// MockFaultsFile is the mock backend's watched faults file
 	// (--mock-faults-file); empty: no faults.
 	MockFaultsFile string
+	// MockMIGStateFile keeps the mock's MIG devices past a restart, as a
+	// GPU keeps them (--mock-mig-state); empty: in memory only.
+	MockMIGStateFile string
 	// DevicePluginDir is the kubelet's device-plugin directory, holding
 	// kubelet.sock (--device-plugin-dir).
 	DevicePluginDir string
@@ -205,7 +208,7 @@ func (o Options) Check() error {
 // openBackend opens the device backend the options name.
 func openBackend(o Options) (device.Backend, error) {
 	if o.Backend == "mock" {
-		return mock.Open(o.MockProfile, mock.Options{FaultsFile: o.MockFaultsFile})
+		return mock.Open(o.MockProfile, mock.Options{FaultsFile: o.MockFaultsFile, MIGStateFile: o.MockMIGStateFile})
 	}
 	return nvml.Open() // without the NVIDIA driver: an error saying so
 }

@@ -408,14 +408,23 @@ func (k *KubeletNode) config(pkiDir string) map[string]any {
 
 // namespaceScript runs in the kubelet's new mount namespace (made private
 // by the Go runtime's CLONE_NEWNS handling) and then becomes the kubelet:
-// $1 is the node's device-plugin directory, the rest the kubelet's
-// command line.
+// $1 is the node's device-plugin directory, $2 the kubelet's working
+// directory, the rest the kubelet's command line.
+//
+// The working directory is an empty one of the node's own: when the
+// kubelet removes a container, its log manager removes the files matching
+// the container's log path followed by "*" (pkg/kubelet/logs
+// container_log_manager.go, Clean), and the fake runtime reports an empty
+// log path, so "*" in the working directory: started in the test's
+// package directory, the kubelet deleted the package's files.
 const namespaceScript = `set -e
 mount -t tmpfs -o mode=0755,size=1m gpuplane-kubelet /var/lib
 mkdir -p /var/lib/kubelet/device-plugins
 mount --bind "$1" /var/lib/kubelet/device-plugins
 mount -t tmpfs -o mode=0755,size=64m gpuplane-kubelet /var/log
-shift
+mkdir -p "$2"
+cd "$2"
+shift 2
 exec "$@"
 `
 
@@ -424,7 +433,7 @@ exec "$@"
 func (k *KubeletNode) start(ctx context.Context, timeout time.Duration, since time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := append([]string{"-c", namespaceScript, "gpuplane-kubelet", k.DevicePluginDir, k.bin}, k.args...)
+	args := append([]string{"-c", namespaceScript, "gpuplane-kubelet", k.DevicePluginDir, filepath.Join(k.Dir, "cwd"), k.bin}, k.args...)
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
 	t0 := time.Now()
 	p, err := startProcAttr("kubelet "+k.Name, "/bin/sh", args, nil, k.Log, attr, func(*proc) {})

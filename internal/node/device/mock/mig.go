@@ -184,6 +184,9 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 		}
 		return x.ComputeInstanceID < y.ComputeInstanceID
 	})
+	if err := b.saveMIGState(); err != nil {
+		return device.MIGInstance{}, err
+	}
 	return in, nil
 }
 
@@ -213,5 +216,5 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 	if !found {
 		return fmt.Errorf("mock: GPU %s: no GPU instance %d: %w", gpuUUID, giID, device.ErrNotFound)
 	}
-	return nil
+	return b.saveMIGState()
 }

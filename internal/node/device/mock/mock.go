@@ -24,8 +24,10 @@ type Backend struct {
 	profile    *Profile
 	node       device.Node
 	faultsFile string
-	start      time.Time
-	now        func() time.Time
+	// migStateFile keeps the live MIG layouts (Options.MIGStateFile).
+	migStateFile string
+	start        time.Time
+	now          func() time.Time
 
 	mu      sync.Mutex
 	step    int               // Sample calls so far
@@ -42,6 +44,11 @@ type Options struct {
 	// FaultsFile, when set, is a YAML file of current faults that
 	// WatchHealth watches (see Faults); it need not exist yet.
 	FaultsFile string
+	// MIGStateFile, when set, is a JSON file holding the MIG devices
+	// created and destroyed through MIGManager, read by New and written
+	// after each change, so that they outlive the process as a GPU's do
+	// (migstate.go); it need not exist yet. Empty: in memory only.
+	MIGStateFile string
 	// Now is the clock (default time.Now); tests set it to make energy
 	// readings exact.
 	Now func() time.Time
@@ -64,7 +71,13 @@ func New(p *Profile, opts Options) (*Backend, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Backend{profile: p, node: n, faultsFile: opts.FaultsFile, start: now(), now: now, lastXID: map[string]uint64{}}, nil
+	b := &Backend{profile: p, node: n, faultsFile: opts.FaultsFile, migStateFile: opts.MIGStateFile, start: now(), now: now, lastXID: map[string]uint64{}}
+	if b.migStateFile != "" {
+		if err := b.loadMIGState(); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // Open loads a built-in profile by name or a profile file and returns its
