@@ -231,6 +231,9 @@ func (rp *replayer) withTeams(tm *Teams) error {
 		return err
 	}
 	rp.tq = tq
+	if rp.placements {
+		tq.events = new([]quotaEvent)
+	}
 	n := len(rp.pods)
 	rp.gen, rp.started, rp.running = make([]uint32, n), make([]bool, n), make([]bool, n)
 	rp.runNode, rp.runGPUs = make([]int, n), make([]cluster.GPUSet, n)
@@ -569,6 +572,7 @@ func (rp *replayer) finish() {
 			}
 		}
 		rp.r.Teams = tq.results()
+		rp.r.QuotaEvents = tq.quotaEvents(rp.w.specs, rp.t0)
 	}
 	rp.r.Placements = rp.recs
 	rp.r.Failed = rp.failed.groups()

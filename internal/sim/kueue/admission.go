@@ -228,3 +228,38 @@ func (c *Cohort) Targets(w Workload) (ids []int, ok bool) {
 	}
 	return ids, true
 }
+
+// Borrows reports whether admitting w would take its queue's usage of its
+// flavor above its nominal quota (Kueue's flavorassigner
+// Assignment.Borrows).
+func (c *Cohort) Borrows(w Workload) bool {
+	return c.usage[w.Flavor][w.Queue]+w.Milli > c.queues[w.Queue].Quotas[w.Flavor].Nominal
+}
+
+// Head is a queue's head workload in one scheduling cycle: Borrows
+// whether its admission would borrow, its priority, and Order its place
+// in arrival order (creation, then arrival).
+type Head struct {
+	ID       int
+	Borrows  bool
+	Priority int
+	Order    int
+}
+
+// OrderHeads sorts one cycle's heads in the order Kueue's scheduler tries
+// them (sigs.k8s.io/kueue v0.17.0 pkg/scheduler/scheduler.go
+// makeClassicalIterator, without fair sharing): heads that fit within
+// nominal quota before heads that must borrow, then higher priority
+// (PrioritySortingWithinCohort, on by default), then the older first.
+func OrderHeads(heads []Head) {
+	sort.SliceStable(heads, func(i, j int) bool {
+		a, b := heads[i], heads[j]
+		if a.Borrows != b.Borrows {
+			return !a.Borrows
+		}
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		return a.Order < b.Order
+	})
+}

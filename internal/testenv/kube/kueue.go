@@ -307,6 +307,12 @@ func readObjects(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeObjects(path, data)
+}
+
+// decodeObjects decodes a multi-document YAML stream; name is used in
+// errors.
+func decodeObjects(path string, data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 )
 
@@ -173,4 +174,60 @@ func NextSecond(ctx context.Context, t time.Time) error {
 	case <-timer.C:
 		return nil
 	}
+}
+
+// ApplyYAML creates every object of a multi-document YAML stream (as
+// gpuplane quota writes it), in order, each resource found by discovery.
+func (c *Cluster) ApplyYAML(ctx context.Context, data []byte) error {
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	groups, err := restmapper.GetAPIGroupResources(c.Client.Discovery())
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+	objs, err := decodeObjects("YAML stream", data)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+		r := dyn.Resource(m.Resource)
+		if ns := o.GetNamespace(); ns != "" {
+			_, err = r.Namespace(ns).Create(ctx, o, metav1.CreateOptions{})
+		} else {
+			_, err = r.Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// CreateNamespaces creates namespaces.
+func (c *Cluster) CreateNamespaces(ctx context.Context, names ...string) error {
+	for _, ns := range names {
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ConditionTrue reports whether object u has status condition typ True.
+func ConditionTrue(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, cd := range conds {
+		if m, _ := cd.(map[string]any); m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,37 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package engine
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestWithinNominalBeforeBorrowing replays labCase (kueue_e2e_test.go) in
+// the simulator alone. At step 5 a's gang leaves, freeing 2 GPUs: b2
+// (priority 100, must borrow) and a3 (priority 0, within a's nominal)
+// both wait and each fits alone. Kueue tries heads within nominal first
+// (pkg/scheduler/scheduler.go makeClassicalIterator): a3 is admitted and
+// b2 waits until b1 leaves at 6. Before, the simulator admitted b2 first
+// (higher priority) and preempted it at once for a3 (an extra admission
+// and preemption of b2 at 5). TestSimulatorAgreesWithKueue shows the
+// running Kueue does the same.
+func TestWithinNominalBeforeBorrowing(t *testing.T) {
+	got := simulate(t, labCase)
+	want := []event{
+		{0, "admitted", "b1"}, {1, "admitted", "b2"}, {2, "admitted", "g"},
+		{3, "preempted", "b2"}, {3, "admitted", "a2"},
+		{5, "admitted", "a3"}, {6, "admitted", "b2"},
+	}
+	if !reflect.DeepEqual(got.events, want) {
+		t.Errorf("events %v, want %v", got.events, want)
+	}
+	// fgd with tie-break first on two empty nodes of 4: b1 (4) n0; b2 (2)
+	// n1; g (1+1) n1; a2 (2) where b2 was, n1; a3 (1) where g was, n1;
+	// b2 again (2) on n0, empty since b1 left.
+	wantNodes := map[string][]string{"b1": {"n0"}, "b2": {"n0"}, "g": {"n1", "n1"}, "a2": {"n1"}, "a3": {"n1"}}
+	if !reflect.DeepEqual(got.nodes, wantNodes) {
+		t.Errorf("nodes %v, want %v", got.nodes, wantNodes)
+	}
+}
