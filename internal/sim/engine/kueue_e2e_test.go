@@ -80,6 +80,7 @@ func sortEvents(ev []event) {
 type outcome struct {
 	events []event
 	nodes  map[string][]string
+	teams  []TeamStats // the simulator's only
 }
 
 // simulate replays rc through the simulator (replay with teams, fgd with
@@ -120,7 +121,7 @@ func simulate(t *testing.T, rc replayCase) outcome {
 		t.Fatal(err)
 	}
 	r := rep.Results[0]
-	out := outcome{nodes: map[string][]string{}}
+	out := outcome{nodes: map[string][]string{}, teams: r.Teams}
 	for _, e := range r.QuotaEvents {
 		out.events = append(out.events, event{step: int(e.Seconds), kind: e.Kind, job: e.Workload})
 	}
@@ -442,7 +443,14 @@ teams:
 // and the simulator and compares admissions, preemptions and time steps,
 // and the nodes of each job's last run.
 func TestSimulatorAgreesWithKueue(t *testing.T) {
-	sim := simulate(t, labCase)
-	kq := kueueReplay(t, labCase, 3*time.Second)
-	compare(t, sim, kq)
+	for _, tc := range []struct {
+		name string
+		rc   replayCase
+	}{{"lab", labCase}, {"unplaceable", unplaceableCase}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim := simulate(t, tc.rc)
+			kq := kueueReplay(t, tc.rc, 3*time.Second)
+			compare(t, sim, kq)
+		})
+	}
 }

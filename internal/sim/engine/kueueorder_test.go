@@ -35,3 +35,41 @@ func TestWithinNominalBeforeBorrowing(t *testing.T) {
 		t.Errorf("nodes %v, want %v", got.nodes, wantNodes)
 	}
 }
+
+// unplaceableCase: team a, nominal 8 T4s, alone in its cohort, on two
+// nodes of 4. big, one pod of 8 GPUs, fits no node; small (1 GPU) comes
+// at 1; big is deleted at 3.
+var unplaceableCase = replayCase{
+	teams: `cohort: lab
+teams:
+- {name: a, namespaces: [a], quotas: [{model: T4, product: T4, nominal: 8}]}
+`,
+	nodes: labCase.nodes,
+	jobs: []replayJob{
+		{name: "big", team: "a", pods: 1, gpus: 8, at: 0, end: 3},
+		{name: "small", team: "a", pods: 1, gpus: 1, at: 1, end: -1},
+	},
+	steps: 4,
+}
+
+// TestUnplaceableHoldsQuota: Kueue admits big at 0 by quota alone (no
+// topology-aware scheduling: it knows no nodes); its pod never binds, and
+// it holds all 8 GPUs of a's quota, so small waits for quota until big is
+// deleted at 3, then is admitted and runs on n0 (fgd, tie-break first).
+// Before, the simulator failed big at its arrival (too_large) and
+// admitted small at 1. The replay reports the admission
+// (TeamStats.AdmittedUnplaceable); TestSimulatorAgreesWithKueue shows
+// Kueue does the same.
+func TestUnplaceableHoldsQuota(t *testing.T) {
+	got := simulate(t, unplaceableCase)
+	want := []event{{0, "admitted", "big"}, {3, "admitted", "small"}}
+	if !reflect.DeepEqual(got.events, want) {
+		t.Errorf("events %v, want %v", got.events, want)
+	}
+	if want := map[string][]string{"small": {"n0"}}; !reflect.DeepEqual(got.nodes, want) {
+		t.Errorf("nodes %v, want %v", got.nodes, want)
+	}
+	if got.teams[0].AdmittedUnplaceable != 1 || got.teams[0].NeverStarted != 1 {
+		t.Errorf("team stats %+v, want 1 admitted unplaceable, 1 never started", got.teams[0])
+	}
+}

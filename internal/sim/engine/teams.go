@@ -74,6 +74,10 @@ type TeamStats struct {
 	// to give their quota back; NeverStarted its pods that never ran.
 	Preemptions  int `json:"preemptions"`
 	NeverStarted int `json:"never_started_pods"`
+	// AdmittedUnplaceable counts its pods admitted by quota that fit no
+	// node of the cluster even empty (Kueue admits by quota alone): each
+	// holds its quota while it waits for a node, to its deletion or the end.
+	AdmittedUnplaceable int `json:"admitted_unplaceable_pods,omitempty"`
 }
 
 // QuotaEvent is one admission or preemption of a team workload (a pod, or

@@ -89,7 +89,9 @@ func KueueModuleDir(ctx context.Context) (string, error) {
 // from the fixed path /etc/kueue/metrics/certs (cmd/kueue/main.go), so
 // kueue runs in a private mount namespace where /etc is an overlay with
 // that certificate added: this needs root. kueue is stopped with the
-// cluster (it is a component, Kueue, for Kill and Restart).
+// cluster (it is a component, Kueue, for Kill and Restart). A running
+// kube-controller-manager is restarted once the CRDs are in, so that its
+// garbage collector knows Workloads from the start.
 func (c *Cluster) StartKueue(ctx context.Context, o KueueOptions) error {
 	if os.Geteuid() != 0 {
 		return errors.New("kueue: needs root (its fixed metrics certificate path, /etc/kueue/metrics/certs, is made in a private mount namespace)")
@@ -114,6 +116,14 @@ func (c *Cluster) StartKueue(ctx context.Context, o KueueOptions) error {
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	// kube-controller-manager's garbage collector discovers new resources
+	// every 30 s (cmd/kube-controller-manager/app/core.go syncPeriod):
+	// restarted, it collects the Workloads of deleted Jobs at once.
+	if _, running, err := c.Pid(ControllerManager); err == nil && running {
+		if err := c.Restart(ctx, ControllerManager); err != nil {
+			return err
+		}
 	}
 	dir := filepath.Join(c.Dir, "kueue")
 	ports, err := freePorts(2)
