@@ -4,7 +4,7 @@
 // Command cluster brings a local control plane with fake GPU nodes up and
 // down for demos (make cluster, make cluster-down; docs/cluster.md):
 //
-//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN]   prints export KUBECONFIG=...
+//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN] [--kueue]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
 //	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kube-controller-manager, kwok or gpuplane-scheduler
 //	cluster kill|start [--dir DIR] COMPONENT
@@ -36,6 +36,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -57,6 +58,7 @@ func main() {
 	nodeAgent := fs.String("node-agent", "", "gpuplane-node-agent binary for --kubelet-nodes")
 	kubeletProfile := fs.String("kubelet-profile", "dgx-h100", "the node agents' mock profile: a built-in name or a profile file")
 	kill := fs.Bool("kill", false, "restart: SIGKILL the component (a crash) rather than SIGTERM")
+	withKueue := fs.Bool("kueue", false, "also run Kueue (internal/testenv/kube StartKueue: its CRDs, webhooks, the Configuration gpuplane quota --kueue-config writes); needs root and a built kueue")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	if *dir, err = filepath.Abs(*dir); err == nil {
@@ -64,7 +66,7 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile})
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile}, *withKueue)
 		case "down":
 			err = down(*dir)
 		case "restart", "kill", "start", "status":
@@ -123,6 +125,12 @@ func up(dir, nodesFile string, args []string) error {
 		}
 		if flagValue(args, "node-agent") == "" {
 			return errors.New("--kubelet-nodes needs --node-agent")
+		}
+	}
+	if boolFlag(args, "kueue") {
+		need = append(need, kube.Kueue)
+		if os.Geteuid() != 0 {
+			return errors.New("--kueue needs root (Kueue's private mount namespace; internal/testenv/kube StartKueue)")
 		}
 	}
 	for _, name := range need {
@@ -190,7 +198,7 @@ func up(dir, nodesFile string, args []string) error {
 // serve runs the control plane until SIGTERM or SIGINT. A process that
 // exits is reported and the others keep running; the control socket
 // restarts it. It reports readiness on file descriptor 3.
-func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration, kl kubeletSpec) error {
+func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration, kl kubeletSpec, withKueue bool) error {
 	ready := os.NewFile(3, "ready")
 	syscall.CloseOnExec(3) // the control-plane processes must not hold it
 	defer ready.Close()
@@ -225,6 +233,11 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		}()
 		if err := c.CreateNodes(ctx, nodes); err != nil {
 			return err
+		}
+		if withKueue {
+			if err := c.StartKueue(ctx, kube.KueueOptions{ExcludeResourcePrefixes: quota.ExcludedResources}); err != nil {
+				return err
+			}
 		}
 		if kl.n > 0 {
 			stopKubelets, err := startKubeletNodes(ctx, c, filepath.Join(dir, "run"), kl.n, kl.agent, kl.profile, grace)
@@ -412,6 +425,23 @@ type kubeletSpec struct {
 }
 
 // flagValue returns the value of --name=V or --name V in args, or "".
+// boolFlag reports whether boolean flag name is set in args (-name,
+// --name, or =VALUE that strconv.ParseBool reads as true).
+func boolFlag(args []string, name string) bool {
+	for _, a := range args {
+		for _, p := range []string{"-" + name, "--" + name} {
+			if a == p {
+				return true
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				b, _ := strconv.ParseBool(v)
+				return b
+			}
+		}
+	}
+	return false
+}
+
 func flagValue(args []string, name string) string {
 	for i, a := range args {
 		for _, p := range []string{"-" + name, "--" + name} {

@@ -446,7 +446,7 @@ func TestSimulatorAgreesWithKueue(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rc   replayCase
-	}{{"lab", labCase}, {"unplaceable", unplaceableCase}} {
+	}{{"lab", labCase}, {"unplaceable", unplaceableCase}, {"victim", victimCase}} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := simulate(t, tc.rc)
 			kq := kueueReplay(t, tc.rc, 3*time.Second)

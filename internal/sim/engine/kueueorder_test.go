@@ -73,3 +73,41 @@ func TestUnplaceableHoldsQuota(t *testing.T) {
 		t.Errorf("team stats %+v, want 1 admitted unplaceable, 1 never started", got.teams[0])
 	}
 }
+
+// victimCase: teams a (priority 0) and b (priority 100), nominal 4 T4s
+// each, on two nodes of 4. a's jobs of 3, 3 and 1 GPUs fill n0 with 3+1
+// and n1 with 3 (a borrows 3); at 3, b1 asks 2, within b's nominal.
+var victimCase = replayCase{
+	teams: labCase.teams,
+	nodes: labCase.nodes,
+	jobs: []replayJob{
+		{name: "a1", team: "a", pods: 1, gpus: 3, at: 0, end: -1},
+		{name: "a2", team: "a", pods: 1, gpus: 3, at: 1, end: -1},
+		{name: "a3", team: "a", pods: 1, gpus: 1, at: 2, end: -1},
+		{name: "b1", team: "b", pods: 1, gpus: 2, at: 3, end: -1},
+	},
+	steps: 4,
+}
+
+// TestVictimByQuotaAlone: at 3 the cohort has 1 GPU of quota free and b1
+// needs 2: classic preemption (pkg/scheduler/preemption) picks victims by
+// quota alone, the newest borrowing workload first, and a3 (1 GPU) is
+// enough. b1 is admitted, but a3 leaves 1 GPU free on n0 beside the 1 on
+// n1: b1's 2-GPU pod fits no node and never binds, and 2 GPUs stay idle.
+// Kueue without topology-aware scheduling does the same
+// (TestSimulatorAgreesWithKueue); docs/quota.md says what to configure
+// against it.
+func TestVictimByQuotaAlone(t *testing.T) {
+	got := simulate(t, victimCase)
+	want := []event{{0, "admitted", "a1"}, {1, "admitted", "a2"}, {2, "admitted", "a3"},
+		{3, "preempted", "a3"}, {3, "admitted", "b1"}}
+	if !reflect.DeepEqual(got.events, want) {
+		t.Errorf("events %v, want %v", got.events, want)
+	}
+	if n := got.nodes["b1"]; len(n) != 0 {
+		t.Errorf("b1 placed on %v, want nowhere", n)
+	}
+	if n := got.nodes["a1"]; len(n) != 1 || n[0] != "n0" {
+		t.Errorf("a1 on %v, want n0", n)
+	}
+}
