@@ -171,6 +171,9 @@ func up(dir, nodesFile string, args []string) error {
 	if scheduler := flagValue(args, "scheduler"); scheduler != "" {
 		what = "etcd, kube-apiserver, kube-controller-manager, kwok and gpuplane-scheduler"
 	}
+	if boolFlag(args, "kueue") {
+		what += ", then Kueue"
+	}
 	fmt.Fprintf(os.Stderr, "cluster: starting %s ...\n", what)
 	line, _ := bufio.NewReader(r).ReadString('\n')
 	if strings.TrimSpace(line) != "ok" {
