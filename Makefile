@@ -84,13 +84,16 @@ CLUSTER_DIR ?= .cache/cluster
 KUBELET_NODES ?= 0
 KUBELET_PROFILE ?= dgx-h100
 GPU_API ?= device-plugin
+# KUEUE=1 adds Kueue v0.17.0 (as root) with the Configuration gpuplane
+# quota needs (docs/cluster.md).
+KUEUE ?= 0
 cluster:
 	@hack/build-controlplane.sh >&2
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster
 	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-scheduler ./cmd/gpuplane-scheduler
 	@$(GO) build -o $(CLUSTER_DIR)/gpuplane-node-agent ./cmd/gpuplane-node-agent
 	@$(CLUSTER_DIR)/cluster up --dir $(CLUSTER_DIR) --nodes $(NODES) --scheduler $(CLUSTER_DIR)/gpuplane-scheduler \
-		--kubelet-nodes $(KUBELET_NODES) --node-agent $(CLUSTER_DIR)/gpuplane-node-agent --kubelet-profile $(KUBELET_PROFILE) --gpu-api $(GPU_API) $(CLUSTER_FLAGS)
+		--kubelet-nodes $(KUBELET_NODES) --node-agent $(CLUSTER_DIR)/gpuplane-node-agent --kubelet-profile $(KUBELET_PROFILE) --gpu-api $(GPU_API) --kueue=$(KUEUE) $(CLUSTER_FLAGS)
 
 cluster-down:
 	@$(GO) build -o $(CLUSTER_DIR)/cluster ./hack/cluster

@@ -2,7 +2,8 @@
 # Copyright 2026 The gpuplane Authors
 # SPDX-License-Identifier: Apache-2.0
 # Builds the control-plane programs listed in internal/testenv/kube/binaries.txt
-# (etcd, kube-apiserver, kubectl, kubelet, kube-controller-manager, kwok)
+# (etcd, kube-apiserver, kubectl, kubelet, kube-controller-manager, kwok,
+# kueue)
 # from the Go module proxy into
 # ${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin/<name>-<version>, skipping
 # those already there. The missing programs of one module are built in one

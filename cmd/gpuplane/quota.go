@@ -4,9 +4,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/sim/cli"
@@ -16,6 +18,11 @@ const quotaDoc = `quota turns a teams file into Kueue objects (kueue.x-k8s.io/v1
 one ResourceFlavor per GPU model, one ClusterQueue per team in one Cohort,
 a LocalQueue and a ResourceQuota in each team namespace (docs/quota.md).
 It refuses a plan whose nominal quotas exceed the cluster's GPUs of a model.
+
+The ClusterQueues cover nvidia.com/gpu only: Kueue admits their workloads
+only with resources.excludeResourcePrefixes in its Configuration leaving
+cpu, memory, ephemeral-storage and hugepages- out of quota; --kueue-config
+writes that Configuration (docs/quota.md).
 
 --nodes takes what gpuplane simulate --nodes takes: an openb node list CSV
 (sn,cpu_milli,memory_mib,gpu,model), a cluster YAML file or a short spec
@@ -29,7 +36,7 @@ Flags:
 
 // runQuota runs gpuplane quota with args, writing the YAML to stdout.
 func runQuota(args []string, stdout, stderr io.Writer) error {
-	c, teamsFile, nodesFile, kubeconfig := newQuotaCmd()
+	c, teamsFile, nodesFile, kubeconfig, kueueConfig := newQuotaCmd()
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -53,16 +60,26 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *kueueConfig != "" {
+		var buf bytes.Buffer
+		if err := quota.WriteYAML(&buf, []any{quota.KueueConfig()}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*kueueConfig, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("quota: --kueue-config: %w", err)
+		}
+	}
 	return quota.WriteYAML(stdout, objs)
 }
 
 // newQuotaCmd returns the quota command and its flags' values.
-func newQuotaCmd() (c *command, teamsFile, nodesFile, kubeconfig *string) {
+func newQuotaCmd() (c *command, teamsFile, nodesFile, kubeconfig, kueueConfig *string) {
 	c = newCommand("gpuplane quota", quotaDoc)
 	f := c.fs
 	teamsFile = f.String("teams", "", "teams file (YAML, docs/quota.md)")
 	nodesFile = f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
 	kubeconfig = f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
-	c.args["teams"], c.args["nodes"], c.args["kubeconfig"] = "FILE", "NODES", "FILE"
-	return c, teamsFile, nodesFile, kubeconfig
+	kueueConfig = f.String("kueue-config", "", "also write the Kueue Configuration the objects need (resources.excludeResourcePrefixes) to FILE")
+	c.args["teams"], c.args["nodes"], c.args["kubeconfig"], c.args["kueue-config"] = "FILE", "NODES", "FILE", "FILE"
+	return c, teamsFile, nodesFile, kubeconfig, kueueConfig
 }

@@ -57,6 +57,32 @@ func TestQuota(t *testing.T) {
 	}
 }
 
+// TestQuotaKueueConfig: --kueue-config writes the Kueue Configuration the
+// objects need (docs/quota.md), byte for byte; a path that cannot be
+// written is an error naming the flag.
+func TestQuotaKueueConfig(t *testing.T) {
+	dir := t.TempDir()
+	teams := filepath.Join(dir, "teams.yaml")
+	if err := os.WriteFile(teams, []byte("cohort: c\nteams:\n- name: a\n  namespaces: [a]\n  quotas: [{model: T4, product: Tesla-T4, nominal: 2}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "kueue-config.yaml")
+	if _, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--kueue-config", conf); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	got, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "---\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  excludeResourcePrefixes:\n    - cpu\n    - memory\n    - ephemeral-storage\n    - hugepages-\n"
+	if string(got) != want {
+		t.Errorf("--kueue-config wrote\n%s\nwant\n%s", got, want)
+	}
+	if _, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--kueue-config", filepath.Join(dir, "no", "such", "dir", "c.yaml")); code == 0 || !strings.Contains(errOut, "--kueue-config") {
+		t.Errorf("unwritable path: exit %d, stderr %q", code, errOut)
+	}
+}
+
 // TestTeamsSameCheck: quota and simulate --teams read one teams file the
 // same way (quota.LoadTeamsOn). Team ml's A100-80GB nominal of 300 on one
 // A100-80GB node of the typical server, 8 GPUs (internal/gpu

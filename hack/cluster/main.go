@@ -4,7 +4,7 @@
 // Command cluster brings a local control plane with fake GPU nodes up and
 // down for demos (make cluster, make cluster-down; docs/cluster.md):
 //
-//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN] [--kubelet-nodes N --node-agent BIN [--gpu-api dra]]   prints export KUBECONFIG=...
+//	cluster up [--nodes FILE] [--dir DIR] [--ordered-names] [--scheduler BIN] [--kubelet-nodes N --node-agent BIN [--gpu-api dra]] [--kueue]   prints export KUBECONFIG=...
 //	cluster down [--dir DIR]
 //	cluster restart [--dir DIR] [--kill] COMPONENT   etcd, kube-apiserver, kube-controller-manager, kwok or gpuplane-scheduler
 //	cluster kill|start [--dir DIR] COMPONENT
@@ -36,6 +36,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -59,6 +60,7 @@ func main() {
 	gpuAPI := fs.String("gpu-api", gpuAPIDevicePlugin, "how the kubelet nodes' agents serve the GPUs: device-plugin, or dra (DRA driver gpu.nvidia.com, the chart's DeviceClasses installed, a default-scheduler profile added)")
 	deviceClasses := fs.String("device-classes", kube.DeviceClassTemplate, "with --gpu-api=dra: the chart's DeviceClass template")
 	kill := fs.Bool("kill", false, "restart: SIGKILL the component (a crash) rather than SIGTERM")
+	withKueue := fs.Bool("kueue", false, "also run Kueue (internal/testenv/kube StartKueue: its CRDs, webhooks, the Configuration gpuplane quota --kueue-config writes); needs root and a built kueue")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	if *dir, err = filepath.Abs(*dir); err == nil {
@@ -66,7 +68,7 @@ func main() {
 		case "up":
 			err = up(*dir, *nodes, os.Args[2:])
 		case "serve":
-			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile, *gpuAPI, *deviceClasses})
+			err = serve(*dir, *nodes, *ordered, *gates, *runtimeConfig, *scheduler, *schedulerConfig, *grace, kubeletSpec{*kubeletNodes, *nodeAgent, *kubeletProfile, *gpuAPI, *deviceClasses}, *withKueue)
 		case "down":
 			err = down(*dir)
 		case "restart", "kill", "start", "status":
@@ -130,6 +132,12 @@ func up(dir, nodesFile string, args []string) error {
 			return errors.New("--kubelet-nodes needs --node-agent")
 		}
 	}
+	if boolFlag(args, "kueue") {
+		need = append(need, kube.Kueue)
+		if os.Geteuid() != 0 {
+			return errors.New("--kueue needs root (Kueue's private mount namespace; internal/testenv/kube StartKueue)")
+		}
+	}
 	for _, name := range need {
 		if _, err := kube.Find(name); err != nil {
 			return err
@@ -168,6 +176,9 @@ func up(dir, nodesFile string, args []string) error {
 	if scheduler := flagValue(args, "scheduler"); scheduler != "" {
 		what = "etcd, kube-apiserver, kube-controller-manager, kwok and gpuplane-scheduler"
 	}
+	if boolFlag(args, "kueue") {
+		what += ", then Kueue"
+	}
 	fmt.Fprintf(os.Stderr, "cluster: starting %s ...\n", what)
 	line, _ := bufio.NewReader(r).ReadString('\n')
 	if strings.TrimSpace(line) != "ok" {
@@ -195,7 +206,7 @@ func up(dir, nodesFile string, args []string) error {
 // serve runs the control plane until SIGTERM or SIGINT. A process that
 // exits is reported and the others keep running; the control socket
 // restarts it. It reports readiness on file descriptor 3.
-func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration, kl kubeletSpec) error {
+func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler, schedulerConfig string, grace time.Duration, kl kubeletSpec, withKueue bool) error {
 	ready := os.NewFile(3, "ready")
 	syscall.CloseOnExec(3) // the control-plane processes must not hold it
 	defer ready.Close()
@@ -233,6 +244,11 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 		}
 		if kl.api == gpuAPIDRA {
 			if err := kube.InstallDeviceClasses(ctx, c.Client, kl.deviceClasses); err != nil {
+				return err
+			}
+		}
+		if withKueue {
+			if err := c.StartKueue(ctx, kube.KueueOptions{ExcludeResourcePrefixes: quota.ExcludedResources}); err != nil {
 				return err
 			}
 		}
@@ -455,6 +471,23 @@ func checkGPUAPI(args []string) error {
 }
 
 // flagValue returns the value of --name=V or --name V in args, or "".
+// boolFlag reports whether boolean flag name is set in args (-name,
+// --name, or =VALUE that strconv.ParseBool reads as true).
+func boolFlag(args []string, name string) bool {
+	for _, a := range args {
+		for _, p := range []string{"-" + name, "--" + name} {
+			if a == p {
+				return true
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				b, _ := strconv.ParseBool(v)
+				return b
+			}
+		}
+	}
+	return false
+}
+
 func flagValue(args []string, name string) string {
 	for i, a := range args {
 		for _, p := range []string{"-" + name, "--" + name} {

@@ -102,3 +102,19 @@ func TestSupervisorRestart(t *testing.T) {
 		t.Error("supervisor still running after down")
 	}
 }
+
+// TestBoolFlag: make cluster passes --kueue=$(KUEUE), 0 or 1; a bare
+// --kueue is true too, and a later flag is not taken for its value.
+func TestBoolFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--kueue=1"}, true}, {[]string{"--kueue=0"}, false}, {[]string{"-kueue=true"}, true},
+		{[]string{"--kueue", "--nodes", "x"}, true}, {[]string{"--nodes", "x"}, false}, {[]string{"--kueue=yes"}, false},
+	} {
+		if got := boolFlag(c.args, "kueue"); got != c.want {
+			t.Errorf("boolFlag(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}

@@ -107,3 +107,37 @@ type LocalQueueSpec struct {
 type NamespaceQuotaSpec struct {
 	Hard map[string]int `yaml:"hard"`
 }
+
+// ConfigAPIVersion is the API version of Kueue's own configuration file
+// (sigs.k8s.io/kueue apis/config/v1beta2 of Kueue v0.17.0).
+const ConfigAPIVersion = "config.kueue.x-k8s.io/v1beta2"
+
+// ExcludedResources are the resource-name prefixes the Kueue
+// Configuration of KueueConfig leaves out of quota: what a GPU pod asks
+// for besides nvidia.com/gpu. Kueue refuses a workload that requests a
+// resource its ClusterQueue does not cover unless the name starts with
+// one of these (Kueue's pkg/cache/scheduler WithExcludedResourcePrefixes,
+// pkg/resources), and Plan's ClusterQueues cover nvidia.com/gpu only.
+var ExcludedResources = []string{"cpu", "memory", "ephemeral-storage", "hugepages-"}
+
+// KueueConfiguration is the part of Kueue's Configuration (the
+// controller_manager_config.yaml of its kueue-manager-config ConfigMap)
+// that the objects of Plan need.
+type KueueConfiguration struct {
+	APIVersion string          `yaml:"apiVersion"`
+	Kind       string          `yaml:"kind"`
+	Resources  ConfigResources `yaml:"resources"`
+}
+
+// ConfigResources is a Configuration's resources section.
+type ConfigResources struct {
+	ExcludeResourcePrefixes []string `yaml:"excludeResourcePrefixes"`
+}
+
+// KueueConfig returns the Kueue Configuration Plan's objects need:
+// resources.excludeResourcePrefixes set to ExcludedResources, so that a
+// Job asking for GPUs, cpu and memory is admitted by its GPUs alone.
+func KueueConfig() KueueConfiguration {
+	return KueueConfiguration{APIVersion: ConfigAPIVersion, Kind: "Configuration",
+		Resources: ConfigResources{ExcludeResourcePrefixes: append([]string(nil), ExcludedResources...)}}
+}

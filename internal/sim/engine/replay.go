@@ -235,6 +235,9 @@ func (rp *replayer) withTeams(tm *Teams) error {
 		return err
 	}
 	rp.tq = tq
+	if rp.placements {
+		tq.events = new([]quotaEvent)
+	}
 	n := len(rp.pods)
 	rp.gen, rp.started, rp.running = make([]uint32, n), make([]bool, n), make([]bool, n)
 	rp.runNode, rp.runGPUs = make([]int, n), make([]cluster.GPUSet, n)
@@ -335,16 +338,15 @@ func (rp *replayer) arrive() error {
 	return nil
 }
 
-// teamArrival is a GPU pod's arrival with teams: a pod that fits no node
-// of the empty cluster fails (and so does its workload); else it waits for
-// its team's quota, which may admit it at once.
+// teamArrival is a GPU pod's arrival with teams: it waits for its team's
+// quota, which may admit it at once. A pod that fits no node of the empty
+// cluster is no exception: Kueue admits by quota alone (without
+// topology-aware scheduling it knows no nodes), so such a pod is admitted,
+// waits for a node to its deletion or the end, and holds its team's quota
+// meanwhile (TeamStats.AdmittedUnplaceable counts it).
 func (rp *replayer) teamArrival(i int) error {
 	if del := rp.w.specs[i].Deletion; !math.IsNaN(del) {
 		heap.Push(&rp.expiries, departure{at: del, pod: i})
-	}
-	if rp.w.unfit[i] != "" {
-		rp.fail(i, rp.w.unfit[i])
-		return rp.finishUnstarted(i)
 	}
 	reason, err := rp.tq.arrive(i, rp.now, rp.pods)
 	if reason != "" {
@@ -366,6 +368,9 @@ func (rp *replayer) finishUnstarted(i int) error {
 // admitted places a pod its team's quota admitted, or has it wait for a
 // node.
 func (rp *replayer) admitted(i int) error {
+	if rp.w.unfit[i] != "" {
+		rp.tq.stats[rp.team(i)].AdmittedUnplaceable++
+	}
 	if node, gpus, ok := rp.pl.Place(rp.c, &rp.pods[i]); ok {
 		return rp.start(i, node, gpus)
 	}
@@ -594,6 +599,7 @@ func (rp *replayer) finish() {
 			}
 		}
 		rp.r.Teams = tq.results()
+		rp.r.QuotaEvents = tq.quotaEvents(rp.w.specs, rp.t0)
 	}
 	rp.r.Placements = rp.recs
 	rp.r.Failed = rp.failed.groups()

@@ -131,6 +131,9 @@ type Result struct {
 	// Teams is each team's share of a replay with Config.Teams, in the
 	// teams file's order.
 	Teams []TeamStats `json:"teams,omitempty"`
+	// QuotaEvents are the admissions and preemptions of a replay with
+	// Config.Teams and Config.Placements, in order.
+	QuotaEvents []QuotaEvent `json:"quota_events,omitempty"`
 	// Sharing holds the sharing metrics of a workload made by
 	// Workload.WithSharing.
 	Sharing *SharingStats `json:"sharing,omitempty"`

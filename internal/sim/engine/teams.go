@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/quota"
 	"github.com/gpuplane/gpuplane/internal/sim/kueue"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // Teams makes a replay admit GPU pods by their team's Kueue quota
@@ -73,6 +74,23 @@ type TeamStats struct {
 	// to give their quota back; NeverStarted its pods that never ran.
 	Preemptions  int `json:"preemptions"`
 	NeverStarted int `json:"never_started_pods"`
+	// AdmittedUnplaceable counts its pods admitted by quota that fit no
+	// node of the cluster even empty (Kueue admits by quota alone): each
+	// holds its quota while it waits for a node, to its deletion or the end.
+	AdmittedUnplaceable int `json:"admitted_unplaceable_pods,omitempty"`
+}
+
+// QuotaEvent is one admission or preemption of a team workload (a pod, or
+// a whole gang) in a replay with teams, in the order they happened.
+type QuotaEvent struct {
+	Seconds float64 `json:"seconds"`
+	// Workload is the gang's name, or the pod's.
+	Workload string `json:"workload"`
+	Team     string `json:"team"`
+	// Kind is "admitted" or "preempted".
+	Kind string `json:"kind"`
+	// Model is the GPU model of the flavor it was admitted to or held.
+	Model string `json:"model"`
 }
 
 // Workload states in the team queue.
@@ -110,7 +128,8 @@ const (
 type teamQueue struct {
 	co       *kueue.Cohort
 	file     *quota.Teams
-	flavorID []int // model ID of each flavor, -1 when unknown
+	flavorID []int    // model ID of each flavor, -1 when unknown
+	models   []string // model of each flavor
 	nominal  [][]int64
 	has      [][]bool // has[team][flavor]: the team has a quota of it
 	wls      []teamWorkload
@@ -127,6 +146,15 @@ type teamQueue struct {
 	borMS   []float64 // ∫ borrowed dt, milli-GPU·s
 	waits   [][]float64
 	now     float64
+	// events logs admissions and preemptions (QuotaEvent) when set.
+	events *[]quotaEvent
+}
+
+// quotaEvent is a QuotaEvent before names: workload k, flavor f.
+type quotaEvent struct {
+	at        float64
+	k, f      int
+	preempted bool
 }
 
 func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*teamQueue, error) {
@@ -141,7 +169,7 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 			}
 		}
 	}
-	tq := &teamQueue{file: f, flavorID: make([]int, len(flavors)), now: t0, wlOf: make([]int, len(pods))}
+	tq := &teamQueue{file: f, flavorID: make([]int, len(flavors)), models: flavors, now: t0, wlOf: make([]int, len(pods))}
 	for k, m := range flavors {
 		id, err := gpu.ModelID(m)
 		if err != nil {
@@ -349,6 +377,7 @@ func (tq *teamQueue) try(k int, pods []cluster.Pod) error {
 	}
 	aw.Flavor = chosen
 	tq.co.Admit(aw)
+	tq.logEvent(k, chosen, false)
 	tq.dequeue(k)
 	wl.state, wl.flavor = wlAdmitted, chosen
 	for m, i := range wl.members {
@@ -368,6 +397,7 @@ func (tq *teamQueue) try(k int, pods []cluster.Pod) error {
 func (tq *teamQueue) preempt(id int) error {
 	wl := &tq.wls[id]
 	tq.co.Release(id, wl.flavor)
+	tq.logEvent(id, wl.flavor, true)
 	tq.stats[wl.team].Preemptions++
 	wl.done = 0
 	for m, i := range wl.members {
@@ -387,18 +417,60 @@ func (tq *teamQueue) preempt(id int) error {
 	return nil
 }
 
-// retry tries every queued workload once, highest priority and oldest
-// first (Kueue's BestEffortFIFO: one that does not fit does not block the
-// others).
+// retry admits queued workloads in Kueue's scheduling cycles
+// (sigs.k8s.io/kueue v0.17.0 pkg/scheduler/scheduler.go schedule): each
+// cycle takes the head of each team's queue (its highest priority,
+// oldest workload not yet tried: BestEffortFIFO, a workload that does not
+// fit blocks no one) and tries them in kueue.OrderHeads' order, heads
+// within nominal quota before heads that must borrow; cycles repeat until
+// every queued workload has been tried once.
 func (tq *teamQueue) retry(pods []cluster.Pod) error {
-	for _, k := range append([]int(nil), tq.queue...) {
-		if tq.wls[k].state == wlQueued {
-			if err := tq.try(k, pods); err != nil {
+	tried := map[int]bool{}
+	for {
+		heads := tq.heads(tried)
+		if len(heads) == 0 {
+			return nil
+		}
+		kueue.OrderHeads(heads)
+		for _, h := range heads {
+			tried[h.ID] = true
+			if tq.wls[h.ID].state != wlQueued {
+				continue
+			}
+			if err := tq.try(h.ID, pods); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+}
+
+// heads returns each team's first queued workload not in tried, with
+// whether it would borrow on the flavor try would give it (the first
+// where it fits, else its first).
+func (tq *teamQueue) heads(tried map[int]bool) []kueue.Head {
+	var out []kueue.Head
+	seen := make([]bool, len(tq.file.Teams))
+	for x, k := range tq.queue {
+		wl := &tq.wls[k]
+		if seen[wl.team] || tried[k] || wl.state != wlQueued {
+			continue
+		}
+		seen[wl.team] = true
+		aw := kueue.Workload{ID: k, Queue: wl.team, Milli: wl.milli, Priority: tq.file.Teams[wl.team].Priority}
+		fls := tq.flavors(wl)
+		borrows := false
+		for i, f := range fls {
+			aw.Flavor = f
+			if i == 0 || tq.co.Fits(aw) {
+				borrows = tq.co.Borrows(aw)
+			}
+			if tq.co.Fits(aw) {
+				break
+			}
+		}
+		out = append(out, kueue.Head{ID: k, Borrows: borrows, Priority: aw.Priority, Order: x})
+	}
+	return out
 }
 
 // finished is pod i's end: it ran to its end (ok), or failed or left
@@ -462,6 +534,34 @@ func (tq *teamQueue) queuedPods() []int {
 				out = append(out, i)
 			}
 		}
+	}
+	return out
+}
+
+// logEvent logs an admission or preemption of workload k on flavor f.
+func (tq *teamQueue) logEvent(k, f int, preempted bool) {
+	if tq.events != nil {
+		*tq.events = append(*tq.events, quotaEvent{at: tq.now, k: k, f: f, preempted: preempted})
+	}
+}
+
+// quotaEvents returns the logged events with names, times from t0.
+func (tq *teamQueue) quotaEvents(specs []trace.PodSpec, t0 float64) []QuotaEvent {
+	if tq.events == nil {
+		return nil
+	}
+	out := make([]QuotaEvent, 0, len(*tq.events))
+	for _, e := range *tq.events {
+		wl := &tq.wls[e.k]
+		name := specs[wl.members[0]].Name
+		if g := GangOf(name); g != "" {
+			name = g
+		}
+		kind := "admitted"
+		if e.preempted {
+			kind = "preempted"
+		}
+		out = append(out, QuotaEvent{Seconds: e.at - t0, Workload: name, Team: tq.file.Teams[wl.team].Name, Kind: kind, Model: tq.models[e.f]})
 	}
 	return out
 }

@@ -7,8 +7,9 @@
 // workloads may hold quota; where their pods run is the placement core's
 // job. It is pure and imports no Kubernetes package.
 //
-// Semantics, from Kueue's documentation (docs win where Kueue's code
-// differs):
+// Semantics, from Kueue's documentation and source (sigs.k8s.io/kueue
+// v0.17.0 pkg/scheduler, pkg/scheduler/preemption), checked against a
+// running Kueue (internal/sim/engine TestSimulatorAgreesWithKueue):
 //   - https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/ ("Resources",
 //     "Cohort", "BorrowingLimit", "LendingLimit"): a ClusterQueue may use
 //     its nominal quota plus what it borrows from the unused quota of the
@@ -26,7 +27,11 @@
 //     admitted first; taken greedily until the preemptor fits, skipping a
 //     workload whose ClusterQueue no longer borrows; then the targets are
 //     walked in reverse and each is kept running if the preemptor still
-//     fits with it (minimal set).
+//     fits with it (minimal set). Kueue breaks a tie of admission time
+//     (whole seconds) by UID; here admission order decides.
+//   - pkg/scheduler/scheduler.go (makeClassicalIterator): one cycle's
+//     heads are tried within-nominal first, then by priority, then oldest
+//     (OrderHeads).
 //
 // Quantities are milli-GPU (1000 = one whole GPU): a pod of n GPUs of m
 // milli-GPU each uses n·m of its team's quota of its model.
@@ -227,4 +232,39 @@ func (c *Cohort) Targets(w Workload) (ids []int, ok bool) {
 		ids = append(ids, kept[i].w.ID)
 	}
 	return ids, true
+}
+
+// Borrows reports whether admitting w would take its queue's usage of its
+// flavor above its nominal quota (Kueue's flavorassigner
+// Assignment.Borrows).
+func (c *Cohort) Borrows(w Workload) bool {
+	return c.usage[w.Flavor][w.Queue]+w.Milli > c.queues[w.Queue].Quotas[w.Flavor].Nominal
+}
+
+// Head is a queue's head workload in one scheduling cycle: Borrows
+// whether its admission would borrow, its priority, and Order its place
+// in arrival order (creation, then arrival).
+type Head struct {
+	ID       int
+	Borrows  bool
+	Priority int
+	Order    int
+}
+
+// OrderHeads sorts one cycle's heads in the order Kueue's scheduler tries
+// them (sigs.k8s.io/kueue v0.17.0 pkg/scheduler/scheduler.go
+// makeClassicalIterator, without fair sharing): heads that fit within
+// nominal quota before heads that must borrow, then higher priority
+// (PrioritySortingWithinCohort, on by default), then the older first.
+func OrderHeads(heads []Head) {
+	sort.SliceStable(heads, func(i, j int) bool {
+		a, b := heads[i], heads[j]
+		if a.Borrows != b.Borrows {
+			return !a.Borrows
+		}
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		return a.Order < b.Order
+	})
 }

@@ -163,3 +163,24 @@ func TestNewRefusesBadQuota(t *testing.T) {
 		t.Fatal("missing flavor quota accepted")
 	}
 }
+
+// TestOrderHeads: Kueue's classical iterator order (pkg/scheduler
+// scheduler.go makeClassicalIterator): within nominal first whatever the
+// priority, then priority, then the older.
+func TestOrderHeads(t *testing.T) {
+	heads := []Head{
+		{ID: 1, Borrows: true, Priority: 100, Order: 0},
+		{ID: 2, Borrows: false, Priority: 0, Order: 5},
+		{ID: 3, Borrows: false, Priority: 0, Order: 2},
+		{ID: 4, Borrows: false, Priority: 10, Order: 9},
+		{ID: 5, Borrows: true, Priority: 100, Order: 1},
+	}
+	OrderHeads(heads)
+	var got []int
+	for _, h := range heads {
+		got = append(got, h.ID)
+	}
+	if want := []int{4, 3, 2, 1, 5}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}

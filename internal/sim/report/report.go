@@ -148,6 +148,12 @@ func writeTeams(w io.Writer, r *engine.Report) error {
 		return err
 	}
 	fmt.Fprintln(w, TeamsLegend)
+	for _, team := range r.Results[0].Teams {
+		if team.AdmittedUnplaceable > 0 {
+			fmt.Fprintf(w, "team %s: %d admissions of pods that fit no node: Kueue admits by quota alone, so each held %s's quota while it waited for a node (docs/simulate.md)\n",
+				team.Team, team.AdmittedUnplaceable, team.Team)
+		}
+	}
 	return nil
 }
 

@@ -20,9 +20,11 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	// bin, args and env are what it was started with, to start it again.
+	// bin, args, env and attr are what it was started with, to start it
+	// again.
 	bin       string
 	args, env []string
+	attr      *syscall.SysProcAttr
 	// asked is set before Stop, StopComponent or Kill signal it: its exit
 	// was asked for, not a crash.
 	asked atomic.Bool
@@ -56,7 +58,7 @@ func startProcAttr(name, bin string, args, env []string, logFile string, attr *s
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logFile, bin: bin, args: args, env: env, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, log: logFile, bin: bin, args: args, env: env, attr: attr, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)

@@ -137,7 +137,7 @@ func (c *Cluster) StartComponent(ctx context.Context, name string) error {
 	if name == Kwok {
 		c.releaseKwokLeases(ctx)
 	}
-	p, err := startProc(old.name, old.bin, old.args, old.env, old.log, c.procExited)
+	p, err := startProcAttr(old.name, old.bin, old.args, old.env, old.log, old.attr, c.procExited)
 	if err != nil {
 		c.mu.Unlock()
 		return err

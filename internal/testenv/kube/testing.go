@@ -3,7 +3,10 @@
 
 package kube
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // StartT starts a control plane for a test (see Start) and stops it when
 // the test ends, printing the processes' logs first if the test failed.
@@ -31,4 +34,23 @@ func StartT(t testing.TB, o Options) *Cluster {
 		}
 	})
 	return c
+}
+
+// StartKueueT starts Kueue on c for a test (see StartKueue). A missing
+// kueue program skips the test, or fails it under CI (see Binary); so
+// does running as a user other than root.
+func StartKueueT(t testing.TB, c *Cluster, o KueueOptions) {
+	t.Helper()
+	if o.Bin == "" {
+		o.Bin = Binary(t, Kueue)
+	}
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but the test does not run as root, which Kueue's mount namespace needs")
+		}
+		t.Skip("kueue needs root (its mount namespace)")
+	}
+	if err := c.StartKueue(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
 }
