@@ -6,6 +6,7 @@ package agent_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,21 +53,23 @@ func (d *draEnv) waitTaints(device string, want ...string) {
 // TestRealKubeletDRAHealth: a critical XID (79, the GPU fell off the bus)
 // on GPU 0 in the mock's faults file taints its device
 // gpu.nvidia.com/xid=79:NoSchedule in the ResourceSlice. Of two pods
-// asking nvidia.com/gpu: 1 then, one runs on gpu-1 and the other waits:
+// then (a with a claim of class gpu.nvidia.com, b asking nvidia.com/gpu:
+// 1), a runs on gpu-1 and b waits:
 // the scheduler does not allocate a tainted device. An XID 79 on GPU 1
 // taints gpu-1 too, and its pod keeps running (NoSchedule evicts
 // nothing). The recovery of GPU 0 (the fault gone from the file) clears
-// its taint and the waiting pod runs on gpu-0. The plugin reports no
-// device health to the kubelet (WatchHealthStatus: not supported, the
-// kubelet's NodeWatchResources call is answered Unimplemented), so pod
-// status shows none.
+// its taint and the waiting pod runs on gpu-0. The plugin's device health
+// stream (dra-health v1, WatchHealthStatus) reaches the pods' status
+// (allocatedResourcesStatus, ResourceHealthStatus, beta and on): a's
+// device Unhealthy; b, asking nvidia.com/gpu, shows none (below).
 func TestRealKubeletDRAHealth(t *testing.T) {
 	d := startDRAEnv(t, draTwoGPUs)
 	d.waitTaints("gpu-0")
 	d.setFaults("faults:\n  - uuid: " + realUUID(0) + "\n    xid: 79\n")
 	d.waitTaints("gpu-0", "gpu.nvidia.com/xid=79:NoSchedule")
 	d.waitTaints("gpu-1")
-	d.createLimitsPod("a", map[corev1.ResourceName]string{gpuresource.GPU: "1"})
+	d.createTemplate("gpu", "gpu.nvidia.com", nil)
+	d.createClaimPod("a", "gpu") // a claim in the spec: its health reaches the pod's status
 	d.waitRunning("a")
 	if got := d.devices("a"); !slices.Equal(got, []string{"gpu-1"}) {
 		t.Errorf("pod a on %v, want [gpu-1]: gpu-0 is tainted", got)
@@ -85,11 +88,39 @@ func TestRealKubeletDRAHealth(t *testing.T) {
 	if err := d.running("a"); err != nil {
 		t.Errorf("pod a after its GPU was tainted: %v", err)
 	}
-	p, err := d.pod("a")
+	// The kubelet's health stream (the plugin's WatchHealthStatus) puts
+	// the device's health in the pod's status: a (its claim in the spec)
+	// on gpu-1, now tainted, is Unhealthy there. b, a plain nvidia.com/gpu
+	// pod, gets none: kubelet v1.37.2 reports health only for containers
+	// with resources.claims (cm/dra/manager.go
+	// UpdateAllocatedResourcesStatus), and the claim the scheduler made
+	// for an extended resource is not among them.
+	health := func(pod, want string) {
+		d.poll(fmt.Sprintf("pod %s's device %s in its status", pod, want), func() error {
+			p, err := d.pod(pod)
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, cs := range p.Status.ContainerStatuses {
+				for _, rs := range cs.AllocatedResourcesStatus {
+					for _, r := range rs.Resources {
+						got = append(got, fmt.Sprintf("%s %s", r.ResourceID, r.Health))
+					}
+				}
+			}
+			if len(got) == 1 && strings.HasSuffix(got[0], " "+want) {
+				return nil
+			}
+			return fmt.Errorf("allocatedResourcesStatus %v", got)
+		})
+	}
+	health("a", "Unhealthy")
+	p, err := d.pod("b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := p.Status.ContainerStatuses[0].AllocatedResourcesStatus; len(st) != 0 {
-		t.Errorf("pod a: allocatedResourcesStatus %+v, want none (no health service)", st)
+		t.Errorf("pod b (extended resource): allocatedResourcesStatus %+v, want none", st)
 	}
 }

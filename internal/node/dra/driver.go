@@ -75,6 +75,7 @@ type Driver struct {
 	helper    *kubeletplugin.Helper
 	health    *health.State
 	unhealthy map[string]device.HealthEvent // by GPU or MIG device UUID: the event that tainted it
+	changed   chan struct{}                 // closed and replaced on each taint change (WatchHealthStatus)
 
 	sharesMu sync.RWMutex
 	shares   map[shareKey]float64 // ClaimShare's copy of the checkpoint
@@ -125,6 +126,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	}
 	d.health = health.NewState(device.Node{GPUs: n.GPUs}, ignored)
 	d.unhealthy = map[string]device.HealthEvent{}
+	d.changed = make(chan struct{})
 	for _, ev := range n.Faults {
 		d.applyHealth(ev)
 	}
@@ -242,12 +244,6 @@ func (d *Driver) DriverResources() resourceslice.DriverResources {
 // publication); all of them are retried.
 func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	klog.FromContext(ctx).Error(err, msg)
-}
-
-// WatchHealthStatus: health is published as device taints (Run), not
-// through the kubelet's health service (docs/dra.md).
-func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
-	return kubeletplugin.ErrHealthNotSupported
 }
 
 // PrepareResourceClaims prepares each claim's devices of this driver:

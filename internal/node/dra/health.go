@@ -7,8 +7,11 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
 	"github.com/gpuplane/gpuplane/internal/node/device"
@@ -52,6 +55,10 @@ func (d *Driver) Run(ctx context.Context) error {
 func (d *Driver) ApplyHealth(ctx context.Context, ev device.HealthEvent) {
 	d.mu.Lock()
 	changed := d.applyHealth(ev)
+	if changed {
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
 	h := d.helper
 	d.mu.Unlock()
 	if !changed {
@@ -129,4 +136,60 @@ func (d *Driver) tainted() Resources {
 		r.Devices[i] = dev
 	}
 	return r
+}
+
+// healthResend is how often WatchHealthStatus repeats its report when
+// nothing changes: well within the kubelet's 30 s before a device's health
+// turns Unknown (kubeletplugin DeviceHealth.HealthCheckTimeout).
+var healthResend = 10 * time.Second
+
+// WatchHealthStatus serves the kubelet's device health stream (dra-health
+// v1, KEP 4680; the kubelet shows it in the pod's
+// status.containerStatuses[].allocatedResourcesStatus, the
+// ResourceHealthStatus feature, beta and on since 1.36): a report of every
+// published device, Unhealthy while it carries a taint (its message the
+// taint, e.g. gpu.nvidia.com/xid=79), else Healthy; sent at once, on each
+// taint change and every healthResend, until ctx is done.
+func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
+	t := time.NewTicker(healthResend)
+	defer t.Stop()
+	for {
+		r, changed := d.healthReport()
+		select {
+		case <-ctx.Done():
+			return nil
+		case reports <- r:
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-t.C:
+		}
+	}
+}
+
+// healthReport is the health of every published device, and the channel
+// closed on the next taint change.
+func (d *Driver) healthReport() (kubeletplugin.DeviceHealthReport, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	var r kubeletplugin.DeviceHealthReport
+	for _, dev := range d.res.Devices {
+		h := kubeletplugin.DeviceHealth{PoolName: d.cfg.NodeName, DeviceName: dev.Name, Health: kubeletplugin.HealthStatusHealthy, LastUpdated: now}
+		if ts := d.taints(dev.Name); len(ts) > 0 {
+			h.Health = kubeletplugin.HealthStatusUnhealthy
+			msgs := make([]string, len(ts))
+			for i, t := range ts {
+				msgs[i] = t.Key
+				if t.Value != "" {
+					msgs[i] += "=" + t.Value
+				}
+			}
+			h.Message = strings.Join(msgs, ", ")
+		}
+		r.Devices = append(r.Devices, h)
+	}
+	return r, d.changed
 }

@@ -14,6 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	healthpb "k8s.io/kubelet/pkg/apis/dra-health/v1"
 
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
@@ -103,4 +104,72 @@ func TestHealthTaints(t *testing.T) {
 	}
 	write("faults: []\n")
 	k.waitTaints("gpu-", "")
+}
+
+// TestHealthStream reads the plugin's device health stream as the kubelet
+// does (dra-health v1 NodeWatchResources over dra.sock,
+// pkg/kubelet/cm/dra/healthinfo in v1.37.2): every published device
+// Healthy at first (two A100s, GPU 0 MIG-enabled: its 25 placements and
+// itself, and gpu-1: 27 devices); XID 79 on GPU 0 makes gpu-0 and its 25
+// placements Unhealthy with the taint as message, gpu-1 stays Healthy;
+// recovery makes them Healthy again.
+func TestHealthStream(t *testing.T) {
+	faults := filepath.Join(t.TempDir(), "faults.yaml")
+	p, err := mock.ParseProfile("test.yaml", []byte(twoA100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mock.New(p, mock.Options{FaultsFile: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := b.Discover(context.Background())
+	k := newKubelet(t)
+	d := k.start(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	stream, err := healthpb.NewDRAResourceHealthClient(k.conn).NodeWatchResources(ctx, &healthpb.NodeWatchResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// next reads reports until want holds of one: unhealthy device counts
+	// by GPU ("gpu-0", "gpu-1") and the message of gpu-0.
+	next := func(what string, want func(total int, bad map[string]int, msg string) bool) {
+		t.Helper()
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				t.Fatalf("waiting for %s: %v", what, err)
+			}
+			bad, msg := map[string]int{}, ""
+			for _, h := range r.GetDevices() {
+				if h.GetDevice().GetPoolName() != node {
+					t.Fatalf("pool %q", h.GetDevice().GetPoolName())
+				}
+				if h.GetHealth() == healthpb.HealthStatus_UNHEALTHY {
+					name := h.GetDevice().GetDeviceName()
+					bad[name[:5]]++
+					if name == "gpu-0" {
+						msg = h.GetMessage()
+					}
+				}
+			}
+			if want(len(r.GetDevices()), bad, msg) {
+				return
+			}
+		}
+	}
+	next("all healthy", func(total int, bad map[string]int, _ string) bool { return total == 27 && len(bad) == 0 })
+	if err := os.WriteFile(faults, []byte(fmt.Sprintf("faults:\n  - uuid: %s\n    xid: 79\n", n.GPUs[0].UUID)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next("gpu-0 unhealthy", func(total int, bad map[string]int, msg string) bool {
+		return total == 27 && bad["gpu-0"] == 26 && bad["gpu-1"] == 0 && msg == "gpu.nvidia.com/xid=79"
+	})
+	if err := os.WriteFile(faults, []byte("faults: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next("recovered", func(total int, bad map[string]int, _ string) bool { return total == 27 && len(bad) == 0 })
 }
