@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -237,4 +239,138 @@ func TestDRAGPUsAgreeWithAllocator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migDevice names what the core chose for a MIG pod as the driver names
+// its device: the GPU and, for an instance, the profile and start
+// ("gpu-0", "gpu-1 3g.40gb@4").
+func migDevice(g int, profile string, start int) string {
+	if profile == "" {
+		return fmt.Sprintf("gpu-%d", g)
+	}
+	return fmt.Sprintf("gpu-%d %s@%d", g, profile, start)
+}
+
+// TestDynamicMIGAgreesWithAllocator runs a random sequence of claims for
+// whole GPUs and MIG instances (1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb,
+// 4g.40gb, 7g.80gb), and releases, on a node of 2 A100-80GB in MIG mode
+// published with MIG on demand (dra.Options.MIG), through the real
+// allocator and through the core (GPUs of cluster.Node.EnableDynamicMIG,
+// cluster.Feasible, placement.DRAGPUs), and requires the same GPU,
+// profile and start, or no fit in both, at every step. A release frees
+// the claim of the highest start of its profile on its GPU, which is the
+// one the core frees (cluster.MIGGPU.Dynamic).
+func TestDynamicMIGAgreesWithAllocator(t *testing.T) {
+	const profile = "name: n\ngpus:\n  - count: 2\n    productName: NVIDIA A100-SXM4-80GB\n    migEnabled: true\n"
+	real := newRealAllocator(t, profile, dra.Options{MIG: true})
+	n, err := cluster.NewNode(nodeName, "A100-80GB", 1<<20, 1<<30, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range 2 {
+		if err := n.EnableDynamicMIG(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profiles := gpu.MIGProfiles("A100-80GB")
+	type bound struct {
+		name  string
+		pod   cluster.Pod
+		gpu   int
+		start int
+	}
+	var held []bound
+	rng := rand.New(rand.NewPCG(3, 11))
+	placed, full := 0, 0
+	for step := range 600 {
+		if len(held) > 0 && rng.IntN(10) < 3 {
+			// The highest start of a random held claim's profile on its GPU.
+			pick := held[rng.IntN(len(held))]
+			i := -1
+			for j, b := range held {
+				if b.gpu == pick.gpu && b.pod.MIGProfile == pick.pod.MIGProfile && (i < 0 || b.start > held[i].start) {
+					i = j
+				}
+			}
+			b := held[i]
+			real.release(b.name)
+			if err := n.Remove(&b.pod, 1<<uint(b.gpu)); err != nil {
+				t.Fatal(err)
+			}
+			held = append(held[:i], held[i+1:]...)
+			continue
+		}
+		name := fmt.Sprintf("c%d", step)
+		k := []int{-1, 0, 0, 0, 2, 3, 4, 4, 5, 6}[rng.IntN(10)]
+		pod := cluster.Pod{Name: name, NumGPU: 1, GPUMilli: cluster.MilliGPU}
+		req := resourceapi.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
+		pname := ""
+		if k >= 0 {
+			pname = profiles[k].Name
+			pod.MIGProfile, pod.GPUMilli, pod.Resource = int8(k+1), cluster.MIGMilli(k), cluster.ResourceMIG
+			req.DeviceClassName = "mig.nvidia.com"
+			req.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '" + pname + "'"}}}
+		}
+		var got, want string
+		if d := real.allocate(name, req); d != nil {
+			var g, start int
+			if k < 0 {
+				fmt.Sscanf(d[0], "gpu-%d", &g)
+			} else {
+				_, err := fmt.Sscanf(d[0][strings.LastIndex(d[0], "-")+1:], "%d", &start)
+				fmt.Sscanf(d[0], "gpu-%d-", &g)
+				if err != nil {
+					t.Fatalf("device %q: %v", d[0], err)
+				}
+			}
+			got = migDevice(g, pname, start)
+		}
+		var b bound
+		if cluster.Feasible(&n, &pod) {
+			gs := placement.DRAGPUs(&n, &pod)
+			if gs.Count() != 1 {
+				t.Fatalf("step %d: DRAGPUs gave %b", step, uint64(gs))
+			}
+			g := gs.Indices()[0]
+			var before []int
+			if k >= 0 {
+				before = n.DynamicMIGStarts(g, k)
+			}
+			if err := n.Add(&pod, gs); err != nil {
+				t.Fatal(err)
+			}
+			b = bound{name, pod, g, 0}
+			if k >= 0 {
+				b.start = newStart(before, n.DynamicMIGStarts(g, k))
+			}
+			want = migDevice(g, pname, b.start)
+		}
+		if got != want {
+			t.Fatalf("step %d, %q: allocator gave %q, the core %q", step, pname, got, want)
+		}
+		if want == "" {
+			full++
+			continue
+		}
+		held = append(held, b)
+		placed++
+	}
+	t.Logf("%d placed, %d refused", placed, full)
+	if placed < 100 || full < 50 {
+		t.Errorf("%d claims placed and %d refused: the sequence tests too little", placed, full)
+	}
+}
+
+// newStart returns the start in after that is not in before.
+func newStart(before, after []int) int {
+	for _, s := range after {
+		found := false
+		for _, b := range before {
+			found = found || b == s
+		}
+		if !found {
+			return s
+		}
+	}
+	return -1
 }
