@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
@@ -225,7 +226,8 @@ func (in *input) prepareSharing(o Options, mode engine.Sharing, nodes []trace.No
 	// The layouts given (--mig-config, the cluster YAML) by model and
 	// GPU index, else chosen for this cluster.
 	var given engine.GivenMIG
-	if mode.Mode == "mig" {
+	mode.OnDemand = mode.Mode == "mig" && in.api == placement.DRA
+	if mode.Mode == "mig" && !mode.OnDemand {
 		if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
 			return nil, err
 		}
