@@ -59,10 +59,16 @@ func deviceClass(name, typ string) *resourceapi.DeviceClass {
 	}
 }
 
+// features are the allocator features kube-scheduler v1.37.2 turns on by
+// default (k8s.io/kubernetes pkg/scheduler/framework/plugins/
+// dynamicresources AllocatorFeatures over pkg/features/kube_features.go's
+// defaults: the beta and GA DRA gates); NewAllocator then picks the
+// "incubating" implementation, as in the scheduler.
+var features = structured.Features{AdminAccess: true, PrioritizedList: true, PartitionableDevices: true, DeviceTaints: true,
+	DeviceBindingAndStatus: true, ConsumableCapacity: true, FractionalCapacityRange: true}
+
 // realAllocator is kube-scheduler's DRA allocator
-// (k8s.io/dynamic-resource-allocation/structured, with the features
-// kube-scheduler v1.37.2 turns on for partitionable devices, taints and
-// consumable capacity) over the slices gpuplane's DRA driver publishes for
+// (k8s.io/dynamic-resource-allocation/structured, with features) over the slices gpuplane's DRA driver publishes for
 // one node (dra.Build, split by Resources.Pool and named as the kubelet
 // plugin's resourceslice controller names them: index first).
 type realAllocator struct {
@@ -115,7 +121,6 @@ func (a *realAllocator) allocate(name string, req resourceapi.ExactDeviceRequest
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)}}
 	claim.Spec.Devices.Requests = []resourceapi.DeviceRequest{{Name: "r", Exactly: &req}}
 	cls := deviceClasses{"gpu.nvidia.com": deviceClass("gpu.nvidia.com", "gpu"), "mig.nvidia.com": deviceClass("mig.nvidia.com", "mig")}
-	features := structured.Features{PartitionableDevices: true, DeviceTaints: true, ConsumableCapacity: true}
 	al, err := structured.NewAllocator(ctx, features, a.state, cls, a.slices, cel.NewCache(100, cel.Features{EnableConsumableCapacity: true}))
 	if err != nil {
 		a.t.Fatal(err)
