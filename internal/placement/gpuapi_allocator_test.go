@@ -318,17 +318,7 @@ func TestDynamicMIGAgreesWithAllocator(t *testing.T) {
 		}
 		var got, want string
 		if d := real.allocate(name, req); d != nil {
-			var g, start int
-			if k < 0 {
-				fmt.Sscanf(d[0], "gpu-%d", &g)
-			} else {
-				_, err := fmt.Sscanf(d[0][strings.LastIndex(d[0], "-")+1:], "%d", &start)
-				fmt.Sscanf(d[0], "gpu-%d-", &g)
-				if err != nil {
-					t.Fatalf("device %q: %v", d[0], err)
-				}
-			}
-			got = migDevice(g, pname, start)
+			got = parseDevice(t, d[0], pname)
 		}
 		var b bound
 		if cluster.Feasible(&n, &pod) {
@@ -364,6 +354,22 @@ func TestDynamicMIGAgreesWithAllocator(t *testing.T) {
 	if placed < 100 || full < 50 {
 		t.Errorf("%d claims placed and %d refused: the sequence tests too little", placed, full)
 	}
+}
+
+// parseDevice turns the driver's device name ("gpu-1",
+// "gpu-0-mig-3g40gb-9-4") into migDevice's form for profile pname.
+func parseDevice(t *testing.T, d, pname string) string {
+	t.Helper()
+	var g, start int
+	if _, err := fmt.Sscanf(d, "gpu-%d", &g); err != nil {
+		t.Fatalf("device %q: %v", d, err)
+	}
+	if pname != "" {
+		if _, err := fmt.Sscanf(d[strings.LastIndex(d, "-")+1:], "%d", &start); err != nil {
+			t.Fatalf("device %q: %v", d, err)
+		}
+	}
+	return migDevice(g, pname, start)
 }
 
 // newStart returns the start in after that is not in before.
