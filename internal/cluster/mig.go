@@ -15,6 +15,13 @@ import (
 type MIGGPU struct {
 	// Free and Held count the free and the held instances of each profile.
 	Free, Held [gpu.NumMIGProfiles]int8
+	// Dynamic marks a GPU of MIG on demand (EnableDynamicMIG): it has no
+	// fixed instances (Free is zero); Slots are its held memory slots (bit
+	// i: slot i; all 8 when held whole) and Starts[k] the placements of
+	// profile k held (bit i: the profile's i-th start).
+	Dynamic bool
+	Slots   uint8
+	Starts  [gpu.NumMIGProfiles]uint8
 }
 
 // heldSlices returns the compute slices of the held instances.
@@ -88,6 +95,9 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 		return f, false
 	}
 	if n.MIGGPUs.Has(g) {
+		if n.MIG[g].Dynamic {
+			return n.MIG[g].dynFreeAfter(p)
+		}
 		k := int(p.MIGProfile) - 1
 		if k < 0 || n.MIG[g].Free[k] == 0 {
 			return f, false
@@ -125,6 +135,10 @@ func (n *Node) fitsGPU(p *Pod, g int) bool {
 func (n *Node) take(p *Pod, g int, d int8) {
 	if n.MIGGPUs.Has(g) {
 		m := &n.MIG[g]
+		if m.Dynamic {
+			n.GPUFree[g] = m.dynTake(p, d)
+			return
+		}
 		k := p.MIGProfile - 1
 		m.Free[k] -= d
 		m.Held[k] += d
@@ -141,6 +155,9 @@ func (n *Node) take(p *Pod, g int, d int8) {
 // canRelease reports whether p's share of GPU g can be freed.
 func (n *Node) canRelease(p *Pod, g int) bool {
 	if n.MIGGPUs.Has(g) {
+		if n.MIG[g].Dynamic {
+			return n.MIG[g].dynCanRelease(p)
+		}
 		k := int(p.MIGProfile) - 1
 		return k >= 0 && n.MIG[g].Held[k] > 0
 	}

@@ -304,6 +304,7 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 		for k := range m.Free {
 			b = append(b, byte(m.Free[k]), byte(m.Held[k]))
 		}
+		b = append(b, m.Slots) // MIG on demand (cluster.MIGGPU.Dynamic)
 	}
 	for _, a := range n.Affinity {
 		b = binary.AppendVarint(b, int64(a))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -28,11 +29,17 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 	}
 	var given engine.GivenMIG
 	var in *engine.Input
-	for _, m := range modes {
+	for i, m := range modes {
 		if m.Mode != "mig" {
 			continue
 		}
-		if given, in, err = givenMIG(o, nodes, bound, stderr); err != nil {
+		if cfg.GPUAPI == placement.DRA {
+			// DRA makes MIG instances per claim: no layouts.
+			modes[i].OnDemand = true
+			if o.MIGConfig != "" {
+				fmt.Fprintln(stderr, "simulate: warning: --gpu-api dra: --mig-config is not used; MIG instances are made on demand")
+			}
+		} else if given, in, err = givenMIG(o, nodes, bound, stderr); err != nil {
 			return nil, err
 		}
 		migModels := false

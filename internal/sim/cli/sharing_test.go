@@ -161,3 +161,53 @@ func TestSharingPlacements(t *testing.T) {
 		t.Errorf("rows %v, failed %v; want 4 and 4, failed 1 and 2", rows, failed)
 	}
 }
+
+// TestRunSharingOnDemand: four shares of 100 milli-GPU (1g.10gb each)
+// on one node of 2 A100-80GB with --mig-config making GPU 0 two 3g.40gb.
+// With the device plugin GPU 0 serves no 1g.10gb: the first share takes
+// GPU 1 whole and the other three never start. Under --gpu-api dra the
+// config is not used (a warning) and all four are made on demand on GPU 0
+// (4 slices: ⌊(4000+3)/7⌋ = 571 milli-GPU allocated).
+func TestRunSharingOnDemand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Mode, o.Seeds, o.Policies, o.Format, o.Sharing = "replay", 1, "bestfit", "json", "mig"
+	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-80GB\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,100,0\nb,1000,1024,1,100,1\nc,1000,1024,1,100,2\nd,1000,1024,1,100,3\n")
+	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
+	for _, tc := range []struct {
+		api               string
+		failed, allocated int
+		source            string
+	}{{"device-plugin", 3, 1000, "given"}, {"dra", 0, 571, "on demand"}} {
+		o.GPUAPI = tc.api
+		var stdout, stderr strings.Builder
+		if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.api, err, stderr.String())
+		}
+		var rep engine.Report
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if r := rep.Results[0]; r.FailedPods != tc.failed || r.AllocatedGPUMilli != int64(tc.allocated) {
+			t.Errorf("%s: %d failed, %d milli-GPU allocated; want %d, %d", tc.api, r.FailedPods, r.AllocatedGPUMilli, tc.failed, tc.allocated)
+		}
+		if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].Source != tc.source {
+			t.Errorf("%s: layouts %+v, want one %s", tc.api, l, tc.source)
+		}
+		warned := strings.Contains(stderr.String(), "--gpu-api dra: --mig-config is not used")
+		if warned != (tc.api == "dra") {
+			t.Errorf("%s: stderr %q", tc.api, stderr.String())
+		}
+		if got := rep.Params.GPUAPI; (got == "dra") != (tc.api == "dra") {
+			t.Errorf("%s: params.gpu_api %q", tc.api, got)
+		}
+	}
+}

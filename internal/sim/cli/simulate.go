@@ -69,6 +69,9 @@ type Options struct {
 	PricesFile string
 	// TieBreak is first or random (--tie-break).
 	TieBreak string
+	// GPUAPI is device-plugin or dra (--gpu-api): who chooses the GPUs
+	// inside the chosen node (placement.GPUAPI).
+	GPUAPI string
 	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
 	// (--parallel).
 	Parallel int
@@ -108,14 +111,14 @@ type Options struct {
 // every policy, 3 seeds from 42, first-of-equals tie-break as in the
 // paper's simulator.
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first", GPUAPI: "device-plugin"}
 }
 
 // normalized returns o with the words of its enumerated flags in lower case
 // and trimmed, as --sharing and --policies take them: --format JSON,
 // --mode Replay, --tie-break First, --policies ALL.
 func (o Options) normalized() Options {
-	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak} {
+	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak, &o.GPUAPI} {
 		*p = strings.ToLower(strings.TrimSpace(*p))
 	}
 	if strings.EqualFold(strings.TrimSpace(o.Policies), "all") {
@@ -177,6 +180,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	tie, err := placement.ParseTieBreak(o.TieBreak)
 	if err != nil {
 		return nil, 0, err
+	}
+	if _, err := placement.ParseGPUAPI(o.GPUAPI); err != nil {
+		return nil, 0, fmt.Errorf("--gpu-api: %w", err)
 	}
 	if o.Sharing != "" {
 		if _, err := engine.ParseSharing(o.Sharing); err != nil {
@@ -249,6 +255,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 type input struct {
 	pols         []string
 	tie          placement.TieBreak
+	api          placement.GPUAPI
 	nodes        []trace.NodeSpec
 	pods         []trace.PodSpec
 	nName, pName string
@@ -264,7 +271,8 @@ func readInputs(o Options, stderr io.Writer) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &input{pols: pols, tie: tie, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
+	api, _ := placement.ParseGPUAPI(o.GPUAPI) // checked
+	in := &input{pols: pols, tie: tie, api: api, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
 	if o.PricesFile != "" {
 		read, err := readInput("prices", o.PricesFile, func(f *os.File) error { return in.prices.ReadPrices(o.PricesFile, f) })
 		if err != nil {
@@ -381,7 +389,7 @@ func (in *input) bind(o Options, w *engine.Workload, stderr io.Writer) ([]engine
 func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bound []engine.Bound, stderr io.Writer) (*engine.Report, []engine.Result, error) {
 	snap := in.snap != nil
 	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Progress: stderr,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel, Progress: stderr,
 		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap, Gangs: o.Gangs}
 	if o.Sharing == "" {
 		rep, err := engine.Run(ctx, w, cfg)
@@ -419,6 +427,9 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 	rep.Version = version.Get().String("gpuplane")
 	rep.Inputs = in.inputs
 	rep.Params = &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
+	if in.api != placement.DevicePlugin {
+		rep.Params.GPUAPI = in.api.String()
+	}
 	if o.Mode == "fill" && in.snap == nil {
 		rep.Params.Inflate = o.Inflate
 	}

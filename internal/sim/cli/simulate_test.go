@@ -34,6 +34,7 @@ func TestCheck(t *testing.T) {
 		{"parallel", func(o *Options) { o.Parallel = 4097 }, "--parallel 4097 out of range"},
 		{"popularity", func(o *Options) { o.Popularity = 1.5 }, "--popularity 1.5 out of range (0, 1]"},
 		{"tie-break", func(o *Options) { o.TieBreak = "coin" }, "coin"},
+		{"gpu-api", func(o *Options) { o.GPUAPI = "csi" }, `--gpu-api: unknown GPU API "csi" (device-plugin or dra)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()

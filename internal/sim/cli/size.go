@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/sim/report"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
@@ -153,7 +154,7 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 			return 0, err
 		}
 		r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
-			Popularity: o.Popularity, TieBreak: in.tie, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+			Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
 		if err != nil {
 			return 0, err
 		}
@@ -225,7 +226,8 @@ func (in *input) prepareSharing(o Options, mode engine.Sharing, nodes []trace.No
 	// The layouts given (--mig-config, the cluster YAML) by model and
 	// GPU index, else chosen for this cluster.
 	var given engine.GivenMIG
-	if mode.Mode == "mig" {
+	mode.OnDemand = mode.Mode == "mig" && in.api == placement.DRA
+	if mode.Mode == "mig" && !mode.OnDemand {
 		if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
 			return nil, err
 		}

@@ -39,6 +39,10 @@ type Sharing struct {
 	// Replicas is timeslice's N, a divisor of 1000 from 2 (so a replica is
 	// a whole number of milli-GPU and N replicas fill a GPU exactly).
 	Replicas int
+	// OnDemand, mig only, makes every GPU of a MIG-capable model a GPU of
+	// MIG on demand (cluster.Node.EnableDynamicMIG), as DRA's dynamic MIG
+	// serves them (--gpu-api dra), instead of fixed layouts.
+	OnDemand bool
 }
 
 func (s Sharing) String() string {
@@ -121,7 +125,11 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 		v.template = cloneCluster(w.template)
 	} else {
 		var err error
-		v.template, layouts, err = v.migCluster(given)
+		if s.OnDemand {
+			v.template, layouts, err = v.onDemandCluster()
+		} else {
+			v.template, layouts, err = v.migCluster(given)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -236,6 +244,36 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 			j = len(uses)
 			idx[k] = j
 			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: names, Source: src})
+		}
+		uses[j].Nodes++
+	}
+	return c, uses, nil
+}
+
+// onDemandCluster returns a copy of the template cluster with every GPU
+// of a MIG-capable model made a GPU of MIG on demand; its layouts say so
+// per model and node size (Source "on demand", Layout ["MIG on demand"]).
+func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
+	c := cloneCluster(w.template)
+	idx := map[[2]int]int{} // model ID, GPUs
+	var uses []MIGLayoutUse
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		n.MIGOnly = 0
+		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 {
+			continue
+		}
+		for g := range n.GPUFree {
+			if err := n.EnableDynamicMIG(g); err != nil {
+				return nil, nil, err
+			}
+		}
+		k := [2]int{n.ModelID, n.GPUs()}
+		j, ok := idx[k]
+		if !ok {
+			j = len(uses)
+			idx[k] = j
+			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: n.GPUs(), Layout: []string{"MIG on demand"}, Source: "on demand"})
 		}
 		uses[j].Nodes++
 	}

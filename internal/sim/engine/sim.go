@@ -52,6 +52,10 @@ type Config struct {
 	Popularity float64
 	// TieBreak chooses among equally scored nodes.
 	TieBreak placement.TieBreak
+	// GPUAPI says who chooses the GPUs inside the chosen node: the policy
+	// (device plugin, the default) or upstream's DRA allocator
+	// (placement.WithGPUAPI).
+	GPUAPI placement.GPUAPI
 	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
 	Parallel int
 	// Progress, if set, receives progress while runs are going: on a
@@ -225,11 +229,13 @@ type PodOutcome struct {
 
 // Params are a simulation's settings, as its report records them.
 type Params struct {
-	Policies   []string `json:"policies"`
-	Seeds      int      `json:"seeds"`
-	FirstSeed  uint64   `json:"first_seed"`
-	TieBreak   string   `json:"tie_break"`
-	Popularity float64  `json:"popularity"`
+	Policies  []string `json:"policies"`
+	Seeds     int      `json:"seeds"`
+	FirstSeed uint64   `json:"first_seed"`
+	TieBreak  string   `json:"tie_break"`
+	// GPUAPI is device-plugin or dra (Config.GPUAPI); absent: device-plugin.
+	GPUAPI     string  `json:"gpu_api,omitempty"`
+	Popularity float64 `json:"popularity"`
 	// Inflate is fill's stop, a multiple of GPU capacity; 0 in replay.
 	Inflate float64 `json:"inflate,omitempty"`
 	// PricesUSDPerGPUHour is the price of each GPU model of the cluster,
@@ -801,6 +807,7 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	if err != nil {
 		return Result{}, err
 	}
+	pol = placement.WithGPUAPI(pol, cfg.GPUAPI)
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {

@@ -1,0 +1,144 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cluster
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// MIG on demand (DRA's dynamic MIG, docs/dra.md): a GPU whose MIG
+// instances are made per pod from its counters, as gpuplane's DRA driver
+// publishes them (internal/node/dra Build): 8 memory slots and 7 compute
+// slices; an instance of profile k at start s takes slots s..s+Size-1 and
+// its compute slices; the whole GPU takes everything. The slot grid is
+// A100's, the same on every MIG model of internal/gpu's table.
+
+// migMasks[k] are the slot masks of profile k's placements, in the
+// table's start order, which is the order the driver publishes them and
+// upstream's allocator tries them.
+var migMasks = func() (m [gpu.NumMIGProfiles][]uint8) {
+	for k, p := range gpu.MIGProfiles("A100-80GB") {
+		for _, s := range p.Starts {
+			m[k] = append(m[k], uint8((1<<p.Size-1)<<s))
+		}
+	}
+	return m
+}()
+
+// wholeSlots marks a dynamic MIG GPU held whole.
+const wholeSlots = 0xff
+
+// EnableDynamicMIG makes GPU g of the node a GPU of MIG on demand: it
+// serves a pod asking for MIG profile k (Pod.MIGProfile) while a
+// placement of k has its memory slots free and 7 compute slices are not
+// exceeded (the instance takes the first such placement in the table's
+// start order, as upstream's DRA allocator takes the first free device the
+// driver publishes), and a pod of one whole GPU while nothing is held. The
+// GPU must hold nothing and the node's model have MIG profiles.
+func (n *Node) EnableDynamicMIG(g int) error {
+	if g < 0 || g >= len(n.GPUFree) {
+		return fmt.Errorf("node %s: GPU %d out of range 0..%d", n.Name, g, len(n.GPUFree)-1)
+	}
+	if n.GPUFree[g] != MilliGPU || n.MIGGPUs.Has(g) {
+		return fmt.Errorf("node %s: GPU %d is in use or MIG-enabled already", n.Name, g)
+	}
+	if len(gpu.MIGProfiles(n.Model)) == 0 {
+		return fmt.Errorf("node %s: model %q does not support MIG", n.Name, n.Model)
+	}
+	if n.MIG == nil {
+		n.MIG = make([]MIGGPU, len(n.GPUFree))
+	}
+	n.MIG[g] = MIGGPU{Dynamic: true}
+	n.MIGGPUs |= 1 << uint(g)
+	n.Version++
+	return nil
+}
+
+// freePlacement returns the first placement (index into migMasks[k]) of
+// profile k whose slots are free on m, a dynamic MIG GPU, and whose
+// compute slices fit; ok is false when there is none.
+func (m *MIGGPU) freePlacement(k int) (int, bool) {
+	if m.Slots == wholeSlots || m.heldSlices()+gpu.MIGSlices(k) > 7 {
+		return 0, false
+	}
+	for i, mask := range migMasks[k] {
+		if m.Slots&mask == 0 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// dynFreeAfter is FreeAfter's rule on a dynamic MIG GPU.
+func (m *MIGGPU) dynFreeAfter(p *Pod) (int64, bool) {
+	k := int(p.MIGProfile) - 1
+	if k < 0 {
+		if m.Slots == 0 && p.GPUMilli == MilliGPU {
+			return 0, true
+		}
+		return migFree(m.heldSlices()), false
+	}
+	if _, ok := m.freePlacement(k); !ok {
+		return migFree(m.heldSlices()), false
+	}
+	return migFree(m.heldSlices() + gpu.MIGSlices(k)), true
+}
+
+// dynTake holds (d = 1) or frees (d = -1) p's instance, or the whole GPU,
+// on dynamic MIG GPU m and returns the GPU's free milli-GPU. A freed
+// instance is the highest start of its profile held on the GPU: the
+// cluster state knows no pod's start, so in a replay a release may free
+// another placement of the same profile than the pod held.
+func (m *MIGGPU) dynTake(p *Pod, d int8) int64 {
+	k := int(p.MIGProfile) - 1
+	if k < 0 {
+		if d > 0 {
+			m.Slots = wholeSlots
+			return 0
+		}
+		m.Slots = 0
+		return MilliGPU
+	}
+	if d > 0 {
+		i, _ := m.freePlacement(k)
+		m.Slots |= migMasks[k][i]
+		m.Starts[k] |= 1 << uint(i)
+	} else {
+		i := 7 - bits.LeadingZeros8(m.Starts[k])
+		m.Slots &^= migMasks[k][i]
+		m.Starts[k] &^= 1 << uint(i)
+	}
+	m.Held[k] += d
+	return migFree(m.heldSlices())
+}
+
+// dynCanRelease reports whether p's instance, or the whole GPU, is held
+// on dynamic MIG GPU m.
+func (m *MIGGPU) dynCanRelease(p *Pod) bool {
+	k := int(p.MIGProfile) - 1
+	if k < 0 {
+		return m.Slots == wholeSlots && p.GPUMilli == MilliGPU
+	}
+	return m.Held[k] > 0
+}
+
+// DynamicMIGStarts returns the start slots of the instances of profile k
+// held on GPU g (a dynamic MIG GPU), in the table's start order; nil for
+// any other GPU.
+func (n *Node) DynamicMIGStarts(g, k int) []int {
+	if !n.MIGGPUs.Has(g) || !n.MIG[g].Dynamic || k < 0 || k >= gpu.NumMIGProfiles {
+		return nil
+	}
+	var out []int
+	starts := gpu.MIGProfiles("A100-80GB")[k].Starts
+	for i := range migMasks[k] {
+		if n.MIG[g].Starts[k]&(1<<uint(i)) != 0 {
+			out = append(out, starts[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cluster
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestDynamicMIG works one A100-80GB GPU of MIG on demand by hand, with
+// the placements of NVIDIA's MIG user guide (internal/gpu's table: 3g at
+// slots 0 or 4, 2g at 0, 2 or 4, 1g.10gb at 0..6, 4g and 7g at 0):
+// a 3g takes slots 0-3 (571 milli-GPU left: 1000 - ⌈3000/7⌋), then no
+// 4g fits, a 2g takes slots 4-5 and a 1g.10gb slot 6; a second 1g.10gb
+// does not fit (slot 7 starts no 1g.10gb) though one compute slice is
+// free, nor does a whole GPU; with everything released a whole GPU fits.
+func TestDynamicMIG(t *testing.T) {
+	n, err := NewNode("n", "A100-80GB", 64000, 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.EnableDynamicMIG(0); err != nil {
+		t.Fatal(err)
+	}
+	// Profile indices of gpu.MIGProfiles: 0 1g.10gb, 3 2g, 4 3g, 5 4g.
+	mig := func(k int) *Pod {
+		return &Pod{Name: fmt.Sprint("k", k), NumGPU: 1, GPUMilli: MIGMilli(k), MIGProfile: int8(k + 1)}
+	}
+	whole := &Pod{Name: "w", NumGPU: 1, GPUMilli: MilliGPU}
+	if !Feasible(&n, whole) {
+		t.Fatal("an empty GPU of MIG on demand does not serve a whole GPU")
+	}
+	steps := []struct {
+		k     int
+		fits  bool
+		start int
+		free  int64
+	}{
+		{4, true, 0, 571},
+		{5, false, 0, 571},
+		{3, true, 4, 286},  // 5 slices: 1000 - ⌊(5000+3)/7⌋ = 286
+		{0, true, 6, 143},  // 6 slices
+		{0, false, 0, 143}, // slot 7 only
+	}
+	for i, s := range steps {
+		p := mig(s.k)
+		if got := Feasible(&n, p); got != s.fits {
+			t.Fatalf("step %d, profile %d: fits %v, want %v", i, s.k, got, s.fits)
+		}
+		if s.fits {
+			if err := n.Add(p, 1); err != nil {
+				t.Fatal(err)
+			}
+			if got := n.DynamicMIGStarts(0, s.k); len(got) == 0 || got[len(got)-1] != s.start {
+				t.Errorf("step %d, profile %d: starts %v, want one at %d", i, s.k, got, s.start)
+			}
+		}
+		if n.GPUFree[0] != s.free {
+			t.Errorf("step %d: %d milli-GPU free, want %d", i, n.GPUFree[0], s.free)
+		}
+	}
+	if Feasible(&n, whole) {
+		t.Error("a whole GPU fits beside MIG instances")
+	}
+	if err := n.Remove(mig(5), 1); err == nil {
+		t.Error("released a 4g instance that is not held")
+	}
+	for _, k := range []int{3, 0, 4} {
+		if err := n.Remove(mig(k), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n.GPUFree[0] != MilliGPU || n.MIG[0].Slots != 0 || !Feasible(&n, whole) {
+		t.Fatalf("after the releases: %d free, slots %08b; a whole GPU should fit", n.GPUFree[0], n.MIG[0].Slots)
+	}
+	if err := n.Add(whole, 1); err != nil {
+		t.Fatal(err)
+	}
+	if Feasible(&n, mig(0)) || n.GPUFree[0] != 0 {
+		t.Errorf("a GPU held whole serves a 1g.10gb, or shows %d free", n.GPUFree[0])
+	}
+	if err := n.Remove(whole, 1); err != nil || n.GPUFree[0] != MilliGPU {
+		t.Errorf("release of the whole GPU: %v, %d free", err, n.GPUFree[0])
+	}
+	t4, _ := NewNode("t", "T4", 1000, 1000, 1)
+	if err := t4.EnableDynamicMIG(0); err == nil {
+		t.Error("a T4 took MIG on demand")
+	}
+}
