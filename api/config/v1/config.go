@@ -63,13 +63,23 @@ const (
 	MIGStrategyMixed = "mixed"
 )
 
-// ListEnvvar is the one device list strategy
-// (flags.plugin.deviceListStrategy): Allocate sets NVIDIA_VISIBLE_DEVICES
-// to the device UUIDs, for the NVIDIA container runtime. NVIDIA's CDI
-// strategies (cdi-annotations, cdi-cri) are refused: they name CDI devices
-// that only exist where CDI specs are written, and gpuplane writes none
-// (NVIDIA's plugin generates them with nvidia-container-toolkit).
-const ListEnvvar = "envvar"
+// Device list strategies (flags.plugin.deviceListStrategy), NVIDIA's:
+// how Allocate names the devices to the container runtime.
+const (
+	// ListEnvvar sets NVIDIA_VISIBLE_DEVICES to the device UUIDs, for the
+	// NVIDIA container runtime (the default).
+	ListEnvvar = "envvar"
+	// ListCDIAnnotations names the CDI devices nvidia.com/gpu=<UUID> in a
+	// container annotation, cdi.k8s.io/nvidia-device-plugin_<response ID>.
+	ListCDIAnnotations = "cdi-annotations"
+	// ListCDICRI names them in the CRI's CDIDevices field (Kubernetes 1.28
+	// and later). Both CDI strategies need the node's CDI spec with those
+	// names: NVIDIA's container toolkit's, nvidia-ctk cdi generate
+	// --device-name-strategy=uuid (NVIDIA's plugin generates its own,
+	// kind k8s.device-plugin.nvidia.com/gpu; gpuplane names the toolkit's
+	// devices, as its DRA driver does).
+	ListCDICRI = "cdi-cri"
+)
 
 // Replica policies (gpuplane.replicaPolicy): how GetPreferredAllocation
 // picks time-slicing replicas.
@@ -113,8 +123,8 @@ type Flags struct {
 
 // PluginFlags is NVIDIA's flags.plugin section.
 type PluginFlags struct {
-	// DeviceListStrategy is envvar (the default, the only one supported),
-	// as a single string or a list.
+	// DeviceListStrategy is envvar (the default), cdi-annotations or
+	// cdi-cri, as a single string or a list.
 	DeviceListStrategy StringList `json:"deviceListStrategy,omitempty"`
 	// PassDeviceSpecs adds the device nodes (/dev/nvidia*) to Allocate.
 	PassDeviceSpecs bool `json:"passDeviceSpecs,omitempty"`
@@ -343,11 +353,9 @@ func (c *Config) complete() error {
 	seen := map[string]bool{}
 	for i, s := range c.Flags.Plugin.DeviceListStrategy {
 		switch s {
-		case ListEnvvar:
-		case "cdi-annotations", "cdi-cri":
-			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is not supported: gpuplane writes no CDI specs, so the CDI devices it would name do not exist; use envvar (the NVIDIA container runtime)", i, s)
+		case ListEnvvar, ListCDIAnnotations, ListCDICRI:
 		default:
-			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar", i, s)
+			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q; want envvar, cdi-annotations or cdi-cri", i, s)
 		}
 		if seen[s] {
 			return fmt.Errorf("flags.plugin.deviceListStrategy[%d]: %q is listed twice", i, s)

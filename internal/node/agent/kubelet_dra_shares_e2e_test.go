@@ -4,7 +4,10 @@
 package agent_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -40,8 +43,15 @@ func (d *draEnv) shareOf(pod, milli, mem string) string {
 			d.t.Errorf("pod %s: consumed %s %s, want %s", pod, name, got.String(), want)
 		}
 	}
-	if rec := d.record(pod); !slices.Equal(rec.CDIDevices, []string{"nvidia.com/gpu=" + realUUID(0)}) {
-		d.t.Errorf("pod %s: CDI devices %v, want GPU 0's", pod, rec.CDIDevices)
+	// The GPU, and the claim's own device whose spec sets
+	// GPUPLANE_GPU_SHARE to the share.
+	want := []string{"nvidia.com/gpu=" + realUUID(0), "gpuplane.io/claim=" + string(c.UID) + "-gpu-0"}
+	if rec := d.record(pod); !slices.Equal(rec.CDIDevices, want) {
+		d.t.Errorf("pod %s: CDI devices %v, want %v", pod, rec.CDIDevices, want)
+	}
+	spec, err := os.ReadFile(filepath.Join(d.cdiDir, "gpuplane_claim_"+string(c.UID)+"-gpu-0.json"))
+	if err != nil || !strings.Contains(string(spec), `"GPUPLANE_GPU_SHARE=`+milli+`"`) {
+		d.t.Errorf("pod %s: claim CDI spec %s, %v; want GPUPLANE_GPU_SHARE=%s", pod, spec, err, milli)
 	}
 	return string(*r.ShareID)
 }

@@ -367,6 +367,7 @@ func (p *Plugin) response(uuids []string, gpus []int) *pluginapi.ContainerAlloca
 	if p.cfg.HasListStrategy(configv1.ListEnvvar) {
 		r.Envs = map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(uuids, ",")}
 	}
+	cdiResponse(r, p.cfg, uuids)
 	if p.cfg.Flags.Plugin.PassDeviceSpecs {
 		for _, path := range []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"} {
 			r.Devices = append(r.Devices, &pluginapi.DeviceSpec{ContainerPath: path, HostPath: path, Permissions: "rw"})

@@ -334,6 +334,13 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 			}
 		}
 		pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
+		id, err := writeClaimCDISpec(d.claimCDIDir(), c.UID, *pd)
+		if err != nil {
+			return nil, fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
+		}
+		if id != "" {
+			pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
+		}
 	}
 	pc.State = PrepareCompleted
 	if err := d.cp.save(d.checkpointPath()); err != nil {
@@ -480,6 +487,13 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 		klog.FromContext(ctx).Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID)
 	}
 	delete(d.cp.Claims, uid)
+	for _, pd := range pc.Devices {
+		if shareEnv(pd) != nil {
+			if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
+				return err
+			}
+		}
+	}
 	if d.cfg.CDIDir != "" {
 		for _, pd := range pc.Devices {
 			uuid := pd.GPUUUID

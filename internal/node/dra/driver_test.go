@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
@@ -366,5 +368,68 @@ func TestPrepareShared(t *testing.T) {
 	k.unprepare(claims[1])
 	if _, err := os.Stat(spec); !os.IsNotExist(err) {
 		t.Errorf("CDI spec after the last claim: %v", err)
+	}
+}
+
+// TestPrepareShareEnv: a share of gpu-1 (milliGPU 300 and 10Gi consumed)
+// is given, besides nvidia.com/gpu=<UUID>, the claim's own CDI device
+// gpuplane.io/claim=<claim UID>-gpu-1, whose spec sets GPUPLANE_GPU_SHARE=300;
+// unprepare removes that spec.
+func TestPrepareShareEnv(t *testing.T) {
+	b, n := mockNode(t, twoA100)
+	k := newKubelet(t)
+	k.dirs.Shares = true
+	k.start(b)
+	k.slices(2)
+	c := k.claim("a", "gpu-1")
+	share := types.UID("share-0")
+	r := &c.Status.Allocation.Devices.Results[0]
+	r.ShareID = &share
+	r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("300"), CapacityMemory: resource.MustParse("10Gi")}
+	if _, err := k.client.ResourceV1().ResourceClaims("default").UpdateStatus(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ids, errStr := k.prepare(c)
+	want := "nvidia.com/gpu=" + n.GPUs[1].UUID + ",gpuplane.io/claim=uid-a-gpu-1"
+	if errStr != "" || strings.Join(ids, ",") != want {
+		t.Fatalf("prepare: %v %q, want %s", ids, errStr, want)
+	}
+	path := claimCDISpecPath(k.dirs.CDIDir, c.UID, "gpu-1")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec cdispec.Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Kind != "gpuplane.io/claim" || len(spec.Devices) != 1 || spec.Devices[0].Name != "uid-a-gpu-1" ||
+		strings.Join(spec.Devices[0].ContainerEdits.Env, ",") != "GPUPLANE_GPU_SHARE=300" {
+		t.Errorf("claim spec %s", data)
+	}
+	k.unprepare(c)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("claim spec after unprepare: %v", err)
+	}
+}
+
+// TestShareEnvMPS: under an MPS configuration the share sets CUDA's MPS
+// client limits: 251 milliGPU is 26% of the SMs (rounded up), 20Gi is
+// 20480 MiB.
+func TestShareEnvMPS(t *testing.T) {
+	pd := PreparedDevice{Device: "gpu-0", GPUUUID: "GPU-a",
+		ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("251"), CapacityMemory: resource.MustParse("20Gi")},
+		Config:           &DeviceConfig{Kind: GpuConfigKind, Sharing: &Sharing{Strategy: MPSStrategy}}}
+	want := "GPUPLANE_GPU_SHARE=251,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=26,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=20480M"
+	if got := strings.Join(shareEnv(pd), ","); got != want {
+		t.Errorf("shareEnv = %s, want %s", got, want)
+	}
+	pd.Config.Sharing.Strategy = TimeSlicingStrategy
+	if got := strings.Join(shareEnv(pd), ","); got != "GPUPLANE_GPU_SHARE=251" {
+		t.Errorf("time-slicing: %s", got)
+	}
+	delete(pd.ConsumedCapacity, CapacityMilliGPU)
+	if got := shareEnv(pd); got != nil {
+		t.Errorf("no milliGPU: %v, want none", got)
 	}
 }
