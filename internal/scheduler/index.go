@@ -33,10 +33,19 @@ type nodeIndex struct {
 	gens   []int64        // per index: that NodeInfo's generation
 	list   []fwk.NodeInfo // the snapshot list of the last sync
 	slot   []int          // per position in list: index in c
+	// The placer keeps a tree per pod shape (2 int64s and an int32 a
+	// leaf) and a log of the nodes changed: both grow with use, so the
+	// index starts afresh after maxShapes shapes or 8 changes a node.
+	shapes  map[cluster.Pod]struct{}
+	changes int
 }
 
+// maxShapes bounds the pod shapes (CPU, memory, GPUs, share, models) the
+// placer keeps a tree for: about 232 KiB each at 5,000 nodes.
+const maxShapes = 64
+
 func newNodeIndex(pl *placement.IndexedPlacer) *nodeIndex {
-	return &nodeIndex{placer: pl, c: cluster.New()}
+	return &nodeIndex{placer: pl, c: cluster.New(), shapes: map[cluster.Pod]struct{}{}}
 }
 
 // candidates returns the names of the n best nodes for p (request req) by
@@ -47,9 +56,15 @@ func newNodeIndex(pl *placement.IndexedPlacer) *nodeIndex {
 func (x *nodeIndex) candidates(nodes []fwk.NodeInfo, nc *nodeCache, p *v1.Pod, req *cluster.Pod, n, visit int) (sets.Set[string], error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	shape := *req
+	shape.Name = ""
+	if _, ok := x.shapes[shape]; !ok && len(x.shapes) >= maxShapes || x.changes > 8*len(x.c.Nodes)+1024 {
+		x.c = cluster.New() // rebuilt by sync; the placer drops its trees and log
+	}
 	if err := x.sync(nodes, nc); err != nil {
 		return nil, err
 	}
+	x.shapes[shape] = struct{}{}
 	check := newStaticFit(p)
 	var names sets.Set[string]
 	seen := 0
@@ -118,6 +133,7 @@ func (x *nodeIndex) refresh(i int, ni fwk.NodeInfo, nc *nodeCache) error {
 	x.c.Nodes[i].Version = v
 	x.infos[i], x.gens[i] = ni, ni.GetGeneration()
 	x.placer.Changed(i)
+	x.changes++
 	return nil
 }
 
@@ -148,7 +164,8 @@ func (x *nodeIndex) rebuild(nodes []fwk.NodeInfo, nc *nodeCache) error {
 		x.pos[ni.Node().Name] = i
 		x.gens[i] = ni.GetGeneration()
 	}
-	x.c = c
+	x.c, x.changes = c, 0
+	clear(x.shapes)
 	x.list, x.slot = slices.Clone(nodes), make([]int, len(nodes))
 	for j, ni := range nodes {
 		x.slot[j] = x.pos[ni.Node().Name]

@@ -134,7 +134,8 @@ func TestPreFilterCandidates(t *testing.T) {
 }
 
 // TestPreFilterCandidatesFollowChanges: the index follows a new snapshot
-// (c filled up: b, f, a remain) and a node removed, and a pod whose candidates were all filtered out
+// (c filled up: b, f, a remain), a node removed and more pod shapes than
+// it keeps, and a pod whose candidates were all filtered out
 // (PostFilter) is evaluated on every node from then on.
 func TestPreFilterCandidatesFollowChanges(t *testing.T) {
 	pl := indexedPlugin(t, 2)
@@ -155,6 +156,17 @@ func TestPreFilterCandidatesFollowChanges(t *testing.T) {
 	without := slices.DeleteFunc(slices.Clone(nodes), func(ni fwk.NodeInfo) bool { return ni.Node().Name == "b" })
 	if got := prefilterNames(t, pl, newPod("r", "4", "16Gi", withGPUs(1)), without); !slices.Equal(got, []string{"a", "f"}) {
 		t.Fatalf("without b: named %v, want a, f", got)
+	}
+	// More shapes than the index keeps trees for: it starts afresh, and
+	// names the same (cpu 4000m to 4069m moves no score past an integer).
+	for i := range maxShapes + 6 {
+		p := newPod(fmt.Sprint("shape", i), fmt.Sprintf("%dm", 4000+i), "16Gi", withGPUs(1))
+		if got := prefilterNames(t, pl, p, without); !slices.Equal(got, []string{"a", "f"}) {
+			t.Fatalf("shape %d: named %v, want a, f", i, got)
+		}
+	}
+	if n := len(pl.index.shapes); n > maxShapes {
+		t.Errorf("%d shapes kept, want at most %d", n, maxShapes)
 	}
 	// A pod whose candidates were all filtered out: every node next.
 	p := newPod("s", "4", "16Gi", withGPUs(1))

@@ -4,8 +4,13 @@
 package scheduler_test
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,18 +30,29 @@ import (
 // kube-scheduler's scheduler_perf: on a fresh control plane with kwok
 // nodes of 8 V100 GPUs each, 10,000 GPU pods (half of one whole GPU, half
 // of 500 milli-GPU) are created first, then the scheduler starts, and
-// pods/s is counted from the first binding to the last. Three profiles of
-// the same binary:
-//   - gpuplane: deploy/scheduler/config.yaml (fgd, every feasible node
-//     scored);
-//   - gpuplane-adaptive: the same with kube-scheduler's adaptive
-//     percentageOfNodesToScore, to separate the plugin's cost from that
-//     choice;
+// pods/s is counted from the first binding to the last. Profiles of the
+// same binary:
+//   - gpuplane: deploy/scheduler/config.yaml (fgd; PreFilter names the
+//     placement core's 16 best nodes, every one of them scored);
+//   - gpuplane-every-node: the same with candidates 0, every node filtered
+//     and scored (the shipped profile before candidates);
+//   - gpuplane-adaptive: candidates 0 with kube-scheduler's adaptive
+//     percentageOfNodesToScore;
 //   - default-scheduler: kube-scheduler's default profile.
 //
+// Besides pods/s it reports the scheduler process's peak RSS (VmHWM) and
+// its Go heap in use once every pod is bound, after a collection
+// (go_memstats_heap_inuse_bytes of its /metrics after /debug/pprof/heap?gc=1),
+// in MiB. With GPUPLANE_THROUGHPUT_PPROF=DIR it also
+// saves a 20 s CPU profile of the scheduler, taken from its first binding,
+// to DIR/nodes=N-profile=P.pprof, and its heap profile once every pod is
+// bound to DIR/heap-nodes=N-profile=P.pprof.
+//
 // One iteration takes minutes: run with -benchtime 1x.
-// GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000") and
-// GPUPLANE_THROUGHPUT_PODS the pods (default 10000).
+// GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000"),
+// GPUPLANE_THROUGHPUT_PODS the pods (default 10000) and
+// GPUPLANE_THROUGHPUT_PROFILES the profiles (default
+// "gpuplane,default-scheduler,gpuplane-every-node").
 func BenchmarkThroughput(b *testing.B) {
 	counts := []int{1000, 5000}
 	if s := os.Getenv("GPUPLANE_THROUGHPUT"); s != "" {
@@ -56,20 +72,39 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Fatalf("GPUPLANE_THROUGHPUT_PODS=%q", s)
 		}
 	}
+	profiles := []string{"gpuplane", "default-scheduler", "gpuplane-every-node"}
+	if s := os.Getenv("GPUPLANE_THROUGHPUT_PROFILES"); s != "" {
+		profiles = strings.Split(s, ",")
+		for _, p := range profiles {
+			if !slices.Contains([]string{"gpuplane", "gpuplane-every-node", "gpuplane-adaptive", "default-scheduler"}, p) {
+				b.Fatalf("GPUPLANE_THROUGHPUT_PROFILES=%q: unknown profile %q", s, p)
+			}
+		}
+	}
 	for _, n := range counts {
-		for _, profile := range []string{"gpuplane", "gpuplane-adaptive", "default-scheduler"} {
+		for _, profile := range profiles {
 			b.Run(fmt.Sprintf("nodes=%d/profile=%s", n, profile), func(b *testing.B) {
 				for range b.N {
-					b.ReportMetric(runThroughput(b, n, profile, pods), "pods/s")
+					r := runThroughput(b, n, profile, pods)
+					b.ReportMetric(r.podsPerSec, "pods/s")
+					b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
+					b.ReportMetric(r.heapMiB, "MiB-heap")
 				}
 			})
 		}
 	}
 }
 
+// throughput is one run's figures.
+type throughput struct {
+	podsPerSec float64
+	peakRSSMiB float64 // scheduler's VmHWM
+	heapMiB    float64 // scheduler's heap in use after a collection, once all are bound
+}
+
 // runThroughput creates the cluster and the pods, starts the scheduler and
-// returns pods/s from its first binding to its last.
-func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
+// returns pods/s from its first binding to its last, and its memory.
+func runThroughput(b *testing.B, nodes int, profile string, n int) throughput {
 	var ns []kube.Node
 	for i := range nodes {
 		ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
@@ -77,7 +112,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 	c := startCluster(b, ns)
 	ctx := b.Context()
 	schedulerName := profile
-	if profile == "gpuplane-adaptive" {
+	if strings.HasPrefix(profile, "gpuplane") {
 		schedulerName = "gpuplane"
 	}
 
@@ -120,6 +155,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 	var first, last time.Time
 	seen := map[string]bool{}
 	done := make(chan struct{})
+	started := make(chan struct{})
 	note := func(obj any) {
 		p, ok := obj.(*v1.Pod)
 		if !ok || p.Spec.NodeName == "" {
@@ -131,6 +167,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 			now := time.Now()
 			if len(seen) == 0 {
 				first = now
+				close(started)
 			}
 			last = now
 			seen[p.Name] = true
@@ -149,11 +186,29 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 	f.WaitForCacheSync(stop)
 
 	b.ResetTimer()
-	s := startSchedulerWith(b, c, policyArgs("fgd", "random"), func(conf map[string]any) {
+	args := policyArgs("fgd", "random")
+	if profile == "gpuplane-every-node" || profile == "gpuplane-adaptive" {
+		args["candidates"] = 0
+	}
+	port := freePort(b)
+	s := startSchedulerFlags(b, c, args, func(conf map[string]any) {
 		if profile == "gpuplane-adaptive" {
 			delete(conf["profiles"].([]any)[0].(map[string]any), "percentageOfNodesToScore")
 		}
-	})
+	}, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*")
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
+			select {
+			case <-started:
+				saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("nodes=%d-profile=%s.pprof", nodes, profile)))
+			case <-done:
+			case <-s.exited:
+			}
+		}
+	}()
 	select {
 	case <-done:
 	case <-s.exited:
@@ -164,7 +219,72 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 		b.Fatalf("%d of %d pods bound after 30 minutes", len(seen), n)
 	}
 	b.StopTimer()
+	<-profiled
+	r := throughput{peakRSSMiB: peakRSSMiB(b, s.cmd.Process.Pid)}
+	// The heap profile's gc=1 collects first: the heap in use after it is
+	// what the scheduler keeps, not the garbage of the last cycles.
+	heap, err := debugGet(port, "/debug/pprof/heap?gc=1")
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-nodes=%d-profile=%s.pprof", nodes, profile)), heap, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if v, err := strconv.ParseFloat(scrape(b, port, "go_memstats_heap_inuse_bytes"), 64); err == nil {
+		r.heapMiB = v / (1 << 20)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	return float64(n-1) / last.Sub(first).Seconds()
+	r.podsPerSec = float64(n-1) / last.Sub(first).Seconds()
+	return r
+}
+
+// saveCPUProfile saves a 20 s CPU profile of the scheduler (its
+// /debug/pprof/profile) to file.
+func saveCPUProfile(b *testing.B, port int, file string) {
+	body, err := debugGet(port, "/debug/pprof/profile?seconds=20")
+	if err == nil {
+		err = os.WriteFile(file, body, 0o644)
+	}
+	if err != nil {
+		b.Errorf("CPU profile: %v", err)
+	}
+}
+
+// debugGet returns the body of a GET of path on the scheduler's secure
+// port (self-signed serving certificate).
+func debugGet(port int, path string) ([]byte, error) {
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := hc.Get("https://127.0.0.1:" + strconv.Itoa(port) + path)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s: %.300s", path, resp.Status, body)
+	}
+	return body, err
+}
+
+// peakRSSMiB returns a process's peak resident set size (VmHWM of
+// /proc/PID/status) in MiB.
+func peakRSSMiB(b *testing.B, pid int) float64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				b.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb / 1024
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }
