@@ -40,13 +40,14 @@ import (
 //     percentageOfNodesToScore;
 //   - default-scheduler: kube-scheduler's default profile.
 //
-// Besides pods/s it reports the scheduler process's peak RSS (VmHWM) and
-// its Go heap in use once every pod is bound, after a collection
-// (go_memstats_heap_inuse_bytes of its /metrics after /debug/pprof/heap?gc=1),
-// in MiB. With GPUPLANE_THROUGHPUT_PPROF=DIR it also
-// saves a 20 s CPU profile of the scheduler, taken from its first binding,
-// to DIR/nodes=N-profile=P.pprof, and its heap profile once every pod is
-// bound to DIR/heap-nodes=N-profile=P.pprof.
+// Besides pods/s it reports the scheduler's CPU time per pod (from its
+// first binding to its last), its peak RSS (VmHWM) and its Go heap in use
+// once every pod is bound, after a collection (go_memstats_heap_inuse_bytes
+// of its /metrics after /debug/pprof/heap?gc=1), in MiB. With
+// GPUPLANE_THROUGHPUT_PPROF=DIR it also saves a 20 s CPU profile of the
+// scheduler, taken from its first binding, to DIR/nodes=N-profile=P.pprof,
+// and its heap profile once every pod is bound to
+// DIR/heap-nodes=N-profile=P.pprof.
 //
 // One iteration takes minutes: run with -benchtime 1x.
 // GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000"),
@@ -89,6 +90,7 @@ func BenchmarkThroughput(b *testing.B) {
 					b.ReportMetric(r.podsPerSec, "pods/s")
 					b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
 					b.ReportMetric(r.heapMiB, "MiB-heap")
+					b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
 				}
 			})
 		}
@@ -100,6 +102,9 @@ type throughput struct {
 	podsPerSec float64
 	peakRSSMiB float64 // scheduler's VmHWM
 	heapMiB    float64 // scheduler's heap in use after a collection, once all are bound
+	// cpuMsPerPod is the scheduler's CPU time (user and system) from its
+	// first binding to its last, per pod after the first, in ms.
+	cpuMsPerPod float64
 }
 
 // runThroughput creates the cluster and the pods, starts the scheduler and
@@ -197,16 +202,18 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) throughput {
 		}
 	}, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*")
+	var cpuAtFirst float64
 	profiled := make(chan struct{})
 	go func() {
 		defer close(profiled)
+		select {
+		case <-started:
+			cpuAtFirst = cpuSeconds(b, s.cmd.Process.Pid)
+		case <-s.exited:
+			return
+		}
 		if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
-			select {
-			case <-started:
-				saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("nodes=%d-profile=%s.pprof", nodes, profile)))
-			case <-done:
-			case <-s.exited:
-			}
+			saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("nodes=%d-profile=%s.pprof", nodes, profile)))
 		}
 	}()
 	select {
@@ -219,8 +226,9 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) throughput {
 		b.Fatalf("%d of %d pods bound after 30 minutes", len(seen), n)
 	}
 	b.StopTimer()
+	cpuAtDone := cpuSeconds(b, s.cmd.Process.Pid)
 	<-profiled
-	r := throughput{peakRSSMiB: peakRSSMiB(b, s.cmd.Process.Pid)}
+	r := throughput{peakRSSMiB: peakRSSMiB(b, s.cmd.Process.Pid), cpuMsPerPod: (cpuAtDone - cpuAtFirst) * 1000 / float64(n-1)}
 	// The heap profile's gc=1 collects first: the heap in use after it is
 	// what the scheduler keeps, not the garbage of the last cycles.
 	heap, err := debugGet(port, "/debug/pprof/heap?gc=1")
@@ -267,6 +275,28 @@ func debugGet(port int, path string) ([]byte, error) {
 		err = fmt.Errorf("%s: %s: %.300s", path, resp.Status, body)
 	}
 	return body, err
+}
+
+// cpuSeconds returns a process's CPU time so far, user and system
+// (utime and stime of /proc/PID/stat, in clock ticks of 1/100 s, Linux's
+// USER_HZ).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(st), ')')
+	f := strings.Fields(string(st)[i+1:])
+	if i < 0 || len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	return (utime + stime) / 100
 }
 
 // peakRSSMiB returns a process's peak resident set size (VmHWM of
