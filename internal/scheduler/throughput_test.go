@@ -27,8 +27,9 @@ import (
 )
 
 // BenchmarkThroughput measures scheduling throughput in the style of
-// kube-scheduler's scheduler_perf: on a fresh control plane with kwok
-// nodes of 8 V100 GPUs each, 10,000 GPU pods (half of one whole GPU, half
+// kube-scheduler's scheduler_perf: on a control plane with kwok nodes of
+// 8 V100 GPUs each (one per node count, the profiles in turn on it, the
+// pods deleted between them), 10,000 GPU pods (half of one whole GPU, half
 // of 500 milli-GPU) are created first, then the scheduler starts, and
 // pods/s is counted from the first binding to the last. Profiles of the
 // same binary:
@@ -83,16 +84,53 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 	}
 	for _, n := range counts {
-		for _, profile := range profiles {
-			b.Run(fmt.Sprintf("nodes=%d/profile=%s", n, profile), func(b *testing.B) {
-				for range b.N {
-					r := runThroughput(b, n, profile, pods)
-					b.ReportMetric(r.podsPerSec, "pods/s")
-					b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
-					b.ReportMetric(r.heapMiB, "MiB-heap")
-					b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
-				}
-			})
+		// One control plane per node count, for every profile in turn:
+		// the profiles are compared on the same nodes, in the same minutes.
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			var ns []kube.Node
+			for i := range n {
+				ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
+			}
+			c := startCluster(b, ns)
+			for _, profile := range profiles {
+				b.Run("profile="+profile, func(b *testing.B) {
+					for range b.N {
+						r := runThroughput(b, c, n, profile, pods)
+						b.ReportMetric(r.podsPerSec, "pods/s")
+						b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
+						b.ReportMetric(r.heapMiB, "MiB-heap")
+						b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
+						deletePods(b, c)
+					}
+				})
+			}
+		})
+	}
+}
+
+// deletePods deletes every pod of the default namespace at once and waits
+// until none is left, the nodes empty again for the next profile.
+func deletePods(b *testing.B, c *kube.Cluster) {
+	ctx := b.Context()
+	pods := c.Client.CoreV1().Pods("default")
+	zero := int64(0)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(l.Items) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatal(ctx.Err())
+		case <-tick.C:
 		}
 	}
 }
@@ -107,14 +145,10 @@ type throughput struct {
 	cpuMsPerPod float64
 }
 
-// runThroughput creates the cluster and the pods, starts the scheduler and
-// returns pods/s from its first binding to its last, and its memory.
-func runThroughput(b *testing.B, nodes int, profile string, n int) throughput {
-	var ns []kube.Node
-	for i := range nodes {
-		ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
-	}
-	c := startCluster(b, ns)
+// runThroughput creates the pods on c (nodes nodes), starts the scheduler
+// and returns pods/s from its first binding to its last, its CPU time and
+// its memory.
+func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n int) throughput {
 	ctx := b.Context()
 	schedulerName := profile
 	if strings.HasPrefix(profile, "gpuplane") {
