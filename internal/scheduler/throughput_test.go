@@ -19,6 +19,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -135,18 +136,24 @@ func startThroughputCluster(b *testing.B, nodes []kube.Node) *kube.Cluster {
 	return c
 }
 
-// deletePods deletes every pod of the default namespace at once and waits
-// until none is left, the nodes empty again for the next profile.
+// deletePods deletes every pod of the default namespace and waits until
+// none is left, the nodes empty again for the next profile. The API
+// server may time out the DeleteCollection of 10,000 pods and go on
+// deleting: a timeout is not an error, and the request is made again when
+// a minute passes with pods left.
 func deletePods(b *testing.B, c *kube.Cluster) {
 	ctx := b.Context()
 	pods := c.Client.CoreV1().Pods("default")
 	zero := int64(0)
-	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
-		b.Fatal(err)
-	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
+	for polls := 0; ; polls++ {
+		if polls%60 == 0 {
+			err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+			if err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+				b.Fatal(err)
+			}
+		}
 		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
 			b.Fatal(err)
