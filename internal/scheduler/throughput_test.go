@@ -189,6 +189,8 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 		schedulerName = "gpuplane"
 	}
 
+	// Pod names carry the profile: a DeleteCollection of the last
+	// profile's pods that the API server still runs deletes them by name.
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -201,7 +203,7 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 				if i >= n {
 					return
 				}
-				spec := podSpec{name: fmt.Sprintf("p-%05d", i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
+				spec := podSpec{name: fmt.Sprintf("%s-%05d", profile, i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
 				if i%2 == 0 {
 					spec.gpus = 1
 				} else {
