@@ -94,25 +94,8 @@ func (pl *IndexedPlacer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gp
 	if pl.slow != nil {
 		return pl.slow.Place(c, p)
 	}
-	if pl.c != c || pl.nodes != len(c.Nodes) {
-		pl.c, pl.nodes, pl.log, pl.shapes = c, len(c.Nodes), pl.log[:0], map[cluster.Pod]*shapeTree{}
-	}
-	key := *p
-	key.Name = ""
-	t := pl.shapes[key]
 	st := pl.policy.PreScore(p)
-	if t == nil {
-		t = pl.build(c, p, st)
-		pl.shapes[key] = t
-	} else {
-		for _, i := range pl.log[t.synced:] {
-			if n := &c.Nodes[i]; t.version[i] != n.Version+1 {
-				t.version[i] = n.Version + 1
-				t.set(int(i), pl.value(st, n, p))
-			}
-		}
-	}
-	t.synced = len(pl.log)
+	t := pl.tree(c, p, st)
 	if t.count[1] == 0 {
 		return -1, 0, false
 	}
@@ -126,6 +109,30 @@ func (pl *IndexedPlacer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gp
 		node = t.nth(pl.reservoir(t, best))
 	}
 	return node, pl.policy.SelectGPUs(st, &c.Nodes[node], p, pl.rng), true
+}
+
+// tree returns p's shape tree over c, brought up to date with the changes
+// noted since its last use.
+func (pl *IndexedPlacer) tree(c *cluster.Cluster, p *cluster.Pod, st State) *shapeTree {
+	if pl.c != c || pl.nodes != len(c.Nodes) {
+		pl.c, pl.nodes, pl.log, pl.shapes = c, len(c.Nodes), pl.log[:0], map[cluster.Pod]*shapeTree{}
+	}
+	key := *p
+	key.Name = ""
+	t := pl.shapes[key]
+	if t == nil {
+		t = pl.build(c, p, st)
+		pl.shapes[key] = t
+	} else {
+		for _, i := range pl.log[t.synced:] {
+			if n := &c.Nodes[i]; t.version[i] != n.Version+1 {
+				t.version[i] = n.Version + 1
+				t.set(int(i), pl.value(st, n, p))
+			}
+		}
+	}
+	t.synced = len(pl.log)
+	return t
 }
 
 // value is node n's tree value for p: its score, or noFit.

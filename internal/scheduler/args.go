@@ -36,7 +36,25 @@ type Args struct {
 	Popularity float64 `json:"popularity"`
 	// Seed seeds the GPU choice of random policies.
 	Seed uint64 `json:"seed"`
+	// Candidates is how many nodes PreFilter names to the framework
+	// (PreFilterResult.NodeNames): the best by the placement core's
+	// ranking that pass the pod's nodeSelector, required node affinity,
+	// taints and unschedulable mark. The framework filters and scores
+	// those alone, and chooses the node the core ranks first whenever the
+	// filters accept it, as scoring every node would. 0 names none: every
+	// node is filtered and scored. Default DefaultCandidates. See
+	// docs/scheduler.md, "Throughput".
+	Candidates *int32 `json:"candidates,omitempty"`
 }
+
+// DefaultCandidates is the default of Args.Candidates.
+const DefaultCandidates int32 = 16
+
+// maxCandidates bounds Args.Candidates: past kube-scheduler's
+// minFeasibleNodesToFind (100) the framework's node sampling applies to
+// the named nodes too (pkg/scheduler/schedule_one.go,
+// numFeasibleNodesToFind).
+const maxCandidates = 100
 
 // DefaultTieBreak is the plugin's default tie-break: kube-scheduler's own
 // (gpuplane simulate defaults to the paper simulator's "first").
@@ -49,7 +67,7 @@ var tieBreaks = []string{"first", "random"}
 var argsPath = field.NewPath("pluginConfig").Key(Name).Child("args")
 
 // SetDefaultsArgs sets the defaults of the fields left unset (their zero
-// values): policy, tie-break and popularity.
+// values): policy, tie-break, popularity and candidates.
 func SetDefaultsArgs(a *Args) {
 	if a.Policy == "" {
 		a.Policy = placement.DefaultPolicy
@@ -59,6 +77,10 @@ func SetDefaultsArgs(a *Args) {
 	}
 	if a.Popularity == 0 {
 		a.Popularity = placement.DefaultPopularity
+	}
+	if a.Candidates == nil {
+		n := DefaultCandidates
+		a.Candidates = &n
 	}
 }
 
@@ -76,6 +98,9 @@ func ValidateArgs(path *field.Path, a *Args) error {
 	}
 	if !(a.Popularity > 0 && a.Popularity <= 1) {
 		errs = append(errs, field.Invalid(path.Child("popularity"), a.Popularity, "must be in (0, 1]"))
+	}
+	if a.Candidates != nil && (*a.Candidates < 0 || *a.Candidates > maxCandidates) {
+		errs = append(errs, field.Invalid(path.Child("candidates"), *a.Candidates, fmt.Sprintf("must be in 0..%d (0: every node)", maxCandidates)))
 	}
 	return errs.ToAggregate()
 }

@@ -15,16 +15,17 @@ import (
 func TestSetDefaultsArgs(t *testing.T) {
 	var a Args
 	SetDefaultsArgs(&a)
-	if a.Policy != "fgd" || a.TieBreak != "random" || a.Popularity != 0.95 || a.TargetWorkloadFile != "" || a.Seed != 0 {
-		t.Errorf("defaults %+v, want fgd, random, 0.95", a)
+	if a.Policy != "fgd" || a.TieBreak != "random" || a.Popularity != 0.95 || a.TargetWorkloadFile != "" || a.Seed != 0 || a.Candidates == nil || *a.Candidates != 16 {
+		t.Errorf("defaults %+v, want fgd, random, 0.95, 16 candidates", a)
 	}
 	// The defaults are the core's, which gpuplane simulate uses too.
 	if a.Policy != placement.DefaultPolicy || a.Popularity != placement.DefaultPopularity {
 		t.Errorf("defaults %+v differ from placement's", a)
 	}
-	b := Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5}
+	zero := int32(0)
+	b := Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5, Candidates: &zero}
 	SetDefaultsArgs(&b)
-	if b != (Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5}) {
+	if b != (Args{Policy: "bestfit", TieBreak: "first", Popularity: 0.5, Candidates: &zero}) || zero != 0 {
 		t.Errorf("set fields changed: %+v", b)
 	}
 }
@@ -42,17 +43,21 @@ func TestValidateArgs(t *testing.T) {
 		{Args{Policy: "fgd", TieBreak: "last", Popularity: 0.95}, `pluginConfig[0].args.tieBreak: Unsupported value: "last": supported values: "first", "random"`},
 		{Args{Policy: "fgd", TieBreak: "random", Popularity: 1.5}, `pluginConfig[0].args.popularity: Invalid value: 1.5: must be in (0, 1]`},
 		{Args{Policy: "fgd", TieBreak: "random", Popularity: -0.1}, `pluginConfig[0].args.popularity: Invalid value: -0.1: must be in (0, 1]`},
+		{Args{Policy: "fgd", TieBreak: "random", Popularity: 1, Candidates: ptr(-1)}, `pluginConfig[0].args.candidates: Invalid value: -1: must be in 0..100 (0: every node)`},
+		{Args{Policy: "fgd", TieBreak: "random", Popularity: 1, Candidates: ptr(101)}, `pluginConfig[0].args.candidates: Invalid value: 101: must be in 0..100 (0: every node)`},
 	} {
 		if err := ValidateArgs(path, &c.args); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v\nwant %s", c.args, err, c.want)
 		}
 	}
 	// Every problem at once, as an aggregate.
-	err := ValidateArgs(path, &Args{Policy: "x", TieBreak: "y", Popularity: 2})
-	if err == nil || strings.Count(err.Error(), "pluginConfig[0].args.") != 3 {
-		t.Errorf("three bad fields: %v", err)
+	err := ValidateArgs(path, &Args{Policy: "x", TieBreak: "y", Popularity: 2, Candidates: ptr(-5)})
+	if err == nil || strings.Count(err.Error(), "pluginConfig[0].args.") != 4 {
+		t.Errorf("four bad fields: %v", err)
 	}
 }
+
+func ptr(n int32) *int32 { return &n }
 
 func TestBuildArgs(t *testing.T) {
 	a := Args{}

@@ -87,7 +87,7 @@ func gpusOf(t *testing.T, c *kube.Cluster, name string) string {
 
 // freePort asks the kernel for a free loopback port for the scheduler's
 // --secure-port (released before the scheduler binds it).
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -99,7 +99,7 @@ func freePort(t *testing.T) int {
 
 // scrape returns the value of an unlabelled series on the scheduler's
 // /metrics (self-signed serving certificate), or "" when absent.
-func scrape(t *testing.T, port int, name string) string {
+func scrape(t testing.TB, port int, name string) string {
 	t.Helper()
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	resp, err := hc.Get("https://127.0.0.1:" + strconv.Itoa(port) + "/metrics")

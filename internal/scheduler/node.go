@@ -176,6 +176,10 @@ type nodeCache struct {
 	// reservations per node.
 	reserved map[types.UID]reservation
 	epoch    map[string]uint64
+	// changed lists the nodes whose epoch moved since the last
+	// drainChanged, when track is set (the node index reads it).
+	track   bool
+	changed []string
 }
 
 type cacheEntry struct {
@@ -227,8 +231,25 @@ func (c *nodeCache) held(uid types.UID) (cluster.GPUSet, bool) {
 func (c *nodeCache) reserve(uid types.UID, node string, gpus cluster.GPUSet) {
 	c.mu.Lock()
 	c.reserved[uid] = reservation{node: node, gpus: gpus}
-	c.epoch[node]++
+	c.bump(node)
 	c.mu.Unlock()
+}
+
+// bump moves a node's epoch; c.mu is held.
+func (c *nodeCache) bump(node string) {
+	c.epoch[node]++
+	if c.track {
+		c.changed = append(c.changed, node)
+	}
+}
+
+// drainChanged returns the nodes whose epoch moved since its last call.
+func (c *nodeCache) drainChanged() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.changed
+	c.changed = nil
+	return out
 }
 
 // recordFirstSeen makes gpus the record of pod uid on node when there is
@@ -251,7 +272,7 @@ func (c *nodeCache) forget(uid types.UID) {
 	c.mu.Lock()
 	if r, ok := c.reserved[uid]; ok {
 		delete(c.reserved, uid)
-		c.epoch[r.node]++
+		c.bump(r.node)
 	}
 	c.mu.Unlock()
 }
@@ -260,7 +281,7 @@ func (c *nodeCache) forget(uid types.UID) {
 func (c *nodeCache) forgetNode(name string) {
 	c.mu.Lock()
 	delete(c.nodes, name)
-	c.epoch[name]++
+	c.bump(name)
 	c.mu.Unlock()
 }
 

@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -38,8 +39,8 @@ const Name = "GPUPlacement"
 const stateKey fwk.StateKey = Name
 
 // Plugin places GPU pods through the placement core. It implements
-// PreEnqueue (park.go), PreFilter, Filter, Score (with NormalizeScore),
-// Reserve and Bind.
+// PreEnqueue (park.go), PreFilter, Filter, PostFilter, Score (with
+// NormalizeScore), Reserve and Bind.
 type Plugin struct {
 	handle fwk.Handle
 	policy placement.Policy
@@ -48,6 +49,13 @@ type Plugin struct {
 	parked parkedSet            // pods parked at PreEnqueue and reported
 	events events.EventRecorder // nil: the handle's (tests set it)
 
+	// index ranks the nodes for PreFilter's candidates (nil when
+	// Args.Candidates is 0); widened holds the pods whose candidates were
+	// all filtered out once, which are evaluated on every node since.
+	index      *nodeIndex
+	candidates int
+	widened    sync.Map // types.UID -> struct{}
+
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
 }
@@ -55,6 +63,7 @@ type Plugin struct {
 var (
 	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
+	_ fwk.PostFilterPlugin  = (*Plugin)(nil)
 	_ fwk.ScorePlugin       = (*Plugin)(nil)
 	_ fwk.ReservePlugin     = (*Plugin)(nil)
 	_ fwk.BindPlugin        = (*Plugin)(nil)
@@ -74,6 +83,10 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, fmt.Errorf("%s args: %w", Name, err)
 	}
 	pl := &Plugin{handle: h, policy: policy, tie: tie, nodes: newNodeCache(), rng: rand.New(rand.NewPCG(args.Seed, 0))}
+	if pl.candidates = int(*args.Candidates); pl.candidates > 0 {
+		pl.index = newNodeIndex(placement.NewIndexedPlacer(policy, tie, rand.New(rand.NewPCG(args.Seed, 1))))
+		pl.nodes.track = true
+	}
 	registerMetrics.Do(func() { legacyregistry.MustRegister(AnnotationConflicts) })
 	if h != nil && h.SharedInformerFactory() != nil {
 		// Reservations live until the pod is gone: they are the
@@ -99,6 +112,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 				if p, ok := obj.(*v1.Pod); ok {
 					pl.nodes.forget(p.UID)
 					pl.parked.remove(p.UID)
+					pl.widened.Delete(p.UID)
 				}
 			},
 		})
@@ -119,7 +133,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 			return nil, err
 		}
 	}
-	klog.FromContext(ctx).Info("GPU placement plugin", "policy", policy.Name(), "tieBreak", args.TieBreak)
+	klog.FromContext(ctx).Info("GPU placement plugin", "policy", policy.Name(), "tieBreak", args.TieBreak, "candidates", pl.candidates)
 	return pl, nil
 }
 
@@ -151,14 +165,67 @@ func readState(cs fwk.CycleState) (*podState, *fwk.Status) {
 // PreFilter translates the pod's request; a request the placement core
 // cannot honour makes the pod unschedulable with the reason. PreEnqueue
 // parks such pods before any cycle; this is for a profile that enables
-// the plugin without PreEnqueue.
-func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+// the plugin without PreEnqueue. Then it names the nodes worth
+// evaluating (narrow): the Args.Candidates best by the placement core.
+func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	req, err := checkRequest(p)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
 	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req)})
-	return nil, nil
+	names, err := pl.narrow(p, &req, nodes)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	if names == nil {
+		return nil, nil
+	}
+	cs.Write(narrowKey, narrowed{})
+	return &fwk.PreFilterResult{NodeNames: names}, nil
+}
+
+// narrowKey marks in CycleState a cycle whose nodes PreFilter named.
+const narrowKey fwk.StateKey = Name + "/narrowed"
+
+type narrowed struct{}
+
+func (narrowed) Clone() fwk.StateData { return narrowed{} }
+
+// narrow returns the nodes the framework need evaluate for p: the
+// placement core's Args.Candidates best nodes that pass p's static node
+// checks (index.go). nil, every node, for a profile without candidates,
+// for a gang pod (GangLocality's score must see every node), for a pod
+// whose candidates were all filtered out before, and when the core finds
+// no candidate (the framework then gives every node's reason and may
+// preempt).
+func (pl *Plugin) narrow(p *v1.Pod, req *cluster.Pod, nodes []fwk.NodeInfo) (sets.Set[string], error) {
+	if pl.index == nil || groupOf(p) != "" {
+		return nil, nil
+	}
+	if _, ok := pl.widened.Load(p.UID); ok {
+		return nil, nil
+	}
+	return pl.index.candidates(nodes, pl.nodes, p, req, pl.candidates, 100*pl.candidates)
+}
+
+// PostFilter handles a cycle whose named candidates the other filters
+// all rejected (a pod's inter-pod affinity, topology spread, volumes,
+// ports, DRA claims): the framework then finds the pod unschedulable
+// though other nodes may take it. The pod is marked to be evaluated on
+// every node from now on and activated, and the cycle ends
+// UnschedulableAndUnresolvable, so that DefaultPreemption, after this
+// plugin in the profile's postFilter list, evicts nothing for a choice
+// made on the candidates alone. In other cycles it does nothing.
+func (pl *Plugin) PostFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if _, err := cs.Read(narrowKey); err != nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable)
+	}
+	pl.widened.Store(p.UID, struct{}{})
+	if pl.handle != nil {
+		pl.handle.Activate(klog.FromContext(ctx), map[string]*v1.Pod{p.Namespace + "/" + p.Name: p})
+	}
+	return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+		fmt.Sprintf("the %d best nodes for its GPUs were filtered out; every node is tried next", pl.candidates))
 }
 
 // PreFilterExtensions returns nil: preemption's what-if removes pods from

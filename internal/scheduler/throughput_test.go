@@ -4,8 +4,13 @@
 package scheduler_test
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,21 +27,34 @@ import (
 )
 
 // BenchmarkThroughput measures scheduling throughput in the style of
-// kube-scheduler's scheduler_perf: on a fresh control plane with kwok
-// nodes of 8 V100 GPUs each, 10,000 GPU pods (half of one whole GPU, half
+// kube-scheduler's scheduler_perf: on a control plane with kwok nodes of
+// 8 V100 GPUs each (one per node count, the profiles in turn on it, the
+// pods deleted between them), 10,000 GPU pods (half of one whole GPU, half
 // of 500 milli-GPU) are created first, then the scheduler starts, and
-// pods/s is counted from the first binding to the last. Three profiles of
-// the same binary:
-//   - gpuplane: deploy/scheduler/config.yaml (fgd, every feasible node
-//     scored);
-//   - gpuplane-adaptive: the same with kube-scheduler's adaptive
-//     percentageOfNodesToScore, to separate the plugin's cost from that
-//     choice;
+// pods/s is counted from the first binding to the last. Profiles of the
+// same binary:
+//   - gpuplane: deploy/scheduler/config.yaml (fgd; PreFilter names the
+//     placement core's 16 best nodes, every one of them scored);
+//   - gpuplane-every-node: the same with candidates 0, every node filtered
+//     and scored (the shipped profile before candidates);
+//   - gpuplane-adaptive: candidates 0 with kube-scheduler's adaptive
+//     percentageOfNodesToScore;
 //   - default-scheduler: kube-scheduler's default profile.
 //
+// Besides pods/s it reports the scheduler's CPU time per pod (from its
+// first binding to its last), its peak RSS (VmHWM) and its Go heap in use
+// once every pod is bound, after a collection (go_memstats_heap_inuse_bytes
+// of its /metrics after /debug/pprof/heap?gc=1), in MiB. With
+// GPUPLANE_THROUGHPUT_PPROF=DIR it also saves a 20 s CPU profile of the
+// scheduler, taken from its first binding, to DIR/nodes=N-profile=P.pprof,
+// and its heap profile once every pod is bound to
+// DIR/heap-nodes=N-profile=P.pprof.
+//
 // One iteration takes minutes: run with -benchtime 1x.
-// GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000") and
-// GPUPLANE_THROUGHPUT_PODS the pods (default 10000).
+// GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000"),
+// GPUPLANE_THROUGHPUT_PODS the pods (default 10000) and
+// GPUPLANE_THROUGHPUT_PROFILES the profiles (default
+// "gpuplane,default-scheduler,gpuplane-every-node").
 func BenchmarkThroughput(b *testing.B) {
 	counts := []int{1000, 5000}
 	if s := os.Getenv("GPUPLANE_THROUGHPUT"); s != "" {
@@ -56,31 +74,125 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Fatalf("GPUPLANE_THROUGHPUT_PODS=%q", s)
 		}
 	}
-	for _, n := range counts {
-		for _, profile := range []string{"gpuplane", "gpuplane-adaptive", "default-scheduler"} {
-			b.Run(fmt.Sprintf("nodes=%d/profile=%s", n, profile), func(b *testing.B) {
-				for range b.N {
-					b.ReportMetric(runThroughput(b, n, profile, pods), "pods/s")
-				}
-			})
+	profiles := []string{"gpuplane", "default-scheduler", "gpuplane-every-node"}
+	if s := os.Getenv("GPUPLANE_THROUGHPUT_PROFILES"); s != "" {
+		profiles = strings.Split(s, ",")
+		for _, p := range profiles {
+			if !slices.Contains([]string{"gpuplane", "gpuplane-every-node", "gpuplane-adaptive", "default-scheduler"}, p) {
+				b.Fatalf("GPUPLANE_THROUGHPUT_PROFILES=%q: unknown profile %q", s, p)
+			}
 		}
+	}
+	for _, n := range counts {
+		// One control plane per node count, for every profile in turn:
+		// the profiles are compared on the same nodes, in the same minutes.
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			var ns []kube.Node
+			for i := range n {
+				ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
+			}
+			c := startThroughputCluster(b, ns)
+			for k, profile := range profiles {
+				b.Run("profile="+profile, func(b *testing.B) {
+					for range b.N {
+						r := runThroughput(b, c, n, profile, pods)
+						b.Logf("%s, %d nodes, %d pods: %.1f pods/s, %.2f ms CPU a pod, peak RSS %.0f MiB, heap %.0f MiB",
+							profile, n, pods, r.podsPerSec, r.cpuMsPerPod, r.peakRSSMiB, r.heapMiB)
+						b.ReportMetric(r.podsPerSec, "pods/s")
+						b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
+						b.ReportMetric(r.heapMiB, "MiB-heap")
+						b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
+						if k < len(profiles)-1 {
+							deletePods(b, c)
+						}
+					}
+				})
+			}
+		})
 	}
 }
 
-// runThroughput creates the cluster and the pods, starts the scheduler and
-// returns pods/s from its first binding to its last.
-func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
-	var ns []kube.Node
-	for i := range nodes {
-		ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
+// startThroughputCluster is startCluster without kube-controller-manager's
+// node-lifecycle-controller and taint-eviction-controller: kwok, sharing
+// 2 loaded cores with the control plane, misses node heartbeats at 5,000
+// nodes, and the lifecycle controller then marks nodes NotReady and taints
+// them faster than kwok makes them Ready (2,041 of 5,000 NotReady after
+// 25 minutes in one try). Nothing here tests node health.
+func startThroughputCluster(b *testing.B, nodes []kube.Node) *kube.Cluster {
+	var keep []string
+	for _, ctl := range strings.Split(kube.Controllers, ",") {
+		if ctl != "node-lifecycle-controller" && ctl != "taint-eviction-controller" {
+			keep = append(keep, ctl)
+		}
 	}
-	c := startCluster(b, ns)
+	c := kube.StartT(b, kube.Options{FeatureGates: kube.WorkloadFeatureGates, RuntimeConfig: kube.WorkloadRuntimeConfig, Controllers: strings.Join(keep, ",")})
+	if err := c.CreateNodes(b.Context(), nodes); err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	if err := c.WaitNodesReady(b.Context(), names); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// deletePods deletes every pod of the default namespace and waits until
+// none is left, the nodes empty again for the next profile. The API
+// server, loaded, may fail or time out the DeleteCollection of 10,000 pods
+// and go on deleting: the request is made again when a minute passes with
+// pods left, for up to 15 minutes.
+func deletePods(b *testing.B, c *kube.Cluster) {
+	ctx := b.Context()
+	pods := c.Client.CoreV1().Pods("default")
+	zero := int64(0)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var last error
+	for polls := 0; polls < 15*60; polls++ {
+		if polls%60 == 0 {
+			last = pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+		}
+		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil && len(l.Items) == 0 {
+			return
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatal(ctx.Err())
+		case <-tick.C:
+		}
+	}
+	b.Fatalf("pods left after 15 minutes of deletes: %v", last)
+}
+
+// throughput is one run's figures.
+type throughput struct {
+	podsPerSec float64
+	peakRSSMiB float64 // scheduler's VmHWM
+	heapMiB    float64 // scheduler's heap in use after a collection, once all are bound
+	// cpuMsPerPod is the scheduler's CPU time (user and system) from its
+	// first binding to its last, per pod after the first, in ms.
+	cpuMsPerPod float64
+}
+
+// runThroughput creates the pods on c (nodes nodes), starts the scheduler
+// and returns pods/s from its first binding to its last, its CPU time and
+// its memory.
+func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n int) throughput {
 	ctx := b.Context()
 	schedulerName := profile
-	if profile == "gpuplane-adaptive" {
+	if strings.HasPrefix(profile, "gpuplane") {
 		schedulerName = "gpuplane"
 	}
 
+	// Pod names carry the profile: a DeleteCollection of the last
+	// profile's pods that the API server still runs deletes them by name.
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -93,7 +205,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 				if i >= n {
 					return
 				}
-				spec := podSpec{name: fmt.Sprintf("p-%05d", i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
+				spec := podSpec{name: fmt.Sprintf("%s-%05d", profile, i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
 				if i%2 == 0 {
 					spec.gpus = 1
 				} else {
@@ -120,6 +232,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 	var first, last time.Time
 	seen := map[string]bool{}
 	done := make(chan struct{})
+	started := make(chan struct{})
 	note := func(obj any) {
 		p, ok := obj.(*v1.Pod)
 		if !ok || p.Spec.NodeName == "" {
@@ -131,6 +244,7 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 			now := time.Now()
 			if len(seen) == 0 {
 				first = now
+				close(started)
 			}
 			last = now
 			seen[p.Name] = true
@@ -149,11 +263,31 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 	f.WaitForCacheSync(stop)
 
 	b.ResetTimer()
-	s := startSchedulerWith(b, c, policyArgs("fgd", "random"), func(conf map[string]any) {
+	args := policyArgs("fgd", "random")
+	if profile == "gpuplane-every-node" || profile == "gpuplane-adaptive" {
+		args["candidates"] = 0
+	}
+	port := freePort(b)
+	s := startSchedulerFlags(b, c, args, func(conf map[string]any) {
 		if profile == "gpuplane-adaptive" {
 			delete(conf["profiles"].([]any)[0].(map[string]any), "percentageOfNodesToScore")
 		}
-	})
+	}, "--secure-port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*")
+	var cpuAtFirst float64
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		select {
+		case <-started:
+			cpuAtFirst = cpuSeconds(b, s.cmd.Process.Pid)
+		case <-s.exited:
+			return
+		}
+		if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
+			saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("nodes=%d-profile=%s.pprof", nodes, profile)))
+		}
+	}()
 	select {
 	case <-done:
 	case <-s.exited:
@@ -164,7 +298,95 @@ func runThroughput(b *testing.B, nodes int, profile string, n int) float64 {
 		b.Fatalf("%d of %d pods bound after 30 minutes", len(seen), n)
 	}
 	b.StopTimer()
+	cpuAtDone := cpuSeconds(b, s.cmd.Process.Pid)
+	<-profiled
+	r := throughput{peakRSSMiB: peakRSSMiB(b, s.cmd.Process.Pid), cpuMsPerPod: (cpuAtDone - cpuAtFirst) * 1000 / float64(n-1)}
+	// The heap profile's gc=1 collects first: the heap in use after it is
+	// what the scheduler keeps, not the garbage of the last cycles.
+	heap, err := debugGet(port, "/debug/pprof/heap?gc=1")
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-nodes=%d-profile=%s.pprof", nodes, profile)), heap, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if v, err := strconv.ParseFloat(scrape(b, port, "go_memstats_heap_inuse_bytes"), 64); err == nil {
+		r.heapMiB = v / (1 << 20)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	return float64(n-1) / last.Sub(first).Seconds()
+	r.podsPerSec = float64(n-1) / last.Sub(first).Seconds()
+	return r
+}
+
+// saveCPUProfile saves a 20 s CPU profile of the scheduler (its
+// /debug/pprof/profile) to file.
+func saveCPUProfile(b *testing.B, port int, file string) {
+	body, err := debugGet(port, "/debug/pprof/profile?seconds=20")
+	if err == nil {
+		err = os.WriteFile(file, body, 0o644)
+	}
+	if err != nil {
+		b.Errorf("CPU profile: %v", err)
+	}
+}
+
+// debugGet returns the body of a GET of path on the scheduler's secure
+// port (self-signed serving certificate).
+func debugGet(port int, path string) ([]byte, error) {
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := hc.Get("https://127.0.0.1:" + strconv.Itoa(port) + path)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s: %.300s", path, resp.Status, body)
+	}
+	return body, err
+}
+
+// cpuSeconds returns a process's CPU time so far, user and system
+// (utime and stime of /proc/PID/stat, in clock ticks of 1/100 s, Linux's
+// USER_HZ).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(st), ')')
+	f := strings.Fields(string(st)[i+1:])
+	if i < 0 || len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, st)
+	}
+	return (utime + stime) / 100
+}
+
+// peakRSSMiB returns a process's peak resident set size (VmHWM of
+// /proc/PID/status) in MiB.
+func peakRSSMiB(b *testing.B, pid int) float64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				b.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb / 1024
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }
