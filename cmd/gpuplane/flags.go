@@ -95,6 +95,9 @@ func (c *command) help(w io.Writer) {
 // dashes and, for an unknown one, the nearest flag; errUsage.
 func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 	err := c.fs.Parse(args)
+	if err == nil {
+		err = c.valueIsFlag()
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -104,6 +107,24 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "%s: %s (%s --help lists the flags)\n", c.name, c.explain(err), c.name)
 	return errUsage
+}
+
+// valueIsFlag refuses a flag whose value is one of the command's flags
+// ("--out --force"): the flag package takes the next argument as the
+// value, so a forgotten value would silently swallow the next flag.
+func (c *command) valueIsFlag() error {
+	var err error
+	c.fs.Visit(func(f *flag.Flag) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			return
+		}
+		v := f.Value.String()
+		name, _, _ := strings.Cut(strings.TrimLeft(v, "-"), "=")
+		if err == nil && strings.HasPrefix(v, "-") && c.fs.Lookup(name) != nil {
+			err = fmt.Errorf("flag needs an argument: -%s", f.Name)
+		}
+	})
+	return err
 }
 
 // explain rewrites an error of the flag package with two-dash names and a

@@ -54,6 +54,10 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"simulate", "-sharin", "mig"}, "unknown flag --sharin; did you mean --sharing?"},
 		{[]string{"simulate", "--seeds", "x"}, `invalid value "x" for --seeds: parse error`},
 		{[]string{"simulate", "--nodes"}, "--nodes needs a value"},
+		// A forgotten value must not swallow the next flag.
+		{[]string{"simulate", "--out", "--force"}, "gpuplane simulate: --out needs a value"},
+		{[]string{"simulate", "--gpu-api", "--seeds", "1"}, "--gpu-api needs a value"},
+		{[]string{"quota", "--teams", "--nodes=x"}, "gpuplane quota: --teams needs a value"},
 		{[]string{"simulte"}, `gpuplane: unknown command "simulte"; did you mean "simulate"? (gpuplane help lists the commands)`},
 		{[]string{"quota", "--team", "t.yaml"}, "gpuplane quota: unknown flag --team; did you mean --teams?"},
 		{[]string{"policy", "check", "--polcy", "p.yaml"}, "gpuplane policy check: unknown flag --polcy; did you mean --policy?"},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/gpuplane/gpuplane/internal/quota"
@@ -65,7 +66,20 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		if err := quota.WriteYAML(&buf, []any{quota.KueueConfig()}); err != nil {
 			return err
 		}
-		if err := os.WriteFile(*kueueConfig, buf.Bytes(), 0o644); err != nil {
+		// A new file only: the path may be the teams file or Kueue's own
+		// configuration, which the output is to be merged into.
+		f, err := os.OpenFile(*kueueConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("quota: --kueue-config %s exists: not overwritten (give a new path)", *kueueConfig)
+		}
+		if err != nil {
+			return fmt.Errorf("quota: --kueue-config: %w", err)
+		}
+		_, err = f.Write(buf.Bytes())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return fmt.Errorf("quota: --kueue-config: %w", err)
 		}
 	}

@@ -59,7 +59,7 @@ func TestQuota(t *testing.T) {
 
 // TestQuotaKueueConfig: --kueue-config writes the Kueue Configuration the
 // objects need (docs/quota.md), byte for byte; a path that cannot be
-// written is an error naming the flag.
+// written, or an existing file, is an error naming the flag.
 func TestQuotaKueueConfig(t *testing.T) {
 	dir := t.TempDir()
 	teams := filepath.Join(dir, "teams.yaml")
@@ -80,6 +80,14 @@ func TestQuotaKueueConfig(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--kueue-config", filepath.Join(dir, "no", "such", "dir", "c.yaml")); code == 0 || !strings.Contains(errOut, "--kueue-config") {
 		t.Errorf("unwritable path: exit %d, stderr %q", code, errOut)
+	}
+	// An existing file (here the teams file itself) is never overwritten.
+	before, _ := os.ReadFile(teams)
+	if _, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--kueue-config", teams); code == 0 || !strings.Contains(errOut, "--kueue-config "+teams+" exists: not overwritten") {
+		t.Errorf("existing file: exit %d, stderr %q", code, errOut)
+	}
+	if after, _ := os.ReadFile(teams); string(after) != string(before) {
+		t.Errorf("the teams file changed:\n%s", after)
 	}
 }
 

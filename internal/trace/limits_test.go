@@ -60,6 +60,7 @@ func TestIntegerColumns(t *testing.T) {
 		"1.5":    `pods.csv:2: column cpu_milli: "1.5" is not an integer`,
 		"0x10":   `pods.csv:2: column cpu_milli: "0x10" is not an integer`,
 		"1000E0": `pods.csv:2: column cpu_milli: "1000E0" is not an integer: write it without an exponent`,
+		"eight":  `pods.csv:2: column cpu_milli: "eight" is not an integer`, // an e, but no exponent
 	} {
 		_, err := ReadPods("pods.csv", strings.NewReader(podHeader+"p,"+in+",1,0,0,,,,0,1,0\n"))
 		if err == nil || err.Error() != want {

@@ -479,7 +479,7 @@ func (t *table) int(c column, lo, hi int64) (int64, error) {
 	}
 	v, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
-		if strings.ContainsAny(s, "eE") {
+		if _, ferr := strconv.ParseFloat(s, 64); ferr == nil && strings.ContainsAny(s, "eE") {
 			return 0, t.errf(c.name, "%s is not an integer: write it without an exponent", Quote(s))
 		}
 		return 0, t.errf(c.name, "%s is not an integer", Quote(s))

@@ -12,11 +12,9 @@ package agent_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
@@ -57,7 +54,7 @@ func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 	if err := kube.InstallDeviceClasses(e.ctx, c.Client, filepath.Join("..", "..", "..", kube.DeviceClassTemplate)); err != nil {
 		t.Fatal(err)
 	}
-	startDRAScheduler(t, c, e.dir)
+	kube.StartGPUplaneSchedulerT(t, c, kube.DefaultProfileOnly)
 	d := &draEnv{realEnv: e, pluginDir: filepath.Join(e.k.RootDir, "plugins", dra.DriverName), cdiDir: filepath.Join(e.dir, "cdi")}
 	d.agentArgs = append([]string{"--kubelet-api=dra", "--kubeconfig", c.Kubeconfig,
 		"--dra-plugin-dir", d.pluginDir, "--dra-registrar-dir", filepath.Join(e.k.RootDir, "plugins_registry"),
@@ -83,67 +80,6 @@ func (d *draEnv) restartAgent() {
 	d.t.Helper()
 	d.a.stop(d.t)
 	d.startAgent()
-}
-
-var (
-	schedBinOnce sync.Once
-	schedBin     string
-	schedBinErr  error
-)
-
-// startDRAScheduler runs gpuplane-scheduler with upstream's default
-// profile only, until the test ends.
-func startDRAScheduler(t *testing.T, c *kube.Cluster, dir string) {
-	t.Helper()
-	schedBinOnce.Do(func() {
-		d, err := os.MkdirTemp("", "gps")
-		if err != nil {
-			schedBinErr = err
-			return
-		}
-		schedBin = filepath.Join(d, "gpuplane-scheduler")
-		if out, err := exec.Command("go", "build", "-o", schedBin, "github.com/gpuplane/gpuplane/cmd/gpuplane-scheduler").CombinedOutput(); err != nil {
-			schedBinErr = fmt.Errorf("build gpuplane-scheduler: %v\n%s", err, out)
-		}
-	})
-	if schedBinErr != nil {
-		t.Fatal(schedBinErr)
-	}
-	b, err := yaml.Marshal(map[string]any{
-		"apiVersion":       "kubescheduler.config.k8s.io/v1",
-		"kind":             "KubeSchedulerConfiguration",
-		"clientConnection": map[string]any{"kubeconfig": c.Kubeconfig},
-		"leaderElection":   map[string]any{"leaderElect": false},
-		"profiles":         []any{map[string]any{"schedulerName": corev1.DefaultSchedulerName}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "scheduler.yaml")
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "scheduler.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched := exec.Command(schedBin, "--config", cfg, "--secure-port=0", "-v=2")
-	sched.Stdout, sched.Stderr = logf, logf
-	if err := sched.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = sched.Wait(); logf.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = sched.Process.Kill()
-		<-done
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			lines := strings.Split(string(b), "\n")
-			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-30):], "\n"))
-		}
-	})
 }
 
 // createTemplate creates a ResourceClaimTemplate of one request "gpu"

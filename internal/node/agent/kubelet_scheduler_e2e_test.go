@@ -5,9 +5,6 @@ package agent_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
@@ -63,7 +59,7 @@ func TestRealKubeletGpuplaneScheduler(t *testing.T) {
 		return nil
 	})
 
-	startGpuplaneScheduler(t, c, e)
+	kube.StartGPUplaneSchedulerT(t, c, kube.Shipped)
 
 	type spec struct {
 		name string
@@ -170,55 +166,6 @@ func TestRealKubeletGpuplaneScheduler(t *testing.T) {
 	t.Logf("%d of 20 pods got exactly their own choice; shares per GPU %v", own, milli)
 }
 
-// startGpuplaneScheduler builds cmd/gpuplane-scheduler and runs it with the
-// shipped deploy/scheduler/config.yaml against cluster c until the test
-// ends; its log's tail is printed when the test fails.
-func startGpuplaneScheduler(t *testing.T, c *kube.Cluster, e *realEnv) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gpuplane-scheduler")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gpuplane/gpuplane/cmd/gpuplane-scheduler").CombinedOutput(); err != nil {
-		t.Fatalf("build gpuplane-scheduler: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile("../../../deploy/scheduler/config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf map[string]any
-	if err := yaml.Unmarshal(b, &conf); err != nil {
-		t.Fatal(err)
-	}
-	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig}
-	conf["leaderElection"] = map[string]any{"leaderElect": false}
-	if b, err = yaml.Marshal(conf); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(e.dir, "scheduler.yaml")
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(e.dir, "scheduler.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched := exec.Command(bin, "--config", cfg, "--secure-port=0", "--feature-gates=GenericWorkload=true", "-v=2")
-	sched.Stdout, sched.Stderr = logf, logf
-	if err := sched.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = sched.Wait(); logf.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = sched.Process.Kill()
-		<-done
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			lines := strings.Split(string(b), "\n")
-			t.Logf("scheduler log (tail):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
-		}
-	})
-}
-
 // TestRealKubeletSchedulerAvoidsUnhealthy is the hand-worked case of
 // "health reaches the scheduler" on a real kubelet with gpuplane-scheduler:
 // 8 GPUs, pods bound with the choices 0, 1, 2, 4, 5, 6 hold those GPUs; an
@@ -259,7 +206,7 @@ func TestRealKubeletSchedulerAvoidsUnhealthy(t *testing.T) {
 	e.setFaults("faults:\n  - uuid: " + realUUID(3) + "\n    xid: 79\n")
 	e.waitResource(gpuresource.GPU, 7, 8)
 	unhealthy("3")
-	startGpuplaneScheduler(t, c, e)
+	kube.StartGPUplaneSchedulerT(t, c, kube.Shipped)
 
 	scheduled := func(name string) {
 		if _, err := c.Client.CoreV1().Pods("default").Create(e.ctx, &corev1.Pod{

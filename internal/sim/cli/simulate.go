@@ -426,7 +426,7 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 	}
 	rep.Version = version.Get().String("gpuplane")
 	rep.Inputs = in.inputs
-	rep.Params = &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}
+	rep.Params = &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, Gangs: o.Gangs, PricesUSDPerGPUHour: w.Prices()}
 	if in.api != placement.DevicePlugin {
 		rep.Params.GPUAPI = in.api.String()
 	}

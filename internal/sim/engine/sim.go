@@ -234,7 +234,9 @@ type Params struct {
 	FirstSeed uint64   `json:"first_seed"`
 	TieBreak  string   `json:"tie_break"`
 	// GPUAPI is device-plugin or dra (Config.GPUAPI); absent: device-plugin.
-	GPUAPI     string  `json:"gpu_api,omitempty"`
+	GPUAPI string `json:"gpu_api,omitempty"`
+	// Gangs: pods NAME#i started together (Config.Gangs).
+	Gangs      bool    `json:"gangs,omitempty"`
 	Popularity float64 `json:"popularity"`
 	// Inflate is fill's stop, a multiple of GPU capacity; 0 in replay.
 	Inflate float64 `json:"inflate,omitempty"`

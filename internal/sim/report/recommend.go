@@ -107,7 +107,13 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 		rec.RunnerUpValue, rec.Margin, rec.Spread = 100*b.alloc, 100*(a.alloc-b.alloc), 100*(a.allocSD+b.allocSD)
 	}
 	runs := min(a.runs, b.runs)
-	rec.Significant = runs > 1 && rec.Margin > rec.Spread+1e-9 // 1e-9: float noise is no margin
+	// 1e-9: float noise is no margin; nor is one below what the report
+	// prints (0.01 points, 1 s of wait): nobody can act on it.
+	least := 0.005
+	if byWait {
+		least = 0.5
+	}
+	rec.Significant = runs > 1 && rec.Margin > rec.Spread+1e-9 && rec.Margin >= least
 	var why string
 	switch {
 	case byWait:
@@ -149,6 +155,8 @@ func significance(rec *engine.Recommendation, runs int, seconds bool) string {
 		return "significant."
 	case rec.Significant:
 		return "beyond the seeds' spread (" + spread + "): significant."
+	case rec.Margin > rec.Spread+1e-9:
+		return "a difference below what is printed: not significant."
 	}
 	return "within the seeds' spread (" + spread + "): the choice is not significant."
 }

@@ -51,10 +51,12 @@ func buildScheduler() (string, error) {
 
 // StartGPUplaneSchedulerT runs gpuplane-scheduler (built from this
 // repository) against c with the shipped configuration
-// (deploy/scheduler/config.yaml), no leader election, and GPUPlacement's
-// tieBreak "first", so that placements repeat; it is a component of c
-// (named "gpuplane-scheduler"): a crash closes c.Exited, and Stop stops it.
-func StartGPUplaneSchedulerT(t testing.TB, c *Cluster) {
+// (deploy/scheduler/config.yaml) and no leader election; it is a
+// component of c (named "gpuplane-scheduler"): a crash closes c.Exited,
+// and Stop stops it. Without edits GPUPlacement runs with policy fgd and
+// tieBreak "first", so that placements repeat; edits, when given, change
+// the decoded configuration instead (Shipped keeps it as shipped).
+func StartGPUplaneSchedulerT(t testing.TB, c *Cluster, edits ...func(conf map[string]any)) {
 	t.Helper()
 	bin, err := buildScheduler()
 	if err != nil {
@@ -70,8 +72,12 @@ func StartGPUplaneSchedulerT(t testing.TB, c *Cluster) {
 	}
 	conf["clientConnection"] = map[string]any{"kubeconfig": c.Kubeconfig, "qps": 1000, "burst": 2000}
 	conf["leaderElection"] = map[string]any{"leaderElect": false}
-	profile := conf["profiles"].([]any)[0].(map[string]any)
-	profile["pluginConfig"] = []any{map[string]any{"name": "GPUPlacement", "args": map[string]any{"policy": "fgd", "tieBreak": "first"}}}
+	if len(edits) == 0 {
+		edits = append(edits, repeatable)
+	}
+	for _, e := range edits {
+		e(conf)
+	}
 	if b, err = yaml.Marshal(conf); err != nil {
 		t.Fatal(err)
 	}
@@ -82,4 +88,20 @@ func StartGPUplaneSchedulerT(t testing.TB, c *Cluster) {
 	if err := c.start("gpuplane-scheduler", bin, nil, "--config="+cfg, "--secure-port=0", "-v=2"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// repeatable sets GPUPlacement's policy fgd and tieBreak "first".
+func repeatable(conf map[string]any) {
+	profile := conf["profiles"].([]any)[0].(map[string]any)
+	profile["pluginConfig"] = []any{map[string]any{"name": "GPUPlacement", "args": map[string]any{"policy": "fgd", "tieBreak": "first"}}}
+}
+
+// Shipped keeps the shipped configuration as it is.
+func Shipped(map[string]any) {}
+
+// DefaultProfileOnly replaces the profiles by upstream's default one
+// (default-scheduler), as a cluster scheduling DRA claims with
+// kube-scheduler's own plugins has.
+func DefaultProfileOnly(conf map[string]any) {
+	conf["profiles"] = []any{map[string]any{"schedulerName": "default-scheduler"}}
 }
