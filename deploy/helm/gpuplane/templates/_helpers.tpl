@@ -72,12 +72,12 @@ app.kubernetes.io/component: scheduler
 {{- ne $strategy "none" -}}
 {{- end }}
 
-{{/* "true" when the agent talks to the API server: --label-node,
+{{/* "true" when the agent talks to the API server for --label-node,
 --scheduler-choice (both also under scheduler.enabled) or
---node-feature-api, or --kubelet-api=dra (nodeAgent.kubeletAPI). Only then
-is the service-account token mounted. */}}
+--node-feature-api; the DaemonSet of --kubelet-api=dra mounts the
+service-account token too (_nodeagent.tpl). */}}
 {{- define "gpuplane.apiAccess" -}}
-{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI (eq .Values.nodeAgent.kubeletAPI "dra") -}}
+{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
 {{- end }}
 
 {{/* Security context of the agent's container: securityContext, else

@@ -1,0 +1,261 @@
+{{/*
+The node agent's DaemonSet, for one kubelet API: a dict of root (the
+chart's context), mode (device-plugin or dra) and split (nodeAgent.perNode:
+one DaemonSet a mode, named <fullname>-<mode>, on the nodes of that mode).
+*/}}
+{{- define "gpuplane.nodeAgent" }}
+{{- $r := .root }}
+{{- $mode := .mode }}
+{{- $split := .split }}
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: {{ include "gpuplane.fullname" $r }}{{ if $split }}-{{ $mode }}{{ end }}
+  namespace: {{ $r.Release.Namespace }}
+  labels:
+    {{- include "gpuplane.labels" $r | nindent 4 }}
+spec:
+  selector:
+    matchLabels:
+      {{- include "gpuplane.selectorLabels" $r | nindent 6 }}
+      {{- if $split }}
+      gpuplane.io/kubelet-api: {{ $mode }}
+      {{- end }}
+  {{- with $r.Values.updateStrategy }}
+  updateStrategy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  template:
+    metadata:
+      labels:
+        {{- include "gpuplane.selectorLabels" $r | nindent 8 }}
+        {{- if $split }}
+        gpuplane.io/kubelet-api: {{ $mode }}
+        {{- end }}
+        {{- with $r.Values.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        # The agent reads --config once, at start: restart it on a change.
+        checksum/config: {{ include (print $r.Template.BasePath "/configmap.yaml") $r | sha256sum }}
+        {{- with $r.Values.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "gpuplane.serviceAccountName" $r }}
+      # The API token only where the agent uses the API server.
+      automountServiceAccountToken: {{ or (eq (include "gpuplane.apiAccess" $r) "true") (eq $mode "dra") }}
+      {{- with $r.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $r.Values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- with $r.Values.runtimeClassName }}
+      runtimeClassName: {{ . }}
+      {{- end }}
+      containers:
+        - name: node-agent
+          image: "{{ $r.Values.image.repository }}:{{ $r.Values.image.tag | default $r.Chart.AppVersion }}"
+          imagePullPolicy: {{ $r.Values.image.pullPolicy }}
+          command: ["gpuplane-node-agent"]
+          args:
+            - --backend={{ $r.Values.backend }}
+            {{- if eq $r.Values.backend "mock" }}
+            - --mock-profile={{ $r.Values.mock.profile }}
+            {{- end }}
+            - --device-plugin-dir={{ $r.Values.devicePluginDir }}
+            {{- if eq $mode "dra" }}
+            {{- with $r.Values.nodeAgent.dra }}
+            - --kubelet-api=dra
+            - --dra-plugin-dir={{ .pluginsDir }}/gpu.nvidia.com
+            - --dra-registrar-dir={{ .registrarDir }}
+            {{- if .cdiDir }}
+            - --cdi-dir={{ .cdiDir }}
+            {{- end }}
+            {{- if .shares }}
+            - --dra-shares
+            {{- end }}
+            {{- end }}
+            {{- end }}
+            - --pod-resources-socket={{ $r.Values.podResourcesDir }}/kubelet.sock
+            - --metrics-addr=:{{ $r.Values.metrics.port }}
+            {{- if $r.Values.config }}
+            - --config=/etc/gpuplane/config.yaml
+            {{- end }}
+            {{- if or $r.Values.labelNode $r.Values.scheduler.enabled }}
+            - --label-node
+            {{- end }}
+            {{- if or $r.Values.schedulerChoice $r.Values.scheduler.enabled }}
+            - --scheduler-choice
+            {{- end }}
+            {{- with $r.Values.labelsFile }}
+            - --labels-file={{ . }}
+            {{- end }}
+            {{- if $r.Values.nodeFeatureAPI }}
+            - --node-feature-api
+            {{- end }}
+            {{- with $r.Values.extraArgs }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          env:
+            # --node-name defaults to $NODE_NAME: the Node --label-node
+            # patches and the Hostname label of the metrics.
+            - name: NODE_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: spec.nodeName
+            {{- if $r.Values.nodeFeatureAPI }}
+            # --namespace defaults to $POD_NAMESPACE: where the NodeFeature
+            # object is written.
+            - name: POD_NAMESPACE
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
+            {{- end }}
+            {{- if eq $r.Values.backend "nvml" }}
+            # For the NVIDIA container runtime: every GPU and the driver's
+            # NVML library (utility) in the container.
+            - name: NVIDIA_VISIBLE_DEVICES
+              value: all
+            - name: NVIDIA_DRIVER_CAPABILITIES
+              value: utility
+            {{- if eq (include "gpuplane.mig" $r) "true" }}
+            # MIG: the MIG monitoring capability in the container, as
+            # NVIDIA's chart gives its device plugin.
+            - name: NVIDIA_MIG_MONITOR_DEVICES
+              value: all
+            {{- end }}
+            {{- end }}
+          ports:
+            - name: metrics
+              containerPort: {{ $r.Values.metrics.port }}
+              protocol: TCP
+          # The metrics endpoint starts once the GPUs are discovered and the
+          # device-plugin configuration is checked.
+          readinessProbe:
+            httpGet:
+              path: /metrics
+              port: metrics
+            periodSeconds: 10
+          livenessProbe:
+            httpGet:
+              path: /metrics
+              port: metrics
+            initialDelaySeconds: 30
+            periodSeconds: 30
+            timeoutSeconds: 5
+          securityContext:
+            {{- include "gpuplane.securityContext" $r | nindent 12 }}
+          {{- with $r.Values.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          volumeMounts:
+            - name: device-plugin
+              mountPath: {{ $r.Values.devicePluginDir }}
+            - name: pod-resources
+              mountPath: {{ $r.Values.podResourcesDir }}
+              readOnly: true
+            {{- if eq $mode "dra" }}
+            - name: dra-plugins
+              mountPath: {{ $r.Values.nodeAgent.dra.pluginsDir }}
+            - name: dra-registrar
+              mountPath: {{ $r.Values.nodeAgent.dra.registrarDir }}
+            {{- with $r.Values.nodeAgent.dra.cdiDir }}
+            - name: cdi
+              mountPath: {{ . }}
+            {{- end }}
+            {{- end }}
+            {{- if $r.Values.config }}
+            - name: config
+              mountPath: /etc/gpuplane
+              readOnly: true
+            {{- end }}
+            {{- if $r.Values.labelsFile }}
+            - name: labels-dir
+              mountPath: {{ dir $r.Values.labelsFile }}
+            {{- end }}
+      volumes:
+        - name: device-plugin
+          hostPath:
+            path: {{ $r.Values.devicePluginDir }}
+            type: Directory
+        - name: pod-resources
+          hostPath:
+            path: {{ $r.Values.podResourcesDir }}
+            type: Directory
+        {{- if eq $mode "dra" }}
+        - name: dra-plugins
+          hostPath:
+            path: {{ $r.Values.nodeAgent.dra.pluginsDir }}
+            type: DirectoryOrCreate
+        - name: dra-registrar
+          hostPath:
+            path: {{ $r.Values.nodeAgent.dra.registrarDir }}
+            type: Directory
+        {{- with $r.Values.nodeAgent.dra.cdiDir }}
+        - name: cdi
+          hostPath:
+            path: {{ . }}
+            type: DirectoryOrCreate
+        {{- end }}
+        {{- end }}
+        {{- if $r.Values.config }}
+        - name: config
+          configMap:
+            name: {{ include "gpuplane.fullname" $r }}
+        {{- end }}
+        {{- if $r.Values.labelsFile }}
+        - name: labels-dir
+          hostPath:
+            path: {{ dir $r.Values.labelsFile }}
+            type: DirectoryOrCreate
+        {{- end }}
+      {{- with $r.Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with include "gpuplane.nodeAgentAffinity" . | fromYaml }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $r.Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end }}
+
+{{/*
+The node agent's affinity for a dict of root, mode and split: the
+chart's affinity; under nodeAgent.perNode, each of its node selector terms
+also requires the node's label gpuplane.io/kubelet-api to pick this mode:
+In [mode], or for nodeAgent.kubeletAPI's mode, the default of unlabelled
+nodes, NotIn [the other]. So every node matches exactly one DaemonSet and
+never serves its GPUs both ways (NVIDIA/aicr#332).
+*/}}
+{{- define "gpuplane.nodeAgentAffinity" }}
+{{- $aff := deepCopy (.root.Values.affinity | default dict) }}
+{{- if .split }}
+{{- $other := ternary "dra" "device-plugin" (eq .mode "device-plugin") }}
+{{- $expr := dict "key" "gpuplane.io/kubelet-api" "operator" "In" "values" (list .mode) }}
+{{- if eq .mode .root.Values.nodeAgent.kubeletAPI }}
+{{- $expr = dict "key" "gpuplane.io/kubelet-api" "operator" "NotIn" "values" (list $other) }}
+{{- end }}
+{{- $na := $aff.nodeAffinity | default dict }}
+{{- $req := $na.requiredDuringSchedulingIgnoredDuringExecution | default (dict "nodeSelectorTerms" (list (dict))) }}
+{{- $terms := list }}
+{{- range $req.nodeSelectorTerms }}
+{{- $t := deepCopy . }}
+{{- $_ := set $t "matchExpressions" (append ($t.matchExpressions | default list) $expr) }}
+{{- $terms = append $terms $t }}
+{{- end }}
+{{- $_ := set $req "nodeSelectorTerms" $terms }}
+{{- $_ := set $na "requiredDuringSchedulingIgnoredDuringExecution" $req }}
+{{- $_ := set $aff "nodeAffinity" $na }}
+{{- end }}
+{{- if $aff }}
+{{- toYaml $aff }}
+{{- end }}
+{{- end }}
