@@ -606,36 +606,44 @@ func (w *Workload) newCluster(rng *rand.Rand) *cluster.Cluster {
 	return &c
 }
 
-// Run runs every policy with every seed, in parallel, and summarises.
-func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
+// checkConfig refuses a configuration Run cannot run on w.
+func checkConfig(w *Workload, cfg Config) error {
 	if cfg.Seeds < 1 {
-		return nil, errors.New("seeds must be at least 1")
+		return errors.New("seeds must be at least 1")
 	}
 	if cfg.Mode != "fill" && cfg.Mode != "replay" {
-		return nil, fmt.Errorf("unknown mode %q (fill or replay)", cfg.Mode)
+		return fmt.Errorf("unknown mode %q (fill or replay)", cfg.Mode)
 	}
 	if cfg.Mode == "fill" && !cfg.Once && !(cfg.Inflate > 0 && cfg.Inflate <= 100) {
-		return nil, fmt.Errorf("inflate %v out of range (0, 100]", cfg.Inflate)
+		return fmt.Errorf("inflate %v out of range (0, 100]", cfg.Inflate)
 	}
 	if len(cfg.Policies) == 0 {
-		return nil, errors.New("no policy")
+		return errors.New("no policy")
 	}
 	if cfg.Teams != nil && cfg.Mode != "replay" {
-		return nil, errors.New("teams apply to replay only")
+		return errors.New("teams apply to replay only")
 	}
 	if cfg.Gangs && (cfg.Mode != "replay" || cfg.Teams != nil) {
-		return nil, errors.New("gangs apply to replay without teams only (teams admit a gang whole already)")
+		return errors.New("gangs apply to replay without teams only (teams admit a gang whole already)")
 	}
 	if w.bound && cfg.Mode != "fill" {
-		return nil, errors.New("pods bound before the run (Bind) apply to fill only")
+		return errors.New("pods bound before the run (Bind) apply to fill only")
 	}
 	if cfg.Teams != nil && cfg.Teams.PodTeam != nil && len(cfg.Teams.PodTeam) != len(w.specs) {
-		return nil, fmt.Errorf("teams: %d pod teams for %d pods", len(cfg.Teams.PodTeam), len(w.specs))
+		return fmt.Errorf("teams: %d pod teams for %d pods", len(cfg.Teams.PodTeam), len(w.specs))
 	}
 	for _, p := range cfg.Policies {
 		if _, err := placement.New(p, w.target); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+// Run runs every policy with every seed, in parallel, and summarises.
+func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
+	if err := checkConfig(w, cfg); err != nil {
+		return nil, err
 	}
 	if err := w.check(cfg.Mode, cfg.Once); err != nil {
 		return nil, err
