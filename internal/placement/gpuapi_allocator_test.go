@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,38 +25,10 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
 const nodeName = "n"
-
-// deviceClasses are the chart's DeviceClasses
-// (deploy/helm/gpuplane/templates/deviceclass.yaml), as
-// internal/node/dra's allocator test lists them.
-type deviceClasses map[string]*resourceapi.DeviceClass
-
-func (c deviceClasses) List() ([]*resourceapi.DeviceClass, error) {
-	var out []*resourceapi.DeviceClass
-	for _, dc := range c {
-		out = append(out, dc)
-	}
-	return out, nil
-}
-
-func (c deviceClasses) Get(name string) (*resourceapi.DeviceClass, error) {
-	if dc, ok := c[name]; ok {
-		return dc, nil
-	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
-}
-
-func deviceClass(name, typ string) *resourceapi.DeviceClass {
-	return &resourceapi.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-			Expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" + typ + "'",
-		}}}},
-	}
-}
 
 // features are the allocator features kube-scheduler v1.37.2 turns on by
 // default (k8s.io/kubernetes pkg/scheduler/framework/plugins/
@@ -72,10 +43,11 @@ var features = structured.Features{AdminAccess: true, PrioritizedList: true, Par
 // one node (dra.Build, split by Resources.Pool and named as the kubelet
 // plugin's resourceslice controller names them: index first).
 type realAllocator struct {
-	t      *testing.T
-	slices []*resourceapi.ResourceSlice
-	state  structured.AllocatedState
-	held   map[string][]resourceapi.DeviceRequestAllocationResult
+	t       *testing.T
+	slices  []*resourceapi.ResourceSlice
+	state   structured.AllocatedState
+	held    map[string][]resourceapi.DeviceRequestAllocationResult
+	classes kube.ClassLister // the chart's, as the cluster has them
 }
 
 func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocator {
@@ -96,8 +68,12 @@ func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocato
 	if err != nil {
 		t.Fatal(err)
 	}
+	classes, err := kube.ChartClasses()
+	if err != nil {
+		t.Fatal(err)
+	}
 	pool := r.Pool()
-	a := &realAllocator{t: t, held: map[string][]resourceapi.DeviceRequestAllocationResult{},
+	a := &realAllocator{t: t, classes: classes, held: map[string][]resourceapi.DeviceRequestAllocationResult{},
 		state: structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](),
 			AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}}
 	for i, s := range pool.Slices {
@@ -120,8 +96,7 @@ func (a *realAllocator) allocate(name string, req resourceapi.ExactDeviceRequest
 	ctx := context.Background()
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)}}
 	claim.Spec.Devices.Requests = []resourceapi.DeviceRequest{{Name: "r", Exactly: &req}}
-	cls := deviceClasses{"gpu.nvidia.com": deviceClass("gpu.nvidia.com", "gpu"), "mig.nvidia.com": deviceClass("mig.nvidia.com", "mig")}
-	al, err := structured.NewAllocator(ctx, features, a.state, cls, a.slices, cel.NewCache(100, cel.Features{EnableConsumableCapacity: true}))
+	al, err := structured.NewAllocator(ctx, features, a.state, a.classes, a.slices, cel.NewCache(100, cel.Features{EnableConsumableCapacity: true}))
 	if err != nil {
 		a.t.Fatal(err)
 	}

@@ -308,28 +308,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var translate func(exporter.PodSource) exporter.PodSource
 	if o.SchedulerChoice {
-		as := deviceplugin.NewAssignments(client, o.NodeName)
-		if o.Metrics.PodResourcesSocket != "" {
-			// The kubelet's view tells apart pods of equal requests.
-			w, err := podresources.NewWatcher(o.Metrics.PodResourcesSocket, o.Metrics.PodResourcesInterval, o.Metrics.PodResourcesInterval)
-			if err != nil {
-				return err
-			}
-			defer w.Close()
-			as.UseKubelet(w.List)
+		var closeKubelet func()
+		if translate, closeKubelet, err = followSchedulerChoice(ctx, o, m, client); err != nil {
+			return err
 		}
-		m.UseAssignments(as)
-		klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
-		gpus := m.Node().GPUs
-		if err := as.Restore(ctx, func(i int) string {
-			if i < len(gpus) {
-				return gpus[i].UUID
-			}
-			return ""
-		}); err != nil {
-			klog.ErrorS(err, "The metrics name the kubelet's devices for pods allocated before this start")
-		}
-		translate = func(s exporter.PodSource) exporter.PodSource { return as.Translate(s) }
+		defer closeKubelet()
 	}
 	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, attribution{translate: translate})
 	if err != nil {
@@ -375,6 +358,38 @@ func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Co
 		}()
 	}
 	return nil
+}
+
+// followSchedulerChoice makes m's Allocate give the GPUs gpuplane-scheduler
+// chose (deviceplugin.Assignments), telling pods apart by the kubelet's
+// pod-resources view. It returns the wrapper of the metrics' pod source
+// that names the GPUs given, and the function that closes the
+// pod-resources connection.
+func followSchedulerChoice(ctx context.Context, o Options, m *deviceplugin.Manager, client kubernetes.Interface) (translate func(exporter.PodSource) exporter.PodSource, closeKubelet func(), err error) {
+	as := deviceplugin.NewAssignments(client, o.NodeName)
+	closeKubelet = func() {}
+	if o.Metrics.PodResourcesSocket != "" {
+		// The kubelet's view tells apart pods of equal requests.
+		w, err := podresources.NewWatcher(o.Metrics.PodResourcesSocket, o.Metrics.PodResourcesInterval, o.Metrics.PodResourcesInterval)
+		if err != nil {
+			return nil, nil, err
+		}
+		closeKubelet = func() { _ = w.Close() }
+		as.UseKubelet(w.List)
+	}
+	m.UseAssignments(as)
+	klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
+	gpus := m.Node().GPUs
+	if err := as.Restore(ctx, func(i int) string {
+		if i < len(gpus) {
+			return gpus[i].UUID
+		}
+		return ""
+	}); err != nil {
+		klog.ErrorS(err, "The metrics name the kubelet's devices for pods allocated before this start")
+	}
+	translate = func(s exporter.PodSource) exporter.PodSource { return as.Translate(s) }
+	return translate, closeKubelet, nil
 }
 
 // healthRetry is how long publishHealth waits after a failed write.

@@ -8,42 +8,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
-
-// classes are the chart's DeviceClasses (deploy/helm/gpuplane/templates/deviceclass.yaml).
-type classes map[string]*resourceapi.DeviceClass
-
-func (c classes) List() ([]*resourceapi.DeviceClass, error) {
-	var out []*resourceapi.DeviceClass
-	for _, dc := range c {
-		out = append(out, dc)
-	}
-	return out, nil
-}
-
-func (c classes) Get(name string) (*resourceapi.DeviceClass, error) {
-	if dc, ok := c[name]; ok {
-		return dc, nil
-	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
-}
-
-func deviceClass(name, typ string) *resourceapi.DeviceClass {
-	return &resourceapi.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-			Expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" + typ + "'",
-		}}}},
-	}
-}
 
 // TestAllocator allocates claims over the published slices with the
 // scheduler's own allocator (k8s.io/dynamic-resource-allocation/structured,
@@ -57,7 +30,10 @@ func TestAllocator(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices := poolSlices(r)
-	cls := classes{"gpu.nvidia.com": deviceClass("gpu.nvidia.com", "gpu"), "mig.nvidia.com": deviceClass("mig.nvidia.com", "mig")}
+	cls, err := kube.ChartClasses() // the chart's, as the cluster has them
+	if err != nil {
+		t.Fatal(err)
+	}
 	state := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](), AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}
 	k8sNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{"kubernetes.io/hostname": node}}}
 	features := structured.Features{PartitionableDevices: true, DeviceTaints: true, ConsumableCapacity: true}

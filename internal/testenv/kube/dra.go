@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -65,4 +66,40 @@ func InstallDeviceClasses(ctx context.Context, client kubernetes.Interface, path
 		}
 	}
 	return nil
+}
+
+// ClassLister serves DeviceClasses by name as the scheduler's allocator
+// reads them (k8s.io/dynamic-resource-allocation/structured
+// DeviceClassLister).
+type ClassLister map[string]*resourcev1.DeviceClass
+
+// List returns every class.
+func (c ClassLister) List() ([]*resourcev1.DeviceClass, error) {
+	out := make([]*resourcev1.DeviceClass, 0, len(c))
+	for _, dc := range c {
+		out = append(out, dc)
+	}
+	return out, nil
+}
+
+// Get returns the class of that name, or a NotFound error.
+func (c ClassLister) Get(name string) (*resourcev1.DeviceClass, error) {
+	if dc, ok := c[name]; ok {
+		return dc, nil
+	}
+	return nil, apierrors.NewNotFound(resourcev1.Resource("deviceclasses"), name)
+}
+
+// ChartClasses returns the chart's DeviceClasses (DeviceClasses of
+// DeviceClassTemplate in this repository) as a ClassLister.
+func ChartClasses() (ClassLister, error) {
+	dcs, err := DeviceClasses(filepath.Join(repoRoot(), DeviceClassTemplate))
+	if err != nil {
+		return nil, err
+	}
+	c := ClassLister{}
+	for i := range dcs {
+		c[dcs[i].Name] = &dcs[i]
+	}
+	return c, nil
 }
