@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	healthpb "k8s.io/kubelet/pkg/apis/dra-health/v1"
 
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
 
@@ -65,10 +66,10 @@ func (k *kubelet) waitTaints(prefix, want string) {
 	}
 }
 
-// TestHealthTaints drives the mock's faults file: a critical XID taints
-// its GPU's device, an application XID does not, a lost GPU taints the
-// GPU and every MIG placement of it, recovery removes the taints.
-func TestHealthTaints(t *testing.T) {
+// startHealth starts the plugin over the two A100s of twoA100 with a
+// mock faults file, and its health watch (Driver.Run) until the test ends.
+func startHealth(t *testing.T) (*kubelet, device.Node, string) {
+	t.Helper()
 	faults := filepath.Join(t.TempDir(), "faults.yaml")
 	p, err := mock.ParseProfile("test.yaml", []byte(twoA100))
 	if err != nil {
@@ -85,6 +86,14 @@ func TestHealthTaints(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	return k, n, faults
+}
+
+// TestHealthTaints drives the mock's faults file: a critical XID taints
+// its GPU's device, an application XID does not, a lost GPU taints the
+// GPU and every MIG placement of it, recovery removes the taints.
+func TestHealthTaints(t *testing.T) {
+	k, n, faults := startHealth(t)
 	k.slices(2)
 
 	write := func(body string) {
@@ -114,22 +123,9 @@ func TestHealthTaints(t *testing.T) {
 // placements Unhealthy with the taint as message, gpu-1 stays Healthy;
 // recovery makes them Healthy again.
 func TestHealthStream(t *testing.T) {
-	faults := filepath.Join(t.TempDir(), "faults.yaml")
-	p, err := mock.ParseProfile("test.yaml", []byte(twoA100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := mock.New(p, mock.Options{FaultsFile: faults})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := b.Discover(context.Background())
-	k := newKubelet(t)
-	d := k.start(b)
+	k, n, faults := startHealth(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	defer cancel()
 	stream, err := healthpb.NewDRAResourceHealthClient(k.conn).NodeWatchResources(ctx, &healthpb.NodeWatchResourcesRequest{})
 	if err != nil {
 		t.Fatal(err)
