@@ -30,7 +30,7 @@ type completed struct {
 // sets, so that a new flag is completed without a change here.
 func completions() []completed {
 	sim, _ := newSimulateCmd()
-	quota, _, _, _, _ := newQuotaCmd()
+	quota, _ := newQuotaCmd()
 	pol, _, _, _ := newPolicyCmd()
 	vap, _, _, _ := newPolicyVAPCmd()
 	word := map[string]string{

@@ -25,6 +25,14 @@ only with resources.excludeResourcePrefixes in its Configuration leaving
 cpu, memory, ephemeral-storage and hugepages- out of quota; --kueue-config
 writes that Configuration (docs/quota.md).
 
+--gpu-api dra (default device-plugin) is for clusters serving GPUs through
+DRA: the Configuration then also turns on Kueue's DRA feature gates and
+maps DeviceClass gpu.nvidia.com to nvidia.com/gpu, so GPUs claimed through
+ResourceClaimTemplates take the same quota as nvidia.com/gpu requests;
+each ResourceQuota also caps the namespace's claimed gpu.nvidia.com
+devices. Kueue v0.17.0 counts whole devices: MIG claims (a CEL selector)
+are refused by Kueue and a share counts as a whole GPU (docs/quota.md).
+
 --nodes takes what gpuplane simulate --nodes takes: an openb node list CSV
 (sn,cpu_milli,memory_mib,gpu,model), a cluster YAML file or a short spec
 such as 'T4 x 200'; docs/quota.md shows how to write the CSV from a cluster
@@ -37,9 +45,14 @@ Flags:
 
 // runQuota runs gpuplane quota with args, writing the YAML to stdout.
 func runQuota(args []string, stdout, stderr io.Writer) error {
-	c, teamsFile, nodesFile, kubeconfig, kueueConfig := newQuotaCmd()
+	c, f := newQuotaCmd()
+	teamsFile, nodesFile, kubeconfig, kueueConfig, gpuAPI := f.teams, f.nodes, f.kubeconfig, f.kueueConfig, f.gpuAPI
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
+	}
+	conf, err := quota.KueueConfigFor(*gpuAPI)
+	if err != nil {
+		return fmt.Errorf("quota: --gpu-api: %w", err)
 	}
 	switch {
 	case c.fs.NArg() > 0:
@@ -57,13 +70,13 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	objs, err := quota.Plan(*teamsFile, teams, quota.Capacity(nodes))
+	objs, err := quota.PlanFor(*teamsFile, teams, quota.Capacity(nodes), *gpuAPI)
 	if err != nil {
 		return err
 	}
 	if *kueueConfig != "" {
 		var buf bytes.Buffer
-		if err := quota.WriteYAML(&buf, []any{quota.KueueConfig()}); err != nil {
+		if err := quota.WriteYAML(&buf, []any{conf}); err != nil {
 			return err
 		}
 		// A new file only: the path may be the teams file or Kueue's own
@@ -86,14 +99,21 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	return quota.WriteYAML(stdout, objs)
 }
 
+// quotaFlags are the values of gpuplane quota's flags.
+type quotaFlags struct {
+	teams, nodes, kubeconfig, kueueConfig, gpuAPI *string
+}
+
 // newQuotaCmd returns the quota command and its flags' values.
-func newQuotaCmd() (c *command, teamsFile, nodesFile, kubeconfig, kueueConfig *string) {
-	c = newCommand("gpuplane quota", quotaDoc)
+func newQuotaCmd() (*command, quotaFlags) {
+	c := newCommand("gpuplane quota", quotaDoc)
 	f := c.fs
-	teamsFile = f.String("teams", "", "teams file (YAML, docs/quota.md)")
-	nodesFile = f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'")
-	kubeconfig = f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)")
-	kueueConfig = f.String("kueue-config", "", "also write the Kueue Configuration the objects need (resources.excludeResourcePrefixes) to FILE")
-	c.args["teams"], c.args["nodes"], c.args["kubeconfig"], c.args["kueue-config"] = "FILE", "NODES", "FILE", "FILE"
-	return c, teamsFile, nodesFile, kubeconfig, kueueConfig
+	c.args["teams"], c.args["nodes"], c.args["kubeconfig"], c.args["kueue-config"], c.args["gpu-api"] = "FILE", "NODES", "FILE", "FILE", "API"
+	return c, quotaFlags{
+		teams:       f.String("teams", "", "teams file (YAML, docs/quota.md)"),
+		nodes:       f.String("nodes", "", "node list: openb CSV, cluster YAML (.yaml, .yml) or a spec 'MODEL x COUNT, ...'"),
+		kubeconfig:  f.String("kubeconfig", "", "not supported: gpuplane links no Kubernetes client; write --nodes with kubectl (docs/quota.md)"),
+		kueueConfig: f.String("kueue-config", "", "also write the Kueue Configuration the objects need (resources.excludeResourcePrefixes; under dra its DRA gates and deviceClassMappings) to FILE"),
+		gpuAPI:      f.String("gpu-api", quota.DevicePlugin, "how the cluster serves GPUs: device-plugin or dra (Kueue's DRA form)"),
+	}
 }

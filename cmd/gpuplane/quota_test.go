@@ -89,6 +89,23 @@ func TestQuotaKueueConfig(t *testing.T) {
 	if after, _ := os.ReadFile(teams); string(after) != string(before) {
 		t.Errorf("the teams file changed:\n%s", after)
 	}
+	// --gpu-api dra: Kueue's DRA form (internal/quota TestKueueConfigFor
+	// has its bytes); an unknown API is refused before anything is written.
+	dra := filepath.Join(dir, "kueue-dra.yaml")
+	out, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--gpu-api", "dra", "--kueue-config", dra)
+	got, _ = os.ReadFile(dra)
+	if code != 0 || !strings.Contains(string(got), "deviceClassMappings:\n    - name: nvidia.com/gpu\n      deviceClassNames:\n        - gpu.nvidia.com\n") ||
+		!strings.Contains(out, "gpu.nvidia.com.deviceclass.resource.k8s.io/devices: 2\n") {
+		t.Errorf("--gpu-api dra: exit %d, stderr %q, config:\n%s\nstdout:\n%s", code, errOut, got, out)
+	}
+	bad := filepath.Join(dir, "kueue-csi.yaml")
+	if out, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--gpu-api", "csi", "--kueue-config", bad); code != 1 || out != "" ||
+		!strings.Contains(errOut, `quota: --gpu-api: unknown GPU API "csi" (device-plugin or dra)`) {
+		t.Errorf("--gpu-api csi: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("--gpu-api csi wrote its --kueue-config")
+	}
 }
 
 // TestTeamsSameCheck: quota and simulate --teams read one teams file the

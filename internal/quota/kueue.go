@@ -3,6 +3,12 @@
 
 package quota
 
+import (
+	"fmt"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+)
+
 // The Kueue and Kubernetes objects that Plan writes: small structs of our
 // own whose YAML keys mirror the kueue.x-k8s.io/v1beta2 API of Kueue
 // v0.17.0 (sigs.k8s.io/kueue apis/kueue/v1beta2; v1beta1 is deprecated
@@ -120,24 +126,90 @@ const ConfigAPIVersion = "config.kueue.x-k8s.io/v1beta2"
 // pkg/resources), and Plan's ClusterQueues cover nvidia.com/gpu only.
 var ExcludedResources = []string{"cpu", "memory", "ephemeral-storage", "hugepages-"}
 
+// GPU APIs a cluster serves its GPUs through (gpuplane quota --gpu-api,
+// as gpuplane simulate --gpu-api names them).
+const (
+	// DevicePlugin: the kubelet device-plugin API; pods ask nvidia.com/gpu.
+	DevicePlugin = "device-plugin"
+	// DRA: Dynamic Resource Allocation; pods ask nvidia.com/gpu (the
+	// DeviceClass's extendedResourceName) or claim devices of
+	// GPUDeviceClass.
+	DRA = "dra"
+)
+
+// GPUDeviceClass is the DRA DeviceClass of whole GPUs: the chart's
+// (deploy/helm/gpuplane/templates/deviceclass.yaml), NVIDIA's DRA
+// driver's, with extendedResourceName nvidia.com/gpu.
+const GPUDeviceClass = "gpu.nvidia.com"
+
+// DRAFeatureGates are the Kueue v0.17.0 feature gates (alpha, off by
+// default; sigs.k8s.io/kueue pkg/features) that make Kueue count DRA
+// devices: DynamicResourceAllocation counts the devices of a pod's
+// ResourceClaimTemplates by DeviceClass through
+// resources.deviceClassMappings (pkg/dra claims.go); DRAExtendedResources
+// counts an extended resource a DeviceClass serves (nvidia.com/gpu of
+// GPUDeviceClass) under the mapping's name (pkg/dra
+// extended_resources.go). Without DynamicResourceAllocation Kueue ignores
+// resource claims: their GPUs are admitted outside every quota.
+var DRAFeatureGates = []string{"DynamicResourceAllocation", "DRAExtendedResources"}
+
 // KueueConfiguration is the part of Kueue's Configuration (the
 // controller_manager_config.yaml of its kueue-manager-config ConfigMap)
 // that the objects of Plan need.
 type KueueConfiguration struct {
-	APIVersion string          `yaml:"apiVersion"`
-	Kind       string          `yaml:"kind"`
-	Resources  ConfigResources `yaml:"resources"`
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	// FeatureGates is Kueue's featureGates (it cannot be used together
+	// with kueue's --feature-gates flag, which Kueue's manifests do not
+	// pass).
+	FeatureGates map[string]bool `yaml:"featureGates,omitempty"`
+	Resources    ConfigResources `yaml:"resources"`
 }
 
 // ConfigResources is a Configuration's resources section.
 type ConfigResources struct {
-	ExcludeResourcePrefixes []string `yaml:"excludeResourcePrefixes"`
+	ExcludeResourcePrefixes []string             `yaml:"excludeResourcePrefixes"`
+	DeviceClassMappings     []DeviceClassMapping `yaml:"deviceClassMappings,omitempty"`
 }
 
-// KueueConfig returns the Kueue Configuration Plan's objects need:
-// resources.excludeResourcePrefixes set to ExcludedResources, so that a
-// Job asking for GPUs, cpu and memory is admitted by its GPUs alone.
+// DeviceClassMapping is one of a Configuration's
+// resources.deviceClassMappings: Kueue counts a claim's devices of
+// DeviceClassNames as the resource Name of the ClusterQueues
+// (sigs.k8s.io/kueue apis/config/v1beta2 DeviceClassMapping).
+type DeviceClassMapping struct {
+	Name             string   `yaml:"name"`
+	DeviceClassNames []string `yaml:"deviceClassNames"`
+}
+
+// KueueConfig returns the Kueue Configuration Plan's objects need on a
+// device-plugin cluster: resources.excludeResourcePrefixes set to
+// ExcludedResources, so that a Job asking for GPUs, cpu and memory is
+// admitted by its GPUs alone.
 func KueueConfig() KueueConfiguration {
 	return KueueConfiguration{APIVersion: ConfigAPIVersion, Kind: "Configuration",
 		Resources: ConfigResources{ExcludeResourcePrefixes: append([]string(nil), ExcludedResources...)}}
+}
+
+// KueueConfigFor returns the Kueue Configuration for a cluster serving its
+// GPUs through api (DevicePlugin or DRA; "" is DevicePlugin). Under DRA it
+// is KueueConfig with DRAFeatureGates on and one deviceClassMapping that
+// counts each device of GPUDeviceClass as one nvidia.com/gpu, the
+// resource Plan's ClusterQueues cover: a pod claiming 2 GPUs through a
+// ResourceClaimTemplate, one asking nvidia.com/gpu: 2 served by DRA and
+// one asking it of a device plugin all take 2 of the same quota. An
+// unknown api is an error.
+func KueueConfigFor(api string) (KueueConfiguration, error) {
+	c := KueueConfig()
+	switch api {
+	case "", DevicePlugin:
+		return c, nil
+	case DRA:
+		c.FeatureGates = map[string]bool{}
+		for _, g := range DRAFeatureGates {
+			c.FeatureGates[g] = true
+		}
+		c.Resources.DeviceClassMappings = []DeviceClassMapping{{Name: resource.GPU, DeviceClassNames: []string{GPUDeviceClass}}}
+		return c, nil
+	}
+	return KueueConfiguration{}, fmt.Errorf("unknown GPU API %q (%s or %s)", api, DevicePlugin, DRA)
 }

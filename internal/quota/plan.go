@@ -76,8 +76,28 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 // LocalQueue named after the team in each of its namespaces; and a core/v1
 // ResourceQuota per namespace capping requests.nvidia.com/gpu at the most
 // GPUs Kueue can admit to the team (see HardCap). file names the teams
-// file in errors.
+// file in errors. The objects are those of a device-plugin cluster; see
+// PlanFor.
 func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
+	return PlanFor(file, t, capacity, DevicePlugin)
+}
+
+// DRADevicesQuota is the core/v1 ResourceQuota resource that counts the
+// devices of GPUDeviceClass a namespace's ResourceClaims ask
+// (<class>.deviceclass.resource.k8s.io/devices; kubernetes v1.37.2
+// pkg/quota/v1/evaluator/core/resource_claims.go).
+const DRADevicesQuota = GPUDeviceClass + ".deviceclass.resource.k8s.io/devices"
+
+// PlanFor is Plan for a cluster serving its GPUs through api (DevicePlugin
+// or DRA). The Kueue objects are the same for both: under DRA, Kueue's
+// Configuration (KueueConfigFor) maps GPUDeviceClass to nvidia.com/gpu,
+// the resource the ClusterQueues cover. Under DRA each namespace's
+// ResourceQuota also caps the GPUs its ResourceClaims ask
+// (DRADevicesQuota) at the team's HardCap. An unknown api is an error.
+func PlanFor(file string, t *Teams, capacity map[string]int, api string) ([]any, error) {
+	if _, err := KueueConfigFor(api); err != nil {
+		return nil, err
+	}
 	if err := CheckCapacity(file, t, capacity); err != nil {
 		return nil, err
 	}
@@ -147,9 +167,13 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 	for _, tm := range t.Teams {
 		hard := HardCap(t, tm.Name)
 		for _, ns := range tm.Namespaces {
+			caps := map[string]int{"requests." + resource.GPU: hard}
+			if api == DRA {
+				caps[DRADevicesQuota] = hard
+			}
 			objs = append(objs, Object{APIVersion: "v1", Kind: "ResourceQuota",
 				Metadata: Metadata{Name: "gpuplane-gpu", Namespace: ns},
-				Spec:     NamespaceQuotaSpec{Hard: map[string]int{"requests." + resource.GPU: hard}}})
+				Spec:     NamespaceQuotaSpec{Hard: caps}})
 		}
 	}
 	return objs, nil

@@ -133,3 +133,67 @@ func TestPlanNeedsProduct(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestPlanForDRA: under DRA the Kueue objects are those of the
+// device-plugin form byte for byte (the Configuration maps
+// gpu.nvidia.com to nvidia.com/gpu, so the ClusterQueues' resource is
+// the same); only each ResourceQuota gains the cap on claimed
+// gpu.nvidia.com devices, at the team's hard cap (research: 240, by hand
+// in TestHardCap). An unknown API is refused.
+func TestPlanForDRA(t *testing.T) {
+	ts, err := LoadTeams("testdata/teams.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := map[string]int{"V100M32": 204, "T4": 842, "A10": 2}
+	yamlOf := func(api string) string {
+		objs, err := PlanFor("teams.yaml", ts, capacity, api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteYAML(&buf, objs); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	dp, dra := yamlOf(DevicePlugin), yamlOf(DRA)
+	cut := func(s string) string { return s[:strings.Index(s, "kind: ResourceQuota")] }
+	if cut(dp) != cut(dra) {
+		t.Errorf("the Kueue objects differ between device-plugin and dra:\n%s\n---\n%s", cut(dp), cut(dra))
+	}
+	want := "kind: ResourceQuota\nmetadata:\n  name: gpuplane-gpu\n  namespace: research\nspec:\n  hard:\n    gpu.nvidia.com.deviceclass.resource.k8s.io/devices: 240\n    requests.nvidia.com/gpu: 240\n"
+	if !strings.Contains(dra, want) || strings.Contains(dp, "deviceclass") {
+		t.Errorf("dra output lacks\n%s\nor the device-plugin one has it; dra:\n%s", want, dra[strings.Index(dra, "kind: ResourceQuota"):])
+	}
+	if _, err := PlanFor("teams.yaml", ts, capacity, "csi"); err == nil || err.Error() != `unknown GPU API "csi" (device-plugin or dra)` {
+		t.Errorf("unknown API: %v", err)
+	}
+}
+
+// TestKueueConfigFor: the device-plugin Configuration is KueueConfig's;
+// the DRA one adds Kueue v0.17.0's two DRA gates and the one mapping of
+// DeviceClass gpu.nvidia.com to nvidia.com/gpu, in Kueue's field names
+// (apis/config/v1beta2 Configuration.featureGates,
+// Resources.deviceClassMappings, DeviceClassMapping.name and
+// deviceClassNames).
+func TestKueueConfigFor(t *testing.T) {
+	for api, want := range map[string]string{
+		"": "---\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  excludeResourcePrefixes:\n    - cpu\n    - memory\n    - ephemeral-storage\n    - hugepages-\n",
+		DRA: "---\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfeatureGates:\n  DRAExtendedResources: true\n  DynamicResourceAllocation: true\n" +
+			"resources:\n  excludeResourcePrefixes:\n    - cpu\n    - memory\n    - ephemeral-storage\n    - hugepages-\n" +
+			"  deviceClassMappings:\n    - name: nvidia.com/gpu\n      deviceClassNames:\n        - gpu.nvidia.com\n",
+	} {
+		c, err := KueueConfigFor(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteYAML(&buf, []any{c}); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != want {
+			t.Errorf("api %q:\n%s\nwant\n%s", api, buf.String(), want)
+		}
+	}
+}
