@@ -21,6 +21,12 @@ import (
 // Plan writes for it on capacity.
 func applyPlan(t *testing.T, c *kube.Cluster, teams string, capacity map[string]int) {
 	t.Helper()
+	applyPlanFor(t, c, teams, capacity, DevicePlugin)
+}
+
+// applyPlanFor is applyPlan with the objects of PlanFor for api.
+func applyPlanFor(t *testing.T, c *kube.Cluster, teams string, capacity map[string]int, api string) {
+	t.Helper()
 	ctx := t.Context()
 	ts, err := LoadTeams(teams)
 	if err != nil {
@@ -33,7 +39,7 @@ func applyPlan(t *testing.T, c *kube.Cluster, teams string, capacity map[string]
 			}
 		}
 	}
-	objs, err := Plan(teams, ts, capacity)
+	objs, err := PlanFor(teams, ts, capacity, api)
 	if err != nil {
 		t.Fatal(err)
 	}

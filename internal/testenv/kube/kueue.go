@@ -51,6 +51,11 @@ type KueueOptions struct {
 	// FeatureGates is Kueue's --feature-gates, added to
 	// VisibilityOnDemand=false (the visibility API server is not run).
 	FeatureGates string
+	// DeviceClassMappings is the configuration's
+	// resources.deviceClassMappings, each element a mapping as Kueue's
+	// apis/config/v1beta2 DeviceClassMapping spells it ({name,
+	// deviceClassNames}); none by default.
+	DeviceClassMappings []map[string]any
 }
 
 // KueueModuleDir returns the directory of the sigs.k8s.io/kueue module at
@@ -194,7 +199,16 @@ func (c *Cluster) writeKueueFiles(dir string, webhookPort, healthPort int, o Kue
 	if err := os.WriteFile(filepath.Join(certs, "tls.key"), key, 0o600); err != nil {
 		return err
 	}
-	b, err := yaml.Marshal(KueueConfiguration(certs, webhookPort, healthPort, o.ExcludeResourcePrefixes))
+	conf := KueueConfiguration(certs, webhookPort, healthPort, o.ExcludeResourcePrefixes)
+	if len(o.DeviceClassMappings) > 0 {
+		r, _ := conf["resources"].(map[string]any)
+		if r == nil {
+			r = map[string]any{}
+		}
+		r["deviceClassMappings"] = o.DeviceClassMappings
+		conf["resources"] = r
+	}
+	b, err := yaml.Marshal(conf)
 	if err != nil {
 		return err
 	}
