@@ -6,6 +6,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,7 +22,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // draNodes are the nodes of testdata/teams-dra.yaml: two kwok nodes whose
@@ -169,24 +173,25 @@ func allocated(ctx context.Context, t *testing.T, c *kube.Cluster, ns, job strin
 }
 
 // startDRAKueue starts a control plane with draNodes and their GPUs
-// published, Kueue v0.17.0 configured with conf (its feature gates as
-// --feature-gates, as the test cluster starts Kueue), gpuplane-scheduler
-// with upstream's default profile, the chart's DeviceClasses, and the
-// objects of gpuplane quota --gpu-api dra for testdata/teams-dra.yaml.
+// published, Kueue v0.17.0 configured with conf (its resources and
+// featureGates keys as gpuplane quota --kueue-config writes them, over
+// the test cluster's own configuration), gpuplane-scheduler with
+// upstream's default profile, the chart's DeviceClasses, and the objects
+// of gpuplane quota --gpu-api dra for testdata/teams-dra.yaml.
 func startDRAKueue(t *testing.T, conf KueueConfiguration) *kube.Cluster {
 	t.Helper()
 	c := kube.StartT(t, kube.Options{})
-	var gates []string
-	for g, on := range conf.FeatureGates {
-		gates = append(gates, fmt.Sprintf("%s=%t", g, on))
+	b, err := yaml.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(gates)
-	var mappings []map[string]any
-	for _, m := range conf.Resources.DeviceClassMappings {
-		mappings = append(mappings, map[string]any{"name": m.Name, "deviceClassNames": m.DeviceClassNames})
+	var keys map[string]any
+	if err := yaml.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
 	}
-	kube.StartKueueT(t, c, kube.KueueOptions{ExcludeResourcePrefixes: conf.Resources.ExcludeResourcePrefixes,
-		FeatureGates: strings.Join(gates, ","), DeviceClassMappings: mappings})
+	delete(keys, "apiVersion")
+	delete(keys, "kind")
+	kube.StartKueueT(t, c, kube.KueueOptions{Config: keys})
 	kube.StartGPUplaneSchedulerT(t, c, kube.DefaultProfileOnly)
 	ctx := t.Context()
 	if err := kube.InstallDeviceClasses(ctx, c.Client, filepath.Join("..", "..", kube.DeviceClassTemplate)); err != nil {
@@ -224,6 +229,9 @@ func startDRAKueue(t *testing.T, conf KueueConfiguration) *kube.Cluster {
 //  6. mig claims one mig.nvidia.com device with profile 1g.10gb (a CEL
 //     selector, as docs/dra.md writes MIG claims): Kueue refuses it,
 //     "CEL selectors are not supported".
+//  7. named uses a ResourceClaim by name (resourceClaimName), not a
+//     template: Kueue refuses it, "DynamicResourceAllocation feature does
+//     not support use of resource claims".
 func TestQuotaOnKueueDRA(t *testing.T) {
 	conf, err := KueueConfigFor(DRA)
 	if err != nil {
@@ -232,6 +240,7 @@ func TestQuotaOnKueueDRA(t *testing.T) {
 	c := startDRAKueue(t, conf)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
+	nodesFromSlices(ctx, t, c)
 	const ns = "vision"
 	claimTemplate(ctx, t, c, ns, "one-gpu", GPUDeviceClass, 1, "", nil)
 	claimTemplate(ctx, t, c, ns, "two-gpus", GPUDeviceClass, 2, "", nil)
@@ -304,13 +313,59 @@ func TestQuotaOnKueueDRA(t *testing.T) {
 
 	create("mig", "mig-1g", 0)
 	refused("mig", "CEL selectors are not supported")
+
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "named", Namespace: ns},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu",
+			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: GPUDeviceClass, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}}
+	if _, err := c.Client.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	j := draJob(ns, "named", "unused", 0)
+	j.Spec.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("named")}}
+	if _, err := c.Client.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	refused("named", "DynamicResourceAllocation feature does not support use of resource claims")
+}
+
+// draNodesTemplate and draNodesAWK are the node list command of
+// docs/quota.md for DRA nodes, which have no nvidia.com/gpu allocatable:
+// kubectl writes node and productName of every whole GPU (type gpu) of
+// driver gpu.nvidia.com in the ResourceSlices, and sort | uniq -c | awk
+// counts them per node and model into openb rows, the product name with
+// '-' for ' ' as gpu-feature-discovery writes it in nvidia.com/gpu.product.
+const (
+	draNodesTemplate = `{{range .items}}{{if eq .spec.driver "gpu.nvidia.com"}}{{$n := .spec.nodeName}}{{range .spec.devices}}{{if eq (index .attributes "type").string "gpu"}}{{$n}},{{(index .attributes "productName").string}}{{"\n"}}{{end}}{{end}}{{end}}{{end}}`
+	draNodesAWK      = `{c=$1; sub(/^ *[0-9]+ /, ""); split($0, f, ","); gsub(/ /, "-", f[2]); print f[1] ",0,0," c "," f[2]}`
+)
+
+// nodesFromSlices checks the DRA node list command of docs/quota.md on
+// publishGPUs's slices: 2 nodes of 2 GPUs of product name "NVIDIA
+// A100-SXM4-80GB" are 4 NVIDIA-A100-SXM4-80GB.
+func nodesFromSlices(ctx context.Context, t *testing.T, c *kube.Cluster) {
+	t.Helper()
+	script := `echo sn,cpu_milli,memory_mib,gpu,model; "$0" --kubeconfig "$1" get resourceslices -o go-template="$2" | sort | uniq -c | awk "$3"`
+	out, err := exec.CommandContext(ctx, "sh", "-c", script, kube.Binary(t, "kubectl"), c.Kubeconfig, draNodesTemplate, draNodesAWK).Output()
+	if err != nil {
+		t.Fatalf("node list from slices: %v", err)
+	}
+	list, err := trace.ReadNodes("nodes.csv", strings.NewReader(string(out)))
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, out)
+	}
+	if got := Capacity(list); len(got) != 1 || got["NVIDIA-A100-SXM4-80GB"] != 4 || len(list) != 2 {
+		t.Errorf("capacity %v of %d nodes from\n%s; want 4 NVIDIA-A100-SXM4-80GB on 2", got, len(list), out)
+	}
 }
 
 // TestQuotaOnKueueDRANeedsGates shows why KueueConfigFor(DRA) turns on
 // Kueue's DRA gates: with the device-plugin Configuration (no gates, no
-// mapping) Kueue v0.17.0 ignores resource claims, so a Job claiming 4
-// GPUs, past vision's nominal 3, is admitted counting no nvidia.com/gpu
-// at all, and runs.
+// mapping) Kueue v0.17.0 ignores resource claims, so two Jobs claiming 2
+// GPUs each, 4 past vision's nominal 3, are admitted counting no
+// nvidia.com/gpu at all, and get all 4 GPUs. A pod asking nvidia.com/gpu,
+// though DRA serves it, is counted as that extended resource with no
+// gate: ext-3 (3 GPUs) is admitted counted 3, then ext-1 waits, 1 more
+// needed.
 func TestQuotaOnKueueDRANeedsGates(t *testing.T) {
 	c := startDRAKueue(t, KueueConfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -331,5 +386,25 @@ func TestQuotaOnKueueDRANeedsGates(t *testing.T) {
 		if _, devs := allocated(ctx, t, c, "vision", name); len(devs) != 2 {
 			t.Errorf("%s allocated %v, want 2 GPUs", name, devs)
 		}
+	}
+	for _, j := range []*batchv1.Job{draJob("vision", "ext-3", "", 3), draJob("vision", "ext-1", "", 1)} {
+		if _, err := c.Client.BatchV1().Jobs("vision").Create(ctx, j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if j.Name == "ext-3" {
+			if _, err := c.WaitWorkload(ctx, "vision", "ext-3", "Admitted", func(w kube.WorkloadState) bool { return w.Is("Admitted") }); err != nil {
+				t.Fatal(err)
+			}
+			if got := gpuUsage(ctx, t, c, "vision", "ext-3"); got != "3" {
+				t.Errorf("ext-3 counted as nvidia.com/gpu %q, want 3", got)
+			}
+		}
+	}
+	const msg = "insufficient unused quota for nvidia.com/gpu in flavor a100-80gb, 1 more needed"
+	if _, err := c.WaitWorkload(ctx, "vision", "ext-1", "refused: "+msg, func(w kube.WorkloadState) bool {
+		q, ok := w.Conditions["QuotaReserved"]
+		return ok && q.Status == "False" && strings.Contains(q.Message, msg)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,11 +51,13 @@ type KueueOptions struct {
 	// FeatureGates is Kueue's --feature-gates, added to
 	// VisibilityOnDemand=false (the visibility API server is not run).
 	FeatureGates string
-	// DeviceClassMappings is the configuration's
-	// resources.deviceClassMappings, each element a mapping as Kueue's
-	// apis/config/v1beta2 DeviceClassMapping spells it ({name,
-	// deviceClassNames}); none by default.
-	DeviceClassMappings []map[string]any
+	// Config holds top-level keys of Kueue's Configuration set over the
+	// test cluster's own (KueueConfiguration), e.g. resources and
+	// featureGates as gpuplane quota --kueue-config writes them. With
+	// featureGates among them kueue reads its gates there, with
+	// VisibilityOnDemand false added, and gets no --feature-gates (Kueue
+	// refuses both); FeatureGates must then be empty.
+	Config map[string]any
 }
 
 // KueueModuleDir returns the directory of the sigs.k8s.io/kueue module at
@@ -139,13 +141,17 @@ func (c *Cluster) StartKueue(ctx context.Context, o KueueOptions) error {
 	if err := c.writeKueueFiles(dir, webhookPort, healthPort, o); err != nil {
 		return err
 	}
-	gates := "VisibilityOnDemand=false"
-	if o.FeatureGates != "" {
-		gates += "," + o.FeatureGates
-	}
 	args := []string{"-c", kueueNamespaceScript, "gpuplane-kueue", dir, bin,
-		"--config=" + filepath.Join(dir, "config.yaml"), "--kubeconfig=" + c.Kubeconfig,
-		"--feature-gates=" + gates, "--zap-log-level=3"}
+		"--config=" + filepath.Join(dir, "config.yaml"), "--kubeconfig=" + c.Kubeconfig, "--zap-log-level=3"}
+	if _, ok := o.Config["featureGates"]; !ok {
+		gates := "VisibilityOnDemand=false"
+		if o.FeatureGates != "" {
+			gates += "," + o.FeatureGates
+		}
+		args = append(args, "--feature-gates="+gates)
+	} else if o.FeatureGates != "" {
+		return errors.New("kueue: FeatureGates and Config's featureGates both given")
+	}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
 	p, err := startProcAttr(Kueue, "/bin/sh", args, nil, filepath.Join(c.Dir, "kueue.log"), attr, c.procExited)
 	if err != nil {
@@ -200,13 +206,24 @@ func (c *Cluster) writeKueueFiles(dir string, webhookPort, healthPort int, o Kue
 		return err
 	}
 	conf := KueueConfiguration(certs, webhookPort, healthPort, o.ExcludeResourcePrefixes)
-	if len(o.DeviceClassMappings) > 0 {
-		r, _ := conf["resources"].(map[string]any)
-		if r == nil {
-			r = map[string]any{}
+	for k, v := range o.Config {
+		conf[k] = v
+	}
+	if g, ok := o.Config["featureGates"]; ok {
+		gates := map[string]any{"VisibilityOnDemand": false}
+		switch g := g.(type) {
+		case map[string]any:
+			for k, v := range g {
+				gates[k] = v
+			}
+		case map[string]bool:
+			for k, v := range g {
+				gates[k] = v
+			}
+		default:
+			return fmt.Errorf("kueue: Config featureGates: %T, want a map of gate names to bools", g)
 		}
-		r["deviceClassMappings"] = o.DeviceClassMappings
-		conf["resources"] = r
+		conf["featureGates"] = gates
 	}
 	b, err := yaml.Marshal(conf)
 	if err != nil {
