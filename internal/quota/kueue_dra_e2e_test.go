@@ -6,6 +6,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -406,5 +407,19 @@ func TestQuotaOnKueueDRANeedsGates(t *testing.T) {
 		return ok && q.Status == "False" && strings.Contains(q.Message, msg)
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDRANodeListDocumented: docs/quota.md shows the DRA node list
+// command that nodesFromSlices runs, template and awk program alike.
+func TestDRANodeListDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "quota.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"-o go-template='" + draNodesTemplate + "'", "awk '" + draNodesAWK + "'"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/quota.md lacks %s", want)
+		}
 	}
 }

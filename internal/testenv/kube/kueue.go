@@ -206,30 +206,42 @@ func (c *Cluster) writeKueueFiles(dir string, webhookPort, healthPort int, o Kue
 		return err
 	}
 	conf := KueueConfiguration(certs, webhookPort, healthPort, o.ExcludeResourcePrefixes)
-	for k, v := range o.Config {
-		conf[k] = v
-	}
-	if g, ok := o.Config["featureGates"]; ok {
-		gates := map[string]any{"VisibilityOnDemand": false}
-		switch g := g.(type) {
-		case map[string]any:
-			for k, v := range g {
-				gates[k] = v
-			}
-		case map[string]bool:
-			for k, v := range g {
-				gates[k] = v
-			}
-		default:
-			return fmt.Errorf("kueue: Config featureGates: %T, want a map of gate names to bools", g)
-		}
-		conf["featureGates"] = gates
+	if err := mergeKueueConfig(conf, o.Config); err != nil {
+		return err
 	}
 	b, err := yaml.Marshal(conf)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.yaml"), b, 0o644)
+}
+
+// mergeKueueConfig sets the top-level keys of extra over conf
+// (KueueOptions.Config); featureGates gets VisibilityOnDemand false
+// added, since the test cluster runs no visibility API server.
+func mergeKueueConfig(conf, extra map[string]any) error {
+	for k, v := range extra {
+		conf[k] = v
+	}
+	g, ok := extra["featureGates"]
+	if !ok {
+		return nil
+	}
+	gates := map[string]any{"VisibilityOnDemand": false}
+	switch g := g.(type) {
+	case map[string]any:
+		for k, v := range g {
+			gates[k] = v
+		}
+	case map[string]bool:
+		for k, v := range g {
+			gates[k] = v
+		}
+	default:
+		return fmt.Errorf("kueue: Config featureGates: %T, want a map of gate names to bools", g)
+	}
+	conf["featureGates"] = gates
+	return nil
 }
 
 // KueueConfiguration is the Kueue Configuration (Kueue v0.17.0

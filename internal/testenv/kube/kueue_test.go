@@ -6,6 +6,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,6 +38,24 @@ func TestKueueConfiguration(t *testing.T) {
 	got := c["resources"].(map[string]any)["excludeResourcePrefixes"].([]string)
 	if strings.Join(got, ",") != "cpu,memory" {
 		t.Errorf("excludeResourcePrefixes %v", got)
+	}
+}
+
+// TestMergeKueueConfig: KueueOptions.Config's keys replace the test
+// cluster's (resources here), and its featureGates keep the gate the test
+// cluster needs, VisibilityOnDemand off; a featureGates that is no map is
+// refused.
+func TestMergeKueueConfig(t *testing.T) {
+	c := KueueConfiguration("/certs", 1, 2, []string{"cpu"})
+	res := map[string]any{"excludeResourcePrefixes": []any{"cpu", "memory"}}
+	if err := mergeKueueConfig(c, map[string]any{"resources": res, "featureGates": map[string]any{"DynamicResourceAllocation": true}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c["resources"], c["featureGates"]); got != "map[excludeResourcePrefixes:[cpu memory]] map[DynamicResourceAllocation:true VisibilityOnDemand:false]" {
+		t.Errorf("merged: %s", got)
+	}
+	if err := mergeKueueConfig(c, map[string]any{"featureGates": "DRA=true"}); err == nil {
+		t.Error("featureGates string accepted")
 	}
 }
 
