@@ -248,7 +248,17 @@ func serve(dir, nodesFile string, ordered bool, gates, runtimeConfig, scheduler,
 			}
 		}
 		if withKueue {
-			if err := c.StartKueue(ctx, kube.KueueOptions{ExcludeResourcePrefixes: quota.ExcludedResources}); err != nil {
+			o := kube.KueueOptions{ExcludeResourcePrefixes: quota.ExcludedResources}
+			if kl.api == gpuAPIDRA { // Kueue's DRA form, as gpuplane quota --gpu-api dra writes it
+				conf, err := quota.KueueConfigFor(quota.DRA)
+				if err == nil {
+					o.Config, err = conf.Keys()
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := c.StartKueue(ctx, o); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,8 @@ package quota
 import (
 	"fmt"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -212,4 +214,22 @@ func KueueConfigFor(api string) (KueueConfiguration, error) {
 		return c, nil
 	}
 	return KueueConfiguration{}, fmt.Errorf("unknown GPU API %q (%s or %s)", api, DevicePlugin, DRA)
+}
+
+// Keys returns the Configuration's keys other than apiVersion and kind
+// as plain maps and lists (featureGates, resources), in the YAML names
+// Kueue reads: what a Kueue already configured otherwise must have set
+// (internal/testenv/kube KueueOptions.Config takes them).
+func (c KueueConfiguration) Keys() (map[string]any, error) {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]any
+	if err := yaml.Unmarshal(b, &keys); err != nil {
+		return nil, err
+	}
+	delete(keys, "apiVersion")
+	delete(keys, "kind")
+	return keys, nil
 }

@@ -23,8 +23,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -182,16 +180,10 @@ func allocated(ctx context.Context, t *testing.T, c *kube.Cluster, ns, job strin
 func startDRAKueue(t *testing.T, conf KueueConfiguration) *kube.Cluster {
 	t.Helper()
 	c := kube.StartT(t, kube.Options{})
-	b, err := yaml.Marshal(conf)
+	keys, err := conf.Keys()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys map[string]any
-	if err := yaml.Unmarshal(b, &keys); err != nil {
-		t.Fatal(err)
-	}
-	delete(keys, "apiVersion")
-	delete(keys, "kind")
 	kube.StartKueueT(t, c, kube.KueueOptions{Config: keys})
 	kube.StartGPUplaneSchedulerT(t, c, kube.DefaultProfileOnly)
 	ctx := t.Context()

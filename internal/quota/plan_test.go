@@ -5,6 +5,7 @@ package quota
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -195,5 +196,23 @@ func TestKueueConfigFor(t *testing.T) {
 		if buf.String() != want {
 			t.Errorf("api %q:\n%s\nwant\n%s", api, buf.String(), want)
 		}
+	}
+}
+
+// TestKueueConfigKeys: the keys a Kueue's own configuration takes from
+// the DRA form, without apiVersion and kind.
+func TestKueueConfigKeys(t *testing.T) {
+	c, err := KueueConfigFor(DRA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "map[featureGates:map[DRAExtendedResources:true DynamicResourceAllocation:true] " +
+		"resources:map[deviceClassMappings:[map[deviceClassNames:[gpu.nvidia.com] name:nvidia.com/gpu]] excludeResourcePrefixes:[cpu memory ephemeral-storage hugepages-]]]"
+	if got := fmt.Sprint(k); got != want {
+		t.Errorf("keys %s\nwant %s", got, want)
 	}
 }
