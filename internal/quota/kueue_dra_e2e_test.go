@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
@@ -111,6 +112,12 @@ func draJob(ns, name, template string, gpus int64) *batchv1.Job {
 // Kueue counted against the quota.
 func gpuUsage(ctx context.Context, t *testing.T, c *kube.Cluster, ns, job string) string {
 	t.Helper()
+	return usageOf(ctx, t, c, ns, job, "nvidia.com/gpu")
+}
+
+// usageOf is gpuUsage for resource res.
+func usageOf(ctx context.Context, t *testing.T, c *kube.Cluster, ns, job, res string) string {
+	t.Helper()
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +134,7 @@ func gpuUsage(ctx context.Context, t *testing.T, c *kube.Cluster, ns, job string
 					return ""
 				}
 				m, _ := psa[0].(map[string]any)
-				v, _, _ := unstructured.NestedString(m, "resourceUsage", "nvidia.com/gpu")
+				v, _, _ := unstructured.NestedString(m, "resourceUsage", res)
 				return v
 			}
 		}
@@ -413,5 +420,66 @@ func TestDRANodeListDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("docs/quota.md lacks %s", want)
 		}
+	}
+}
+
+// TestKueueDRAMIGProfileClass tries the way docs/quota.md gives around
+// Kueue v0.17.0 refusing MIG claims (a CEL selector in the claim): the
+// selector in a DeviceClass of one profile, mig-1g.10gb.nvidia.com,
+// mapped to nvidia.com/mig-1g.10gb beside quota's gpu.nvidia.com mapping,
+// and vision's ClusterQueue covering it with a nominal of 2 on flavor
+// a100-80gb (by hand; gpuplane quota writes no MIG quotas). Claims of one
+// device of that class: mig-a and mig-b are admitted, counted 1 each; mig-c
+// waits, 2 + 1 > 2, "1 more needed". Admission only: the slices publish no
+// MIG devices.
+func TestKueueDRAMIGProfileClass(t *testing.T) {
+	const (
+		class = "mig-1g.10gb.nvidia.com"
+		res   = "nvidia.com/mig-1g.10gb"
+	)
+	conf, err := KueueConfigFor(DRA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf.Resources.DeviceClassMappings = append(conf.Resources.DeviceClassMappings, DeviceClassMapping{Name: res, DeviceClassNames: []string{class}})
+	c := startDRAKueue(t, conf)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	dc := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: resourcev1.DeviceClassSpec{
+		Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: "device.driver == 'gpu.nvidia.com' && " +
+			"device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}}}}
+	if _, err := c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := `[{"op": "add", "path": "/spec/resourceGroups/0/coveredResources/-", "value": "` + res + `"},
+		{"op": "add", "path": "/spec/resourceGroups/0/flavors/0/resources/-", "value": {"name": "` + res + `", "nominalQuota": 2}}]`
+	if _, err := dyn.Resource(kube.KueueGV.WithResource("clusterqueues")).Patch(ctx, "vision", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claimTemplate(ctx, t, c, "vision", "mig-1g", class, 1, "", nil)
+	for _, name := range []string{"mig-a", "mig-b", "mig-c"} {
+		if _, err := c.Client.BatchV1().Jobs("vision").Create(ctx, draJob("vision", name, "mig-1g", 0), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if name == "mig-c" {
+			break
+		}
+		if _, err := c.WaitWorkload(ctx, "vision", name, "Admitted", func(w kube.WorkloadState) bool { return w.Is("Admitted") }); err != nil {
+			t.Fatal(err)
+		}
+		if got := usageOf(ctx, t, c, "vision", name, res); got != "1" {
+			t.Errorf("%s counted as %s %q, want 1", name, res, got)
+		}
+	}
+	msg := "insufficient unused quota for " + res + " in flavor a100-80gb, 1 more needed"
+	if _, err := c.WaitWorkload(ctx, "vision", "mig-c", "refused: "+msg, func(w kube.WorkloadState) bool {
+		q, ok := w.Conditions["QuotaReserved"]
+		return ok && q.Status == "False" && strings.Contains(q.Message, msg)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
