@@ -151,6 +151,26 @@ func TestParseNodeSpec(t *testing.T) {
 	if !IsNodeSpec("T4 x 200") || IsNodeSpec("nodes.csv") {
 		t.Error("IsNodeSpec")
 	}
+	// Malformed specs are specs (ParseNodeSpec names what is wrong), not
+	// file names that do not exist.
+	for _, tc := range []struct{ in, want string }{
+		{"A100 x", `node spec item 1 "A100 x": want MODEL x COUNT`},
+		{"A100-80GB x 0", `node spec item 1 "A100-80GB x 0": count "0" is not an integer in [1, 100000]`},
+		{"A100x4", `node spec item 1 "A100x4": want MODEL x COUNT`},
+		{"T4 x 2, x 3", `node spec item 2 "x 3": want MODEL x COUNT`},
+	} {
+		if !IsNodeSpec(tc.in) {
+			t.Errorf("IsNodeSpec(%q) = false, want true", tc.in)
+		}
+		if _, err := ParseNodeSpec(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	for _, name := range []string{"nodes.yaml", "openb_node_list_gpu_node.csv", "x", "dir/x.csv", "max4.csv"} {
+		if IsNodeSpec(name) {
+			t.Errorf("IsNodeSpec(%q) = true, want a file name", name)
+		}
+	}
 }
 
 // FuzzReadCluster checks that no input makes ReadCluster panic, that its
