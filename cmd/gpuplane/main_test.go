@@ -58,6 +58,11 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"simulate", "--out", "--force"}, "gpuplane simulate: --out needs a value"},
 		{[]string{"simulate", "--gpu-api", "--seeds", "1"}, "--gpu-api needs a value"},
 		{[]string{"quota", "--teams", "--nodes=x"}, "gpuplane quota: --teams needs a value"},
+		// An empty value would silently turn the option off.
+		{[]string{"simulate", "--teams", ""}, "gpuplane simulate: --teams: empty value; give one, or leave the flag out"},
+		{[]string{"simulate", "--sharing", "mig", "--mig-config="}, "gpuplane simulate: --mig-config: empty value"},
+		{[]string{"simulate", "--nodes", " "}, "--nodes: empty value"},
+		{[]string{"quota", "--teams", "", "--nodes", "T4 x 1"}, "gpuplane quota: --teams: empty value"},
 		{[]string{"simulte"}, `gpuplane: unknown command "simulte"; did you mean "simulate"? (gpuplane help lists the commands)`},
 		{[]string{"quota", "--team", "t.yaml"}, "gpuplane quota: unknown flag --team; did you mean --teams?"},
 		{[]string{"policy", "check", "--polcy", "p.yaml"}, "gpuplane policy check: unknown flag --polcy; did you mean --policy?"},
