@@ -130,9 +130,9 @@ func (c *command) valueIsFlag() error {
 	return err
 }
 
-// emptyValue refuses a flag given an empty value (--teams '', --mig-config
-// ""): every value flag's empty value is its absence, so the option would
-// be silently off. The error names the flag.
+// emptyValue refuses a flag given an empty value (--teams "" or
+// --mig-config=): every value flag's empty value is its absence, so the
+// option would be silently off. The error names the flag.
 func (c *command) emptyValue() error {
 	var err error
 	c.fs.Visit(func(f *flag.Flag) {

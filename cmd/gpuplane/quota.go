@@ -41,25 +41,9 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	switch {
-	case c.fs.NArg() > 0:
-		return fmt.Errorf("quota takes no arguments, got %q", c.fs.Args())
-	case *kubeconfig != "":
-		return errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
-	case *teamsFile == "" || *nodesFile == "":
-		return errors.New("quota: --teams and --nodes are required")
-	}
-	nodes, err := cli.ReadNodes(*nodesFile)
+	objs, err := quotaPlan(c, *teamsFile, *nodesFile, *kubeconfig)
 	if err != nil {
-		return err
-	}
-	teams, err := quota.LoadTeamsOn(*teamsFile, nodes) // as simulate --teams reads it
-	if err != nil {
-		return err
-	}
-	objs, err := quota.Plan(*teamsFile, teams, quota.Capacity(nodes))
-	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	if *kueueConfig != "" {
 		var buf bytes.Buffer
@@ -70,7 +54,7 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		// configuration, which the output is to be merged into.
 		f, err := os.OpenFile(*kueueConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("quota: --kueue-config %s exists: not overwritten (give a new path)", *kueueConfig)
+			return cli.BadInput(fmt.Errorf("quota: --kueue-config %s exists: not overwritten (give a new path)", *kueueConfig))
 		}
 		if err != nil {
 			return fmt.Errorf("quota: --kueue-config: %w", err)
@@ -87,6 +71,28 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 }
 
 // newQuotaCmd returns the quota command and its flags' values.
+// quotaPlan checks quota's arguments and reads its inputs into the Kueue
+// objects; every error is bad input.
+func quotaPlan(c *command, teamsFile, nodesFile, kubeconfig string) ([]any, error) {
+	switch {
+	case c.fs.NArg() > 0:
+		return nil, fmt.Errorf("quota takes no arguments, got %q", c.fs.Args())
+	case kubeconfig != "":
+		return nil, errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
+	case teamsFile == "" || nodesFile == "":
+		return nil, errors.New("quota: --teams and --nodes are required")
+	}
+	nodes, err := cli.ReadNodes(nodesFile)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := quota.LoadTeamsOn(teamsFile, nodes) // as simulate --teams reads it
+	if err != nil {
+		return nil, err
+	}
+	return quota.Plan(teamsFile, teams, quota.Capacity(nodes))
+}
+
 func newQuotaCmd() (c *command, teamsFile, nodesFile, kubeconfig, kueueConfig *string) {
 	c = newCommand("gpuplane quota", quotaDoc)
 	f := c.fs

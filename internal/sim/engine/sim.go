@@ -640,12 +640,19 @@ func checkConfig(w *Workload, cfg Config) error {
 	return nil
 }
 
+// Check returns the error Run would refuse w and cfg with before it runs
+// anything (a configuration it cannot run, a workload the mode cannot
+// use); nil if none.
+func (w *Workload) Check(cfg Config) error {
+	if err := checkConfig(w, cfg); err != nil {
+		return err
+	}
+	return w.check(cfg.Mode, cfg.Once)
+}
+
 // Run runs every policy with every seed, in parallel, and summarises.
 func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
-	if err := checkConfig(w, cfg); err != nil {
-		return nil, err
-	}
-	if err := w.check(cfg.Mode, cfg.Once); err != nil {
+	if err := w.Check(cfg); err != nil {
 		return nil, err
 	}
 	type job struct {
