@@ -129,7 +129,7 @@ type kubeObject struct {
 			ResourceClaimName         string `json:"resourceClaimName"`
 			ResourceClaimTemplateName string `json:"resourceClaimTemplateName"`
 		} `json:"resourceClaims"`
-		Affinity       *struct {
+		Affinity *struct {
 			NodeAffinity *struct {
 				Required *struct {
 					Terms []struct {
