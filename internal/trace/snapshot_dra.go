@@ -450,7 +450,7 @@ type draPod struct {
 }
 
 // claimsOf gathers pod p's claims (refs) from d.
-func (d *draObjects) claimsOf(p *SnapshotPod, refs podClaims) draPod {
+func (d *draObjects) claimsOf(file string, p *SnapshotPod, refs podClaims) draPod {
 	var out draPod
 	for i, key := range refs.claims {
 		item, ok := d.claims[key]
@@ -462,7 +462,7 @@ func (d *draObjects) claimsOf(p *SnapshotPod, refs podClaims) draPod {
 			if name == "" {
 				name = refs.templates[i] + " (template)"
 			}
-			out.warn = append(out.warn, fmt.Sprintf("pod %s: its ResourceClaim %s is not in the List: not simulated", Quote(p.Name), Quote(name)))
+			out.warn = append(out.warn, fmt.Sprintf("%s:%d: pod %s: its ResourceClaim %s is not in the List: not simulated", file, p.Line, Quote(p.Name), Quote(name)))
 			continue
 		}
 		asks, w := d.asks(item.where, &item.claim)
@@ -541,7 +541,7 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 		if len(refs[i].claims) == 0 && refs[i].extended == "" {
 			continue
 		}
-		pods[i] = d.claimsOf(p, refs[i])
+		pods[i] = d.claimsOf(file, p, refs[i])
 		if !p.Bound() {
 			pods[i].results = nil
 		}
@@ -569,9 +569,7 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 	}
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		for _, w := range pods[i].warn {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
-		}
+		s.Warnings = append(s.Warnings, pods[i].warn...)
 		if p.NumGPU == 0 {
 			for _, w := range p.setDemand(pods[i].asks) {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
