@@ -289,6 +289,10 @@ type Workload struct {
 	// sees the same pods arrive.
 	asked []cluster.Pod
 	bound bool // Bind put pods on the template
+	// noDynamicMIG[i] marks node i a DRA node whose GPUs publish no MIG
+	// placements (trace.NodeSpec.NoDynamicMIG): MIG on demand leaves it
+	// whole. nil: none.
+	noDynamicMIG []bool
 }
 
 // askedPods returns the pods as the trace asks for them.
@@ -328,6 +332,14 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		return nil, err
 	}
 	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
+	for i, n := range nodes {
+		if n.NoDynamicMIG {
+			if w.noDynamicMIG == nil {
+				w.noDynamicMIG = make([]bool, len(nodes))
+			}
+			w.noDynamicMIG[i] = true
+		}
+	}
 	if err := w.preparePods(nodesFile, podsFile); err != nil {
 		return nil, err
 	}
