@@ -85,7 +85,7 @@ func TestSnapshotDRABuild(t *testing.T) {
 		}
 		items = append(items,
 			runtime.RawExtension{Object: &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: c.pod, Namespace: "ml"},
-				Spec: corev1.PodSpec{NodeName: "n0", Containers: []corev1.Container{{Name: "c"}}, ResourceClaims: []corev1.PodResourceClaim{{Name: "r", ResourceClaimName: ptr.To(c.pod)}}},
+				Spec:   corev1.PodSpec{NodeName: "n0", Containers: []corev1.Container{{Name: "c"}}, ResourceClaims: []corev1.PodResourceClaim{{Name: "r", ResourceClaimName: ptr.To(c.pod)}}},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning}}},
 			runtime.RawExtension{Object: &resourceapi.ResourceClaim{TypeMeta: metav1.TypeMeta{Kind: "ResourceClaim", APIVersion: "resource.k8s.io/v1"}, ObjectMeta: metav1.ObjectMeta{Name: c.pod, Namespace: "ml"},
 				Spec:   resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "r", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com"}}}}},

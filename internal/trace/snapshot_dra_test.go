@@ -21,6 +21,8 @@ import (
 //     and free, gpu-2 shareable, gpu-3 plain, gpu-4 tainted and held;
 //   - running: train holds gpu-3 and gpu-4, infer 300 milliGPU of gpu-2,
 //     mig the 1g.10gb at start 6 of gpu-0;
+//   - running plain (nvidia.com/gpu: 1, the extended resource) was
+//     allocated gpu-0 by its extended-resource claim;
 //   - pending: ext (nvidia.com/gpu: 1, the extended resource), share (a
 //     template's claim not made yet: 250 milliGPU), mig3 (mig.nvidia.com,
 //     profile 3g.40gb), two (2 GPUs of productName A100, with a clause the
@@ -44,6 +46,8 @@ var draSnapshot = list(
 	podJSON("mig", "a100", "Running", `[{"name":"mig","resourceClaimTemplateName":"mig-tpl"}]`, `"resourceClaimStatuses":[{"name":"mig","resourceClaimName":"mig-mig-x7"}]`),
 	draClaimJSON("mig-mig-x7", `[{"name":"mig","exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]}}]`, `[{"request":"mig","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-0-mig-1g10gb-19-6"}]`),
 	`{"kind":"Pod","metadata":{"name":"ext","namespace":"ml"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]},"status":{"phase":"Pending"}}`,
+	`{"kind":"Pod","metadata":{"name":"plain","namespace":"ml"},"spec":{"nodeName":"a100","containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]},"status":{"phase":"Running","extendedResourceClaimStatus":{"resourceClaimName":"plain-ext-abc","requestMappings":[{"containerName":"c","resourceName":"nvidia.com/gpu","requestName":"container-0-request-0"}]}}}`,
+	draClaimJSON("plain-ext-abc", `[{"name":"container-0-request-0","exactly":{"deviceClassName":"gpu.nvidia.com","count":1}}]`, `[{"request":"container-0-request-0","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-0"}]`),
 	podJSON("share", "", "Pending", `[{"name":"s","resourceClaimTemplateName":"share-tpl"}]`, ``),
 	`{"kind":"ResourceClaimTemplate","metadata":{"name":"share-tpl","namespace":"ml"},"spec":{"spec":{"devices":{"requests":[{"name":"s","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"milliGPU":"250","memory":"10Gi"}}}}]}}}}`,
 	podJSON("mig3", "", "Pending", `[{"name":"m","resourceClaimName":"mig3"}]`, ``),
@@ -101,8 +105,10 @@ func TestSnapshotDRA(t *testing.T) {
 		"ml/train": {2, 1000, cluster.ResourceGPU, "[2 3]", "", "", -1},
 		"ml/infer": {1, 300, cluster.ResourceAny, "[1]", "", "", -1},
 		// 1g: 1/7 of a GPU, rounded down.
-		"ml/mig":   {1, 142, cluster.ResourceMIG, "[0]", "", "1g.10gb", 6},
-		"ml/ext":   {1, 1000, cluster.ResourceGPU, "[]", "", "", -1},
+		"ml/mig": {1, 142, cluster.ResourceMIG, "[0]", "", "1g.10gb", 6},
+		"ml/ext": {1, 1000, cluster.ResourceGPU, "[]", "", "", -1},
+		// The extended resource's claim: its allocation, gpu-0.
+		"ml/plain": {1, 1000, cluster.ResourceGPU, "[0]", "", "", -1},
 		"ml/share": {1, 250, cluster.ResourceAny, "[]", "", "", -1},
 		// 3g: 3000/7 = 428.
 		"ml/mig3": {1, 428, cluster.ResourceMIG, "[]", "", "", -1},
@@ -123,8 +129,8 @@ func TestSnapshotDRA(t *testing.T) {
 	warnings := strings.Join(s.Warnings, "\n")
 	for _, w := range []string{
 		`node "a100": 1 of its 5 GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out`,
-		`dra.json:1: items[16]: spec.devices.requests[0].selectors[0].cel: "device.capacity['gpu.nvidia.com'].memory"… (73 bytes) is not simulated`,
-		`dra.json:1: items[18]: spec.devices.requests[0]: device class "fpga.example.com" is not one of driver gpu.nvidia.com's GPUs or MIG devices: not simulated`,
+		`dra.json:1: items[18]: spec.devices.requests[0].selectors[0].cel: "device.capacity['gpu.nvidia.com'].memory"… (73 bytes) is not simulated`,
+		`dra.json:1: items[20]: spec.devices.requests[0]: device class "fpga.example.com" is not one of driver gpu.nvidia.com's GPUs or MIG devices: not simulated`,
 	} {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warnings)

@@ -426,7 +426,11 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 		rep.SnapshotPods = snapshotOutcomes(rep, in.pods)
 		rep.Source = o.SnapshotFile
 		if !o.SnapshotEmpty {
-			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(in.snap.pods), len(in.snap.bound))
+			pods := "pods"
+			if len(in.snap.pods) == 1 {
+				pods = "pod"
+			}
+			rep.Source += fmt.Sprintf(" (%d pending %s, %d running in place)", len(in.snap.pods), pods, len(in.snap.bound))
 		}
 	} else {
 		rep.Source = report.Source(in.nName, in.pName)
