@@ -28,10 +28,9 @@ import (
 // DRADriver is the DRA driver whose devices the reader reads as GPUs.
 const DRADriver = "gpu.nvidia.com"
 
+// draAttr is a device attribute; the reader reads string ones only.
 type draAttr struct {
-	String  *string `json:"string"`
-	Int     *int64  `json:"int"`
-	Version *string `json:"version"`
+	String *string `json:"string"`
 }
 
 type draDevice struct {

@@ -138,6 +138,28 @@ func TestSnapshotDRA(t *testing.T) {
 	}
 }
 
+// TestSnapshotDRAYAML: the same List as YAML (`-o yaml`; JSON is YAML,
+// read as YAML after a comment line) reads the same nodes and pods: its
+// count and allowMultipleAllocations are a YAML number and boolean.
+func TestSnapshotDRAYAML(t *testing.T) {
+	j, err := ReadSnapshot("dra.json", strings.NewReader(draSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ReadSnapshot("dra.yaml", strings.NewReader("# kubectl get ... -o yaml\n"+draSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range j.Pods {
+		j.Pods[i].Line = 0
+		y.Pods[i].Line = 0
+	}
+	j.Nodes[0].Line, y.Nodes[0].Line = 0, 0
+	if fmt.Sprintf("%+v %+v", j.Nodes, j.Pods) != fmt.Sprintf("%+v %+v", y.Nodes, y.Pods) {
+		t.Errorf("YAML:\n%+v %+v\nJSON:\n%+v %+v", y.Nodes, y.Pods, j.Nodes, j.Pods)
+	}
+}
+
 // FuzzReadSnapshotDRA checks that no List of DRA objects makes
 // ReadSnapshot panic, that its errors name the file, and that what it
 // accepts is in bounds: a DRA node's GPUs 0..64 of a model, a pod's
