@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/sim/cli"
 )
 
 // commands are gpuplane's subcommands, as completion offers them.
@@ -62,7 +63,7 @@ func completions() []completed {
 // completion bash|zsh|fish.
 func runCompletion(args []string, stdout io.Writer) error {
 	if len(args) != 1 {
-		return errors.New("completion takes one shell: bash, zsh or fish (for example: source <(gpuplane completion bash))")
+		return cli.BadInput(errors.New("completion takes one shell: bash, zsh or fish (for example: source <(gpuplane completion bash))"))
 	}
 	switch args[0] {
 	case "bash":
@@ -73,7 +74,7 @@ func runCompletion(args []string, stdout io.Writer) error {
 	case "fish":
 		fmt.Fprint(stdout, fishCompletion())
 	default:
-		return fmt.Errorf("completion: unknown shell %q (bash, zsh or fish)", args[0])
+		return cli.BadInput(fmt.Errorf("completion: unknown shell %q (bash, zsh or fish)", args[0]))
 	}
 	return nil
 }

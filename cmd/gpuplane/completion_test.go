@@ -30,7 +30,7 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("fish script lacks %q", want)
 		}
 	}
-	if _, errOut, code := run(t, "completion", "tcsh"); code != 1 || !strings.Contains(errOut, `unknown shell "tcsh"`) {
+	if _, errOut, code := run(t, "completion", "tcsh"); code != 2 || !strings.Contains(errOut, `unknown shell "tcsh"`) {
 		t.Errorf("tcsh: exit %d, %q", code, errOut)
 	}
 	bash, err := exec.LookPath("bash")

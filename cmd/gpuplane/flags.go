@@ -98,6 +98,9 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 	if err == nil {
 		err = c.valueIsFlag()
 	}
+	if err == nil {
+		err = c.emptyValue()
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -122,6 +125,22 @@ func (c *command) valueIsFlag() error {
 		name, _, _ := strings.Cut(strings.TrimLeft(v, "-"), "=")
 		if err == nil && strings.HasPrefix(v, "-") && c.fs.Lookup(name) != nil {
 			err = fmt.Errorf("flag needs an argument: -%s", f.Name)
+		}
+	})
+	return err
+}
+
+// emptyValue refuses a flag given an empty value (--teams "" or
+// --mig-config=): every value flag's empty value is its absence, so the
+// option would be silently off. The error names the flag.
+func (c *command) emptyValue() error {
+	var err error
+	c.fs.Visit(func(f *flag.Flag) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			return
+		}
+		if err == nil && strings.TrimSpace(f.Value.String()) == "" {
+			err = fmt.Errorf("%s: empty value; give one, or leave the flag out", dashes(f.Name))
 		}
 	})
 	return err

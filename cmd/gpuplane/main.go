@@ -42,8 +42,10 @@ Usage:
 
 func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// execute runs the command line args and returns the exit status: 0, 1 on
-// an error, 2 on a usage error, 130 when interrupted.
+// execute runs the command line args and returns the exit status: 0; 2
+// on a usage error or bad input (a flag refused, an input file missing or
+// refused: cli.IsBadInput); 1 when a run that read its inputs failed (a
+// report not written); 130 when interrupted.
 func execute(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -90,6 +92,9 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "gpuplane: interrupted")
 		return 130
+	case cli.IsBadInput(err):
+		fmt.Fprintln(stderr, "gpuplane:", err)
+		return 2
 	}
 	fmt.Fprintln(stderr, "gpuplane:", err)
 	return 1
@@ -106,7 +111,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := c.fs
 	if fs.NArg() > 0 {
-		return fmt.Errorf("simulate takes no arguments, got %q", fs.Args())
+		return cli.BadInput(fmt.Errorf("simulate takes no arguments, got %q", fs.Args()))
 	}
 	fs.Visit(func(f *flag.Flag) { o.InflateSet = o.InflateSet || f.Name == "inflate" })
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

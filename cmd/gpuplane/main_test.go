@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -58,6 +60,11 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"simulate", "--out", "--force"}, "gpuplane simulate: --out needs a value"},
 		{[]string{"simulate", "--gpu-api", "--seeds", "1"}, "--gpu-api needs a value"},
 		{[]string{"quota", "--teams", "--nodes=x"}, "gpuplane quota: --teams needs a value"},
+		// An empty value would silently turn the option off.
+		{[]string{"simulate", "--teams", ""}, "gpuplane simulate: --teams: empty value; give one, or leave the flag out"},
+		{[]string{"simulate", "--sharing", "mig", "--mig-config="}, "gpuplane simulate: --mig-config: empty value"},
+		{[]string{"simulate", "--nodes", " "}, "--nodes: empty value"},
+		{[]string{"quota", "--teams", "", "--nodes", "T4 x 1"}, "gpuplane quota: --teams: empty value"},
 		{[]string{"simulte"}, `gpuplane: unknown command "simulte"; did you mean "simulate"? (gpuplane help lists the commands)`},
 		{[]string{"quota", "--team", "t.yaml"}, "gpuplane quota: unknown flag --team; did you mean --teams?"},
 		{[]string{"policy", "check", "--polcy", "p.yaml"}, "gpuplane policy check: unknown flag --polcy; did you mean --policy?"},
@@ -70,5 +77,34 @@ func TestCommandLine(t *testing.T) {
 	out, _, code := run(t, "simulate", "-o", "json", "--policies", "fgd", "--seeds", "1")
 	if code != 0 || !strings.HasPrefix(out, "{") {
 		t.Errorf("-o json: exit %d, %.40q", code, out)
+	}
+}
+
+// failWriter refuses every write: a report that cannot be written.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestExitStatus: the one rule, 2 for a usage error or bad input, 1 for a
+// run that read its inputs and then failed.
+func TestExitStatus(t *testing.T) {
+	var errb strings.Builder
+	for _, args := range [][]string{
+		{"simulate", "--nodes", "A100 x", "--pods", "p.csv"},            // a malformed node spec
+		{"simulate", "--nodes", "no-such.csv", "--pods", "no-such.csv"}, // a missing file
+		{"simulate", "--mode", "warp"},                                  // an option refused
+		{"simulate", "extra"},                                           // an argument
+		{"quota", "--teams", "no-such.yaml", "--nodes", "T4 x 1"},
+		{"completion", "tcsh"},
+	} {
+		errb.Reset()
+		if code := execute(args, io.Discard, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", args, code, errb.String())
+		}
+	}
+	errb.Reset()
+	code := execute([]string{"simulate", "--policies", "fgd", "--seeds", "1"}, failWriter{}, &errb)
+	if code != 1 || !strings.HasSuffix(errb.String(), "gpuplane: disk full\n") {
+		t.Errorf("report not written: exit %d, stderr %q; want 1 and the error", code, errb.String())
 	}
 }

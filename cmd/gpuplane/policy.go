@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/sim/cli"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
@@ -59,29 +60,33 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("policy check takes no arguments, got %q", fs.Args())
+		return cli.BadInput(fmt.Errorf("policy check takes no arguments, got %q", fs.Args()))
 	}
 	if *pf == "" || len(*pp) == 0 {
-		return errors.New("policy check needs --policy FILE and -f FILE|DIR")
+		return cli.BadInput(errors.New("policy check needs --policy FILE and -f FILE|DIR"))
 	}
 	data, err := os.ReadFile(*pf)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	pol, err := policy.Parse(*pf, data)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	pol.ExcludeNamespaces = pol.ExcludedNamespaces(*exclude...)
 	findings, n, err := pol.Check(*pp, os.Stdin)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	for _, f := range findings {
 		fmt.Fprintln(stdout, f)
 	}
 	if len(findings) > 0 {
-		return fmt.Errorf("%d violations in %d pods and pod templates", len(findings), n)
+		v := "violations"
+		if len(findings) == 1 {
+			v = "violation"
+		}
+		return fmt.Errorf("%d %s in %d pods and pod templates", len(findings), v, n) // exit status 1: a check that found violations
 	}
 	fmt.Fprintf(stdout, "%d pods and pod templates, no violation\n", n)
 	return nil
@@ -109,23 +114,23 @@ func runPolicyVAP(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("policy vap takes no arguments, got %q", fs.Args())
+		return cli.BadInput(fmt.Errorf("policy vap takes no arguments, got %q", fs.Args()))
 	}
 	if *policyFile == "" {
-		return errors.New("policy vap needs --policy FILE")
+		return cli.BadInput(errors.New("policy vap needs --policy FILE"))
 	}
 	data, err := os.ReadFile(*policyFile)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	pol, err := policy.Parse(*policyFile, data)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	o.ExcludeNamespaces = *exclude
 	out, err := pol.AdmissionPolicies(*o)
 	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	_, err = stdout.Write(out)
 	return err

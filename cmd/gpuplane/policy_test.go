@@ -18,12 +18,12 @@ func TestPolicyCheck(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", "../../internal/webhook/policy/testdata/manifests/pods.yaml"}, &out, &errb)
 	want := "../../internal/webhook/policy/testdata/manifests/pods.yaml:23: Pod research/llama-worker-0: training-on-shared: container pytorch:"
-	if code != 1 || !strings.HasPrefix(out.String(), want) || strings.Count(out.String(), "\n") != 1 || errb.String() != "gpuplane: 1 violations in 2 pods and pod templates\n" {
+	if code != 1 || !strings.HasPrefix(out.String(), want) || strings.Count(out.String(), "\n") != 1 || errb.String() != "gpuplane: 1 violation in 2 pods and pod templates\n" {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out.String(), errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy check needs --policy FILE and -f FILE|DIR\n" {
+	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml"}, &out, &errb); code != 2 || errb.String() != "gpuplane: policy check needs --policy FILE and -f FILE|DIR\n" {
 		t.Errorf("no -f: exit %d, %q", code, errb.String())
 	}
 	// An empty manifest is an error, not "0 pods, no violation".
@@ -33,7 +33,7 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", empty}, &out, &errb); code != 1 || out.String() != "" || errb.String() != "gpuplane: no objects in "+empty+"\n" {
+	if code := execute([]string{"policy", "check", "--policy", "../../internal/webhook/policy/testdata/policy.yaml", "-f", empty}, &out, &errb); code != 2 || out.String() != "" || errb.String() != "gpuplane: no objects in "+empty+"\n" {
 		t.Errorf("empty file: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	errb.Reset()
@@ -73,11 +73,11 @@ func TestPolicyVAP(t *testing.T) {
 		t.Errorf("--mutating=false: exit %d, %s", code, out.String())
 	}
 	errb.Reset()
-	if code := execute([]string{"policy", "vap"}, &out, &errb); code != 1 || errb.String() != "gpuplane: policy vap needs --policy FILE\n" {
+	if code := execute([]string{"policy", "vap"}, &out, &errb); code != 2 || errb.String() != "gpuplane: policy vap needs --policy FILE\n" {
 		t.Errorf("no --policy: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := execute([]string{"policy", "vap", "--policy", "nope.yaml"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "nope.yaml") {
+	if code := execute([]string{"policy", "vap", "--policy", "nope.yaml"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "nope.yaml") {
 		t.Errorf("missing file: exit %d, %q", code, errb.String())
 	}
 }
@@ -107,6 +107,9 @@ func TestPolicyCheckAudit(t *testing.T) {
 		err := cmd.Run()
 		got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		wantErr := fmt.Sprintf("gpuplane: %d violations in 7 pods and pod templates\n", len(c.lines))
+		if len(c.lines) == 1 {
+			wantErr = "gpuplane: 1 violation in 7 pods and pod templates\n"
+		}
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || errb.String() != wantErr || len(got) != len(c.lines) {
 			t.Errorf("%v: %v, stderr %q, stdout:\n%s", c.flags, err, errb.String(), out.String())
 			continue

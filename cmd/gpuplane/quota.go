@@ -52,27 +52,11 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 	}
 	conf, err := quota.KueueConfigFor(*gpuAPI)
 	if err != nil {
-		return fmt.Errorf("quota: --gpu-api: %w", err)
+		return cli.BadInput(fmt.Errorf("quota: --gpu-api: %w", err))
 	}
-	switch {
-	case c.fs.NArg() > 0:
-		return fmt.Errorf("quota takes no arguments, got %q", c.fs.Args())
-	case *kubeconfig != "":
-		return errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
-	case *teamsFile == "" || *nodesFile == "":
-		return errors.New("quota: --teams and --nodes are required")
-	}
-	nodes, err := cli.ReadNodes(*nodesFile)
+	objs, err := quotaPlan(c, *teamsFile, *nodesFile, *kubeconfig, *gpuAPI)
 	if err != nil {
-		return err
-	}
-	teams, err := quota.LoadTeamsOn(*teamsFile, nodes) // as simulate --teams reads it
-	if err != nil {
-		return err
-	}
-	objs, err := quota.PlanFor(*teamsFile, teams, quota.Capacity(nodes), *gpuAPI)
-	if err != nil {
-		return err
+		return cli.BadInput(err)
 	}
 	if *kueueConfig != "" {
 		var buf bytes.Buffer
@@ -83,7 +67,7 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		// configuration, which the output is to be merged into.
 		f, err := os.OpenFile(*kueueConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("quota: --kueue-config %s exists: not overwritten (give a new path)", *kueueConfig)
+			return cli.BadInput(fmt.Errorf("quota: --kueue-config %s exists: not overwritten (give a new path)", *kueueConfig))
 		}
 		if err != nil {
 			return fmt.Errorf("quota: --kueue-config: %w", err)
@@ -97,6 +81,28 @@ func runQuota(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return quota.WriteYAML(stdout, objs)
+}
+
+// quotaPlan checks quota's arguments and reads its inputs into the Kueue
+// objects; every error is bad input.
+func quotaPlan(c *command, teamsFile, nodesFile, kubeconfig, gpuAPI string) ([]any, error) {
+	switch {
+	case c.fs.NArg() > 0:
+		return nil, fmt.Errorf("quota takes no arguments, got %q", c.fs.Args())
+	case kubeconfig != "":
+		return nil, errors.New("quota: --kubeconfig is not supported (the offline tool links no Kubernetes client); write the node list with kubectl as docs/quota.md shows and pass --nodes")
+	case teamsFile == "" || nodesFile == "":
+		return nil, errors.New("quota: --teams and --nodes are required")
+	}
+	nodes, err := cli.ReadNodes(nodesFile)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := quota.LoadTeamsOn(teamsFile, nodes) // as simulate --teams reads it
+	if err != nil {
+		return nil, err
+	}
+	return quota.PlanFor(teamsFile, teams, quota.Capacity(nodes), gpuAPI)
 }
 
 // quotaFlags are the values of gpuplane quota's flags.

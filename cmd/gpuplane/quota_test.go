@@ -31,7 +31,7 @@ func TestQuota(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
 	out, errOut, code = run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", nodes)
-	if code != 1 || out != "" || !strings.Contains(errOut, "over.yaml: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPUs") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "over.yaml: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPU\n") {
 		t.Errorf("over capacity: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// --nodes takes simulate's short spec too: 2 T4 nodes of the typical
@@ -39,7 +39,7 @@ func TestQuota(t *testing.T) {
 	if _, errOut, code := run(t, "quota", "--teams", teams("ok.yaml", 1), "--nodes", "T4 x 2"); code != 0 {
 		t.Errorf("node spec: exit %d, stderr %q", code, errOut)
 	}
-	if _, errOut, code := run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", "T4 x 2"); code != 1 || !strings.Contains(errOut, "but the nodes have 4: over by 1 GPUs") {
+	if _, errOut, code := run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", "T4 x 2"); code != 2 || !strings.Contains(errOut, "but the nodes have 4: over by 1 GPU\n") {
 		t.Errorf("node spec over capacity: exit %d, stderr %q", code, errOut)
 	}
 	for _, c := range []struct {
@@ -99,7 +99,7 @@ func TestQuotaKueueConfig(t *testing.T) {
 		t.Errorf("--gpu-api dra: exit %d, stderr %q, config:\n%s\nstdout:\n%s", code, errOut, got, out)
 	}
 	bad := filepath.Join(dir, "kueue-csi.yaml")
-	if out, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--gpu-api", "csi", "--kueue-config", bad); code != 1 || out != "" ||
+	if out, errOut, code := run(t, "quota", "--teams", teams, "--nodes", "T4 x 1", "--gpu-api", "csi", "--kueue-config", bad); code != 2 || out != "" ||
 		!strings.Contains(errOut, `quota: --gpu-api: unknown GPU API "csi" (device-plugin or dra)`) {
 		t.Errorf("--gpu-api csi: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -135,7 +135,7 @@ func TestTeamsSameCheck(t *testing.T) {
 		{"simulate", "--mode", "replay", "--teams", over, "--nodes", nodes, "--pods", pods},
 	} {
 		out, errOut, code := run(t, args...)
-		if code != 1 || out != "" || errOut != want {
+		if code != 2 || out != "" || errOut != want {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", args[0], code, out, errOut, want)
 		}
 	}

@@ -58,7 +58,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
 	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: MIG layouts, an NVIDIA mig-parted config file")
 	f.StringVar(&o.MIGConfigName, "mig-config-name", o.MIGConfigName, "the configuration of --mig-config (default: its only one)")
-	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "kubectl get nodes,pods -A -o json: place its pending pods")
+	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "kubectl get nodes,pods[,resourceslices,...] -A -o json")
 	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: all its pods on an empty copy of its nodes")
 	f.StringVar(&o.Size, "size", o.Size, "smallest cluster for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")

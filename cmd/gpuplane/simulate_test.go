@@ -135,7 +135,7 @@ func TestSimulateBadInput(t *testing.T) {
 	for _, tc := range cases {
 		out, errOut, code := run(t, append([]string{"simulate"}, tc.args...)...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
-		if code == 0 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "panic") || out != "" {
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "panic") || out != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line containing %q", tc.name, code, out, errOut, tc.want)
 		}
 	}
@@ -170,7 +170,7 @@ func TestSimulateUnfitPodsWarn(t *testing.T) {
 	if _, err := os.Stat(placements); err != nil {
 		t.Errorf("--placements: %v", err)
 	}
-	if _, errOut, code := run(t, "simulate", "--nodes", nodes, "--pods", pods, "--placements", placements); code != 1 || !strings.Contains(errOut, "exists (--force overwrites it)") {
+	if _, errOut, code := run(t, "simulate", "--nodes", nodes, "--pods", pods, "--placements", placements); code != 2 || !strings.Contains(errOut, "exists (--force overwrites it)") {
 		t.Errorf("second run: exit %d, stderr %q", code, errOut)
 	}
 }

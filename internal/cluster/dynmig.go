@@ -142,3 +142,36 @@ func (n *Node) DynamicMIGStarts(g, k int) []int {
 	}
 	return out
 }
+
+// AddDynamicMIGAt binds p, asking for MIG profile p.MIGProfile-1, to GPU g,
+// a GPU of MIG on demand, at the placement that starts at memory slot
+// start, instead of the first free one: a running pod's instance as a
+// snapshot's claim allocated it (the start of the device's name, internal/node/dra
+// migName). It is an error, changing nothing, when the GPU is no dynamic
+// MIG GPU, the profile has no placement at start, its slots are not free
+// or Add refuses p.
+func (n *Node) AddDynamicMIGAt(p *Pod, g, start int) error {
+	k := int(p.MIGProfile) - 1
+	if g < 0 || g >= len(n.GPUFree) || !n.MIGGPUs.Has(g) || !n.MIG[g].Dynamic || k < 0 || k >= gpu.NumMIGProfiles {
+		return fmt.Errorf("pod %s: GPU %d of node %s is no GPU of MIG on demand, or the pod asks for no MIG profile", p.Name, g, n.Name)
+	}
+	at := -1
+	for i, s := range gpu.MIGProfiles("A100-80GB")[k].Starts {
+		if s == start {
+			at = i
+		}
+	}
+	m := &n.MIG[g]
+	if at < 0 || m.Slots&migMasks[k][at] != 0 {
+		return fmt.Errorf("pod %s: MIG profile %d has no free placement at slot %d of GPU %d of node %s", p.Name, k, start, g, n.Name)
+	}
+	first, _ := m.freePlacement(k) // the placement Add takes
+	if err := n.Add(p, 1<<uint(g)); err != nil {
+		return err
+	}
+	// Move it to at: at's slots were free before Add, and the compute
+	// slices held (GPUFree) are the same.
+	m.Slots = m.Slots&^migMasks[k][first] | migMasks[k][at]
+	m.Starts[k] = m.Starts[k]&^(1<<uint(first)) | 1<<uint(at)
+	return nil
+}

@@ -88,3 +88,60 @@ func TestDynamicMIG(t *testing.T) {
 		t.Error("a T4 took MIG on demand")
 	}
 }
+
+// TestAddDynamicMIGAt: a running 1g.10gb at slot 6 (a snapshot's claim)
+// leaves slots 0-3 free for a 4g.40gb, which the first free placement
+// (slot 0) would not: then 1 + 4 compute slices are held, 1000 -
+// ⌊(5000+3)/7⌋ = 286 milli-GPU free, and a 2g.20gb fits only at slot 4.
+// A 1g.10gb at slot 7 (no placement starts there) and one at slot 6 again
+// (held) are refused, as is a GPU that is not of MIG on demand.
+func TestAddDynamicMIGAt(t *testing.T) {
+	mig := func(k int) *Pod {
+		return &Pod{Name: fmt.Sprint("k", k), NumGPU: 1, GPUMilli: MIGMilli(k), MIGProfile: int8(k + 1)}
+	}
+	for _, at := range []bool{false, true} {
+		n, err := NewNode("n", "A100-80GB", 64000, 1<<20, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.EnableDynamicMIG(0); err != nil {
+			t.Fatal(err)
+		}
+		if at {
+			err = n.AddDynamicMIGAt(mig(0), 0, 6)
+		} else {
+			err = n.Add(mig(0), 1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.DynamicMIGStarts(0, 0); len(got) != 1 || got[0] != map[bool]int{false: 0, true: 6}[at] {
+			t.Fatalf("at %v: 1g.10gb starts %v", at, got)
+		}
+		if fits := Feasible(&n, mig(5)); fits != at {
+			t.Fatalf("at %v: a 4g.40gb fits %v, want %v", at, fits, at)
+		}
+		if !at {
+			continue
+		}
+		if err := n.Add(mig(5), 1); err != nil {
+			t.Fatal(err)
+		}
+		if n.GPUFree[0] != 286 {
+			t.Errorf("%d milli-GPU free, want 286", n.GPUFree[0])
+		}
+		if err := n.Add(mig(3), 1); err != nil || fmt.Sprint(n.DynamicMIGStarts(0, 3)) != "[4]" {
+			t.Errorf("2g.20gb: %v, starts %v; want slot 4", err, n.DynamicMIGStarts(0, 3))
+		}
+		for _, c := range []struct{ g, start int }{{0, 7}, {0, 6}, {1, 0}} {
+			pods, slots := n.Pods, n.MIG[0].Slots
+			if err := n.AddDynamicMIGAt(mig(0), c.g, c.start); err == nil || n.Pods != pods || n.MIG[0].Slots != slots {
+				t.Errorf("GPU %d slot %d: %v, %d pods; want an error and nothing changed", c.g, c.start, err, n.Pods)
+			}
+		}
+		whole, _ := NewNode("w", "A100-80GB", 64000, 1<<20, 1)
+		if err := whole.AddDynamicMIGAt(mig(0), 0, 0); err == nil || whole.Pods != 0 {
+			t.Errorf("a GPU not of MIG on demand: %v", err)
+		}
+	}
+}

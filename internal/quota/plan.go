@@ -57,8 +57,8 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 	}
 	for _, m := range sortedKeys(sum) {
 		if over := sum[m] - capacity[m]; over > 0 {
-			return fmt.Errorf("%s: model %s: nominal quotas sum to %d GPUs (%s) but the nodes have %d: over by %d GPUs",
-				file, m, sum[m], strings.Join(parts[m], ", "), capacity[m], over)
+			return fmt.Errorf("%s: model %s: nominal quotas sum to %s (%s) but the nodes have %d: over by %s",
+				file, m, gpuCount(sum[m]), strings.Join(parts[m], ", "), capacity[m], gpuCount(over))
 		}
 	}
 	return nil
@@ -253,4 +253,12 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// gpuCount writes n GPUs: "1 GPU", "5 GPUs".
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }

@@ -114,6 +114,7 @@ type (
 		Priority   int         `yaml:"priority"`
 		Quotas     []quotaYAML `yaml:"quotas"`
 		line       int
+		path       string // teams[i], for errors
 	}
 	quotaYAML struct {
 		Model          string `yaml:"model"`
@@ -122,6 +123,7 @@ type (
 		BorrowingLimit *int   `yaml:"borrowingLimit"`
 		LendingLimit   *int   `yaml:"lendingLimit"`
 		line           int
+		path           string // teams[i].quotas[j], for errors
 	}
 )
 
@@ -131,6 +133,12 @@ func (f *fileYAML) lines(doc *yaml.Node) {
 	teams := yamlx.Lookup(doc, "teams")
 	if teams == nil || teams.Kind != yaml.SequenceNode {
 		return
+	}
+	for i := range f.Teams {
+		f.Teams[i].path = yamlx.Item("teams", i)
+		for j := range f.Teams[i].Quotas {
+			f.Teams[i].Quotas[j].path = yamlx.Item(f.Teams[i].path+".quotas", j)
+		}
 	}
 	for i := range f.Teams {
 		if i >= len(teams.Content) {
@@ -250,38 +258,38 @@ type checker struct {
 func (c *checker) team(ty teamYAML) (Team, error) {
 	name := c.name
 	if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
-		return Team{}, errf(name, ty.line, "name", "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
+		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "name"), "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
 	}
 	if l, ok := c.teamAt[ty.Name]; ok {
-		return Team{}, errf(name, ty.line, "name", "team %q repeats line %d", ty.Name, l)
+		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "name"), "team %q repeats line %d", ty.Name, l)
 	}
 	c.teamAt[ty.Name] = ty.line
 	if len(ty.Namespaces) == 0 {
-		return Team{}, errf(name, ty.line, "namespaces", "team %q has no namespaces", ty.Name)
+		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "namespaces"), "team %q has no namespaces", ty.Name)
 	}
 	for _, ns := range ty.Namespaces {
 		if !dns1123.MatchString(ns) || len(ns) > 63 {
-			return Team{}, errf(name, ty.line, "namespaces", "%q is not a namespace name", ns)
+			return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "namespaces"), "%q is not a namespace name", ns)
 		}
 		if l, ok := c.nsAt[ns]; ok {
-			return Team{}, errf(name, ty.line, "namespaces", "namespace %q already belongs to the team of line %d", ns, l)
+			return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "namespaces"), "namespace %q already belongs to the team of line %d", ns, l)
 		}
 		c.nsAt[ns] = ty.line
 	}
 	if ty.Priority < -1_000_000_000 || ty.Priority > 1_000_000_000 {
-		return Team{}, errf(name, ty.line, "priority", "%d is outside -1e9..1e9", ty.Priority)
+		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "priority"), "%d is outside -1e9..1e9", ty.Priority)
 	}
 	if len(ty.Quotas) == 0 && c.quotas {
-		return Team{}, errf(name, ty.line, "quotas", "team %q has no quotas", ty.Name)
+		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "quotas"), "team %q has no quotas", ty.Name)
 	}
 	t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
 	modelAt := map[string]int{}
 	for _, qy := range ty.Quotas {
 		if qy.Model == "" || len(qy.Model) > 63 {
-			return Team{}, errf(name, qy.line, "model", "missing or longer than 63 characters")
+			return Team{}, errf(name, qy.line, yamlx.Field(qy.path, "model"), "missing or longer than 63 characters")
 		}
 		if l, ok := modelAt[qy.Model]; ok {
-			return Team{}, errf(name, qy.line, "model", "model %q repeats line %d", qy.Model, l)
+			return Team{}, errf(name, qy.line, yamlx.Field(qy.path, "model"), "model %q repeats line %d", qy.Model, l)
 		}
 		modelAt[qy.Model] = qy.line
 		if err := c.quota(qy); err != nil {
@@ -298,34 +306,34 @@ func (c *checker) quota(qy quotaYAML) error {
 	name := c.name
 	if qy.Product != "" {
 		if !labelValue.MatchString(qy.Product) || len(qy.Product) > 63 {
-			return errf(name, qy.line, "product", "%q is not a label value", qy.Product)
+			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "%q is not a label value", qy.Product)
 		}
 		if p, ok := c.product[qy.Model]; ok && p != qy.Product {
-			return errf(name, qy.line, "product", "model %q is %q elsewhere", qy.Model, p)
+			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "model %q is %q elsewhere", qy.Model, p)
 		}
 		// Two models on one product would be two ResourceFlavors
 		// selecting the same nodes: Kueue would count each GPU in both
 		// flavors' quotas.
 		if m, ok := c.modelOf[qy.Product]; ok && m != qy.Model {
-			return errf(name, qy.line, "product", "%q is model %q elsewhere; one product is one model", qy.Product, m)
+			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "%q is model %q elsewhere; one product is one model", qy.Product, m)
 		}
 		c.product[qy.Model] = qy.Product
 		c.modelOf[qy.Product] = qy.Model
 	}
 	if qy.Nominal == nil {
-		return errf(name, qy.line, "nominal", "missing")
+		return errf(name, qy.line, yamlx.Field(qy.path, "nominal"), "missing")
 	}
 	for _, v := range []struct {
 		field string
 		n     *int
 	}{{"nominal", qy.Nominal}, {"borrowingLimit", qy.BorrowingLimit}, {"lendingLimit", qy.LendingLimit}} {
 		if v.n != nil && (*v.n < 0 || *v.n > maxGPUs) {
-			return errf(name, qy.line, v.field, "%d GPUs is outside 0..%d", *v.n, maxGPUs)
+			return errf(name, qy.line, yamlx.Field(qy.path, v.field), "%d GPUs is outside 0..%d", *v.n, maxGPUs)
 		}
 	}
 	// Kueue: lendingLimit must be at most nominalQuota.
 	if qy.LendingLimit != nil && *qy.LendingLimit > *qy.Nominal {
-		return errf(name, qy.line, "lendingLimit", "%d GPUs is more than nominal %d", *qy.LendingLimit, *qy.Nominal)
+		return errf(name, qy.line, yamlx.Field(qy.path, "lendingLimit"), "%d GPUs is more than nominal %d", *qy.LendingLimit, *qy.Nominal)
 	}
 	return nil
 }

@@ -340,13 +340,38 @@ func ParseNodeSpec(spec string) ([]NodeGroup, error) {
 }
 
 // IsNodeSpec reports whether a --nodes argument is a short node spec
-// rather than a file name: it holds " x " and names no existing file.
+// rather than a file name: it names no existing file and looks like one,
+// well formed or not, so that ParseNodeSpec says what is wrong with it
+// rather than "no such file": a "×", an item of two or more fields one of
+// which is "x" or "X" ("T4 x 200", "A100 x", "A100-80GB x 0"), or an item MODELxCOUNT without
+// spaces ("A100x4").
 func IsNodeSpec(arg string) bool {
-	if !strings.Contains(arg, " x ") && !strings.Contains(arg, " X ") && !strings.Contains(arg, "×") {
+	if !looksLikeSpec(arg) {
 		return false
 	}
 	_, err := os.Stat(arg)
 	return errors.Is(err, os.ErrNotExist)
+}
+
+// glued is a node spec item written without spaces around its x.
+var glued = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+-]*[xX][0-9]+$`)
+
+func looksLikeSpec(arg string) bool {
+	if strings.Contains(arg, "×") {
+		return true
+	}
+	for _, item := range strings.Split(arg, ",") {
+		f := strings.Fields(item)
+		for _, w := range f {
+			if (w == "x" || w == "X") && len(f) > 1 {
+				return true
+			}
+		}
+		if len(f) == 1 && glued.MatchString(f[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Nodes expands node groups into nodes: group g gives g.Count nodes named

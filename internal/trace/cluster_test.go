@@ -111,7 +111,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  false [] 0  2} {cpu-1 500 2048 0  false [] 0  2}]" // NodeSpec.Shared false, MIGGPUs 0
+	want := "[{cpu-0 500 2048 0  false [] 0 false  2} {cpu-1 500 2048 0  false [] 0 false  2}]" // NodeSpec.Shared false, MIGGPUs 0, NoDynamicMIG false
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
@@ -150,6 +150,26 @@ func TestParseNodeSpec(t *testing.T) {
 	}
 	if !IsNodeSpec("T4 x 200") || IsNodeSpec("nodes.csv") {
 		t.Error("IsNodeSpec")
+	}
+	// Malformed specs are specs (ParseNodeSpec names what is wrong), not
+	// file names that do not exist.
+	for _, tc := range []struct{ in, want string }{
+		{"A100 x", `node spec item 1 "A100 x": want MODEL x COUNT`},
+		{"A100-80GB x 0", `node spec item 1 "A100-80GB x 0": count "0" is not an integer in [1, 100000]`},
+		{"A100x4", `node spec item 1 "A100x4": want MODEL x COUNT`},
+		{"T4 x 2, x 3", `node spec item 2 "x 3": want MODEL x COUNT`},
+	} {
+		if !IsNodeSpec(tc.in) {
+			t.Errorf("IsNodeSpec(%q) = false, want true", tc.in)
+		}
+		if _, err := ParseNodeSpec(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	for _, name := range []string{"nodes.yaml", "openb_node_list_gpu_node.csv", "x", "dir/x.csv", "max4.csv"} {
+		if IsNodeSpec(name) {
+			t.Errorf("IsNodeSpec(%q) = true, want a file name", name)
+		}
 	}
 }
 
@@ -224,7 +244,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 false [] 0  6} {v100-r1-1 96000 786432 8 V100M32 false [] 0  6} {v100-r2-0 96000 786432 8 V100M32 false [] 0  14} {v100-r2-1 96000 786432 8 V100M32 false [] 0  14}]" // lines 6 and 14
+	want := "[{v100-r1-0 96000 786432 8 V100M32 false [] 0 false  6} {v100-r1-1 96000 786432 8 V100M32 false [] 0 false  6} {v100-r2-0 96000 786432 8 V100M32 false [] 0 false  14} {v100-r2-1 96000 786432 8 V100M32 false [] 0 false  14}]" // lines 6 and 14
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}

@@ -50,6 +50,11 @@ type NodeSpec struct {
 	// simulate takes the first that no running pod of whole GPUs holds);
 	// 0: all of them.
 	MIGGPUs int
+	// NoDynamicMIG marks a DRA node of a snapshot whose GPUs publish no
+	// MIG placements (MIG mode off): MIG on demand (simulate --gpu-api
+	// dra --sharing mig) leaves its GPUs whole, as the cluster serves
+	// them.
+	NoDynamicMIG bool
 	// IgnoredModel is the model column of a node with 0 GPUs, which is
 	// ignored (Warnings names it).
 	IgnoredModel string

@@ -61,6 +61,13 @@ type SnapshotNode struct {
 	Replicas int
 	// Unschedulable is spec.unschedulable (a cordoned node).
 	Unschedulable bool
+	// DRA reports that the node's GPUs are those its ResourceSlices of
+	// driver gpu.nvidia.com publish (it has no nvidia.com/gpu): the
+	// untainted whole GPUs (and the tainted ones a running pod holds),
+	// the model of their productName. DynamicMIG: some publish MIG
+	// placements with counters (MIG on demand; else NodeSpec.NoDynamicMIG);
+	// DRAShares: some are shareable (allowMultipleAllocations).
+	DRA, DynamicMIG, DRAShares bool
 }
 
 // SnapshotPod is one Pod.
@@ -72,8 +79,14 @@ type SnapshotPod struct {
 	// NodeName is spec.nodeName, "" for a pod not yet bound.
 	NodeName string
 	// GPUs are the GPU indices gpuplane-scheduler chose (the gpuplane.io/gpus
-	// annotation), nil when absent.
+	// annotation), or a running DRA pod's allocated GPUs (its claims'
+	// status.allocation); nil when absent.
 	GPUs []int
+	// MIGProfile and MIGStart are a running DRA pod's MIG placement (the
+	// device's profile attribute, its start slot; -1 unknown); "" for
+	// none.
+	MIGProfile string
+	MIGStart   int
 }
 
 // Pending reports whether the pod waits for a node: phase Pending and no
@@ -111,7 +124,12 @@ type kubeObject struct {
 		Containers     []kubeContainer   `json:"containers"`
 		InitContainers []kubeContainer   `json:"initContainers"`
 		Overhead       map[string]string `json:"overhead"`
-		Affinity       *struct {
+		ResourceClaims []struct {
+			Name                      string `json:"name"`
+			ResourceClaimName         string `json:"resourceClaimName"`
+			ResourceClaimTemplateName string `json:"resourceClaimTemplateName"`
+		} `json:"resourceClaims"`
+		Affinity *struct {
 			NodeAffinity *struct {
 				Required *struct {
 					Terms []struct {
@@ -129,6 +147,15 @@ type kubeObject struct {
 		Phase       string            `json:"phase"`
 		Capacity    map[string]string `json:"capacity"`
 		Allocatable map[string]string `json:"allocatable"`
+		// A pod's claims made from templates, and its extended
+		// resources' claim (DRA).
+		ResourceClaimStatuses []struct {
+			Name              string `json:"name"`
+			ResourceClaimName string `json:"resourceClaimName"`
+		} `json:"resourceClaimStatuses"`
+		ExtendedResourceClaimStatus *struct {
+			ResourceClaimName string `json:"resourceClaimName"`
+		} `json:"extendedResourceClaimStatus"`
 	} `json:"status"`
 }
 
@@ -183,6 +210,9 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 		return nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, Quote(list.Kind))
 	}
 	s := &Snapshot{}
+	dra := &draObjects{claims: map[string]draItem{}, templates: map[string]draItem{}, classes: map[string]draClass{}}
+	var refs []podClaims
+	base := file
 	nodeNames := map[string]bool{}
 	podNames := map[string]bool{}
 	var podPaths []string
@@ -221,9 +251,18 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 			}
 			s.Pods = append(s.Pods, p)
 			podPaths = append(podPaths, path)
+			refs = append(refs, claimRefs(&o))
 		default:
-			return nil, fmt.Errorf("%s: %s.kind: %s, want Node or Pod", file, path, Quote(o.Kind))
+			if !isDRAKind(o.Kind) {
+				return nil, fmt.Errorf("%s: %s.kind: %s, want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass", file, path, Quote(o.Kind))
+			}
+			if err := dra.read(base, path, lines[i], &o, raw); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if err := s.applyDRA(file, dra, refs); err != nil {
+		return nil, err
 	}
 	s.replicaShares(file)
 	for i, p := range s.Pods {
@@ -626,7 +665,7 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 
 func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
 	name := o.Metadata.Namespace + "/" + o.Metadata.Name
-	p := SnapshotPod{PodSpec: PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName}
+	p := SnapshotPod{PodSpec: PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName, MIGStart: -1}
 	switch p.Phase {
 	case "", "Pending", "Running", "Succeeded", "Failed", "Unknown":
 	default:

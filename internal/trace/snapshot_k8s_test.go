@@ -224,7 +224,7 @@ func TestSnapshotErrors(t *testing.T) {
 		{"syntax", func() string { return good[:len(good)/2] + "}" }, "snap.json:"},
 		{"type", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": 7`, 1) }, l5 + "items[5].spec.nodeName: a JSON number where a string belongs"},
 		{"kind", func() string { return strings.Replace(good, `"kind": "List"`, `"kind": "Deployment"`, 1) }, `snap.json: kind "Deployment"`},
-		{"item kind", func() string { return strings.Replace(good, `"kind": "Pod"`, `"kind": "Service"`, 1) }, l5 + `items[5].kind: "Service", want Node or Pod`},
+		{"item kind", func() string { return strings.Replace(good, `"kind": "Pod"`, `"kind": "Service"`, 1) }, l5 + `items[5].kind: "Service", want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass`},
 		{"unknown node", func() string { return strings.Replace(good, `"nodeName": "a100-0"`, `"nodeName": "gone"`, 1) }, l5 + `items[5].spec.nodeName: pod "team-a/train" is bound to node "gone"`},
 		{"both GPU kinds", func() string {
 			return strings.Replace(good, `"gpuplane.io/gpu-milli": "500"`, `"gpuplane.io/gpu-milli": "500", "nvidia.com/gpu": "1"`, 1)

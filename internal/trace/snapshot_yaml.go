@@ -25,9 +25,9 @@ func isYAML(data []byte) bool {
 // go.yaml.in/yaml/v3 and gives each item as the JSON the reader expects,
 // with the line each item starts on. kubectl writes every quantity and
 // label value as a string (quoted where it looks like a number), so every
-// scalar becomes a JSON string but null, and the one boolean the reader
-// reads, spec.unschedulable, a JSON boolean: a hand-written `cpu: 8` reads
-// as "8".
+// scalar becomes a JSON string but null, the booleans the reader reads
+// (spec.unschedulable, a device's allowMultipleAllocations) and the one
+// number (a DRA request's count): a hand-written `cpu: 8` reads as "8".
 func readYAMLList(file string, data []byte) (kubeList, []int, error) {
 	var list kubeList
 	top, err := yamlx.Parse(file, bytes.NewReader(data))
@@ -120,7 +120,13 @@ func yamlJSON(b *bytes.Buffer, n *yaml.Node, key string, depth, budget int) erro
 		switch {
 		case n.Tag == "!!null":
 			b.WriteString("null")
-		case n.Tag == "!!bool" && key == "unschedulable":
+		case n.Tag == "!!int" && key == "count":
+			var v int64
+			if err := n.Decode(&v); err != nil {
+				return fmt.Errorf("line %d: %v", n.Line, err)
+			}
+			fmt.Fprintf(b, "%d", v)
+		case n.Tag == "!!bool" && (key == "unschedulable" || key == "allowMultipleAllocations"):
 			var v bool
 			if err := n.Decode(&v); err != nil {
 				return fmt.Errorf("line %d: %v", n.Line, err)

@@ -85,6 +85,9 @@ type walker struct {
 	file  string
 	c     *Checked
 	homes map[string][]string
+	// ints also refuses a string or a collection given for a whole
+	// number (Decode, once the decoder refused the file).
+	ints bool
 }
 
 func (w *walker) add(to *[]string, line int, path, text string) {
@@ -105,6 +108,10 @@ func (w *walker) walk(path string, n *yaml.Node, k *Key, depth int) {
 	switch {
 	case k.Int && n.Kind == yaml.ScalarNode && n.Tag == "!!float":
 		w.add(&w.c.Problems, n.Line, path, n.Value+" is not a whole number")
+	case w.ints && k.Int && n.Kind == yaml.ScalarNode && n.Tag != "!!int" && n.Tag != "!!null":
+		w.add(&w.c.Problems, n.Line, path, Quote(n.Value)+" is not a whole number")
+	case w.ints && k.Int && (n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode):
+		w.add(&w.c.Problems, n.Line, path, "want a whole number, not a list or mapping")
 	case k.Kids != nil && n.Kind == yaml.MappingNode:
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -258,14 +265,38 @@ func schemaOf(t reflect.Type, tag string, busy map[reflect.Type]bool) *Key {
 
 // Decode checks n against the schema of v's type (SchemaOf with yaml
 // tags) and decodes it into v: the first problem Check finds, or the
-// decoder's error as "file:line: reason", is the error.
+// decoder's error as "file:line: path: reason" for a whole number given
+// as a string or a collection, else "file:line: reason", is the error.
 func Decode(file string, n *yaml.Node, v any) error {
 	c := Check(file, n, SchemaOf(v, "yaml"))
 	if len(c.Problems) > 0 {
 		return errors.New(c.Problems[0])
 	}
 	if err := n.Decode(v); err != nil {
+		// The decoder's "cannot unmarshal !!str `two` into int" names no
+		// field: find the whole number it refused.
+		if p := intProblem(file, n, SchemaOf(v, "yaml")); p != "" {
+			return errors.New(p)
+		}
 		return Syntax(file, err)
 	}
 	return nil
+}
+
+// intProblem returns the first whole number of the schema under n given
+// as a string or a collection ("file:line: path: "two" is not a whole
+// number"), "" if none.
+func intProblem(file string, n *yaml.Node, schema *Key) string {
+	c := Checked{Lines: map[string]int{}}
+	w := walker{file: file, c: &c, homes: homes(schema), ints: true}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n != nil {
+		w.walk("", n, schema, 0)
+	}
+	if len(c.Problems) == 0 {
+		return ""
+	}
+	return c.Problems[0]
 }

@@ -23,6 +23,7 @@
 package yamlx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,12 +56,13 @@ func Quote(s string) string {
 // an empty file (no document). A syntax error or a second document (other
 // than an empty one, a trailing "---") is an error naming file and line.
 func Parse(file string, r io.Reader) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(r)
+	lc := &lineCounter{r: r}
+	dec := yaml.NewDecoder(lc)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
 		return nil, nil
 	} else if err != nil {
-		return nil, Syntax(file, err)
+		return nil, syntax(file, err, lc.lines())
 	}
 	for {
 		var extra yaml.Node
@@ -114,7 +116,37 @@ var (
 // Syntax rewrites a go.yaml.in/yaml/v3 error, "yaml: line N: msg" or a
 // decoding error's first "line N: msg", as "file:N: msg", without the
 // names of Go types.
-func Syntax(file string, err error) error {
+func Syntax(file string, err error) error { return syntax(file, err, 0) }
+
+// lineCounter counts the lines of what is read through it.
+type lineCounter struct {
+	r        io.Reader
+	newlines int
+	last     byte
+	any      bool
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.newlines += bytes.Count(p[:n], []byte("\n"))
+		c.last, c.any = p[n-1], true
+	}
+	return n, err
+}
+
+// lines is the number of lines read: a last line without its newline
+// counts.
+func (c *lineCounter) lines() int {
+	if c.any && c.last != '\n' {
+		return c.newlines + 1
+	}
+	return c.newlines
+}
+
+// syntax is Syntax; a line past lines (a problem found at the end of a
+// file of that many lines; 0: unknown) is the last line.
+func syntax(file string, err error, lines int) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg := typeRE.ReplaceAllString(te.Errors[0], "")
@@ -124,10 +156,45 @@ func Syntax(file string, err error) error {
 		return fmt.Errorf("%s: %s", file, msg)
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if lineRE.MatchString(msg) {
-		return errors.New(lineRE.ReplaceAllString(msg, file+":$1: "))
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		rest := msg[len(m[0]):]
+		if parserProblem(rest) {
+			// go.yaml.in/yaml/v3 (decode.go, (*parser).fail) adds 1 to
+			// the 0-based mark of a scanner error only: a parser error
+			// names the line before the one it means.
+			line++
+		}
+		if lines > 0 && line > lines {
+			line = lines
+		}
+		return fmt.Errorf("%s:%d: %s", file, line, rest)
+	}
+	if parserProblem(msg) {
+		return fmt.Errorf("%s:1: %s", file, msg) // a mark on the first line (0) is left out
 	}
 	return fmt.Errorf("%s: %s", file, msg)
+}
+
+// parserProblems are the problems go.yaml.in/yaml/v3's parser reports
+// (parserc.go, yaml_parser_set_parser_error and _context), as opposed
+// to its scanner's.
+var parserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"did not find expected node content", "did not find expected key",
+	"did not find expected '-' indicator", "did not find expected ',' or ']'",
+	"did not find expected ',' or '}'", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found duplicate %TAG directive",
+	"found undefined tag handle",
+}
+
+func parserProblem(msg string) bool {
+	for _, p := range parserProblems {
+		if msg == p {
+			return true
+		}
+	}
+	return false
 }
 
 // Errorf is an error at node n (its line; line 1 for nil) and path:

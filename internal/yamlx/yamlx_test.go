@@ -33,8 +33,20 @@ func TestParse(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"a: 1\n---\nb: 2\n", "f.yaml:2: a second YAML document; give one"},
 		{"a: 1\n---\n---\nb: 2\n", "f.yaml:3: a second YAML document; give one"},
+		// A parser error names the line where its context opens (the
+		// flow or block collection), else where the problem was found
+		// (the end of the file: its last line); go.yaml.in/yaml/v3 says one
+		// line less for parser errors.
 		{"a: [\n", "f.yaml:1: did not find expected node content"},
+		{"a: [", "f.yaml:1: did not find expected node content"},
+		{"a: 1\nb: [\n\n", "f.yaml:3: did not find expected node content"},
+		{"groups:\n  - name: a\n    count: [1\n  - name: b\n", "f.yaml:3: did not find expected ',' or ']'"},
+		{"a:\n  - x\n  y: 1\n", "f.yaml:2: did not find expected '-' indicator"},
+		{"a: {b: 1\nc: 2\n", "f.yaml:2: did not find expected ',' or '}'"},
+		{"a:\n  b: 1\n c: 2\n", "f.yaml:3: did not find expected key"},
+		// Scanner errors were right already.
 		{"a: 1\n  b: 2\n", "f.yaml:2: mapping values are not allowed in this context"},
+		{"a: 1\nb: 2\n c: 3\n", "f.yaml:3: mapping values are not allowed in this context"},
 	} {
 		if _, err := Parse("f.yaml", strings.NewReader(c.in)); err == nil || err.Error() != c.want {
 			t.Errorf("Parse(%q) = %v, want %q", c.in, err, c.want)
@@ -167,7 +179,10 @@ func TestDecode(t *testing.T) {
 		{"teams:\n- name: a\n  quotas: [{model: T4, nominal: 1.5}]\n", "t.yaml:3: teams[0].quotas[0].nominal: 1.5 is not a whole number"},
 		{"teams:\n- name: a\n  model: T4\n", "t.yaml:3: teams[0].model: unknown field; it belongs under teams[*].quotas[*]"},
 		{"cohort: c\ncohort: d\n", "t.yaml:2: cohort: listed twice"},
-		{"teams:\n- name: a\n  priority: high\n", "t.yaml:3: cannot unmarshal !!str `high` into int"},
+		{"teams:\n- name: a\n  priority: high\n", `t.yaml:3: teams[0].priority: "high" is not a whole number`},
+		{"teams:\n- name: a\n  quotas: [{model: T4, nominal: [2]}]\n", "t.yaml:3: teams[0].quotas[0].nominal: want a whole number, not a list or mapping"},
+		{"teams:\n- name: a\n  quotas: [{model: T4, nominal: \"2\"}]\n", `t.yaml:3: teams[0].quotas[0].nominal: "2" is not a whole number`},
+		{"teams:\n- name: a\n  priority: [high]\n  quotas: 3\n", "t.yaml:3: teams[0].priority: want a whole number, not a list or mapping"},
 		{"hidden: 1\n", "t.yaml:1: hidden: unknown field"},
 	} {
 		var f teams

@@ -35,12 +35,9 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 		}
 		if cfg.GPUAPI == placement.DRA {
 			// DRA makes MIG instances per claim: no layouts.
-			modes[i].OnDemand = true
-			if o.MIGConfig != "" {
-				fmt.Fprintln(stderr, "simulate: warning: --gpu-api dra: --mig-config is not used; MIG instances are made on demand")
-			}
+			modes[i].OnDemand = true // Options.check refuses --mig-config
 		} else if given, in, err = givenMIG(o, nodes, bound, stderr); err != nil {
-			return nil, err
+			return nil, BadInput(err) // --mig-config or the nodes' layouts
 		}
 		migModels := false
 		for _, n := range nodes {

@@ -181,13 +181,23 @@ func TestRunSharingOnDemand(t *testing.T) {
 	o.Mode, o.Seeds, o.Policies, o.Format, o.Sharing = "replay", 1, "bestfit", "json", "mig"
 	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-80GB\n")
 	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,100,0\nb,1000,1024,1,100,1\nc,1000,1024,1,100,2\nd,1000,1024,1,100,3\n")
-	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
+	migConfig := write("mig.yaml", "version: v1\nmig-configs:\n  half:\n    - devices: [0]\n      mig-enabled: true\n      mig-devices:\n        3g.40gb: 2\n")
 	for _, tc := range []struct {
 		api               string
 		failed, allocated int
 		source            string
 	}{{"device-plugin", 3, 1000, "given"}, {"dra", 0, 571, "on demand"}} {
 		o.GPUAPI = tc.api
+		o.MIGConfig = migConfig
+		if tc.api == "dra" {
+			// Not used under dra: refused, naming the flag.
+			var stdout, stderr strings.Builder
+			err := Run(context.Background(), o, &stdout, &stderr)
+			if want := "--mig-config and --mig-config-name apply to --gpu-api device-plugin: under dra MIG instances are made per claim (MIG on demand); leave them out"; err == nil || err.Error() != want || !IsBadInput(err) {
+				t.Errorf("dra with --mig-config: error %v, want %q (bad input)", err, want)
+			}
+			o.MIGConfig = ""
+		}
 		var stdout, stderr strings.Builder
 		if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 			t.Fatalf("%s: %v\n%s", tc.api, err, stderr.String())
@@ -201,10 +211,6 @@ func TestRunSharingOnDemand(t *testing.T) {
 		}
 		if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].Source != tc.source {
 			t.Errorf("%s: layouts %+v, want one %s", tc.api, l, tc.source)
-		}
-		warned := strings.Contains(stderr.String(), "--gpu-api dra: --mig-config is not used")
-		if warned != (tc.api == "dra") {
-			t.Errorf("%s: stderr %q", tc.api, stderr.String())
 		}
 		if got := rep.Params.GPUAPI; (got == "dra") != (tc.api == "dra") {
 			t.Errorf("%s: params.gpu_api %q", tc.api, got)

@@ -192,6 +192,9 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if (o.MIGConfig != "" || o.MIGConfigName != "") && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
 		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --sharing with mig")
 	}
+	if (o.MIGConfig != "" || o.MIGConfigName != "") && o.GPUAPI == placement.DRA.String() {
+		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --gpu-api device-plugin: under dra MIG instances are made per claim (MIG on demand); leave them out")
+	}
 	if o.MIGConfigName != "" && o.MIGConfig == "" {
 		return nil, 0, errors.New("--mig-config-name needs --mig-config")
 	}
@@ -206,7 +209,8 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 
 // Run runs the simulation the options describe: the report goes to stdout
 // (and OutDir), progress and warnings to stderr. It checks every option
-// before it reads a file, and reads every input before it simulates. An
+// before it reads a file, and reads every input before it simulates; an
+// error of an option or an input is marked BadInput (exit status 2). An
 // interrupted run (ctx done) returns ctx's error and writes nothing; a
 // failed run removes the --out directories it made (when still empty).
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
@@ -225,18 +229,18 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	in, err := readInputs(o, stderr)
 	if err != nil {
-		return err
+		return BadInput(err)
 	}
 	if o.Size != "" {
 		return runSize(ctx, o, in, stdout, stderr)
 	}
 	w, err := in.prepare(o, in.nodes)
 	if err != nil {
-		return err
+		return BadInput(err)
 	}
 	bound, err := in.bind(o, w, stderr)
 	if err != nil {
-		return err
+		return BadInput(err)
 	}
 	in.warn(o, w, stderr)
 	rep, placed, err := in.simulate(ctx, o, w, bound, stderr)
@@ -391,6 +395,9 @@ func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bo
 	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
 		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel, Progress: stderr,
 		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap, Gangs: o.Gangs}
+	if err := w.Check(cfg); err != nil {
+		return nil, nil, BadInput(err) // the workload, as the options run it
+	}
 	if o.Sharing == "" {
 		rep, err := engine.Run(ctx, w, cfg)
 		if err != nil {
@@ -419,7 +426,11 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 		rep.SnapshotPods = snapshotOutcomes(rep, in.pods)
 		rep.Source = o.SnapshotFile
 		if !o.SnapshotEmpty {
-			rep.Source += fmt.Sprintf(" (%d pending pods, %d running in place)", len(in.snap.pods), len(in.snap.bound))
+			pods := "pods"
+			if len(in.snap.pods) == 1 {
+				pods = "pod"
+			}
+			rep.Source += fmt.Sprintf(" (%d pending %s, %d running in place)", len(in.snap.pods), pods, len(in.snap.bound))
 		}
 	} else {
 		rep.Source = report.Source(in.nName, in.pName)

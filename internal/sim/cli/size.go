@@ -47,16 +47,16 @@ func (o Options) checkSize() error {
 func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer) error {
 	t, err := sizing.ParseTarget(o.Size)
 	if err != nil {
-		return err
+		return BadInput(err)
 	}
 	start := time.Now()
 	w, err := in.prepare(o, in.nodes)
 	if err != nil {
-		return err
+		return BadInput(err)
 	}
 	in.warn(o, w, stderr)
 	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
-		return fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods))
+		return BadInput(fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods)))
 	}
 	rep := in.sizingReport(o, t, w)
 	// --sharing: one search per mode and policy; without it, the workload

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -76,6 +77,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 	if layouts > 0 && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
 		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs that serve MIG-device pods as shares and no nvidia.com/gpu pod; --sharing mig simulates their layouts", o.SnapshotFile, layouts)
 	}
+	draWarnings(o, s, warn)
 	if mig > 0 {
 		warn("%s: %d nodes have MIG devices or a %s label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, resource.LabelMIGConfig, resource.LabelGPUCount)
 	}
@@ -91,7 +93,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 		case whole:
 			out.pods = append(out.pods, p.PodSpec)
 		default:
-			out.bound = append(out.bound, engine.Bound{Node: p.NodeName, Pod: p.PodSpec, GPUs: p.GPUs})
+			out.bound = append(out.bound, engine.Bound{Node: p.NodeName, Pod: p.PodSpec, GPUs: p.GPUs, MIGProfile: p.MIGProfile, MIGStart: p.MIGStart})
 		}
 	}
 	if len(s.Nodes) == 0 {
@@ -107,6 +109,28 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 		fmt.Fprintf(stderr, "simulate: %s: %d nodes, %d pending pods, %d running, %d ended (left out)\n", o.SnapshotFile, len(s.Nodes), pending, len(s.Pods)-pending-ended, ended)
 	}
 	return out, in, nil
+}
+
+// draWarnings warns of what a snapshot's DRA nodes (GPUs from
+// ResourceSlices) need to run as the cluster is: --gpu-api dra for
+// upstream's allocator's choice of GPU in a node, and --sharing mig for
+// the GPUs that publish MIG on demand.
+func draWarnings(o Options, s *trace.Snapshot, warn func(string, ...any)) {
+	dra, dynamic := 0, 0
+	for _, n := range s.Nodes {
+		if n.DRA {
+			dra++
+			if n.DynamicMIG {
+				dynamic++
+			}
+		}
+	}
+	if dra > 0 && o.GPUAPI != placement.DRA.String() {
+		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, trace.DRADriver)
+	}
+	if dynamic > 0 && (o.GPUAPI != placement.DRA.String() || !strings.Contains(strings.ToLower(o.Sharing), "mig")) {
+		warn("%s: %d DRA nodes publish MIG placements (MIG on demand): simulated as whole GPUs that serve MIG claims as shares; --gpu-api dra --sharing mig simulates MIG on demand", o.SnapshotFile, dynamic)
+	}
 }
 
 // snapshotOutcomes gathers where the runs placed each pod (each arrives

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -16,8 +17,15 @@ type Bound struct {
 	Node string
 	Pod  trace.PodSpec
 	// GPUs are the GPU indices it holds (gpuplane-scheduler's
-	// gpuplane.io/gpus annotation); nil: chosen by Bind.
+	// gpuplane.io/gpus annotation, or its DRA claims' allocation); nil:
+	// chosen by Bind.
 	GPUs []int
+	// MIGProfile and MIGStart are the MIG placement a DRA claim allocated
+	// it (trace.SnapshotPod): under mig, on a GPU of MIG on demand, it
+	// holds that profile at that start (MIGStart -1: the first free one).
+	// "": none.
+	MIGProfile string
+	MIGStart   int
 }
 
 // Bind puts bound pods on the workload's nodes before any run, so that
@@ -72,6 +80,12 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}
 		w.sharing.convert(&p)
+		if done, msg := bindMIGAt(n, &p, b); done {
+			w.bound = true
+			continue
+		} else if msg != "" {
+			warnings = append(warnings, file+":"+msg)
+		}
 		var gpus cluster.GPUSet
 		given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
 		outside := false
@@ -109,6 +123,30 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		w.bound = true
 	}
 	return warnings, nil
+}
+
+// bindMIGAt puts bound pod b (p as the mode gives it) on its own MIG
+// placement when a DRA claim allocated it one and the mode is mig: p asks
+// for b's profile (its model's index), and on a GPU of MIG on demand it
+// takes b's start (cluster.Node.AddDynamicMIGAt). It reports whether p is
+// in place; otherwise Bind places p as it places the others, and a
+// warning (line: text) says why when b's placement was refused.
+func bindMIGAt(n *cluster.Node, p *cluster.Pod, b Bound) (bool, string) {
+	if b.MIGProfile == "" || p.MIGProfile == 0 || n.ModelID < 0 {
+		return false, ""
+	}
+	k, ok := trace.MIGProfileIndex(gpu.ModelName(n.ModelID), b.MIGProfile)
+	if !ok {
+		return false, fmt.Sprintf("%d: pod %s: MIG profile %s is not one of model %s's: simulated as the smallest profile that holds its share", b.Pod.Line, trace.Quote(p.Name), trace.Quote(b.MIGProfile), trace.Quote(n.Model))
+	}
+	p.MIGProfile, p.GPUMilli = int8(k+1), cluster.MIGMilli(k)
+	if len(b.GPUs) != 1 || b.MIGStart < 0 || b.GPUs[0] >= n.GPUs() || !n.MIGGPUs.Has(b.GPUs[0]) || !n.MIG[b.GPUs[0]].Dynamic {
+		return false, ""
+	}
+	if err := n.AddDynamicMIGAt(p, b.GPUs[0], b.MIGStart); err != nil {
+		return false, fmt.Sprintf("%d: %v: its placement is chosen again", b.Pod.Line, err)
+	}
+	return true, ""
 }
 
 // chooseGPUs returns GPUs of n for p: the first ones it fits

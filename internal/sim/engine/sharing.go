@@ -260,8 +260,8 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		n.MIGOnly = 0
-		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 {
-			continue
+		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 || (w.noDynamicMIG != nil && w.noDynamicMIG[i]) {
+			continue // a DRA node without MIG placements stays whole
 		}
 		for g := range n.GPUFree {
 			if err := n.EnableDynamicMIG(g); err != nil {

@@ -289,6 +289,10 @@ type Workload struct {
 	// sees the same pods arrive.
 	asked []cluster.Pod
 	bound bool // Bind put pods on the template
+	// noDynamicMIG[i] marks node i a DRA node whose GPUs publish no MIG
+	// placements (trace.NodeSpec.NoDynamicMIG): MIG on demand leaves it
+	// whole. nil: none.
+	noDynamicMIG []bool
 }
 
 // askedPods returns the pods as the trace asks for them.
@@ -328,6 +332,14 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		return nil, err
 	}
 	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
+	for i, n := range nodes {
+		if n.NoDynamicMIG {
+			if w.noDynamicMIG == nil {
+				w.noDynamicMIG = make([]bool, len(nodes))
+			}
+			w.noDynamicMIG[i] = true
+		}
+	}
 	if err := w.preparePods(nodesFile, podsFile); err != nil {
 		return nil, err
 	}
@@ -640,12 +652,19 @@ func checkConfig(w *Workload, cfg Config) error {
 	return nil
 }
 
+// Check returns the error Run would refuse w and cfg with before it runs
+// anything (a configuration it cannot run, a workload the mode cannot
+// use); nil if none.
+func (w *Workload) Check(cfg Config) error {
+	if err := checkConfig(w, cfg); err != nil {
+		return err
+	}
+	return w.check(cfg.Mode, cfg.Once)
+}
+
 // Run runs every policy with every seed, in parallel, and summarises.
 func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
-	if err := checkConfig(w, cfg); err != nil {
-		return nil, err
-	}
-	if err := w.check(cfg.Mode, cfg.Once); err != nil {
+	if err := w.Check(cfg); err != nil {
 		return nil, err
 	}
 	type job struct {

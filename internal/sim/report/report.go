@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,9 +45,18 @@ func writeRounded(w io.Writer, v any) error {
 	return err
 }
 
+// plural writes n things without thousands separators: "1 node",
+// "1213 nodes".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
 // WriteTable writes a per-policy summary table.
 func WriteTable(w io.Writer, r *engine.Report) error {
-	fmt.Fprintf(w, "gpuplane simulate: %s, %d nodes, %d GPUs, %d trace pods, mode %s", r.Source, r.Nodes, r.GPUs, r.Pods, r.Mode)
+	fmt.Fprintf(w, "gpuplane simulate: %s, %s, %s, %s, mode %s", r.Source, plural(r.Nodes, "node"), plural(r.GPUs, "GPU"), plural(r.Pods, "trace pod"), r.Mode)
 	if r.Mode == "fill" && r.Inflate > 0 {
 		fmt.Fprintf(w, ", inflate %.2f", r.Inflate)
 	} else if r.Mode == "fill" {
@@ -57,7 +67,7 @@ func WriteTable(w io.Writer, r *engine.Report) error {
 	} else if len(ms) > 1 {
 		fmt.Fprintf(w, ", sharing %s (the first of %d modes in this table; all in the sharing table)", ms[0], len(ms))
 	}
-	fmt.Fprintf(w, ", %d runs in %s\n\n", totalRuns(r), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(w, ", %s in %s\n\n", plural(totalRuns(r), "run"), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if r.Mode == "fill" {
 		fmt.Fprintln(tw, "policy\truns\tGPU alloc %\t± std\tfrag %\tfailed pods\tidle GPUs\tidle USD/h\t")

@@ -93,6 +93,30 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestTableHeaderCounts: one node, one GPU, one pod and one run are
+// written in the singular ("1 GPUs" was).
+func TestTableHeaderCounts(t *testing.T) {
+	r := sample()
+	r.Nodes, r.GPUs, r.Pods = 1, 1, 1
+	r.Results = r.Results[:1]
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "gpuplane simulate: a + b, 1 node, 1 GPU, 1 trace pod, mode fill, inflate 1.30, 1 run in "
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, want) {
+		t.Errorf("header %q, want %q...", first, want)
+	}
+	b.Reset()
+	r = sample()
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a + b, 2 nodes, 4 GPUs, 3 trace pods, mode fill"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}
+
 func TestJSONRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteJSON(&b, sample()); err != nil {

@@ -69,7 +69,7 @@ func TestParseNodesErrors(t *testing.T) {
 		{g + ", labels: {'bad key!': x}}\n", `n.yaml:2: nodeGroups[0].labels: key "bad key!"`},
 		{g + "}\n" + g[len("nodeGroups:\n"):] + "}\n", `n.yaml:3: name: prefix "a" already used on line 2`},
 		{"nodeGroups:\n- {name: A_1, count: 1, cpuMilli: 1000, memoryMiB: 1024}\n", `n.yaml:2: nodeGroups[0].name: name prefix "A_1"`},
-		{"nodeGroups:\n  - name: a\n bad\n", "n.yaml:2: did not find expected key"},
+		{"nodeGroups:\n  - name: a\n bad\n", "n.yaml:3: did not find expected key"},
 	} {
 		_, err := ParseNodes("n.yaml", []byte(c.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -50,7 +50,7 @@ func TestParseErrors(t *testing.T) {
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: -1\n", "p.yaml:6: teams[0].maxGPUsPerPod: is -1"},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  allowedResources: [cpu]\n", "p.yaml:6: teams[0].allowedResources: \"cpu\" is not a GPU resource"},
 		{head + "gpuTaint: {effect: Never}\nteams:\n- name: a\n  namespaces: [a]\n", "p.yaml:3: gpuTaint.effect: is \"Never\""},
-		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: lots\n", "p.yaml:6: cannot unmarshal !!str `lots` into int64"},
+		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: lots\n", `p.yaml:6: teams[0].maxGPUsPerPod: "lots" is not a whole number`},
 		{"", "p.yaml: empty policy file"},
 		{"a: [", "p.yaml:1: did not find expected node content"},
 	} {

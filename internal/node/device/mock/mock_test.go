@@ -402,7 +402,7 @@ func TestParseProfileDecodeErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"gpus: [{productName: L4, colour: red}]", `p.yaml:1: gpus[0].colour: unknown field`},
 		{"gpus: [{productName: L4, count: many}]", "p.yaml: cannot unmarshal string into Go struct field GPUSpec.gpus.count of type int"},
-		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml:1: did not find expected key"},
+		{"gpus: [{productName: L4}]\n  bad indent: [", "p.yaml:2: did not find expected key"},
 	} {
 		_, err := ParseProfile("p.yaml", []byte(tc.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

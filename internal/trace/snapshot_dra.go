@@ -1,0 +1,703 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// The DRA objects of a snapshot (`kubectl get
+// nodes,pods,resourceslices,resourceclaims,deviceclasses -A -o json`,
+// resource.k8s.io/v1; a request's fields at its top, as v1beta1 writes
+// them, are read too), as far as the reader needs them: the GPUs that
+// driver gpu.nvidia.com publishes (gpuplane's and NVIDIA's DRA driver,
+// internal/node/dra Build: a device "gpu-<minor>" of type gpu per GPU, each
+// MIG placement of a MIG-mode GPU a device of type mig consuming the GPU's
+// counters, a shareable GPU with allowMultipleAllocations and capacity
+// milliGPU) and the claims that ask for them.
+
+// DRADriver is the DRA driver whose devices the reader reads as GPUs.
+const DRADriver = "gpu.nvidia.com"
+
+// draAttr is a device attribute; the reader reads string ones only.
+type draAttr struct {
+	String *string `json:"string"`
+}
+
+type draDevice struct {
+	Name       string             `json:"name"`
+	Attributes map[string]draAttr `json:"attributes"`
+	Capacity   map[string]struct {
+		Value string `json:"value"`
+	} `json:"capacity"`
+	AllowMultipleAllocations *bool             `json:"allowMultipleAllocations"`
+	ConsumesCounters         []json.RawMessage `json:"consumesCounters"`
+	Taints                   []struct {
+		Key    string `json:"key"`
+		Effect string `json:"effect"`
+	} `json:"taints"`
+}
+
+// attr returns the string attribute name of d, unqualified or qualified
+// by the driver's domain ("gpu.nvidia.com/productName").
+func (d *draDevice) attr(name string) string {
+	for _, k := range []string{name, DRADriver + "/" + name} {
+		if a, ok := d.Attributes[k]; ok && a.String != nil {
+			return *a.String
+		}
+	}
+	return ""
+}
+
+type draSlice struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Driver   string `json:"driver"`
+		NodeName string `json:"nodeName"`
+		Pool     struct {
+			Name string `json:"name"`
+		} `json:"pool"`
+		Devices []draDevice `json:"devices"`
+	} `json:"spec"`
+}
+
+type draSelector struct {
+	CEL *struct {
+		Expression string `json:"expression"`
+	} `json:"cel"`
+}
+
+// draExact is one request's devices (v1 exactly, or a v1beta1 request).
+type draExact struct {
+	DeviceClassName string        `json:"deviceClassName"`
+	Selectors       []draSelector `json:"selectors"`
+	AllocationMode  string        `json:"allocationMode"`
+	Count           *int64        `json:"count"`
+	Capacity        *struct {
+		Requests map[string]string `json:"requests"`
+	} `json:"capacity"`
+}
+
+type draRequest struct {
+	Name           string     `json:"name"`
+	Exactly        *draExact  `json:"exactly"`
+	FirstAvailable []draExact `json:"firstAvailable"`
+	draExact
+}
+
+type draClaimSpec struct {
+	Devices struct {
+		Requests    []draRequest      `json:"requests"`
+		Constraints []json.RawMessage `json:"constraints"`
+	} `json:"devices"`
+}
+
+type draResult struct {
+	Request          string            `json:"request"`
+	Driver           string            `json:"driver"`
+	Pool             string            `json:"pool"`
+	Device           string            `json:"device"`
+	ConsumedCapacity map[string]string `json:"consumedCapacity"`
+}
+
+type draClaim struct {
+	Spec   draClaimSpec `json:"spec"`
+	Status struct {
+		Allocation *struct {
+			Devices struct {
+				Results []draResult `json:"results"`
+			} `json:"devices"`
+		} `json:"allocation"`
+	} `json:"status"`
+}
+
+type draTemplate struct {
+	Spec struct {
+		Spec draClaimSpec `json:"spec"`
+	} `json:"spec"`
+}
+
+type draClass struct {
+	Spec struct {
+		Selectors []draSelector `json:"selectors"`
+	} `json:"spec"`
+}
+
+// draItem is where a DRA object was read: its path and line, for
+// warnings.
+type draItem struct {
+	where string
+	claim draClaim
+}
+
+// draObjects are a snapshot's DRA objects by name (namespace/name for the
+// namespaced ones).
+type draObjects struct {
+	slices    []draSlice
+	claims    map[string]draItem
+	templates map[string]draItem
+	classes   map[string]draClass
+}
+
+// podClaims are a pod's references to ResourceClaims: spec.resourceClaims
+// with the claim made from a template (status.resourceClaimStatuses), and
+// the claim of its extended resources (status.extendedResourceClaimStatus).
+type podClaims struct {
+	claims    []string // namespace/name of the claim, or "" for none made yet
+	templates []string // namespace/name of the template, "" for a claim
+	extended  string   // namespace/name of the extended-resource claim
+}
+
+// readDRA reads one DRA object of kind into d.
+func (d *draObjects) read(file, path string, line int, o *kubeObject, raw json.RawMessage) error {
+	key := o.Metadata.Namespace + "/" + o.Metadata.Name
+	where := fmt.Sprintf("%s:%d: %s", file, line, path)
+	var err error
+	switch o.Kind {
+	case "ResourceSlice":
+		var s draSlice
+		if err = json.Unmarshal(raw, &s); err == nil {
+			d.slices = append(d.slices, s)
+		}
+	case "ResourceClaim":
+		var c draClaim
+		if err = json.Unmarshal(raw, &c); err == nil {
+			d.claims[key] = draItem{where: where, claim: c}
+		}
+	case "ResourceClaimTemplate":
+		var t draTemplate
+		if err = json.Unmarshal(raw, &t); err == nil {
+			d.templates[key] = draItem{where: where, claim: draClaim{Spec: t.Spec.Spec}}
+		}
+	case "DeviceClass":
+		var c draClass
+		if err = json.Unmarshal(raw, &c); err == nil {
+			d.classes[o.Metadata.Name] = c
+		}
+	}
+	if err != nil {
+		return jsonError(fmt.Sprintf("%s:%d", file, line), path, nil, err)
+	}
+	return nil
+}
+
+// isDRAKind reports whether the reader reads kind as a DRA object.
+func isDRAKind(kind string) bool {
+	switch kind {
+	case "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass":
+		return true
+	}
+	return false
+}
+
+// draGPU is one GPU a node's slices publish.
+type draGPU struct {
+	device  string // the whole GPU's device name
+	uuid    string
+	product string
+	shared  bool // allowMultipleAllocations
+	mig     bool // MIG placements with counters are published
+	tainted bool // a NoSchedule or NoExecute taint
+}
+
+// draEntry is what an allocated device of a node stands for: GPU index
+// gpu of the node; a MIG placement of profile (name) at start.
+type draEntry struct {
+	gpu     int
+	profile string
+	start   int
+}
+
+// draNode is a node's GPUs from its slices, and its devices by name.
+type draNode struct {
+	pool    string
+	gpus    []draGPU
+	devices map[string]draEntry
+}
+
+// nodes returns, by node name, the GPUs driver gpu.nvidia.com publishes
+// for it: the slices of each node sorted by name (the order upstream's
+// allocator walks them), devices in order; the whole GPUs (type gpu)
+// indexed in that order; a MIG device (type mig) names its GPU by
+// parentUUID, its start by the last number of its name.
+func (d *draObjects) nodes() map[string]*draNode {
+	sort.SliceStable(d.slices, func(i, j int) bool { return d.slices[i].Metadata.Name < d.slices[j].Metadata.Name })
+	out := map[string]*draNode{}
+	var migs []struct {
+		n *draNode
+		d draDevice
+	}
+	for _, s := range d.slices {
+		if s.Spec.Driver != DRADriver || s.Spec.NodeName == "" {
+			continue
+		}
+		n := out[s.Spec.NodeName]
+		if n == nil {
+			n = &draNode{pool: s.Spec.Pool.Name, devices: map[string]draEntry{}}
+			out[s.Spec.NodeName] = n
+		}
+		for _, dev := range s.Spec.Devices {
+			switch dev.attr("type") {
+			case "gpu":
+				g := draGPU{device: dev.Name, uuid: dev.attr("uuid"), product: dev.attr("productName"),
+					shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
+				for _, t := range dev.Taints {
+					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
+				}
+				n.devices[dev.Name] = draEntry{gpu: len(n.gpus), start: -1}
+				n.gpus = append(n.gpus, g)
+			case "mig":
+				migs = append(migs, struct {
+					n *draNode
+					d draDevice
+				}{n, dev})
+			}
+		}
+	}
+	for _, m := range migs {
+		for i := range m.n.gpus {
+			if g := &m.n.gpus[i]; g.uuid != "" && g.uuid == m.d.attr("parentUUID") {
+				g.mig = g.mig || len(m.d.ConsumesCounters) > 0
+				m.n.devices[m.d.Name] = draEntry{gpu: i, profile: m.d.attr("profile"), start: lastNumber(m.d.Name)}
+			}
+		}
+	}
+	return out
+}
+
+// lastNumber returns the number after the last '-' of a device name
+// ("gpu-0-mig-1g10gb-19-6": 6), -1 if none.
+func lastNumber(name string) int {
+	i := strings.LastIndexByte(name, '-')
+	n, err := strconv.Atoi(name[i+1:])
+	if i < 0 || err != nil || n < 0 || n > 7 {
+		return -1
+	}
+	return n
+}
+
+// draClassKind is what a device class selects of driver gpu.nvidia.com:
+// "gpu" (whole GPUs, shares), "mig", or "" (another driver, or unknown).
+func (d *draObjects) classKind(name string) string {
+	c, ok := d.classes[name]
+	if !ok {
+		// The chart's DeviceClasses (deploy/helm/gpuplane
+		// templates/deviceclass.yaml), when the List lacks them.
+		switch name {
+		case "gpu.nvidia.com":
+			return "gpu"
+		case "mig.nvidia.com":
+			return "mig"
+		}
+		return ""
+	}
+	kind := ""
+	for _, s := range c.Spec.Selectors {
+		if s.CEL == nil {
+			continue
+		}
+		e := s.CEL.Expression
+		if !strings.Contains(e, "'"+DRADriver+"'") && !strings.Contains(e, `"`+DRADriver+`"`) {
+			return ""
+		}
+		for _, k := range []string{"gpu", "mig"} {
+			if typeRE.MatchString(e) && typeRE.FindStringSubmatch(e)[1] == k {
+				kind = k
+			}
+		}
+	}
+	return kind
+}
+
+// celAttr matches one clause `device.attributes['gpu.nvidia.com'].NAME ==
+// 'VALUE'` (either quote) of a selector; typeRE the type clause.
+var (
+	celAttr = regexp.MustCompile(`^device\.attributes\[["']` + regexp.QuoteMeta(DRADriver) + `["']\]\.(\w+)\s*==\s*["']([^"']*)["']$`)
+	typeRE  = regexp.MustCompile(`device\.attributes\[["']` + regexp.QuoteMeta(DRADriver) + `["']\]\.type\s*==\s*["'](\w+)["']`)
+)
+
+// draAsk is what one request of a claim asks for, as the simulator models
+// it: count whole GPUs, or one share of milli milli-GPU, or one MIG
+// device of profile (a name; "" any: the first published, the smallest);
+// products are the productName values its selectors allow (nil: any).
+type draAsk struct {
+	kind     string // "gpu" or "mig"
+	count    int64
+	milli    int64 // 0: whole GPUs
+	profile  string
+	products []string
+}
+
+// asks returns what claim c's requests ask of driver gpu.nvidia.com, and
+// warnings of what the simulator does not read (other drivers, CEL it does
+// not parse, constraints, allocation mode All).
+func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
+	var out []draAsk
+	var warn []string
+	if len(c.Spec.Devices.Constraints) > 0 {
+		warn = append(warn, where+": spec.devices.constraints are not simulated")
+	}
+	for i, r := range c.Spec.Devices.Requests {
+		path := fmt.Sprintf("%s: spec.devices.requests[%d]", where, i)
+		e := r.draExact
+		switch {
+		case r.Exactly != nil:
+			e = *r.Exactly
+		case len(r.FirstAvailable) > 0:
+			e = r.FirstAvailable[0]
+			warn = append(warn, path+": firstAvailable: simulated as its first subrequest")
+		}
+		kind := d.classKind(e.DeviceClassName)
+		if kind == "" {
+			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, Quote(e.DeviceClassName), DRADriver))
+			continue
+		}
+		a := draAsk{kind: kind, count: 1}
+		if e.Count != nil {
+			a.count = *e.Count
+		}
+		if e.AllocationMode == "All" {
+			warn = append(warn, path+": allocationMode All: simulated as one device")
+			a.count = 1
+		}
+		if a.count < 1 || a.count > cluster.MaxGPUsPerNode {
+			warn = append(warn, fmt.Sprintf("%s: count %d outside 1..%d: not simulated", path, a.count, cluster.MaxGPUsPerNode))
+			continue
+		}
+		if e.Capacity != nil {
+			if v, ok := e.Capacity.Requests["milliGPU"]; ok {
+				m, err := QuantityValue(v)
+				if err != nil || m < 1 || m > cluster.MilliGPU {
+					warn = append(warn, fmt.Sprintf("%s: capacity.requests.milliGPU %s is not 1..1000: simulated as a whole GPU", path, Quote(v)))
+				} else if m < cluster.MilliGPU {
+					a.milli = m
+				}
+			}
+		}
+		warn = append(warn, a.selectors(path, e.Selectors)...)
+		out = append(out, a)
+	}
+	return out, warn
+}
+
+// selectors reads the clauses of a request's CEL selectors that the
+// simulator models (productName, profile, type), joined by &&; any other
+// is warned about and ignored.
+func (a *draAsk) selectors(path string, sels []draSelector) []string {
+	var warn []string
+	for j, s := range sels {
+		if s.CEL == nil {
+			continue
+		}
+		for _, clause := range strings.Split(s.CEL.Expression, "&&") {
+			m := celAttr.FindStringSubmatch(strings.TrimSpace(clause))
+			switch {
+			case m != nil && m[1] == "productName":
+				a.products = append(a.products, m[2])
+			case m != nil && m[1] == "profile":
+				a.profile = m[2]
+			case m != nil && m[1] == "type":
+			default:
+				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s attributes productName, profile and type compared with ==, joined by &&): ignored",
+					path, j, Quote(strings.TrimSpace(clause)), DRADriver))
+			}
+		}
+	}
+	return warn
+}
+
+// migSlices returns the compute slices of a MIG profile name ("3g.40gb":
+// 3), 0 if it names none.
+func migSlices(profile string) int {
+	g := strings.IndexByte(profile, 'g')
+	c, err := strconv.Atoi(profile[:max(g, 0)])
+	if g < 1 || err != nil || c < 1 || c > 7 {
+		return 0
+	}
+	return c
+}
+
+// MIGProfileIndex returns the index (gpu.MIGProfiles' order) of the MIG
+// profile named profile on model ("1g.10gb" on an A100-80GB: 0); ok is
+// false when the model has no such profile.
+func MIGProfileIndex(model, profile string) (int, bool) {
+	for k, p := range gpu.MIGProfiles(model) {
+		if p.Name == profile {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// draPod is what a pod's claims say: its asks, and when allocated, the
+// devices of node pool it holds.
+type draPod struct {
+	asks    []draAsk
+	results []draResult
+	warn    []string
+}
+
+// claimsOf gathers pod p's claims (refs) from d.
+func (d *draObjects) claimsOf(file string, p *SnapshotPod, refs podClaims) draPod {
+	var out draPod
+	for i, key := range refs.claims {
+		item, ok := d.claims[key]
+		if !ok && refs.templates[i] != "" {
+			item, ok = d.templates[refs.templates[i]]
+		}
+		if !ok {
+			name := key
+			if name == "" {
+				name = refs.templates[i] + " (template)"
+			}
+			out.warn = append(out.warn, fmt.Sprintf("%s:%d: pod %s: its ResourceClaim %s is not in the List: not simulated", file, p.Line, Quote(p.Name), Quote(name)))
+			continue
+		}
+		asks, w := d.asks(item.where, &item.claim)
+		out.asks = append(out.asks, asks...)
+		out.warn = append(out.warn, w...)
+		if a := item.claim.Status.Allocation; a != nil {
+			out.results = append(out.results, a.Devices.Results...)
+		}
+	}
+	if refs.extended != "" {
+		if item, ok := d.claims[refs.extended]; ok && item.claim.Status.Allocation != nil {
+			out.results = append(out.results, item.claim.Status.Allocation.Devices.Results...)
+		}
+	}
+	return out
+}
+
+// setDemand sets pod p's GPU request from its claims' asks (its own
+// containers' extended resources, if any, rule; see applyDRA).
+func (p *SnapshotPod) setDemand(asks []draAsk) []string {
+	var warn []string
+	var whole, devices int64
+	var products []string
+	for _, a := range asks {
+		devices += a.count
+		if a.kind == "gpu" && a.milli == 0 {
+			whole += a.count
+		}
+		products = append(products, a.products...)
+	}
+	switch {
+	case len(asks) == 0:
+		return nil
+	case devices > cluster.MaxGPUsPerNode:
+		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", Quote(p.Name), devices, cluster.MaxGPUsPerNode)}
+	case whole == devices:
+		p.NumGPU, p.GPUMilli, p.Resource = int8(whole), cluster.MilliGPU, cluster.ResourceGPU
+	case len(asks) == 1 && asks[0].count == 1 && asks[0].kind == "gpu":
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(asks[0].milli), cluster.ResourceAny
+	case len(asks) == 1 && asks[0].count == 1:
+		c := max(migSlices(asks[0].profile), 1) // any profile: the first published, 1g
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
+	default:
+		p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, cluster.ResourceGPU
+		warn = append(warn, fmt.Sprintf("pod %s: its claims ask for shares or MIG devices together with other devices: simulated as %d whole GPUs", Quote(p.Name), devices))
+	}
+	if len(products) > 0 {
+		var models []string
+		for _, pr := range products {
+			if m := gpu.ModelOfProduct(pr); !strings.Contains("|"+strings.Join(models, "|")+"|", "|"+m+"|") {
+				models = append(models, m)
+			}
+		}
+		if p.GPUSpec == "" {
+			p.GPUSpec = strings.Join(models, "|")
+		} else {
+			warn = append(warn, fmt.Sprintf("pod %s: productName in its claims' selectors is not simulated with its node constraints (%s)", Quote(p.Name), p.GPUSpec))
+		}
+	}
+	return warn
+}
+
+// applyDRA gives each node without device-plugin GPUs the GPUs driver
+// gpu.nvidia.com publishes for it (its slices), and each pod with claims
+// its GPU request from them: a pending pod's from its claims' requests (or
+// templates), a running pod's from the devices allocated to it. A GPU
+// tainted NoSchedule or NoExecute (unhealthy; internal/node/dra health) is
+// left out of its node unless a running pod holds it. refs are the pods'
+// claim references, in s.Pods' order.
+func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error {
+	nodes := d.nodes()
+	pods := make([]draPod, len(s.Pods))
+	held := map[string]map[string]bool{} // node, device
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if len(refs[i].claims) == 0 && refs[i].extended == "" {
+			continue
+		}
+		pods[i] = d.claimsOf(file, p, refs[i])
+		if !p.Bound() {
+			pods[i].results = nil
+		}
+		for _, r := range pods[i].results {
+			if r.Driver == DRADriver {
+				if held[p.NodeName] == nil {
+					held[p.NodeName] = map[string]bool{}
+				}
+				held[p.NodeName][r.Device] = true
+			}
+		}
+	}
+	index := map[string][]int{} // node: old GPU index -> new, -1 left out
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		dn := nodes[n.Name]
+		if dn == nil || len(dn.gpus) == 0 || n.GPUs > 0 || len(n.MIG) > 0 || n.Shared {
+			continue
+		}
+		idx, err := n.setDRA(file, dn, held[n.Name], &s.Warnings)
+		if err != nil {
+			return err
+		}
+		index[n.Name] = idx
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		s.Warnings = append(s.Warnings, pods[i].warn...)
+		if p.NumGPU == 0 {
+			for _, w := range p.setDemand(pods[i].asks) {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
+			}
+		}
+		if len(pods[i].results) > 0 {
+			if w := p.setAllocation(nodes[p.NodeName], index[p.NodeName], pods[i].results); w != "" {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
+			}
+		}
+	}
+	return nil
+}
+
+// setDRA sets node n's GPUs from dn, leaving out the tainted ones not
+// held (by device name), and returns the new index of each of dn's GPUs
+// (-1: left out).
+func (n *SnapshotNode) setDRA(file string, dn *draNode, held map[string]bool, warnings *[]string) ([]int, error) {
+	idx := make([]int, len(dn.gpus))
+	tainted, products := 0, map[string]bool{}
+	for j, g := range dn.gpus {
+		idx[j] = -1
+		if g.tainted && !held[g.device] {
+			tainted++
+			continue
+		}
+		idx[j] = n.GPUs
+		n.GPUs++
+		if n.Product == "" {
+			n.Product = g.product
+		}
+		products[g.product] = true
+		n.DynamicMIG = n.DynamicMIG || g.mig
+		n.DRAShares = n.DRAShares || g.shared
+	}
+	n.DRA = true
+	if n.GPUs > cluster.MaxGPUsPerNode {
+		return nil, fmt.Errorf("%s:%d: node %s: its ResourceSlices publish %d GPUs, more than %d", file, n.Line, Quote(n.Name), n.GPUs, cluster.MaxGPUsPerNode)
+	}
+	if n.GPUs > 0 {
+		n.Model = gpu.ModelOfProduct(n.Product)
+		if n.Product == "" {
+			n.Model = "unlabelled"
+		}
+		if len(n.Model) > maxModelLen {
+			return nil, fmt.Errorf("%s:%d: node %s: productName longer than %d characters", file, n.Line, Quote(n.Name), maxModelLen)
+		}
+	}
+	n.NoDynamicMIG = !n.DynamicMIG
+	if len(products) > 1 {
+		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s publishes GPUs of %d products: simulated as %d GPUs of %s", file, n.Line, Quote(n.Name), len(products), n.GPUs, Quote(n.Model)))
+	}
+	if tainted > 0 {
+		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s: %d of its %d GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out", file, n.Line, Quote(n.Name), tainted, len(dn.gpus)))
+	}
+	return idx, nil
+}
+
+// setAllocation sets a running pod's GPUs from the devices allocated to
+// it (results) on its node dn (idx: GPU indices as setDRA renumbered
+// them): whole GPUs, a share of consumed milliGPU (all of it when none is
+// consumed, the driver's default), or a MIG placement with its profile
+// and start. It returns a warning of what it could not read, "" if none.
+func (p *SnapshotPod) setAllocation(dn *draNode, idx []int, results []draResult) string {
+	if dn == nil {
+		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", Quote(p.Name), Quote(p.NodeName), DRADriver)
+	}
+	var gpus []int
+	milli, profile, start, others := int64(cluster.MilliGPU), "", -1, 0
+	for _, r := range results {
+		e, ok := dn.devices[r.Device]
+		if r.Driver != DRADriver || !ok || e.gpu >= len(idx) || idx[e.gpu] < 0 {
+			others++
+			continue
+		}
+		gpus = append(gpus, idx[e.gpu])
+		if v, ok := r.ConsumedCapacity["milliGPU"]; ok {
+			if m, err := QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
+				milli = m
+			}
+		}
+		if e.profile != "" {
+			profile, start = e.profile, e.start
+		}
+	}
+	switch {
+	case len(gpus) == 0:
+		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", Quote(p.Name), len(results), DRADriver, Quote(p.NodeName))
+	case profile != "" && len(gpus) == 1:
+		c := max(migSlices(profile), 1)
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
+		p.MIGProfile, p.MIGStart = profile, start
+	case milli < cluster.MilliGPU && len(gpus) == 1:
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(milli), cluster.ResourceAny
+	case len(gpus) <= cluster.MaxGPUsPerNode:
+		p.NumGPU, p.GPUMilli, p.Resource = int8(len(gpus)), cluster.MilliGPU, cluster.ResourceGPU
+	}
+	p.GPUs = gpus
+	if others > 0 {
+		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", Quote(p.Name), others, DRADriver, Quote(p.NodeName))
+	}
+	return ""
+}
+
+// claimRefs returns pod o's claim references: each spec.resourceClaims
+// entry's claim (its resourceClaimName, or the claim made from its
+// template that status.resourceClaimStatuses names), with its template,
+// and the claim of its extended resources.
+func claimRefs(o *kubeObject) podClaims {
+	var r podClaims
+	ns := o.Metadata.Namespace + "/"
+	made := map[string]string{}
+	for _, st := range o.Status.ResourceClaimStatuses {
+		made[st.Name] = st.ResourceClaimName
+	}
+	for _, c := range o.Spec.ResourceClaims {
+		switch {
+		case c.ResourceClaimName != "":
+			r.claims, r.templates = append(r.claims, ns+c.ResourceClaimName), append(r.templates, "")
+		case c.ResourceClaimTemplateName != "":
+			claim := ""
+			if m := made[c.Name]; m != "" {
+				claim = ns + m
+			}
+			r.claims, r.templates = append(r.claims, claim), append(r.templates, ns+c.ResourceClaimTemplateName)
+		}
+	}
+	if e := o.Status.ExtendedResourceClaimStatus; e != nil && e.ResourceClaimName != "" {
+		r.extended = ns + e.ResourceClaimName
+	}
+	return r
+}
