@@ -103,8 +103,7 @@ type Options struct {
 	MIG bool
 	// Busy are, by GPU UUID, the placements of MIG devices that exist
 	// outside DRA (made by an administrator or a MIG manager, or a
-	// leftover): the placements overlapping one, and the whole GPU, are
-	// not published.
+	// leftover): the placements overlapping one are not published.
 	Busy map[string][]device.MIGPlacement
 	// PCIeRoot returns the PCIe root complex of a PCI bus ID in
 	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
@@ -147,12 +146,16 @@ type Resources struct {
 }
 
 // Build returns the ResourceSlice content of node n: a device "gpu-<minor>"
-// per GPU; with o.MIG, on every MIG-enabled GPU of the MIG table, a device
-// per MIG placement "gpu-<minor>-mig-<profile>-<profile ID>-<start>", as
-// NVIDIA's driver names them, consuming the GPU's counter set (its memory
-// slots, compute slices, memory and SMs) so that no two allocated MIG
-// devices overlap, and the whole GPU consuming every counter. Errors name
-// the GPU.
+// per GPU without MIG mode; with o.MIG, on every MIG-enabled GPU of the
+// MIG table, a device per MIG placement
+// "gpu-<minor>-mig-<profile>-<profile ID>-<start>", as NVIDIA's driver
+// names them, consuming the GPU's counter set (its memory slots, compute
+// slices, memory and SMs) so that no two allocated MIG devices overlap.
+// A MIG-enabled GPU has no whole-GPU device: CUDA sees no device on it
+// but its MIG devices, and gpuplane never changes MIG mode (NVIDIA's
+// driver publishes no whole GPU either for a MIG-enabled GPU whose mode
+// it cannot switch without a reset, nvlib.go isDynamicMIGCapable).
+// Errors name the GPU.
 func Build(n device.Node, o Options) (Resources, error) {
 	r := Resources{Entries: map[string]Entry{}}
 	sets := map[string]map[string]resourceapi.Counter{} // by model
@@ -190,14 +193,11 @@ func Build(n device.Node, o Options) (Resources, error) {
 			all = gpuCounters(g.Model, profiles)
 			sets[g.Model] = all
 		}
-		all = copyCounters(all)
-		r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: all})
-		whole.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: copyCounters(all)}}
+		// No whole GPU: MIG mode stays on (gpuplane never changes it), and
+		// CUDA sees no device on a MIG-mode GPU but its MIG devices. The
+		// 7g placement is the GPU's full-size device.
+		r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: copyCounters(all)})
 		busy := o.Busy[g.UUID]
-		if len(busy) == 0 {
-			r.Devices = append(r.Devices, whole)
-			r.Entries[name] = entry
-		}
 		for _, p := range profiles {
 			pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
 			if err != nil {

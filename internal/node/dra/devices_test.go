@@ -75,7 +75,8 @@ func byName(r Resources) map[string]resourceapi.Device {
 }
 
 // TestBuildA100 checks the devices of an A100-80GB in MIG mode against the
-// MIG user guide's A100 placement table, by hand: 1g.10gb starts at slots
+// MIG user guide's A100 placement table, by hand, with no whole-GPU
+// device for it (MIG mode stays on): 1g.10gb starts at slots
 // 0..6 (7 placements), 1g.20gb at 0, 2, 4, 6, 2g.20gb at 0, 2, 4, 3g.40gb at
 // 0 and 4, 4g.40gb and 7g.80gb at 0; profile IDs as nvidia-smi mig -lgip
 // lists them (19, 20, 15, 14, 9, 5, 0).
@@ -89,7 +90,7 @@ func TestBuildA100(t *testing.T) {
 	for _, d := range r.Devices {
 		names = append(names, d.Name)
 	}
-	want := []string{"gpu-0"}
+	var want []string
 	for s := 0; s < 7; s++ {
 		want = append(want, fmt.Sprintf("gpu-0-mig-1g10gb-19-%d", s))
 	}
@@ -162,12 +163,8 @@ func TestBuildA100(t *testing.T) {
 	if got := str(devs["gpu-0-mig-1g10gb-me-20-0"].Attributes["profile"]); got != "1g.10gb+me" {
 		t.Errorf("1g.10gb+me profile attribute %q", got)
 	}
-	// The whole GPU consumes every counter; its capacity is its memory.
-	w := devs["gpu-0"]
-	checkCounters(t, "gpu-0", w.ConsumesCounters[0].Counters, wantC)
-	if got := w.Capacity["memory"].Value; got.Cmp(mi(81920)) != 0 {
-		t.Errorf("gpu-0 memory %s, want 80Gi", got.String())
-	}
+	// The 7g.80gb consumes every counter: the GPU's full-size device.
+	checkCounters(t, "gpu-0-mig-7g80gb-0-0", devs["gpu-0-mig-7g80gb-0-0"].ConsumesCounters[0].Counters, wantC)
 
 	// Attributes of the GPU without MIG, by hand.
 	g1 := devs["gpu-1"]
@@ -224,8 +221,7 @@ func fits(set resourceapi.CounterSet, devs ...resourceapi.Device) bool {
 
 // TestCountersExclusive checks, for every MIG model, that two MIG
 // placements fit together exactly when their memory slots do not
-// overlap, that the whole GPU fits with none, and that every maximal
-// layout of the MIG table fits.
+// overlap and that every maximal layout of the MIG table fits.
 func TestCountersExclusive(t *testing.T) {
 	for _, product := range []string{"NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200"} {
 		_, n := mockNode(t, fmt.Sprintf("name: x\ngpus:\n  - productName: %s\n    migEnabled: true\n", product))
@@ -235,16 +231,15 @@ func TestCountersExclusive(t *testing.T) {
 		}
 		set := r.Counters[0]
 		devs := byName(r)
-		whole := devs["gpu-0"]
+		if _, ok := devs["gpu-0"]; ok {
+			t.Errorf("%s: the whole GPU is published in MIG mode", product)
+		}
 		byPlacement := map[string]resourceapi.Device{}
 		for a, ea := range r.Entries {
 			if ea.MIG == nil {
 				continue
 			}
 			byPlacement[fmt.Sprintf("%s@%d", ea.MIG.GIProfile, ea.MIG.Start)] = devs[a]
-			if fits(set, whole, devs[a]) {
-				t.Errorf("%s: the whole GPU fits with %s", product, a)
-			}
 			for b, eb := range r.Entries {
 				if eb.MIG == nil || a == b {
 					continue
@@ -285,8 +280,10 @@ func TestBuildShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs := byName(r)
-	if devs["gpu-0"].AllowMultipleAllocations != nil {
-		t.Error("the MIG-enabled GPU is shared")
+	for name, e := range r.Entries {
+		if e.GPU == 0 && (e.Shared || devs[name].AllowMultipleAllocations != nil) {
+			t.Errorf("%s of the MIG-enabled GPU is shared", name)
+		}
 	}
 	g := devs["gpu-1"]
 	if g.AllowMultipleAllocations == nil || !*g.AllowMultipleAllocations || !r.Entries["gpu-1"].Shared {
@@ -316,8 +313,8 @@ func TestBuildWithoutMIG(t *testing.T) {
 	}
 }
 
-// TestPool checks the split into slices: 8 MIG-enabled A100s have 208
-// devices, in slices of at most 64 (they consume counters), and 8
+// TestPool checks the split into slices: 8 MIG-enabled A100s have 200
+// devices (25 placements each), in slices of at most 64 (they consume counters), and 8
 // counter sets in a slice of their own.
 func TestPool(t *testing.T) {
 	_, n := mockNode(t, "name: x\ngpus:\n  - count: 8\n    productName: NVIDIA A100-SXM4-80GB\n    migEnabled: true\n")
@@ -330,7 +327,7 @@ func TestPool(t *testing.T) {
 	for _, s := range p.Slices {
 		sizes = append(sizes, fmt.Sprintf("%d/%d", len(s.Devices), len(s.SharedCounters)))
 	}
-	if got := strings.Join(sizes, " "); got != "0/8 64/0 64/0 64/0 16/0" {
+	if got := strings.Join(sizes, " "); got != "0/8 64/0 64/0 64/0 8/0" {
 		t.Errorf("slices (devices/counter sets): %s", got)
 	}
 }
@@ -357,7 +354,7 @@ func TestVersions(t *testing.T) {
 }
 
 // A MIG device made outside DRA (a 3g.40gb at slots 4..7) keeps the
-// placements it overlaps and the whole GPU out of the slices: left are
+// placements it overlaps out of the slices: left are
 // 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and 2,
 // 3g.40gb and 4g.40gb at 0.
 func TestBuildBusy(t *testing.T) {

@@ -207,8 +207,8 @@ func TestPlugin(t *testing.T) {
 	d := k.start(b)
 
 	devs, sets := k.slices(2) // one of devices, one of counter sets
-	if len(devs) != 27 || len(sets) != 1 {
-		t.Fatalf("published %d devices, %d counter sets; want 27 and 1", len(devs), len(sets))
+	if len(devs) != 26 || len(sets) != 1 {
+		t.Fatalf("published %d devices, %d counter sets; want 26 (25 placements, gpu-1) and 1", len(devs), len(sets))
 	}
 	if got := str(devs["gpu-1"].Attributes["uuid"]); got != n.GPUs[1].UUID {
 		t.Errorf("gpu-1 uuid %q", got)
@@ -257,7 +257,7 @@ func TestPlugin(t *testing.T) {
 	migID := ids[0]
 
 	// An overlapping placement is refused, as NVML refuses it; the whole
-	// GPU too.
+	// GPU 0, in MIG mode, is no device.
 	over := k.claim("over", "gpu-0-mig-1g10gb-19-5")
 	if _, errStr := k.prepare(over); !strings.Contains(errStr, "overlaps") {
 		t.Errorf("overlapping MIG device: error %q, want an overlap", errStr)
@@ -266,8 +266,8 @@ func TestPlugin(t *testing.T) {
 		t.Error("the failed claim is still recorded")
 	}
 	k.unprepare(over) // nothing to undo
-	if _, errStr := k.prepare(k.claim("gpu0", "gpu-0")); !strings.Contains(errStr, "gpu-0-mig-3g40gb-9-4 is prepared for claim uid-mig") {
-		t.Errorf("whole GPU over a MIG device: error %q", errStr)
+	if _, errStr := k.prepare(k.claim("gpu0", "gpu-0")); !strings.Contains(errStr, "device gpu-0 of request r0: no such device on node node-a") {
+		t.Errorf("the whole GPU in MIG mode: error %q", errStr)
 	}
 	if _, errStr := k.prepare(k.claim("again", "gpu-1")); !strings.Contains(errStr, "already prepared for claim uid-whole") {
 		t.Errorf("a whole GPU twice: error %q", errStr)
