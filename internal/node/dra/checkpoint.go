@@ -51,8 +51,12 @@ type PreparedDevice struct {
 	ShareID *types.UID `json:"shareID,omitempty"`
 	// GPUUUID is the GPU's UUID, the parent's for a MIG device.
 	GPUUUID string `json:"gpuUUID"`
-	// MIG is the MIG device created for the claim; nil for a whole GPU.
+	// MIG is the MIG device created for the claim; nil for a whole GPU
+	// or a static MIG device.
 	MIG *PreparedMIG `json:"mig,omitempty"`
+	// StaticMIG is the UUID of the MIG device made outside DRA the claim
+	// was given as it is (never created nor destroyed by the plugin).
+	StaticMIG string `json:"staticMIG,omitempty"`
 	// ConsumedCapacity is the allocation's consumed capacity of a shared
 	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
 	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
@@ -61,6 +65,19 @@ type PreparedDevice struct {
 	Config *DeviceConfig `json:"config,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
+}
+
+// cdiUUID is the UUID of the device's CDI device (nvidia.com/gpu=<UUID>):
+// the MIG device's for a MIG device ("" while a created one has no UUID
+// yet), else the GPU's.
+func (pd PreparedDevice) cdiUUID() string {
+	switch {
+	case pd.StaticMIG != "":
+		return pd.StaticMIG
+	case pd.MIG != nil:
+		return pd.MIG.UUID
+	}
+	return pd.GPUUUID
 }
 
 // PreparedMIG is a MIG device created for a claim: GPUInstanceID and UUID

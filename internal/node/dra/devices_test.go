@@ -353,13 +353,19 @@ func TestVersions(t *testing.T) {
 	}
 }
 
-// A MIG device made outside DRA (a 3g.40gb at slots 4..7) keeps the
-// placements it overlaps out of the slices: left are
-// 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and 2,
-// 3g.40gb and 4g.40gb at 0.
-func TestBuildBusy(t *testing.T) {
+// TestBuildStatic: a MIG device made outside DRA (a 3g.40gb at slots
+// 4..7, UUID MIG-s) is published as it is, under its placement's name
+// gpu-0-mig-3g40gb-9-4, with its UUID and no counters (NVIDIA's static
+// MIG device), and keeps the placements it overlaps out of the slices:
+// left are 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and
+// 2, 3g.40gb at 0 and the static one at 4, 4g.40gb at 0. A MIG device
+// whose compute instance is smaller than its GPU instance (1c.3g.40gb)
+// only keeps its placements out.
+func TestBuildStatic(t *testing.T) {
 	_, n := mockNode(t, twoA100)
-	r, err := Build(n, Options{MIG: true, Busy: map[string][]device.MIGPlacement{n.GPUs[0].UUID: {{Start: 4, Size: 4}}}})
+	g0 := n.GPUs[0].UUID
+	static := device.MIGInstance{MIGDevice: device.MIGDevice{UUID: "MIG-s", Profile: "3g.40gb", GPUInstanceID: 2}, GIProfile: "3g.40gb", Placement: device.MIGPlacement{Start: 4, Size: 4}}
+	r, err := Build(n, Options{MIG: true, Static: map[string][]device.MIGInstance{g0: {static}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,11 +376,28 @@ func TestBuildBusy(t *testing.T) {
 	want := "gpu-0-mig-1g10gb-19-0 gpu-0-mig-1g10gb-19-1 gpu-0-mig-1g10gb-19-2 gpu-0-mig-1g10gb-19-3 " +
 		"gpu-0-mig-1g10gb-me-20-0 gpu-0-mig-1g10gb-me-20-1 gpu-0-mig-1g10gb-me-20-2 gpu-0-mig-1g10gb-me-20-3 " +
 		"gpu-0-mig-1g20gb-15-0 gpu-0-mig-1g20gb-15-2 gpu-0-mig-2g20gb-14-0 gpu-0-mig-2g20gb-14-2 " +
-		"gpu-0-mig-3g40gb-9-0 gpu-0-mig-4g40gb-5-0 gpu-1"
+		"gpu-0-mig-3g40gb-9-0 gpu-0-mig-3g40gb-9-4 gpu-0-mig-4g40gb-5-0 gpu-1"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("devices:\n got %s\nwant %s", got, want)
 	}
+	d := byName(r)["gpu-0-mig-3g40gb-9-4"]
+	got := str(d.Attributes["type"]) + " " + str(d.Attributes["uuid"]) + " " + str(d.Attributes["parentUUID"]) + " " + str(d.Attributes["profile"])
+	memCap := d.Capacity["memory"].Value
+	if got != "mig MIG-s "+g0+" 3g.40gb" || d.ConsumesCounters != nil || memCap.Cmp(mi(40192)) != 0 {
+		t.Errorf("static device: attributes %q, counters %v, capacity %v", got, d.ConsumesCounters, d.Capacity)
+	}
+	if e := r.Entries["gpu-0-mig-3g40gb-9-4"]; e.MIG == nil || e.MIG.UUID != "MIG-s" || e.MIG.Start != 4 {
+		t.Errorf("static entry %+v", e.MIG)
+	}
 	if len(r.Counters) != 1 {
 		t.Errorf("%d counter sets, want 1", len(r.Counters))
+	}
+	static.Profile = "1c.3g.40gb"
+	r, err = Build(n, Options{MIG: true, Static: map[string][]device.MIGInstance{g0: {static}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Entries["gpu-0-mig-3g40gb-9-4"]; ok || len(r.Devices) != 15 {
+		t.Errorf("a 1c.3g.40gb: %d devices (want 15), gpu-0-mig-3g40gb-9-4 published: %v", len(r.Devices), ok)
 	}
 }

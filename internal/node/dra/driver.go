@@ -112,7 +112,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	opts := d.options()
-	if opts.Busy, err = d.busy(ctx, n); err != nil {
+	if opts.Static, err = d.static(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	if d.res, err = Build(n, opts); err != nil {
@@ -152,13 +152,13 @@ func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 	return false
 }
 
-// busy returns the placements of the live MIG devices that no prepared
-// claim holds, by GPU UUID, and logs them.
-func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.MIGPlacement, error) {
+// static returns the live MIG devices made outside DRA, by GPU UUID: all
+// but those a claim's prepare created, and logs them.
+func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device.MIGInstance, error) {
 	if d.mig == nil {
 		return nil, nil
 	}
-	out := map[string][]device.MIGPlacement{}
+	out := map[string][]device.MIGInstance{}
 	for _, g := range n.GPUs {
 		if !g.MIGEnabled {
 			continue
@@ -171,8 +171,8 @@ func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.M
 			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
 				continue
 			}
-			out[g.UUID] = append(out[g.UUID], in.Placement)
-			klog.InfoS("Not publishing the placements of a MIG device made outside DRA", "gpu", g.UUID, "mig", in.UUID, "profile", in.GIProfile, "start", in.Placement.Start)
+			out[g.UUID] = append(out[g.UUID], in)
+			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", g.UUID, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
 		}
 	}
 	return out, nil
@@ -302,7 +302,13 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		}
 		g := d.node.GPUs[e.GPU]
 		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
-		if e.MIG != nil {
+		switch {
+		case e.MIG != nil && e.MIG.UUID != "":
+			if err := d.checkStatic(ctx, g.UUID, e.MIG.UUID); err != nil {
+				return nil, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
+			}
+			pd.StaticMIG = e.MIG.UUID
+		case e.MIG != nil:
 			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
 			if p, ok := prev[r.Device]; ok && p.MIG != nil {
 				pd.MIG = p.MIG
@@ -318,7 +324,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 	for i := range pc.Devices {
 		pd := &pc.Devices[i]
 		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-		uuid := g.UUID
+		uuid := pd.cdiUUID()
 		if pd.MIG != nil {
 			if err := d.createMIG(ctx, c.UID, pd); err != nil {
 				return nil, fmt.Errorf("device %s: %w", pd.Device, err)
@@ -496,11 +502,7 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	}
 	if d.cfg.CDIDir != "" {
 		for _, pd := range pc.Devices {
-			uuid := pd.GPUUUID
-			if pd.MIG != nil {
-				uuid = pd.MIG.UUID
-			}
-			if uuid != "" && !d.cdiInUse(uuid) {
+			if uuid := pd.cdiUUID(); uuid != "" && !d.cdiInUse(uuid) {
 				if err := removeCDISpec(d.cfg.CDIDir, uuid); err != nil {
 					return err
 				}
@@ -541,12 +543,26 @@ func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string)
 func (d *Driver) cdiInUse(uuid string) bool {
 	for _, pc := range d.cp.Claims {
 		for _, pd := range pc.Devices {
-			if (pd.MIG == nil && pd.GPUUUID == uuid) || (pd.MIG != nil && pd.MIG.UUID == uuid) {
+			if pd.cdiUUID() == uuid {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// checkStatic makes sure the MIG device uuid made outside DRA on GPU
+// gpuUUID is still live: it may have been destroyed since it was
+// published.
+func (d *Driver) checkStatic(ctx context.Context, gpuUUID, uuid string) error {
+	live, err := d.mig.MIGInstances(ctx, gpuUUID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(live, func(in device.MIGInstance) bool { return in.UUID == uuid }) {
+		return fmt.Errorf("MIG device %s, made outside DRA, is gone", uuid)
+	}
+	return nil
 }
 
 // Prepared returns the claims' records, for tests and diagnostics.
