@@ -60,9 +60,13 @@ type PreparedDevice struct {
 	// ConsumedCapacity is the allocation's consumed capacity of a shared
 	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
 	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
-	// Config is the opaque configuration that applies to the device,
-	// accepted and recorded but not applied (docs/dra.md); nil: none.
+	// Config is the opaque configuration that applies to the device (an
+	// MPS one starts a daemon; a time-slice interval is not applied,
+	// docs/dra.md); nil: none.
 	Config *DeviceConfig `json:"config,omitempty"`
+	// MPSDaemon is the ID of the MPS control daemon serving the device
+	// (under an MPS configuration), its directory <plugin dir>/mps/<ID>.
+	MPSDaemon string `json:"mpsDaemon,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
 }

@@ -56,6 +56,9 @@ type Config struct {
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
 	// default: from sysfs (deviceattribute).
 	PCIeRoot func(busID string) (string, error)
+	// MPSControl is the MPS control program (default DefaultMPSControl,
+	// looked up on PATH), run for claims under an MPS configuration.
+	MPSControl string
 	// IgnoredXIDs are the application XIDs the health policy ignores
 	// (internal/node/health); nil: configv1.DefaultIgnoredXIDs.
 	IgnoredXIDs []uint64
@@ -258,7 +261,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		devs, err := d.prepare(ctx, c)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
-			d.forgetFailed(c.UID)
+			d.forgetFailed(ctx, c.UID)
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
@@ -316,36 +319,30 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		}
 		pc.Devices = append(pc.Devices, pd)
 	}
+	if err := checkMPS(pc.Devices); err != nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
+	}
 	// Recorded before any MIG device is created: a restart finds it.
 	d.cp.Claims[c.UID] = pc
 	if err := d.cp.save(d.checkpointPath()); err != nil {
 		return nil, err
 	}
 	for i := range pc.Devices {
-		pd := &pc.Devices[i]
-		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-		uuid := pd.cdiUUID()
-		if pd.MIG != nil {
+		if pd := &pc.Devices[i]; pd.MIG != nil {
 			if err := d.createMIG(ctx, c.UID, pd); err != nil {
 				return nil, fmt.Errorf("device %s: %w", pd.Device, err)
 			}
 			if err := d.cp.save(d.checkpointPath()); err != nil {
 				return nil, err
 			}
-			uuid = pd.MIG.UUID
 		}
-		if d.cfg.CDIDir != "" {
-			if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
-				return nil, fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
-			}
-		}
-		pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
-		id, err := writeClaimCDISpec(d.claimCDIDir(), c.UID, *pd)
-		if err != nil {
-			return nil, fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
-		}
-		if id != "" {
-			pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
+	}
+	if err := d.startClaimMPS(ctx, c.UID, pc); err != nil {
+		return nil, err
+	}
+	for i := range pc.Devices {
+		if err := d.writeCDI(c.UID, &pc.Devices[i]); err != nil {
+			return nil, err
 		}
 	}
 	pc.State = PrepareCompleted
@@ -356,10 +353,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 }
 
 // forgetFailed drops the record of a claim whose prepare failed before
-// it created any MIG device: there is nothing to undo, and its devices
-// are free for other claims. A record with a MIG device stays for the
-// next prepare (which adopts it) or unprepare (which destroys it).
-func (d *Driver) forgetFailed(uid types.UID) {
+// it created any MIG device, once its MPS daemons are stopped: there is
+// nothing left to undo, and its devices are free for other claims. A
+// record with a MIG device stays for the next prepare (which adopts it)
+// or unprepare (which destroys it).
+func (d *Driver) forgetFailed(ctx context.Context, uid types.UID) {
 	pc, ok := d.cp.Claims[uid]
 	if !ok || pc.State == PrepareCompleted {
 		return
@@ -368,6 +366,10 @@ func (d *Driver) forgetFailed(uid types.UID) {
 		if pd.MIG != nil && pd.MIG.UUID != "" {
 			return
 		}
+	}
+	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
+		klog.FromContext(ctx).Error(err, "Stopping the MPS control daemons of a failed prepare")
+		return
 	}
 	delete(d.cp.Claims, uid)
 	if err := d.cp.save(d.checkpointPath()); err != nil {
@@ -473,6 +475,10 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	if !ok {
 		return nil
 	}
+	// The daemons first: a MIG device an MPS server holds is in use.
+	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
+		return err
+	}
 	for i := range pc.Devices {
 		pd := &pc.Devices[i]
 		if pd.MIG == nil {
@@ -494,10 +500,8 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	}
 	delete(d.cp.Claims, uid)
 	for _, pd := range pc.Devices {
-		if shareEnv(pd) != nil {
-			if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
-				return err
-			}
+		if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
+			return err
 		}
 	}
 	if d.cfg.CDIDir != "" {
@@ -549,6 +553,28 @@ func (d *Driver) cdiInUse(uuid string) bool {
 		}
 	}
 	return false
+}
+
+// writeCDI writes the CDI specs of claim uid's device pd (the device's,
+// with --cdi-dir; the claim's own, for a share or an MPS daemon) and
+// records the CDI device IDs the kubelet is given.
+func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
+	uuid := pd.cdiUUID()
+	if d.cfg.CDIDir != "" {
+		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
+		if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
+			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
+		}
+	}
+	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
+	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.mpsEdits(*pd))
+	if err != nil {
+		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
+	}
+	if id != "" {
+		pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
+	}
+	return nil
 }
 
 // checkStatic makes sure the MIG device uuid made outside DRA on GPU
