@@ -38,8 +38,8 @@ func claimCDISpecPath(dir string, uid types.UID, device string) string {
 // client from the share, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (milliGPU/10,
 // rounded up) and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (<GPU UUID>=<MiB>M, its
 // consumed memory), as NVIDIA's MPS documentation names them ("Per-client
-// limits", CUDA MPS guide section 4). They bind only where an MPS control
-// daemon serves the GPU, which gpuplane does not start (docs/dra.md).
+// limits", CUDA MPS guide section 4). They bind under the GPU's MPS
+// control daemon, which prepare starts for a share under MPS (mps.go).
 // nil when pd consumes no milliGPU (not a share).
 func shareEnv(pd PreparedDevice) []string {
 	q, ok := pd.ConsumedCapacity[CapacityMilliGPU]
