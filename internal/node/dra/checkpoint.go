@@ -12,6 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum"
 )
 
 // Claim states in the checkpoint, NVIDIA's driver's: a claim is written
@@ -23,14 +24,33 @@ const (
 	PrepareCompleted = "PrepareCompleted"
 )
 
-// checkpointVersion is the version of the checkpoint file's format.
-const checkpointVersion = 1
+// checkpointVersion is the version of the checkpoint file's format: 2
+// has a checksum; 1 (none) is still read.
+const (
+	checkpointVersion   = 2
+	checkpointVersionV1 = 1
+)
 
 // Checkpoint is the plugin's record of the claims it prepared, kept in a
 // JSON file so that unprepare, after a restart, knows what to undo.
 type Checkpoint struct {
 	Version int                          `json:"version"`
 	Claims  map[types.UID]*PreparedClaim `json:"claims"`
+	// Checksum is the kubelet's checkpoint checksum
+	// (k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum, as
+	// NVIDIA's driver's checkpoint has it) of the checkpoint's compact
+	// JSON with Checksum 0.
+	Checksum checksum.Checksum `json:"checksum,omitempty"`
+}
+
+// sum is the checksum of cp's content.
+func (cp Checkpoint) sum() (checksum.Checksum, error) {
+	cp.Checksum = 0
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return 0, err
+	}
+	return checksum.New(data), nil
 }
 
 // PreparedClaim is one claim's record.
@@ -94,7 +114,9 @@ type PreparedMIG struct {
 }
 
 // loadCheckpoint reads the checkpoint file; a missing file is an empty
-// checkpoint.
+// checkpoint. A file whose checksum does not match its content is
+// refused: the plugin would otherwise forget or invent prepared claims
+// and MIG devices.
 func loadCheckpoint(path string) (*Checkpoint, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -107,8 +129,19 @@ func loadCheckpoint(path string) (*Checkpoint, error) {
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	if cp.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint %s: version %d, want %d", path, cp.Version, checkpointVersion)
+	switch cp.Version {
+	case checkpointVersion:
+		sum, err := cp.sum()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		if sum != cp.Checksum {
+			return nil, fmt.Errorf("checkpoint %s is corrupt: checksum %d, its content's %d; move it away to start with no prepared claims (their MIG devices and MPS daemons are then not undone)", path, cp.Checksum, sum)
+		}
+	case checkpointVersionV1:
+		cp.Version = checkpointVersion // written with a checksum next time
+	default:
+		return nil, fmt.Errorf("checkpoint %s: version %d, want %d or %d", path, cp.Version, checkpointVersionV1, checkpointVersion)
 	}
 	if cp.Claims == nil {
 		cp.Claims = map[types.UID]*PreparedClaim{}
@@ -116,8 +149,13 @@ func loadCheckpoint(path string) (*Checkpoint, error) {
 	return &cp, nil
 }
 
-// save writes the checkpoint file atomically.
+// save writes the checkpoint file atomically, with its checksum.
 func (cp *Checkpoint) save(path string) error {
+	sum, err := cp.sum()
+	if err != nil {
+		return err
+	}
+	cp.Checksum = sum
 	data, err := json.MarshalIndent(cp, "", "  ")
 	if err != nil {
 		return err

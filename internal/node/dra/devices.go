@@ -382,7 +382,7 @@ func gpuAttributes(n device.Node, g device.GPU, o Options) (map[resourceapi.Qual
 		"type":                  {StringValue: ptr.To(TypeGPU)},
 		"uuid":                  {StringValue: ptr.To(g.UUID)},
 		"productName":           {StringValue: ptr.To(g.ProductName)},
-		"brand":                 {StringValue: ptr.To(brand)},
+		"brand":                 {StringValue: ptr.To(brandOf(g))},
 		"architecture":          {StringValue: ptr.To(Architecture(g.ComputeMajor, g.ComputeMinor))},
 		"cudaComputeCapability": {VersionValue: ptr.To(cc)},
 		"driverVersion":         {VersionValue: ptr.To(drv)},
@@ -417,10 +417,15 @@ func migAttributes(gpuAttrs map[resourceapi.QualifiedName]resourceapi.DeviceAttr
 	return a
 }
 
-// brand is the "brand" attribute: NVML's brand as go-nvlib names it
-// (GetBrandAsString) for the data-center GPUs of the catalog. The device
-// model does not carry NVML's brand (docs/dra.md, what is left).
-const brand = "Nvidia"
+// brandOf is the "brand" attribute: NVML's brand as go-nvlib names it
+// (GetBrandAsString), as NVIDIA's driver publishes it; "Unknown"
+// (go-nvlib's name of NVML_BRAND_UNKNOWN) when the backend does not tell.
+func brandOf(g device.GPU) string {
+	if g.Brand == "" {
+		return "Unknown"
+	}
+	return g.Brand
+}
 
 // Architecture names a compute capability's architecture as go-nvlib's
 // GetArchitectureAsString does, e.g. "Ampere" for 8.0, "Ada Lovelace"

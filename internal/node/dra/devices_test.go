@@ -18,7 +18,7 @@ import (
 )
 
 // twoA100 is an A100-80GB with MIG mode on and no MIG devices (GPU 0) and
-// one without MIG (GPU 1).
+// one without MIG (GPU 1, brand Tesla: the mock's default is Nvidia).
 const twoA100 = `
 name: two-a100
 driverVersion: "535.104.05"
@@ -29,6 +29,7 @@ gpus:
     numaNode: 0
   - productName: NVIDIA A100-SXM4-80GB
     numaNode: 1
+    brand: Tesla
 `
 
 func mockNode(t *testing.T, profile string) (*mock.Backend, device.Node) {
@@ -160,6 +161,9 @@ func TestBuildA100(t *testing.T) {
 			t.Errorf("%s: a MIG placement has no UUID before it is created", tc.name)
 		}
 	}
+	if got := str(devs["gpu-0-mig-1g10gb-me-20-0"].Attributes["brand"]); got != "Nvidia" {
+		t.Errorf("brand of GPU 0 (the mock's default) %q, want Nvidia", got)
+	}
 	if got := str(devs["gpu-0-mig-1g10gb-me-20-0"].Attributes["profile"]); got != "1g.10gb+me" {
 		t.Errorf("1g.10gb+me profile attribute %q", got)
 	}
@@ -169,7 +173,7 @@ func TestBuildA100(t *testing.T) {
 	// Attributes of the GPU without MIG, by hand.
 	g1 := devs["gpu-1"]
 	wantA := map[string]string{
-		"type": "gpu", "uuid": n.GPUs[1].UUID, "productName": "NVIDIA A100-SXM4-80GB", "brand": "Nvidia",
+		"type": "gpu", "uuid": n.GPUs[1].UUID, "productName": "NVIDIA A100-SXM4-80GB", "brand": "Tesla",
 		"architecture": "Ampere", "cudaComputeCapability": "v8.0.0", "driverVersion": "v535.104.5",
 		"cudaDriverVersion": "v12.2.0", "resource.kubernetes.io/pciBusID": "0000:02:00.0",
 		"resource.kubernetes.io/pcieRoot": "pci0000:00", "resource.kubernetes.io/numaNode": "1",
