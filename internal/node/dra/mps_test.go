@@ -72,7 +72,7 @@ func records(t *testing.T, path string, seen *int) []string {
 // removes the directory (CUDA_VISIBLE_DEVICES empty). A MIG device under a MigDeviceConfig of MPS gets
 // a daemon of its MIG UUID, told to quit before the device is destroyed.
 // A limit naming a device index the claim does not have is refused
-// before anything runs.
+// before anything runs. A failing control program fails the prepare.
 func TestPrepareMPS(t *testing.T) {
 	record := fakeMPS(t)
 	b, n := mockNode(t, twoA100)
@@ -149,6 +149,39 @@ func TestPrepareMPS(t *testing.T) {
 	}
 	if got := records(t, record, &seen); len(got) != 0 {
 		t.Errorf("control runs for a refused claim: %v", got)
+	}
+
+	// The control program fails: prepare fails with its output, the
+	// claim stays recorded (its daemon could not be told to quit); once
+	// it works, the next prepare tells the half-started daemon to quit and
+	// starts it again.
+	fail := filepath.Join(filepath.Dir(record), "fail")
+	if err := os.WriteFile(fail, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fc := k.withConfig(k.claim("f", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`))
+	if _, errStr := k.prepare(fc); !strings.Contains(errStr, "nvidia-cuda-mps-control -d: exit status 1") {
+		t.Errorf("failing control program: %q", errStr)
+	}
+	kinds := func() string {
+		var out []string
+		for _, l := range records(t, record, &seen) {
+			f := strings.Split(l, "|")
+			out = append(out, f[0]+f[4])
+		}
+		return strings.Join(out, ",")
+	}
+	if got := kinds(); got != "-d,quit" {
+		t.Errorf("runs while failing: %s, want -d,quit", got)
+	}
+	if err := os.Remove(fail); err != nil {
+		t.Fatal(err)
+	}
+	if _, errStr := k.prepare(fc); errStr != "" {
+		t.Fatalf("prepare once it works: %s", errStr)
+	}
+	if got := kinds(); got != "quit,-d" {
+		t.Errorf("runs once it works: %s, want quit,-d", got)
 	}
 }
 
