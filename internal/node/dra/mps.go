@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func mpsLimits(c *MPSConfig, uuids []string) (map[string]string, error) {
 	}
 	for k, q := range c.DefaultPerDevicePinnedMemoryLimit {
 		id := k
-		if !containsString(uuids, k) {
+		if !slices.Contains(uuids, k) {
 			i, err := strconv.Atoi(k)
 			if err != nil || i < 0 || i >= len(uuids) {
 				return nil, fmt.Errorf("sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: %q is neither a UUID nor an index of the claim's %d devices", k, len(uuids))
@@ -120,15 +121,6 @@ func mpsLimits(c *MPSConfig, uuids []string) (map[string]string, error) {
 		out[id] = v
 	}
 	return out, nil
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // startMPS starts daemon m and configures it from c, unless it was
