@@ -99,12 +99,12 @@ func run(w io.Writer, watch time.Duration, shares bool) error {
 	if err := scrape(ctx, w, b, host, watch); err != nil {
 		return err
 	}
-	section(w, "ResourceSlices (--kubelet-api=dra; the placements of live MIG devices left out, as the plugin leaves them)")
-	busy, err := livePlacements(ctx, b, n)
+	section(w, "ResourceSlices (--kubelet-api=dra; live MIG devices published as they are, the placements they overlap left out, as the plugin does)")
+	static, err := liveMIG(ctx, b, n)
 	if err != nil {
 		return err
 	}
-	return printSlices(w, n, host, shares, busy)
+	return printSlices(w, n, host, shares, static)
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n== %s\n", title) }
@@ -163,8 +163,8 @@ func scrape(ctx context.Context, w io.Writer, b device.Backend, host string, d t
 
 // printSlices prints the ResourceSlices of node n as the DRA plugin
 // (kubeletplugin) would write them for node host.
-func printSlices(w io.Writer, n device.Node, host string, shares bool, busy map[string][]device.MIGPlacement) error {
-	r, err := dra.Build(n, dra.Options{Shares: shares, MIG: busy != nil, Busy: busy, PCIeRoot: pcieRoot})
+func printSlices(w io.Writer, n device.Node, host string, shares bool, static map[string][]device.MIGInstance) error {
+	r, err := dra.Build(n, dra.Options{Shares: shares, MIG: static != nil, Static: static, PCIeRoot: pcieRoot})
 	if err != nil {
 		return err
 	}
@@ -187,15 +187,15 @@ func printSlices(w io.Writer, n device.Node, host string, shares bool, busy map[
 	return nil
 }
 
-// livePlacements returns the placements of the live MIG devices of n's
-// MIG-enabled GPUs (NVML queries only), which the plugin does not publish;
-// nil when b creates no MIG devices.
-func livePlacements(ctx context.Context, b device.Backend, n device.Node) (map[string][]device.MIGPlacement, error) {
+// liveMIG returns the live MIG devices of n's MIG-enabled GPUs (NVML
+// queries only), which the plugin publishes as static MIG devices; nil
+// when b creates no MIG devices.
+func liveMIG(ctx context.Context, b device.Backend, n device.Node) (map[string][]device.MIGInstance, error) {
 	mm, ok := b.(device.MIGManager)
 	if !ok {
 		return nil, nil
 	}
-	out := map[string][]device.MIGPlacement{}
+	out := map[string][]device.MIGInstance{}
 	for _, g := range n.GPUs {
 		if !g.MIGEnabled {
 			continue
@@ -205,7 +205,9 @@ func livePlacements(ctx context.Context, b device.Backend, n device.Node) (map[s
 			return nil, err
 		}
 		for _, in := range live {
-			out[g.UUID] = append(out[g.UUID], in.Placement)
+			if in.ComputeInstanceID == 0 {
+				out[g.UUID] = append(out[g.UUID], in)
+			}
 		}
 	}
 	return out, nil

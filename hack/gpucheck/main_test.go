@@ -50,10 +50,11 @@ func TestPrintSlices(t *testing.T) {
 }
 
 // TestPrintSlicesLiveMIG: on the dgx-a100-80gb-mig profile the 6 MIG-enabled
-// A100s have full layouts made outside DRA; their placements, and so
-// their whole GPUs, are left out, as the plugin leaves them
-// (internal/node/agent TestRunDRA): the 2 GPUs without MIG in one slice,
-// the 6 counter sets in another.
+// A100s have full layouts made outside DRA, published as they are, with
+// no placement left free, as the plugin does (internal/node/agent
+// TestRunDRA): 4 × 7 1g.10gb + 2 × (3g.40gb, 2g.20gb, 2 × 1g.10gb) = 36
+// MIG devices and the 2 GPUs without MIG, 38 devices in one slice (none
+// consumes counters: up to 128), the 6 counter sets in another.
 func TestPrintSlicesLiveMIG(t *testing.T) {
 	b, err := mock.Open("dgx-a100-80gb-mig", mock.Options{})
 	if err != nil {
@@ -64,7 +65,7 @@ func TestPrintSlicesLiveMIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := livePlacements(ctx, b, n)
+	busy, err := liveMIG(ctx, b, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestPrintSlicesLiveMIG(t *testing.T) {
 	if err := printSlices(&out, n, "host", false, busy); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(out.String(), "\n2 devices in 2 slices\n") {
+	if !strings.HasSuffix(out.String(), "\n38 devices in 2 slices\n") {
 		t.Errorf("output ends %q", out.String()[max(0, out.Len()-60):])
 	}
 }

@@ -14,8 +14,10 @@ import (
 // instances are made per pod from its counters, as gpuplane's DRA driver
 // publishes them (internal/node/dra Build): 8 memory slots and 7 compute
 // slices; an instance of profile k at start s takes slots s..s+Size-1 and
-// its compute slices; the whole GPU takes everything. The slot grid is
-// A100's, the same on every MIG model of internal/gpu's table.
+// its compute slices. The driver publishes no whole GPU for a GPU in MIG
+// mode (CUDA sees none there, and MIG mode is never changed), so such a
+// GPU serves no pod of whole GPUs. The slot grid is A100's, the same on
+// every MIG model of internal/gpu's table.
 
 // migMasks[k] are the slot masks of profile k's placements, in the
 // table's start order, which is the order the driver publishes them and
@@ -29,16 +31,13 @@ var migMasks = func() (m [gpu.NumMIGProfiles][]uint8) {
 	return m
 }()
 
-// wholeSlots marks a dynamic MIG GPU held whole.
-const wholeSlots = 0xff
-
 // EnableDynamicMIG makes GPU g of the node a GPU of MIG on demand: it
 // serves a pod asking for MIG profile k (Pod.MIGProfile) while a
 // placement of k has its memory slots free and 7 compute slices are not
 // exceeded (the instance takes the first such placement in the table's
 // start order, as upstream's DRA allocator takes the first free device the
-// driver publishes), and a pod of one whole GPU while nothing is held. The
-// GPU must hold nothing and the node's model have MIG profiles.
+// driver publishes), and no pod of whole GPUs. The GPU must hold nothing
+// and the node's model have MIG profiles.
 func (n *Node) EnableDynamicMIG(g int) error {
 	if g < 0 || g >= len(n.GPUFree) {
 		return fmt.Errorf("node %s: GPU %d out of range 0..%d", n.Name, g, len(n.GPUFree)-1)
@@ -62,7 +61,7 @@ func (n *Node) EnableDynamicMIG(g int) error {
 // profile k whose slots are free on m, a dynamic MIG GPU, and whose
 // compute slices fit; ok is false when there is none.
 func (m *MIGGPU) freePlacement(k int) (int, bool) {
-	if m.Slots == wholeSlots || m.heldSlices()+gpu.MIGSlices(k) > 7 {
+	if m.heldSlices()+gpu.MIGSlices(k) > 7 {
 		return 0, false
 	}
 	for i, mask := range migMasks[k] {
@@ -77,9 +76,6 @@ func (m *MIGGPU) freePlacement(k int) (int, bool) {
 func (m *MIGGPU) dynFreeAfter(p *Pod) (int64, bool) {
 	k := int(p.MIGProfile) - 1
 	if k < 0 {
-		if m.Slots == 0 && p.GPUMilli == MilliGPU {
-			return 0, true
-		}
 		return migFree(m.heldSlices()), false
 	}
 	if _, ok := m.freePlacement(k); !ok {
@@ -88,21 +84,13 @@ func (m *MIGGPU) dynFreeAfter(p *Pod) (int64, bool) {
 	return migFree(m.heldSlices() + gpu.MIGSlices(k)), true
 }
 
-// dynTake holds (d = 1) or frees (d = -1) p's instance, or the whole GPU,
-// on dynamic MIG GPU m and returns the GPU's free milli-GPU. A freed
+// dynTake holds (d = 1) or frees (d = -1) p's instance on dynamic MIG GPU
+// m and returns the GPU's free milli-GPU. A freed
 // instance is the highest start of its profile held on the GPU: the
 // cluster state knows no pod's start, so in a replay a release may free
 // another placement of the same profile than the pod held.
 func (m *MIGGPU) dynTake(p *Pod, d int8) int64 {
 	k := int(p.MIGProfile) - 1
-	if k < 0 {
-		if d > 0 {
-			m.Slots = wholeSlots
-			return 0
-		}
-		m.Slots = 0
-		return MilliGPU
-	}
 	if d > 0 {
 		i, _ := m.freePlacement(k)
 		m.Slots |= migMasks[k][i]
@@ -116,14 +104,10 @@ func (m *MIGGPU) dynTake(p *Pod, d int8) int64 {
 	return migFree(m.heldSlices())
 }
 
-// dynCanRelease reports whether p's instance, or the whole GPU, is held
-// on dynamic MIG GPU m.
+// dynCanRelease reports whether p's instance is held on dynamic MIG GPU m.
 func (m *MIGGPU) dynCanRelease(p *Pod) bool {
 	k := int(p.MIGProfile) - 1
-	if k < 0 {
-		return m.Slots == wholeSlots && p.GPUMilli == MilliGPU
-	}
-	return m.Held[k] > 0
+	return k >= 0 && m.Held[k] > 0
 }
 
 // DynamicMIGStarts returns the start slots of the instances of profile k

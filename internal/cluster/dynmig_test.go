@@ -14,7 +14,8 @@ import (
 // a 3g takes slots 0-3 (571 milli-GPU left: 1000 - ⌈3000/7⌋), then no
 // 4g fits, a 2g takes slots 4-5 and a 1g.10gb slot 6; a second 1g.10gb
 // does not fit (slot 7 starts no 1g.10gb) though one compute slice is
-// free, nor does a whole GPU; with everything released a whole GPU fits.
+// free. A pod of a whole GPU fits never, not even on the empty GPU: the
+// driver publishes no whole GPU in MIG mode.
 func TestDynamicMIG(t *testing.T) {
 	n, err := NewNode("n", "A100-80GB", 64000, 1<<20, 1)
 	if err != nil {
@@ -28,8 +29,8 @@ func TestDynamicMIG(t *testing.T) {
 		return &Pod{Name: fmt.Sprint("k", k), NumGPU: 1, GPUMilli: MIGMilli(k), MIGProfile: int8(k + 1)}
 	}
 	whole := &Pod{Name: "w", NumGPU: 1, GPUMilli: MilliGPU}
-	if !Feasible(&n, whole) {
-		t.Fatal("an empty GPU of MIG on demand does not serve a whole GPU")
+	if Feasible(&n, whole) {
+		t.Fatal("an empty GPU of MIG on demand serves a whole GPU")
 	}
 	steps := []struct {
 		k     int
@@ -71,17 +72,19 @@ func TestDynamicMIG(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n.GPUFree[0] != MilliGPU || n.MIG[0].Slots != 0 || !Feasible(&n, whole) {
-		t.Fatalf("after the releases: %d free, slots %08b; a whole GPU should fit", n.GPUFree[0], n.MIG[0].Slots)
+	if n.GPUFree[0] != MilliGPU || n.MIG[0].Slots != 0 || Feasible(&n, whole) {
+		t.Fatalf("after the releases: %d free, slots %08b; no whole GPU should fit", n.GPUFree[0], n.MIG[0].Slots)
 	}
-	if err := n.Add(whole, 1); err != nil {
-		t.Fatal(err)
+	if err := n.Add(whole, 1); err == nil {
+		t.Error("a whole GPU was added to a GPU of MIG on demand")
 	}
-	if Feasible(&n, mig(0)) || n.GPUFree[0] != 0 {
-		t.Errorf("a GPU held whole serves a 1g.10gb, or shows %d free", n.GPUFree[0])
+	if err := n.Remove(whole, 1); err == nil {
+		t.Error("a whole GPU was released from a GPU of MIG on demand")
 	}
-	if err := n.Remove(whole, 1); err != nil || n.GPUFree[0] != MilliGPU {
-		t.Errorf("release of the whole GPU: %v, %d free", err, n.GPUFree[0])
+	// The 7g.80gb (profile 6) is its full-size device: it takes all 7
+	// slices, 0 left.
+	if err := n.Add(mig(6), 1); err != nil || n.GPUFree[0] != 0 {
+		t.Errorf("7g.80gb: %v, %d free; want 0", err, n.GPUFree[0])
 	}
 	t4, _ := NewNode("t", "T4", 1000, 1000, 1)
 	if err := t4.EnableDynamicMIG(0); err == nil {

@@ -16,9 +16,9 @@ type MIGGPU struct {
 	// Free and Held count the free and the held instances of each profile.
 	Free, Held [gpu.NumMIGProfiles]int8
 	// Dynamic marks a GPU of MIG on demand (EnableDynamicMIG): it has no
-	// fixed instances (Free is zero); Slots are its held memory slots (bit
-	// i: slot i; all 8 when held whole) and Starts[k] the placements of
-	// profile k held (bit i: the profile's i-th start).
+	// fixed instances (Free is zero) and serves no pod of whole GPUs;
+	// Slots are its held memory slots (bit i: slot i) and Starts[k] the
+	// placements of profile k held (bit i: the profile's i-th start).
 	Dynamic bool
 	Slots   uint8
 	Starts  [gpu.NumMIGProfiles]uint8

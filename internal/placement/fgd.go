@@ -96,7 +96,7 @@ func (f FGD) best(n *cluster.Node, p *cluster.Pod) (int64, cluster.GPUSet) {
 		}
 		keep := after[i]
 		after[i] = a
-		if n.MIGGPUs.Has(i) && !n.MIG[i].Dynamic {
+		if n.MIGGPUs.Has(i) {
 			after[i] = min(a, cluster.MilliGPU-1)
 		}
 		s := fgdScore(before, f.frag(n, cpu, mem, after))

@@ -240,14 +240,13 @@ func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
 }
 
 // fragView appends n's free share per GPU to buf as fragmentation sees it:
-// a MIG-enabled GPU shows at most 999 milli-GPU free, since no pod of a
-// whole GPU can use it (a GPU of MIG on demand that holds nothing shows
-// 1000: it serves a whole GPU); its free slices otherwise count as one
-// free share.
+// a MIG-enabled GPU (of MIG on demand too) shows at most 999 milli-GPU
+// free, since no pod of a whole GPU can use it; its free slices count as
+// one free share.
 func fragView(n *cluster.Node, buf []int64) []int64 {
 	buf = append(buf, n.GPUFree...)
 	for g := range buf {
-		if n.MIGGPUs.Has(g) && !n.MIG[g].Dynamic {
+		if n.MIGGPUs.Has(g) {
 			buf[g] = min(buf[g], cluster.MilliGPU-1)
 		}
 	}

@@ -237,7 +237,8 @@ func migDevice(g int, profile string, start int) string {
 // published with MIG on demand (dra.Options.MIG), through the real
 // allocator and through the core (GPUs of cluster.Node.EnableDynamicMIG,
 // cluster.Feasible, placement.DRAGPUs), and requires the same GPU,
-// profile and start, or no fit in both, at every step. A release frees
+// profile and start, or no fit in both, at every step (a whole GPU fits
+// neither: the driver publishes no whole GPU in MIG mode). A release frees
 // the claim of the highest start of its profile on its GPU, which is the
 // one the core frees (cluster.MIGGPU.Dynamic).
 func TestDynamicMIGAgreesWithAllocator(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 // firstFreeGPUs returns the first k fully free GPUs of n in index order,
 // which is how the openb simulator's Open-Gpu-Share plugin places pods of
-// whole GPUs (AllocateExclusiveGpuId). MIG-enabled GPUs are never whole,
-// but for a GPU of MIG on demand that holds nothing (cluster.Node.FreeAfter).
+// whole GPUs (AllocateExclusiveGpuId). MIG-enabled GPUs, of MIG on demand
+// too, are never whole (cluster.Node.FreeAfter).
 func firstFreeGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 	var s cluster.GPUSet
 	k := p.NumGPU
@@ -20,7 +20,7 @@ func firstFreeGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 		if k == 0 {
 			break
 		}
-		if f == cluster.MilliGPU && (!n.MIGGPUs.Has(i) || n.MIG[i].Dynamic) && (n.Uniform(p) || n.FreeAfterOK(p, i)) {
+		if f == cluster.MilliGPU && !n.MIGGPUs.Has(i) && (n.Uniform(p) || n.FreeAfterOK(p, i)) {
 			s |= 1 << uint(i)
 			k--
 		}

@@ -72,13 +72,22 @@ func TestRunDRA(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runDRA(ctx, o, b, cfg, client, nil) }()
-	// 8 A100s; the 6 with MIG have full layouts made outside DRA, which
-	// leave no placement free: 2 whole GPUs in a slice, 6 counter sets in
-	// another.
+	// 8 A100s; the 6 with MIG have full layouts made outside DRA,
+	// published as they are (4 × 7 + 2 × 4 = 36 MIG devices), which leave
+	// no placement free: 38 devices in a slice (none consumes counters),
+	// 6 counter sets in another.
+	devices := 0
 	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		return err == nil && len(l.Items) == 2, nil
+		if err != nil || len(l.Items) != 2 {
+			return false, nil
+		}
+		devices = len(l.Items[0].Spec.Devices) + len(l.Items[1].Spec.Devices)
+		return true, nil
 	})
+	if devices != 38 {
+		t.Errorf("%d devices published, want 38", devices)
+	}
 	cancel()
 	if err != nil {
 		t.Fatalf("ResourceSlices: %v", err)

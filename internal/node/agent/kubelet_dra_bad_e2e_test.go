@@ -30,8 +30,8 @@ gpus:
 //     pending likewise.
 //   - A selector that is not CEL: the API server refuses the template.
 //   - A claim allocated by hand (as an administrator or a broken scheduler
-//     could) to the whole gpu-0 while a MIG device of it is prepared: the
-//     plugin refuses it, the kubelet reports the plugin's error in a
+//     could) to the MIG device another pod's claim holds: the plugin
+//     refuses it, the kubelet reports the plugin's error in a
 //     FailedPrepareDynamicResources event and does not start the pod; no
 //     MIG device is created or destroyed, no CDI spec written for it.
 func TestRealKubeletDRABadClaims(t *testing.T) {
@@ -60,7 +60,7 @@ func TestRealKubeletDRABadClaims(t *testing.T) {
 	d.createClaimPod("m", "mig-1g")
 	d.waitRunning("m")
 	mdev, _ := d.migOf("m")
-	d.rogueClaim("rogue", "gpu-0")
+	d.rogueClaim("rogue", mdev)
 	d.poll("the kubelet's FailedPrepareDynamicResources event", func() error {
 		l, err := d.c.Client.CoreV1().Events("default").List(d.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=rogue"})
 		if err != nil {
@@ -68,7 +68,7 @@ func TestRealKubeletDRABadClaims(t *testing.T) {
 		}
 		for _, ev := range l.Items {
 			if ev.Reason == "FailedPrepareDynamicResources" {
-				want := "device gpu-0 of request gpu: its GPU's " + mdev + " is prepared for claim"
+				want := "device " + mdev + " of request gpu: already prepared for claim"
 				if !strings.Contains(ev.Message, want) {
 					d.fail("event message %q, want it to hold %q", ev.Message, want)
 				}

@@ -11,7 +11,8 @@ import (
 )
 
 // draMIGNode is one A100-SXM4-80GB in MIG mode with no MIG device: the
-// plugin publishes its 26 placements and creates MIG devices on prepare.
+// plugin publishes its 25 placements (no whole GPU in MIG mode) and
+// creates MIG devices on prepare.
 const draMIGNode = `name: dra-mig
 gpus:
   - {productName: NVIDIA A100-SXM4-80GB, migEnabled: true, uuid: GPU-00000000-0000-4000-8000-000000000000}

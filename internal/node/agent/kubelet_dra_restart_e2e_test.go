@@ -70,7 +70,7 @@ func TestRealKubeletDRARestart(t *testing.T) {
 	d.restartAgent()
 	t.Logf("agent restarted in %v", time.Since(t0).Round(time.Millisecond))
 	d.poll("the restarted agent serving", func() error {
-		if !d.logLine("Serving GPUs through DRA", "devices=26") {
+		if !d.logLine("Serving GPUs through DRA", "devices=25") {
 			return os.ErrNotExist
 		}
 		return nil

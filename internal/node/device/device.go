@@ -126,6 +126,9 @@ type GPU struct {
 	UUID  string
 	// ProductName is NVML's name, e.g. "NVIDIA H100 80GB HBM3".
 	ProductName string
+	// Brand is NVML's brand as go-nvlib names it (GetBrandAsString),
+	// e.g. "Nvidia", "Tesla"; empty when NVML does not tell.
+	Brand string
 	// Model is the internal/gpu catalog name, e.g. "H100-80GB"; empty when
 	// the product is not in the catalog.
 	Model     string

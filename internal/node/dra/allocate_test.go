@@ -20,8 +20,10 @@ import (
 
 // TestAllocator allocates claims over the published slices with the
 // scheduler's own allocator (k8s.io/dynamic-resource-allocation/structured,
-// partitionable devices on): seven 1g.10gb MIG devices fit an A100-80GB and
-// an eighth does not; then neither the whole GPU nor a 3g.40gb does.
+// partitionable devices on): of two A100-80GB, GPU 0 in MIG mode, one
+// whole GPU fits (gpu-1) and a second does not (a MIG-mode GPU has no
+// whole-GPU device); seven 1g.10gb MIG devices fit GPU 0 and an eighth
+// does not; then no 3g.40gb does.
 func TestAllocator(t *testing.T) {
 	ctx := context.Background()
 	_, n := mockNode(t, twoA100)
@@ -62,6 +64,12 @@ func TestAllocator(t *testing.T) {
 		state.AllocatedDevices.Insert(structured.MakeDeviceID(d.Driver, d.Pool, d.Device))
 		return d.Device, true
 	}
+	if d, ok := allocate("whole", "gpu.nvidia.com", ""); !ok || d != "gpu-1" {
+		t.Errorf("a whole GPU: %q %v, want gpu-1", d, ok)
+	}
+	if d, ok := allocate("whole-2", "gpu.nvidia.com", ""); ok {
+		t.Errorf("a second whole GPU fit: %s", d)
+	}
 	gpu0 := fmt.Sprintf("device.attributes['gpu.nvidia.com'].parentUUID == '%s'", n.GPUs[0].UUID)
 	got := map[string]bool{}
 	for i := 0; i < 7; i++ {
@@ -84,11 +92,5 @@ func TestAllocator(t *testing.T) {
 	}
 	if d, ok := allocate("mig-3g", "mig.nvidia.com", gpu0+" && device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"); ok {
 		t.Errorf("a 3g.40gb fit beside seven 1g.10gb: %s", d)
-	}
-	if d, ok := allocate("whole-0", "gpu.nvidia.com", fmt.Sprintf("device.attributes['gpu.nvidia.com'].uuid == '%s'", n.GPUs[0].UUID)); ok {
-		t.Errorf("the whole GPU 0 fit beside its MIG devices: %s", d)
-	}
-	if d, ok := allocate("whole", "gpu.nvidia.com", ""); !ok || d != "gpu-1" {
-		t.Errorf("a whole GPU: %q %v, want gpu-1", d, ok)
 	}
 }

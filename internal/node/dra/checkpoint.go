@@ -12,6 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum"
 )
 
 // Claim states in the checkpoint, NVIDIA's driver's: a claim is written
@@ -23,14 +24,33 @@ const (
 	PrepareCompleted = "PrepareCompleted"
 )
 
-// checkpointVersion is the version of the checkpoint file's format.
-const checkpointVersion = 1
+// checkpointVersion is the version of the checkpoint file's format: 2
+// has a checksum; 1 (none) is still read.
+const (
+	checkpointVersion   = 2
+	checkpointVersionV1 = 1
+)
 
 // Checkpoint is the plugin's record of the claims it prepared, kept in a
 // JSON file so that unprepare, after a restart, knows what to undo.
 type Checkpoint struct {
 	Version int                          `json:"version"`
 	Claims  map[types.UID]*PreparedClaim `json:"claims"`
+	// Checksum is the kubelet's checkpoint checksum
+	// (k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum, as
+	// NVIDIA's driver's checkpoint has it) of the checkpoint's compact
+	// JSON with Checksum 0.
+	Checksum checksum.Checksum `json:"checksum,omitempty"`
+}
+
+// sum is the checksum of cp's content.
+func (cp Checkpoint) sum() (checksum.Checksum, error) {
+	cp.Checksum = 0
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return 0, err
+	}
+	return checksum.New(data), nil
 }
 
 // PreparedClaim is one claim's record.
@@ -51,16 +71,37 @@ type PreparedDevice struct {
 	ShareID *types.UID `json:"shareID,omitempty"`
 	// GPUUUID is the GPU's UUID, the parent's for a MIG device.
 	GPUUUID string `json:"gpuUUID"`
-	// MIG is the MIG device created for the claim; nil for a whole GPU.
+	// MIG is the MIG device created for the claim; nil for a whole GPU
+	// or a static MIG device.
 	MIG *PreparedMIG `json:"mig,omitempty"`
+	// StaticMIG is the UUID of the MIG device made outside DRA the claim
+	// was given as it is (never created nor destroyed by the plugin).
+	StaticMIG string `json:"staticMIG,omitempty"`
 	// ConsumedCapacity is the allocation's consumed capacity of a shared
 	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
 	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
-	// Config is the opaque configuration that applies to the device,
-	// accepted and recorded but not applied (docs/dra.md); nil: none.
+	// Config is the opaque configuration that applies to the device (an
+	// MPS one starts a daemon; a time-slice interval is not applied,
+	// docs/dra.md); nil: none.
 	Config *DeviceConfig `json:"config,omitempty"`
+	// MPSDaemon is the ID of the MPS control daemon serving the device
+	// (under an MPS configuration), its directory <plugin dir>/mps/<ID>.
+	MPSDaemon string `json:"mpsDaemon,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
+}
+
+// cdiUUID is the UUID of the device's CDI device (nvidia.com/gpu=<UUID>):
+// the MIG device's for a MIG device ("" while a created one has no UUID
+// yet), else the GPU's.
+func (pd PreparedDevice) cdiUUID() string {
+	switch {
+	case pd.StaticMIG != "":
+		return pd.StaticMIG
+	case pd.MIG != nil:
+		return pd.MIG.UUID
+	}
+	return pd.GPUUUID
 }
 
 // PreparedMIG is a MIG device created for a claim: GPUInstanceID and UUID
@@ -73,7 +114,9 @@ type PreparedMIG struct {
 }
 
 // loadCheckpoint reads the checkpoint file; a missing file is an empty
-// checkpoint.
+// checkpoint. A file whose checksum does not match its content is
+// refused: the plugin would otherwise forget or invent prepared claims
+// and MIG devices.
 func loadCheckpoint(path string) (*Checkpoint, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -86,8 +129,19 @@ func loadCheckpoint(path string) (*Checkpoint, error) {
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	if cp.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint %s: version %d, want %d", path, cp.Version, checkpointVersion)
+	switch cp.Version {
+	case checkpointVersion:
+		sum, err := cp.sum()
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		if sum != cp.Checksum {
+			return nil, fmt.Errorf("checkpoint %s is corrupt: checksum %d, its content's %d; move it away to start with no prepared claims (their MIG devices and MPS daemons are then not undone)", path, cp.Checksum, sum)
+		}
+	case checkpointVersionV1:
+		cp.Version = checkpointVersion // written with a checksum next time
+	default:
+		return nil, fmt.Errorf("checkpoint %s: version %d, want %d or %d", path, cp.Version, checkpointVersionV1, checkpointVersion)
 	}
 	if cp.Claims == nil {
 		cp.Claims = map[types.UID]*PreparedClaim{}
@@ -95,8 +149,13 @@ func loadCheckpoint(path string) (*Checkpoint, error) {
 	return &cp, nil
 }
 
-// save writes the checkpoint file atomically.
+// save writes the checkpoint file atomically, with its checksum.
 func (cp *Checkpoint) save(path string) error {
+	sum, err := cp.sum()
+	if err != nil {
+		return err
+	}
+	cp.Checksum = sum
 	data, err := json.MarshalIndent(cp, "", "  ")
 	if err != nil {
 		return err

@@ -92,6 +92,7 @@ func opaque(source resourceapi.AllocationConfigSource, driver, raw string, reque
 func TestPrepareConfig(t *testing.T) {
 	b, n := mockNode(t, twoA100)
 	k := newKubelet(t)
+	fakeMPS(t)
 	k.start(b)
 	cpPath := filepath.Join(k.dirs.PluginDir, checkpointFile)
 	// A claim prepared before: the checkpoint has content to keep.

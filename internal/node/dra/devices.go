@@ -101,11 +101,12 @@ type Options struct {
 	// created on prepare: the backend implements device.MIGManager.
 	// Without it MIG-enabled GPUs are not published.
 	MIG bool
-	// Busy are, by GPU UUID, the placements of MIG devices that exist
-	// outside DRA (made by an administrator or a MIG manager, or a
-	// leftover): the placements overlapping one, and the whole GPU, are
-	// not published.
-	Busy map[string][]device.MIGPlacement
+	// Static are, by GPU UUID, the live MIG devices that exist outside
+	// DRA (made by an administrator or a MIG manager, or a leftover): each
+	// whose compute instance spans its GPU instance is published as it
+	// is, with its UUID (NVIDIA's driver's static MIG devices), and the
+	// placements overlapping any are not published.
+	Static map[string][]device.MIGInstance
 	// PCIeRoot returns the PCIe root complex of a PCI bus ID in
 	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
 	// error: no pcieRoot attribute.
@@ -131,6 +132,9 @@ type Placement struct {
 	// (device.MIGProfileName), its "profile" attribute.
 	Profile string
 	device.MIGPlacement
+	// UUID is set for a MIG device that exists, made outside DRA: it is
+	// prepared as it is, never created or destroyed.
+	UUID string
 }
 
 // Resources is the ResourceSlice content of a node.
@@ -147,12 +151,18 @@ type Resources struct {
 }
 
 // Build returns the ResourceSlice content of node n: a device "gpu-<minor>"
-// per GPU; with o.MIG, on every MIG-enabled GPU of the MIG table, a device
-// per MIG placement "gpu-<minor>-mig-<profile>-<profile ID>-<start>", as
-// NVIDIA's driver names them, consuming the GPU's counter set (its memory
-// slots, compute slices, memory and SMs) so that no two allocated MIG
-// devices overlap, and the whole GPU consuming every counter. Errors name
-// the GPU.
+// per GPU without MIG mode; with o.MIG, on every MIG-enabled GPU of the
+// MIG table, a device per MIG placement
+// "gpu-<minor>-mig-<profile>-<profile ID>-<start>", as NVIDIA's driver
+// names them, consuming the GPU's counter set (its memory slots, compute
+// slices, memory and SMs) so that no two allocated MIG devices overlap.
+// A MIG-enabled GPU has no whole-GPU device: CUDA sees no device on it
+// but its MIG devices, and gpuplane never changes MIG mode (NVIDIA's
+// driver publishes no whole GPU either for a MIG-enabled GPU whose mode
+// it cannot switch without a reset, nvlib.go isDynamicMIGCapable). Its
+// live MIG devices made outside DRA (o.Static) are published with their
+// UUIDs under their placement's name, as NVIDIA's driver publishes static
+// MIG devices. Errors name the GPU.
 func Build(n device.Node, o Options) (Resources, error) {
 	r := Resources{Entries: map[string]Entry{}}
 	sets := map[string]map[string]resourceapi.Counter{} // by model
@@ -164,65 +174,97 @@ func Build(n device.Node, o Options) (Resources, error) {
 		if err != nil {
 			return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
 		}
-		name := gpuName(g)
+		if g.MIGEnabled {
+			if err := r.addMIG(i, g, attrs, o.Static[g.UUID], sets); err != nil {
+				return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
+			}
+			continue
+		}
 		whole := resourceapi.Device{
-			Name:       name,
+			Name:       gpuName(g),
 			Attributes: attrs,
 			Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{CapacityMemory: bytesCap(g.MemoryMiB)},
 		}
 		entry := Entry{GPU: i}
-		if !g.MIGEnabled {
-			if o.Shares {
-				share(&whole)
-				entry.Shared = true
+		if o.Shares {
+			share(&whole)
+			entry.Shared = true
+		}
+		r.Devices = append(r.Devices, whole)
+		r.Entries[whole.Name] = entry
+	}
+	return r, nil
+}
+
+// addMIG adds the devices of MIG-enabled GPU g (n.GPUs[i], attributes
+// attrs): its counter set, each live MIG device made outside DRA
+// (static) whose compute instance spans its GPU instance, with its UUID,
+// and every placement that overlaps none of static. It publishes no
+// whole GPU: MIG mode stays on (gpuplane never changes it), and CUDA sees
+// no device on a MIG-mode GPU but its MIG devices; the 7g placement is
+// the GPU's full-size device. sets caches the counters by model.
+func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, static []device.MIGInstance, sets map[string]map[string]resourceapi.Counter) error {
+	profiles := gpu.MIGProfiles(g.Model)
+	if len(profiles) == 0 {
+		return fmt.Errorf("MIG is enabled but model %q has no MIG table", g.Model)
+	}
+	set := counterSetName(g)
+	all, ok := sets[g.Model]
+	if !ok {
+		all = gpuCounters(g.Model, profiles)
+		sets[g.Model] = all
+	}
+	r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: copyCounters(all)})
+	busy := make([]device.MIGPlacement, len(static))
+	for j, in := range static {
+		busy[j] = in.Placement
+	}
+	for _, p := range profiles {
+		pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
+		if err != nil {
+			return err
+		}
+		for _, start := range p.Starts {
+			pl := Placement{GIProfile: p.Name, Profile: pname, MIGPlacement: device.MIGPlacement{Start: start, Size: p.Size}}
+			d := resourceapi.Device{
+				Name:       migName(g, pl, p),
+				Attributes: migAttributes(attrs, g, pname),
+				Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+					CapacityMemory:          bytesCap(p.MemoryMiB),
+					CapacityMultiprocessors: intCap(int64(p.Multiprocessors)),
+				},
 			}
-			r.Devices = append(r.Devices, whole)
-			r.Entries[name] = entry
-			continue
-		}
-		profiles := gpu.MIGProfiles(g.Model)
-		if len(profiles) == 0 {
-			return r, fmt.Errorf("GPU %d (%s): MIG is enabled but model %q has no MIG table", g.Index, g.UUID, g.Model)
-		}
-		set := counterSetName(g)
-		all, ok := sets[g.Model]
-		if !ok {
-			all = gpuCounters(g.Model, profiles)
-			sets[g.Model] = all
-		}
-		all = copyCounters(all)
-		r.Counters = append(r.Counters, resourceapi.CounterSet{Name: set, Counters: all})
-		whole.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: copyCounters(all)}}
-		busy := o.Busy[g.UUID]
-		if len(busy) == 0 {
-			r.Devices = append(r.Devices, whole)
-			r.Entries[name] = entry
-		}
-		for _, p := range profiles {
-			pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
-			if err != nil {
-				return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
+			if in, ok := staticAt(static, p.Name, start); ok {
+				// NVIDIA's static MIG device (deviceinfo.go,
+				// MigDeviceInfo.GetDevice): its UUID, no counters.
+				pl.UUID, pl.Profile = in.UUID, in.Profile
+				d.Attributes["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.UUID)}
+				d.Attributes["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.Profile)}
+			} else if overlapsAny(pl.MIGPlacement, busy) {
+				continue
+			} else {
+				d.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: migCounters(p, start)}}
 			}
-			for _, start := range p.Starts {
-				pl := Placement{GIProfile: p.Name, Profile: pname, MIGPlacement: device.MIGPlacement{Start: start, Size: p.Size}}
-				if overlapsAny(pl.MIGPlacement, busy) {
-					continue
-				}
-				d := resourceapi.Device{
-					Name:       migName(g, pl, p),
-					Attributes: migAttributes(attrs, g, pname),
-					Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
-						CapacityMemory:          bytesCap(p.MemoryMiB),
-						CapacityMultiprocessors: intCap(int64(p.Multiprocessors)),
-					},
-					ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: set, Counters: migCounters(p, start)}},
-				}
-				r.Devices = append(r.Devices, d)
-				r.Entries[d.Name] = Entry{GPU: i, MIG: &pl}
+			r.Devices = append(r.Devices, d)
+			r.Entries[d.Name] = Entry{GPU: i, MIG: &pl}
+		}
+	}
+	return nil
+}
+
+// staticAt returns the MIG device of static at the placement of GPU
+// instance profile giProfile starting at start whose compute instance
+// spans its GPU instance (a MIG device NVIDIA's device plugin serves,
+// device.MIGResourceProfile); ok is false for none.
+func staticAt(static []device.MIGInstance, giProfile string, start int) (device.MIGInstance, bool) {
+	for _, in := range static {
+		if in.GIProfile == giProfile && in.Placement.Start == start && in.UUID != "" {
+			if _, err := device.MIGResourceProfile(in.Profile); err == nil {
+				return in, true
 			}
 		}
 	}
-	return r, nil
+	return device.MIGInstance{}, false
 }
 
 // overlapsAny reports whether p overlaps one of ps.
@@ -340,7 +382,7 @@ func gpuAttributes(n device.Node, g device.GPU, o Options) (map[resourceapi.Qual
 		"type":                  {StringValue: ptr.To(TypeGPU)},
 		"uuid":                  {StringValue: ptr.To(g.UUID)},
 		"productName":           {StringValue: ptr.To(g.ProductName)},
-		"brand":                 {StringValue: ptr.To(brand)},
+		"brand":                 {StringValue: ptr.To(brandOf(g))},
 		"architecture":          {StringValue: ptr.To(Architecture(g.ComputeMajor, g.ComputeMinor))},
 		"cudaComputeCapability": {VersionValue: ptr.To(cc)},
 		"driverVersion":         {VersionValue: ptr.To(drv)},
@@ -375,10 +417,15 @@ func migAttributes(gpuAttrs map[resourceapi.QualifiedName]resourceapi.DeviceAttr
 	return a
 }
 
-// brand is the "brand" attribute: NVML's brand as go-nvlib names it
-// (GetBrandAsString) for the data-center GPUs of the catalog. The device
-// model does not carry NVML's brand (docs/dra.md, what is left).
-const brand = "Nvidia"
+// brandOf is the "brand" attribute: NVML's brand as go-nvlib names it
+// (GetBrandAsString), as NVIDIA's driver publishes it; "Unknown"
+// (go-nvlib's name of NVML_BRAND_UNKNOWN) when the backend does not tell.
+func brandOf(g device.GPU) string {
+	if g.Brand == "" {
+		return "Unknown"
+	}
+	return g.Brand
+}
 
 // Architecture names a compute capability's architecture as go-nvlib's
 // GetArchitectureAsString does, e.g. "Ampere" for 8.0, "Ada Lovelace"

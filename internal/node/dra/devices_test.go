@@ -18,7 +18,7 @@ import (
 )
 
 // twoA100 is an A100-80GB with MIG mode on and no MIG devices (GPU 0) and
-// one without MIG (GPU 1).
+// one without MIG (GPU 1, brand Tesla: the mock's default is Nvidia).
 const twoA100 = `
 name: two-a100
 driverVersion: "535.104.05"
@@ -29,6 +29,7 @@ gpus:
     numaNode: 0
   - productName: NVIDIA A100-SXM4-80GB
     numaNode: 1
+    brand: Tesla
 `
 
 func mockNode(t *testing.T, profile string) (*mock.Backend, device.Node) {
@@ -75,7 +76,8 @@ func byName(r Resources) map[string]resourceapi.Device {
 }
 
 // TestBuildA100 checks the devices of an A100-80GB in MIG mode against the
-// MIG user guide's A100 placement table, by hand: 1g.10gb starts at slots
+// MIG user guide's A100 placement table, by hand, with no whole-GPU
+// device for it (MIG mode stays on): 1g.10gb starts at slots
 // 0..6 (7 placements), 1g.20gb at 0, 2, 4, 6, 2g.20gb at 0, 2, 4, 3g.40gb at
 // 0 and 4, 4g.40gb and 7g.80gb at 0; profile IDs as nvidia-smi mig -lgip
 // lists them (19, 20, 15, 14, 9, 5, 0).
@@ -89,7 +91,7 @@ func TestBuildA100(t *testing.T) {
 	for _, d := range r.Devices {
 		names = append(names, d.Name)
 	}
-	want := []string{"gpu-0"}
+	var want []string
 	for s := 0; s < 7; s++ {
 		want = append(want, fmt.Sprintf("gpu-0-mig-1g10gb-19-%d", s))
 	}
@@ -159,20 +161,19 @@ func TestBuildA100(t *testing.T) {
 			t.Errorf("%s: a MIG placement has no UUID before it is created", tc.name)
 		}
 	}
+	if got := str(devs["gpu-0-mig-1g10gb-me-20-0"].Attributes["brand"]); got != "Nvidia" {
+		t.Errorf("brand of GPU 0 (the mock's default) %q, want Nvidia", got)
+	}
 	if got := str(devs["gpu-0-mig-1g10gb-me-20-0"].Attributes["profile"]); got != "1g.10gb+me" {
 		t.Errorf("1g.10gb+me profile attribute %q", got)
 	}
-	// The whole GPU consumes every counter; its capacity is its memory.
-	w := devs["gpu-0"]
-	checkCounters(t, "gpu-0", w.ConsumesCounters[0].Counters, wantC)
-	if got := w.Capacity["memory"].Value; got.Cmp(mi(81920)) != 0 {
-		t.Errorf("gpu-0 memory %s, want 80Gi", got.String())
-	}
+	// The 7g.80gb consumes every counter: the GPU's full-size device.
+	checkCounters(t, "gpu-0-mig-7g80gb-0-0", devs["gpu-0-mig-7g80gb-0-0"].ConsumesCounters[0].Counters, wantC)
 
 	// Attributes of the GPU without MIG, by hand.
 	g1 := devs["gpu-1"]
 	wantA := map[string]string{
-		"type": "gpu", "uuid": n.GPUs[1].UUID, "productName": "NVIDIA A100-SXM4-80GB", "brand": "Nvidia",
+		"type": "gpu", "uuid": n.GPUs[1].UUID, "productName": "NVIDIA A100-SXM4-80GB", "brand": "Tesla",
 		"architecture": "Ampere", "cudaComputeCapability": "v8.0.0", "driverVersion": "v535.104.5",
 		"cudaDriverVersion": "v12.2.0", "resource.kubernetes.io/pciBusID": "0000:02:00.0",
 		"resource.kubernetes.io/pcieRoot": "pci0000:00", "resource.kubernetes.io/numaNode": "1",
@@ -224,8 +225,7 @@ func fits(set resourceapi.CounterSet, devs ...resourceapi.Device) bool {
 
 // TestCountersExclusive checks, for every MIG model, that two MIG
 // placements fit together exactly when their memory slots do not
-// overlap, that the whole GPU fits with none, and that every maximal
-// layout of the MIG table fits.
+// overlap and that every maximal layout of the MIG table fits.
 func TestCountersExclusive(t *testing.T) {
 	for _, product := range []string{"NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200"} {
 		_, n := mockNode(t, fmt.Sprintf("name: x\ngpus:\n  - productName: %s\n    migEnabled: true\n", product))
@@ -235,16 +235,15 @@ func TestCountersExclusive(t *testing.T) {
 		}
 		set := r.Counters[0]
 		devs := byName(r)
-		whole := devs["gpu-0"]
+		if _, ok := devs["gpu-0"]; ok {
+			t.Errorf("%s: the whole GPU is published in MIG mode", product)
+		}
 		byPlacement := map[string]resourceapi.Device{}
 		for a, ea := range r.Entries {
 			if ea.MIG == nil {
 				continue
 			}
 			byPlacement[fmt.Sprintf("%s@%d", ea.MIG.GIProfile, ea.MIG.Start)] = devs[a]
-			if fits(set, whole, devs[a]) {
-				t.Errorf("%s: the whole GPU fits with %s", product, a)
-			}
 			for b, eb := range r.Entries {
 				if eb.MIG == nil || a == b {
 					continue
@@ -285,8 +284,10 @@ func TestBuildShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs := byName(r)
-	if devs["gpu-0"].AllowMultipleAllocations != nil {
-		t.Error("the MIG-enabled GPU is shared")
+	for name, e := range r.Entries {
+		if e.GPU == 0 && (e.Shared || devs[name].AllowMultipleAllocations != nil) {
+			t.Errorf("%s of the MIG-enabled GPU is shared", name)
+		}
 	}
 	g := devs["gpu-1"]
 	if g.AllowMultipleAllocations == nil || !*g.AllowMultipleAllocations || !r.Entries["gpu-1"].Shared {
@@ -316,8 +317,8 @@ func TestBuildWithoutMIG(t *testing.T) {
 	}
 }
 
-// TestPool checks the split into slices: 8 MIG-enabled A100s have 208
-// devices, in slices of at most 64 (they consume counters), and 8
+// TestPool checks the split into slices: 8 MIG-enabled A100s have 200
+// devices (25 placements each), in slices of at most 64 (they consume counters), and 8
 // counter sets in a slice of their own.
 func TestPool(t *testing.T) {
 	_, n := mockNode(t, "name: x\ngpus:\n  - count: 8\n    productName: NVIDIA A100-SXM4-80GB\n    migEnabled: true\n")
@@ -330,7 +331,7 @@ func TestPool(t *testing.T) {
 	for _, s := range p.Slices {
 		sizes = append(sizes, fmt.Sprintf("%d/%d", len(s.Devices), len(s.SharedCounters)))
 	}
-	if got := strings.Join(sizes, " "); got != "0/8 64/0 64/0 64/0 16/0" {
+	if got := strings.Join(sizes, " "); got != "0/8 64/0 64/0 64/0 8/0" {
 		t.Errorf("slices (devices/counter sets): %s", got)
 	}
 }
@@ -356,13 +357,19 @@ func TestVersions(t *testing.T) {
 	}
 }
 
-// A MIG device made outside DRA (a 3g.40gb at slots 4..7) keeps the
-// placements it overlaps and the whole GPU out of the slices: left are
-// 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and 2,
-// 3g.40gb and 4g.40gb at 0.
-func TestBuildBusy(t *testing.T) {
+// TestBuildStatic: a MIG device made outside DRA (a 3g.40gb at slots
+// 4..7, UUID MIG-s) is published as it is, under its placement's name
+// gpu-0-mig-3g40gb-9-4, with its UUID and no counters (NVIDIA's static
+// MIG device), and keeps the placements it overlaps out of the slices:
+// left are 1g.10gb and 1g.10gb+me at 0..3, 1g.20gb and 2g.20gb at 0 and
+// 2, 3g.40gb at 0 and the static one at 4, 4g.40gb at 0. A MIG device
+// whose compute instance is smaller than its GPU instance (1c.3g.40gb)
+// only keeps its placements out.
+func TestBuildStatic(t *testing.T) {
 	_, n := mockNode(t, twoA100)
-	r, err := Build(n, Options{MIG: true, Busy: map[string][]device.MIGPlacement{n.GPUs[0].UUID: {{Start: 4, Size: 4}}}})
+	g0 := n.GPUs[0].UUID
+	static := device.MIGInstance{MIGDevice: device.MIGDevice{UUID: "MIG-s", Profile: "3g.40gb", GPUInstanceID: 2}, GIProfile: "3g.40gb", Placement: device.MIGPlacement{Start: 4, Size: 4}}
+	r, err := Build(n, Options{MIG: true, Static: map[string][]device.MIGInstance{g0: {static}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,11 +380,28 @@ func TestBuildBusy(t *testing.T) {
 	want := "gpu-0-mig-1g10gb-19-0 gpu-0-mig-1g10gb-19-1 gpu-0-mig-1g10gb-19-2 gpu-0-mig-1g10gb-19-3 " +
 		"gpu-0-mig-1g10gb-me-20-0 gpu-0-mig-1g10gb-me-20-1 gpu-0-mig-1g10gb-me-20-2 gpu-0-mig-1g10gb-me-20-3 " +
 		"gpu-0-mig-1g20gb-15-0 gpu-0-mig-1g20gb-15-2 gpu-0-mig-2g20gb-14-0 gpu-0-mig-2g20gb-14-2 " +
-		"gpu-0-mig-3g40gb-9-0 gpu-0-mig-4g40gb-5-0 gpu-1"
+		"gpu-0-mig-3g40gb-9-0 gpu-0-mig-3g40gb-9-4 gpu-0-mig-4g40gb-5-0 gpu-1"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("devices:\n got %s\nwant %s", got, want)
 	}
+	d := byName(r)["gpu-0-mig-3g40gb-9-4"]
+	got := str(d.Attributes["type"]) + " " + str(d.Attributes["uuid"]) + " " + str(d.Attributes["parentUUID"]) + " " + str(d.Attributes["profile"])
+	memCap := d.Capacity["memory"].Value
+	if got != "mig MIG-s "+g0+" 3g.40gb" || d.ConsumesCounters != nil || memCap.Cmp(mi(40192)) != 0 {
+		t.Errorf("static device: attributes %q, counters %v, capacity %v", got, d.ConsumesCounters, d.Capacity)
+	}
+	if e := r.Entries["gpu-0-mig-3g40gb-9-4"]; e.MIG == nil || e.MIG.UUID != "MIG-s" || e.MIG.Start != 4 {
+		t.Errorf("static entry %+v", e.MIG)
+	}
 	if len(r.Counters) != 1 {
 		t.Errorf("%d counter sets, want 1", len(r.Counters))
+	}
+	static.Profile = "1c.3g.40gb"
+	r, err = Build(n, Options{MIG: true, Static: map[string][]device.MIGInstance{g0: {static}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Entries["gpu-0-mig-3g40gb-9-4"]; ok || len(r.Devices) != 15 {
+		t.Errorf("a 1c.3g.40gb: %d devices (want 15), gpu-0-mig-3g40gb-9-4 published: %v", len(r.Devices), ok)
 	}
 }

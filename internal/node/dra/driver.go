@@ -56,6 +56,9 @@ type Config struct {
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
 	// default: from sysfs (deviceattribute).
 	PCIeRoot func(busID string) (string, error)
+	// MPSControl is the MPS control program (default DefaultMPSControl,
+	// looked up on PATH), run for claims under an MPS configuration.
+	MPSControl string
 	// IgnoredXIDs are the application XIDs the health policy ignores
 	// (internal/node/health); nil: configv1.DefaultIgnoredXIDs.
 	IgnoredXIDs []uint64
@@ -112,7 +115,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	opts := d.options()
-	if opts.Busy, err = d.busy(ctx, n); err != nil {
+	if opts.Static, err = d.static(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	if d.res, err = Build(n, opts); err != nil {
@@ -152,13 +155,13 @@ func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 	return false
 }
 
-// busy returns the placements of the live MIG devices that no prepared
-// claim holds, by GPU UUID, and logs them.
-func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.MIGPlacement, error) {
+// static returns the live MIG devices made outside DRA, by GPU UUID: all
+// but those a claim's prepare created, and logs them.
+func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device.MIGInstance, error) {
 	if d.mig == nil {
 		return nil, nil
 	}
-	out := map[string][]device.MIGPlacement{}
+	out := map[string][]device.MIGInstance{}
 	for _, g := range n.GPUs {
 		if !g.MIGEnabled {
 			continue
@@ -171,8 +174,8 @@ func (d *Driver) busy(ctx context.Context, n device.Node) (map[string][]device.M
 			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
 				continue
 			}
-			out[g.UUID] = append(out[g.UUID], in.Placement)
-			klog.InfoS("Not publishing the placements of a MIG device made outside DRA", "gpu", g.UUID, "mig", in.UUID, "profile", in.GIProfile, "start", in.Placement.Start)
+			out[g.UUID] = append(out[g.UUID], in)
+			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", g.UUID, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
 		}
 	}
 	return out, nil
@@ -258,7 +261,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		devs, err := d.prepare(ctx, c)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
-			d.forgetFailed(c.UID)
+			d.forgetFailed(ctx, c.UID)
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
@@ -302,7 +305,13 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		}
 		g := d.node.GPUs[e.GPU]
 		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
-		if e.MIG != nil {
+		switch {
+		case e.MIG != nil && e.MIG.UUID != "":
+			if err := d.checkStatic(ctx, g.UUID, e.MIG.UUID); err != nil {
+				return nil, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
+			}
+			pd.StaticMIG = e.MIG.UUID
+		case e.MIG != nil:
 			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
 			if p, ok := prev[r.Device]; ok && p.MIG != nil {
 				pd.MIG = p.MIG
@@ -310,36 +319,30 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		}
 		pc.Devices = append(pc.Devices, pd)
 	}
+	if err := checkMPS(pc.Devices); err != nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
+	}
 	// Recorded before any MIG device is created: a restart finds it.
 	d.cp.Claims[c.UID] = pc
 	if err := d.cp.save(d.checkpointPath()); err != nil {
 		return nil, err
 	}
 	for i := range pc.Devices {
-		pd := &pc.Devices[i]
-		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-		uuid := g.UUID
-		if pd.MIG != nil {
+		if pd := &pc.Devices[i]; pd.MIG != nil {
 			if err := d.createMIG(ctx, c.UID, pd); err != nil {
 				return nil, fmt.Errorf("device %s: %w", pd.Device, err)
 			}
 			if err := d.cp.save(d.checkpointPath()); err != nil {
 				return nil, err
 			}
-			uuid = pd.MIG.UUID
 		}
-		if d.cfg.CDIDir != "" {
-			if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
-				return nil, fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
-			}
-		}
-		pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
-		id, err := writeClaimCDISpec(d.claimCDIDir(), c.UID, *pd)
-		if err != nil {
-			return nil, fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
-		}
-		if id != "" {
-			pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
+	}
+	if err := d.startClaimMPS(ctx, c.UID, pc); err != nil {
+		return nil, err
+	}
+	for i := range pc.Devices {
+		if err := d.writeCDI(c.UID, &pc.Devices[i]); err != nil {
+			return nil, err
 		}
 	}
 	pc.State = PrepareCompleted
@@ -350,10 +353,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 }
 
 // forgetFailed drops the record of a claim whose prepare failed before
-// it created any MIG device: there is nothing to undo, and its devices
-// are free for other claims. A record with a MIG device stays for the
-// next prepare (which adopts it) or unprepare (which destroys it).
-func (d *Driver) forgetFailed(uid types.UID) {
+// it created any MIG device, once its MPS daemons are stopped: there is
+// nothing left to undo, and its devices are free for other claims. A
+// record with a MIG device stays for the next prepare (which adopts it)
+// or unprepare (which destroys it).
+func (d *Driver) forgetFailed(ctx context.Context, uid types.UID) {
 	pc, ok := d.cp.Claims[uid]
 	if !ok || pc.State == PrepareCompleted {
 		return
@@ -362,6 +366,10 @@ func (d *Driver) forgetFailed(uid types.UID) {
 		if pd.MIG != nil && pd.MIG.UUID != "" {
 			return
 		}
+	}
+	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
+		klog.FromContext(ctx).Error(err, "Stopping the MPS control daemons of a failed prepare")
+		return
 	}
 	delete(d.cp.Claims, uid)
 	if err := d.cp.save(d.checkpointPath()); err != nil {
@@ -467,6 +475,10 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	if !ok {
 		return nil
 	}
+	// The daemons first: a MIG device an MPS server holds is in use.
+	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
+		return err
+	}
 	for i := range pc.Devices {
 		pd := &pc.Devices[i]
 		if pd.MIG == nil {
@@ -488,19 +500,13 @@ func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	}
 	delete(d.cp.Claims, uid)
 	for _, pd := range pc.Devices {
-		if shareEnv(pd) != nil {
-			if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
-				return err
-			}
+		if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
+			return err
 		}
 	}
 	if d.cfg.CDIDir != "" {
 		for _, pd := range pc.Devices {
-			uuid := pd.GPUUUID
-			if pd.MIG != nil {
-				uuid = pd.MIG.UUID
-			}
-			if uuid != "" && !d.cdiInUse(uuid) {
+			if uuid := pd.cdiUUID(); uuid != "" && !d.cdiInUse(uuid) {
 				if err := removeCDISpec(d.cfg.CDIDir, uuid); err != nil {
 					return err
 				}
@@ -541,12 +547,48 @@ func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string)
 func (d *Driver) cdiInUse(uuid string) bool {
 	for _, pc := range d.cp.Claims {
 		for _, pd := range pc.Devices {
-			if (pd.MIG == nil && pd.GPUUUID == uuid) || (pd.MIG != nil && pd.MIG.UUID == uuid) {
+			if pd.cdiUUID() == uuid {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// writeCDI writes the CDI specs of claim uid's device pd (the device's,
+// with --cdi-dir; the claim's own, for a share or an MPS daemon) and
+// records the CDI device IDs the kubelet is given.
+func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
+	uuid := pd.cdiUUID()
+	if d.cfg.CDIDir != "" {
+		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
+		if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
+			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
+		}
+	}
+	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
+	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.mpsEdits(*pd))
+	if err != nil {
+		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
+	}
+	if id != "" {
+		pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
+	}
+	return nil
+}
+
+// checkStatic makes sure the MIG device uuid made outside DRA on GPU
+// gpuUUID is still live: it may have been destroyed since it was
+// published.
+func (d *Driver) checkStatic(ctx context.Context, gpuUUID, uuid string) error {
+	live, err := d.mig.MIGInstances(ctx, gpuUUID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(live, func(in device.MIGInstance) bool { return in.UUID == uuid }) {
+		return fmt.Errorf("MIG device %s, made outside DRA, is gone", uuid)
+	}
+	return nil
 }
 
 // Prepared returns the claims' records, for tests and diagnostics.

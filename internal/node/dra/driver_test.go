@@ -207,8 +207,8 @@ func TestPlugin(t *testing.T) {
 	d := k.start(b)
 
 	devs, sets := k.slices(2) // one of devices, one of counter sets
-	if len(devs) != 27 || len(sets) != 1 {
-		t.Fatalf("published %d devices, %d counter sets; want 27 and 1", len(devs), len(sets))
+	if len(devs) != 26 || len(sets) != 1 {
+		t.Fatalf("published %d devices, %d counter sets; want 26 (25 placements, gpu-1) and 1", len(devs), len(sets))
 	}
 	if got := str(devs["gpu-1"].Attributes["uuid"]); got != n.GPUs[1].UUID {
 		t.Errorf("gpu-1 uuid %q", got)
@@ -257,7 +257,7 @@ func TestPlugin(t *testing.T) {
 	migID := ids[0]
 
 	// An overlapping placement is refused, as NVML refuses it; the whole
-	// GPU too.
+	// GPU 0, in MIG mode, is no device.
 	over := k.claim("over", "gpu-0-mig-1g10gb-19-5")
 	if _, errStr := k.prepare(over); !strings.Contains(errStr, "overlaps") {
 		t.Errorf("overlapping MIG device: error %q, want an overlap", errStr)
@@ -266,8 +266,8 @@ func TestPlugin(t *testing.T) {
 		t.Error("the failed claim is still recorded")
 	}
 	k.unprepare(over) // nothing to undo
-	if _, errStr := k.prepare(k.claim("gpu0", "gpu-0")); !strings.Contains(errStr, "gpu-0-mig-3g40gb-9-4 is prepared for claim uid-mig") {
-		t.Errorf("whole GPU over a MIG device: error %q", errStr)
+	if _, errStr := k.prepare(k.claim("gpu0", "gpu-0")); !strings.Contains(errStr, "device gpu-0 of request r0: no such device on node node-a") {
+		t.Errorf("the whole GPU in MIG mode: error %q", errStr)
 	}
 	if _, errStr := k.prepare(k.claim("again", "gpu-1")); !strings.Contains(errStr, "already prepared for claim uid-whole") {
 		t.Errorf("a whole GPU twice: error %q", errStr)
@@ -431,5 +431,59 @@ func TestShareEnvMPS(t *testing.T) {
 	delete(pd.ConsumedCapacity, CapacityMilliGPU)
 	if got := shareEnv(pd); got != nil {
 		t.Errorf("no milliGPU: %v, want none", got)
+	}
+}
+
+// TestPrepareStatic: GPU 0 in MIG mode with a 3g.40gb made outside DRA
+// (the mock profile's layout; gpu.PlaceMIG puts it at the first start of
+// 3g.40gb, slot 0). It is published as it is, gpu-0-mig-3g40gb-9-0 with
+// its UUID, and the placements over slots 0..3 are not: left are 1g.10gb
+// and 1g.10gb+me at 4..6 (6), 1g.20gb at 4 and 6 (2), 2g.20gb at 4 and
+// 3g.40gb at 4 (2): 10, with the static one and gpu-1 12 devices. A claim of it is given
+// nvidia.com/gpu=<its UUID>, no MIG device is created; a second claim is
+// refused; after a restart it is published and prepared the same; on
+// unprepare it stays.
+func TestPrepareStatic(t *testing.T) {
+	b, n := mockNode(t, strings.Replace(twoA100, "    migEnabled: true\n", "    migEnabled: true\n    mig: [3g.40gb]\n", 1))
+	k := newKubelet(t)
+	d := k.start(b)
+	devs, _ := k.slices(2)
+	g0 := n.GPUs[0].UUID
+	mig := n.GPUs[0].MIG[0].UUID
+	st := devs["gpu-0-mig-3g40gb-9-0"]
+	if len(devs) != 12 || str(st.Attributes["uuid"]) != mig || st.ConsumesCounters != nil {
+		t.Fatalf("published %d devices (want 12), static %+v", len(devs), st)
+	}
+	if _, ok := devs["gpu-0-mig-1g10gb-19-3"]; ok {
+		t.Error("a placement over the static device is published")
+	}
+	c := k.claim("s", "gpu-0-mig-3g40gb-9-0")
+	ids, errStr := k.prepare(c)
+	if errStr != "" || strings.Join(ids, ",") != "nvidia.com/gpu="+mig {
+		t.Fatalf("prepare: %v %q, want nvidia.com/gpu=%s", ids, errStr, mig)
+	}
+	if got := liveMIG(t, b, g0); strings.Join(got, ",") != "3g.40gb@0" {
+		t.Errorf("live MIG devices %v, want the one 3g.40gb@0", got)
+	}
+	if pd := d.Prepared()["uid-s"].Devices[0]; pd.StaticMIG != mig || pd.MIG != nil {
+		t.Errorf("recorded %+v", pd)
+	}
+	if _, errStr := k.prepare(k.claim("s2", "gpu-0-mig-3g40gb-9-0")); !strings.Contains(errStr, "already prepared for claim uid-s") {
+		t.Errorf("a second claim: %q", errStr)
+	}
+	d.Stop()
+	k.start(b)
+	if devs, _ := k.slices(2); str(devs["gpu-0-mig-3g40gb-9-0"].Attributes["uuid"]) != mig {
+		t.Error("after the restart the static device is not published as it is")
+	}
+	if ids2, _ := k.prepare(c); strings.Join(ids2, ",") != strings.Join(ids, ",") {
+		t.Errorf("prepare after restart: %v, want %v", ids2, ids)
+	}
+	k.unprepare(c)
+	if got := liveMIG(t, b, g0); strings.Join(got, ",") != "3g.40gb@0" {
+		t.Errorf("live MIG devices after unprepare %v, want the 3g.40gb@0 still", got)
+	}
+	if _, err := os.Stat(cdiSpecPath(k.dirs.CDIDir, mig)); !os.IsNotExist(err) {
+		t.Errorf("CDI spec of the static device after unprepare: %v", err)
 	}
 }

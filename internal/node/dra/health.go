@@ -97,7 +97,8 @@ func taintOf(ev device.HealthEvent) resourceapi.DeviceTaint {
 }
 
 // taints returns the taints of device name: its GPU's, and for a MIG
-// placement those of the MIG device created on it; d.mu is held.
+// device those of the MIG device (static, or created on the placement);
+// d.mu is held.
 func (d *Driver) taints(name string) []resourceapi.DeviceTaint {
 	e := d.res.Entries[name]
 	var out []resourceapi.DeviceTaint
@@ -115,6 +116,9 @@ func (d *Driver) taints(name string) []resourceapi.DeviceTaint {
 		out = append(out, t)
 	}
 	add(d.node.GPUs[e.GPU].UUID)
+	if e.MIG != nil && e.MIG.UUID != "" {
+		add(e.MIG.UUID) // a static MIG device
+	}
 	if e.MIG != nil {
 		for _, pc := range d.cp.Claims {
 			for _, pd := range pc.Devices {

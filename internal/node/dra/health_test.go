@@ -106,10 +106,10 @@ func TestHealthTaints(t *testing.T) {
 	k.waitTaints("gpu-1", "gpu.nvidia.com/xid=79:NoSchedule")
 	k.waitTaints("gpu-0", "") // XID 13 is an application's
 	write(fmt.Sprintf("faults:\n  - uuid: %s\n    lost: true\n", n.GPUs[0].UUID))
-	k.waitTaints("gpu-0", "gpu.nvidia.com/gpu-lost=:NoSchedule") // the GPU and its 26 placements
+	k.waitTaints("gpu-0", "gpu.nvidia.com/gpu-lost=:NoSchedule") // the GPU's 25 placements
 	k.waitTaints("gpu-1", "")
-	if got := len(k.taintsNow("gpu-0")); got != 26 {
-		t.Errorf("%d gpu-0 devices, want 26", got)
+	if got := len(k.taintsNow("gpu-0")); got != 25 {
+		t.Errorf("%d gpu-0 devices, want 25", got)
 	}
 	write("faults: []\n")
 	k.waitTaints("gpu-", "")
@@ -118,9 +118,8 @@ func TestHealthTaints(t *testing.T) {
 // TestHealthStream reads the plugin's device health stream as the kubelet
 // does (dra-health v1 NodeWatchResources over dra.sock,
 // pkg/kubelet/cm/dra/healthinfo in v1.37.2): every published device
-// Healthy at first (two A100s, GPU 0 MIG-enabled: its 25 placements and
-// itself, and gpu-1: 27 devices); XID 79 on GPU 0 makes gpu-0 and its 25
-// placements Unhealthy with the taint as message, gpu-1 stays Healthy;
+// Healthy at first (two A100s, GPU 0 MIG-enabled: its 25 placements, and
+// gpu-1: 26 devices); XID 79 on GPU 0 makes its 25 placements Unhealthy with the taint as message, gpu-1 stays Healthy;
 // recovery makes them Healthy again.
 func TestHealthStream(t *testing.T) {
 	k, n, faults := startHealth(t)
@@ -131,7 +130,7 @@ func TestHealthStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	// next reads reports until want holds of one: unhealthy device counts
-	// by GPU ("gpu-0", "gpu-1") and the message of gpu-0.
+	// by GPU ("gpu-0", "gpu-1") and the message of gpu-0-mig-7g80gb-0-0.
 	next := func(what string, want func(total int, bad map[string]int, msg string) bool) {
 		t.Helper()
 		for {
@@ -147,7 +146,7 @@ func TestHealthStream(t *testing.T) {
 				if h.GetHealth() == healthpb.HealthStatus_UNHEALTHY {
 					name := h.GetDevice().GetDeviceName()
 					bad[name[:5]]++
-					if name == "gpu-0" {
+					if name == "gpu-0-mig-7g80gb-0-0" {
 						msg = h.GetMessage()
 					}
 				}
@@ -157,15 +156,15 @@ func TestHealthStream(t *testing.T) {
 			}
 		}
 	}
-	next("all healthy", func(total int, bad map[string]int, _ string) bool { return total == 27 && len(bad) == 0 })
+	next("all healthy", func(total int, bad map[string]int, _ string) bool { return total == 26 && len(bad) == 0 })
 	if err := os.WriteFile(faults, []byte(fmt.Sprintf("faults:\n  - uuid: %s\n    xid: 79\n", n.GPUs[0].UUID)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	next("gpu-0 unhealthy", func(total int, bad map[string]int, msg string) bool {
-		return total == 27 && bad["gpu-0"] == 26 && bad["gpu-1"] == 0 && msg == "gpu.nvidia.com/xid=79"
+		return total == 26 && bad["gpu-0"] == 25 && bad["gpu-1"] == 0 && msg == "gpu.nvidia.com/xid=79"
 	})
 	if err := os.WriteFile(faults, []byte("faults: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	next("recovered", func(total int, bad map[string]int, _ string) bool { return total == 27 && len(bad) == 0 })
+	next("recovered", func(total int, bad map[string]int, _ string) bool { return total == 26 && len(bad) == 0 })
 }

@@ -38,8 +38,8 @@ func claimCDISpecPath(dir string, uid types.UID, device string) string {
 // client from the share, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (milliGPU/10,
 // rounded up) and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (<GPU UUID>=<MiB>M, its
 // consumed memory), as NVIDIA's MPS documentation names them ("Per-client
-// limits", CUDA MPS guide section 4). They bind only where an MPS control
-// daemon serves the GPU, which gpuplane does not start (docs/dra.md).
+// limits", CUDA MPS guide section 4). They bind under the GPU's MPS
+// control daemon, which prepare starts for a share under MPS (mps.go).
 // nil when pd consumes no milliGPU (not a share).
 func shareEnv(pd PreparedDevice) []string {
 	q, ok := pd.ConsumedCapacity[CapacityMilliGPU]
@@ -59,14 +59,19 @@ func shareEnv(pd PreparedDevice) []string {
 }
 
 // writeClaimCDISpec writes the claim's spec of pd into dir when pd is a
-// share, and returns its CDI device ID ("" when pd is none).
-func writeClaimCDISpec(dir string, uid types.UID, pd PreparedDevice) (string, error) {
-	env := shareEnv(pd)
-	if env == nil {
+// share or is served by an MPS daemon (mps, its edits), and returns its
+// CDI device ID ("" when pd is neither).
+func writeClaimCDISpec(dir string, uid types.UID, pd PreparedDevice, mps *cdispec.ContainerEdits) (string, error) {
+	edits := cdispec.ContainerEdits{Env: shareEnv(pd)}
+	if mps != nil {
+		edits.Env = append(edits.Env, mps.Env...)
+		edits.Mounts = mps.Mounts
+	}
+	if edits.Env == nil {
 		return "", nil
 	}
 	name := claimCDIName(uid, pd.Device)
-	s := &cdispec.Spec{Kind: claimCDIKind, Devices: []cdispec.Device{{Name: name, ContainerEdits: cdispec.ContainerEdits{Env: env}}}}
+	s := &cdispec.Spec{Kind: claimCDIKind, Devices: []cdispec.Device{{Name: name, ContainerEdits: edits}}}
 	v, err := cdispec.MinimumRequiredVersion(s)
 	if err != nil {
 		v = cdispec.CurrentVersion

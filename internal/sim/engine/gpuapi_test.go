@@ -47,11 +47,13 @@ func TestGPUAPI(t *testing.T) {
 
 // TestMIGOnDemand fills, each pod once, one node of 2 A100-80GB under
 // mig with MIG on demand and the DRA allocator's choice: 7 shares of 100
-// milli-GPU (1g.10gb each) and a pod of one whole GPU. Whatever the
-// order, the 1g instances are made on the first GPU that has a free
-// placement and the whole GPU goes to the first GPU with nothing made:
-// all 8 placed, 7/7 + 1 GPU allocated (7 held slices leave 0 free). An
-// eighth 1g would fail or take the whole pod's GPU, by order.
+// milli-GPU (1g.10gb each) and a pod of one whole GPU. The MIG share of
+// the demand is 7 × 1/7 over that plus 1 whole GPU, 1/2: round(1/2 × 2)
+// = 1 GPU in MIG mode, GPU 0; GPU 1 stays whole (a GPU in MIG mode serves
+// no whole GPU). Whatever the order, the 1g instances are made on GPU 0
+// and the whole GPU is GPU 1: all 8 placed, 7/7 + 1 GPU allocated (7
+// held slices leave 0 free). An eighth 1g would fail or take the whole
+// pod's GPU, by order.
 func TestMIGOnDemand(t *testing.T) {
 	var pods []trace.PodSpec
 	for i := range 7 {
@@ -67,8 +69,8 @@ func TestMIGOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(layouts) != 1 || layouts[0].Source != "on demand" || layouts[0].MIGGPUsPerNode != 2 || layouts[0].Nodes != 1 {
-		t.Errorf("layouts %+v, want one of 1 node, 2 GPUs on demand", layouts)
+	if len(layouts) != 1 || layouts[0].Source != "on demand" || layouts[0].MIGGPUsPerNode != 1 || layouts[0].Nodes != 1 {
+		t.Errorf("layouts %+v, want one of 1 node, 1 GPU on demand", layouts)
 	}
 	rep, err := Run(context.Background(), v, Config{Mode: "fill", Policies: []string{"fgd", "bestfit"}, Seeds: 3, Seed: 1, Once: true, TieBreak: placement.TieFirst, GPUAPI: placement.DRA})
 	if err != nil {

@@ -39,9 +39,10 @@ type Sharing struct {
 	// Replicas is timeslice's N, a divisor of 1000 from 2 (so a replica is
 	// a whole number of milli-GPU and N replicas fill a GPU exactly).
 	Replicas int
-	// OnDemand, mig only, makes every GPU of a MIG-capable model a GPU of
-	// MIG on demand (cluster.Node.EnableDynamicMIG), as DRA's dynamic MIG
-	// serves them (--gpu-api dra), instead of fixed layouts.
+	// OnDemand, mig only, makes the GPUs that fixed layouts would take
+	// (ChooseMIGLayouts' count) GPUs of MIG on demand
+	// (cluster.Node.EnableDynamicMIG), as DRA's dynamic MIG serves them
+	// (--gpu-api dra), instead of fixed layouts.
 	OnDemand bool
 }
 
@@ -250,12 +251,18 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 	return c, uses, nil
 }
 
-// onDemandCluster returns a copy of the template cluster with every GPU
-// of a MIG-capable model made a GPU of MIG on demand; its layouts say so
-// per model and node size (Source "on demand", Layout ["MIG on demand"]).
+// onDemandCluster returns a copy of the template cluster with as many
+// GPUs of each MIG-capable model made GPUs of MIG on demand as
+// ChooseMIGLayouts would MIG-enable, packed on the fewest nodes in the
+// same way; the others are left whole. MIG mode is the administrator's
+// per-GPU choice that DRA does not change, and a GPU in MIG mode serves
+// no pod of whole GPUs (cluster.Node.EnableDynamicMIG). Its layouts say
+// so per model, node size and MIG GPUs (Source "on demand", Layout
+// ["MIG on demand"]).
 func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	c := cloneCluster(w.template)
-	idx := map[[2]int]int{} // model ID, GPUs
+	_, left := w.migDemand()
+	idx := map[[3]int]int{} // model ID, GPUs, MIG GPUs
 	var uses []MIGLayoutUse
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
@@ -263,17 +270,26 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 || (w.noDynamicMIG != nil && w.noDynamicMIG[i]) {
 			continue // a DRA node without MIG placements stays whole
 		}
+		enabled := 0
 		for g := range n.GPUFree {
+			if left[n.ModelID] == 0 {
+				break
+			}
 			if err := n.EnableDynamicMIG(g); err != nil {
 				return nil, nil, err
 			}
+			left[n.ModelID]--
+			enabled++
 		}
-		k := [2]int{n.ModelID, n.GPUs()}
+		if enabled == 0 {
+			continue
+		}
+		k := [3]int{n.ModelID, n.GPUs(), enabled}
 		j, ok := idx[k]
 		if !ok {
 			j = len(uses)
 			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: n.GPUs(), Layout: []string{"MIG on demand"}, Source: "on demand"})
+			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: []string{"MIG on demand"}, Source: "on demand"})
 		}
 		uses[j].Nodes++
 	}
@@ -302,6 +318,21 @@ type chosenMIG struct {
 //
 // Keyed by model ID; a model whose nodes get no MIG GPU is absent.
 func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
+	demand, counts := w.migDemand()
+	out := map[int]*chosenMIG{}
+	for id, m := range counts {
+		if l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand); ok {
+			out[id] = &chosenMIG{left: m, layout: l}
+		}
+	}
+	return out
+}
+
+// migDemand returns the workload's MIG pods per profile (but 7g) and, by
+// model ID, the GPUs to MIG-enable: round(f × the model's GPUs), f the
+// MIG share of the GPU demand (ChooseMIGLayouts); a model of none is
+// absent.
+func (w *Workload) migDemand() ([gpu.NumMIGProfiles]float64, map[int]int) {
 	var demand [gpu.NumMIGProfiles]float64
 	var migGPUs, wholeGPUs float64
 	for i := range w.pods {
@@ -313,9 +344,9 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 			wholeGPUs += float64(p.NumGPU)
 		}
 	}
-	out := map[int]*chosenMIG{}
+	out := map[int]int{}
 	if migGPUs == 0 {
-		return out
+		return demand, out
 	}
 	f := migGPUs / (migGPUs + wholeGPUs)
 	gpus := map[int]int{} // GPUs per model ID
@@ -325,12 +356,11 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 		}
 	}
 	for id, g := range gpus {
-		l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand)
-		if m := int(f*float64(g) + 0.5); ok && m > 0 {
-			out[id] = &chosenMIG{left: m, layout: l}
+		if m := int(f*float64(g) + 0.5); m > 0 && len(gpu.MIGProfiles(gpu.ModelName(id))) > 0 {
+			out[id] = m
 		}
 	}
-	return out
+	return demand, out
 }
 
 // useTracker follows which pods hold each GPU during a run, for the

@@ -50,6 +50,9 @@ type GPUSpec struct {
 	// ProductName is the NVML product name, e.g. "NVIDIA H100 80GB HBM3";
 	// the catalog model, memory and compute capability follow from it.
 	ProductName string `json:"productName"`
+	// Brand is NVML's brand as go-nvlib names it (default "Nvidia", what
+	// NVML reports for the data-center GPUs of the catalog).
+	Brand string `json:"brand,omitempty"`
 	// UUID overrides the generated UUID (only with Count 1).
 	UUID string `json:"uuid,omitempty"`
 	// MemoryMiB overrides the catalog memory, in MiB.
@@ -347,6 +350,7 @@ func (s GPUSpec) gpus(field, profile string, first int, seen map[string]string) 
 			Index:           idx,
 			UUID:            s.UUID,
 			ProductName:     s.ProductName,
+			Brand:           s.Brand,
 			Model:           m.Name,
 			MemoryMiB:       mem,
 			PCIBusID:        fmt.Sprintf("00000000:%02X:00.0", idx+1),
@@ -359,6 +363,9 @@ func (s GPUSpec) gpus(field, profile string, first int, seen map[string]string) 
 		}
 		if g.UUID == "" {
 			g.UUID = "GPU-" + uuidFrom(fmt.Sprintf("%s/%d", profile, idx))
+		}
+		if g.Brand == "" {
+			g.Brand = "Nvidia"
 		}
 		if prev, dup := seen[g.UUID]; dup {
 			return nil, fmt.Errorf("%s.uuid: %q is also used by %s", field, g.UUID, prev)

@@ -213,6 +213,9 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	if m, ok := b.cat.FromProductName(g.ProductName); ok {
 		g.Model = m.Name
 	}
+	if nd, err := nvdev.New(b.lib).NewDevice(d); err == nil {
+		g.Brand, _ = nd.GetBrandAsString() // "" when NVML does not tell
+	}
 	if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
 		g.MemoryMiB = int64(mem.Total / (1 << 20))
 	}

@@ -253,7 +253,11 @@ func TestConformance(t *testing.T) {
 }
 
 func TestDiscoverDGXA100(t *testing.T) {
-	b, err := New(newMachine(t))
+	m := newMachine(t)
+	// go-nvml's DGX A100 reports NVML_BRAND_NVIDIA; GPU 3 here
+	// NVML_BRAND_TESLA, which go-nvlib names "Tesla".
+	m.Devices[3].(*server.Device).GetBrandFunc = func() (nvml.BrandType, nvml.Return) { return nvml.BRAND_TESLA, nvml.SUCCESS }
+	b, err := New(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +267,9 @@ func TestDiscoverDGXA100(t *testing.T) {
 	}
 	if n.DriverVersion != "550.54.15" || n.CUDADriverMajor != 12 || n.CUDADriverMinor != 4 {
 		t.Errorf("driver %s CUDA %d.%d, want 550.54.15 CUDA 12.4", n.DriverVersion, n.CUDADriverMajor, n.CUDADriverMinor)
+	}
+	if n.GPUs[5].Brand != "Nvidia" || n.GPUs[3].Brand != "Tesla" {
+		t.Errorf("brands %q and %q, want Nvidia and Tesla", n.GPUs[5].Brand, n.GPUs[3].Brand)
 	}
 	g := n.GPUs[5]
 	if g.Model != "A100-40GB" || g.MemoryMiB != 40960 || g.PCIBusID != "00000000:57:00.0" || g.NUMANode != 1 || g.ComputeMajor != 8 || g.Multiprocessors != 108 || g.MIGEnabled {

@@ -1,0 +1,360 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package dra
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+)
+
+// MPS control daemons, as NVIDIA's driver runs them
+// (cmd/gpu-kubelet-plugin/sharing.go, MpsControlDaemon, and
+// templates/mps-control-daemon.tmpl.yaml): one per claim and group of
+// devices under one MPS configuration, with a pipe and a log directory of
+// its own under <plugin dir>/mps/<id>, started with CUDA_VISIBLE_DEVICES
+// set to the devices' UUIDs, then given the configuration's default
+// active thread percentage and pinned memory limits. NVIDIA's driver runs
+// the daemon in a Deployment; gpuplane runs nvidia-cuda-mps-control
+// itself, from the agent (which sees the host's driver). A share of a GPU
+// (--dra-shares) is served by one daemon per GPU that its claims have in
+// common (one MPS server per GPU), so that the per-client limits each
+// share's container gets (shareEnv) bind.
+const (
+	// DefaultMPSControl is the MPS control program, looked up on PATH.
+	DefaultMPSControl = "nvidia-cuda-mps-control"
+	// mpsDirName is the daemons' directory in the plugin directory.
+	mpsDirName = "mps"
+	// mpsContainerPipeDir is where a container sees its daemon's pipe
+	// directory, NVIDIA's driver's (GetCDIContainerEdits).
+	mpsContainerPipeDir = "/tmp/nvidia-mps"
+	// mpsStarted marks a daemon started and configured.
+	mpsStarted = "started"
+	// mpsTimeout bounds one run of the control program.
+	mpsTimeout = 30 * time.Second
+)
+
+// mpsDaemon is one MPS control daemon.
+type mpsDaemon struct {
+	// ID names the daemon and its directory.
+	ID string
+	// Root is the daemon's directory; PipeDir and LogDir are in it.
+	Root, PipeDir, LogDir string
+	// UUIDs are the GPUs or MIG devices it serves (CUDA_VISIBLE_DEVICES).
+	UUIDs []string
+}
+
+// mpsClaimID is the daemon ID of a claim's devices, NVIDIA's
+// (GetMpsControlDaemonID): the claim UID and the first 5 hex digits of the
+// SHA-256 of the UUIDs joined by commas.
+func mpsClaimID(uid types.UID, uuids []string) string {
+	h := sha256.Sum256([]byte(strings.Join(uuids, ",")))
+	return string(uid) + "-" + hex.EncodeToString(h[:])[:5]
+}
+
+// mpsSharedID is the daemon ID of the shares of one GPU: "gpu-" and the
+// first 12 hex digits of the SHA-256 of its UUID.
+func mpsSharedID(gpuUUID string) string {
+	h := sha256.Sum256([]byte(gpuUUID))
+	return "gpu-" + hex.EncodeToString(h[:])[:12]
+}
+
+// daemon returns the daemon id serving uuids.
+func (d *Driver) daemon(id string, uuids []string) mpsDaemon {
+	root := filepath.Join(d.cfg.PluginDir, mpsDirName, id)
+	return mpsDaemon{ID: id, Root: root, PipeDir: filepath.Join(root, "pipe"), LogDir: filepath.Join(root, "log"), UUIDs: uuids}
+}
+
+// mpsLimits are the default pinned device memory limits of the daemon's
+// devices as the control program takes them ("<MiB>M"), by UUID, as
+// NVIDIA's MpsPerDevicePinnedMemoryLimit.Normalize: the default for every
+// device, then the per-device ones, keyed by UUID or by index into
+// uuids. A limit under 1 MiB, or a key naming no device, is an error.
+func mpsLimits(c *MPSConfig, uuids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if c == nil {
+		return out, nil
+	}
+	mb := func(q resource.Quantity) (string, bool) {
+		v := q.Value() >> 20
+		return strconv.FormatInt(v, 10) + "M", v > 0
+	}
+	if q := c.DefaultPinnedDeviceMemoryLimit; q != nil && len(uuids) > 0 {
+		v, ok := mb(*q)
+		if !ok {
+			return nil, fmt.Errorf("sharing.mpsConfig.defaultPinnedDeviceMemoryLimit: %s is under 1Mi", q)
+		}
+		for _, u := range uuids {
+			out[u] = v
+		}
+	}
+	for k, q := range c.DefaultPerDevicePinnedMemoryLimit {
+		id := k
+		if !slices.Contains(uuids, k) {
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(uuids) {
+				return nil, fmt.Errorf("sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: %q is neither a UUID nor an index of the claim's %d devices", k, len(uuids))
+			}
+			id = uuids[i]
+		}
+		v, ok := mb(q)
+		if !ok {
+			return nil, fmt.Errorf("sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit[%s]: %s is under 1Mi", k, &q)
+		}
+		out[id] = v
+	}
+	return out, nil
+}
+
+// startMPS starts daemon m and configures it from c, unless it was
+// started before (its mark): a daemon left half-started by an interrupted
+// prepare is told to quit first. Errors name the daemon.
+func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error {
+	if _, err := os.Stat(filepath.Join(m.Root, mpsStarted)); err == nil {
+		return nil
+	}
+	limits, err := mpsLimits(c, m.UUIDs)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(m.Root); err == nil {
+		_ = d.mpsControl(ctx, m, "quit") // half-started before; may not run
+	}
+	for _, dir := range []string{m.PipeDir, m.LogDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
+		}
+	}
+	if err := d.mpsControl(ctx, m, ""); err != nil {
+		return err
+	}
+	cmds := []string{}
+	if c != nil && c.DefaultActiveThreadPercentage != nil {
+		cmds = append(cmds, fmt.Sprintf("set_default_active_thread_percentage %d", *c.DefaultActiveThreadPercentage))
+	}
+	for _, u := range m.UUIDs {
+		if v, ok := limits[u]; ok {
+			cmds = append(cmds, fmt.Sprintf("set_default_device_pinned_mem_limit %s %s", u, v))
+		}
+	}
+	for _, cmd := range cmds {
+		if err := d.mpsControl(ctx, m, cmd); err != nil {
+			_ = d.mpsControl(ctx, m, "quit")
+			return err
+		}
+	}
+	if err := writeAtomic(filepath.Join(m.Root, mpsStarted), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
+	}
+	klog.FromContext(ctx).Info("Started an MPS control daemon", "daemon", m.ID, "devices", m.UUIDs, "commands", cmds)
+	return nil
+}
+
+// stopMPS tells daemon m to quit and removes its directory; a daemon
+// never started (no directory) is no error.
+func (d *Driver) stopMPS(ctx context.Context, m mpsDaemon) error {
+	if _, err := os.Stat(m.Root); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := d.mpsControl(ctx, m, "quit"); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(m.Root); err != nil {
+		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
+	}
+	klog.FromContext(ctx).Info("Stopped an MPS control daemon", "daemon", m.ID)
+	return nil
+}
+
+// mpsControl runs the control program for daemon m: with cmd empty it
+// starts the daemon (-d; its output goes to a file in the log directory,
+// since the daemon keeps it open), else it sends cmd on its standard
+// input, as `echo cmd | nvidia-cuda-mps-control` does.
+func (d *Driver) mpsControl(ctx context.Context, m mpsDaemon, cmd string) error {
+	prog := d.cfg.MPSControl
+	if prog == "" {
+		prog = DefaultMPSControl
+	}
+	ctx, cancel := context.WithTimeout(ctx, mpsTimeout)
+	defer cancel()
+	var c *exec.Cmd
+	var out bytes.Buffer
+	if cmd == "" {
+		c = exec.CommandContext(ctx, prog, "-d")
+		f, err := os.OpenFile(filepath.Join(m.LogDir, "start.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
+		}
+		defer f.Close()
+		c.Stdout, c.Stderr = f, f
+	} else {
+		c = exec.CommandContext(ctx, prog)
+		c.Stdin = strings.NewReader(cmd + "\n")
+		c.Stdout, c.Stderr = &out, &out
+	}
+	c.Env = append(os.Environ(),
+		"CUDA_VISIBLE_DEVICES="+strings.Join(m.UUIDs, ","),
+		"CUDA_MPS_PIPE_DIRECTORY="+m.PipeDir,
+		"CUDA_MPS_LOG_DIRECTORY="+m.LogDir)
+	if err := c.Run(); err != nil {
+		what := "-d"
+		if cmd != "" {
+			what = strings.Fields(cmd)[0]
+		}
+		return fmt.Errorf("MPS control daemon %s: %s %s: %w: %s", m.ID, prog, what, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// mpsGroups returns the MPS daemons a claim's devices need, with the
+// configuration of each, and sets each device's MPSDaemon: devices under
+// one MPS configuration (GpuConfig or MigDeviceConfig) share a daemon of
+// the claim; a share of a GPU uses the GPU's shared daemon. Devices
+// without a UUID yet (a MIG device not created) must not be passed.
+func (d *Driver) mpsGroups(uid types.UID, pds []PreparedDevice) map[string]mpsGroup {
+	byConfig := map[*DeviceConfig][]int{}
+	var order []*DeviceConfig
+	out := map[string]mpsGroup{}
+	for i := range pds {
+		pd := &pds[i]
+		c := pd.Config
+		if c == nil || c.Sharing == nil || c.Sharing.Strategy != MPSStrategy {
+			continue
+		}
+		if pd.ShareID != nil {
+			m := d.daemon(mpsSharedID(pd.GPUUUID), []string{pd.GPUUUID})
+			pd.MPSDaemon = m.ID
+			out[m.ID] = mpsGroup{daemon: m, config: c.Sharing.MPSConfig}
+			continue
+		}
+		if _, ok := byConfig[c]; !ok {
+			order = append(order, c)
+		}
+		byConfig[c] = append(byConfig[c], i)
+	}
+	for _, c := range order {
+		var uuids []string
+		for _, i := range byConfig[c] {
+			uuids = append(uuids, pds[i].cdiUUID())
+		}
+		m := d.daemon(mpsClaimID(uid, uuids), uuids)
+		for _, i := range byConfig[c] {
+			pds[i].MPSDaemon = m.ID
+		}
+		out[m.ID] = mpsGroup{daemon: m, config: c.Sharing.MPSConfig}
+	}
+	return out
+}
+
+// mpsGroup is a daemon and the configuration it is started with.
+type mpsGroup struct {
+	daemon mpsDaemon
+	config *MPSConfig
+}
+
+// mpsInUse reports whether a device of another claim than self uses the
+// daemon id.
+func (d *Driver) mpsInUse(id string, self types.UID) bool {
+	for uid, pc := range d.cp.Claims {
+		if uid == self {
+			continue
+		}
+		for _, pd := range pc.Devices {
+			if pd.MPSDaemon == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stopClaimMPS stops the daemons of claim uid's devices that no other
+// claim uses.
+func (d *Driver) stopClaimMPS(ctx context.Context, uid types.UID, pc *PreparedClaim) error {
+	done := map[string]bool{}
+	for _, pd := range pc.Devices {
+		if pd.MPSDaemon == "" || done[pd.MPSDaemon] || d.mpsInUse(pd.MPSDaemon, uid) {
+			continue
+		}
+		done[pd.MPSDaemon] = true
+		if err := d.stopMPS(ctx, d.daemon(pd.MPSDaemon, nil)); err != nil {
+			return fmt.Errorf("device %s: %w", pd.Device, err)
+		}
+	}
+	return nil
+}
+
+// mpsEdits are the container edits of a device served by an MPS daemon:
+// the daemon's pipe directory mounted at /tmp/nvidia-mps and
+// CUDA_MPS_PIPE_DIRECTORY naming it, as NVIDIA's driver gives them
+// (GetCDIContainerEdits); nil for none.
+func (d *Driver) mpsEdits(pd PreparedDevice) *cdispec.ContainerEdits {
+	if pd.MPSDaemon == "" {
+		return nil
+	}
+	m := d.daemon(pd.MPSDaemon, nil)
+	return &cdispec.ContainerEdits{
+		Env:    []string{"CUDA_MPS_PIPE_DIRECTORY=" + mpsContainerPipeDir},
+		Mounts: []*cdispec.Mount{{HostPath: m.PipeDir, ContainerPath: mpsContainerPipeDir, Options: []string{"rw", "nosuid", "nodev", "bind"}}},
+	}
+}
+
+// startClaimMPS starts the MPS daemons of a claim's devices (their
+// UUIDs known), once their IDs are in the checkpoint: a restart finds
+// and stops them.
+func (d *Driver) startClaimMPS(ctx context.Context, uid types.UID, pc *PreparedClaim) error {
+	groups := d.mpsGroups(uid, pc.Devices)
+	if len(groups) == 0 {
+		return nil
+	}
+	if err := d.cp.save(d.checkpointPath()); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(groups))
+	for id := range groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := d.startMPS(ctx, groups[id].daemon, groups[id].config); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMPS checks the MPS configurations of a claim's devices before
+// anything is done: the memory limits name its devices (by UUID, or by
+// index among the devices of the configuration) and are at least 1 MiB.
+// A MIG device to be created has no UUID yet: only indices name it.
+func checkMPS(pds []PreparedDevice) error {
+	uuids := map[*DeviceConfig][]string{}
+	for _, pd := range pds {
+		if c := pd.Config; c != nil && c.Sharing != nil && c.Sharing.Strategy == MPSStrategy {
+			uuids[c] = append(uuids[c], pd.cdiUUID())
+		}
+	}
+	for c, us := range uuids {
+		if _, err := mpsLimits(c.Sharing.MPSConfig, us); err != nil {
+			return err
+		}
+	}
+	return nil
+}
