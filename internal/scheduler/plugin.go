@@ -58,6 +58,11 @@ type Plugin struct {
 
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
+
+	// dra is the framework's shared DRA manager (nil without one) and
+	// claims finds pods' claims (dra_claims.go).
+	dra    fwk.SharedDRAManager
+	claims claimSource
 }
 
 var (
@@ -88,6 +93,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		pl.nodes.track = true
 	}
 	registerMetrics.Do(func() { legacyregistry.MustRegister(AnnotationConflicts) })
+	pl.wireDRA(h)
 	if h != nil && h.SharedInformerFactory() != nil {
 		// Reservations live until the pod is gone: they are the
 		// scheduler's record of what it bound, against which the pods'
@@ -145,6 +151,9 @@ func (pl *Plugin) Name() string { return Name }
 type podState struct {
 	pod   cluster.Pod
 	score placement.State
+	// claimGPUs: pod's GPUs are asked by ResourceClaims, so only DRA
+	// nodes serve them.
+	claimGPUs bool
 }
 
 // Clone returns the state itself: it is not changed after PreFilter.
@@ -172,8 +181,16 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, n
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
-	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req)})
-	names, err := pl.narrow(p, &req, nodes)
+	if pl.dra != nil {
+		v, err := collectDRA(pl.dra)
+		if err != nil {
+			return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
+		}
+		pl.nodes.setDRA(v)
+	}
+	claimGPUs := pl.claims.addClaimGPUs(p, &req)
+	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs})
+	names, err := pl.narrow(p, &req, claimGPUs, nodes)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -198,14 +215,14 @@ func (narrowed) Clone() fwk.StateData { return narrowed{} }
 // whose candidates were all filtered out before, and when the core finds
 // no candidate (the framework then gives every node's reason and may
 // preempt).
-func (pl *Plugin) narrow(p *v1.Pod, req *cluster.Pod, nodes []fwk.NodeInfo) (sets.Set[string], error) {
+func (pl *Plugin) narrow(p *v1.Pod, req *cluster.Pod, draOnly bool, nodes []fwk.NodeInfo) (sets.Set[string], error) {
 	if pl.index == nil || groupOf(p) != "" {
 		return nil, nil
 	}
 	if _, ok := pl.widened.Load(p.UID); ok {
 		return nil, nil
 	}
-	return pl.index.candidates(nodes, pl.nodes, p, req, pl.candidates, 100*pl.candidates)
+	return pl.index.candidates(nodes, pl.nodes, p, req, draOnly, pl.candidates, 100*pl.candidates)
 }
 
 // PostFilter handles a cycle whose named candidates the other filters
@@ -244,6 +261,9 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni f
 	}
 	if s.pod.NumGPU > 0 && ns.reason != "" {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ns.reason)
+	}
+	if st := draFilter(s, ns); st != nil {
+		return st
 	}
 	if ok, reason := cluster.Fits(&ns.node, &s.pod); !ok {
 		if ns.unhealthy != 0 {
@@ -329,9 +349,14 @@ func (pl *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nod
 	}
 	// Build afresh, without this pod: the snapshot may already hold it
 	// as assumed, without GPUs.
-	ns, err := buildNode(ni, p.UID, pl.nodes.held)
+	ns, err := buildNodeWith(ni, p.UID, pl.nodes.held, pl.nodes.draNode(nodeName))
 	if err != nil {
 		return fwk.AsStatus(err)
+	}
+	if ns.dra {
+		// DynamicResources allocates the devices and its PreBind writes
+		// them into the claim; DefaultBinder binds (Bind skips).
+		return nil
 	}
 	pl.mu.Lock()
 	gpus := pl.policy.SelectGPUs(s.score, &ns.node, &s.pod, pl.rng)
@@ -407,5 +432,9 @@ func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint,
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: pl.skipParked},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeAnnotation}, QueueingHintFn: pl.skipParked},
 		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodUpdate},
+		// On DRA nodes GPUs come free when a claim is deallocated or
+		// deleted, and appear or recover with the slices.
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update | fwk.Delete}, QueueingHintFn: pl.skipParked},
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceSlice, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: pl.skipParked},
 	}, nil
 }

@@ -1,0 +1,181 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/structured"
+	kptr "k8s.io/utils/ptr"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+// draSlice is a ResourceSlice of driver gpu.nvidia.com for node n's pool
+// as internal/node/dra Build publishes one: whole GPUs gpu-<minor> with
+// type and productName, capacity memory; shared ones with
+// allowMultipleAllocations and milliGPU.
+func draSlice(name, node string, gen int64, shared bool, minors ...int) *resourceapi.ResourceSlice {
+	s := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver: draDriver, NodeName: kptr.To(node),
+			Pool: resourceapi.ResourcePool{Name: node, Generation: gen, ResourceSliceCount: 1},
+		},
+	}
+	for _, m := range minors {
+		d := resourceapi.Device{
+			Name: fmt.Sprintf("gpu-%d", m),
+			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+				"type":        {StringValue: kptr.To("gpu")},
+				"productName": {StringValue: kptr.To("NVIDIA H100 80GB HBM3")},
+			},
+			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{"memory": {Value: resource.MustParse("80Gi")}},
+		}
+		if shared {
+			d.AllowMultipleAllocations = kptr.To(true)
+			d.Capacity[draMilliGPU] = resourceapi.DeviceCapacity{Value: resource.MustParse("1000")}
+		}
+		s.Spec.Devices = append(s.Spec.Devices, d)
+	}
+	return s
+}
+
+func allocated(node string, devices ...string) *structured.AllocatedState {
+	st := &structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}
+	for _, d := range devices {
+		st.AllocatedDevices.Insert(structured.MakeDeviceID(draDriver, node, d))
+	}
+	return st
+}
+
+// TestDRANodeHealth is issue 21's hand-worked case on the DRA path: 8
+// GPUs, gpu-3 tainted (gpu.nvidia.com/xid=79:NoSchedule), claims holding
+// gpu-0..2 and gpu-4..6: the one GPU free is gpu-7, and a 1-GPU pod gets
+// it by upstream's rule (placement.DRAGPUs, the first free GPU in the
+// allocator's order). A slice of an older pool generation and a slice of
+// another driver are ignored.
+func TestDRANodeHealth(t *testing.T) {
+	s := draSlice("n1-gpu.nvidia.com-0", "n1", 2, false, 0, 1, 2, 3, 4, 5, 6, 7)
+	s.Spec.Devices[3].Taints = []resourceapi.DeviceTaint{{Key: "gpu.nvidia.com/xid", Value: "79", Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	stale := draSlice("n1-gpu.nvidia.com-old", "n1", 1, false, 8, 9)
+	other := draSlice("n1-other", "n1", 2, false, 10)
+	other.Spec.Driver = "nic.example.com"
+	v := buildDRAView([]*resourceapi.ResourceSlice{s, stale, other}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6"))
+	dn := v["n1"]
+	if len(v) != 1 || dn == nil || len(dn.gpus) != 8 {
+		t.Fatalf("view %v: want node n1 with 8 GPUs", v)
+	}
+	st, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi")), "", noRecord, dn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.dra || st.node.Model != "H100-80GB" || st.unhealthy != 1<<3 {
+		t.Errorf("dra %v, model %q, unhealthy %v; want a DRA node of H100-80GB, GPU 3 unhealthy", st.dra, st.node.Model, st.unhealthy.Indices())
+	}
+	if got := fmt.Sprint(st.node.GPUFree); got != "[0 0 0 0 0 0 0 1000]" {
+		t.Errorf("GPU free %s, want [0 0 0 0 0 0 0 1000]", got)
+	}
+	p := cluster.Pod{Name: "p", NumGPU: 1, GPUMilli: 1000}
+	if got := st.devicesOf(placement.DRAGPUs(&st.node, &p)); fmt.Sprint(got) != "[gpu-7]" {
+		t.Errorf("a 1-GPU pod gets %v, want [gpu-7]", got)
+	}
+	two := cluster.Pod{Name: "q", NumGPU: 2, GPUMilli: 1000}
+	if ok, _ := cluster.Fits(&st.node, &two); ok {
+		t.Error("a 2-GPU pod fits; only gpu-7 is free")
+	}
+	// The key follows the allocations: gpu-7 taken changes it.
+	v2 := buildDRAView([]*resourceapi.ResourceSlice{s}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6", "gpu-7"))
+	if v2["n1"].key == dn.key {
+		t.Error("key unchanged after gpu-7 was allocated")
+	}
+}
+
+func noRecord(types.UID) (cluster.GPUSet, bool) { return 0, false }
+
+// TestDRANodeShares: on GPUs published shared, claims' consumed milliGPU
+// is the GPU's use (300 + 200 on gpu-0: 500 free); a shared GPU
+// allocated without a milliGPU request (a whole-GPU claim: the default,
+// all) is full; a MIG device allocated on gpu-2 holds gpu-2 whole. A
+// 600 milli-GPU share then gets gpu-3 by upstream's first fit, a 500 one
+// gpu-0. The CPU and memory of the node's pods count, their nvidia.com/gpu
+// does not (DRA counts it as its claim).
+func TestDRANodeShares(t *testing.T) {
+	s := draSlice("n1-0", "n1", 1, true, 0, 1, 2, 3)
+	st := allocated("n1", "gpu-2-mig-1g10gb-19-0")
+	id0, id1 := structured.MakeDeviceID(draDriver, "n1", "gpu-0"), structured.MakeDeviceID(draDriver, "n1", "gpu-1")
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id1, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("1000"), "memory": resource.MustParse("80Gi")}))
+	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st)["n1"]
+	held := newPod("held", "4", "8Gi", withGPUs(1), onNode("n1"))
+	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi"), held), "", noRecord, dn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ns.node.GPUFree); got != "[500 0 0 1000]" || !ns.shares {
+		t.Errorf("GPU free %s, shares %v; want [500 0 0 1000], shared", got, ns.shares)
+	}
+	if ns.node.CPUFree != 60000 || ns.node.MemoryFree != 512*1024-8*1024 {
+		t.Errorf("CPU free %d, memory free %d MiB; want 60000, %d", ns.node.CPUFree, ns.node.MemoryFree, 512*1024-8*1024)
+	}
+	for milli, want := range map[int64]string{600: "[gpu-3]", 500: "[gpu-0]"} {
+		p := cluster.Pod{Name: "p", NumGPU: 1, GPUMilli: milli}
+		if got := ns.devicesOf(placement.DRAGPUs(&ns.node, &p)); fmt.Sprint(got) != want {
+			t.Errorf("a %d milli-GPU share gets %v, want %s", milli, got, want)
+		}
+	}
+}
+
+// TestModelClaims: the claim shapes the core models, and those it leaves
+// to upstream's allocator alone.
+func TestModelClaims(t *testing.T) {
+	exact := func(f func(r *resourceapi.ExactDeviceRequest)) *resourceapi.ResourceClaimSpec {
+		r := &resourceapi.ExactDeviceRequest{DeviceClassName: draGPUClass}
+		f(r)
+		return &resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: r}}}}
+	}
+	capacity := func(milli string) *resourceapi.CapacityRequirements {
+		return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse(milli), "memory": resource.MustParse("1Mi")}}
+	}
+	for _, tc := range []struct {
+		name  string
+		specs []*resourceapi.ResourceClaimSpec
+		gpus  int
+		milli int64
+		ok    bool
+	}{
+		{name: "one GPU, count defaulted", specs: []*resourceapi.ResourceClaimSpec{exact(func(*resourceapi.ExactDeviceRequest) {})}, gpus: 1, milli: 1000, ok: true},
+		{name: "four GPUs", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 4 })}, gpus: 4, milli: 1000, ok: true},
+		{name: "a share of 250", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("250") })}, gpus: 1, milli: 250, ok: true},
+		{name: "milliGPU 1000 is whole", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("1000") })}, gpus: 1, milli: 1000, ok: true},
+		{name: "two shares", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 2; r.Capacity = capacity("500") })}},
+		{name: "a selector", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) {
+			r.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "true"}}}
+		})}},
+		{name: "MIG class", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.DeviceClassName = "mig.nvidia.com" })}},
+		{name: "all devices", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.AllocationMode = resourceapi.DeviceAllocationModeAll })}},
+		{name: "two claims", specs: []*resourceapi.ResourceClaimSpec{exact(func(*resourceapi.ExactDeviceRequest) {}), exact(func(*resourceapi.ExactDeviceRequest) {})}},
+		{name: "a constraint", specs: func() []*resourceapi.ResourceClaimSpec {
+			s := exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 2 })
+			s.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: kptr.To(resourceapi.FullyQualifiedName("resource.kubernetes.io/pcieRoot"))}}
+			return []*resourceapi.ResourceClaimSpec{s}
+		}()},
+		{name: "prioritized list", specs: []*resourceapi.ResourceClaimSpec{{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "a", DeviceClassName: draGPUClass}}}}}}}},
+		{name: "no claims"},
+	} {
+		gpus, milli, ok := modelClaims(tc.specs)
+		if gpus != tc.gpus || milli != tc.milli || ok != tc.ok {
+			t.Errorf("%s: %d GPUs of %d milli, ok %v; want %d, %d, %v", tc.name, gpus, milli, ok, tc.gpus, tc.milli, tc.ok)
+		}
+	}
+}
