@@ -23,6 +23,7 @@ import (
 const (
 	draDriver        = "gpu.nvidia.com"
 	draGPUClass      = "gpu.nvidia.com" // the chart's DeviceClass of whole GPUs
+	draMIGClass      = "mig.nvidia.com" // and of MIG devices
 	draMilliGPU      = resourceapi.QualifiedName("milliGPU")
 	draTypeGPU       = "gpu"
 	draTypeMIG       = "mig"
@@ -36,6 +37,18 @@ type draGPU struct {
 	tainted bool   // a NoSchedule or NoExecute device taint: never chosen
 	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
 	used    int64  // milli-GPU held by allocated claims (1000: whole)
+	// mig is set when MIG placements of the GPU are published (MIG on
+	// demand); migHeld are those allocated.
+	mig     bool
+	migHeld []migDevice
+}
+
+// migDevice is a published MIG placement: its GPU's device name, its
+// profile attribute, and its start slot (the last field of its name,
+// gpu-<minor>-mig-<profile>-<profile ID>-<start>).
+type migDevice struct {
+	parent, profile string
+	start           int
 }
 
 // draNode is what DRA says of one node's GPUs: its pool of driver
@@ -90,6 +103,7 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 	}
 	slices.SortFunc(mine, func(a, b *resourceapi.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
 	v := draView{}
+	migs := map[structured.DeviceID]migDevice{}
 	for _, s := range mine {
 		if s.Spec.Pool.Generation != gen[s.Spec.Pool.Name] {
 			continue
@@ -104,15 +118,16 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 			v[node] = dn
 		}
 		for i := range s.Spec.Devices {
-			if g, ok := wholeGPU(&s.Spec.Devices[i]); ok {
+			d := &s.Spec.Devices[i]
+			if g, ok := wholeGPU(d); ok {
 				g.used = deviceUse(st, s.Spec.Pool.Name, g.name, g.shared)
 				dn.gpus = append(dn.gpus, g)
+			} else if m, ok := migPlacement(d); ok {
+				migs[structured.MakeDeviceID(draDriver, s.Spec.Pool.Name, d.Name)] = m
 			}
 		}
 	}
-	if st != nil {
-		holdMIG(v, st)
-	}
+	holdMIG(v, migs, st)
 	for _, dn := range v {
 		dn.key = dn.fingerprint()
 	}
@@ -177,26 +192,50 @@ func deviceUse(st *structured.AllocatedState, pool, name string, shared bool) in
 	return 0
 }
 
-// holdMIG marks a GPU with an allocated MIG device of it
-// ("gpu-<minor>-mig-...") as used whole: the core does not model MIG
-// placements on DRA nodes, so no whole GPU or share is placed there.
-func holdMIG(v draView, st *structured.AllocatedState) {
-	for id := range st.AllocatedDevices {
-		if id.Driver.String() != draDriver {
-			continue
-		}
+// migPlacement reads a published device as a MIG placement; ok is false
+// for any other device.
+func migPlacement(d *resourceapi.Device) (migDevice, bool) {
+	if a, ok := d.Attributes["type"]; !ok || a.StringValue == nil || *a.StringValue != draTypeMIG {
+		return migDevice{}, false
+	}
+	a, ok := d.Attributes["profile"]
+	parent, _, cut := strings.Cut(d.Name, "-"+draTypeMIG+"-")
+	i := strings.LastIndexByte(d.Name, '-')
+	if !ok || a.StringValue == nil || !cut || i < 0 {
+		return migDevice{}, false
+	}
+	start, err := strconv.Atoi(d.Name[i+1:])
+	if err != nil {
+		return migDevice{}, false
+	}
+	return migDevice{parent: parent, profile: *a.StringValue, start: start}, true
+}
+
+// holdMIG marks the GPUs whose MIG placements are published (migs, by
+// device) as MIG on demand, and adds to each the placements allocated.
+func holdMIG(v draView, migs map[structured.DeviceID]migDevice, st *structured.AllocatedState) {
+	for id, m := range migs {
 		dn := v[id.Pool.String()]
 		if dn == nil {
 			continue
 		}
-		parent, _, ok := strings.Cut(id.Device.String(), "-"+draTypeMIG+"-")
-		if !ok {
-			continue
-		}
 		for i := range dn.gpus {
-			if dn.gpus[i].name == parent {
-				dn.gpus[i].used = 1000
+			if g := &dn.gpus[i]; g.name == m.parent {
+				g.mig = true
+				if st != nil && st.AllocatedDevices.Has(id) {
+					g.migHeld = append(g.migHeld, m)
+				}
 			}
+		}
+	}
+	for _, dn := range v {
+		for i := range dn.gpus {
+			slices.SortFunc(dn.gpus[i].migHeld, func(a, b migDevice) int {
+				if c := strings.Compare(a.profile, b.profile); c != 0 {
+					return c
+				}
+				return a.start - b.start
+			})
 		}
 	}
 }
@@ -205,7 +244,7 @@ func holdMIG(v draView, st *structured.AllocatedState) {
 func (n *draNode) fingerprint() uint64 {
 	h := fnv.New64a()
 	for _, g := range n.gpus {
-		fmt.Fprintf(h, "%s|%s|%t|%t|%d;", g.name, g.product, g.tainted, g.shared, g.used)
+		fmt.Fprintf(h, "%s|%s|%t|%t|%d|%t|%v;", g.name, g.product, g.tainted, g.shared, g.used, g.mig, g.migHeld)
 	}
 	return h.Sum64() | 1 // never 0, which no view has
 }

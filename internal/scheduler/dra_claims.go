@@ -4,11 +4,14 @@
 package scheduler
 
 import (
+	"regexp"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // claimSource finds the specs of a pod's ResourceClaims: a claim by name
@@ -45,51 +48,83 @@ func (cs claimSource) claimSpecs(p *v1.Pod) ([]*resourceapi.ResourceClaimSpec, b
 	return out, true
 }
 
-// modelClaims returns the GPUs that claims of these specs ask in the
-// placement core's terms: gpus GPUs of milli milli-GPU each. ok is true
-// only for the shape the core models: one request in all, no constraints,
-// of DeviceClass gpu.nvidia.com, ExactCount (count N, default 1), no
-// selectors, tolerations or admin access; a capacity request of milliGPU
-// (1..999, count 1) is a share of one GPU, any other capacity (memory) is
-// left to the allocator. Every other shape is upstream's alone: the
-// scheduler neither refuses nor places it by GPUs.
-func modelClaims(specs []*resourceapi.ResourceClaimSpec) (gpus int, milli int64, ok bool) {
+// draAsk is what a pod's claims ask in the placement core's terms: gpus
+// GPUs of milli milli-GPU each, or one MIG instance of profile (a profile
+// attribute's value, e.g. "1g.10gb").
+type draAsk struct {
+	gpus    int
+	milli   int64
+	profile string
+}
+
+// migSelector is the selector of a MIG profile in a claim of class
+// mig.nvidia.com, as docs/dra.md writes it:
+// device.attributes['gpu.nvidia.com'].profile == '1g.10gb'.
+var migSelector = regexp.MustCompile(`^\s*device\.attributes\[["']gpu\.nvidia\.com["']\]\.profile\s*==\s*["']([0-9a-z.+]+)["']\s*$`)
+
+// modelClaims returns what claims of these specs ask in the placement
+// core's terms. ok is true only for the shapes the core models: one
+// request in all, no constraints, ExactCount (count N, default 1), no
+// tolerations or admin access, and either class gpu.nvidia.com without
+// selectors (N whole GPUs; a capacity request of milliGPU 1..999, count 1,
+// is a share of one GPU; any other capacity, memory, is left to the
+// allocator) or class mig.nvidia.com with one selector of the profile
+// attribute (migSelector), count 1. Every other shape is upstream's
+// alone: the scheduler neither refuses nor places it by GPUs.
+func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 	var req *resourceapi.ExactDeviceRequest
 	for _, s := range specs {
 		if len(s.Devices.Constraints) > 0 {
-			return 0, 0, false
+			return draAsk{}, false
 		}
 		for i := range s.Devices.Requests {
 			if req != nil || s.Devices.Requests[i].Exactly == nil {
-				return 0, 0, false
+				return draAsk{}, false
 			}
 			req = s.Devices.Requests[i].Exactly
 		}
 	}
 	switch {
-	case req == nil, req.DeviceClassName != draGPUClass, len(req.Selectors) > 0, len(req.Tolerations) > 0,
-		req.AdminAccess != nil && *req.AdminAccess,
+	case req == nil, len(req.Tolerations) > 0, req.AdminAccess != nil && *req.AdminAccess,
 		req.AllocationMode != "" && req.AllocationMode != resourceapi.DeviceAllocationModeExactCount:
-		return 0, 0, false
+		return draAsk{}, false
 	}
-	gpus, milli = 1, cluster.MilliGPU
+	a := draAsk{gpus: 1, milli: cluster.MilliGPU}
 	if req.Count > 0 {
-		gpus = int(req.Count)
+		a.gpus = int(req.Count)
+	}
+	switch req.DeviceClassName {
+	case draMIGClass:
+		if a.gpus != 1 || len(req.Selectors) != 1 || req.Selectors[0].CEL == nil || req.Capacity != nil {
+			return draAsk{}, false
+		}
+		m := migSelector.FindStringSubmatch(req.Selectors[0].CEL.Expression)
+		if m == nil {
+			return draAsk{}, false
+		}
+		a.profile = m[1]
+		return a, true
+	case draGPUClass:
+	default:
+		return draAsk{}, false
+	}
+	if len(req.Selectors) > 0 {
+		return draAsk{}, false
 	}
 	if req.Capacity != nil {
 		if q, has := req.Capacity.Requests[draMilliGPU]; has {
-			milli = q.Value()
+			a.milli = q.Value()
 		}
 	}
 	switch {
-	case gpus > cluster.MaxGPUsPerNode, milli < 1:
-		return 0, 0, false
-	case milli >= cluster.MilliGPU:
-		milli = cluster.MilliGPU
-	case gpus > 1:
-		return 0, 0, false
+	case a.gpus > cluster.MaxGPUsPerNode, a.milli < 1:
+		return draAsk{}, false
+	case a.milli >= cluster.MilliGPU:
+		a.milli = cluster.MilliGPU
+	case a.gpus > 1:
+		return draAsk{}, false
 	}
-	return gpus, milli, true
+	return a, true
 }
 
 // addClaimGPUs sets req's GPUs from p's claims when p asks none by
@@ -104,15 +139,51 @@ func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) bool {
 	if !ok {
 		return false
 	}
-	gpus, milli, ok := modelClaims(specs)
+	a, ok := modelClaims(specs)
 	if !ok {
 		return false
 	}
-	req.NumGPU, req.GPUMilli = gpus, milli
+	var models cluster.ModelSet
 	if spec, has := p.Annotations[gpuresource.AnnotationGPUModel]; has {
 		if m, err := parseModels(spec); err == nil {
-			req.Models = m
+			models = m
 		}
 	}
+	if a.profile == "" {
+		req.NumGPU, req.GPUMilli, req.Models = a.gpus, a.milli, models
+		return true
+	}
+	k, mm := migProfileModels(a.profile)
+	if models != 0 {
+		mm &= models
+	}
+	if k < 0 || mm == 0 {
+		return false // a profile no model has, or only models the pod excludes: upstream's to refuse
+	}
+	req.NumGPU, req.MIGProfile, req.GPUMilli, req.Models, req.Resource = 1, int8(k+1), cluster.MIGMilli(k), mm, cluster.ResourceMIG
 	return true
+}
+
+// migProfileModels returns the index k (gpu.MIGProfiles order) of the MIG
+// profile named profile and the catalog models whose table has it there:
+// a claim for "1g.10gb" fits an A100-80GB or H100-80GB, not an
+// A100-40GB (whose 1-slice profile is 1g.5gb). k is -1 when no model has
+// it, or models have it at different indices.
+func migProfileModels(profile string) (int, cluster.ModelSet) {
+	k, set := -1, cluster.ModelSet(0)
+	for _, name := range catalog.Names() {
+		j := migProfileIndex(name, profile)
+		if j < 0 {
+			continue
+		}
+		if k >= 0 && j != k {
+			return -1, 0
+		}
+		id, err := gpu.ModelID(name)
+		if err != nil {
+			continue
+		}
+		k, set = j, set|1<<uint(id)
+	}
+	return k, set
 }

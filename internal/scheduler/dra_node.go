@@ -7,9 +7,11 @@ import (
 	"fmt"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // buildDRANode makes the placement core's state of a DRA node: capacity
@@ -47,20 +49,60 @@ func buildDRANode(ni fwk.NodeInfo, dn *draNode) (*nodeState, error) {
 	for i, g := range dn.gpus[:gpus] {
 		st.devices = append(st.devices, g.name)
 		st.shares = st.shares || g.shared
-		use := g.used
 		if g.tainted {
 			st.unhealthy |= 1 << uint(i)
-			use = cluster.MilliGPU
 		}
-		if use = min(use, node.GPUFree[i]); use > 0 {
-			p := cluster.Pod{Name: "DRA claims on " + g.name, NumGPU: 1, GPUMilli: use}
-			if err := node.Add(&p, 1<<uint(i)); err != nil {
-				return nil, fmt.Errorf("node %s: device %s: %w", n.Name, g.name, err)
-			}
+		if err := holdDRAGPU(&node, i, &g); err != nil {
+			return nil, fmt.Errorf("node %s: device %s: %w", n.Name, g.name, err)
 		}
 	}
 	st.node = node
 	return st, nil
+}
+
+// holdDRAGPU sets GPU i of node from its device g: a GPU of MIG on demand
+// (cluster.Node.EnableDynamicMIG) when its MIG placements are published
+// and it is healthy, with the placements allocated held where they are;
+// its allocated use held; all of it when tainted. A MIG placement the
+// core cannot hold (a profile the model's table lacks, an overlap) holds
+// the whole GPU.
+func holdDRAGPU(node *cluster.Node, i int, g *draGPU) error {
+	use := g.used
+	if g.tainted {
+		use = cluster.MilliGPU
+	}
+	if g.mig && !g.tainted && len(gpu.MIGProfiles(node.Model)) > 0 {
+		if err := node.EnableDynamicMIG(i); err != nil {
+			return err
+		}
+		for _, m := range g.migHeld {
+			k := migProfileIndex(node.Model, m.profile)
+			if k < 0 || node.HoldDynamicMIG(i, k, m.start) != nil {
+				klog.InfoS("Holding a GPU whole for a MIG device the placement core cannot place", "node", node.Name, "gpu", g.name, "profile", m.profile, "start", m.start)
+				return node.Add(&cluster.Pod{Name: "DRA claims on " + g.name, NumGPU: 1, GPUMilli: cluster.MilliGPU}, 1<<uint(i))
+			}
+		}
+		if len(g.migHeld) > 0 {
+			return nil // a whole-GPU claim excludes MIG devices
+		}
+	} else if len(g.migHeld) > 0 {
+		use = cluster.MilliGPU
+	}
+	if use = min(use, node.GPUFree[i]); use > 0 {
+		return node.Add(&cluster.Pod{Name: "DRA claims on " + g.name, NumGPU: 1, GPUMilli: use}, 1<<uint(i))
+	}
+	return nil
+}
+
+// migProfileIndex returns the index in gpu.MIGProfiles(model) of the
+// profile named profile, -1 when the model has none of that name.
+func migProfileIndex(model, profile string) int {
+	for k, p := range gpu.MIGProfiles(model) {
+		if p.Name == profile {
+			return k
+		}
+	}
+	return -1
 }
 
 // devicesOf returns the device names of gpus on a DRA node.

@@ -16,6 +16,9 @@ import (
 	kptr "k8s.io/utils/ptr"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
@@ -105,13 +108,12 @@ func noRecord(types.UID) (cluster.GPUSet, bool) { return 0, false }
 // TestDRANodeShares: on GPUs published shared, claims' consumed milliGPU
 // is the GPU's use (300 + 200 on gpu-0: 500 free); a shared GPU
 // allocated without a milliGPU request (a whole-GPU claim: the default,
-// all) is full; a MIG device allocated on gpu-2 holds gpu-2 whole. A
-// 600 milli-GPU share then gets gpu-3 by upstream's first fit, a 500 one
-// gpu-0. The CPU and memory of the node's pods count, their nvidia.com/gpu
+// all) is full. A 600 milli-GPU share then gets gpu-2 by upstream's
+// first fit, a 500 one gpu-0. The CPU and memory of the node's pods count, their nvidia.com/gpu
 // does not (DRA counts it as its claim).
 func TestDRANodeShares(t *testing.T) {
 	s := draSlice("n1-0", "n1", 1, true, 0, 1, 2, 3)
-	st := allocated("n1", "gpu-2-mig-1g10gb-19-0")
+	st := allocated("n1")
 	id0, id1 := structured.MakeDeviceID(draDriver, "n1", "gpu-0"), structured.MakeDeviceID(draDriver, "n1", "gpu-1")
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
@@ -122,13 +124,13 @@ func TestDRANodeShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(ns.node.GPUFree); got != "[500 0 0 1000]" || !ns.shares {
-		t.Errorf("GPU free %s, shares %v; want [500 0 0 1000], shared", got, ns.shares)
+	if got := fmt.Sprint(ns.node.GPUFree); got != "[500 0 1000 1000]" || !ns.shares {
+		t.Errorf("GPU free %s, shares %v; want [500 0 1000 1000], shared", got, ns.shares)
 	}
 	if ns.node.CPUFree != 60000 || ns.node.MemoryFree != 512*1024-8*1024 {
 		t.Errorf("CPU free %d, memory free %d MiB; want 60000, %d", ns.node.CPUFree, ns.node.MemoryFree, 512*1024-8*1024)
 	}
-	for milli, want := range map[int64]string{600: "[gpu-3]", 500: "[gpu-0]"} {
+	for milli, want := range map[int64]string{600: "[gpu-2]", 500: "[gpu-0]"} {
 		p := cluster.Pod{Name: "p", NumGPU: 1, GPUMilli: milli}
 		if got := ns.devicesOf(placement.DRAGPUs(&ns.node, &p)); fmt.Sprint(got) != want {
 			t.Errorf("a %d milli-GPU share gets %v, want %s", milli, got, want)
@@ -147,35 +149,113 @@ func TestModelClaims(t *testing.T) {
 	capacity := func(milli string) *resourceapi.CapacityRequirements {
 		return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse(milli), "memory": resource.MustParse("1Mi")}}
 	}
+	mig := func(cel string) *resourceapi.ResourceClaimSpec {
+		return exact(func(r *resourceapi.ExactDeviceRequest) {
+			r.DeviceClassName = "mig.nvidia.com"
+			r.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: cel}}}
+		})
+	}
+	one := func(s *resourceapi.ResourceClaimSpec) []*resourceapi.ResourceClaimSpec {
+		return []*resourceapi.ResourceClaimSpec{s}
+	}
 	for _, tc := range []struct {
 		name  string
 		specs []*resourceapi.ResourceClaimSpec
-		gpus  int
-		milli int64
+		want  draAsk
 		ok    bool
 	}{
-		{name: "one GPU, count defaulted", specs: []*resourceapi.ResourceClaimSpec{exact(func(*resourceapi.ExactDeviceRequest) {})}, gpus: 1, milli: 1000, ok: true},
-		{name: "four GPUs", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 4 })}, gpus: 4, milli: 1000, ok: true},
-		{name: "a share of 250", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("250") })}, gpus: 1, milli: 250, ok: true},
-		{name: "milliGPU 1000 is whole", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("1000") })}, gpus: 1, milli: 1000, ok: true},
-		{name: "two shares", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 2; r.Capacity = capacity("500") })}},
-		{name: "a selector", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) {
+		{name: "one GPU, count defaulted", specs: one(exact(func(*resourceapi.ExactDeviceRequest) {})), want: draAsk{gpus: 1, milli: 1000}, ok: true},
+		{name: "four GPUs", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 4 })), want: draAsk{gpus: 4, milli: 1000}, ok: true},
+		{name: "a share of 250", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("250") })), want: draAsk{gpus: 1, milli: 250}, ok: true},
+		{name: "milliGPU 1000 is whole", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("1000") })), want: draAsk{gpus: 1, milli: 1000}, ok: true},
+		{name: "a MIG profile", specs: one(mig("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'")), want: draAsk{gpus: 1, milli: 1000, profile: "1g.10gb"}, ok: true},
+		{name: "a MIG profile, double quotes", specs: one(mig(`device.attributes["gpu.nvidia.com"].profile == "3g.40gb"`)), want: draAsk{gpus: 1, milli: 1000, profile: "3g.40gb"}, ok: true},
+		{name: "MIG, other CEL", specs: one(mig("device.attributes['gpu.nvidia.com'].profile.startsWith('1g')"))},
+		{name: "MIG without a selector", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.DeviceClassName = "mig.nvidia.com" }))},
+		{name: "two shares", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 2; r.Capacity = capacity("500") }))},
+		{name: "a selector", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) {
 			r.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "true"}}}
-		})}},
-		{name: "MIG class", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.DeviceClassName = "mig.nvidia.com" })}},
-		{name: "all devices", specs: []*resourceapi.ResourceClaimSpec{exact(func(r *resourceapi.ExactDeviceRequest) { r.AllocationMode = resourceapi.DeviceAllocationModeAll })}},
+		}))},
+		{name: "another class", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.DeviceClassName = "nic.example.com" }))},
+		{name: "all devices", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.AllocationMode = resourceapi.DeviceAllocationModeAll }))},
 		{name: "two claims", specs: []*resourceapi.ResourceClaimSpec{exact(func(*resourceapi.ExactDeviceRequest) {}), exact(func(*resourceapi.ExactDeviceRequest) {})}},
 		{name: "a constraint", specs: func() []*resourceapi.ResourceClaimSpec {
 			s := exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 2 })
 			s.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: kptr.To(resourceapi.FullyQualifiedName("resource.kubernetes.io/pcieRoot"))}}
 			return []*resourceapi.ResourceClaimSpec{s}
 		}()},
-		{name: "prioritized list", specs: []*resourceapi.ResourceClaimSpec{{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "a", DeviceClassName: draGPUClass}}}}}}}},
+		{name: "prioritized list", specs: one(&resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "a", DeviceClassName: draGPUClass}}}}}})},
 		{name: "no claims"},
 	} {
-		gpus, milli, ok := modelClaims(tc.specs)
-		if gpus != tc.gpus || milli != tc.milli || ok != tc.ok {
-			t.Errorf("%s: %d GPUs of %d milli, ok %v; want %d, %d, %v", tc.name, gpus, milli, ok, tc.gpus, tc.milli, tc.ok)
+		got, ok := modelClaims(tc.specs)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %+v, ok %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// migSlices are the slices gpuplane's driver publishes for one
+// MIG-enabled A100-80GB of MIG on demand (dra.Build with MIG), as one
+// slice of devices and one of counter sets.
+func migSlices(t *testing.T, node string) []*resourceapi.ResourceSlice {
+	t.Helper()
+	n := device.Node{DriverVersion: "550.54.15", CUDADriverMajor: 12, CUDADriverMinor: 4, GPUs: []device.GPU{{
+		UUID: "GPU-a100", ProductName: "NVIDIA A100-SXM4-80GB", Model: "A100-80GB", MemoryMiB: 81920, NUMANode: -1,
+		ComputeMajor: 8, ComputeMinor: 0, MIGEnabled: true}}}
+	r, err := dra.Build(n, dra.Options{MIG: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*resourceapi.ResourceSlice
+	for i, s := range r.Pool().Slices {
+		out = append(out, &resourceapi.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", node, i)},
+			Spec: resourceapi.ResourceSliceSpec{Driver: draDriver, NodeName: kptr.To(node),
+				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 2},
+				Devices: s.Devices, SharedCounters: s.SharedCounters},
+		})
+	}
+	return out
+}
+
+// TestDRANodeMIG: an A100-80GB of MIG on demand with a 1g.10gb allocated
+// at slot 3 (gpu-0-mig-1g10gb-19-3): a claim of mig.nvidia.com for a
+// 3g.40gb (slots 0-3 or 4-7) fits only at start 4, the device
+// gpu-0-mig-3g40gb-9-4, which is upstream's first free 3g.40gb too; a
+// whole GPU does not fit (its counters are partly consumed); the GPU has
+// 1000 - round(1000/7) = 857 milli-GPU free. The claim's profile gives the
+// models whose MIG table has it: a 3g.40gb is A100-80GB's and
+// H100-80GB's, not A100-40GB's.
+func TestDRANodeMIG(t *testing.T) {
+	dn := buildDRAView(migSlices(t, "n1"), allocated("n1", "gpu-0-mig-1g10gb-19-3"))["n1"]
+	if dn == nil || len(dn.gpus) != 1 || !dn.gpus[0].mig || len(dn.gpus[0].migHeld) != 1 {
+		t.Fatalf("view %+v: want one MIG GPU with one device held", dn)
+	}
+	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi")), "", noRecord, dn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.node.Model != "A100-80GB" || ns.node.GPUFree[0] != 857 {
+		t.Fatalf("model %q, GPU free %v; want A100-80GB, [857]", ns.node.Model, ns.node.GPUFree)
+	}
+	k, models := migProfileModels("3g.40gb")
+	id := func(m string) cluster.ModelSet { i, _ := gpu.ModelID(m); return 1 << uint(i) }
+	if k != 4 || models&id("A100-80GB") == 0 || models&id("H100-80GB") == 0 || models&id("A100-40GB") != 0 {
+		t.Errorf("3g.40gb: profile %d, models %b; want 4, A100-80GB and H100-80GB, not A100-40GB", k, models)
+	}
+	p := cluster.Pod{Name: "p", NumGPU: 1, MIGProfile: int8(k + 1), GPUMilli: cluster.MIGMilli(k), Models: models, Resource: cluster.ResourceMIG}
+	g := placement.DRAGPUs(&ns.node, &p)
+	if g != 1 {
+		t.Fatalf("3g.40gb on GPUs %v, want [0]", g.Indices())
+	}
+	if err := ns.node.Add(&p, g); err != nil {
+		t.Fatal(err)
+	}
+	if starts := ns.node.DynamicMIGStarts(0, k); fmt.Sprint(starts) != "[4]" {
+		t.Errorf("3g.40gb at starts %v, want [4] (gpu-0-mig-3g40gb-9-4)", starts)
+	}
+	whole := cluster.Pod{Name: "w", NumGPU: 1, GPUMilli: 1000}
+	if ok, _ := cluster.Fits(&ns.node, &whole); ok {
+		t.Error("a whole GPU fits a GPU with MIG devices")
 	}
 }
