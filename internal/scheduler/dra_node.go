@@ -126,7 +126,7 @@ func draFilter(s *podState, ns *nodeState) *fwk.Status {
 		return nil
 	case s.claimGPUs && !ns.dra:
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node serves no GPUs through DRA (no ResourceSlices of "+draDriver+")")
-	case ns.dra && s.pod.IsGPUShare() && !ns.shares:
+	case ns.dra && s.pod.IsGPUShare() && s.pod.MIGProfile == 0 && !ns.shares:
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node's DRA GPUs are not shared (node agent without --dra-shares)")
 	}
 	return nil

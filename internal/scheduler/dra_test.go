@@ -259,3 +259,33 @@ func TestDRANodeMIG(t *testing.T) {
 		t.Error("a whole GPU fits a GPU with MIG devices")
 	}
 }
+
+// TestDRAFilter: a claim pod only on DRA nodes; a share only on DRA GPUs
+// published shared; a MIG instance on DRA GPUs that are not (MIG GPUs
+// never are); a pod without GPUs anywhere.
+func TestDRAFilter(t *testing.T) {
+	dp := &nodeState{}
+	whole := &nodeState{dra: true}
+	shared := &nodeState{dra: true, shares: true}
+	share := cluster.Pod{NumGPU: 1, GPUMilli: 300}
+	mig := cluster.Pod{NumGPU: 1, GPUMilli: cluster.MIGMilli(4), MIGProfile: 5, Resource: cluster.ResourceMIG}
+	gpus := cluster.Pod{NumGPU: 2, GPUMilli: 1000}
+	for _, tc := range []struct {
+		name   string
+		s      podState
+		ns     *nodeState
+		refuse bool
+	}{
+		{"claim pod on a device-plugin node", podState{pod: gpus, claimGPUs: true}, dp, true},
+		{"claim pod on a DRA node", podState{pod: gpus, claimGPUs: true}, whole, false},
+		{"nvidia.com/gpu pod on a device-plugin node", podState{pod: gpus}, dp, false},
+		{"share on unshared DRA GPUs", podState{pod: share, claimGPUs: true}, whole, true},
+		{"share on shared DRA GPUs", podState{pod: share, claimGPUs: true}, shared, false},
+		{"MIG on unshared DRA GPUs", podState{pod: mig, claimGPUs: true}, whole, false},
+		{"no GPUs", podState{claimGPUs: true}, dp, false},
+	} {
+		if st := draFilter(&tc.s, tc.ns); (st != nil) != tc.refuse {
+			t.Errorf("%s: %v, want refused %v", tc.name, st, tc.refuse)
+		}
+	}
+}
