@@ -44,13 +44,8 @@ func TestSimAgreementDRAMIG(t *testing.T) {
 	}
 	const nodes, gpus, pods = 12, 8, 240
 	podsFile := testenv.Openb(t, "openb_pod_list_default.csv")
-	type podDraw struct {
-		cpu  int64
-		gpus int // whole GPUs; 0 for a MIG pod
-		k    int // MIG profile
-	}
 	rng := rand.New(rand.NewPCG(7, 0))
-	draws := make([]podDraw, pods)
+	draws := make([]migDraw, pods)
 	for i := range draws {
 		draws[i].cpu = 1000 * int64(1+rng.IntN(8))
 		if rng.IntN(3) == 0 {
@@ -60,8 +55,48 @@ func TestSimAgreementDRAMIG(t *testing.T) {
 		}
 	}
 	profiles := gpu.MIGProfiles("A100-80GB")
+	want, kwok := simMIGDecisions(t, draws, nodes, gpus, podsFile)
 
-	// The simulator's decisions: GPU, and start for a MIG pod.
+	// The scheduler's.
+	kc := startCluster(t, kwok)
+	installClasses(t, kc.Client)
+	for _, n := range kwok {
+		publishSlices(t, kc.Client, n.Name, migGPUs(gpus), dra.Options{MIG: true}, nil)
+	}
+	for _, k := range migPods {
+		createMIGTemplate(t, kc, profiles[k].Name)
+	}
+	sp := startScheduler(t, kc, map[string]any{"policy": "fgd", "tieBreak": "first", "targetWorkloadFile": podsFile})
+	agree, disagree, placed := 0, 0, 0
+	for i, d := range draws {
+		spec := podSpec{name: fmt.Sprintf("p%05d", i), cpu: fmt.Sprintf("%dm", d.cpu), mem: "1Gi", gpus: int64(d.gpus)}
+		if d.gpus == 0 {
+			createClaimPod(t, kc.Client, spec, "mig-"+profiles[d.k].Name)
+		} else {
+			createPod(t, kc.Client, spec)
+		}
+		node, devices, _ := waitDRAPod(t, kc.Client, sp, spec.name)
+		got := decision{node: node, gpus: migDecision(devices)}
+		if node != "" {
+			placed++
+		} else {
+			zero := int64(0)
+			kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+		if got == want[i] {
+			agree++
+		} else if disagree++; disagree <= 10 {
+			t.Errorf("pod %d (%d GPUs, MIG %s): scheduler %v (%s), simulator %v", i, d.gpus, profiles[d.k].Name, got, devices, want[i])
+		}
+	}
+	t.Logf("fgd dra MIG on demand: %d nodes of %d A100-80GB, %d pods (%d placed): %d agree (%.2f%%)", nodes, gpus, pods, placed, agree, 100*float64(agree)/pods)
+}
+
+// simMIGDecisions places draws as the simulator does under --gpu-api dra
+// --sharing mig: fgd over nodes of gpus A100-80GB of MIG on demand, the
+// devices by placement.DRAGPUs; a MIG pod's decision is "<GPU>:<start>".
+// It returns the decisions and the nodes for kwok.
+func simMIGDecisions(t *testing.T, draws []migDraw, nodes, gpus int, podsFile string) ([]decision, []kube.Node) {
 	tw, err := scheduler.TargetWorkload(podsFile, 0.95)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +121,7 @@ func TestSimAgreementDRAMIG(t *testing.T) {
 		kwok = append(kwok, kube.Node{Name: name, CPUMilli: 96000, MemoryMiB: 1 << 20})
 	}
 	pl := placement.NewPlacer(placement.WithGPUAPI(pol, placement.DRA), placement.TieFirst, rand.New(rand.NewPCG(1, 0)))
-	want := make([]decision, pods)
+	want := make([]decision, len(draws))
 	for i, d := range draws {
 		p := cluster.Pod{Name: fmt.Sprint(i), CPUMilli: d.cpu, MemoryMiB: 1024, NumGPU: d.gpus, GPUMilli: 1000}
 		if d.gpus == 0 {
@@ -107,38 +142,15 @@ func TestSimAgreementDRAMIG(t *testing.T) {
 			want[i].gpus += ":" + newStart(before, n.DynamicMIGStarts(g, d.k))
 		}
 	}
+	return want, kwok
+}
 
-	// The scheduler's.
-	kc := startCluster(t, kwok)
-	installClasses(t, kc.Client)
-	for _, n := range kwok {
-		publishSlices(t, kc.Client, n.Name, migGPUs(gpus), dra.Options{MIG: true}, nil)
-	}
-	for _, k := range migPods {
-		createMIGTemplate(t, kc, profiles[k].Name)
-	}
-	sp := startScheduler(t, kc, map[string]any{"policy": "fgd", "tieBreak": "first", "targetWorkloadFile": podsFile})
-	agree, disagree := 0, 0
-	for i, d := range draws {
-		spec := podSpec{name: fmt.Sprintf("p%05d", i), cpu: fmt.Sprintf("%dm", d.cpu), mem: "1Gi", gpus: int64(d.gpus)}
-		if d.gpus == 0 {
-			createClaimPod(t, kc.Client, spec, "mig-"+profiles[d.k].Name)
-		} else {
-			createPod(t, kc.Client, spec)
-		}
-		node, devices, _ := waitDRAPod(t, kc.Client, sp, spec.name)
-		got := decision{node: node, gpus: migDecision(devices)}
-		if node == "" {
-			zero := int64(0)
-			kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		}
-		if got == want[i] {
-			agree++
-		} else if disagree++; disagree <= 10 {
-			t.Errorf("pod %d (%d GPUs, MIG %s): scheduler %v (%s), simulator %v", i, d.gpus, profiles[d.k].Name, got, devices, want[i])
-		}
-	}
-	t.Logf("fgd dra MIG on demand: %d nodes of %d A100-80GB, %d pods: %d agree (%.2f%%)", nodes, gpus, pods, agree, 100*float64(agree)/pods)
+// migDraw is one pod of the MIG agreement: cpu millicores and either
+// gpus whole GPUs or, when gpus is 0, one MIG instance of profile k.
+type migDraw struct {
+	cpu  int64
+	gpus int
+	k    int
 }
 
 // newStart returns the start in after that before (fmt.Sprint of the
