@@ -167,7 +167,9 @@ func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kub
 	if err != nil {
 		t.Fatal(err)
 	}
+	base := pol
 	pol = placement.WithGPUAPI(pol, api)
+	differ, gpuPods := 0, 0 // under DRA: pods whose GPUs the policy itself would choose otherwise
 	c := cluster.New()
 	for _, n := range nodes {
 		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
@@ -187,10 +189,19 @@ func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kub
 		if !ok {
 			continue
 		}
+		if api == placement.DRA && p.NumGPU > 0 {
+			gpuPods++
+			if base.SelectGPUs(base.PreScore(&p), &c.Nodes[ni], &p, rand.New(rand.NewPCG(2, 0))) != gpus {
+				differ++
+			}
+		}
 		if err := c.Allocate(ni, &p, gpus); err != nil {
 			t.Fatal(err)
 		}
 		simWant[i] = decision{c.Nodes[ni].Name, gpuList(gpus)}
+	}
+	if api == placement.DRA {
+		t.Logf("%s: of %d GPU pods placed, %d get other GPUs from upstream's DRA allocator than %s's own choice would give on the same node", policy, gpuPods, differ, policy)
 	}
 	return simWant, 1 - float64(c.FreeGPUMilli())/float64(c.TotalGPUMilli())
 }
