@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -70,7 +71,8 @@ type draView map[string]*draNode
 // the ResourceSlices with device taint rules applied, and the allocated
 // devices of all claims, in-flight allocations included
 // (GatherAllocatedState, which DynamicResources' Filter reads too).
-func collectDRA(m fwk.SharedDRAManager) (draView, error) {
+// Slices are parsed once (parts).
+func collectDRA(m fwk.SharedDRAManager, parts *sliceParts) (draView, error) {
 	sl, err := m.ResourceSlices().ListWithDeviceTaintRules()
 	if err != nil {
 		return nil, fmt.Errorf("listing ResourceSlices: %w", err)
@@ -85,13 +87,53 @@ func collectDRA(m fwk.SharedDRAManager) (draView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gathering allocated devices: %w", err)
 	}
-	return buildDRAView(sl, st), nil
+	return buildDRAView(sl, st, parts), nil
+}
+
+// slicePart is what one ResourceSlice publishes of the devices the core
+// models: its whole GPUs (without use) and MIG placements by name.
+type slicePart struct {
+	gpus []draGPU
+	migs map[string]migDevice
+}
+
+// sliceParts caches each slice's part by the slice object: the informer
+// replaces an object on every change, so a pointer seen again is the
+// same content. Entries of slices gone are dropped at each buildDRAView.
+type sliceParts struct {
+	mu sync.Mutex
+	m  map[*resourceapi.ResourceSlice]*slicePart
+}
+
+// parse returns the part of slice s, from the cache when present (parts
+// may be nil: no cache).
+func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourceapi.ResourceSlice]*slicePart) *slicePart {
+	if parts != nil {
+		if p, ok := parts.m[s]; ok {
+			next[s] = p
+			return p
+		}
+	}
+	p := &slicePart{}
+	for i := range s.Spec.Devices {
+		d := &s.Spec.Devices[i]
+		if g, ok := wholeGPU(d); ok {
+			p.gpus = append(p.gpus, g)
+		} else if m, ok := migPlacement(d); ok {
+			if p.migs == nil {
+				p.migs = map[string]migDevice{}
+			}
+			p.migs[d.Name] = m
+		}
+	}
+	next[s] = p
+	return p
 }
 
 // buildDRAView is collectDRA's pure part: the view of slices with the
 // allocated state st. Of each pool only the slices of its newest
 // generation count, as in the allocator (structured GatherPools).
-func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState) draView {
+func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState, parts *sliceParts) draView {
 	gen := map[string]int64{}
 	var mine []*resourceapi.ResourceSlice
 	for _, s := range sl {
@@ -102,8 +144,13 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 		gen[s.Spec.Pool.Name] = max(gen[s.Spec.Pool.Name], s.Spec.Pool.Generation)
 	}
 	slices.SortFunc(mine, func(a, b *resourceapi.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
+	if parts != nil {
+		parts.mu.Lock()
+		defer parts.mu.Unlock()
+	}
+	next := make(map[*resourceapi.ResourceSlice]*slicePart, len(mine))
 	v := draView{}
-	migs := map[structured.DeviceID]migDevice{}
+	pools := map[string][]*slicePart{} // pool name -> its parts, for MIG devices
 	for _, s := range mine {
 		if s.Spec.Pool.Generation != gen[s.Spec.Pool.Name] {
 			continue
@@ -117,17 +164,19 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 			dn = &draNode{}
 			v[node] = dn
 		}
-		for i := range s.Spec.Devices {
-			d := &s.Spec.Devices[i]
-			if g, ok := wholeGPU(d); ok {
-				g.used = deviceUse(st, s.Spec.Pool.Name, g.name, g.shared)
-				dn.gpus = append(dn.gpus, g)
-			} else if m, ok := migPlacement(d); ok {
-				migs[structured.MakeDeviceID(draDriver, s.Spec.Pool.Name, d.Name)] = m
-			}
+		p := parts.parse(s, next)
+		for _, g := range p.gpus {
+			g.used = deviceUse(st, s.Spec.Pool.Name, g.name, g.shared)
+			dn.gpus = append(dn.gpus, g)
+		}
+		if p.migs != nil {
+			pools[s.Spec.Pool.Name] = append(pools[s.Spec.Pool.Name], p)
 		}
 	}
-	holdMIG(v, migs, st)
+	if parts != nil {
+		parts.m = next
+	}
+	holdMIG(v, pools, st)
 	for _, dn := range v {
 		dn.key = dn.fingerprint()
 	}
@@ -211,18 +260,41 @@ func migPlacement(d *resourceapi.Device) (migDevice, bool) {
 	return migDevice{parent: parent, profile: *a.StringValue, start: start}, true
 }
 
-// holdMIG marks the GPUs whose MIG placements are published (migs, by
-// device) as MIG on demand, and adds to each the placements allocated.
-func holdMIG(v draView, migs map[structured.DeviceID]migDevice, st *structured.AllocatedState) {
-	for id, m := range migs {
-		dn := v[id.Pool.String()]
-		if dn == nil {
+// holdMIG marks the GPUs whose MIG placements are published (pools: by
+// pool, the slice parts with placements) as MIG on demand, and adds to
+// each the placements allocated (st).
+func holdMIG(v draView, pools map[string][]*slicePart, st *structured.AllocatedState) {
+	gpuOf := func(pool, name string) *draGPU {
+		for i, g := range v[pool].gpus {
+			if g.name == name {
+				return &v[pool].gpus[i]
+			}
+		}
+		return nil
+	}
+	for pool, ps := range pools {
+		if v[pool] == nil {
+			continue // a pool whose slices name another node
+		}
+		for _, p := range ps {
+			for _, m := range p.migs {
+				if g := gpuOf(pool, m.parent); g != nil {
+					g.mig = true
+				}
+			}
+		}
+	}
+	if st == nil {
+		return
+	}
+	for id := range st.AllocatedDevices {
+		pool := id.Pool.String()
+		if id.Driver.String() != draDriver || v[pool] == nil {
 			continue
 		}
-		for i := range dn.gpus {
-			if g := &dn.gpus[i]; g.name == m.parent {
-				g.mig = true
-				if st != nil && st.AllocatedDevices.Has(id) {
+		for _, p := range pools[pool] {
+			if m, ok := p.migs[id.Device.String()]; ok {
+				if g := gpuOf(pool, m.parent); g != nil {
 					g.migHeld = append(g.migHeld, m)
 				}
 			}

@@ -4,6 +4,7 @@
 package scheduler
 
 import (
+	"math/bits"
 	"regexp"
 
 	v1 "k8s.io/api/core/v1"
@@ -129,19 +130,23 @@ func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 
 // addClaimGPUs sets req's GPUs from p's claims when p asks none by
 // extended resource and its claims have the shape the core models
-// (modelClaims), with the model constraint of its annotation; it reports
-// whether it did.
-func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) bool {
+// (modelClaims), with the model constraint of its annotation. ok reports
+// whether it did; migs, for a MIG profile, are the pod per profile index
+// (cluster.Pod.MIGProfile), since one profile name may sit at different
+// indices of the models' tables (1g.10gb: 0 on A100-80GB, 2 on
+// A100-40GB): each restricted to the models of its index. req is then the
+// variant of the most models.
+func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]cluster.Pod, ok bool) {
 	if req.NumGPU != 0 || len(p.Spec.ResourceClaims) == 0 {
-		return false
+		return nil, false
 	}
 	specs, ok := cs.claimSpecs(p)
 	if !ok {
-		return false
+		return nil, false
 	}
 	a, ok := modelClaims(specs)
 	if !ok {
-		return false
+		return nil, false
 	}
 	var models cluster.ModelSet
 	if spec, has := p.Annotations[gpuresource.AnnotationGPUModel]; has {
@@ -151,39 +156,49 @@ func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) bool {
 	}
 	if a.profile == "" {
 		req.NumGPU, req.GPUMilli, req.Models = a.gpus, a.milli, models
-		return true
+		return nil, true
 	}
-	k, mm := migProfileModels(a.profile)
-	if models != 0 {
-		mm &= models
+	byIndex := migProfileModels(a.profile)
+	var best int8 = -1
+	for k, mm := range byIndex {
+		if models != 0 {
+			mm &= models
+		}
+		if mm == 0 {
+			continue
+		}
+		v := *req
+		v.NumGPU, v.MIGProfile, v.GPUMilli, v.Models, v.Resource = 1, int8(k+1), cluster.MIGMilli(k), mm, cluster.ResourceMIG
+		if migs == nil {
+			migs = map[int8]cluster.Pod{}
+		}
+		migs[v.MIGProfile] = v
+		if best < 0 || bits.OnesCount64(uint64(mm)) > bits.OnesCount64(uint64(migs[best].Models)) ||
+			bits.OnesCount64(uint64(mm)) == bits.OnesCount64(uint64(migs[best].Models)) && v.MIGProfile < best {
+			best = v.MIGProfile
+		}
 	}
-	if k < 0 || mm == 0 {
-		return false // a profile no model has, or only models the pod excludes: upstream's to refuse
+	if best < 0 {
+		return nil, false // a profile no model (the pod allows) has: upstream's to refuse
 	}
-	req.NumGPU, req.MIGProfile, req.GPUMilli, req.Models, req.Resource = 1, int8(k+1), cluster.MIGMilli(k), mm, cluster.ResourceMIG
-	return true
+	*req = migs[best]
+	return migs, true
 }
 
-// migProfileModels returns the index k (gpu.MIGProfiles order) of the MIG
-// profile named profile and the catalog models whose table has it there:
-// a claim for "1g.10gb" fits an A100-80GB or H100-80GB, not an
-// A100-40GB (whose 1-slice profile is 1g.5gb). k is -1 when no model has
-// it, or models have it at different indices.
-func migProfileModels(profile string) (int, cluster.ModelSet) {
-	k, set := -1, cluster.ModelSet(0)
+// migProfileModels returns, by index k of gpu.MIGProfiles, the catalog
+// models whose MIG table has the profile named profile at k: a 3g.40gb
+// is at 4 on A100-80GB and H100-80GB; a 1g.10gb at 0 on those, at 2 on
+// A100-40GB (whose 1-slice profile is 1g.5gb).
+func migProfileModels(profile string) map[int]cluster.ModelSet {
+	out := map[int]cluster.ModelSet{}
 	for _, name := range catalog.Names() {
-		j := migProfileIndex(name, profile)
-		if j < 0 {
+		k := migProfileIndex(name, profile)
+		if k < 0 {
 			continue
 		}
-		if k >= 0 && j != k {
-			return -1, 0
+		if id, err := gpu.ModelID(name); err == nil {
+			out[k] |= 1 << uint(id)
 		}
-		id, err := gpu.ModelID(name)
-		if err != nil {
-			continue
-		}
-		k, set = j, set|1<<uint(id)
 	}
-	return k, set
+	return out
 }

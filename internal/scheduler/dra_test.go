@@ -73,7 +73,7 @@ func TestDRANodeHealth(t *testing.T) {
 	stale := draSlice("n1-gpu.nvidia.com-old", "n1", 1, false, 8, 9)
 	other := draSlice("n1-other", "n1", 2, false, 10)
 	other.Spec.Driver = "nic.example.com"
-	v := buildDRAView([]*resourceapi.ResourceSlice{s, stale, other}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6"))
+	v := buildDRAView([]*resourceapi.ResourceSlice{s, stale, other}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6"), nil)
 	dn := v["n1"]
 	if len(v) != 1 || dn == nil || len(dn.gpus) != 8 {
 		t.Fatalf("view %v: want node n1 with 8 GPUs", v)
@@ -97,7 +97,7 @@ func TestDRANodeHealth(t *testing.T) {
 		t.Error("a 2-GPU pod fits; only gpu-7 is free")
 	}
 	// The key follows the allocations: gpu-7 taken changes it.
-	v2 := buildDRAView([]*resourceapi.ResourceSlice{s}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6", "gpu-7"))
+	v2 := buildDRAView([]*resourceapi.ResourceSlice{s}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6", "gpu-7"), nil)
 	if v2["n1"].key == dn.key {
 		t.Error("key unchanged after gpu-7 was allocated")
 	}
@@ -118,7 +118,7 @@ func TestDRANodeShares(t *testing.T) {
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id1, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("1000"), "memory": resource.MustParse("80Gi")}))
-	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st)["n1"]
+	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st, nil)["n1"]
 	held := newPod("held", "4", "8Gi", withGPUs(1), onNode("n1"))
 	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi"), held), "", noRecord, dn)
 	if err != nil {
@@ -194,24 +194,27 @@ func TestModelClaims(t *testing.T) {
 	}
 }
 
-// migSlices are the slices gpuplane's driver publishes for one
-// MIG-enabled A100-80GB of MIG on demand (dra.Build with MIG), as one
-// slice of devices and one of counter sets.
-func migSlices(t *testing.T, node string) []*resourceapi.ResourceSlice {
+// migSlices are the slices gpuplane's driver publishes for a node of gpus
+// MIG-enabled A100-80GB of MIG on demand (dra.Build with MIG), split as
+// the driver splits them (Resources.Pool).
+func migSlices(t testing.TB, node string, gpus int) []*resourceapi.ResourceSlice {
 	t.Helper()
-	n := device.Node{DriverVersion: "550.54.15", CUDADriverMajor: 12, CUDADriverMinor: 4, GPUs: []device.GPU{{
-		UUID: "GPU-a100", ProductName: "NVIDIA A100-SXM4-80GB", Model: "A100-80GB", MemoryMiB: 81920, NUMANode: -1,
-		ComputeMajor: 8, ComputeMinor: 0, MIGEnabled: true}}}
+	n := device.Node{DriverVersion: "550.54.15", CUDADriverMajor: 12, CUDADriverMinor: 4}
+	for i := range gpus {
+		n.GPUs = append(n.GPUs, device.GPU{Index: i, Minor: i, UUID: fmt.Sprintf("GPU-a100-%d", i), ProductName: "NVIDIA A100-SXM4-80GB",
+			Model: "A100-80GB", MemoryMiB: 81920, NUMANode: -1, ComputeMajor: 8, ComputeMinor: 0, MIGEnabled: true})
+	}
 	r, err := dra.Build(n, dra.Options{MIG: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool := r.Pool()
 	var out []*resourceapi.ResourceSlice
-	for i, s := range r.Pool().Slices {
+	for i, s := range pool.Slices {
 		out = append(out, &resourceapi.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", node, i)},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04x", node, i)},
 			Spec: resourceapi.ResourceSliceSpec{Driver: draDriver, NodeName: kptr.To(node),
-				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 2},
+				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters},
 		})
 	}
@@ -224,10 +227,10 @@ func migSlices(t *testing.T, node string) []*resourceapi.ResourceSlice {
 // gpu-0-mig-3g40gb-9-4, which is upstream's first free 3g.40gb too; a
 // whole GPU does not fit (its counters are partly consumed); the GPU has
 // 1000 - round(1000/7) = 857 milli-GPU free. The claim's profile gives the
-// models whose MIG table has it: a 3g.40gb is A100-80GB's and
-// H100-80GB's, not A100-40GB's.
+// models whose MIG table has it at each index: a 3g.40gb is A100-80GB's
+// and H100-80GB's (index 4), not A100-40GB's.
 func TestDRANodeMIG(t *testing.T) {
-	dn := buildDRAView(migSlices(t, "n1"), allocated("n1", "gpu-0-mig-1g10gb-19-3"))["n1"]
+	dn := buildDRAView(migSlices(t, "n1", 1), allocated("n1", "gpu-0-mig-1g10gb-19-3"), nil)["n1"]
 	if dn == nil || len(dn.gpus) != 1 || !dn.gpus[0].mig || len(dn.gpus[0].migHeld) != 1 {
 		t.Fatalf("view %+v: want one MIG GPU with one device held", dn)
 	}
@@ -238,10 +241,16 @@ func TestDRANodeMIG(t *testing.T) {
 	if ns.node.Model != "A100-80GB" || ns.node.GPUFree[0] != 857 {
 		t.Fatalf("model %q, GPU free %v; want A100-80GB, [857]", ns.node.Model, ns.node.GPUFree)
 	}
-	k, models := migProfileModels("3g.40gb")
 	id := func(m string) cluster.ModelSet { i, _ := gpu.ModelID(m); return 1 << uint(i) }
-	if k != 4 || models&id("A100-80GB") == 0 || models&id("H100-80GB") == 0 || models&id("A100-40GB") != 0 {
-		t.Errorf("3g.40gb: profile %d, models %b; want 4, A100-80GB and H100-80GB, not A100-40GB", k, models)
+	byIndex := migProfileModels("3g.40gb")
+	k, models := 4, byIndex[4]
+	if len(byIndex) != 1 || models&id("A100-80GB") == 0 || models&id("H100-80GB") == 0 || models&id("A100-40GB") != 0 {
+		t.Errorf("3g.40gb: %v; want index 4 only, of A100-80GB and H100-80GB, not A100-40GB", byIndex)
+	}
+	// 1g.10gb is A100-80GB's 1-slot profile (index 0) and A100-40GB's
+	// 2-slot one (index 2): a pod of it has a variant per index.
+	if one := migProfileModels("1g.10gb"); one[0]&id("A100-80GB") == 0 || one[2] != id("A100-40GB") {
+		t.Errorf("1g.10gb: %v; want A100-80GB at 0, A100-40GB alone at 2", one)
 	}
 	p := cluster.Pod{Name: "p", NumGPU: 1, MIGProfile: int8(k + 1), GPUMilli: cluster.MIGMilli(k), Models: models, Resource: cluster.ResourceMIG}
 	g := placement.DRAGPUs(&ns.node, &p)
@@ -287,5 +296,37 @@ func TestDRAFilter(t *testing.T) {
 		if st := draFilter(&tc.s, tc.ns); (st != nil) != tc.refuse {
 			t.Errorf("%s: %v, want refused %v", tc.name, st, tc.refuse)
 		}
+	}
+}
+
+// BenchmarkBuildDRAView is the per-cycle cost of reading DRA (PreFilter
+// gathers the view once a cycle): 1,000 nodes of 8 MIG-mode A100-80GB,
+// every placement published (208 devices a node, dra.Build), 2,000 MIG
+// devices allocated; slices parsed afresh, and from the cache as in the
+// plugin (sliceParts) once they were seen.
+func BenchmarkBuildDRAView(b *testing.B) {
+	var sl []*resourceapi.ResourceSlice
+	st := allocated("")
+	for i := range 1000 {
+		node := fmt.Sprintf("n%04d", i)
+		sl = append(sl, migSlices(b, node, 8)...)
+		for g := range 2 {
+			st.AllocatedDevices.Insert(structured.MakeDeviceID(draDriver, node, fmt.Sprintf("gpu-%d-mig-1g10gb-19-0", g)))
+		}
+	}
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
+			var parts *sliceParts
+			if cached {
+				parts = &sliceParts{}
+				buildDRAView(sl, st, parts)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if v := buildDRAView(sl, st, parts); len(v) != 1000 {
+					b.Fatalf("%d nodes", len(v))
+				}
+			}
+		})
 	}
 }

@@ -63,6 +63,7 @@ type Plugin struct {
 	// claims finds pods' claims (dra_claims.go).
 	dra    fwk.SharedDRAManager
 	claims claimSource
+	parts  sliceParts
 }
 
 var (
@@ -154,6 +155,29 @@ type podState struct {
 	// claimGPUs: pod's GPUs are asked by ResourceClaims, so only DRA
 	// nodes serve them.
 	claimGPUs bool
+	// migs are, for a claim of a MIG profile, the pod by the profile's
+	// index in each node model's table, with their scores' states
+	// (dra_claims.go addClaimGPUs); pod is one of them.
+	migs map[int8]migVariant
+}
+
+type migVariant struct {
+	pod   cluster.Pod
+	score placement.State
+}
+
+// forNode returns the pod and score state for node n: for a MIG claim the
+// variant of n's model (ok false when n's model has no such profile).
+func (s *podState) forNode(n *cluster.Node) (*cluster.Pod, placement.State, bool) {
+	if s.migs == nil {
+		return &s.pod, s.score, true
+	}
+	for _, v := range s.migs {
+		if n.ModelID >= 0 && v.pod.Models&(1<<uint(n.ModelID)) != 0 {
+			return &v.pod, v.score, true
+		}
+	}
+	return &s.pod, s.score, false
 }
 
 // Clone returns the state itself: it is not changed after PreFilter.
@@ -182,14 +206,21 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, n
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
 	if pl.dra != nil {
-		v, err := collectDRA(pl.dra)
+		v, err := collectDRA(pl.dra, &pl.parts)
 		if err != nil {
 			return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
 		}
 		pl.nodes.setDRA(v)
 	}
-	claimGPUs := pl.claims.addClaimGPUs(p, &req)
-	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs})
+	migs, claimGPUs := pl.claims.addClaimGPUs(p, &req)
+	state := &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs}
+	for k, v := range migs {
+		if state.migs == nil {
+			state.migs = map[int8]migVariant{}
+		}
+		state.migs[k] = migVariant{pod: v, score: pl.policy.PreScore(&v)}
+	}
+	cs.Write(stateKey, state)
 	names, err := pl.narrow(p, &req, claimGPUs, nodes)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
@@ -265,7 +296,11 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni f
 	if st := draFilter(s, ns); st != nil {
 		return st
 	}
-	if ok, reason := cluster.Fits(&ns.node, &s.pod); !ok {
+	pod, _, ok := s.forNode(&ns.node)
+	if !ok {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("GPU model %s has no MIG profile of the claim's", ns.node.Model))
+	}
+	if ok, reason := cluster.Fits(&ns.node, pod); !ok {
 		if ns.unhealthy != 0 {
 			reason += fmt.Sprintf(" (GPUs %s unhealthy)", formatGPUs(ns.unhealthy))
 		}
@@ -284,7 +319,11 @@ func (pl *Plugin) Score(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fw
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return pl.policy.Score(s.score, &ns.node, &s.pod), nil
+	pod, score, ok := s.forNode(&ns.node)
+	if !ok {
+		return 0, nil
+	}
+	return pl.policy.Score(score, &ns.node, pod), nil
 }
 
 // ScoreExtensions returns the plugin: it normalises its scores.
