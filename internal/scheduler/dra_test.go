@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -328,5 +329,42 @@ func BenchmarkBuildDRAView(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMIGClaimPerModel: a pod whose claim (from a template) asks a
+// 1g.10gb of mig.nvidia.com is, on an A100-80GB, the 1-slot profile
+// (index 0, 143 milli-GPU: 1 of 7 slices) and, on an A100-40GB, the
+// 2-slot one (index 2, also 1 slice); a T4 has no such profile.
+func TestMIGClaimPerModel(t *testing.T) {
+	tmpl := &resourceapi.ResourceClaimTemplate{Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{
+		Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{
+			DeviceClassName: "mig.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+			Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}},
+		}}}}}}}
+	cs := claimSource{template: func(ns, name string) (*resourceapi.ResourceClaimTemplate, error) { return tmpl, nil }}
+	p := newPod("p", "1", "1Gi")
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: kptr.To("t")}}
+	req, err := podRequest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	migs, ok := cs.addClaimGPUs(p, &req)
+	if !ok || len(migs) != 2 || req.MIGProfile != 1 || req.GPUMilli != 143 {
+		t.Fatalf("ok %v, %d variants, pod %+v; want 2 variants, profile index 0 (MIGProfile 1), 143 milli-GPU", ok, len(migs), req)
+	}
+	s := &podState{pod: req, migs: map[int8]migVariant{}}
+	for k, v := range migs {
+		s.migs[k] = migVariant{pod: v}
+	}
+	for model, want := range map[string]int8{"A100-80GB": 1, "A100-40GB": 3, "T4": 0} {
+		n, err := cluster.NewNode("n", model, 1000, 1000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, ok := s.forNode(&n)
+		if ok != (want != 0) || ok && (got.MIGProfile != want || got.GPUMilli != 143) {
+			t.Errorf("%s: %+v, ok %v; want MIGProfile %d (0: none)", model, got, ok, want)
+		}
 	}
 }
