@@ -95,6 +95,8 @@ func collectDRA(m fwk.SharedDRAManager, parts *sliceParts) (draView, error) {
 type slicePart struct {
 	gpus []draGPU
 	migs map[string]migDevice
+	// parents are the GPUs (device names) with placements in migs.
+	parents []string
 }
 
 // sliceParts caches each slice's part by the slice object: the informer
@@ -124,6 +126,9 @@ func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourcea
 				p.migs = map[string]migDevice{}
 			}
 			p.migs[d.Name] = m
+			if !slices.Contains(p.parents, m.parent) {
+				p.parents = append(p.parents, m.parent)
+			}
 		}
 	}
 	next[s] = p
@@ -277,8 +282,8 @@ func holdMIG(v draView, pools map[string][]*slicePart, st *structured.AllocatedS
 			continue // a pool whose slices name another node
 		}
 		for _, p := range ps {
-			for _, m := range p.migs {
-				if g := gpuOf(pool, m.parent); g != nil {
+			for _, parent := range p.parents {
+				if g := gpuOf(pool, parent); g != nil {
 					g.mig = true
 				}
 			}
