@@ -51,10 +51,16 @@ func TestSimAgreement(t *testing.T) {
 	}
 }
 
-func testAgreement(t *testing.T, policy string) {
+// agreementSample draws TestSimAgreement's sample: nNodes random nodes of
+// the openb GPU node list, named in a random order as the openb
+// simulator names them ("%04d-<sn>"), and nPods pods of the default pod
+// list drawn with replacement, every tenth GPU pod given the gpu_spec
+// "V100M16|V100M32" (the openb pod lists carry none). It returns the pod
+// list's path too (the target workload of fgd).
+func agreementSample(t *testing.T) (nodes []kube.Node, pods []trace.PodSpec, constrained int, podsFile string) {
 	nNodes, nPods := agreementSize(t)
 	nodesFile := testenv.Openb(t, "openb_node_list_gpu_node.csv")
-	podsFile := testenv.Openb(t, "openb_pod_list_default.csv")
+	podsFile = testenv.Openb(t, "openb_pod_list_default.csv")
 	allNodes, err := trace.ReadNodesFile(nodesFile)
 	if err != nil {
 		t.Fatal(err)
@@ -63,18 +69,11 @@ func testAgreement(t *testing.T, policy string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The sample: nNodes random nodes, named in a random order as the
-	// openb simulator names them ("%04d-<sn>"), and nPods pods drawn with
-	// replacement. The openb pod lists carry no gpu_spec, so every tenth
-	// GPU pod is given one: "V100M16|V100M32".
 	rng := rand.New(rand.NewPCG(42, 0))
-	var nodes []kube.Node
 	for i, j := range rng.Perm(len(allNodes))[:nNodes] {
 		n := allNodes[j]
 		nodes = append(nodes, kube.Node{Name: fmt.Sprintf("%04d-%s", i, n.Name), CPUMilli: n.CPUMilli, MemoryMiB: n.MemoryMiB, GPUs: n.GPUs, Model: n.Model})
 	}
-	var pods []trace.PodSpec
-	constrained := 0
 	for len(pods) < nPods {
 		p := allPods[rng.IntN(len(allPods))]
 		if p.NumGPU > 0 && rng.IntN(10) == 0 {
@@ -86,45 +85,15 @@ func testAgreement(t *testing.T, policy string) {
 	if constrained == 0 {
 		t.Fatal("sample has no pod with a GPU model constraint")
 	}
+	return nodes, pods, constrained, podsFile
+}
+
+func testAgreement(t *testing.T, policy string) {
+	nodes, pods, constrained, podsFile := agreementSample(t)
+	nNodes, nPods := len(nodes), len(pods)
 
 	// The simulator's decisions.
-	tw, err := scheduler.TargetWorkload(podsFile, 0.95)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := placement.New(policy, tw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cluster.New()
-	for _, n := range nodes {
-		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pl := placement.NewPlacer(pol, placement.TieFirst, rand.New(rand.NewPCG(1, 0)))
-	type decision struct {
-		node string
-		gpus string
-	}
-	simWant := make([]decision, len(pods))
-	for i, s := range pods {
-		m, err := gpu.ParseModels(s.GPUSpec)
-		models := cluster.ModelSet(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: models}
-		ni, gpus, ok := pl.Place(c, &p)
-		if !ok {
-			continue
-		}
-		if err := c.Allocate(ni, &p, gpus); err != nil {
-			t.Fatal(err)
-		}
-		simWant[i] = decision{c.Nodes[ni].Name, gpuList(gpus)}
-	}
-	simRatio := 1 - float64(c.FreeGPUMilli())/float64(c.TotalGPUMilli())
+	simWant, simRatio := simDecisions(t, policy, placement.DevicePlugin, nodes, pods, podsFile)
 
 	// The real scheduler's decisions, one pod at a time.
 	kc := startCluster(t, nodes)
@@ -176,6 +145,65 @@ func testAgreement(t *testing.T, policy string) {
 	realRatio := float64(allocated) / float64(total)
 	t.Logf("%s: %d nodes, %d pods (%d with a GPU model constraint): %d agree, %d disagree (%.2f%%); GPU allocation ratio: scheduler %.4f, simulator %.4f",
 		policy, nNodes, nPods, constrained, agree, disagree, 100*float64(agree)/float64(len(pods)), realRatio, simRatio)
+}
+
+// decision is where a pod went: its node and GPU indices ("0,3"); zero
+// when refused.
+type decision struct {
+	node string
+	gpus string
+}
+
+// simDecisions places pods one at a time as the simulator does: a Placer
+// of policy (its GPU choice made by api, placement.WithGPUAPI) over the
+// nodes in order, tie-break first. It returns each pod's decision and the
+// GPU allocation ratio at the end.
+func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kube.Node, pods []trace.PodSpec, podsFile string) ([]decision, float64) {
+	tw, err := scheduler.TargetWorkload(podsFile, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := placement.New(policy, tw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := pol
+	pol = placement.WithGPUAPI(pol, api)
+	differ, gpuPods := 0, 0 // under DRA: pods whose GPUs the policy itself would choose otherwise
+	c := cluster.New()
+	for _, n := range nodes {
+		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl := placement.NewPlacer(pol, placement.TieFirst, rand.New(rand.NewPCG(1, 0)))
+	simWant := make([]decision, len(pods))
+	for i, s := range pods {
+		m, err := gpu.ParseModels(s.GPUSpec)
+		models := cluster.ModelSet(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: models}
+		ni, gpus, ok := pl.Place(c, &p)
+		if !ok {
+			continue
+		}
+		if api == placement.DRA && p.NumGPU > 0 {
+			gpuPods++
+			if base.SelectGPUs(base.PreScore(&p), &c.Nodes[ni], &p, rand.New(rand.NewPCG(2, 0))) != gpus {
+				differ++
+			}
+		}
+		if err := c.Allocate(ni, &p, gpus); err != nil {
+			t.Fatal(err)
+		}
+		simWant[i] = decision{c.Nodes[ni].Name, gpuList(gpus)}
+	}
+	if api == placement.DRA {
+		t.Logf("%s: of %d GPU pods placed, %d get other GPUs from upstream's DRA allocator than %s's own choice would give on the same node", policy, gpuPods, differ, policy)
+	}
+	return simWant, 1 - float64(c.FreeGPUMilli())/float64(c.TotalGPUMilli())
 }
 
 func gpuList(s cluster.GPUSet) string {

@@ -50,10 +50,11 @@ func newNodeIndex(pl *placement.IndexedPlacer) *nodeIndex {
 
 // candidates returns the names of the n best nodes for p (request req) by
 // the placement core's ranking that pass the pod's static node checks
-// (staticFit), visiting at most visit ranked nodes; nil, meaning every
+// (staticFit), and are DRA nodes when draOnly (a pod asking its GPUs by
+// ResourceClaims), visiting at most visit ranked nodes; nil, meaning every
 // node, when no ranked node passes within visit or none fits at all, so
 // that the framework evaluates every node and reports each one's reason.
-func (x *nodeIndex) candidates(nodes []fwk.NodeInfo, nc *nodeCache, p *v1.Pod, req *cluster.Pod, n, visit int) (sets.Set[string], error) {
+func (x *nodeIndex) candidates(nodes []fwk.NodeInfo, nc *nodeCache, p *v1.Pod, req *cluster.Pod, draOnly bool, n, visit int) (sets.Set[string], error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	shape := *req
@@ -70,7 +71,7 @@ func (x *nodeIndex) candidates(nodes []fwk.NodeInfo, nc *nodeCache, p *v1.Pod, r
 	seen := 0
 	for i := range x.placer.Ranked(x.c, req) {
 		seen++
-		if check.fits(x.infos[i].Node()) {
+		if check.fits(x.infos[i].Node()) && (!draOnly || nc.draNode(x.c.Nodes[i].Name) != nil) {
 			if names == nil {
 				names = sets.New[string]()
 			}

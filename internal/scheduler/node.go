@@ -30,9 +30,16 @@ type nodeState struct {
 	// uuids are the node's GPU UUIDs in index order, when it publishes them.
 	uuids []string
 	// unhealthy are the GPUs the node agent reports unhealthy
-	// (gpuresource.AnnotationNodeUnhealthyGPUs); they are held, so never
-	// chosen.
+	// (gpuresource.AnnotationNodeUnhealthyGPUs), or on a DRA node the
+	// GPUs with a device taint; they are held, so never chosen.
 	unhealthy cluster.GPUSet
+	// dra is set for a node whose GPUs DRA serves (dra_node.go): their
+	// use comes from allocated claims, and DynamicResources allocates
+	// them, not this plugin. devices are their device names by GPU
+	// index; shares reports GPUs published shared (milliGPU).
+	dra     bool
+	devices []string
+	shares  bool
 }
 
 // catalog is the built-in GPU catalog; read only.
@@ -51,9 +58,19 @@ func nodeModel(product string) string { return gpu.ModelOfProduct(product) }
 // annotation it first saw), which wins over the pod's annotation; a pod
 // whose annotation claims other GPUs holds those too.
 func buildNode(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GPUSet, bool)) (*nodeState, error) {
+	return buildNodeWith(ni, skip, held, nil)
+}
+
+// buildNodeWith is buildNode with the node's DRA state dn (nil: none): a
+// node with a pool of gpu.nvidia.com and no nvidia.com/gpu allocatable is
+// a DRA node (buildDRANode).
+func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluster.GPUSet, bool), dn *draNode) (*nodeState, error) {
 	n := ni.Node()
 	if n == nil {
 		return nil, fmt.Errorf("node not found")
+	}
+	if _, dp := n.Status.Allocatable[gpuresource.GPU]; dn != nil && !dp {
+		return buildDRANode(ni, dn)
 	}
 	alloc := ni.GetAllocatable()
 	gpus := 0
@@ -180,6 +197,9 @@ type nodeCache struct {
 	// drainChanged, when track is set (the node index reads it).
 	track   bool
 	changed []string
+	// dra is the DRA state of the nodes with a gpu.nvidia.com pool, as
+	// setDRA last saw it.
+	dra draView
 }
 
 type cacheEntry struct {
@@ -204,11 +224,12 @@ func (c *nodeCache) get(ni fwk.NodeInfo) (*nodeState, error) {
 	c.mu.RLock()
 	e, ok := c.nodes[name]
 	ep := c.epoch[name]
+	dn := c.dra[name]
 	c.mu.RUnlock()
 	if ok && e.generation == gen && e.epoch == ep {
 		return e.state, nil
 	}
-	st, err := buildNode(ni, "", c.held)
+	st, err := buildNodeWith(ni, "", c.held, dn)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +286,32 @@ func (c *nodeCache) recordFirstSeen(uid types.UID, node string, gpus cluster.GPU
 	}
 	c.reserved[uid] = reservation{node: node, gpus: gpus}
 	return gpus, false
+}
+
+// setDRA makes v the DRA state and moves the epoch of every node whose
+// state in it changed (appeared, went, or has another key), so their
+// cached states are rebuilt and the node index refreshes them.
+func (c *nodeCache) setDRA(v draView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, dn := range v {
+		if old, ok := c.dra[name]; !ok || old.key != dn.key {
+			c.bump(name)
+		}
+	}
+	for name := range c.dra {
+		if _, ok := v[name]; !ok {
+			c.bump(name)
+		}
+	}
+	c.dra = v
+}
+
+// draNode returns a node's DRA state, nil when it has none.
+func (c *nodeCache) draNode(name string) *draNode {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.dra[name]
 }
 
 // forget drops pod uid's reservation, if any.

@@ -58,6 +58,12 @@ type Plugin struct {
 
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
+
+	// dra is the framework's shared DRA manager (nil without one) and
+	// claims finds pods' claims (dra_claims.go).
+	dra    fwk.SharedDRAManager
+	claims claimSource
+	parts  sliceParts
 }
 
 var (
@@ -88,6 +94,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		pl.nodes.track = true
 	}
 	registerMetrics.Do(func() { legacyregistry.MustRegister(AnnotationConflicts) })
+	pl.wireDRA(h)
 	if h != nil && h.SharedInformerFactory() != nil {
 		// Reservations live until the pod is gone: they are the
 		// scheduler's record of what it bound, against which the pods'
@@ -145,6 +152,32 @@ func (pl *Plugin) Name() string { return Name }
 type podState struct {
 	pod   cluster.Pod
 	score placement.State
+	// claimGPUs: pod's GPUs are asked by ResourceClaims, so only DRA
+	// nodes serve them.
+	claimGPUs bool
+	// migs are, for a claim of a MIG profile, the pod by the profile's
+	// index in each node model's table, with their scores' states
+	// (dra_claims.go addClaimGPUs); pod is one of them.
+	migs map[int8]migVariant
+}
+
+type migVariant struct {
+	pod   cluster.Pod
+	score placement.State
+}
+
+// forNode returns the pod and score state for node n: for a MIG claim the
+// variant of n's model (ok false when n's model has no such profile).
+func (s *podState) forNode(n *cluster.Node) (*cluster.Pod, placement.State, bool) {
+	if s.migs == nil {
+		return &s.pod, s.score, true
+	}
+	for _, v := range s.migs {
+		if n.ModelID >= 0 && v.pod.Models&(1<<uint(n.ModelID)) != 0 {
+			return &v.pod, v.score, true
+		}
+	}
+	return &s.pod, s.score, false
 }
 
 // Clone returns the state itself: it is not changed after PreFilter.
@@ -172,8 +205,23 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, n
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
-	cs.Write(stateKey, &podState{pod: req, score: pl.policy.PreScore(&req)})
-	names, err := pl.narrow(p, &req, nodes)
+	if pl.dra != nil {
+		v, err := collectDRA(pl.dra, &pl.parts)
+		if err != nil {
+			return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
+		}
+		pl.nodes.setDRA(v)
+	}
+	migs, claimGPUs := pl.claims.addClaimGPUs(p, &req)
+	state := &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs}
+	for k, v := range migs {
+		if state.migs == nil {
+			state.migs = map[int8]migVariant{}
+		}
+		state.migs[k] = migVariant{pod: v, score: pl.policy.PreScore(&v)}
+	}
+	cs.Write(stateKey, state)
+	names, err := pl.narrow(p, &req, claimGPUs, nodes)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -198,14 +246,14 @@ func (narrowed) Clone() fwk.StateData { return narrowed{} }
 // whose candidates were all filtered out before, and when the core finds
 // no candidate (the framework then gives every node's reason and may
 // preempt).
-func (pl *Plugin) narrow(p *v1.Pod, req *cluster.Pod, nodes []fwk.NodeInfo) (sets.Set[string], error) {
+func (pl *Plugin) narrow(p *v1.Pod, req *cluster.Pod, draOnly bool, nodes []fwk.NodeInfo) (sets.Set[string], error) {
 	if pl.index == nil || groupOf(p) != "" {
 		return nil, nil
 	}
 	if _, ok := pl.widened.Load(p.UID); ok {
 		return nil, nil
 	}
-	return pl.index.candidates(nodes, pl.nodes, p, req, pl.candidates, 100*pl.candidates)
+	return pl.index.candidates(nodes, pl.nodes, p, req, draOnly, pl.candidates, 100*pl.candidates)
 }
 
 // PostFilter handles a cycle whose named candidates the other filters
@@ -245,7 +293,14 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni f
 	if s.pod.NumGPU > 0 && ns.reason != "" {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ns.reason)
 	}
-	if ok, reason := cluster.Fits(&ns.node, &s.pod); !ok {
+	if st := draFilter(s, ns); st != nil {
+		return st
+	}
+	pod, _, ok := s.forNode(&ns.node)
+	if !ok {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("GPU model %s has no MIG profile of the claim's", ns.node.Model))
+	}
+	if ok, reason := cluster.Fits(&ns.node, pod); !ok {
 		if ns.unhealthy != 0 {
 			reason += fmt.Sprintf(" (GPUs %s unhealthy)", formatGPUs(ns.unhealthy))
 		}
@@ -264,7 +319,11 @@ func (pl *Plugin) Score(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fw
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return pl.policy.Score(s.score, &ns.node, &s.pod), nil
+	pod, score, ok := s.forNode(&ns.node)
+	if !ok {
+		return 0, nil
+	}
+	return pl.policy.Score(score, &ns.node, pod), nil
 }
 
 // ScoreExtensions returns the plugin: it normalises its scores.
@@ -329,9 +388,14 @@ func (pl *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nod
 	}
 	// Build afresh, without this pod: the snapshot may already hold it
 	// as assumed, without GPUs.
-	ns, err := buildNode(ni, p.UID, pl.nodes.held)
+	ns, err := buildNodeWith(ni, p.UID, pl.nodes.held, pl.nodes.draNode(nodeName))
 	if err != nil {
 		return fwk.AsStatus(err)
+	}
+	if ns.dra {
+		// DynamicResources allocates the devices and its PreBind writes
+		// them into the claim; DefaultBinder binds (Bind skips).
+		return nil
 	}
 	pl.mu.Lock()
 	gpus := pl.policy.SelectGPUs(s.score, &ns.node, &s.pod, pl.rng)
@@ -407,5 +471,9 @@ func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint,
 		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: pl.skipParked},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeAnnotation}, QueueingHintFn: pl.skipParked},
 		{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: pl.isSchedulableAfterPodUpdate},
+		// On DRA nodes GPUs come free when a claim is deallocated or
+		// deleted, and appear or recover with the slices.
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update | fwk.Delete}, QueueingHintFn: pl.skipParked},
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceSlice, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: pl.skipParked},
 	}, nil
 }

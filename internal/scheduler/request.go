@@ -57,14 +57,18 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	}
 	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
 	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
-		if out.NumGPU == 0 {
+		// A pod with ResourceClaims may ask its GPUs there
+		// (addClaimGPUs): its annotation is checked, and applied then.
+		if out.NumGPU == 0 && len(p.Spec.ResourceClaims) == 0 {
 			return out, fmt.Errorf("annotation %s=%s on a pod that asks for no GPU", gpuresource.AnnotationGPUModel, quote(spec))
 		}
 		models, err := parseModels(spec)
 		if err != nil {
 			return out, err
 		}
-		out.Models = models
+		if out.NumGPU > 0 {
+			out.Models = models
+		}
 	}
 	return out, nil
 }

@@ -1,0 +1,327 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/structured"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// The DRA devices the placement core models: those of gpuplane's (and
+// NVIDIA's) driver, as internal/node/dra Build publishes them: one pool per
+// node, named after it; whole GPUs "gpu-<minor>" with attribute type "gpu"
+// and productName; MIG placements "gpu-<minor>-mig-..." of type "mig";
+// shared GPUs (--dra-shares) with the consumable capacity milliGPU.
+const (
+	draDriver        = "gpu.nvidia.com"
+	draGPUClass      = "gpu.nvidia.com" // the chart's DeviceClass of whole GPUs
+	draMIGClass      = "mig.nvidia.com" // and of MIG devices
+	draMilliGPU      = resourceapi.QualifiedName("milliGPU")
+	draTypeGPU       = "gpu"
+	draTypeMIG       = "mig"
+	draGPUNamePrefix = "gpu-"
+)
+
+// draGPU is one whole GPU a node's slices publish.
+type draGPU struct {
+	name    string // the device name, gpu-<minor>
+	product string // its productName attribute
+	tainted bool   // a NoSchedule or NoExecute device taint: never chosen
+	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
+	used    int64  // milli-GPU held by allocated claims (1000: whole)
+	// mig is set when MIG placements of the GPU are published (MIG on
+	// demand); migHeld are those allocated.
+	mig     bool
+	migHeld []migDevice
+}
+
+// migDevice is a published MIG placement: its GPU's device name, its
+// profile attribute, and its start slot (the last field of its name,
+// gpu-<minor>-mig-<profile>-<profile ID>-<start>).
+type migDevice struct {
+	parent, profile string
+	start           int
+}
+
+// draNode is what DRA says of one node's GPUs: its pool of driver
+// gpu.nvidia.com and the devices allocated in it.
+type draNode struct {
+	// gpus are the whole GPUs in the order upstream's allocator walks
+	// them (slices by name, devices in order): the placement core's GPU
+	// indices, so that placement.DRAGPUs's index is the device taken.
+	gpus []draGPU
+	// key changes whenever anything above changes.
+	key uint64
+}
+
+// draView is the DRA state of every node that has a pool of
+// gpu.nvidia.com, by node name.
+type draView map[string]*draNode
+
+// collectDRA reads the DRA state from the framework's shared DRA manager:
+// the ResourceSlices with device taint rules applied, and the allocated
+// devices of all claims, in-flight allocations included
+// (GatherAllocatedState, which DynamicResources' Filter reads too).
+// Slices are parsed once (parts).
+func collectDRA(m fwk.SharedDRAManager, parts *sliceParts) (draView, error) {
+	sl, err := m.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return nil, fmt.Errorf("listing ResourceSlices: %w", err)
+	}
+	var st *structured.AllocatedState
+	for range 5 {
+		// A concurrent change makes the tracker ask for a retry.
+		if st, err = m.ResourceClaims().GatherAllocatedState(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gathering allocated devices: %w", err)
+	}
+	return buildDRAView(sl, st, parts), nil
+}
+
+// slicePart is what one ResourceSlice publishes of the devices the core
+// models: its whole GPUs (without use) and MIG placements by name.
+type slicePart struct {
+	gpus []draGPU
+	migs map[string]migDevice
+	// parents are the GPUs (device names) with placements in migs.
+	parents []string
+}
+
+// sliceParts caches each slice's part by the slice object: the informer
+// replaces an object on every change, so a pointer seen again is the
+// same content. Entries of slices gone are dropped at each buildDRAView.
+type sliceParts struct {
+	mu sync.Mutex
+	m  map[*resourceapi.ResourceSlice]*slicePart
+}
+
+// parse returns the part of slice s, from the cache when present (parts
+// may be nil: no cache).
+func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourceapi.ResourceSlice]*slicePart) *slicePart {
+	if parts != nil {
+		if p, ok := parts.m[s]; ok {
+			next[s] = p
+			return p
+		}
+	}
+	p := &slicePart{}
+	for i := range s.Spec.Devices {
+		d := &s.Spec.Devices[i]
+		if g, ok := wholeGPU(d); ok {
+			p.gpus = append(p.gpus, g)
+		} else if m, ok := migPlacement(d); ok {
+			if p.migs == nil {
+				p.migs = map[string]migDevice{}
+			}
+			p.migs[d.Name] = m
+			if !slices.Contains(p.parents, m.parent) {
+				p.parents = append(p.parents, m.parent)
+			}
+		}
+	}
+	next[s] = p
+	return p
+}
+
+// buildDRAView is collectDRA's pure part: the view of slices with the
+// allocated state st. Of each pool only the slices of its newest
+// generation count, as in the allocator (structured GatherPools).
+func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState, parts *sliceParts) draView {
+	gen := map[string]int64{}
+	var mine []*resourceapi.ResourceSlice
+	for _, s := range sl {
+		if s.Spec.Driver != draDriver {
+			continue
+		}
+		mine = append(mine, s)
+		gen[s.Spec.Pool.Name] = max(gen[s.Spec.Pool.Name], s.Spec.Pool.Generation)
+	}
+	slices.SortFunc(mine, func(a, b *resourceapi.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
+	if parts != nil {
+		parts.mu.Lock()
+		defer parts.mu.Unlock()
+	}
+	next := make(map[*resourceapi.ResourceSlice]*slicePart, len(mine))
+	v := draView{}
+	pools := map[string][]*slicePart{} // pool name -> its parts, for MIG devices
+	for _, s := range mine {
+		if s.Spec.Pool.Generation != gen[s.Spec.Pool.Name] {
+			continue
+		}
+		node := s.Spec.Pool.Name
+		if s.Spec.NodeName != nil && *s.Spec.NodeName != "" {
+			node = *s.Spec.NodeName
+		}
+		dn := v[node]
+		if dn == nil {
+			dn = &draNode{}
+			v[node] = dn
+		}
+		p := parts.parse(s, next)
+		for _, g := range p.gpus {
+			g.used = deviceUse(st, s.Spec.Pool.Name, g.name, g.shared)
+			dn.gpus = append(dn.gpus, g)
+		}
+		if p.migs != nil {
+			pools[s.Spec.Pool.Name] = append(pools[s.Spec.Pool.Name], p)
+		}
+	}
+	if parts != nil {
+		parts.m = next
+	}
+	holdMIG(v, pools, st)
+	for _, dn := range v {
+		dn.key = dn.fingerprint()
+	}
+	return v
+}
+
+// wholeGPU reads a published device as a whole GPU; ok is false for any
+// other device (a MIG placement, another type).
+func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
+	if a, ok := d.Attributes["type"]; !ok || a.StringValue == nil || *a.StringValue != draTypeGPU {
+		return draGPU{}, false
+	}
+	if _, err := draMinor(d.Name); err != nil {
+		return draGPU{}, false
+	}
+	g := draGPU{name: d.Name}
+	if a, ok := d.Attributes["productName"]; ok && a.StringValue != nil {
+		g.product = *a.StringValue
+	}
+	for _, t := range d.Taints {
+		if t.Effect == resourceapi.DeviceTaintEffectNoSchedule || t.Effect == resourceapi.DeviceTaintEffectNoExecute {
+			g.tainted = true
+		}
+	}
+	_, hasMilli := d.Capacity[draMilliGPU]
+	g.shared = d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations && hasMilli
+	return g, true
+}
+
+// draMinor returns the minor of a whole GPU's device name "gpu-<minor>".
+func draMinor(name string) (int, error) {
+	s, ok := strings.CutPrefix(name, draGPUNamePrefix)
+	if !ok {
+		return 0, fmt.Errorf("device %q: not gpu-<minor>", name)
+	}
+	m, err := strconv.Atoi(s)
+	if err != nil || m < 0 || strconv.Itoa(m) != s {
+		return 0, fmt.Errorf("device %q: not gpu-<minor>", name)
+	}
+	return m, nil
+}
+
+// deviceUse is the milli-GPU allocated claims hold of device name in pool:
+// all of it when it is allocated whole; of a shared GPU the milliGPU its
+// claims consume (a claim that asks none consumes the default, all).
+func deviceUse(st *structured.AllocatedState, pool, name string, shared bool) int64 {
+	if st == nil {
+		return 0
+	}
+	id := structured.MakeDeviceID(draDriver, pool, name)
+	if st.AllocatedDevices.Has(id) {
+		return 1000
+	}
+	if c, ok := st.AggregatedCapacity[id]; ok {
+		if q := c[draMilliGPU]; q != nil {
+			return min(q.Value(), 1000)
+		}
+		if !shared {
+			return 1000
+		}
+	}
+	return 0
+}
+
+// migPlacement reads a published device as a MIG placement; ok is false
+// for any other device.
+func migPlacement(d *resourceapi.Device) (migDevice, bool) {
+	if a, ok := d.Attributes["type"]; !ok || a.StringValue == nil || *a.StringValue != draTypeMIG {
+		return migDevice{}, false
+	}
+	a, ok := d.Attributes["profile"]
+	parent, _, cut := strings.Cut(d.Name, "-"+draTypeMIG+"-")
+	i := strings.LastIndexByte(d.Name, '-')
+	if !ok || a.StringValue == nil || !cut || i < 0 {
+		return migDevice{}, false
+	}
+	start, err := strconv.Atoi(d.Name[i+1:])
+	if err != nil {
+		return migDevice{}, false
+	}
+	return migDevice{parent: parent, profile: *a.StringValue, start: start}, true
+}
+
+// holdMIG marks the GPUs whose MIG placements are published (pools: by
+// pool, the slice parts with placements) as MIG on demand, and adds to
+// each the placements allocated (st).
+func holdMIG(v draView, pools map[string][]*slicePart, st *structured.AllocatedState) {
+	gpuOf := func(pool, name string) *draGPU {
+		for i, g := range v[pool].gpus {
+			if g.name == name {
+				return &v[pool].gpus[i]
+			}
+		}
+		return nil
+	}
+	for pool, ps := range pools {
+		if v[pool] == nil {
+			continue // a pool whose slices name another node
+		}
+		for _, p := range ps {
+			for _, parent := range p.parents {
+				if g := gpuOf(pool, parent); g != nil {
+					g.mig = true
+				}
+			}
+		}
+	}
+	if st == nil {
+		return
+	}
+	for id := range st.AllocatedDevices {
+		pool := id.Pool.String()
+		if id.Driver.String() != draDriver || v[pool] == nil {
+			continue
+		}
+		for _, p := range pools[pool] {
+			if m, ok := p.migs[id.Device.String()]; ok {
+				if g := gpuOf(pool, m.parent); g != nil {
+					g.migHeld = append(g.migHeld, m)
+				}
+			}
+		}
+	}
+	for _, dn := range v {
+		for i := range dn.gpus {
+			slices.SortFunc(dn.gpus[i].migHeld, func(a, b migDevice) int {
+				if c := strings.Compare(a.profile, b.profile); c != 0 {
+					return c
+				}
+				return a.start - b.start
+			})
+		}
+	}
+}
+
+// fingerprint hashes everything buildNode reads of n.
+func (n *draNode) fingerprint() uint64 {
+	h := fnv.New64a()
+	for _, g := range n.gpus {
+		fmt.Fprintf(h, "%s|%s|%t|%t|%d|%t|%v;", g.name, g.product, g.tainted, g.shared, g.used, g.mig, g.migHeld)
+	}
+	return h.Sum64() | 1 // never 0, which no view has
+}

@@ -1,0 +1,204 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"math/bits"
+	"regexp"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
+
+// claimSource finds the specs of a pod's ResourceClaims: a claim by name
+// from the framework's claim tracker, a template from the informer's
+// lister (the claim made from it has the template's spec).
+type claimSource struct {
+	claim    func(namespace, name string) (*resourceapi.ResourceClaim, error)
+	template func(namespace, name string) (*resourceapi.ResourceClaimTemplate, error)
+}
+
+// claimSpecs returns the specs of p's claims; ok is false when one cannot
+// be read, or a claim is allocated already (a claim shared with a pod
+// placed before: its devices are counted where they are).
+func (cs claimSource) claimSpecs(p *v1.Pod) ([]*resourceapi.ResourceClaimSpec, bool) {
+	var out []*resourceapi.ResourceClaimSpec
+	for _, pc := range p.Spec.ResourceClaims {
+		switch {
+		case pc.ResourceClaimName != nil && cs.claim != nil:
+			c, err := cs.claim(p.Namespace, *pc.ResourceClaimName)
+			if err != nil || c.Status.Allocation != nil {
+				return nil, false
+			}
+			out = append(out, &c.Spec)
+		case pc.ResourceClaimTemplateName != nil && cs.template != nil:
+			t, err := cs.template(p.Namespace, *pc.ResourceClaimTemplateName)
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, &t.Spec.Spec)
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// draAsk is what a pod's claims ask in the placement core's terms: gpus
+// GPUs of milli milli-GPU each, or one MIG instance of profile (a profile
+// attribute's value, e.g. "1g.10gb").
+type draAsk struct {
+	gpus    int
+	milli   int64
+	profile string
+}
+
+// migSelector is the selector of a MIG profile in a claim of class
+// mig.nvidia.com, as docs/dra.md writes it:
+// device.attributes['gpu.nvidia.com'].profile == '1g.10gb'.
+var migSelector = regexp.MustCompile(`^\s*device\.attributes\[["']gpu\.nvidia\.com["']\]\.profile\s*==\s*["']([0-9a-z.+]+)["']\s*$`)
+
+// modelClaims returns what claims of these specs ask in the placement
+// core's terms. ok is true only for the shapes the core models: one
+// request in all, no constraints, ExactCount (count N, default 1), no
+// tolerations or admin access, and either class gpu.nvidia.com without
+// selectors (N whole GPUs; a capacity request of milliGPU 1..999, count 1,
+// is a share of one GPU; any other capacity, memory, is left to the
+// allocator) or class mig.nvidia.com with one selector of the profile
+// attribute (migSelector), count 1. Every other shape is upstream's
+// alone: the scheduler neither refuses nor places it by GPUs.
+func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
+	var req *resourceapi.ExactDeviceRequest
+	for _, s := range specs {
+		if len(s.Devices.Constraints) > 0 {
+			return draAsk{}, false
+		}
+		for i := range s.Devices.Requests {
+			if req != nil || s.Devices.Requests[i].Exactly == nil {
+				return draAsk{}, false
+			}
+			req = s.Devices.Requests[i].Exactly
+		}
+	}
+	switch {
+	case req == nil, len(req.Tolerations) > 0, req.AdminAccess != nil && *req.AdminAccess,
+		req.AllocationMode != "" && req.AllocationMode != resourceapi.DeviceAllocationModeExactCount:
+		return draAsk{}, false
+	}
+	a := draAsk{gpus: 1, milli: cluster.MilliGPU}
+	if req.Count > 0 {
+		a.gpus = int(req.Count)
+	}
+	switch req.DeviceClassName {
+	case draMIGClass:
+		if a.gpus != 1 || len(req.Selectors) != 1 || req.Selectors[0].CEL == nil || req.Capacity != nil {
+			return draAsk{}, false
+		}
+		m := migSelector.FindStringSubmatch(req.Selectors[0].CEL.Expression)
+		if m == nil {
+			return draAsk{}, false
+		}
+		a.profile = m[1]
+		return a, true
+	case draGPUClass:
+	default:
+		return draAsk{}, false
+	}
+	if len(req.Selectors) > 0 {
+		return draAsk{}, false
+	}
+	if req.Capacity != nil {
+		if q, has := req.Capacity.Requests[draMilliGPU]; has {
+			a.milli = q.Value()
+		}
+	}
+	switch {
+	case a.gpus > cluster.MaxGPUsPerNode, a.milli < 1:
+		return draAsk{}, false
+	case a.milli >= cluster.MilliGPU:
+		a.milli = cluster.MilliGPU
+	case a.gpus > 1:
+		return draAsk{}, false
+	}
+	return a, true
+}
+
+// addClaimGPUs sets req's GPUs from p's claims when p asks none by
+// extended resource and its claims have the shape the core models
+// (modelClaims), with the model constraint of its annotation. ok reports
+// whether it did; migs, for a MIG profile, are the pod per profile index
+// (cluster.Pod.MIGProfile), since one profile name may sit at different
+// indices of the models' tables (1g.10gb: 0 on A100-80GB, 2 on
+// A100-40GB): each restricted to the models of its index. req is then the
+// variant of the most models.
+func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]cluster.Pod, ok bool) {
+	if req.NumGPU != 0 || len(p.Spec.ResourceClaims) == 0 {
+		return nil, false
+	}
+	specs, ok := cs.claimSpecs(p)
+	if !ok {
+		return nil, false
+	}
+	a, ok := modelClaims(specs)
+	if !ok {
+		return nil, false
+	}
+	var models cluster.ModelSet
+	if spec, has := p.Annotations[gpuresource.AnnotationGPUModel]; has {
+		if m, err := parseModels(spec); err == nil {
+			models = m
+		}
+	}
+	if a.profile == "" {
+		req.NumGPU, req.GPUMilli, req.Models = a.gpus, a.milli, models
+		return nil, true
+	}
+	byIndex := migProfileModels(a.profile)
+	var best int8 = -1
+	for k, mm := range byIndex {
+		if models != 0 {
+			mm &= models
+		}
+		if mm == 0 {
+			continue
+		}
+		v := *req
+		v.NumGPU, v.MIGProfile, v.GPUMilli, v.Models, v.Resource = 1, int8(k+1), cluster.MIGMilli(k), mm, cluster.ResourceMIG
+		if migs == nil {
+			migs = map[int8]cluster.Pod{}
+		}
+		migs[v.MIGProfile] = v
+		if best < 0 || bits.OnesCount64(uint64(mm)) > bits.OnesCount64(uint64(migs[best].Models)) ||
+			bits.OnesCount64(uint64(mm)) == bits.OnesCount64(uint64(migs[best].Models)) && v.MIGProfile < best {
+			best = v.MIGProfile
+		}
+	}
+	if best < 0 {
+		return nil, false // a profile no model (the pod allows) has: upstream's to refuse
+	}
+	*req = migs[best]
+	return migs, true
+}
+
+// migProfileModels returns, by index k of gpu.MIGProfiles, the catalog
+// models whose MIG table has the profile named profile at k: a 3g.40gb
+// is at 4 on A100-80GB and H100-80GB; a 1g.10gb at 0 on those, at 2 on
+// A100-40GB (whose 1-slice profile is 1g.5gb).
+func migProfileModels(profile string) map[int]cluster.ModelSet {
+	out := map[int]cluster.ModelSet{}
+	for _, name := range catalog.Names() {
+		k := migProfileIndex(name, profile)
+		if k < 0 {
+			continue
+		}
+		if id, err := gpu.ModelID(name); err == nil {
+			out[k] |= 1 << uint(id)
+		}
+	}
+	return out
+}
