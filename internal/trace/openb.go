@@ -55,6 +55,11 @@ type NodeSpec struct {
 	// dra --sharing mig) leaves its GPUs whole, as the cluster serves
 	// them.
 	NoDynamicMIG bool
+	// MIGModeGPUs marks, on a DRA node of a snapshot, the GPUs in MIG mode
+	// (bit g: GPU g publishes MIG placements with counters): MIG on demand
+	// makes exactly those GPUs of MIG on demand. 0: the simulator chooses
+	// (as fixed layouts would MIG-enable).
+	MIGModeGPUs uint64
 	// IgnoredModel is the model column of a node with 0 GPUs, which is
 	// ignored (Warnings names it).
 	IgnoredModel string

@@ -228,16 +228,13 @@ type draNode struct {
 
 // nodes returns, by node name, the GPUs driver gpu.nvidia.com publishes
 // for it: the slices of each node sorted by name (the order upstream's
-// allocator walks them), devices in order; the whole GPUs (type gpu)
-// indexed in that order; a MIG device (type mig) names its GPU by
-// parentUUID, its start by the last number of its name.
+// allocator walks them), devices in order; the GPUs indexed in the order
+// their first device comes (a whole GPU, type gpu, or a MIG device, type
+// mig, which names its GPU by parentUUID and its start by the last number
+// of its name).
 func (d *draObjects) nodes() map[string]*draNode {
 	sort.SliceStable(d.slices, func(i, j int) bool { return d.slices[i].Metadata.Name < d.slices[j].Metadata.Name })
 	out := map[string]*draNode{}
-	var migs []struct {
-		n *draNode
-		d draDevice
-	}
 	for _, s := range d.slices {
 		if s.Spec.Driver != DRADriver || s.Spec.NodeName == "" {
 			continue
@@ -250,30 +247,38 @@ func (d *draObjects) nodes() map[string]*draNode {
 		for _, dev := range s.Spec.Devices {
 			switch dev.attr("type") {
 			case "gpu":
-				g := draGPU{device: dev.Name, uuid: dev.attr("uuid"), product: dev.attr("productName"),
-					shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
+				i := n.gpuOf(dev.attr("uuid"), dev.attr("productName"))
+				g := &n.gpus[i]
+				g.device = dev.Name
+				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
 				for _, t := range dev.Taints {
 					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
 				}
-				n.devices[dev.Name] = draEntry{gpu: len(n.gpus), start: -1}
-				n.gpus = append(n.gpus, g)
+				n.devices[dev.Name] = draEntry{gpu: i, start: -1}
 			case "mig":
-				migs = append(migs, struct {
-					n *draNode
-					d draDevice
-				}{n, dev})
-			}
-		}
-	}
-	for _, m := range migs {
-		for i := range m.n.gpus {
-			if g := &m.n.gpus[i]; g.uuid != "" && g.uuid == m.d.attr("parentUUID") {
-				g.mig = g.mig || len(m.d.ConsumesCounters) > 0
-				m.n.devices[m.d.Name] = draEntry{gpu: i, profile: m.d.attr("profile"), start: lastNumber(m.d.Name)}
+				i := n.gpuOf(dev.attr("parentUUID"), dev.attr("productName"))
+				n.gpus[i].mig = n.gpus[i].mig || len(dev.ConsumesCounters) > 0
+				n.devices[dev.Name] = draEntry{gpu: i, profile: dev.attr("profile"), start: lastNumber(dev.Name)}
 			}
 		}
 	}
 	return out
+}
+
+// gpuOf returns the index in n.gpus of the GPU of UUID uuid, adding it
+// (of product) where it is new: a whole GPU's device and its MIG devices
+// (by parentUUID) are one GPU, in the order its first device is
+// published; a GPU in MIG mode has MIG devices only (gpuplane's driver;
+// NVIDIA's on Hopper publishes its whole GPU too). A device without a UUID
+// is a GPU of its own.
+func (n *draNode) gpuOf(uuid, product string) int {
+	for i, g := range n.gpus {
+		if uuid != "" && g.uuid == uuid {
+			return i
+		}
+	}
+	n.gpus = append(n.gpus, draGPU{uuid: uuid, product: product})
+	return len(n.gpus) - 1
 }
 
 // lastNumber returns the number after the last '-' of a device name
@@ -602,6 +607,9 @@ func (n *SnapshotNode) setDRA(file string, dn *draNode, held map[string]bool, wa
 		}
 		products[g.product] = true
 		n.DynamicMIG = n.DynamicMIG || g.mig
+		if g.mig {
+			n.MIGModeGPUs |= 1 << idx[j]
+		}
 		n.DRAShares = n.DRAShares || g.shared
 	}
 	n.DRA = true

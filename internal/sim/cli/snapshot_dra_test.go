@@ -14,26 +14,28 @@ import (
 
 // draMIGSnapshot is a DRA node by hand, as gpuplane's driver publishes it
 // (internal/node/dra Build) with the chart's DeviceClasses: 2 A100-80GB in
-// MIG mode, each with its whole device and some MIG placements (device
-// names end in the start slot, NVIDIA's naming). Running: mig holds the
-// 1g.10gb at slot START of gpu-0, train the whole gpu-1. Pending: big
-// asks for a 4g.40gb (mig.nvidia.com, profile 4g.40gb), which needs slots
-// 0-3 of a GPU with 4 compute slices left.
+// MIG mode, each with some MIG placements and no whole-GPU device (the
+// lines WHOLE removes; device names end in the start slot, NVIDIA's
+// naming). Running: mig holds the 1g.10gb at slot START of gpu-0, train
+// the 4g.40gb of gpu-1 (TRAIN). Pending: big asks for a 4g.40gb
+// (mig.nvidia.com, profile 4g.40gb), which needs slots 0-3 of a GPU with
+// 4 compute slices left. With the MIG devices' type changed, the node is
+// one of whole GPUs: train holds the whole gpu-1 instead.
 const draMIGSnapshot = `{"kind":"List","items":[
 {"kind":"Node","metadata":{"name":"a100"},"status":{"allocatable":{"cpu":"64","memory":"512Gi"}}},
 {"kind":"ResourceSlice","metadata":{"name":"a100-0"},"spec":{"driver":"gpu.nvidia.com","nodeName":"a100","pool":{"name":"a100"},"devices":[
  {"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-0"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
- {"name":"gpu-0-mig-1g10gb-19-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"profile":{"string":"1g.10gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
- {"name":"gpu-0-mig-1g10gb-19-6","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"profile":{"string":"1g.10gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
- {"name":"gpu-0-mig-4g40gb-5-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"profile":{"string":"4g.40gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
+ {"name":"gpu-0-mig-1g10gb-19-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"productName":{"string":"NVIDIA A100-SXM4-80GB"},"profile":{"string":"1g.10gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
+ {"name":"gpu-0-mig-1g10gb-19-6","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"productName":{"string":"NVIDIA A100-SXM4-80GB"},"profile":{"string":"1g.10gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
+ {"name":"gpu-0-mig-4g40gb-5-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"productName":{"string":"NVIDIA A100-SXM4-80GB"},"profile":{"string":"4g.40gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{}}]},
  {"name":"gpu-1","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-1"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"consumesCounters":[{"counterSet":"gpu-1-counter-set","counters":{}}]},
- {"name":"gpu-1-mig-4g40gb-5-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-1"},"profile":{"string":"4g.40gb"}},"consumesCounters":[{"counterSet":"gpu-1-counter-set","counters":{}}]}]}},
+ {"name":"gpu-1-mig-4g40gb-5-0","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-1"},"productName":{"string":"NVIDIA A100-SXM4-80GB"},"profile":{"string":"4g.40gb"}},"consumesCounters":[{"counterSet":"gpu-1-counter-set","counters":{}}]}]}},
 {"kind":"Pod","metadata":{"name":"mig","namespace":"ml"},"spec":{"nodeName":"a100","containers":[{"resources":{"requests":{"cpu":"1"}}}],"resourceClaims":[{"name":"m","resourceClaimName":"mig"}]},"status":{"phase":"Running"}},
 {"kind":"ResourceClaim","metadata":{"name":"mig","namespace":"ml"},"spec":{"devices":{"requests":[{"name":"m","exactly":{"deviceClassName":"mig.nvidia.com"}}]}},
  "status":{"allocation":{"devices":{"results":[{"request":"m","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-0-mig-1g10gb-19-START"}]}}}},
 {"kind":"Pod","metadata":{"name":"train","namespace":"ml"},"spec":{"nodeName":"a100","containers":[{"resources":{"requests":{"cpu":"1"}}}],"resourceClaims":[{"name":"g","resourceClaimName":"train"}]},"status":{"phase":"Running"}},
 {"kind":"ResourceClaim","metadata":{"name":"train","namespace":"ml"},"spec":{"devices":{"requests":[{"name":"g","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}},
- "status":{"allocation":{"devices":{"results":[{"request":"g","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-1"}]}}}},
+ "status":{"allocation":{"devices":{"results":[{"request":"g","driver":"gpu.nvidia.com","pool":"a100","device":"TRAIN"}]}}}},
 {"kind":"Pod","metadata":{"name":"big","namespace":"ml"},"spec":{"containers":[{"resources":{"requests":{"cpu":"1"}}}],"resourceClaims":[{"name":"m","resourceClaimName":"big"}]},"status":{"phase":"Pending"}},
 {"kind":"ResourceClaim","metadata":{"name":"big","namespace":"ml"},"spec":{"devices":{"requests":[{"name":"m","exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].profile == '4g.40gb'"}}]}}]}}}
 ]}`
@@ -41,10 +43,11 @@ const draMIGSnapshot = `{"kind":"List","items":[
 // TestSnapshotDRAMIGOnDemand runs draMIGSnapshot under --gpu-api dra
 // --sharing mig: the running 1g.10gb is put in place at its own slot. At
 // slot 6, slots 0-3 of gpu-0 stay free and big's 4g.40gb takes them (1 +
-// 4 compute slices held: 1000 - ⌊(5000+3)/7⌋ = 286 milli-GPU free on
-// gpu-0, none on gpu-1: 1714 of 2000 allocated); at slot 0 (the first free
-// placement, where the simulator put it before) big fits nowhere (143
-// + 1000 allocated). A node that publishes no MIG placements (its GPUs
+// 4 compute slices held: ⌊(5000+3)/7⌋ = 714 milli-GPU allocated on
+// gpu-0, ⌊(4000+3)/7⌋ = 571 on gpu-1, whose 4g.40gb train holds: 1285 of
+// 2000); at slot 0 (the first free placement, where the simulator put it
+// before) big fits nowhere, as the only 4g.40gb placement starts at 0
+// (143 + 571 allocated). A node that publishes no MIG placements (its GPUs
 // not in MIG mode) stays whole: no GPU of MIG on demand in the report's
 // layouts (and big takes a whole GPU, the simulator's rule for a MIG pod
 // where no GPU is MIG-enabled; docs/simulate.md, Limits), 2000 allocated.
@@ -55,10 +58,19 @@ func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 		noMIG     bool
 		placed    int
 		allocated int64
-	}{{"6", false, 1, 1714}, {"0", false, 0, 1143}, {"6", true, 1, 2000}} {
+	}{{"6", false, 1, 1285}, {"0", false, 0, 714}, {"6", true, 1, 2000}} {
 		body := strings.ReplaceAll(draMIGSnapshot, "START", tc.start)
 		if tc.noMIG {
 			body = strings.ReplaceAll(body, `"type":{"string":"mig"}`, `"type":{"string":"none"}`)
+			body = strings.ReplaceAll(body, "TRAIN", "gpu-1")
+		} else {
+			var kept []string
+			for _, l := range strings.Split(body, "\n") {
+				if !strings.Contains(l, `"type":{"string":"gpu"}`) { // WHOLE
+					kept = append(kept, l)
+				}
+			}
+			body = strings.ReplaceAll(strings.Join(kept, "\n"), "TRAIN", "gpu-1-mig-4g40gb-5-0")
 		}
 		file := filepath.Join(dir, fmt.Sprintf("snap-%d.json", i))
 		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {

@@ -270,16 +270,9 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 || (w.noDynamicMIG != nil && w.noDynamicMIG[i]) {
 			continue // a DRA node without MIG placements stays whole
 		}
-		enabled := 0
-		for g := range n.GPUFree {
-			if left[n.ModelID] == 0 {
-				break
-			}
-			if err := n.EnableDynamicMIG(g); err != nil {
-				return nil, nil, err
-			}
-			left[n.ModelID]--
-			enabled++
+		enabled, err := w.enableMIG(n, i, left)
+		if err != nil {
+			return nil, nil, err
 		}
 		if enabled == 0 {
 			continue
@@ -294,6 +287,30 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 		uses[j].Nodes++
 	}
 	return c, uses, nil
+}
+
+// enableMIG makes GPUs of node n (the i-th) GPUs of MIG on demand: those
+// its snapshot's slices show in MIG mode (Workload.migMode), else the
+// first while left has GPUs of its model to MIG-enable. It returns how
+// many.
+func (w *Workload) enableMIG(n *cluster.Node, i int, left map[int]int) (int, error) {
+	enabled := 0
+	for g := range n.GPUFree {
+		if w.migMode != nil && w.migMode[i] != 0 {
+			if w.migMode[i]&(1<<g) == 0 {
+				continue
+			}
+		} else if left[n.ModelID] == 0 {
+			break
+		} else {
+			left[n.ModelID]--
+		}
+		if err := n.EnableDynamicMIG(g); err != nil {
+			return 0, err
+		}
+		enabled++
+	}
+	return enabled, nil
 }
 
 type chosenMIG struct {

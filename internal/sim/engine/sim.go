@@ -293,6 +293,8 @@ type Workload struct {
 	// placements (trace.NodeSpec.NoDynamicMIG): MIG on demand leaves it
 	// whole. nil: none.
 	noDynamicMIG []bool
+	// migMode[i] is node i's trace.NodeSpec.MIGModeGPUs (nil: none set).
+	migMode []uint64
 }
 
 // askedPods returns the pods as the trace asks for them.
@@ -333,6 +335,12 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 	}
 	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
 	for i, n := range nodes {
+		if n.MIGModeGPUs != 0 {
+			if w.migMode == nil {
+				w.migMode = make([]uint64, len(nodes))
+			}
+			w.migMode[i] = n.MIGModeGPUs
+		}
 		if n.NoDynamicMIG {
 			if w.noDynamicMIG == nil {
 				w.noDynamicMIG = make([]bool, len(nodes))
