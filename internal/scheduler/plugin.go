@@ -56,6 +56,8 @@ type Plugin struct {
 	candidates int
 	widened    sync.Map // types.UID -> struct{}
 
+	binds bindSlots // the binds in flight, at most maxBindsInFlight
+
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
 
@@ -88,7 +90,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", Name, err)
 	}
-	pl := &Plugin{handle: h, policy: policy, tie: tie, nodes: newNodeCache(), rng: rand.New(rand.NewPCG(args.Seed, 0))}
+	pl := &Plugin{handle: h, policy: policy, tie: tie, nodes: newNodeCache(), binds: newBindSlots(maxBindsInFlight), rng: rand.New(rand.NewPCG(args.Seed, 0))}
 	if pl.candidates = int(*args.Candidates); pl.candidates > 0 {
 		pl.index = newNodeIndex(placement.NewIndexedPlacer(policy, tie, rand.New(rand.NewPCG(args.Seed, 1))))
 		pl.nodes.track = true
@@ -443,6 +445,10 @@ func (pl *Plugin) Bind(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nodeNa
 	if c.uuids != nil {
 		ann[gpuresource.AnnotationGPUUUIDs] = strings.Join(c.uuids, ",")
 	}
+	if err := pl.binds.acquire(ctx); err != nil {
+		return fwk.AsStatus(fmt.Errorf("binding pod %s/%s: %w", p.Namespace, p.Name, err))
+	}
+	defer pl.binds.release()
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Annotations: ann},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
