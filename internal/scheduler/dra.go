@@ -42,6 +42,7 @@ type draGPU struct {
 	// demand); migHeld are those allocated.
 	mig     bool
 	migHeld []migDevice
+	migOnly bool // published by its MIG placements alone (MIG mode)
 }
 
 // migDevice is a published MIG placement: its GPU's device name, its
@@ -128,6 +129,12 @@ func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourcea
 			p.migs[d.Name] = m
 			if !slices.Contains(p.parents, m.parent) {
 				p.parents = append(p.parents, m.parent)
+				// A GPU in MIG mode publishes no whole device
+				// (internal/node/dra Build): its first placement
+				// stands for it, in publish order.
+				if !slices.ContainsFunc(p.gpus, func(g draGPU) bool { return g.name == m.parent }) {
+					p.gpus = append(p.gpus, draGPU{name: m.parent, product: stringAttr(d, "productName"), mig: true, migOnly: true})
+				}
 			}
 		}
 	}
@@ -171,8 +178,7 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 		}
 		p := parts.parse(s, next)
 		for _, g := range p.gpus {
-			g.used = deviceUse(st, s.Spec.Pool.Name, g.name, g.shared)
-			dn.gpus = append(dn.gpus, g)
+			dn.addGPU(g, st, s.Spec.Pool.Name)
 		}
 		if p.migs != nil {
 			pools[s.Spec.Pool.Name] = append(pools[s.Spec.Pool.Name], p)
@@ -186,6 +192,34 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 		dn.key = dn.fingerprint()
 	}
 	return v
+}
+
+// addGPU adds GPU g of pool, with what st allocates of it, unless dn has
+// it already: a GPU whose placements run on into the next slice, or (in
+// NVIDIA's form, on Hopper) whose whole device follows them.
+func (dn *draNode) addGPU(g draGPU, st *structured.AllocatedState, pool string) {
+	for i := range dn.gpus {
+		if dn.gpus[i].name == g.name {
+			if !g.migOnly { // the whole device
+				mig := dn.gpus[i].mig
+				g.used = deviceUse(st, pool, g.name, g.shared)
+				dn.gpus[i], dn.gpus[i].mig = g, mig || g.mig
+			}
+			return
+		}
+	}
+	if !g.migOnly {
+		g.used = deviceUse(st, pool, g.name, g.shared)
+	}
+	dn.gpus = append(dn.gpus, g)
+}
+
+// stringAttr is device d's string attribute name, "" if none.
+func stringAttr(d *resourceapi.Device, name string) string {
+	if a, ok := d.Attributes[resourceapi.QualifiedName(name)]; ok && a.StringValue != nil {
+		return *a.StringValue
+	}
+	return ""
 }
 
 // wholeGPU reads a published device as a whole GPU; ok is false for any

@@ -111,7 +111,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  false [] 0 false  2} {cpu-1 500 2048 0  false [] 0 false  2}]" // NodeSpec.Shared false, MIGGPUs 0, NoDynamicMIG false
+	want := "[{cpu-0 500 2048 0  false [] 0 false 0  2} {cpu-1 500 2048 0  false [] 0 false 0  2}]" // NodeSpec.Shared false, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
