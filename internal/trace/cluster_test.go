@@ -244,7 +244,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 false [] 0 false  6} {v100-r1-1 96000 786432 8 V100M32 false [] 0 false  6} {v100-r2-0 96000 786432 8 V100M32 false [] 0 false  14} {v100-r2-1 96000 786432 8 V100M32 false [] 0 false  14}]" // lines 6 and 14
+	want := "[{v100-r1-0 96000 786432 8 V100M32 false [] 0 false 0  6} {v100-r1-1 96000 786432 8 V100M32 false [] 0 false 0  6} {v100-r2-0 96000 786432 8 V100M32 false [] 0 false 0  14} {v100-r2-1 96000 786432 8 V100M32 false [] 0 false 0  14}]" // lines 6 and 14
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}
