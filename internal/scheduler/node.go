@@ -72,37 +72,9 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	if _, dp := n.Status.Allocatable[gpuresource.GPU]; dn != nil && !dp {
 		return buildDRANode(ni, dn)
 	}
-	alloc := ni.GetAllocatable()
-	gpus := 0
-	if q, ok := n.Status.Allocatable[gpuresource.GPU]; ok {
-		gpus = int(q.Value())
-	}
-	product := n.Labels[gpuresource.LabelGPUProduct]
-	st := &nodeState{}
-	if bad, total, ok := unhealthyGPUs(n); ok {
-		// The kubelet's allocatable leaves the unhealthy GPUs out, so its
-		// count would renumber the GPUs: count them all and hold those.
-		st.unhealthy, gpus = bad, total
-	}
-	model := ""
-	switch {
-	case gpus > cluster.MaxGPUsPerNode:
-		st.reason = fmt.Sprintf("node has %d GPUs, more than %d", gpus, cluster.MaxGPUsPerNode)
-		gpus = 0
-	case gpus > 0 && product == "":
-		st.reason = fmt.Sprintf("node has no GPU labels (%s)", gpuresource.LabelGPUProduct)
-		gpus = 0
-	case gpus > 0:
-		model = nodeModel(product)
-	}
-	node, err := cluster.NewNode(n.Name, model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, gpus)
+	st, node, err := devicePluginNode(ni, n)
 	if err != nil {
 		return nil, err
-	}
-	if s := n.Annotations[gpuresource.AnnotationNodeGPUUUIDs]; s != "" {
-		if u := strings.Split(s, ","); len(u) == gpus {
-			st.uuids = u
-		}
 	}
 	// Pods whose GPUs are unknown (bound by another scheduler, or reserved
 	// in a gang cycle before Reserve) are added after the known ones, on the
@@ -166,6 +138,46 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	}
 	st.node = node
 	return st, nil
+}
+
+// devicePluginNode makes the empty state of device-plugin node n (of
+// ni): its GPUs from allocatable nvidia.com/gpu (with the unhealthy ones
+// its agent names), their model from the product label, their UUIDs from
+// the agent's annotation; st.reason says why a node with GPUs offers none.
+func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, error) {
+	alloc := ni.GetAllocatable()
+	gpus := 0
+	if q, ok := n.Status.Allocatable[gpuresource.GPU]; ok {
+		gpus = int(q.Value())
+	}
+	product := n.Labels[gpuresource.LabelGPUProduct]
+	st := &nodeState{}
+	if bad, total, ok := unhealthyGPUs(n); ok {
+		// The kubelet's allocatable leaves the unhealthy GPUs out, so its
+		// count would renumber the GPUs: count them all and hold those.
+		st.unhealthy, gpus = bad, total
+	}
+	model := ""
+	switch {
+	case gpus > cluster.MaxGPUsPerNode:
+		st.reason = fmt.Sprintf("node has %d GPUs, more than %d", gpus, cluster.MaxGPUsPerNode)
+		gpus = 0
+	case gpus > 0 && product == "":
+		st.reason = fmt.Sprintf("node has no GPU labels (%s)", gpuresource.LabelGPUProduct)
+		gpus = 0
+	case gpus > 0:
+		model = nodeModel(product)
+	}
+	node, err := cluster.NewNode(n.Name, model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, gpus)
+	if err != nil {
+		return nil, node, err
+	}
+	if s := n.Annotations[gpuresource.AnnotationNodeGPUUUIDs]; s != "" {
+		if u := strings.Split(s, ","); len(u) == gpus {
+			st.uuids = u
+		}
+	}
+	return st, node, nil
 }
 
 // firstFit returns the first GPUs of n with p's share free.
