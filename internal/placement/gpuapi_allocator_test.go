@@ -52,15 +52,7 @@ type realAllocator struct {
 
 func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocator {
 	t.Helper()
-	p, err := mock.ParseProfile("node.yaml", []byte(profile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := mock.New(p, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.DiscoverProfile("node.yaml", []byte(profile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@
 package trace
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -40,15 +39,7 @@ gpus:
 // (the device Build names for it) holds GPU 0 in that placement, one
 // allocated 300 milliGPU of gpu-1 a share of GPU 1.
 func TestSnapshotDRABuild(t *testing.T) {
-	p, err := mock.ParseProfile("p.yaml", []byte(buildProfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := mock.New(p, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.DiscoverProfile("p.yaml", []byte(buildProfile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,15 +94,7 @@ func TestSnapshotDRARealAPIServer(t *testing.T) {
 // buildSlices returns what gpuplane's driver publishes for realProfile.
 func buildSlices(t *testing.T) dra.Resources {
 	t.Helper()
-	p, err := mock.ParseProfile("p.yaml", []byte(realProfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := mock.New(p, mock.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := b.Discover(context.Background())
+	n, err := mock.DiscoverProfile("p.yaml", []byte(realProfile))
 	if err != nil {
 		t.Fatal(err)
 	}

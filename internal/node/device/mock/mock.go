@@ -145,6 +145,21 @@ func Discover(nameOrFile string) (device.Node, error) {
 	return b.Discover(context.Background())
 }
 
+// DiscoverProfile parses profile YAML data (file names it in errors) and
+// returns what discovery reports for it.
+func DiscoverProfile(file string, data []byte) (device.Node, error) {
+	p, err := ParseProfile(file, data)
+	if err != nil {
+		return device.Node{}, err
+	}
+	b, err := New(p, Options{})
+	if err != nil {
+		return device.Node{}, err
+	}
+	defer b.Close()
+	return b.Discover(context.Background())
+}
+
 // Faults is the content of a faults file: the faults present now. When the
 // file changes, a fault that appears is reported as an XID (or lost) event
 // and one that disappears as recovered; an absent file means no faults.
