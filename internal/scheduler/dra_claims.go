@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"regexp"
 
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -15,36 +17,37 @@ import (
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
-// claimSource finds the specs of a pod's ResourceClaims: a claim by name
-// from the framework's claim tracker, a template from the informer's
-// lister (the claim made from it has the template's spec).
+// claimSource finds the specs of a pod's ResourceClaims through claim,
+// the framework's claim tracker: a claim by name, or the claim the
+// resourceclaim controller made from a template, named in the pod's
+// status (resourceclaim.Name, as DynamicResources finds it; until it
+// exists DynamicResources does not schedule the pod either). Templates
+// are not read: the scheduler's ClusterRole, upstream's
+// system:kube-scheduler, has no rights on them.
 type claimSource struct {
-	claim    func(namespace, name string) (*resourceapi.ResourceClaim, error)
-	template func(namespace, name string) (*resourceapi.ResourceClaimTemplate, error)
+	claim func(namespace, name string) (*resourceapi.ResourceClaim, error)
 }
 
 // claimSpecs returns the specs of p's claims; ok is false when one cannot
-// be read, or a claim is allocated already (a claim shared with a pod
-// placed before: its devices are counted where they are).
+// be read (not made yet, or made for another pod), or a claim is
+// allocated already (a claim shared with a pod placed before: its devices
+// are counted where they are). A claim the controller chose not to make
+// (resourceclaim.Name's nil name) asks nothing.
 func (cs claimSource) claimSpecs(p *v1.Pod) ([]*resourceapi.ResourceClaimSpec, bool) {
 	var out []*resourceapi.ResourceClaimSpec
-	for _, pc := range p.Spec.ResourceClaims {
-		switch {
-		case pc.ResourceClaimName != nil && cs.claim != nil:
-			c, err := cs.claim(p.Namespace, *pc.ResourceClaimName)
-			if err != nil || c.Status.Allocation != nil {
-				return nil, false
-			}
-			out = append(out, &c.Spec)
-		case pc.ResourceClaimTemplateName != nil && cs.template != nil:
-			t, err := cs.template(p.Namespace, *pc.ResourceClaimTemplateName)
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, &t.Spec.Spec)
-		default:
+	for i := range p.Spec.ResourceClaims {
+		name, mustCheckOwner, err := resourceclaim.Name(p, &p.Spec.ResourceClaims[i])
+		if err != nil || cs.claim == nil {
 			return nil, false
 		}
+		if name == nil {
+			continue
+		}
+		c, err := cs.claim(p.Namespace, *name)
+		if err != nil || c.Status.Allocation != nil || mustCheckOwner && resourceclaim.IsForPod(p, c, false) != nil {
+			return nil, false
+		}
+		out = append(out, &c.Spec)
 	}
 	return out, true
 }

@@ -6,7 +6,6 @@ package scheduler
 import (
 	"fmt"
 
-	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -132,18 +131,12 @@ func draFilter(s *podState, ns *nodeState) *fwk.Status {
 	return nil
 }
 
-// wireDRA takes the framework's shared DRA manager and the claim template
-// lister, when the scheduler runs DRA.
+// wireDRA takes the framework's shared DRA manager, when the scheduler
+// runs DRA.
 func (pl *Plugin) wireDRA(h fwk.Handle) {
 	if h == nil || h.SharedDRAManager() == nil {
 		return
 	}
 	pl.dra = h.SharedDRAManager()
 	pl.claims.claim = pl.dra.ResourceClaims().Get
-	if f := h.SharedInformerFactory(); f != nil {
-		l := f.Resource().V1().ResourceClaimTemplates().Lister()
-		pl.claims.template = func(ns, name string) (*resourceapi.ResourceClaimTemplate, error) {
-			return l.ResourceClaimTemplates(ns).Get(name)
-		}
-	}
 }

@@ -337,14 +337,35 @@ func BenchmarkBuildDRAView(b *testing.B) {
 // (index 0, 143 milli-GPU: 1 of 7 slices) and, on an A100-40GB, the
 // 2-slot one (index 2, also 1 slice); a T4 has no such profile.
 func TestMIGClaimPerModel(t *testing.T) {
-	tmpl := &resourceapi.ResourceClaimTemplate{Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{
-		Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{
-			DeviceClassName: "mig.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
-			Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}},
-		}}}}}}}
-	cs := claimSource{template: func(ns, name string) (*resourceapi.ResourceClaimTemplate, error) { return tmpl, nil }}
 	p := newPod("p", "1", "1Gi")
 	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: kptr.To("t")}}
+	// The claim the resourceclaim controller made from template t, owned
+	// by p and named in its status.
+	p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: kptr.To("p-gpu-x")}}
+	made := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "p-gpu-x", Namespace: p.Namespace,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: kptr.To(true)}}},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{
+			DeviceClassName: "mig.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+			Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}},
+		}}}}}}
+	cs := claimSource{claim: func(ns, name string) (*resourceapi.ResourceClaim, error) {
+		if ns != made.Namespace || name != made.Name {
+			return nil, fmt.Errorf("no claim %s/%s", ns, name)
+		}
+		return made, nil
+	}}
+	// Until the controller names the claim, the pod's demand is unknown.
+	unnamed := p.DeepCopy()
+	unnamed.Status.ResourceClaimStatuses = nil
+	if _, ok := cs.claimSpecs(unnamed); ok {
+		t.Error("claim specs read before the claim was made")
+	}
+	// A claim of that name made for another pod is not this pod's.
+	other := p.DeepCopy()
+	other.UID = "other"
+	if _, ok := cs.claimSpecs(other); ok {
+		t.Error("another pod's claim read as this pod's")
+	}
 	req, err := podRequest(p)
 	if err != nil {
 		t.Fatal(err)
