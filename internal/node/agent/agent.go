@@ -429,14 +429,19 @@ func publishHealth(ctx context.Context, c kubernetes.Interface, node string, h *
 // runDRA is Run with KubeletAPIDRA: the DRA plugin instead of the device
 // plugin, the same labels and metrics.
 func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Config, client kubernetes.Interface, dyn dynamic.Interface) error {
+	migMinors := dra.DefaultMIGMinorsPath // the NVIDIA driver's
+	if o.Backend == "mock" {
+		migMinors = "" // mock MIG devices have no capability nodes
+	}
 	d, err := dra.New(ctx, b, dra.Config{
-		NodeName:     o.NodeName,
-		KubeClient:   client,
-		PluginDir:    o.DRA.PluginDir,
-		RegistrarDir: o.DRA.RegistrarDir,
-		CDIDir:       o.DRA.CDIDir,
-		Shares:       o.DRA.Shares,
-		IgnoredXIDs:  *cfg.Gpuplane.IgnoredXIDs,
+		NodeName:      o.NodeName,
+		KubeClient:    client,
+		PluginDir:     o.DRA.PluginDir,
+		RegistrarDir:  o.DRA.RegistrarDir,
+		CDIDir:        o.DRA.CDIDir,
+		MIGMinorsPath: migMinors,
+		Shares:        o.DRA.Shares,
+		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,10 @@ type cdiDevice struct {
 	// Minor is the GPU's device node minor (/dev/nvidia<Minor>), the
 	// parent's for a MIG device.
 	Minor int
+	// CapNodes are a MIG device's capability device nodes
+	// (/dev/nvidia-caps/nvidia-cap<N> of its GPU and compute instance,
+	// migMinors.capNodes); none for a whole GPU.
+	CapNodes []string
 }
 
 // cdiSpecPath is the spec file of one device in dir: one file per device,
@@ -44,19 +48,25 @@ func cdiSpecPath(dir, uuid string) string {
 	return filepath.Join(dir, "gpuplane_"+strings.ReplaceAll(cdiKind, "/", "_")+"_"+uuid+".json")
 }
 
-// cdiSpec returns the spec of one device: its device node and the
-// control devices every CUDA process opens (/dev/nvidiactl, /dev/nvidia-uvm,
-// /dev/nvidia-uvm-tools). It does not mount the driver's libraries or run
+// cdiSpec returns the spec of one device: its device node, a MIG
+// device's capability nodes, and the control devices every CUDA process
+// opens (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools), the
+// nodes nvidia-ctk's spec gives the same device. It does not mount the driver's libraries or run
 // the toolkit's hooks: that is what nvidia-ctk's generated spec adds
 // (docs/dra.md).
 func cdiSpec(d cdiDevice) *cdispec.Spec {
 	dev := func(p string) *cdispec.DeviceNode { return &cdispec.DeviceNode{Path: p} }
+	nodes := []*cdispec.DeviceNode{dev(fmt.Sprintf("/dev/nvidia%d", d.Minor))}
+	for _, p := range d.CapNodes {
+		nodes = append(nodes, dev(p))
+	}
+	nodes = append(nodes, dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools"))
 	s := &cdispec.Spec{
 		Kind: cdiKind,
 		Devices: []cdispec.Device{{
 			Name: d.UUID,
 			ContainerEdits: cdispec.ContainerEdits{
-				DeviceNodes: []*cdispec.DeviceNode{dev(fmt.Sprintf("/dev/nvidia%d", d.Minor)), dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools")},
+				DeviceNodes: nodes,
 				Env:         []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID},
 			},
 		}},

@@ -75,8 +75,10 @@ type PreparedDevice struct {
 	// or a static MIG device.
 	MIG *PreparedMIG `json:"mig,omitempty"`
 	// StaticMIG is the UUID of the MIG device made outside DRA the claim
-	// was given as it is (never created nor destroyed by the plugin).
-	StaticMIG string `json:"staticMIG,omitempty"`
+	// was given as it is (never created nor destroyed by the plugin), and
+	// StaticInstance its GPU and compute instance IDs.
+	StaticMIG      string       `json:"staticMIG,omitempty"`
+	StaticInstance *MIGInstance `json:"staticInstance,omitempty"`
 	// ConsumedCapacity is the allocation's consumed capacity of a shared
 	// device (ResourceClaim status), e.g. milliGPU: the claim's share.
 	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity,omitempty"`
@@ -104,13 +106,32 @@ func (pd PreparedDevice) cdiUUID() string {
 	return pd.GPUUUID
 }
 
-// PreparedMIG is a MIG device created for a claim: GPUInstanceID and UUID
-// are set once it is created.
+// PreparedMIG is a MIG device created for a claim: GPUInstanceID,
+// ComputeInstanceID and UUID are set once it is created.
 type PreparedMIG struct {
-	GIProfile     string `json:"giProfile"`
-	Start         int    `json:"start"`
-	GPUInstanceID int    `json:"gpuInstanceID,omitempty"`
-	UUID          string `json:"uuid,omitempty"`
+	GIProfile         string `json:"giProfile"`
+	Start             int    `json:"start"`
+	GPUInstanceID     int    `json:"gpuInstanceID,omitempty"`
+	ComputeInstanceID int    `json:"computeInstanceID,omitempty"`
+	UUID              string `json:"uuid,omitempty"`
+}
+
+// MIGInstance identifies a MIG device on its parent GPU.
+type MIGInstance struct {
+	GPUInstanceID     int `json:"gpuInstanceID"`
+	ComputeInstanceID int `json:"computeInstanceID"`
+}
+
+// migInstance is the GPU and compute instance of a MIG device, created
+// or static; false for a whole GPU or a MIG device not yet created.
+func (pd PreparedDevice) migInstance() (MIGInstance, bool) {
+	switch {
+	case pd.StaticInstance != nil:
+		return *pd.StaticInstance, true
+	case pd.MIG != nil && pd.MIG.UUID != "":
+		return MIGInstance{GPUInstanceID: pd.MIG.GPUInstanceID, ComputeInstanceID: pd.MIG.ComputeInstanceID}, true
+	}
+	return MIGInstance{}, false
 }
 
 // loadCheckpoint reads the checkpoint file; a missing file is an empty

@@ -51,6 +51,12 @@ type Config struct {
 	// none, the specs of NVIDIA's container toolkit (nvidia-ctk cdi
 	// generate) define the devices.
 	CDIDir string
+	// MIGMinorsPath is the NVIDIA driver's MIG capability table
+	// (DefaultMIGMinorsPath on nvml), read for the capability device
+	// nodes of each MIG device's CDI spec; a MIG device missing from it
+	// fails its prepare. Empty: MIG devices' specs get no capability
+	// nodes (the mock backend, whose devices need none).
+	MIGMinorsPath string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
@@ -307,10 +313,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
 		switch {
 		case e.MIG != nil && e.MIG.UUID != "":
-			if err := d.checkStatic(ctx, g.UUID, e.MIG.UUID); err != nil {
+			in, err := d.checkStatic(ctx, g.UUID, e.MIG.UUID)
+			if err != nil {
 				return nil, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
 			}
-			pd.StaticMIG = e.MIG.UUID
+			pd.StaticMIG, pd.StaticInstance = e.MIG.UUID, &in
 		case e.MIG != nil:
 			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
 			if p, ok := prev[r.Device]; ok && p.MIG != nil {
@@ -413,7 +420,7 @@ func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevi
 	if m.UUID != "" && slices.ContainsFunc(live, func(in device.MIGInstance) bool { return in.UUID == m.UUID }) {
 		return nil
 	}
-	m.GPUInstanceID, m.UUID = 0, ""
+	m.GPUInstanceID, m.ComputeInstanceID, m.UUID = 0, 0, ""
 	if adoptMIG(live, m, func(uuid string) bool { return d.ownedMIG(uuid, self) }) {
 		klog.FromContext(ctx).Info("Adopted a MIG device created before", "device", pd.Device, "mig", m.UUID)
 		return nil
@@ -422,7 +429,7 @@ func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevi
 	if err != nil {
 		return err
 	}
-	m.GPUInstanceID, m.UUID = in.GPUInstanceID, in.UUID
+	m.GPUInstanceID, m.ComputeInstanceID, m.UUID = in.GPUInstanceID, in.ComputeInstanceID, in.UUID
 	klog.FromContext(ctx).Info("Created a MIG device", "device", pd.Device, "mig", in.UUID, "gpuInstance", in.GPUInstanceID)
 	return nil
 }
@@ -535,7 +542,7 @@ func (d *Driver) createMIGLookup(ctx context.Context, self types.UID, pd *Prepar
 func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string) bool) bool {
 	for _, in := range live {
 		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !owned(in.UUID) {
-			m.GPUInstanceID, m.UUID = in.GPUInstanceID, in.UUID
+			m.GPUInstanceID, m.ComputeInstanceID, m.UUID = in.GPUInstanceID, in.ComputeInstanceID, in.UUID
 			return true
 		}
 	}
@@ -562,7 +569,17 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 	uuid := pd.cdiUUID()
 	if d.cfg.CDIDir != "" {
 		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-		if err := writeCDISpec(d.cfg.CDIDir, cdiDevice{UUID: uuid, Minor: g.Minor}); err != nil {
+		dev := cdiDevice{UUID: uuid, Minor: g.Minor}
+		if in, ok := pd.migInstance(); ok && d.cfg.MIGMinorsPath != "" {
+			caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
+			if err == nil {
+				dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID)
+			}
+			if err != nil {
+				return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
+			}
+		}
+		if err := writeCDISpec(d.cfg.CDIDir, dev); err != nil {
 			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
 		}
 	}
@@ -578,17 +595,19 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 }
 
 // checkStatic makes sure the MIG device uuid made outside DRA on GPU
-// gpuUUID is still live: it may have been destroyed since it was
-// published.
-func (d *Driver) checkStatic(ctx context.Context, gpuUUID, uuid string) error {
+// gpuUUID is still live (it may have been destroyed since it was
+// published) and returns its GPU and compute instance.
+func (d *Driver) checkStatic(ctx context.Context, gpuUUID, uuid string) (MIGInstance, error) {
 	live, err := d.mig.MIGInstances(ctx, gpuUUID)
 	if err != nil {
-		return err
+		return MIGInstance{}, err
 	}
-	if !slices.ContainsFunc(live, func(in device.MIGInstance) bool { return in.UUID == uuid }) {
-		return fmt.Errorf("MIG device %s, made outside DRA, is gone", uuid)
+	for _, in := range live {
+		if in.UUID == uuid {
+			return MIGInstance{GPUInstanceID: in.GPUInstanceID, ComputeInstanceID: in.ComputeInstanceID}, nil
+		}
 	}
-	return nil
+	return MIGInstance{}, fmt.Errorf("MIG device %s, made outside DRA, is gone", uuid)
 }
 
 // Prepared returns the claims' records, for tests and diagnostics.
