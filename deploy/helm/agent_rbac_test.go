@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -160,6 +162,7 @@ func TestAgentRBACOnCluster(t *testing.T) {
 			r := renderMode(t, m)
 			sa := installAgentRBAC(t, ctx, admin, r)
 			user := "system:serviceaccount:" + namespace + ":" + sa
+			waitGranted(t, ctx, admin, user, m.grants)
 			as := saClient(t, c, sa)
 
 			// kubectl auth can-i, for the whole table.
@@ -318,6 +321,28 @@ func installAgentRBAC(t *testing.T, ctx context.Context, admin kubernetes.Interf
 		}
 	}
 	return name
+}
+
+// waitGranted waits until the API server's RBAC authorizer, which reads
+// roles and bindings from an informer cache, allows user every grant of
+// the table ("verb resource [namespace]"): bindings just created are not
+// seen at once (TestAgentRBACOnCluster failed a cold CI run so).
+func waitGranted(t *testing.T, ctx context.Context, admin kubernetes.Interface, user string, grants []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, g := range grants {
+			f := append(strings.Fields(g), "")
+			if !canI(t, ctx, admin, user, f[0], f[1], f[2]) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("RBAC of %s not in effect after 30 s: %v", user, err)
+	}
 }
 
 // saClient returns a client authenticated as the service account name of
