@@ -635,6 +635,9 @@ func TestTemplateDRA(t *testing.T) {
 			hosts[v.Name] = v.HostPath.Path
 		}
 	}
+	if _, ok := mounts["cdi-toolkit"]; ok || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--cdi-toolkit-spec") }) {
+		t.Error("a toolkit spec without nodeAgent.dra.cdiToolkitSpec")
+	}
 	for name, path := range map[string]string{"dra-plugins": "/var/lib/kubelet/plugins", "dra-registrar": "/var/lib/kubelet/plugins_registry", "cdi": "/var/run/cdi"} {
 		if mounts[name] != path || hosts[name] != path {
 			t.Errorf("volume %s: mounted at %q from host %q, want %s", name, mounts[name], hosts[name], path)
@@ -660,6 +663,36 @@ func TestTemplateDRA(t *testing.T) {
 	for _, k := range render(t).keys() {
 		if strings.HasSuffix(k, "-dra") {
 			t.Errorf("default kubeletAPI: %s rendered", k)
+		}
+	}
+}
+
+// nodeAgent.dra.cdiToolkitSpec passes --cdi-toolkit-spec; a spec outside
+// cdiDir has its directory mounted read-only, one inside none more.
+func TestTemplateDRAToolkitSpec(t *testing.T) {
+	for _, tc := range []struct{ spec, mount string }{
+		{"/etc/cdi/nvidia.yaml", "/etc/cdi"},
+		{"/var/run/cdi/nvidia.yaml", ""},
+	} {
+		r := render(t, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.cdiToolkitSpec="+tc.spec)
+		ds, c := agent(t, r)
+		if !slices.Contains(c.Args, "--cdi-toolkit-spec="+tc.spec) {
+			t.Errorf("%s: args %v", tc.spec, c.Args)
+		}
+		var mount, host string
+		var ro bool
+		for _, m := range c.VolumeMounts {
+			if m.Name == "cdi-toolkit" {
+				mount, ro = m.MountPath, m.ReadOnly
+			}
+		}
+		for _, v := range ds.Spec.Template.Spec.Volumes {
+			if v.Name == "cdi-toolkit" && v.HostPath != nil {
+				host = v.HostPath.Path
+			}
+		}
+		if mount != tc.mount || host != tc.mount || (tc.mount != "" && !ro) {
+			t.Errorf("%s: cdi-toolkit mounted at %q (read-only %v) from %q, want %q read-only", tc.spec, mount, ro, host, tc.mount)
 		}
 	}
 }

@@ -120,6 +120,11 @@ type DRAOptions struct {
 	// (--cdi-dir); empty: none, NVIDIA's container toolkit's specs are
 	// used.
 	CDIDir string
+	// ToolkitSpec is NVIDIA's container toolkit's CDI spec of the node's
+	// GPUs (--cdi-toolkit-spec, e.g. /var/run/cdi/nvidia.yaml): with
+	// CDIDir, the devices it names get no spec of the plugin's, the
+	// others its libraries and hooks (dra.Config.ToolkitSpec).
+	ToolkitSpec string
 	// Shares publishes GPUs without MIG as shareable by memory and
 	// milli-GPU (--dra-shares).
 	Shares bool
@@ -439,6 +444,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		PluginDir:     o.DRA.PluginDir,
 		RegistrarDir:  o.DRA.RegistrarDir,
 		CDIDir:        o.DRA.CDIDir,
+		ToolkitSpec:   o.DRA.ToolkitSpec,
 		MIGMinorsPath: migMinors,
 		Shares:        o.DRA.Shares,
 		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,

@@ -5,11 +5,14 @@ package dra
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 )
 
@@ -38,6 +41,10 @@ type cdiDevice struct {
 	// (/dev/nvidia-caps/nvidia-cap<N> of its GPU and compute instance,
 	// migMinors.capNodes); none for a whole GPU.
 	CapNodes []string
+	// Common are the container edits every device of the node's NVIDIA
+	// container toolkit spec gets (driver libraries, hooks, control
+	// nodes), merged into the device's; nil: none.
+	Common *cdispec.ContainerEdits
 }
 
 // cdiSpecPath is the spec file of one device in dir: one file per device,
@@ -61,22 +68,50 @@ func cdiSpec(d cdiDevice) *cdispec.Spec {
 		nodes = append(nodes, dev(p))
 	}
 	nodes = append(nodes, dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools"))
-	s := &cdispec.Spec{
-		Kind: cdiKind,
-		Devices: []cdispec.Device{{
-			Name: d.UUID,
-			ContainerEdits: cdispec.ContainerEdits{
-				DeviceNodes: nodes,
-				Env:         []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID},
-			},
-		}},
+	edits := cdispec.ContainerEdits{DeviceNodes: nodes, Env: []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID}}
+	if c := d.Common; c != nil {
+		for _, n := range c.DeviceNodes {
+			if !slices.ContainsFunc(edits.DeviceNodes, func(o *cdispec.DeviceNode) bool { return o.Path == n.Path }) {
+				edits.DeviceNodes = append(edits.DeviceNodes, n)
+			}
+		}
+		for _, e := range c.Env {
+			if !strings.HasPrefix(e, "NVIDIA_VISIBLE_DEVICES=") {
+				edits.Env = append(edits.Env, e)
+			}
+		}
+		edits.Mounts = append(edits.Mounts, c.Mounts...)
+		edits.Hooks = append(edits.Hooks, c.Hooks...)
 	}
+	s := &cdispec.Spec{Kind: cdiKind, Devices: []cdispec.Device{{Name: d.UUID, ContainerEdits: edits}}}
 	v, err := cdispec.MinimumRequiredVersion(s)
 	if err != nil {
 		v = cdispec.CurrentVersion
 	}
 	s.Version = v
 	return s
+}
+
+// readToolkitSpec reads NVIDIA's container toolkit's CDI spec of the
+// node's GPUs (nvidia-ctk cdi generate, e.g. /var/run/cdi/nvidia.yaml)
+// with the CDI library the runtimes use. No path or no file: nil, no
+// error (the toolkit may not have written it yet). A spec of another
+// kind than nvidia.com/gpu is an error.
+func readToolkitSpec(path string) (*cdiapi.Spec, error) {
+	if path == "" {
+		return nil, nil
+	}
+	s, err := cdiapi.ReadSpec(path, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("toolkit CDI spec: %w", err)
+	}
+	if s.Kind != cdiKind {
+		return nil, fmt.Errorf("toolkit CDI spec %s: kind %s, want %s", path, s.Kind, cdiKind)
+	}
+	return s, nil
 }
 
 // writeCDISpec writes the spec of d into dir, atomically.

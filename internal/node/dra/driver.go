@@ -57,6 +57,15 @@ type Config struct {
 	// fails its prepare. Empty: MIG devices' specs get no capability
 	// nodes (the mock backend, whose devices need none).
 	MIGMinorsPath string
+	// ToolkitSpec, with CDIDir, is NVIDIA's container toolkit's CDI spec
+	// of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml), read at each
+	// prepare: a device it names resolves there and gets no spec of the
+	// plugin's (two specs of one name in one directory are a conflict the
+	// runtime refuses); a device it does not name (a MIG device created on
+	// demand) gets the plugin's spec with the edits common to the
+	// toolkit's devices (driver libraries, hooks). Empty or missing: the
+	// plugin's specs alone.
+	ToolkitSpec string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
@@ -568,18 +577,7 @@ func (d *Driver) cdiInUse(uuid string) bool {
 func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 	uuid := pd.cdiUUID()
 	if d.cfg.CDIDir != "" {
-		g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-		dev := cdiDevice{UUID: uuid, Minor: g.Minor}
-		if in, ok := pd.migInstance(); ok && d.cfg.MIGMinorsPath != "" {
-			caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
-			if err == nil {
-				dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID)
-			}
-			if err != nil {
-				return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
-			}
-		}
-		if err := writeCDISpec(d.cfg.CDIDir, dev); err != nil {
+		if err := d.writeDeviceCDI(*pd, uuid); err != nil {
 			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
 		}
 	}
@@ -592,6 +590,33 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 		pd.CDIDeviceIDs = append(pd.CDIDeviceIDs, id)
 	}
 	return nil
+}
+
+// writeDeviceCDI writes the spec of pd's CDI device uuid into CDIDir,
+// unless the toolkit's spec names it.
+func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) error {
+	ts, err := readToolkitSpec(d.cfg.ToolkitSpec)
+	if err != nil {
+		return err
+	}
+	if ts != nil && ts.GetDevice(uuid) != nil {
+		return nil
+	}
+	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
+	dev := cdiDevice{UUID: uuid, Minor: g.Minor}
+	if ts != nil {
+		dev.Common = &ts.ContainerEdits
+	}
+	if in, ok := pd.migInstance(); ok && d.cfg.MIGMinorsPath != "" {
+		caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
+		if err != nil {
+			return err
+		}
+		if dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID); err != nil {
+			return err
+		}
+	}
+	return writeCDISpec(d.cfg.CDIDir, dev)
 }
 
 // checkStatic makes sure the MIG device uuid made outside DRA on GPU

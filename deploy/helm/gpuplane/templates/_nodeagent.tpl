@@ -74,6 +74,9 @@ spec:
             {{- if .cdiDir }}
             - --cdi-dir={{ .cdiDir }}
             {{- end }}
+            {{- if .cdiToolkitSpec }}
+            - --cdi-toolkit-spec={{ .cdiToolkitSpec }}
+            {{- end }}
             {{- if .shares }}
             - --dra-shares
             {{- end }}
@@ -167,6 +170,13 @@ spec:
             - name: cdi
               mountPath: {{ . }}
             {{- end }}
+            {{- with $r.Values.nodeAgent.dra.cdiToolkitSpec }}
+            {{- if ne (dir .) $r.Values.nodeAgent.dra.cdiDir }}
+            - name: cdi-toolkit
+              mountPath: {{ dir . }}
+              readOnly: true
+            {{- end }}
+            {{- end }}
             {{- end }}
             {{- if $r.Values.config }}
             - name: config
@@ -200,6 +210,14 @@ spec:
           hostPath:
             path: {{ . }}
             type: DirectoryOrCreate
+        {{- end }}
+        {{- with $r.Values.nodeAgent.dra.cdiToolkitSpec }}
+        {{- if ne (dir .) $r.Values.nodeAgent.dra.cdiDir }}
+        - name: cdi-toolkit
+          hostPath:
+            path: {{ dir . }}
+            type: DirectoryOrCreate
+        {{- end }}
         {{- end }}
         {{- end }}
         {{- if $r.Values.config }}
