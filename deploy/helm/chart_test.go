@@ -635,6 +635,19 @@ func TestTemplateDRA(t *testing.T) {
 			hosts[v.Name] = v.HostPath.Path
 		}
 	}
+	// MIG devices are created through NVML: SYS_ADMIN and the MIG
+	// configuration capability (NVIDIA's DRA driver's chart sets
+	// NVIDIA_MIG_CONFIG_DEVICES=all on its plugin).
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if sc := c.SecurityContext; sc == nil || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"SYS_ADMIN"}) || ptr.Deref(sc.Privileged, true) || env["NVIDIA_MIG_CONFIG_DEVICES"] != "all" || env["NVIDIA_MIG_MONITOR_DEVICES"] != "all" {
+		t.Errorf("DRA on nvml: securityContext %+v, env %v; want SYS_ADMIN, not privileged, the MIG config and monitor capabilities", c.SecurityContext, env)
+	}
+	if _, c := agent(t, render(t, "--set", "nodeAgent.kubeletAPI=dra", "--set", "backend=mock")); c.SecurityContext.Capabilities.Add != nil {
+		t.Errorf("DRA on mock: capabilities %+v, want none added", c.SecurityContext.Capabilities)
+	}
 	if _, ok := mounts["cdi-toolkit"]; ok || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--cdi-toolkit-spec") }) {
 		t.Error("a toolkit spec without nodeAgent.dra.cdiToolkitSpec")
 	}

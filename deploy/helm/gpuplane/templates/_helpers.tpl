@@ -82,7 +82,9 @@ service-account token too (_nodeagent.tpl). */}}
 
 {{/* Security context of the agent's container: securityContext, else
 NVIDIA's chart's choice (nvidia-device-plugin.securityContext) made least
-privilege: drop ALL, with SYS_ADMIN added back under MIG. */}}
+privilege: drop ALL, with SYS_ADMIN added back under MIG and, on nvml, for
+DRA, which creates MIG devices (NVIDIA's DRA driver's plugin runs
+privileged). Called with a dict of Values and mode (the kubelet API). */}}
 {{- define "gpuplane.securityContext" -}}
 {{- if .Values.securityContext -}}
 {{ toYaml .Values.securityContext }}
@@ -91,7 +93,7 @@ privileged: false
 allowPrivilegeEscalation: false
 capabilities:
   drop: ["ALL"]
-  {{- if eq (include "gpuplane.mig" .) "true" }}
+  {{- if or (eq (include "gpuplane.mig" .) "true") (and (eq .mode "dra") (eq .Values.backend "nvml")) }}
   add: ["SYS_ADMIN"]
   {{- end }}
 {{- end -}}

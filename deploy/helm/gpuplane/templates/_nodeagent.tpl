@@ -124,10 +124,16 @@ spec:
               value: all
             - name: NVIDIA_DRIVER_CAPABILITIES
               value: utility
-            {{- if eq (include "gpuplane.mig" $r) "true" }}
+            {{- if or (eq (include "gpuplane.mig" $r) "true") (eq $mode "dra") }}
             # MIG: the MIG monitoring capability in the container, as
             # NVIDIA's chart gives its device plugin.
             - name: NVIDIA_MIG_MONITOR_DEVICES
+              value: all
+            {{- end }}
+            {{- if eq $mode "dra" }}
+            # DRA creates and destroys MIG devices: the MIG configuration
+            # capability, as NVIDIA's DRA driver's chart gives its plugin.
+            - name: NVIDIA_MIG_CONFIG_DEVICES
               value: all
             {{- end }}
             {{- end }}
@@ -150,7 +156,7 @@ spec:
             periodSeconds: 30
             timeoutSeconds: 5
           securityContext:
-            {{- include "gpuplane.securityContext" $r | nindent 12 }}
+            {{- include "gpuplane.securityContext" (dict "Values" $r.Values "mode" $mode) | nindent 12 }}
           {{- with $r.Values.resources }}
           resources:
             {{- toYaml . | nindent 12 }}
