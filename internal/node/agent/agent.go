@@ -125,6 +125,10 @@ type DRAOptions struct {
 	// CDIDir, the devices it names get no spec of the plugin's, the
 	// others its libraries and hooks (dra.Config.ToolkitSpec).
 	ToolkitSpec string
+	// RediscoverInterval is how often the GPUs are discovered again and a
+	// change (MIG mode, a MIG device made outside DRA) published
+	// (--dra-rediscover-interval; 0: never).
+	RediscoverInterval time.Duration
 	// Shares publishes GPUs without MIG as shareable by memory and
 	// milli-GPU (--dra-shares).
 	Shares bool
@@ -167,7 +171,7 @@ func DefaultOptions() Options {
 		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
 		NodeName:            os.Getenv("NODE_NAME"),
 		KubeletAPI:          KubeletAPIDevicePlugin,
-		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir},
+		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute},
 		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
 		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
 		Metrics: MetricsOptions{
@@ -439,15 +443,16 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		migMinors = "" // mock MIG devices have no capability nodes
 	}
 	d, err := dra.New(ctx, b, dra.Config{
-		NodeName:      o.NodeName,
-		KubeClient:    client,
-		PluginDir:     o.DRA.PluginDir,
-		RegistrarDir:  o.DRA.RegistrarDir,
-		CDIDir:        o.DRA.CDIDir,
-		ToolkitSpec:   o.DRA.ToolkitSpec,
-		MIGMinorsPath: migMinors,
-		Shares:        o.DRA.Shares,
-		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
+		NodeName:           o.NodeName,
+		KubeClient:         client,
+		PluginDir:          o.DRA.PluginDir,
+		RegistrarDir:       o.DRA.RegistrarDir,
+		CDIDir:             o.DRA.CDIDir,
+		ToolkitSpec:        o.DRA.ToolkitSpec,
+		RediscoverInterval: o.DRA.RediscoverInterval,
+		MIGMinorsPath:      migMinors,
+		Shares:             o.DRA.Shares,
+		IgnoredXIDs:        *cfg.Gpuplane.IgnoredXIDs,
 	})
 	if err != nil {
 		return err

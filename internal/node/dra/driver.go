@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,6 +78,9 @@ type Config struct {
 	// IgnoredXIDs are the application XIDs the health policy ignores
 	// (internal/node/health); nil: configv1.DefaultIgnoredXIDs.
 	IgnoredXIDs []uint64
+	// RediscoverInterval is how often Run discovers the GPUs again
+	// (Rediscover); 0: never, the devices are those found at start.
+	RediscoverInterval time.Duration
 }
 
 // Driver is the DRA kubelet plugin of one node. Its methods are safe for
@@ -255,6 +259,11 @@ func (d *Driver) Stop() {
 func (d *Driver) DriverResources() resourceslice.DriverResources {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.driverResources()
+}
+
+// driverResources is DriverResources; d.mu is held.
+func (d *Driver) driverResources() resourceslice.DriverResources {
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.cfg.NodeName: d.tainted().Pool()}}
 }
 

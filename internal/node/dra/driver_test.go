@@ -29,6 +29,7 @@ import (
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
 
@@ -72,7 +73,7 @@ func newKubelet(t *testing.T) *kubelet {
 }
 
 // start starts a plugin over backend b and connects to its socket.
-func (k *kubelet) start(b *mock.Backend) *Driver {
+func (k *kubelet) start(b device.Backend) *Driver {
 	k.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	k.t.Cleanup(cancel)

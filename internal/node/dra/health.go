@@ -26,15 +26,19 @@ const (
 	TaintKeyGPULost = DriverName + "/gpu-lost"
 )
 
-// Run watches the backend's health until ctx is done: a device made
+// Run watches the backend's health, and rediscovers the GPUs every
+// Config.RediscoverInterval, until ctx is done: a device made
 // unhealthy by the agent's health policy (internal/node/health: a
 // critical XID, a lost GPU) is tainted NoSchedule in the ResourceSlices,
 // a MIG placement with its GPU, and its recovery removes the taint. It
 // returns nil when ctx is done.
 func (d *Driver) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watch and the rediscovery with Run
 	ch := make(chan device.HealthEvent, 16)
 	errc := make(chan error, 1)
 	go func() { errc <- d.backend.WatchHealth(ctx, ch) }()
+	go d.rediscoverEvery(ctx, d.cfg.RediscoverInterval)
 	for {
 		select {
 		case <-ctx.Done():

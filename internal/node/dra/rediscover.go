@@ -1,0 +1,75 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package dra
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/klog/v2"
+)
+
+// Rediscover discovers the node's GPUs again and, when what the plugin
+// publishes would change (a GPU appeared or went, its MIG mode changed, a
+// MIG device was made or destroyed outside DRA), publishes the new
+// devices; changed reports whether it did. A change that would take away
+// a device a prepared claim holds is not applied: the error names the
+// device and the claim, and the old devices stay published until a later
+// call finds the claim unprepared.
+func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, err := d.backend.Discover(ctx)
+	if err != nil {
+		return false, fmt.Errorf("dra: rediscovery: %w", err)
+	}
+	opts := d.options()
+	if opts.Static, err = d.static(ctx, n); err != nil {
+		return false, fmt.Errorf("dra: rediscovery: %w", err)
+	}
+	res, err := Build(n, opts)
+	if err != nil {
+		return false, fmt.Errorf("dra: rediscovery: %w", err)
+	}
+	if apiequality.Semantic.DeepEqual(res.Devices, d.res.Devices) && apiequality.Semantic.DeepEqual(res.Counters, d.res.Counters) {
+		return false, nil
+	}
+	for uid, pc := range d.cp.Claims {
+		for _, pd := range pc.Devices {
+			if _, ok := res.Entries[pd.Device]; !ok {
+				return false, fmt.Errorf("dra: rediscovery: device %s, prepared for claim %s/%s (%s), would no longer be published; the devices stay as they are until it is unprepared", pd.Device, pc.Namespace, pc.Name, uid)
+			}
+		}
+	}
+	klog.FromContext(ctx).Info("GPUs changed: publishing the new devices", "before", len(d.res.Devices), "after", len(res.Devices))
+	d.node, d.res = n, res
+	if d.helper != nil {
+		if err := d.helper.PublishResources(ctx, d.driverResources()); err != nil {
+			return true, fmt.Errorf("dra: rediscovery: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// rediscoverEvery calls Rediscover every interval until ctx is done,
+// logging its errors; interval 0: never.
+func (d *Driver) rediscoverEvery(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := d.Rediscover(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Rediscovering GPUs")
+			}
+		}
+	}
+}
