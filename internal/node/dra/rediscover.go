@@ -6,10 +6,13 @@ package dra
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/klog/v2"
+
+	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
 // Rediscover discovers the node's GPUs again and, when what the plugin
@@ -18,13 +21,20 @@ import (
 // devices; changed reports whether it did. A change that would take away
 // a device a prepared claim holds is not applied: the error names the
 // device and the claim, and the old devices stay published until a later
-// call finds the claim unprepared.
+// call finds the claim unprepared. A GPU no longer found (NVML skips a
+// lost one) is an error too, changing nothing: the health watch taints
+// it.
 func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n, err := d.backend.Discover(ctx)
 	if err != nil {
 		return false, fmt.Errorf("dra: rediscovery: %w", err)
+	}
+	if g, ok := missingGPU(d.node, n); ok {
+		// NVML skips a lost GPU: it stays published, tainted gpu-lost by
+		// the health watch, until the agent restarts.
+		return false, fmt.Errorf("dra: rediscovery: GPU %s (%s) is not found; the devices stay as they are", g.UUID, gpuName(g))
 	}
 	opts := d.options()
 	if opts.Static, err = d.static(ctx, n); err != nil {
@@ -52,6 +62,16 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+// missingGPU returns a GPU of old that now is not in n.
+func missingGPU(old, n device.Node) (device.GPU, bool) {
+	for _, g := range old.GPUs {
+		if !slices.ContainsFunc(n.GPUs, func(x device.GPU) bool { return x.UUID == g.UUID }) {
+			return g, true
+		}
+	}
+	return device.GPU{}, false
 }
 
 // rediscoverEvery calls Rediscover every interval until ctx is done,

@@ -23,13 +23,16 @@ import (
 // Discover says so and it has no MIG devices yet.
 type migSwitch struct {
 	*mock.Backend
-	on atomic.Bool
+	on, lost atomic.Bool // lost: Discover leaves GPU 1 out
 }
 
 func (b *migSwitch) Discover(ctx context.Context) (device.Node, error) {
 	n, err := b.Backend.Discover(ctx)
 	if err == nil && b.on.Load() {
 		n.GPUs[1].MIGEnabled = true
+	}
+	if err == nil && b.lost.Load() {
+		n.GPUs = n.GPUs[:1]
 	}
 	return n, err
 }
@@ -50,7 +53,7 @@ func (b *migSwitch) gpu1() string {
 // administrator made after the start (published with its UUID, the
 // placements over its slots withdrawn), and GPU 1 switched to MIG mode
 // (its whole device replaced by its 25 placements), but only once the
-// claim holding the whole GPU 1 is unprepared.
+// claim holding the whole GPU 1 is unprepared. A GPU not found is kept.
 func TestRediscover(t *testing.T) {
 	mb, n := mockNode(t, twoA100)
 	b := &migSwitch{Backend: mb}
@@ -109,6 +112,12 @@ func TestRediscover(t *testing.T) {
 		t.Error("GPU 1's placements not published")
 	}
 	k.unprepare(created)
+
+	// A GPU no longer found (NVML skips a lost GPU) changes nothing.
+	b.lost.Store(true)
+	if changed, err := d.Rediscover(context.Background()); changed || err == nil || !strings.Contains(err.Error(), "GPU "+n.GPUs[1].UUID+" (gpu-1) is not found") {
+		t.Errorf("a GPU gone: %v %v", changed, err)
+	}
 }
 
 // waitDevices waits until the plugin's ResourceSlices hold want devices
