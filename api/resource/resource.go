@@ -57,3 +57,21 @@ func IsGPU(name string) bool {
 	return name == GPU || name == GPUMilli ||
 		(strings.HasPrefix(name, MIGPrefix) && len(name) > len(MIGPrefix))
 }
+
+// SharedGPUMilli is the milli-GPU that allocations of a shared GPU
+// published through DRA (gpuplane's driver with --dra-shares: capacities
+// milliGPU and memory) hold, given what they consume: the larger of the
+// milliGPU and of the memory as thousandths of the GPU's memory
+// gpuMemBytes (rounded up), at most 1000. A claim that asks one of the
+// two capacities consumes the other's default, milliGPU 1 and all the
+// memory: a memory share as NVIDIA's driver's claims write it holds its
+// part of the memory; a claim that asks neither, or milliGPU alone,
+// holds the whole GPU. gpuMemBytes <= 0: the milliGPU alone.
+func SharedGPUMilli(milli, memBytes, gpuMemBytes int64) int64 {
+	if gpuMemBytes > 0 && memBytes > 0 {
+		// memBytes*1000 overflows past 9.2 PB; GPU memory is far below.
+		m := (min(memBytes, gpuMemBytes)*1000 + gpuMemBytes - 1) / gpuMemBytes
+		milli = max(milli, m)
+	}
+	return min(max(milli, 0), 1000)
+}

@@ -14,6 +14,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // The DRA devices the placement core models: those of gpuplane's (and
@@ -26,6 +28,7 @@ const (
 	draGPUClass      = "gpu.nvidia.com" // the chart's DeviceClass of whole GPUs
 	draMIGClass      = "mig.nvidia.com" // and of MIG devices
 	draMilliGPU      = resourceapi.QualifiedName("milliGPU")
+	draMemory        = resourceapi.QualifiedName("memory")
 	draTypeGPU       = "gpu"
 	draTypeMIG       = "mig"
 	draGPUNamePrefix = "gpu-"
@@ -37,6 +40,7 @@ type draGPU struct {
 	product string // its productName attribute
 	tainted bool   // a NoSchedule or NoExecute device taint: never chosen
 	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
+	mem     int64  // its memory capacity, bytes (0: none published)
 	used    int64  // milli-GPU held by allocated claims (1000: whole)
 	// mig is set when MIG placements of the GPU are published (MIG on
 	// demand); migHeld are those allocated.
@@ -202,14 +206,14 @@ func (dn *draNode) addGPU(g draGPU, st *structured.AllocatedState, pool string) 
 		if dn.gpus[i].name == g.name {
 			if !g.migOnly { // the whole device
 				mig := dn.gpus[i].mig
-				g.used = deviceUse(st, pool, g.name, g.shared)
+				g.used = deviceUse(st, pool, g)
 				dn.gpus[i], dn.gpus[i].mig = g, mig || g.mig
 			}
 			return
 		}
 	}
 	if !g.migOnly {
-		g.used = deviceUse(st, pool, g.name, g.shared)
+		g.used = deviceUse(st, pool, g)
 	}
 	dn.gpus = append(dn.gpus, g)
 }
@@ -242,6 +246,9 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 	}
 	_, hasMilli := d.Capacity[draMilliGPU]
 	g.shared = d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations && hasMilli
+	if c, ok := d.Capacity[draMemory]; ok {
+		g.mem = c.Value.Value()
+	}
 	return g, true
 }
 
@@ -258,22 +265,30 @@ func draMinor(name string) (int, error) {
 	return m, nil
 }
 
-// deviceUse is the milli-GPU allocated claims hold of device name in pool:
-// all of it when it is allocated whole; of a shared GPU the milliGPU its
-// claims consume (a claim that asks none consumes the default, all).
-func deviceUse(st *structured.AllocatedState, pool, name string, shared bool) int64 {
+// deviceUse is the milli-GPU allocated claims hold of GPU g in pool: all
+// of it when it is allocated whole; of a shared GPU what its claims
+// consume together, gpuresource.SharedGPUMilli of their milliGPU and
+// memory (a claim that asks neither consumes memory's default, all).
+func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 	if st == nil {
 		return 0
 	}
-	id := structured.MakeDeviceID(draDriver, pool, name)
+	id := structured.MakeDeviceID(draDriver, pool, g.name)
 	if st.AllocatedDevices.Has(id) {
 		return 1000
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
+		var milli, mem int64
 		if q := c[draMilliGPU]; q != nil {
-			return min(q.Value(), 1000)
+			milli = q.Value()
 		}
-		if !shared {
+		if q := c[draMemory]; q != nil {
+			mem = q.Value()
+		}
+		if milli > 0 || mem > 0 {
+			return gpuresource.SharedGPUMilli(milli, mem, g.mem)
+		}
+		if !g.shared {
 			return 1000
 		}
 	}

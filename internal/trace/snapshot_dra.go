@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -206,9 +207,10 @@ type draGPU struct {
 	device  string // the whole GPU's device name
 	uuid    string
 	product string
-	shared  bool // allowMultipleAllocations
-	mig     bool // MIG placements with counters are published
-	tainted bool // a NoSchedule or NoExecute taint
+	shared  bool  // allowMultipleAllocations
+	mem     int64 // its memory capacity, bytes (0: none or unreadable)
+	mig     bool  // MIG placements with counters are published
+	tainted bool  // a NoSchedule or NoExecute taint
 }
 
 // draEntry is what an allocated device of a node stands for: GPU index
@@ -251,6 +253,9 @@ func (d *draObjects) nodes() map[string]*draNode {
 				g := &n.gpus[i]
 				g.device = dev.Name
 				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
+				if c, ok := dev.Capacity["memory"]; ok {
+					g.mem, _ = QuantityValue(c.Value)
+				}
 				for _, t := range dev.Taints {
 					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
 				}
@@ -381,13 +386,16 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 			continue
 		}
 		if e.Capacity != nil {
-			if v, ok := e.Capacity.Requests["milliGPU"]; ok {
+			v, ok := e.Capacity.Requests["milliGPU"]
+			if ok {
 				m, err := QuantityValue(v)
 				if err != nil || m < 1 || m > cluster.MilliGPU {
 					warn = append(warn, fmt.Sprintf("%s: capacity.requests.milliGPU %s is not 1..1000: simulated as a whole GPU", path, Quote(v)))
 				} else if m < cluster.MilliGPU {
 					a.milli = m
 				}
+			} else if _, mem := e.Capacity.Requests["memory"]; mem {
+				warn = append(warn, path+": capacity.requests.memory without milliGPU (a memory share): simulated as a whole GPU, since its share depends on the GPU it gets")
 			}
 		}
 		warn = append(warn, a.selectors(path, e.Selectors)...)
@@ -653,10 +661,8 @@ func (p *SnapshotPod) setAllocation(dn *draNode, idx []int, results []draResult)
 			continue
 		}
 		gpus = append(gpus, idx[e.gpu])
-		if v, ok := r.ConsumedCapacity["milliGPU"]; ok {
-			if m, err := QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
-				milli = m
-			}
+		if m, ok := consumedMilli(r.ConsumedCapacity, dn.gpus[e.gpu].mem); ok {
+			milli = m
 		}
 		if e.profile != "" {
 			profile, start = e.profile, e.start
@@ -708,4 +714,27 @@ func claimRefs(o *kubeObject) podClaims {
 		r.extended = ns + e.ResourceClaimName
 	}
 	return r
+}
+
+// consumedMilli is the milli-GPU an allocation of a shared GPU of gpuMem
+// bytes holds by what it consumes (resource.SharedGPUMilli of its
+// milliGPU and memory); ok is false when it consumes neither readably, or
+// holds the whole GPU.
+func consumedMilli(consumed map[string]string, gpuMem int64) (int64, bool) {
+	var milli, mem int64
+	if v, ok := consumed["milliGPU"]; ok {
+		if m, err := QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
+			milli = m
+		}
+	}
+	if v, ok := consumed["memory"]; ok {
+		if m, err := QuantityValue(v); err == nil && m > 0 {
+			mem = m
+		}
+	}
+	if milli == 0 && mem == 0 {
+		return 0, false
+	}
+	m := resource.SharedGPUMilli(milli, mem, gpuMem)
+	return m, m >= 1 && m < cluster.MilliGPU
 }

@@ -20,7 +20,9 @@ import (
 //     placements: 1g.10gb at start 6, 3g.40gb at start 4), gpu-1 tainted
 //     and free, gpu-2 shareable, gpu-3 plain, gpu-4 tainted and held;
 //   - running: train holds gpu-3 and gpu-4, infer 300 milliGPU of gpu-2,
-//     mig the 1g.10gb at start 6 of gpu-0;
+//     mig the 1g.10gb at start 6 of gpu-0, memshare 40Gi of gpu-2's 80Gi
+//     as NVIDIA's driver's memory shares ask it (so milliGPU's default,
+//     1);
 //   - running plain (nvidia.com/gpu: 1, the extended resource) was
 //     allocated gpu-0 by its extended-resource claim;
 //   - pending: ext (nvidia.com/gpu: 1, the extended resource), share (a
@@ -36,7 +38,7 @@ var draSnapshot = list(
 		`{"name":"gpu-0-mig-1g10gb-19-6","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"profile":{"string":"1g.10gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{"compute-slices":{"value":"1"}}}]},`+
 		`{"name":"gpu-0-mig-3g40gb-9-4","attributes":{"type":{"string":"mig"},"parentUUID":{"string":"GPU-0"},"profile":{"string":"3g.40gb"}},"consumesCounters":[{"counterSet":"gpu-0-counter-set","counters":{"compute-slices":{"value":"3"}}}]},`+
 		`{"name":"gpu-1","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-1"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"taints":[{"key":"gpu.nvidia.com/xid","value":"79","effect":"NoSchedule"}]},`+
-		`{"name":"gpu-2","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-2"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"allowMultipleAllocations":true,"capacity":{"milliGPU":{"value":"1k"}}},`+
+		`{"name":"gpu-2","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-2"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"allowMultipleAllocations":true,"capacity":{"milliGPU":{"value":"1k"},"memory":{"value":"80Gi"}}},`+
 		`{"name":"gpu-3","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-3"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}}},`+
 		`{"name":"gpu-4","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-4"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"taints":[{"key":"gpu.nvidia.com/gpu-lost","effect":"NoExecute"}]}]}}`,
 	podJSON("train", "a100", "Running", `[{"name":"gpus","resourceClaimName":"train-gpus"}]`, ``),
@@ -56,6 +58,10 @@ var draSnapshot = list(
 	draClaimJSON("two", `[{"name":"g","exactly":{"deviceClassName":"gpu.nvidia.com","count":2,"selectors":[{"cel":{"expression":"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB' && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"}}]}}]`, ``),
 	podJSON("fpga", "", "Pending", `[{"name":"f","resourceClaimName":"fpga"}]`, ``),
 	draClaimJSON("fpga", `[{"name":"f","exactly":{"deviceClassName":"fpga.example.com"}}]`, ``),
+	podJSON("memshare", "a100", "Running", `[{"name":"gpu","resourceClaimName":"mem-share"}]`, ``),
+	draClaimJSON("mem-share", `[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"memory":"40Gi"}}}}]`, `[{"request":"gpu","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-2","consumedCapacity":{"milliGPU":"1","memory":"40Gi"},"shareID":"y"}]`),
+	podJSON("memask", "", "Pending", `[{"name":"gpu","resourceClaimName":"mem-ask"}]`, ``),
+	draClaimJSON("mem-ask", `[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"memory":"20Gi"}}}}]`, ``),
 )
 
 // podJSON is a pod of namespace ml with one container of 1 CPU and the
@@ -114,6 +120,10 @@ func TestSnapshotDRA(t *testing.T) {
 		"ml/mig3": {1, 428, cluster.ResourceMIG, "[]", "", "", -1},
 		"ml/two":  {2, 1000, cluster.ResourceGPU, "[]", "A100-80GB", "", -1},
 		"ml/fpga": {0, 0, cluster.ResourceAny, "[]", "", "", -1},
+		// 40Gi of 80Gi: 500 thousandths, more than its 1 milliGPU.
+		"ml/memshare": {1, 500, cluster.ResourceAny, "[1]", "", "", -1},
+		// Pending, memory alone: its share depends on the GPU it gets.
+		"ml/memask": {1, 1000, cluster.ResourceGPU, "[]", "", "", -1},
 	}
 	for _, p := range s.Pods {
 		w, ok := wants[p.Name]
@@ -131,6 +141,7 @@ func TestSnapshotDRA(t *testing.T) {
 		`node "a100": 1 of its 5 GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out`,
 		`dra.json:1: items[18]: spec.devices.requests[0].selectors[0].cel: "device.capacity['gpu.nvidia.com'].memory"… (73 bytes) is not simulated`,
 		`dra.json:1: items[20]: spec.devices.requests[0]: device class "fpga.example.com" is not one of driver gpu.nvidia.com's GPUs or MIG devices: not simulated`,
+		`dra.json:1: items[24]: spec.devices.requests[0]: capacity.requests.memory without milliGPU (a memory share): simulated as a whole GPU`,
 	} {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warnings)

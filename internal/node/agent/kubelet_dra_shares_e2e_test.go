@@ -23,8 +23,10 @@ gpus:
 
 // shareOf checks the pod's claim got a share of gpu-0: one result with a
 // share ID, consuming exactly milli milliGPU and mem memory, and that its
-// container got GPU 0's CDI device; it returns the share ID.
-func (d *draEnv) shareOf(pod, milli, mem string) string {
+// container got GPU 0's CDI device and GPUPLANE_GPU_SHARE=held (the
+// larger of milli and mem's thousandths of 81920Mi); it returns the
+// share ID.
+func (d *draEnv) shareOf(pod, milli, mem, held string) string {
 	d.t.Helper()
 	c, err := d.claim(pod)
 	if err != nil {
@@ -50,21 +52,22 @@ func (d *draEnv) shareOf(pod, milli, mem string) string {
 		d.t.Errorf("pod %s: CDI devices %v, want %v", pod, rec.CDIDevices, want)
 	}
 	spec, err := os.ReadFile(filepath.Join(d.cdiDir, "gpuplane_claim_"+string(c.UID)+"-gpu-0.json"))
-	if err != nil || !strings.Contains(string(spec), `"GPUPLANE_GPU_SHARE=`+milli+`"`) {
-		d.t.Errorf("pod %s: claim CDI spec %s, %v; want GPUPLANE_GPU_SHARE=%s", pod, spec, err, milli)
+	if err != nil || !strings.Contains(string(spec), `"GPUPLANE_GPU_SHARE=`+held+`"`) {
+		d.t.Errorf("pod %s: claim CDI spec %s, %v; want GPUPLANE_GPU_SHARE=%s", pod, spec, err, held)
 	}
 	return string(*r.ShareID)
 }
 
 // TestRealKubeletDRAShares: with --dra-shares the one GPU is published
 // with allowMultipleAllocations and the capacities milliGPU (1000,
-// default all) and memory (81920Mi, default all). Worked out from those:
+// default 1) and memory (81920Mi, default all). Worked out from those:
 //   - two claims of milliGPU 500 and memory 20Gi run on it, each its own
 //     share; a third such claim waits: 1500 milliGPU exceed 1000 (its
 //     60Gi of memory would fit);
-//   - with those gone, two claims of milliGPU 100 and memory 40Gi run;
-//     a third asking milliGPU 100 and memory 1Mi waits: 80Gi + 1Mi exceed
-//     81920Mi (300 milliGPU would fit);
+//   - with those gone, two claims of memory 40Gi alone, as NVIDIA's
+//     driver's memory shares ask it, run, each consuming milliGPU's
+//     default 1; a third asking milliGPU 100 and memory 1Mi waits: 80Gi +
+//     1Mi exceed 81920Mi (102 milliGPU would fit);
 //   - a claim that asks only milliGPU 100 gets the default of memory, all
 //     81920Mi: with one 40Gi claim left it waits; alone it runs, holding
 //     all the memory.
@@ -75,7 +78,7 @@ func TestRealKubeletDRAShares(t *testing.T) {
 		d.createClaimPod(p, "half")
 		d.waitRunning(p)
 	}
-	if a, b := d.shareOf("h0", "500", "20Gi"), d.shareOf("h1", "500", "20Gi"); a == b {
+	if a, b := d.shareOf("h0", "500", "20Gi", "500"), d.shareOf("h1", "500", "20Gi", "500"); a == b {
 		t.Errorf("h0 and h1 share ID %s", a)
 	}
 	d.createClaimPod("h2", "half")
@@ -84,12 +87,12 @@ func TestRealKubeletDRAShares(t *testing.T) {
 		d.deletePod(p)
 	}
 
-	d.createTemplate("mem", "gpu.nvidia.com", map[string]string{"milliGPU": "100", "memory": "40Gi"})
+	d.createTemplate("mem", "gpu.nvidia.com", map[string]string{"memory": "40Gi"})
 	d.createTemplate("mem-1mi", "gpu.nvidia.com", map[string]string{"milliGPU": "100", "memory": "1Mi"})
 	for _, p := range []string{"g0", "g1"} {
 		d.createClaimPod(p, "mem")
 		d.waitRunning(p)
-		d.shareOf(p, "100", "40Gi")
+		d.shareOf(p, "1", "40Gi", "500") // 40960/81920
 	}
 	d.createClaimPod("g2", "mem-1mi")
 	t.Logf("a claim of 1Mi more memory: %s", d.waitUnschedulable("g2"))
@@ -101,5 +104,5 @@ func TestRealKubeletDRAShares(t *testing.T) {
 	t.Logf("milliGPU only, beside a 40Gi claim: %s", d.waitUnschedulable("o"))
 	d.deletePod("g0")
 	d.waitRunning("o")
-	d.shareOf("o", "100", "81920Mi")
+	d.shareOf("o", "100", "81920Mi", "1000")
 }

@@ -347,7 +347,12 @@ func copyCounters(c map[string]resourceapi.Counter) map[string]resourceapi.Count
 
 // share makes a whole GPU shareable, as NVIDIA's driver does with
 // --consumable-shares: memory in 1Mi steps (its maximum rounded down to
-// a step), and gpuplane's compute share; both default to all of it.
+// a step), defaulting to all of it, and gpuplane's compute share,
+// milliGPU 1..1000, defaulting to 1. So a claim that asks neither holds
+// the whole GPU (all its memory), one that asks memory alone, as NVIDIA's
+// driver's memory shares do, shares by memory, and one that asks
+// milliGPU alone holds all the memory: a compute share asks both
+// (apiresource.SharedGPUMilli is the share a claim holds).
 func share(d *resourceapi.Device) {
 	d.AllowMultipleAllocations = ptr.To(true)
 	mem := d.Capacity[CapacityMemory]
@@ -364,7 +369,7 @@ func share(d *resourceapi.Device) {
 	d.Capacity[CapacityMilliGPU] = resourceapi.DeviceCapacity{
 		Value: full,
 		RequestPolicy: &resourceapi.CapacityRequestPolicy{
-			Default:    ptr.To(full.DeepCopy()),
+			Default:    ptr.To(intQ(1)),
 			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr.To(intQ(1)), Max: ptr.To(full.DeepCopy()), Step: ptr.To(intQ(1))},
 		},
 	}

@@ -301,7 +301,7 @@ func TestBuildShares(t *testing.T) {
 	}
 	c := g.Capacity["milliGPU"]
 	p = c.RequestPolicy
-	if c.Value.Value() != 1000 || p == nil || p.Default.Value() != 1000 || p.ValidRange.Min.Value() != 1 || p.ValidRange.Max.Value() != 1000 || p.ValidRange.Step.Value() != 1 {
+	if c.Value.Value() != 1000 || p == nil || p.Default.Value() != 1 || p.ValidRange.Min.Value() != 1 || p.ValidRange.Max.Value() != 1000 || p.ValidRange.Step.Value() != 1 {
 		t.Errorf("milliGPU capacity %+v", c)
 	}
 }

@@ -591,7 +591,7 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 		}
 	}
 	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
-	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.mpsEdits(*pd))
+	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.gpuMemBytes(*pd), d.mpsEdits(*pd))
 	if err != nil {
 		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
 	}

@@ -416,21 +416,28 @@ func TestPrepareShareEnv(t *testing.T) {
 
 // TestShareEnvMPS: under an MPS configuration the share sets CUDA's MPS
 // client limits: 251 milliGPU is 26% of the SMs (rounded up), 20Gi is
-// 20480 MiB.
+// 20480 MiB (of 80Gi, 250 thousandths: less than the 251). A memory share
+// (milliGPU's default 1, 40Gi of 80Gi) holds 500 thousandths: 50%.
 func TestShareEnvMPS(t *testing.T) {
 	pd := PreparedDevice{Device: "gpu-0", GPUUUID: "GPU-a",
 		ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("251"), CapacityMemory: resource.MustParse("20Gi")},
 		Config:           &DeviceConfig{Kind: GpuConfigKind, Sharing: &Sharing{Strategy: MPSStrategy}}}
 	want := "GPUPLANE_GPU_SHARE=251,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=26,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=20480M"
-	if got := strings.Join(shareEnv(pd), ","); got != want {
+	const gpuMem = 80 << 30
+	if got := strings.Join(shareEnv(pd, gpuMem), ","); got != want {
 		t.Errorf("shareEnv = %s, want %s", got, want)
 	}
+	mem := pd
+	mem.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("1"), CapacityMemory: resource.MustParse("40Gi")}
+	if got, want := strings.Join(shareEnv(mem, gpuMem), ","), "GPUPLANE_GPU_SHARE=500,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=40960M"; got != want {
+		t.Errorf("memory share: %s, want %s", got, want)
+	}
 	pd.Config.Sharing.Strategy = TimeSlicingStrategy
-	if got := strings.Join(shareEnv(pd), ","); got != "GPUPLANE_GPU_SHARE=251" {
+	if got := strings.Join(shareEnv(pd, gpuMem), ","); got != "GPUPLANE_GPU_SHARE=251" {
 		t.Errorf("time-slicing: %s", got)
 	}
 	delete(pd.ConsumedCapacity, CapacityMilliGPU)
-	if got := shareEnv(pd); got != nil {
+	if got := shareEnv(pd, gpuMem); got != nil {
 		t.Errorf("no milliGPU: %v, want none", got)
 	}
 }

@@ -4,7 +4,7 @@
 package dra
 
 import (
-	"k8s.io/apimachinery/pkg/api/resource"
+	apiresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
 // shareKey names one allocated device of one claim: the claim's namespace
@@ -15,9 +15,9 @@ type shareKey struct {
 
 // ClaimShare returns the fraction, in (0, 1], of device the prepared claim
 // namespace/name holds through share shareID ("" when allocated whole): 1
-// for a device allocated whole; for a share of a GPU (--dra-shares), its
-// consumed milliGPU/1000, or without one its consumed memory over the
-// GPU's. ok is false for a claim or device not prepared on this node. It
+// for a device allocated whole; for a share of a GPU (--dra-shares), the
+// milli-GPU it holds/1000 (heldMilli: the larger of its consumed milliGPU
+// and its memory's part of the GPU's). ok is false for a claim or device not prepared on this node. It
 // reads a copy taken after each prepare and unprepare, so it never waits on
 // one (it is exporter.ClaimShares: the exporter prices DRA pods by it).
 func (d *Driver) ClaimShare(namespace, name, device, shareID string) (share float64, ok bool) {
@@ -55,14 +55,28 @@ func (d *Driver) deviceShare(pd PreparedDevice) (float64, bool) {
 	if pd.ShareID == nil {
 		return 1, true
 	}
-	if q, ok := pd.ConsumedCapacity[CapacityMilliGPU]; ok {
-		return min(float64(q.Value())/1000, 1), q.Sign() > 0
-	}
+	m := heldMilli(pd, d.gpuMemBytes(pd))
+	return float64(m) / 1000, m > 0
+}
+
+// gpuMemBytes is the memory of pd's GPU in bytes, 0 when unknown.
+func (d *Driver) gpuMemBytes(pd PreparedDevice) int64 {
 	e, ok := d.res.Entries[pd.Device]
-	q, has := pd.ConsumedCapacity[CapacityMemory]
-	if !ok || !has || q.Sign() <= 0 {
-		return 0, false
+	if !ok || e.GPU >= len(d.node.GPUs) {
+		return 0
 	}
-	total := resource.NewQuantity(d.node.GPUs[e.GPU].MemoryMiB<<20, resource.BinarySI)
-	return min(q.AsApproximateFloat64()/total.AsApproximateFloat64(), 1), total.Sign() > 0
+	return d.node.GPUs[e.GPU].MemoryMiB << 20
+}
+
+// heldMilli is the milli-GPU a share pd holds of its GPU of gpuMem bytes
+// (apiresource.SharedGPUMilli of what it consumes).
+func heldMilli(pd PreparedDevice, gpuMem int64) int64 {
+	var milli, mem int64
+	if q, ok := pd.ConsumedCapacity[CapacityMilliGPU]; ok {
+		milli = q.Value()
+	}
+	if q, ok := pd.ConsumedCapacity[CapacityMemory]; ok {
+		mem = q.Value()
+	}
+	return apiresource.SharedGPUMilli(milli, mem, gpuMem)
 }

@@ -28,7 +28,9 @@ func (k *kubelet) setConsumed(c *resourceapi.ResourceClaim, share string, consum
 // TestClaimShare: the shares the exporter prices DRA pods by, by hand.
 // On the A100-80GB gpu-1 (81920 MiB), claim a consumes 250 milliGPU (and
 // 10Gi): 250/1000 = 0.25; claim b only memory, 20480Mi: 20480/81920 =
-// 0.25; claim c has the MIG device gpu-0-mig-3g40gb-9-4 whole: 1. An
+// 0.25; claim m memory as NVIDIA's driver's claims ask it, 40960Mi, and
+// so milliGPU's default 1: 40960/81920 = 0.5 (more than 1/1000); claim c
+// has the MIG device gpu-0-mig-3g40gb-9-4 whole: 1. An
 // unknown claim, device or share ID is not ok. The shares survive a
 // restart (they come from the checkpoint) and go with unprepare.
 func TestClaimShare(t *testing.T) {
@@ -40,8 +42,10 @@ func TestClaimShare(t *testing.T) {
 	k.setConsumed(a, "s-a", map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("250"), CapacityMemory: resource.MustParse("10Gi")})
 	bc := k.claim("b", "gpu-1")
 	k.setConsumed(bc, "s-b", map[resourceapi.QualifiedName]resource.Quantity{CapacityMemory: resource.MustParse("20480Mi")})
+	m := k.claim("m", "gpu-1")
+	k.setConsumed(m, "s-m", map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("1"), CapacityMemory: resource.MustParse("40960Mi")})
 	c := k.claim("c", "gpu-0-mig-3g40gb-9-4")
-	for _, cl := range []*resourceapi.ResourceClaim{a, bc, c} {
+	for _, cl := range []*resourceapi.ResourceClaim{a, bc, m, c} {
 		if _, errStr := k.prepare(cl); errStr != "" {
 			t.Fatalf("prepare %s: %s", cl.Name, errStr)
 		}
@@ -55,6 +59,7 @@ func TestClaimShare(t *testing.T) {
 	}
 	check(d, "default", "a", "gpu-1", "s-a", 0.25, true)
 	check(d, "default", "b", "gpu-1", "s-b", 0.25, true)
+	check(d, "default", "m", "gpu-1", "s-m", 0.5, true)
 	check(d, "default", "c", "gpu-0-mig-3g40gb-9-4", "", 1, true)
 	check(d, "default", "a", "gpu-1", "s-b", 0, false)
 	check(d, "default", "a", "gpu-0", "s-a", 0, false)
