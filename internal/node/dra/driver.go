@@ -137,6 +137,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if opts.Static, err = d.static(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
+	logStatic(opts.Static)
 	if d.res, err = Build(n, opts); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
@@ -175,7 +176,7 @@ func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 }
 
 // static returns the live MIG devices made outside DRA, by GPU UUID: all
-// but those a claim's prepare created, and logs them.
+// but those a claim's prepare created (logStatic logs them).
 func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device.MIGInstance, error) {
 	if d.mig == nil {
 		return nil, nil
@@ -194,10 +195,18 @@ func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device
 				continue
 			}
 			out[g.UUID] = append(out[g.UUID], in)
-			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", g.UUID, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
 		}
 	}
 	return out, nil
+}
+
+// logStatic logs the MIG devices made outside DRA that are published.
+func logStatic(static map[string][]device.MIGInstance) {
+	for gpu, ins := range static {
+		for _, in := range ins {
+			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+		}
+	}
 }
 
 func (d *Driver) options() Options {

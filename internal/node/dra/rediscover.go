@@ -55,6 +55,7 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 		}
 	}
 	klog.FromContext(ctx).Info("GPUs changed: publishing the new devices", "before", len(d.res.Devices), "after", len(res.Devices))
+	logStatic(opts.Static)
 	d.node, d.res = n, res
 	if d.helper != nil {
 		if err := d.helper.PublishResources(ctx, d.driverResources()); err != nil {
