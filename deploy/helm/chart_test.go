@@ -680,6 +680,17 @@ func TestTemplateDRA(t *testing.T) {
 	}
 }
 
+// nodeAgent.dra.computeShareMemory must be a memory quantity: it is put
+// in the policy's CEL.
+func TestTemplateDRAComputeShareMemory(t *testing.T) {
+	for _, bad := range []string{"1Mb", "1Mi'})", "-1Mi"} {
+		out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.shares=true", "--set", "nodeAgent.dra.computeShareMemory="+bad, "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy").CombinedOutput()
+		if want := "nodeAgent.dra.computeShareMemory: \""; err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("%q: %v %s, want %s", bad, err, out, want)
+		}
+	}
+}
+
 // nodeAgent.dra.cdiToolkitSpec passes --cdi-toolkit-spec; a spec outside
 // cdiDir has its directory mounted read-only, one inside none more.
 func TestTemplateDRAToolkitSpec(t *testing.T) {

@@ -58,9 +58,9 @@ func cdiSpecPath(dir, uuid string) string {
 // cdiSpec returns the spec of one device: its device node, a MIG
 // device's capability nodes, and the control devices every CUDA process
 // opens (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools), the
-// nodes nvidia-ctk's spec gives the same device. It does not mount the driver's libraries or run
-// the toolkit's hooks: that is what nvidia-ctk's generated spec adds
-// (docs/dra.md).
+// nodes nvidia-ctk's spec gives the same device, with d.Common merged in
+// (the toolkit spec's libraries and hooks); without it the spec mounts
+// no driver library and runs no hook (docs/dra.md).
 func cdiSpec(d cdiDevice) *cdispec.Spec {
 	dev := func(p string) *cdispec.DeviceNode { return &cdispec.DeviceNode{Path: p} }
 	nodes := []*cdispec.DeviceNode{dev(fmt.Sprintf("/dev/nvidia%d", d.Minor))}

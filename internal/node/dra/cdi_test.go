@@ -122,6 +122,13 @@ func TestToolkitSpecErrors(t *testing.T) {
 	if _, err := readToolkitSpec(other); err == nil || !strings.Contains(err.Error(), "kind example.com/fpga, want nvidia.com/gpu") {
 		t.Errorf("another kind: %v", err)
 	}
+	empty := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readToolkitSpec(empty); err == nil || !strings.Contains(err.Error(), "empty.yaml") {
+		t.Errorf("an empty spec: %v", err)
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("kind: nvidia.com/gpu\ndevices: [\n"), 0o644); err != nil {
 		t.Fatal(err)

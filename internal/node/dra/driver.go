@@ -133,14 +133,11 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
 		return nil, err
 	}
-	opts := d.options()
-	if opts.Static, err = d.static(ctx, n); err != nil {
+	var static map[string][]device.MIGInstance
+	if d.res, static, err = d.resources(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
-	logStatic(opts.Static)
-	if d.res, err = Build(n, opts); err != nil {
-		return nil, fmt.Errorf("dra: %w", err)
-	}
+	logStatic(static)
 	d.node = n
 	d.publishShares()
 	ignored := cfg.IgnoredXIDs
@@ -207,6 +204,18 @@ func logStatic(static map[string][]device.MIGInstance) {
 			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
 		}
 	}
+}
+
+// resources builds what the plugin publishes for node n, with n's live
+// MIG devices made outside DRA (static); the checkpoint is loaded.
+func (d *Driver) resources(ctx context.Context, n device.Node) (Resources, map[string][]device.MIGInstance, error) {
+	opts := d.options()
+	var err error
+	if opts.Static, err = d.static(ctx, n); err != nil {
+		return Resources{}, nil, err
+	}
+	res, err := Build(n, opts)
+	return res, opts.Static, err
 }
 
 func (d *Driver) options() Options {

@@ -76,6 +76,12 @@ func TestParseMIGMinorsErrors(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
 		}
 	}
+	// An empty table parses, and names no capability.
+	if m, err := parseMIGMinors(strings.NewReader(""), "mig-minors"); err != nil || len(m) != 0 {
+		t.Errorf("an empty table: %v %v", m, err)
+	} else if _, err := m.capNodes(0, 1, 0); err == nil || !strings.Contains(err.Error(), "gpu0/gi1/access is not in the MIG minors table") {
+		t.Errorf("a capability of an empty table: %v", err)
+	}
 	if _, err := readMIGMinors(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "MIG minors table") {
 		t.Errorf("a missing table: %v", err)
 	}

@@ -90,6 +90,9 @@ func TestRediscover(t *testing.T) {
 	if _, ok := devs["gpu-0-mig-3g40gb-9-4"]; !ok {
 		t.Error("the placement of the prepared 3g.40gb was withdrawn")
 	}
+	if changed, err := d.Rediscover(context.Background()); changed || err != nil {
+		t.Errorf("again, nothing changed since: %v %v", changed, err)
+	}
 
 	// GPU 1 goes into MIG mode while its whole device is prepared: refused.
 	b.on.Store(true)
