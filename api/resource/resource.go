@@ -13,7 +13,10 @@
 // roles.
 package resource
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // The prefixes of NVIDIA's and gpuplane's resource, annotation and label
 // names.
@@ -69,8 +72,9 @@ func IsGPU(name string) bool {
 // holds the whole GPU. gpuMemBytes <= 0: the milliGPU alone.
 func SharedGPUMilli(milli, memBytes, gpuMemBytes int64) int64 {
 	if gpuMemBytes > 0 && memBytes > 0 {
-		// memBytes*1000 overflows past 9.2 PB; GPU memory is far below.
-		m := (min(memBytes, gpuMemBytes)*1000 + gpuMemBytes - 1) / gpuMemBytes
+		// In float64, which is exact for the ratio of any two memory
+		// sizes below 9 TB and cannot overflow as memBytes*1000 can.
+		m := int64(math.Ceil(float64(min(memBytes, gpuMemBytes)) * 1000 / float64(gpuMemBytes)))
 		milli = max(milli, m)
 	}
 	return min(max(milli, 0), 1000)

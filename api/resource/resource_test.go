@@ -38,6 +38,8 @@ func TestSharedGPUMilli(t *testing.T) {
 		{700, 0, 80 * gib, 700},         // no memory consumed
 		{700, 90 * gib, 80 * gib, 1000}, // more than the GPU: at most 1000
 		{300, 40 * gib, 0, 300},         // GPU memory unknown: milliGPU alone
+		{1, 1 << 62, 1 << 62, 1000},     // no overflow: all of a huge GPU
+		{1, 1 << 61, 1 << 62, 500},      // half of it
 	} {
 		if got := SharedGPUMilli(c.milli, c.mem, c.gpuMem); got != c.want {
 			t.Errorf("SharedGPUMilli(%d, %d, %d) = %d, want %d", c.milli, c.mem, c.gpuMem, got, c.want)
