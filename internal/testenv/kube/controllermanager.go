@@ -8,6 +8,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -91,10 +93,39 @@ func (c *Cluster) startControllerManager(ctx context.Context, o Options, pk *pki
 		return err
 	}
 	// Its serving certificate is self-signed (in --cert-dir); /healthz
-	// needs no authentication.
+	// needs no authentication. It answers ok before the controllers are
+	// built, and kube-controller-manager exits if the API server fails
+	// it while it builds them (each gets a client with its own service
+	// account token): a test that restarts etcd or the API server right
+	// after Start would lose it. The controllers' checks are added to
+	// /healthz all at once when every controller is built, so it is ready
+	// once one of them is listed.
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	url := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/healthz"
-	return c.waitUntil(ctx, "kube-controller-manager at "+url, func(ctx context.Context) error {
-		return get(ctx, hc, url, "ok")
+	url := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/healthz?verbose"
+	return c.waitUntil(ctx, "kube-controller-manager's controllers at "+url, func(ctx context.Context) error {
+		return builtCheck(ctx, hc, url)
 	})
+}
+
+// builtCheck fails unless the verbose /healthz at url answers 200 and
+// lists a controller's check (every kube-controller-manager controller
+// name ends in -controller: cmd/kube-controller-manager/names).
+func builtCheck(ctx context.Context, hc *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s: %s", url, resp.Status, b)
+	}
+	if !strings.Contains(string(b), "-controller ok") {
+		return fmt.Errorf("%s lists no controller yet", url)
+	}
+	return nil
 }
