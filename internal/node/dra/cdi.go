@@ -114,6 +114,50 @@ func readToolkitSpec(path string) (*cdiapi.Spec, error) {
 	return s, nil
 }
 
+// toolkitDevice returns the name of the device d in the toolkit's spec
+// ts, "" if it has none: the device named by d's UUID (nvidia-ctk cdi
+// generate --device-name-strategy=uuid), or else, with byNodes, the one
+// device but "all" that holds exactly d's nodes: the GPU node
+// /dev/nvidia<minor> and d's MIG capability nodes, none for a whole GPU
+// (the default index names "0" and "0:1", whose devices also hold the
+// GPU's /dev/dri nodes). Two such devices match none.
+func toolkitDevice(ts *cdiapi.Spec, d cdiDevice, byNodes bool) string {
+	if ts.GetDevice(d.UUID) != nil {
+		return d.UUID
+	}
+	if !byNodes {
+		return ""
+	}
+	want := append([]string{fmt.Sprintf("/dev/nvidia%d", d.Minor)}, d.CapNodes...)
+	slices.Sort(want)
+	found := ""
+	for _, dev := range ts.Devices {
+		if dev.Name == "all" || !slices.Equal(gpuNodes(dev.ContainerEdits), want) {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = dev.Name
+	}
+	return found
+}
+
+// gpuNodes returns the GPU nodes (/dev/nvidia<N>) and MIG capability
+// nodes of e, sorted.
+func gpuNodes(e cdispec.ContainerEdits) []string {
+	var out []string
+	for _, n := range e.DeviceNodes {
+		minor, isGPU := strings.CutPrefix(n.Path, "/dev/nvidia")
+		isGPU = isGPU && minor != "" && strings.Trim(minor, "0123456789") == ""
+		if isGPU || strings.HasPrefix(n.Path, migCapDir+"/") {
+			out = append(out, n.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // writeCDISpec writes the spec of d into dir, atomically.
 func writeCDISpec(dir string, d cdiDevice) error {
 	data, err := json.MarshalIndent(cdiSpec(d), "", "  ")

@@ -4,6 +4,8 @@
 package dra
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,5 +137,135 @@ func TestToolkitSpecErrors(t *testing.T) {
 	}
 	if _, err := readToolkitSpec(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("a malformed spec: %v", err)
+	}
+}
+
+// toolkitIndexSpec is a spec in the shape nvidia-ctk cdi generate writes
+// by default (--device-name-strategy=index, nvidia-container-toolkit
+// pkg/nvcdi): GPUs named by index with their node and /dev/dri nodes, MIG
+// devices "<GPU index>:<MIG index>" with their GPU's node and the two
+// capability nodes, and "all". GI is the GPU instance of GPU 0's MIG
+// device 0: its capability minors are 3+9·GI and 4+9·GI in
+// driverMIGMinors' table.
+func toolkitIndexSpec(gi int) string {
+	mig := fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d, /dev/nvidia-caps/nvidia-cap%d", 3+9*gi, 4+9*gi)
+	return fmt.Sprintf(`cdiVersion: 0.5.0
+kind: nvidia.com/gpu
+devices:
+- name: "0"
+  containerEdits: {deviceNodes: [{path: /dev/nvidia0}, {path: /dev/dri/card1}, {path: /dev/dri/renderD128}]}
+- name: "0:0"
+  containerEdits: {deviceNodes: [{path: /dev/nvidia0}, {path: %[1]s}]}
+- name: "1"
+  containerEdits: {deviceNodes: [{path: /dev/nvidia1}, {path: /dev/dri/card2}, {path: /dev/dri/renderD129}]}
+- name: all
+  containerEdits: {deviceNodes: [{path: /dev/nvidia0}, {path: /dev/nvidia1}, {path: %[1]s}]}
+containerEdits:
+  deviceNodes: [{path: /dev/nvidiactl}]
+`, strings.ReplaceAll(mig, ", ", "}, {path: "))
+}
+
+// With the toolkit's spec named by index, a device it has is given by
+// its name there: the whole GPU 1 as "1", the MIG device made outside
+// DRA as "0:0" (its capability nodes tell it from GPU 0's "0"), with no
+// spec of the plugin's; the MIG device created on demand, which it does
+// not have, gets the plugin's spec by UUID. The runtimes' CDI cache
+// resolves all three with no conflict.
+func TestPrepareToolkitSpecIndexNames(t *testing.T) {
+	b, n := mockNode(t, strings.Replace(twoA100, "    migEnabled: true\n", "    migEnabled: true\n    mig: [3g.40gb]\n", 1))
+	static, err := b.MIGInstances(context.Background(), n.GPUs[0].UUID)
+	if err != nil || len(static) != 1 {
+		t.Fatalf("static MIG devices %v %v", static, err)
+	}
+	k := newKubelet(t)
+	k.dirs.MIGMinorsPath = filepath.Join(t.TempDir(), "mig-minors")
+	toolkit := filepath.Join(k.dirs.CDIDir, "nvidia.yaml")
+	if err := os.MkdirAll(k.dirs.CDIDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string]string{k.dirs.MIGMinorsPath: driverMIGMinors(), toolkit: toolkitIndexSpec(static[0].GPUInstanceID)} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.dirs.ToolkitSpec = toolkit
+	k.start(b)
+	k.slices(2)
+	// The static 3g.40gb is at slot 0; one is created at slot 4.
+	c := k.claim("c", "gpu-0-mig-3g40gb-9-0", "gpu-0-mig-3g40gb-9-4", "gpu-1")
+	ids, errStr := k.prepare(c)
+	if errStr != "" || len(ids) != 3 {
+		t.Fatalf("prepare: %v %q", ids, errStr)
+	}
+	live, err := b.MIGInstances(context.Background(), n.GPUs[0].UUID)
+	if err != nil || len(live) != 2 {
+		t.Fatalf("live MIG devices %v %v", live, err)
+	}
+	var created string
+	for _, in := range live {
+		if in.UUID != static[0].UUID {
+			created = in.UUID
+		}
+	}
+	want := []string{"nvidia.com/gpu=0:0", "nvidia.com/gpu=" + created, "nvidia.com/gpu=1"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("CDI devices %v, want %v", ids, want)
+	}
+	specs, _ := filepath.Glob(filepath.Join(k.dirs.CDIDir, "gpuplane_*"))
+	if len(specs) != 1 || specs[0] != cdiSpecPath(k.dirs.CDIDir, created) {
+		t.Errorf("the plugin's specs %v, want only the created MIG device's", specs)
+	}
+	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(k.dirs.CDIDir), cdiapi.WithAutoRefresh(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Refresh(); err != nil {
+		t.Fatalf("CDI cache: %v", err)
+	}
+	for i, file := range []string{toolkit, specs[0], toolkit} {
+		if d := cache.GetDevice(ids[i]); d == nil || d.GetSpec().GetPath() != file {
+			t.Errorf("%s resolves to %v, want a device of %s", ids[i], d, file)
+		}
+	}
+	k.unprepare(c)
+}
+
+// toolkitDevice matches by UUID first, then by nodes; a MIG device whose
+// capability nodes are unknown, and nodes two devices hold, match none.
+func TestToolkitDevice(t *testing.T) {
+	spec := func(yaml string) *cdiapi.Spec {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "nvidia.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := readToolkitSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	index := spec(toolkitIndexSpec(2)) // caps 21 and 22
+	caps := []string{"/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia-caps/nvidia-cap22"}
+	twice := spec("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"1\"\n  containerEdits: {deviceNodes: [{path: /dev/nvidia1}]}\n- name: gpu1\n  containerEdits: {deviceNodes: [{path: /dev/nvidia1}, {path: /dev/nvidiactl}]}\n")
+	for _, tc := range []struct {
+		name    string
+		s       *cdiapi.Spec
+		d       cdiDevice
+		byNodes bool
+		want    string
+	}{
+		{"GPU 0 by index", index, cdiDevice{UUID: "GPU-a", Minor: 0}, true, "0"},
+		{"GPU 1 by index", index, cdiDevice{UUID: "GPU-b", Minor: 1}, true, "1"},
+		{"MIG by its caps", index, cdiDevice{UUID: "MIG-a", Minor: 0, CapNodes: caps}, true, "0:0"},
+		{"MIG with other caps", index, cdiDevice{UUID: "MIG-b", Minor: 0, CapNodes: []string{"/dev/nvidia-caps/nvidia-cap30", "/dev/nvidia-caps/nvidia-cap31"}}, true, ""},
+		{"caps unknown", index, cdiDevice{UUID: "MIG-a", Minor: 0}, false, ""},
+		{"no such GPU", index, cdiDevice{UUID: "GPU-c", Minor: 7}, true, ""},
+		{"two hold the nodes", twice, cdiDevice{UUID: "GPU-b", Minor: 1}, true, ""},
+		{"by UUID", spec(strings.Replace(toolkitSpec, "GPU1UUID", "GPU-b", 1)), cdiDevice{UUID: "GPU-b", Minor: 5}, false, "GPU-b"},
+	} {
+		if got := toolkitDevice(tc.s, tc.d, tc.byNodes); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

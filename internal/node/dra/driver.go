@@ -60,9 +60,10 @@ type Config struct {
 	MIGMinorsPath string
 	// ToolkitSpec, with CDIDir, is NVIDIA's container toolkit's CDI spec
 	// of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml), read at each
-	// prepare: a device it names resolves there and gets no spec of the
-	// plugin's (two specs of one name in one directory are a conflict the
-	// runtime refuses); a device it does not name (a MIG device created on
+	// prepare: a device it has, named by UUID or by index (toolkitDevice),
+	// is given by its name there and gets no spec of the plugin's (two
+	// specs of one name in one directory are a conflict the runtime
+	// refuses); a device it does not have (a MIG device created on
 	// demand) gets the plugin's spec with the edits common to the
 	// toolkit's devices (driver libraries, hooks). Empty or missing: the
 	// plugin's specs alone.
@@ -602,13 +603,14 @@ func (d *Driver) cdiInUse(uuid string) bool {
 // with --cdi-dir; the claim's own, for a share or an MPS daemon) and
 // records the CDI device IDs the kubelet is given.
 func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
-	uuid := pd.cdiUUID()
+	name := pd.cdiUUID()
 	if d.cfg.CDIDir != "" {
-		if err := d.writeDeviceCDI(*pd, uuid); err != nil {
+		var err error
+		if name, err = d.writeDeviceCDI(*pd, name); err != nil {
 			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
 		}
 	}
-	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
+	pd.CDIDeviceIDs = []string{CDIDeviceID(name)}
 	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.gpuMemBytes(*pd), d.mpsEdits(*pd))
 	if err != nil {
 		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
@@ -619,31 +621,35 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 	return nil
 }
 
-// writeDeviceCDI writes the spec of pd's CDI device uuid into CDIDir,
-// unless the toolkit's spec names it.
-func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) error {
+// writeDeviceCDI returns the CDI device name of pd, the device uuid: the
+// toolkit spec's name when it has the device (toolkitDevice), or else
+// uuid, whose spec it writes into CDIDir.
+func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) {
 	ts, err := readToolkitSpec(d.cfg.ToolkitSpec)
 	if err != nil {
-		return err
-	}
-	if ts != nil && ts.GetDevice(uuid) != nil {
-		return nil
+		return "", err
 	}
 	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
 	dev := cdiDevice{UUID: uuid, Minor: g.Minor}
-	if ts != nil {
-		dev.Common = &ts.ContainerEdits
-	}
-	if in, ok := pd.migInstance(); ok && d.cfg.MIGMinorsPath != "" {
+	in, mig := pd.migInstance()
+	if mig && d.cfg.MIGMinorsPath != "" {
 		caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return writeCDISpec(d.cfg.CDIDir, dev)
+	if ts != nil {
+		// Without the capability nodes a MIG device cannot be told from
+		// its GPU by its nodes.
+		if name := toolkitDevice(ts, dev, !mig || dev.CapNodes != nil); name != "" {
+			return name, nil
+		}
+		dev.Common = &ts.ContainerEdits
+	}
+	return uuid, writeCDISpec(d.cfg.CDIDir, dev)
 }
 
 // checkStatic makes sure the MIG device uuid made outside DRA on GPU
