@@ -413,6 +413,35 @@ func (b *Backend) handles() (map[string]nvml.Device, error) {
 	return out, nil
 }
 
+// xidDevice returns the UUID of the device an XID on GPU gpuUUID names:
+// the MIG device of GPU instance gi and compute instance ci, or the GPU
+// itself when gi is math.MaxUint32 (NVML's "not a MIG device's") or no
+// MIG device matches. The MIG devices are looked up live: the ones of n,
+// discovered when the watch started, may since have been destroyed and
+// their instance IDs reused (MIG devices created on demand for DRA
+// claims); n's serve only when the live lookup fails.
+func (b *Backend) xidDevice(ctx context.Context, n device.Node, gpuUUID string, gi, ci uint32) string {
+	g, _, ok := n.GPUByUUID(gpuUUID)
+	if !ok || gi == math.MaxUint32 {
+		return gpuUUID
+	}
+	migs := g.MIG
+	if live, err := b.MIGInstances(ctx, gpuUUID); err == nil {
+		migs = make([]device.MIGDevice, 0, len(live))
+		for _, in := range live {
+			migs = append(migs, device.MIGDevice{UUID: in.UUID, GPUInstanceID: in.GPUInstanceID, ComputeInstanceID: in.ComputeInstanceID})
+		}
+	} else {
+		klog.ErrorS(err, "Looking up the MIG device of an XID; taking the one discovered at the start", "gpu", gpuUUID, "gpuInstance", gi, "computeInstance", ci)
+	}
+	for _, m := range migs {
+		if m.GPUInstanceID == int(gi) && m.ComputeInstanceID == int(ci) {
+			return m.UUID
+		}
+	}
+	return gpuUUID
+}
+
 // WatchHealth registers for critical XID events on every GPU and reports
 // them until ctx is done. An XID names the MIG device when NVML attributes
 // it to one. GPUs lost when it starts (Node.Faults of discovery) are
@@ -478,13 +507,7 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 			if ret != nvml.SUCCESS {
 				break
 			}
-			if g, _, ok := n.GPUByUUID(uuid); ok && data.GpuInstanceId != math.MaxUint32 {
-				for _, m := range g.MIG {
-					if m.GPUInstanceID == int(data.GpuInstanceId) && m.ComputeInstanceID == int(data.ComputeInstanceId) {
-						uuid = m.UUID
-					}
-				}
-			}
+			uuid = b.xidDevice(ctx, n, uuid, data.GpuInstanceId, data.ComputeInstanceId)
 			b.mu.Lock()
 			b.lastXID[uuid] = data.EventData
 			b.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -385,6 +386,50 @@ func TestMIGXID(t *testing.T) {
 	ss, _ := b.Sample(context.Background())
 	if *ss[3].LastXID != 43 {
 		t.Errorf("MIG LastXID = %v", *ss[3].LastXID)
+	}
+}
+
+// An XID names the MIG device live when it happens, not as discovered
+// when the watch started: a MIG device created since (on demand, for a
+// DRA claim) is named, and one destroyed since is not, its XID falling to
+// its GPU.
+func TestMIGXIDLive(t *testing.T) {
+	m := newMachine(t)
+	d0, d2 := m.Devices[0].(*server.Device), m.Devices[2].(*server.Device)
+	d2.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	failCI := false
+	nvmlRules(d2, &failCI)
+	b, _ := New(m)
+	n, _ := b.Discover(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan device.HealthEvent, 4)
+	go b.WatchHealth(ctx, ch)
+	xid := func(d *server.Device, gi, ci uint32) string {
+		m.events <- nvml.EventData{Device: d, EventType: nvml.EventTypeXidCriticalError, EventData: 43, GpuInstanceId: gi, ComputeInstanceId: ci}
+		return (<-ch).UUID
+	}
+	// The GPU's own XID: the watch has discovered the GPUs.
+	if got := xid(d2, math.MaxUint32, math.MaxUint32); got != d2.UUID {
+		t.Fatalf("GPU 2's XID on %s", got)
+	}
+
+	created, err := b.CreateMIG(ctx, d2.UUID, "1g.5gb", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := xid(d2, uint32(created.GPUInstanceID), uint32(created.ComputeInstanceID)); got != created.UUID {
+		t.Errorf("XID on the MIG device created since the start: on %s, want %s", got, created.UUID)
+	}
+	// GPU 0's second 1g.5gb (GPU instance 2) is destroyed.
+	if err := b.DestroyMIG(ctx, d0.UUID, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := xid(d0, 2, 0); got != d0.UUID {
+		t.Errorf("XID on GPU instance 2 after %s was destroyed: on %s, want the GPU %s", n.GPUs[0].MIG[2].UUID, got, d0.UUID)
+	}
+	if got := xid(d0, 1, 0); got != n.GPUs[0].MIG[1].UUID {
+		t.Errorf("XID on GPU instance 1: on %s, want %s", got, n.GPUs[0].MIG[1].UUID)
 	}
 }
 
