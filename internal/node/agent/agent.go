@@ -333,7 +333,7 @@ func Run(ctx context.Context, o Options) error {
 	for _, p := range m.Plugins() {
 		klog.InfoS("Serving resource", "resource", p.Resource().Name, "devices", len(p.Resource().Devices), "socket", p.Socket())
 	}
-	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
+	if err := newLabeler(o, cfg, client, dyn).write(ctx, n); err != nil {
 		return err
 	}
 	if o.LabelNode {
@@ -342,31 +342,6 @@ func Run(ctx context.Context, o Options) error {
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")
 	return err
-}
-
-// writeLabels writes the GPU feature labels where the options say: the
-// features file at once (an error stops the agent), the Node object with
-// client, labels and annotations (labels.Annotations), in the background
-// until it succeeds (labels.ApplyUntilDone), the NodeFeature object with
-// dyn, likewise (labels.ApplyNodeFeatureUntilDone).
-func writeLabels(ctx context.Context, o Options, n device.Node, cfg *configv1.Config, client kubernetes.Interface, dyn dynamic.Interface) error {
-	l := labels.Compute(n, labels.OptionsFrom(cfg))
-	if o.LabelsFile != "" {
-		if err := labels.WriteFeatureFile(o.LabelsFile, l); err != nil {
-			return err
-		}
-		klog.InfoS("Wrote GPU feature labels", "file", o.LabelsFile, "labels", len(l))
-	}
-	if o.LabelNode {
-		ann := labels.Annotations(n)
-		go func() { _ = labels.ApplyUntilDone(ctx, client, o.NodeName, l, ann, labels.RetryInterval) }()
-	}
-	if o.NodeFeatureAPI {
-		go func() {
-			_ = labels.ApplyNodeFeatureUntilDone(ctx, dyn, o.Namespace, o.NodeName, l, labels.RetryInterval)
-		}()
-	}
-	return nil
 }
 
 // followSchedulerChoice makes m's Allocate give the GPUs gpuplane-scheduler
@@ -442,6 +417,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if o.Backend == "mock" {
 		migMinors = "" // mock MIG devices have no capability nodes
 	}
+	lab := newLabeler(o, cfg, client, dyn)
 	d, err := dra.New(ctx, b, dra.Config{
 		NodeName:           o.NodeName,
 		KubeClient:         client,
@@ -450,9 +426,14 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		CDIDir:             o.DRA.CDIDir,
 		ToolkitSpec:        o.DRA.ToolkitSpec,
 		RediscoverInterval: o.DRA.RediscoverInterval,
-		MIGMinorsPath:      migMinors,
-		Shares:             o.DRA.Shares,
-		IgnoredXIDs:        *cfg.Gpuplane.IgnoredXIDs,
+		OnRediscover: func(ctx context.Context, n device.Node) {
+			if err := lab.write(ctx, n); err != nil {
+				klog.ErrorS(err, "Writing the GPU feature labels of the GPUs found again")
+			}
+		},
+		MIGMinorsPath: migMinors,
+		Shares:        o.DRA.Shares,
+		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
 	})
 	if err != nil {
 		return err
@@ -468,7 +449,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	}
 	defer metrics.stop()
 	klog.InfoS("Discovered GPUs", "backend", o.Backend, "gpus", len(n.GPUs), "driver", n.DriverVersion, "kubeletAPI", o.KubeletAPI)
-	if err := writeLabels(ctx, o, n, cfg, client, dyn); err != nil {
+	if err := lab.write(ctx, n); err != nil {
 		return err
 	}
 	if err := d.Start(ctx); err != nil {

@@ -82,6 +82,11 @@ type Config struct {
 	// RediscoverInterval is how often Run discovers the GPUs again
 	// (Rediscover); 0: never, the devices are those found at start.
 	RediscoverInterval time.Duration
+	// OnRediscover, when set, is called by Run with the GPUs found after
+	// each rediscovery that changed the published devices (the node
+	// agent writes its labels again). It must not call the Driver's
+	// Rediscover.
+	OnRediscover func(context.Context, device.Node)
 }
 
 // Driver is the DRA kubelet plugin of one node. Its methods are safe for

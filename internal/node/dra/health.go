@@ -30,26 +30,59 @@ const (
 // Config.RediscoverInterval, until ctx is done: a device made
 // unhealthy by the agent's health policy (internal/node/health: a
 // critical XID, a lost GPU) is tainted NoSchedule in the ResourceSlices,
-// a MIG placement with its GPU, and its recovery removes the taint. It
-// returns nil when ctx is done.
+// a MIG placement with its GPU, and its recovery removes the taint. When
+// a rediscovery finds new GPUs the watch is started again, to cover
+// them (the backends watch the GPUs found when the watch starts). It
+// returns nil when ctx is done, or the watch's error.
 func (d *Driver) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the watch and the rediscovery with Run
+	newGPUs := make(chan struct{}, 1)
+	go d.rediscoverEvery(ctx, d.cfg.RediscoverInterval, newGPUs)
+	for {
+		again, err := d.watchHealth(ctx, newGPUs)
+		if !again {
+			return err
+		}
+		klog.FromContext(ctx).Info("New GPUs: watching the health of all again", "gpus", len(d.Node().GPUs))
+	}
+}
+
+// watchHealth runs the backend's health watch and applies its events
+// until ctx is done or the watch ends (nil, or the watch's error), or
+// until newGPUs fires: then it stops the watch, applies what the watch
+// still sent, and reports again, so that Run starts a new one.
+func (d *Driver) watchHealth(ctx context.Context, newGPUs <-chan struct{}) (again bool, err error) {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	ch := make(chan device.HealthEvent, 16)
 	errc := make(chan error, 1)
-	go func() { errc <- d.backend.WatchHealth(ctx, ch) }()
-	go d.rediscoverEvery(ctx, d.cfg.RediscoverInterval)
+	go func() { errc <- d.backend.WatchHealth(wctx, ch) }()
+	ended := func(err error) error {
+		if err == nil || errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, nil
 		case err := <-errc:
-			if err == nil || errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
+			return false, ended(err)
 		case ev := <-ch:
 			d.ApplyHealth(ctx, ev)
+		case <-newGPUs:
+			stop()
+			for {
+				select {
+				case err := <-errc:
+					err = ended(err)
+					return ctx.Err() == nil && err == nil, err
+				case ev := <-ch:
+					d.ApplyHealth(ctx, ev)
+				}
+			}
 		}
 	}
 }

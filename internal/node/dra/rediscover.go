@@ -71,9 +71,19 @@ func missingGPU(old, n device.Node) (device.GPU, bool) {
 	return device.GPU{}, false
 }
 
+// Node returns the GPUs as last discovered: at New, or by the last
+// Rediscover that changed what is published.
+func (d *Driver) Node() device.Node {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.node
+}
+
 // rediscoverEvery calls Rediscover every interval until ctx is done,
-// logging its errors; interval 0: never.
-func (d *Driver) rediscoverEvery(ctx context.Context, interval time.Duration) {
+// logging its errors; interval 0: never. After a change it calls
+// Config.OnRediscover, and signals newGPUs (without blocking) when GPUs
+// appeared: the health watch must start again to cover them.
+func (d *Driver) rediscoverEvery(ctx context.Context, interval time.Duration, newGPUs chan<- struct{}) {
 	if interval <= 0 {
 		return
 	}
@@ -84,9 +94,24 @@ func (d *Driver) rediscoverEvery(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := d.Rediscover(ctx); err != nil {
-				klog.FromContext(ctx).Error(err, "Rediscovering GPUs")
+		}
+		before := len(d.Node().GPUs)
+		changed, err := d.Rediscover(ctx)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Rediscovering GPUs")
+		}
+		if !changed {
+			continue
+		}
+		n := d.Node()
+		if len(n.GPUs) > before { // none can go: Rediscover refuses that
+			select {
+			case newGPUs <- struct{}{}:
+			default:
 			}
+		}
+		if d.cfg.OnRediscover != nil {
+			d.cfg.OnRediscover(ctx, n)
 		}
 	}
 }

@@ -5,6 +5,8 @@ package dra
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,7 +25,13 @@ import (
 // Discover says so and it has no MIG devices yet.
 type migSwitch struct {
 	*mock.Backend
-	on, lost atomic.Bool // lost: Discover leaves GPU 1 out
+	on, lost atomic.Bool  // lost: Discover leaves GPU 1 out
+	watches  atomic.Int32 // WatchHealth calls
+}
+
+func (b *migSwitch) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent) error {
+	b.watches.Add(1)
+	return b.Backend.WatchHealth(ctx, ch)
 }
 
 func (b *migSwitch) Discover(ctx context.Context) (device.Node, error) {
@@ -120,6 +128,63 @@ func TestRediscover(t *testing.T) {
 	b.lost.Store(true)
 	if changed, err := d.Rediscover(context.Background()); changed || err == nil || !strings.Contains(err.Error(), "GPU "+n.GPUs[1].UUID+" (gpu-1) is not found") {
 		t.Errorf("a GPU gone: %v %v", changed, err)
+	}
+}
+
+// A GPU that appears (NVML skipped it at the start, and a reset brought
+// it back) is published by the next rediscovery in Run, OnRediscover gets
+// the node with both GPUs (the agent labels it again), and the health
+// watch starts again to cover it: a critical XID on it then taints it.
+func TestRediscoverNewGPU(t *testing.T) {
+	faults := filepath.Join(t.TempDir(), "faults.yaml")
+	p, err := mock.ParseProfile("test.yaml", []byte(twoA100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := mock.New(p, mock.Options{FaultsFile: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &migSwitch{Backend: mb}
+	b.lost.Store(true)
+	k := newKubelet(t)
+	k.dirs.RediscoverInterval = 20 * time.Millisecond
+	found := make(chan device.Node, 4)
+	k.dirs.OnRediscover = func(_ context.Context, n device.Node) { found <- n }
+	d := k.start(b)
+	k.waitDevices(25) // GPU 0's placements
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	b.lost.Store(false)
+	select {
+	case n := <-found:
+		if len(n.GPUs) != 2 {
+			t.Fatalf("OnRediscover with %d GPUs, want 2", len(n.GPUs))
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no OnRediscover a minute after GPU 1 appeared")
+	}
+	k.waitDevices(26)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return b.watches.Load() == 2, nil
+	}); err != nil {
+		t.Fatalf("health watches started: %d, want 2", b.watches.Load())
+	}
+	n, _ := mb.Discover(ctx)
+	if err := os.WriteFile(faults, []byte("faults:\n  - uuid: "+n.GPUs[1].UUID+"\n    xid: 79\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k.waitTaints("gpu-1", "gpu.nvidia.com/xid=79:NoSchedule")
+	if len(found) != 0 {
+		t.Errorf("OnRediscover again with nothing new: %d calls", len(found))
 	}
 }
 
