@@ -26,6 +26,19 @@ type MIGInstance struct {
 	Placement MIGPlacement
 }
 
+// MIGOffer is what a GPU itself offers for MIG: by GPU instance profile
+// (NVML's constant, gpu.MIGProfile.GIProfileID), the first memory slots
+// of the placements it can make; a profile the GPU has not is absent.
+type MIGOffer map[int][]int
+
+// MIGOfferer is implemented by MIG managers that can ask the GPU what it
+// offers (nvml: nvmlDeviceGetGpuInstanceProfileInfo and
+// nvmlDeviceGetGpuInstancePossiblePlacements), so that the DRA plugin
+// publishes only the MIG table's placements the GPU can make.
+type MIGOfferer interface {
+	MIGOffer(ctx context.Context, gpuUUID string) (MIGOffer, error)
+}
+
 // MIGManager is implemented by backends that create and destroy MIG
 // devices (a GPU instance with one compute instance spanning it) on
 // MIG-enabled GPUs, as the DRA plugin does on demand (internal/node/dra).

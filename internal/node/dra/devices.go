@@ -14,6 +14,8 @@ package dra
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,6 +109,10 @@ type Options struct {
 	// is, with its UUID (NVIDIA's driver's static MIG devices), and the
 	// placements overlapping any are not published.
 	Static map[string][]device.MIGInstance
+	// Offers are, by GPU UUID, the MIG placements each MIG-enabled GPU
+	// says it can make (device.MIGOfferer): of the table's placements
+	// only those it offers are published. A GPU absent: all the table's.
+	Offers map[string]device.MIGOffer
 	// PCIeRoot returns the PCIe root complex of a PCI bus ID in
 	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
 	// error: no pcieRoot attribute.
@@ -175,7 +181,7 @@ func Build(n device.Node, o Options) (Resources, error) {
 			return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
 		}
 		if g.MIGEnabled {
-			if err := r.addMIG(i, g, attrs, o.Static[g.UUID], sets); err != nil {
+			if err := r.addMIG(i, g, attrs, o.Static[g.UUID], o.Offers[g.UUID], sets); err != nil {
 				return r, fmt.Errorf("GPU %d (%s): %w", g.Index, g.UUID, err)
 			}
 			continue
@@ -199,11 +205,12 @@ func Build(n device.Node, o Options) (Resources, error) {
 // addMIG adds the devices of MIG-enabled GPU g (n.GPUs[i], attributes
 // attrs): its counter set, each live MIG device made outside DRA
 // (static) whose compute instance spans its GPU instance, with its UUID,
-// and every placement that overlaps none of static. It publishes no
+// and every placement that overlaps none of static and that the GPU
+// offers (off; nil: every placement of the table). It publishes no
 // whole GPU: MIG mode stays on (gpuplane never changes it), and CUDA sees
 // no device on a MIG-mode GPU but its MIG devices; the 7g placement is
 // the GPU's full-size device. sets caches the counters by model.
-func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, static []device.MIGInstance, sets map[string]map[string]resourceapi.Counter) error {
+func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttribute, static []device.MIGInstance, off device.MIGOffer, sets map[string]map[string]resourceapi.Counter) error {
 	profiles := gpu.MIGProfiles(g.Model)
 	if len(profiles) == 0 {
 		return fmt.Errorf("MIG is enabled but model %q has no MIG table", g.Model)
@@ -225,6 +232,9 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 			return err
 		}
 		for _, start := range p.Starts {
+			if off != nil && !slices.Contains(off[p.GIProfileID], start) {
+				continue
+			}
 			pl := Placement{GIProfile: p.Name, Profile: pname, MIGPlacement: device.MIGPlacement{Start: start, Size: p.Size}}
 			d := resourceapi.Device{
 				Name:       migName(g, pl, p),
@@ -250,6 +260,36 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 		}
 	}
 	return nil
+}
+
+// offerDiff compares the MIG table's placements for model with what a
+// GPU offers: a line for each placement of the table the GPU does not
+// offer (not published), and for each profile or start the GPU offers
+// that the table lacks (not published either: the table has no figures
+// for it).
+func offerDiff(model string, off device.MIGOffer) []string {
+	var out []string
+	known := map[int]bool{}
+	for _, p := range gpu.MIGProfiles(model) {
+		known[p.GIProfileID] = true
+		for _, start := range p.Starts {
+			if !slices.Contains(off[p.GIProfileID], start) {
+				out = append(out, fmt.Sprintf("%s at memory slot %d: in the MIG table, not offered by the GPU", p.Name, start))
+			}
+		}
+		for _, start := range off[p.GIProfileID] {
+			if !slices.Contains(p.Starts, start) {
+				out = append(out, fmt.Sprintf("%s at memory slot %d: offered by the GPU, not in the MIG table", p.Name, start))
+			}
+		}
+	}
+	ids := slices.Sorted(maps.Keys(off))
+	for _, id := range ids {
+		if !known[id] {
+			out = append(out, fmt.Sprintf("GPU instance profile %d (NVML's constant): offered by the GPU, not in the MIG table", id))
+		}
+	}
+	return out
 }
 
 // staticAt returns the MIG device of static at the placement of GPU

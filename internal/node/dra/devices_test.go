@@ -6,9 +6,11 @@ package dra
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -403,5 +405,40 @@ func TestBuildStatic(t *testing.T) {
 	}
 	if _, ok := r.Entries["gpu-0-mig-3g40gb-9-4"]; ok || len(r.Devices) != 15 {
 		t.Errorf("a 1c.3g.40gb: %d devices (want 15), gpu-0-mig-3g40gb-9-4 published: %v", len(r.Devices), ok)
+	}
+}
+
+// offerDiff names each difference between the A100-80GB MIG table and
+// what a GPU offers, worked out by hand: no 1g.10gb+me at all (its 7
+// starts), 3g.40gb at slot 0 only, 2g.20gb also at slot 6 (the table has
+// 0, 2, 4), and a profile the table lacks. Build then publishes the 25
+// placements less the 7 and the 1 (17).
+func TestOfferDiff(t *testing.T) {
+	off := device.MIGOffer{
+		nvml.GPU_INSTANCE_PROFILE_1_SLICE: {0, 1, 2, 3, 4, 5, 6}, nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV2: {0, 2, 4, 6},
+		nvml.GPU_INSTANCE_PROFILE_2_SLICE: {0, 2, 4, 6}, nvml.GPU_INSTANCE_PROFILE_3_SLICE: {0},
+		nvml.GPU_INSTANCE_PROFILE_4_SLICE: {0}, nvml.GPU_INSTANCE_PROFILE_7_SLICE: {0}, nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1: {0},
+	}
+	var want []string
+	for s := range 7 {
+		want = append(want, fmt.Sprintf("1g.10gb+me at memory slot %d: in the MIG table, not offered by the GPU", s))
+	}
+	want = append(want,
+		"2g.20gb at memory slot 6: offered by the GPU, not in the MIG table",
+		"3g.40gb at memory slot 4: in the MIG table, not offered by the GPU",
+		fmt.Sprintf("GPU instance profile %d (NVML's constant): offered by the GPU, not in the MIG table", nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1))
+	if got := offerDiff("A100-80GB", off); !slices.Equal(got, want) {
+		t.Errorf("offerDiff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	_, n := mockNode(t, twoA100)
+	res, err := Build(n, Options{MIG: true, Offers: map[string]device.MIGOffer{n.GPUs[0].UUID: off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.Devices); got != 17+1 {
+		t.Errorf("%d devices, want GPU 0's 17 and gpu-1", got)
+	}
+	if got := offerDiff("A100-80GB", device.MIGOffer{}); len(got) != 25 {
+		t.Errorf("a GPU offering nothing: %d differences, want the table's 25 placements", len(got))
 	}
 }

@@ -139,11 +139,11 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
 		return nil, err
 	}
-	var static map[string][]device.MIGInstance
-	if d.res, static, err = d.resources(ctx, n); err != nil {
+	var f found
+	if d.res, f, err = d.resources(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
-	logStatic(static)
+	f.log()
 	d.node = n
 	d.publishShares()
 	ignored := cfg.IgnoredXIDs
@@ -203,25 +203,71 @@ func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device
 	return out, nil
 }
 
-// logStatic logs the MIG devices made outside DRA that are published.
-func logStatic(static map[string][]device.MIGInstance) {
-	for gpu, ins := range static {
+// found is what resources found of node n beyond its GPUs: the live
+// MIG devices made outside DRA and the MIG placements the GPUs offer.
+type found struct {
+	n      device.Node
+	static map[string][]device.MIGInstance
+	offers map[string]device.MIGOffer
+}
+
+// log logs the MIG devices made outside DRA that are published, and
+// where the GPUs' MIG placements differ from the MIG table (offerDiff),
+// once per GPU model.
+func (f found) log() {
+	for gpu, ins := range f.static {
 		for _, in := range ins {
 			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range f.n.GPUs {
+		off, ok := f.offers[g.UUID]
+		if !ok || seen[g.Model] {
+			continue
+		}
+		seen[g.Model] = true
+		for _, line := range offerDiff(g.Model, off) {
+			klog.InfoS("The GPU's MIG placements and the MIG table's differ: only those of both are published", "gpu", g.UUID, "model", g.Model, "difference", line)
 		}
 	}
 }
 
 // resources builds what the plugin publishes for node n, with n's live
-// MIG devices made outside DRA (static); the checkpoint is loaded.
-func (d *Driver) resources(ctx context.Context, n device.Node) (Resources, map[string][]device.MIGInstance, error) {
+// MIG devices made outside DRA and the placements its GPUs offer; the
+// checkpoint is loaded.
+func (d *Driver) resources(ctx context.Context, n device.Node) (Resources, found, error) {
 	opts := d.options()
 	var err error
 	if opts.Static, err = d.static(ctx, n); err != nil {
-		return Resources{}, nil, err
+		return Resources{}, found{}, err
+	}
+	if opts.Offers, err = d.offers(ctx, n); err != nil {
+		return Resources{}, found{}, err
 	}
 	res, err := Build(n, opts)
-	return res, opts.Static, err
+	return res, found{n: n, static: opts.Static, offers: opts.Offers}, err
+}
+
+// offers returns what each MIG-enabled GPU of n offers, by UUID, when
+// the backend can tell (device.MIGOfferer); nil otherwise.
+func (d *Driver) offers(ctx context.Context, n device.Node) (map[string]device.MIGOffer, error) {
+	o, ok := d.mig.(device.MIGOfferer)
+	if !ok {
+		return nil, nil
+	}
+	out := map[string]device.MIGOffer{}
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled {
+			continue
+		}
+		off, err := o.MIGOffer(ctx, g.UUID)
+		if err != nil {
+			return nil, err
+		}
+		out[g.UUID] = off
+	}
+	return out, nil
 }
 
 func (d *Driver) options() Options {

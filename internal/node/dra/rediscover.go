@@ -36,7 +36,7 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 		// the health watch, until the agent restarts.
 		return false, fmt.Errorf("dra: rediscovery: GPU %s (%s) is not found; the devices stay as they are", g.UUID, gpuName(g))
 	}
-	res, static, err := d.resources(ctx, n)
+	res, f, err := d.resources(ctx, n)
 	if err != nil {
 		return false, fmt.Errorf("dra: rediscovery: %w", err)
 	}
@@ -51,7 +51,7 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 		}
 	}
 	klog.FromContext(ctx).Info("GPUs changed: publishing the new devices", "before", len(d.res.Devices), "after", len(res.Devices))
-	logStatic(static)
+	f.log()
 	d.node, d.res = n, res
 	if d.helper != nil {
 		if err := d.helper.PublishResources(ctx, d.driverResources()); err != nil {

@@ -75,6 +75,41 @@ func (b *Backend) migHandle(uuid string) (migGPU, bool, error) {
 	return g, cur == nvml.DEVICE_MIG_ENABLE, nil
 }
 
+var _ device.MIGOfferer = (*Backend)(nil)
+
+// MIGOffer returns the placements' starts the GPU lists for each GPU
+// instance profile it supports (nvmlDeviceGetGpuInstanceProfileInfo,
+// nvmlDeviceGetGpuInstancePossiblePlacements); nil for a GPU without
+// MIG mode.
+func (b *Backend) MIGOffer(ctx context.Context, gpuUUID string) (device.MIGOffer, error) {
+	b.migMu.Lock()
+	defer b.migMu.Unlock()
+	g, on, err := b.migHandle(gpuUUID)
+	if err != nil || !on {
+		return nil, err
+	}
+	out := device.MIGOffer{}
+	for p := range nvml.GPU_INSTANCE_PROFILE_COUNT {
+		info, ret := g.d.GetGpuInstanceProfileInfo(p)
+		if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue
+		}
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("GPU %s: GPU instance profile %d", gpuUUID, p), ret)
+		}
+		places, ret := g.d.GetGpuInstancePossiblePlacements(&info)
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("GPU %s: placements of GPU instance profile %d", gpuUUID, p), ret)
+		}
+		starts := make([]int, len(places))
+		for i, pl := range places {
+			starts[i] = int(pl.Start)
+		}
+		out[p] = starts
+	}
+	return out, nil
+}
+
 // CreateMIG creates a GPU instance of the internal/gpu MIG table's profile
 // giProfile (e.g. "3g.40gb") at the placement NVML lists for it that starts
 // at memory slot start, with one compute instance spanning it. It fails
