@@ -99,12 +99,42 @@ func run(w io.Writer, watch time.Duration, shares bool) error {
 	if err := scrape(ctx, w, b, host, watch); err != nil {
 		return err
 	}
-	section(w, "ResourceSlices (--kubelet-api=dra; live MIG devices published as they are, the placements they overlap left out, as the plugin does)")
+	section(w, "ResourceSlices (--kubelet-api=dra; live MIG devices published as they are, the placements they overlap or NVML does not list left out, as the plugin does)")
 	static, err := liveMIG(ctx, b, n)
 	if err != nil {
 		return err
 	}
-	return printSlices(w, n, host, shares, static)
+	offers, err := migOffers(ctx, w, b, n)
+	if err != nil {
+		return err
+	}
+	return printSlices(w, n, host, shares, static, offers)
+}
+
+// migOffers returns what n's MIG-enabled GPUs offer (NVML queries only)
+// and prints where it differs from the MIG table, as the plugin logs it.
+func migOffers(ctx context.Context, w io.Writer, b device.Backend, n device.Node) (map[string]device.MIGOffer, error) {
+	o, ok := b.(device.MIGOfferer)
+	if !ok {
+		return nil, nil
+	}
+	out := map[string]device.MIGOffer{}
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled {
+			continue
+		}
+		off, err := o.MIGOffer(ctx, g.UUID)
+		if err != nil {
+			return nil, err
+		}
+		out[g.UUID] = off
+		diff := dra.OfferDiff(g.Model, off)
+		fmt.Fprintf(w, "GPU %s (%s): NVML lists %v (GPU instance profile constant: starts); %d differences from the MIG table\n", g.UUID, g.Model, off, len(diff))
+		for _, line := range diff {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	return out, nil
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n== %s\n", title) }
@@ -163,8 +193,8 @@ func scrape(ctx context.Context, w io.Writer, b device.Backend, host string, d t
 
 // printSlices prints the ResourceSlices of node n as the DRA plugin
 // (kubeletplugin) would write them for node host.
-func printSlices(w io.Writer, n device.Node, host string, shares bool, static map[string][]device.MIGInstance) error {
-	r, err := dra.Build(n, dra.Options{Shares: shares, MIG: static != nil, Static: static, PCIeRoot: pcieRoot})
+func printSlices(w io.Writer, n device.Node, host string, shares bool, static map[string][]device.MIGInstance, offers map[string]device.MIGOffer) error {
+	r, err := dra.Build(n, dra.Options{Shares: shares, MIG: static != nil, Static: static, Offers: offers, PCIeRoot: pcieRoot})
 	if err != nil {
 		return err
 	}

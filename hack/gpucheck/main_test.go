@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
 
@@ -28,7 +31,7 @@ func TestPrintSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := printSlices(&out, n, "host", false, nil); err != nil {
+	if err := printSlices(&out, n, "host", false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	text, last, _ := strings.Cut(strings.TrimSuffix(out.String(), "\n"), "\n}\n")
@@ -73,10 +76,44 @@ func TestPrintSlicesLiveMIG(t *testing.T) {
 		t.Errorf("busy GPUs %d, want 6", len(busy))
 	}
 	var out bytes.Buffer
-	if err := printSlices(&out, n, "host", false, busy); err != nil {
+	if err := printSlices(&out, n, "host", false, busy, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(out.String(), "\n38 devices in 2 slices\n") {
 		t.Errorf("output ends %q", out.String()[max(0, out.Len()-60):])
+	}
+}
+
+// offering is the mock backend with MIG-enabled GPUs that list every
+// placement of the A100-80GB table but 3g.40gb at slot 4.
+type offering struct{ *mock.Backend }
+
+func (offering) MIGOffer(context.Context, string) (device.MIGOffer, error) {
+	off := device.MIGOffer{}
+	for _, p := range gpu.MIGProfiles("A100-80GB") {
+		off[p.GIProfileID] = p.Starts
+	}
+	off[nvml.GPU_INSTANCE_PROFILE_3_SLICE] = []int{0}
+	return off, nil
+}
+
+// migOffers prints, for each of the 6 MIG-enabled A100s of
+// dgx-a100-80gb-mig, the one difference from the table.
+func TestMIGOffers(t *testing.T) {
+	b, err := mock.Open("dgx-a100-80gb-mig", mock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	offers, err := migOffers(context.Background(), &out, offering{b}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offers) != 6 || strings.Count(out.String(), "; 1 differences from the MIG table\n  3g.40gb at memory slot 4: in the MIG table, not offered by the GPU\n") != 6 {
+		t.Errorf("%d offers, output:\n%s", len(offers), out.String())
 	}
 }

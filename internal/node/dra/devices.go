@@ -262,12 +262,12 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 	return nil
 }
 
-// offerDiff compares the MIG table's placements for model with what a
-// GPU offers: a line for each placement of the table the GPU does not
+// OfferDiff compares the MIG table's placements for model with what a
+// GPU offers (the plugin logs it; hack/gpucheck prints it): a line for each placement of the table the GPU does not
 // offer (not published), and for each profile or start the GPU offers
 // that the table lacks (not published either: the table has no figures
 // for it).
-func offerDiff(model string, off device.MIGOffer) []string {
+func OfferDiff(model string, off device.MIGOffer) []string {
 	var out []string
 	known := map[int]bool{}
 	for _, p := range gpu.MIGProfiles(model) {

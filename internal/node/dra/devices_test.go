@@ -408,7 +408,7 @@ func TestBuildStatic(t *testing.T) {
 	}
 }
 
-// offerDiff names each difference between the A100-80GB MIG table and
+// OfferDiff names each difference between the A100-80GB MIG table and
 // what a GPU offers, worked out by hand: no 1g.10gb+me at all (its 7
 // starts), 3g.40gb at slot 0 only, 2g.20gb also at slot 6 (the table has
 // 0, 2, 4), and a profile the table lacks. Build then publishes the 25
@@ -427,8 +427,8 @@ func TestOfferDiff(t *testing.T) {
 		"2g.20gb at memory slot 6: offered by the GPU, not in the MIG table",
 		"3g.40gb at memory slot 4: in the MIG table, not offered by the GPU",
 		fmt.Sprintf("GPU instance profile %d (NVML's constant): offered by the GPU, not in the MIG table", nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1))
-	if got := offerDiff("A100-80GB", off); !slices.Equal(got, want) {
-		t.Errorf("offerDiff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got := OfferDiff("A100-80GB", off); !slices.Equal(got, want) {
+		t.Errorf("OfferDiff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	_, n := mockNode(t, twoA100)
 	res, err := Build(n, Options{MIG: true, Offers: map[string]device.MIGOffer{n.GPUs[0].UUID: off}})
@@ -438,7 +438,7 @@ func TestOfferDiff(t *testing.T) {
 	if got := len(res.Devices); got != 17+1 {
 		t.Errorf("%d devices, want GPU 0's 17 and gpu-1", got)
 	}
-	if got := offerDiff("A100-80GB", device.MIGOffer{}); len(got) != 25 {
+	if got := OfferDiff("A100-80GB", device.MIGOffer{}); len(got) != 25 {
 		t.Errorf("a GPU offering nothing: %d differences, want the table's 25 placements", len(got))
 	}
 }

@@ -212,7 +212,7 @@ type found struct {
 }
 
 // log logs the MIG devices made outside DRA that are published, and
-// where the GPUs' MIG placements differ from the MIG table (offerDiff),
+// where the GPUs' MIG placements differ from the MIG table (OfferDiff),
 // once per GPU model.
 func (f found) log() {
 	for gpu, ins := range f.static {
@@ -227,7 +227,7 @@ func (f found) log() {
 			continue
 		}
 		seen[g.Model] = true
-		for _, line := range offerDiff(g.Model, off) {
+		for _, line := range OfferDiff(g.Model, off) {
 			klog.InfoS("The GPU's MIG placements and the MIG table's differ: only those of both are published", "gpu", g.UUID, "model", g.Model, "difference", line)
 		}
 	}
