@@ -6,6 +6,7 @@ package helm_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,29 @@ func TestDRAComputeSharePolicyOnCluster(t *testing.T) {
 				t.Errorf("%s: request %d: %q, want %q", tc.name, i, capacities(got[i]), w)
 			}
 		}
+	}
+
+	// firstAvailable: the subrequests asking milliGPU alone of
+	// gpu.nvidia.com get the memory, at their own index, in the second
+	// request too; the others are left as they are.
+	sub := func(name, class string, kv ...string) resourceapi.DeviceSubRequest {
+		r := request(name, class, kv...).Exactly
+		return resourceapi.DeviceSubRequest{Name: name, DeviceClassName: r.DeviceClassName, Capacity: r.Capacity}
+	}
+	fa := []resourceapi.DeviceRequest{
+		request("whole", "gpu.nvidia.com"),
+		{Name: "either", FirstAvailable: []resourceapi.DeviceSubRequest{
+			sub("mig", "mig.nvidia.com"), sub("mem", "gpu.nvidia.com", "memory", "20Gi"), sub("share", "gpu.nvidia.com", "milliGPU", "250"),
+			sub("both", "gpu.nvidia.com", "milliGPU", "100", "memory", "1Gi"), sub("small", "gpu.nvidia.com", "milliGPU", "50"),
+		}},
+	}
+	got := createClaim(t, ctx, admin, "first-available", fa...)
+	var subs []string
+	for _, s := range got[1].FirstAvailable {
+		subs = append(subs, capacities(resourceapi.DeviceRequest{Exactly: &resourceapi.ExactDeviceRequest{Capacity: s.Capacity}}))
+	}
+	if want := []string{"", "memory=20Gi", "memory=1Mi,milliGPU=250", "memory=1Gi,milliGPU=100", "memory=1Mi,milliGPU=50"}; capacities(got[0]) != "" || !slices.Equal(subs, want) {
+		t.Errorf("firstAvailable: request 0 %q, subrequests %q, want %q", capacities(got[0]), subs, want)
 	}
 
 	tpl := &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default"},
