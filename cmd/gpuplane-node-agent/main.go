@@ -72,7 +72,7 @@ SIGINT.`,
 	f.StringVar(&o.DRA.PluginDir, "dra-plugin-dir", o.DRA.PluginDir, "with --kubelet-api=dra: directory of the plugin's socket (dra.sock) and checkpoint")
 	f.StringVar(&o.DRA.RegistrarDir, "dra-registrar-dir", o.DRA.RegistrarDir, "with --kubelet-api=dra: the kubelet's plugin registration directory")
 	f.StringVar(&o.DRA.CDIDir, "cdi-dir", o.DRA.CDIDir, "with --kubelet-api=dra: write a CDI spec of each prepared device here (e.g. /var/run/cdi); empty: rely on NVIDIA's container toolkit's specs")
-	f.StringVar(&o.DRA.ToolkitSpec, "cdi-toolkit-spec", o.DRA.ToolkitSpec, "with --cdi-dir: NVIDIA's container toolkit's CDI spec of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml); the devices it has (named by UUID or by index) are given by its names and get no spec of the agent's, the others (MIG devices made on demand) get its libraries and hooks")
+	f.StringVar(&o.DRA.ToolkitSpec, "cdi-toolkit-spec", o.DRA.ToolkitSpec, "with --cdi-dir: NVIDIA's container toolkit's CDI spec of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml); the devices it names by UUID get no spec of the agent's, those it names by index get the agent's with their edits, the others (MIG devices made on demand) get its libraries and hooks")
 	f.DurationVar(&o.DRA.RediscoverInterval, "dra-rediscover-interval", o.DRA.RediscoverInterval, "with --kubelet-api=dra: how often to discover the GPUs again and publish a change (a MIG mode switched, a MIG device made outside DRA); 0: never")
 	f.BoolVar(&o.DRA.Shares, "dra-shares", o.DRA.Shares, "with --kubelet-api=dra: publish GPUs without MIG as shareable by memory and milli-GPU (allowMultipleAllocations)")
 	m := &o.Metrics

@@ -41,6 +41,10 @@ type cdiDevice struct {
 	// (/dev/nvidia-caps/nvidia-cap<N> of its GPU and compute instance,
 	// migMinors.capNodes); none for a whole GPU.
 	CapNodes []string
+	// Own are the container edits of the toolkit spec's device for this
+	// one under an index name (toolkitIndexed: its /dev/dri nodes and
+	// their hooks), merged into the device's; nil: none.
+	Own *cdispec.ContainerEdits
 	// Common are the container edits every device of the node's NVIDIA
 	// container toolkit spec gets (driver libraries, hooks, control
 	// nodes), merged into the device's; nil: none.
@@ -69,20 +73,8 @@ func cdiSpec(d cdiDevice) *cdispec.Spec {
 	}
 	nodes = append(nodes, dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools"))
 	edits := cdispec.ContainerEdits{DeviceNodes: nodes, Env: []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID}}
-	if c := d.Common; c != nil {
-		for _, n := range c.DeviceNodes {
-			if !slices.ContainsFunc(edits.DeviceNodes, func(o *cdispec.DeviceNode) bool { return o.Path == n.Path }) {
-				edits.DeviceNodes = append(edits.DeviceNodes, n)
-			}
-		}
-		for _, e := range c.Env {
-			if !strings.HasPrefix(e, "NVIDIA_VISIBLE_DEVICES=") {
-				edits.Env = append(edits.Env, e)
-			}
-		}
-		edits.Mounts = append(edits.Mounts, c.Mounts...)
-		edits.Hooks = append(edits.Hooks, c.Hooks...)
-	}
+	mergeEdits(&edits, d.Own)
+	mergeEdits(&edits, d.Common)
 	s := &cdispec.Spec{Kind: cdiKind, Devices: []cdispec.Device{{Name: d.UUID, ContainerEdits: edits}}}
 	v, err := cdispec.MinimumRequiredVersion(s)
 	if err != nil {
@@ -90,6 +82,27 @@ func cdiSpec(d cdiDevice) *cdispec.Spec {
 	}
 	s.Version = v
 	return s
+}
+
+// mergeEdits adds c's device nodes that e lacks (by path), its
+// environment but NVIDIA_VISIBLE_DEVICES, its mounts and hooks to e; a
+// nil c adds nothing.
+func mergeEdits(e *cdispec.ContainerEdits, c *cdispec.ContainerEdits) {
+	if c == nil {
+		return
+	}
+	for _, n := range c.DeviceNodes {
+		if !slices.ContainsFunc(e.DeviceNodes, func(o *cdispec.DeviceNode) bool { return o.Path == n.Path }) {
+			e.DeviceNodes = append(e.DeviceNodes, n)
+		}
+	}
+	for _, v := range c.Env {
+		if !strings.HasPrefix(v, "NVIDIA_VISIBLE_DEVICES=") {
+			e.Env = append(e.Env, v)
+		}
+	}
+	e.Mounts = append(e.Mounts, c.Mounts...)
+	e.Hooks = append(e.Hooks, c.Hooks...)
 }
 
 // readToolkitSpec reads NVIDIA's container toolkit's CDI spec of the
@@ -114,33 +127,30 @@ func readToolkitSpec(path string) (*cdiapi.Spec, error) {
 	return s, nil
 }
 
-// toolkitDevice returns the name of the device d in the toolkit's spec
-// ts, "" if it has none: the device named by d's UUID (nvidia-ctk cdi
-// generate --device-name-strategy=uuid), or else, with byNodes, the one
-// device but "all" that holds exactly d's nodes: the GPU node
-// /dev/nvidia<minor> and d's MIG capability nodes, none for a whole GPU
-// (the default index names "0" and "0:1", whose devices also hold the
-// GPU's /dev/dri nodes). Two such devices match none.
-func toolkitDevice(ts *cdiapi.Spec, d cdiDevice, byNodes bool) string {
-	if ts.GetDevice(d.UUID) != nil {
-		return d.UUID
-	}
-	if !byNodes {
-		return ""
-	}
+// toolkitIndexed returns the device of the toolkit's spec ts that is d
+// under another name than its UUID, with its container edits; "" and nil
+// for none: the one device but "all" whose GPU and capability nodes are
+// exactly d's, the GPU node /dev/nvidia<minor> and d's MIG capability
+// nodes, none for a whole GPU (the toolkit's default index names "0" and
+// "0:1", whose devices also hold the GPU's /dev/dri nodes). Nodes two
+// devices hold match none.
+func toolkitIndexed(ts *cdiapi.Spec, d cdiDevice) (string, *cdispec.ContainerEdits) {
 	want := append([]string{fmt.Sprintf("/dev/nvidia%d", d.Minor)}, d.CapNodes...)
 	slices.Sort(want)
-	found := ""
-	for _, dev := range ts.Devices {
+	var found *cdispec.Device
+	for i, dev := range ts.Devices {
 		if dev.Name == "all" || !slices.Equal(gpuNodes(dev.ContainerEdits), want) {
 			continue
 		}
-		if found != "" {
-			return ""
+		if found != nil {
+			return "", nil
 		}
-		found = dev.Name
+		found = &ts.Devices[i]
 	}
-	return found
+	if found == nil {
+		return "", nil
+	}
+	return found.Name, &found.ContainerEdits
 }
 
 // gpuNodes returns the GPU nodes (/dev/nvidia<N>) and MIG capability

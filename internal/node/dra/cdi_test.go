@@ -157,7 +157,12 @@ devices:
 - name: "0:0"
   containerEdits: {deviceNodes: [{path: /dev/nvidia0}, {path: %[1]s}]}
 - name: "1"
-  containerEdits: {deviceNodes: [{path: /dev/nvidia1}, {path: /dev/dri/card2}, {path: /dev/dri/renderD129}]}
+  containerEdits:
+    deviceNodes: [{path: /dev/nvidia1}, {path: /dev/dri/card2}, {path: /dev/dri/renderD129}]
+    hooks:
+    - hookName: createContainer
+      path: /usr/bin/nvidia-cdi-hook
+      args: [nvidia-cdi-hook, create-symlinks, --link, ../card2::/dev/dri/by-path/pci-0000:41:00.0-card]
 - name: all
   containerEdits: {deviceNodes: [{path: /dev/nvidia0}, {path: /dev/nvidia1}, {path: %[1]s}]}
 containerEdits:
@@ -165,12 +170,14 @@ containerEdits:
 `, strings.ReplaceAll(mig, ", ", "}, {path: "))
 }
 
-// With the toolkit's spec named by index, a device it has is given by
-// its name there: the whole GPU 1 as "1", the MIG device made outside
-// DRA as "0:0" (its capability nodes tell it from GPU 0's "0"), with no
-// spec of the plugin's; the MIG device created on demand, which it does
-// not have, gets the plugin's spec by UUID. The runtimes' CDI cache
-// resolves all three with no conflict.
+// With the toolkit's spec named by index, each device is still given by
+// its UUID, in a spec of the plugin's (an index name is positional: a
+// spec generated again may give it to another device), with the edits of
+// the toolkit's device for it: GPU 1's "1" adds its /dev/dri nodes and
+// their symlink hook, the MIG device made outside DRA matches "0:0" by
+// its capability nodes (GPU 0's "0" has none), the MIG device created on
+// demand matches none. The runtimes' CDI cache resolves all three with no
+// conflict.
 func TestPrepareToolkitSpecIndexNames(t *testing.T) {
 	b, n := mockNode(t, strings.Replace(twoA100, "    migEnabled: true\n", "    migEnabled: true\n    mig: [3g.40gb]\n", 1))
 	static, err := b.MIGInstances(context.Background(), n.GPUs[0].UUID)
@@ -201,19 +208,34 @@ func TestPrepareToolkitSpecIndexNames(t *testing.T) {
 	if err != nil || len(live) != 2 {
 		t.Fatalf("live MIG devices %v %v", live, err)
 	}
-	var created string
-	for _, in := range live {
-		if in.UUID != static[0].UUID {
-			created = in.UUID
+	created := live[0]
+	if created.UUID == static[0].UUID {
+		created = live[1]
+	}
+	uuids := []string{static[0].UUID, created.UUID, n.GPUs[1].UUID}
+	ctl := "/dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools"
+	caps := func(gi int) string {
+		return fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d /dev/nvidia-caps/nvidia-cap%d", 3+9*gi, 4+9*gi)
+	}
+	wantNodes := []string{
+		"/dev/nvidia0 " + caps(static[0].GPUInstanceID) + " " + ctl,
+		"/dev/nvidia0 " + caps(created.GPUInstanceID) + " " + ctl,
+		"/dev/nvidia1 " + ctl + " /dev/dri/card2 /dev/dri/renderD129",
+	}
+	for i, uuid := range uuids {
+		if ids[i] != "nvidia.com/gpu="+uuid {
+			t.Errorf("CDI device %d: %s, want nvidia.com/gpu=%s", i, ids[i], uuid)
+		}
+		if got := strings.Join(specNodes(t, k.dirs.CDIDir, uuid), " "); got != wantNodes[i] {
+			t.Errorf("%s: nodes %s, want %s", uuid, got, wantNodes[i])
 		}
 	}
-	want := []string{"nvidia.com/gpu=0:0", "nvidia.com/gpu=" + created, "nvidia.com/gpu=1"}
-	if !slices.Equal(ids, want) {
-		t.Fatalf("CDI devices %v, want %v", ids, want)
+	s, err := cdiapi.ReadSpec(cdiSpecPath(k.dirs.CDIDir, n.GPUs[1].UUID), 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	specs, _ := filepath.Glob(filepath.Join(k.dirs.CDIDir, "gpuplane_*"))
-	if len(specs) != 1 || specs[0] != cdiSpecPath(k.dirs.CDIDir, created) {
-		t.Errorf("the plugin's specs %v, want only the created MIG device's", specs)
+	if h := s.Devices[0].ContainerEdits.Hooks; len(h) != 1 || h[0].Args[1] != "create-symlinks" {
+		t.Errorf("GPU 1's hooks %+v, want the toolkit device's create-symlinks", h)
 	}
 	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(k.dirs.CDIDir), cdiapi.WithAutoRefresh(false))
 	if err != nil {
@@ -222,17 +244,18 @@ func TestPrepareToolkitSpecIndexNames(t *testing.T) {
 	if err := cache.Refresh(); err != nil {
 		t.Fatalf("CDI cache: %v", err)
 	}
-	for i, file := range []string{toolkit, specs[0], toolkit} {
-		if d := cache.GetDevice(ids[i]); d == nil || d.GetSpec().GetPath() != file {
-			t.Errorf("%s resolves to %v, want a device of %s", ids[i], d, file)
+	for i, uuid := range uuids {
+		if d := cache.GetDevice(ids[i]); d == nil || d.GetSpec().GetPath() != cdiSpecPath(k.dirs.CDIDir, uuid) {
+			t.Errorf("%s resolves to %v, want the plugin's spec", ids[i], d)
 		}
 	}
 	k.unprepare(c)
 }
 
-// toolkitDevice matches by UUID first, then by nodes; a MIG device whose
-// capability nodes are unknown, and nodes two devices hold, match none.
-func TestToolkitDevice(t *testing.T) {
+// toolkitIndexed matches by nodes; a MIG device whose capability nodes
+// match no device, a GPU the spec lacks, and nodes two devices hold match
+// none.
+func TestToolkitIndexed(t *testing.T) {
 	spec := func(yaml string) *cdiapi.Spec {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "nvidia.yaml")
@@ -249,23 +272,21 @@ func TestToolkitDevice(t *testing.T) {
 	caps := []string{"/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia-caps/nvidia-cap22"}
 	twice := spec("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"1\"\n  containerEdits: {deviceNodes: [{path: /dev/nvidia1}]}\n- name: gpu1\n  containerEdits: {deviceNodes: [{path: /dev/nvidia1}, {path: /dev/nvidiactl}]}\n")
 	for _, tc := range []struct {
-		name    string
-		s       *cdiapi.Spec
-		d       cdiDevice
-		byNodes bool
-		want    string
+		name string
+		s    *cdiapi.Spec
+		d    cdiDevice
+		want string
 	}{
-		{"GPU 0 by index", index, cdiDevice{UUID: "GPU-a", Minor: 0}, true, "0"},
-		{"GPU 1 by index", index, cdiDevice{UUID: "GPU-b", Minor: 1}, true, "1"},
-		{"MIG by its caps", index, cdiDevice{UUID: "MIG-a", Minor: 0, CapNodes: caps}, true, "0:0"},
-		{"MIG with other caps", index, cdiDevice{UUID: "MIG-b", Minor: 0, CapNodes: []string{"/dev/nvidia-caps/nvidia-cap30", "/dev/nvidia-caps/nvidia-cap31"}}, true, ""},
-		{"caps unknown", index, cdiDevice{UUID: "MIG-a", Minor: 0}, false, ""},
-		{"no such GPU", index, cdiDevice{UUID: "GPU-c", Minor: 7}, true, ""},
-		{"two hold the nodes", twice, cdiDevice{UUID: "GPU-b", Minor: 1}, true, ""},
-		{"by UUID", spec(strings.Replace(toolkitSpec, "GPU1UUID", "GPU-b", 1)), cdiDevice{UUID: "GPU-b", Minor: 5}, false, "GPU-b"},
+		{"GPU 0", index, cdiDevice{UUID: "GPU-a", Minor: 0}, "0"},
+		{"GPU 1", index, cdiDevice{UUID: "GPU-b", Minor: 1}, "1"},
+		{"MIG by its caps", index, cdiDevice{UUID: "MIG-a", Minor: 0, CapNodes: caps}, "0:0"},
+		{"MIG with other caps", index, cdiDevice{UUID: "MIG-b", Minor: 0, CapNodes: []string{"/dev/nvidia-caps/nvidia-cap30", "/dev/nvidia-caps/nvidia-cap31"}}, ""},
+		{"no such GPU", index, cdiDevice{UUID: "GPU-c", Minor: 7}, ""},
+		{"two hold the nodes", twice, cdiDevice{UUID: "GPU-b", Minor: 1}, ""},
 	} {
-		if got := toolkitDevice(tc.s, tc.d, tc.byNodes); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		name, edits := toolkitIndexed(tc.s, tc.d)
+		if name != tc.want || (edits == nil) != (tc.want == "") {
+			t.Errorf("%s: %q %v, want %q", tc.name, name, edits, tc.want)
 		}
 	}
 }

@@ -60,13 +60,12 @@ type Config struct {
 	MIGMinorsPath string
 	// ToolkitSpec, with CDIDir, is NVIDIA's container toolkit's CDI spec
 	// of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml), read at each
-	// prepare: a device it has, named by UUID or by index (toolkitDevice),
-	// is given by its name there and gets no spec of the plugin's (two
-	// specs of one name in one directory are a conflict the runtime
-	// refuses); a device it does not have (a MIG device created on
-	// demand) gets the plugin's spec with the edits common to the
-	// toolkit's devices (driver libraries, hooks). Empty or missing: the
-	// plugin's specs alone.
+	// prepare: a device it names by UUID is given by that name and gets
+	// no spec of the plugin's (two specs of one name in one directory are
+	// a conflict the runtime refuses); any other gets the plugin's spec
+	// with the edits common to the toolkit's devices (driver libraries,
+	// hooks), and those of the toolkit's device for it under an index name
+	// (toolkitIndexed). Empty or missing: the plugin's specs alone.
 	ToolkitSpec string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
@@ -673,12 +672,19 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 }
 
 // writeDeviceCDI returns the CDI device name of pd, the device uuid: the
-// toolkit spec's name when it has the device (toolkitDevice), or else
-// uuid, whose spec it writes into CDIDir.
+// toolkit spec's device of that name when it has one, or else uuid,
+// whose spec it writes into CDIDir, with the edits of the toolkit's
+// device for it under an index name (toolkitIndexed) and those common to
+// the toolkit's devices merged in. An index name is never given to the
+// kubelet: it is positional, and a toolkit spec generated again (after a
+// MIG layout change) may give it to another device.
 func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) {
 	ts, err := readToolkitSpec(d.cfg.ToolkitSpec)
 	if err != nil {
 		return "", err
+	}
+	if ts != nil && ts.GetDevice(uuid) != nil {
+		return uuid, nil
 	}
 	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
 	dev := cdiDevice{UUID: uuid, Minor: g.Minor}
@@ -693,12 +699,12 @@ func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) 
 		}
 	}
 	if ts != nil {
+		dev.Common = &ts.ContainerEdits
 		// Without the capability nodes a MIG device cannot be told from
 		// its GPU by its nodes.
-		if name := toolkitDevice(ts, dev, !mig || dev.CapNodes != nil); name != "" {
-			return name, nil
+		if !mig || dev.CapNodes != nil {
+			_, dev.Own = toolkitIndexed(ts, dev)
 		}
-		dev.Common = &ts.ContainerEdits
 	}
 	return uuid, writeCDISpec(d.cfg.CDIDir, dev)
 }
