@@ -39,22 +39,24 @@ func newLabeler(o Options, cfg *configv1.Config, client kubernetes.Interface, dy
 }
 
 // write writes the labels of n; an error writing the features file is
-// returned (it stops the agent at the start).
+// returned (it stops the agent at the start) and leaves the previous
+// write's background work as it was.
 func (w *labeler) write(ctx context.Context, n device.Node) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stop != nil {
-		w.stop()
-		w.done.Wait()
-	}
-	ctx, w.stop = context.WithCancel(ctx)
 	l := labels.Compute(n, labels.OptionsFrom(w.cfg))
 	if w.o.LabelsFile != "" {
+		// First: a failure leaves the previous write's work running.
 		if err := labels.WriteFeatureFile(w.o.LabelsFile, l); err != nil {
 			return err
 		}
 		klog.InfoS("Wrote GPU feature labels", "file", w.o.LabelsFile, "labels", len(l))
 	}
+	if w.stop != nil {
+		w.stop()
+		w.done.Wait()
+	}
+	ctx, w.stop = context.WithCancel(ctx)
 	if w.o.LabelNode {
 		ann := labels.Annotations(n)
 		w.done.Go(func() { _ = labels.ApplyUntilDone(ctx, w.client, w.o.NodeName, l, ann, labels.RetryInterval) })

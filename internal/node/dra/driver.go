@@ -221,8 +221,8 @@ func (f found) log() {
 	}
 	seen := map[string]bool{}
 	for _, g := range f.n.GPUs {
-		off, ok := f.offers[g.UUID]
-		if !ok || seen[g.Model] {
+		off := f.offers[g.UUID]
+		if off == nil || seen[g.Model] { // nil: not asked, or no MIG mode
 			continue
 		}
 		seen[g.Model] = true
@@ -241,19 +241,19 @@ func (d *Driver) resources(ctx context.Context, n device.Node) (Resources, found
 	if opts.Static, err = d.static(ctx, n); err != nil {
 		return Resources{}, found{}, err
 	}
-	if opts.Offers, err = d.offers(ctx, n); err != nil {
-		return Resources{}, found{}, err
-	}
+	opts.Offers = d.offers(ctx, n)
 	res, err := Build(n, opts)
 	return res, found{n: n, static: opts.Static, offers: opts.Offers}, err
 }
 
 // offers returns what each MIG-enabled GPU of n offers, by UUID, when
-// the backend can tell (device.MIGOfferer); nil otherwise.
-func (d *Driver) offers(ctx context.Context, n device.Node) (map[string]device.MIGOffer, error) {
+// the backend can tell (device.MIGOfferer); nil otherwise. A GPU that
+// cannot be asked is left out (logged): the table's placements are
+// published for it.
+func (d *Driver) offers(ctx context.Context, n device.Node) map[string]device.MIGOffer {
 	o, ok := d.mig.(device.MIGOfferer)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	out := map[string]device.MIGOffer{}
 	for _, g := range n.GPUs {
@@ -262,11 +262,14 @@ func (d *Driver) offers(ctx context.Context, n device.Node) (map[string]device.M
 		}
 		off, err := o.MIGOffer(ctx, g.UUID)
 		if err != nil {
-			return nil, err
+			// The table's placements, as before the GPU could be asked: a
+			// prepare NVML refuses fails with NVML's error.
+			klog.FromContext(ctx).Error(err, "Asking the GPU which MIG placements it lists; publishing the MIG table's", "gpu", g.UUID)
+			continue
 		}
 		out[g.UUID] = off
 	}
-	return out, nil
+	return out
 }
 
 func (d *Driver) options() Options {

@@ -435,7 +435,7 @@ func (b *Backend) xidDevice(ctx context.Context, n device.Node, gpuUUID string, 
 		klog.ErrorS(err, "Looking up the MIG device of an XID; taking the one discovered at the start", "gpu", gpuUUID, "gpuInstance", gi, "computeInstance", ci)
 	}
 	for _, m := range migs {
-		if m.GPUInstanceID == int(gi) && m.ComputeInstanceID == int(ci) {
+		if m.GPUInstanceID == int(gi) && m.ComputeInstanceID == int(ci) && m.UUID != "" {
 			return m.UUID
 		}
 	}
@@ -476,6 +476,11 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		}
 	}
 	send := func(ev device.HealthEvent) error {
+		select {
+		case ch <- ev: // first: an event already read is not dropped for a ctx just done
+			return nil
+		default:
+		}
 		select {
 		case ch <- ev:
 			return nil
