@@ -134,7 +134,10 @@ func TestRediscover(t *testing.T) {
 // A GPU that appears (NVML skipped it at the start, and a reset brought
 // it back) is published by the next rediscovery in Run, OnRediscover gets
 // the node with both GPUs (the agent labels it again), and the health
-// watch starts again to cover it: a critical XID on it then taints it.
+// watch starts again to cover it (a second WatchHealth call: the mock's
+// watch knows every GPU of its profile, so only the count shows the
+// restart), and the new watch's events are applied: a critical XID on
+// GPU 1 taints it.
 func TestRediscoverNewGPU(t *testing.T) {
 	faults := filepath.Join(t.TempDir(), "faults.yaml")
 	p, err := mock.ParseProfile("test.yaml", []byte(twoA100))
