@@ -114,27 +114,22 @@ func run(w io.Writer, watch time.Duration, shares bool) error {
 // migOffers returns what n's MIG-enabled GPUs offer (NVML queries only)
 // and prints where it differs from the MIG table, as the plugin logs it.
 func migOffers(ctx context.Context, w io.Writer, b device.Backend, n device.Node) (map[string]device.MIGOffer, error) {
-	o, ok := b.(device.MIGOfferer)
-	if !ok {
-		return nil, nil
+	offers, err := dra.MIGOffers(ctx, b, n)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string]device.MIGOffer{}
 	for _, g := range n.GPUs {
-		if !g.MIGEnabled {
+		off, ok := offers[g.UUID]
+		if !ok {
 			continue
 		}
-		off, err := o.MIGOffer(ctx, g.UUID)
-		if err != nil {
-			return nil, err
-		}
-		out[g.UUID] = off
 		diff := dra.OfferDiff(g.Model, off)
 		fmt.Fprintf(w, "GPU %s (%s): NVML lists %v (GPU instance profile constant: starts); %d differences from the MIG table\n", g.UUID, g.Model, off, len(diff))
 		for _, line := range diff {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	return out, nil
+	return offers, nil
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n== %s\n", title) }

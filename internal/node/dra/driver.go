@@ -246,30 +246,40 @@ func (d *Driver) resources(ctx context.Context, n device.Node) (Resources, found
 	return res, found{n: n, static: opts.Static, offers: opts.Offers}, err
 }
 
-// offers returns what each MIG-enabled GPU of n offers, by UUID, when
-// the backend can tell (device.MIGOfferer); nil otherwise. A GPU that
-// cannot be asked is left out (logged): the table's placements are
-// published for it.
+// offers returns what each MIG-enabled GPU of n offers (MIGOffers); a
+// GPU that cannot be asked is left out, logged: the table's placements
+// are published for it, and a prepare NVML refuses fails with NVML's
+// error.
 func (d *Driver) offers(ctx context.Context, n device.Node) map[string]device.MIGOffer {
-	o, ok := d.mig.(device.MIGOfferer)
+	out, err := MIGOffers(ctx, d.mig, n)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Asking the GPUs which MIG placements they list; publishing the MIG table's for those")
+	}
+	return out
+}
+
+// MIGOffers asks each MIG-enabled GPU of n what it offers, by UUID, when
+// b can tell (device.MIGOfferer); nil otherwise. The GPUs that fail are
+// left out of the map and their errors joined.
+func MIGOffers(ctx context.Context, b any, n device.Node) (map[string]device.MIGOffer, error) {
+	o, ok := b.(device.MIGOfferer)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	out := map[string]device.MIGOffer{}
+	var errs []error
 	for _, g := range n.GPUs {
 		if !g.MIGEnabled {
 			continue
 		}
 		off, err := o.MIGOffer(ctx, g.UUID)
 		if err != nil {
-			// The table's placements, as before the GPU could be asked: a
-			// prepare NVML refuses fails with NVML's error.
-			klog.FromContext(ctx).Error(err, "Asking the GPU which MIG placements it lists; publishing the MIG table's", "gpu", g.UUID)
+			errs = append(errs, err)
 			continue
 		}
 		out[g.UUID] = off
 	}
-	return out
+	return out, errors.Join(errs...)
 }
 
 func (d *Driver) options() Options {

@@ -424,20 +424,30 @@ func (c *Cluster) waitUntil(ctx context.Context, what string, cond func(context.
 
 // get fails unless url answers 200 with a body containing want.
 func get(ctx context.Context, hc *http.Client, url, want string) error {
+	b, err := getBody(ctx, hc, url)
+	if err == nil && !strings.Contains(string(b), want) {
+		err = fmt.Errorf("%s: no %q in %s", url, want, b)
+	}
+	return err
+}
+
+// getBody returns the body of url (its first 64 KiB), failing unless it
+// answers 200.
+func getBody(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
-		return fmt.Errorf("%s: %s: %s", url, resp.Status, b)
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s: %s", url, resp.Status, b)
 	}
-	return nil
+	return b, nil
 }
 
 // freePorts asks the kernel for n free loopback ports. They are released

@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -111,21 +110,9 @@ func (c *Cluster) startControllerManager(ctx context.Context, o Options, pk *pki
 // lists a controller's check (every kube-controller-manager controller
 // name ends in -controller: cmd/kube-controller-manager/names).
 func builtCheck(ctx context.Context, hc *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
+	b, err := getBody(ctx, hc, url)
+	if err == nil && !strings.Contains(string(b), "-controller ok") {
+		err = fmt.Errorf("%s lists no controller yet", url)
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s: %s", url, resp.Status, b)
-	}
-	if !strings.Contains(string(b), "-controller ok") {
-		return fmt.Errorf("%s lists no controller yet", url)
-	}
-	return nil
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -88,15 +89,12 @@ func (b *Backend) MIGOffer(ctx context.Context, gpuUUID string) (device.MIGOffer
 	if err != nil || !on {
 		return nil, err
 	}
+	infos, err := g.giProfiles()
+	if err != nil {
+		return nil, err
+	}
 	out := device.MIGOffer{}
-	for p := range nvml.GPU_INSTANCE_PROFILE_COUNT {
-		info, ret := g.d.GetGpuInstanceProfileInfo(p)
-		if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
-			continue
-		}
-		if ret != nvml.SUCCESS {
-			return nil, nvErr(fmt.Sprintf("GPU %s: GPU instance profile %d", gpuUUID, p), ret)
-		}
+	for p, info := range infos {
 		places, ret := g.d.GetGpuInstancePossiblePlacements(&info)
 		if ret != nvml.SUCCESS {
 			return nil, nvErr(fmt.Sprintf("GPU %s: placements of GPU instance profile %d", gpuUUID, p), ret)
@@ -106,6 +104,24 @@ func (b *Backend) MIGOffer(ctx context.Context, gpuUUID string) (device.MIGOffer
 			starts[i] = int(pl.Start)
 		}
 		out[p] = starts
+	}
+	return out, nil
+}
+
+// giProfiles returns the GPU instance profiles g supports, by NVML's
+// constant (nvmlDeviceGetGpuInstanceProfileInfo of each: one answering
+// NOT_SUPPORTED or INVALID_ARGUMENT is left out).
+func (g migGPU) giProfiles() (map[int]nvml.GpuInstanceProfileInfo, error) {
+	out := map[int]nvml.GpuInstanceProfileInfo{}
+	for p := range nvml.GPU_INSTANCE_PROFILE_COUNT {
+		info, ret := g.d.GetGpuInstanceProfileInfo(p)
+		if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+			continue
+		}
+		if ret != nvml.SUCCESS {
+			return nil, nvErr(fmt.Sprintf("GPU %s: GPU instance profile %d", g.uuid, p), ret)
+		}
+		out[p] = info
 	}
 	return out, nil
 }
@@ -255,15 +271,13 @@ func (b *Backend) MIGInstances(ctx context.Context, gpuUUID string) ([]device.MI
 	if err != nil {
 		return nil, err
 	}
+	infos, err := g.giProfiles()
+	if err != nil {
+		return nil, err
+	}
 	var out []device.MIGInstance
-	for p := range nvml.GPU_INSTANCE_PROFILE_COUNT {
-		info, ret := g.d.GetGpuInstanceProfileInfo(p)
-		if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
-			continue
-		}
-		if ret != nvml.SUCCESS {
-			return nil, nvErr(fmt.Sprintf("GPU %s: GPU instance profile %d", gpuUUID, p), ret)
-		}
+	for _, p := range slices.Sorted(maps.Keys(infos)) {
+		info := infos[p]
 		gis, ret := g.d.GetGpuInstances(&info)
 		if ret != nvml.SUCCESS {
 			return nil, nvErr(fmt.Sprintf("GPU %s: GPU instances of profile %d", gpuUUID, p), ret)
