@@ -37,12 +37,14 @@ func newNodeAgentCmd() *cobra.Command {
 	o := agent.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   name,
-		Short: "Kubelet device plugin, GPU feature labels, GPU health and metrics for one node",
+		Short: "Kubelet device plugin or DRA kubelet plugin, GPU feature labels, GPU health and metrics for one node",
 		Long: `gpuplane-node-agent makes a node's GPUs schedulable: it discovers them
-(through NVML, or a mock profile), serves the kubelet device-plugin API for
-nvidia.com/gpu and the MIG resources, reports GPU health, writes GPU
-feature labels and serves GPU metrics. It exits cleanly on SIGTERM or
-SIGINT.`,
+(through NVML, or a mock profile) and serves them to the kubelet, either
+through the device-plugin API (nvidia.com/gpu and the MIG resources, the
+default) or, with --kubelet-api=dra, as the DRA kubelet plugin of driver
+gpu.nvidia.com (ResourceSlices of whole GPUs, MIG placements made on
+demand and shares). It reports GPU health, writes GPU feature labels and
+serves GPU metrics. It exits cleanly on SIGTERM or SIGINT.`,
 		Version:       version.Get().String(name),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -71,7 +73,7 @@ SIGINT.`,
 	f.StringVar(&o.KubeletAPI, "kubelet-api", o.KubeletAPI, "kubelet API the GPUs are served through: device-plugin, or dra (DRA driver gpu.nvidia.com, as NVIDIA's DRA driver; needs API access and --node-name; see docs/dra.md)")
 	f.StringVar(&o.DRA.PluginDir, "dra-plugin-dir", o.DRA.PluginDir, "with --kubelet-api=dra: directory of the plugin's socket (dra.sock) and checkpoint")
 	f.StringVar(&o.DRA.RegistrarDir, "dra-registrar-dir", o.DRA.RegistrarDir, "with --kubelet-api=dra: the kubelet's plugin registration directory")
-	f.StringVar(&o.DRA.CDIDir, "cdi-dir", o.DRA.CDIDir, "with --kubelet-api=dra: write a CDI spec of each prepared device here (e.g. /var/run/cdi); empty: rely on NVIDIA's container toolkit's specs")
+	f.StringVar(&o.DRA.CDIDir, "cdi-dir", o.DRA.CDIDir, "with --kubelet-api=dra: write a CDI spec of each prepared device here (e.g. /var/run/cdi); empty: rely on NVIDIA's container toolkit's specs for the devices (a share's or an MPS claim's own spec still goes to /var/run/cdi)")
 	f.StringVar(&o.DRA.ToolkitSpec, "cdi-toolkit-spec", o.DRA.ToolkitSpec, "with --cdi-dir: NVIDIA's container toolkit's CDI spec of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml); the devices it names by UUID get no spec of the agent's, those it names by index get the agent's with their edits, the others (MIG devices made on demand) get its libraries and hooks")
 	f.DurationVar(&o.DRA.RediscoverInterval, "dra-rediscover-interval", o.DRA.RediscoverInterval, "with --kubelet-api=dra: how often to discover the GPUs again and publish a change (a MIG mode switched, a MIG device made outside DRA); 0: never")
 	f.BoolVar(&o.DRA.Shares, "dra-shares", o.DRA.Shares, "with --kubelet-api=dra: publish GPUs without MIG as shareable by memory and milli-GPU (allowMultipleAllocations)")

@@ -692,8 +692,13 @@ func TestTemplateDRAComputeShareMemory(t *testing.T) {
 }
 
 // nodeAgent.dra.cdiToolkitSpec passes --cdi-toolkit-spec; a spec outside
-// cdiDir has its directory mounted read-only, one inside none more.
+// cdiDir has its directory mounted read-only, one inside none more;
+// without cdiDir the template fails (the agent would refuse the flag).
 func TestTemplateDRAToolkitSpec(t *testing.T) {
+	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiToolkitSpec=/etc/cdi/nvidia.yaml").CombinedOutput()
+	if want := "nodeAgent.dra.cdiToolkitSpec needs nodeAgent.dra.cdiDir"; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("a toolkit spec without cdiDir: %v %s, want %s", err, out, want)
+	}
 	for _, tc := range []struct{ spec, mount string }{
 		{"/etc/cdi/nvidia.yaml", "/etc/cdi"},
 		{"/var/run/cdi/nvidia.yaml", ""},

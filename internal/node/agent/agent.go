@@ -195,6 +195,9 @@ func (o Options) Check() error {
 	if o.KubeletAPI == KubeletAPIDRA && o.NodeName == "" {
 		return fmt.Errorf("--kubelet-api=dra needs --node-name (or $NODE_NAME)")
 	}
+	if err := o.DRA.check(o.KubeletAPI == KubeletAPIDRA); err != nil {
+		return err
+	}
 	if o.LabelNode && o.NodeName == "" {
 		return fmt.Errorf("--label-node needs --node-name (or $NODE_NAME)")
 	}
@@ -210,6 +213,20 @@ func (o Options) Check() error {
 	m := o.Metrics
 	if m.Addr != "" && (m.SampleInterval <= 0 || m.StaleAfter < 0 || m.PodResourcesInterval <= 0) {
 		return fmt.Errorf("--metrics-sample-interval and --pod-resources-interval must be positive, --metrics-stale-after not negative")
+	}
+	return nil
+}
+
+// check checks the DRA options: those that only the DRA plugin reads are
+// refused without it (dra false), rather than ignored.
+func (o DRAOptions) check(dra bool) error {
+	switch {
+	case !dra && (o.CDIDir != "" || o.ToolkitSpec != "" || o.Shares):
+		return fmt.Errorf("--cdi-dir, --cdi-toolkit-spec and --dra-shares need --kubelet-api=dra")
+	case o.ToolkitSpec != "" && o.CDIDir == "":
+		return fmt.Errorf("--cdi-toolkit-spec needs --cdi-dir")
+	case o.RediscoverInterval < 0:
+		return fmt.Errorf("--dra-rediscover-interval %v: must not be negative (0: never)", o.RediscoverInterval)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package agent
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // --node-feature-api writes the NodeFeature object of --node-name in
@@ -32,5 +33,32 @@ func TestCheckSchedulerChoice(t *testing.T) {
 	o.NodeName = "node-1"
 	if err := o.Check(); err != nil {
 		t.Errorf("node name given: %v", err)
+	}
+}
+
+// The flags only the DRA plugin reads are refused without
+// --kubelet-api=dra, a toolkit spec without --cdi-dir (nothing would read
+// it) and a negative rediscovery interval, each naming the flag.
+func TestCheckDRAFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"shares, device plugin", func(o *Options) { o.DRA.Shares = true }, "--dra-shares need --kubelet-api=dra"},
+		{"cdi dir, device plugin", func(o *Options) { o.DRA.CDIDir = "/var/run/cdi" }, "--cdi-dir, --cdi-toolkit-spec and --dra-shares need --kubelet-api=dra"},
+		{"toolkit spec alone", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.ToolkitSpec = "/var/run/cdi/nvidia.yaml" }, "--cdi-toolkit-spec needs --cdi-dir"},
+		{"negative interval", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.RediscoverInterval = -time.Second }, "--dra-rediscover-interval -1s: must not be negative"},
+		{"dra, all set", func(o *Options) {
+			o.KubeletAPI, o.DRA.CDIDir, o.DRA.ToolkitSpec, o.DRA.Shares, o.DRA.RediscoverInterval = KubeletAPIDRA, "/var/run/cdi", "/var/run/cdi/nvidia.yaml", true, 0
+		}, ""},
+	} {
+		o := DefaultOptions()
+		o.NodeName = "node-1"
+		tc.edit(&o)
+		err := o.Check()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -75,6 +75,9 @@ spec:
             - --cdi-dir={{ .cdiDir }}
             {{- end }}
             {{- if .cdiToolkitSpec }}
+            {{- if not .cdiDir }}
+            {{- fail "nodeAgent.dra.cdiToolkitSpec needs nodeAgent.dra.cdiDir: the toolkit's spec is read only where the agent writes specs" }}
+            {{- end }}
             - --cdi-toolkit-spec={{ .cdiToolkitSpec }}
             {{- end }}
             {{- if .shares }}
