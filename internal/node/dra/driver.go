@@ -666,14 +666,13 @@ func (d *Driver) cdiInUse(uuid string) bool {
 // with --cdi-dir; the claim's own, for a share or an MPS daemon) and
 // records the CDI device IDs the kubelet is given.
 func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
-	name := pd.cdiUUID()
+	uuid := pd.cdiUUID()
 	if d.cfg.CDIDir != "" {
-		var err error
-		if name, err = d.writeDeviceCDI(*pd, name); err != nil {
+		if err := d.writeDeviceCDI(*pd, uuid); err != nil {
 			return fmt.Errorf("device %s: CDI spec: %w", pd.Device, err)
 		}
 	}
-	pd.CDIDeviceIDs = []string{CDIDeviceID(name)}
+	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
 	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.gpuMemBytes(*pd), d.mpsEdits(*pd))
 	if err != nil {
 		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
@@ -684,20 +683,20 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 	return nil
 }
 
-// writeDeviceCDI returns the CDI device name of pd, the device uuid: the
-// toolkit spec's device of that name when it has one, or else uuid,
-// whose spec it writes into CDIDir, with the edits of the toolkit's
-// device for it under an index name (toolkitIndexed) and those common to
-// the toolkit's devices merged in. An index name is never given to the
-// kubelet: it is positional, and a toolkit spec generated again (after a
-// MIG layout change) may give it to another device.
-func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) {
+// writeDeviceCDI writes the spec of pd's CDI device uuid into CDIDir,
+// unless the toolkit's spec has a device of that name, with the edits of
+// the toolkit's device for it under an index name (toolkitIndexed) and
+// those common to the toolkit's devices merged in. The kubelet is always
+// given uuid, never an index name: that is positional, and a toolkit
+// spec generated again (after a MIG layout change) may give it to
+// another device.
+func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) error {
 	ts, err := readToolkitSpec(d.cfg.ToolkitSpec)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if ts != nil && ts.GetDevice(uuid) != nil {
-		return uuid, nil
+		return nil
 	}
 	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
 	dev := cdiDevice{UUID: uuid, Minor: g.Minor}
@@ -705,10 +704,10 @@ func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) 
 	if mig && d.cfg.MIGMinorsPath != "" {
 		caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if ts != nil {
@@ -719,7 +718,7 @@ func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) (string, error) 
 			_, dev.Own = toolkitIndexed(ts, dev)
 		}
 	}
-	return uuid, writeCDISpec(d.cfg.CDIDir, dev)
+	return writeCDISpec(d.cfg.CDIDir, dev)
 }
 
 // checkStatic makes sure the MIG device uuid made outside DRA on GPU
