@@ -263,10 +263,10 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 }
 
 // OfferDiff compares the MIG table's placements for model with what a
-// GPU offers (the plugin logs it; hack/gpucheck prints it): a line for each placement of the table the GPU does not
-// offer (not published), and for each profile or start the GPU offers
-// that the table lacks (not published either: the table has no figures
-// for it).
+// GPU offers (the plugin logs it, hack/gpucheck prints it): a line for
+// each placement of the table the GPU does not offer (not published),
+// and for each profile or start the GPU offers that the table lacks (not
+// published either: the table has no figures for it).
 func OfferDiff(model string, off device.MIGOffer) []string {
 	var out []string
 	known := map[int]bool{}
