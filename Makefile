@@ -54,6 +54,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadNodes -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadAlibaba2025 -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadCluster -fuzztime 30s ./internal/trace
+	$(GO) test -run '^$$' -fuzz '^FuzzReadSnapshot$$' -fuzztime 30s ./internal/snapshot
+	$(GO) test -run '^$$' -fuzz FuzzReadSnapshotDRA -fuzztime 30s ./internal/snapshot
 	$(GO) test -run '^$$' -fuzz FuzzParseNodeSpec -fuzztime 30s ./internal/trace
 	$(GO) test -run '^$$' -fuzz FuzzReadPrices -fuzztime 30s ./internal/cost/prices
 	$(GO) test -run '^$$' -fuzz FuzzParseFields -fuzztime 30s ./internal/node/exporter

@@ -386,3 +386,15 @@ func MIGFullCount(model, profile string) (n int, ok bool) {
 	}
 	return 0, false
 }
+
+// MIGProfileIndex returns the index (MIGProfiles' order) of the MIG
+// profile named profile on model ("1g.10gb" on an A100-80GB: 0); ok is
+// false when the model has no such profile.
+func MIGProfileIndex(model, profile string) (int, bool) {
+	for k, p := range MIGProfiles(model) {
+		if p.Name == profile {
+			return k, true
+		}
+	}
+	return 0, false
+}

@@ -119,8 +119,8 @@ func (r alibaba2025Row) pod(seen map[string]int) (PodSpec, error) {
 	if p.Name == "" {
 		return p, r.bad("instance_sn", "empty instance name")
 	}
-	if len(p.Name) > maxNameLen {
-		return p, r.bad("instance_sn", "name %s longer than %d bytes", Quote(p.Name), maxNameLen)
+	if len(p.Name) > MaxNameLen {
+		return p, r.bad("instance_sn", "name %s longer than %d bytes", Quote(p.Name), MaxNameLen)
 	}
 	if first, dup := seen[p.Name]; dup {
 		return p, r.bad("instance_sn", "instance %s already defined on line %d", Quote(p.Name), first)

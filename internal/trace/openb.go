@@ -1,10 +1,13 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package trace reads GPU cluster workloads: the node and pod lists of the
-// Alibaba openb trace (github.com/alibaba/clusterdata,
-// cluster-trace-gpu-v2023; Weng et al., USENIX ATC 2023), and generates the
-// built-in workload.
+// Package trace reads the inputs a simulation is driven by: the node and
+// pod lists of the Alibaba openb trace (github.com/alibaba/clusterdata,
+// cluster-trace-gpu-v2023; Weng et al., USENIX ATC 2023), the Alibaba 2025
+// trace, cluster YAML and node specs ("A100-80GB x 16"), NVIDIA mig-parted
+// configs, sizing targets, and the built-in workload; and the Kubernetes
+// quantity grammar ("500m", "40Gi") the snapshot reader shares.
+// A live cluster's `kubectl get -o json` is read by internal/snapshot.
 //
 // Readers validate every row: an error names the file, the line and the
 // column, and no input makes them panic.
@@ -113,18 +116,18 @@ const (
 	maxMemoryMiB   = 1 << 40
 	// maxSeconds bounds trace times: about 317 years.
 	maxSeconds = 1e10
-	// maxNameLen bounds pod and node names as Kubernetes bounds an object
+	// MaxNameLen bounds pod and node names as Kubernetes bounds an object
 	// name (a DNS subdomain, RFC 1123: 253 characters).
-	maxNameLen = 253
-	// maxModelLen bounds a GPU model name as Kubernetes bounds a label
+	MaxNameLen = 253
+	// MaxModelLen bounds a GPU model name as Kubernetes bounds a label
 	// value (63 characters): the model goes into nvidia.com/gpu.product.
-	maxModelLen = 63
+	MaxModelLen = 63
 	// maxNumberLen bounds a number's text: 19 digits hold any int64, and
 	// a time's float text ("1.2345678901234567e+09") needs about 24.
 	maxNumberLen = 32
 	// maxGPUSpecLen bounds gpu_spec: 64 models of 63 characters joined
 	// by '|'.
-	maxGPUSpecLen = 64 * (maxModelLen + 1)
+	maxGPUSpecLen = 64 * (MaxModelLen + 1)
 	// maxTextLen bounds qos and pod_phase.
 	maxTextLen = 63
 	// maxLineLen bounds a line of the file, far above what the bounded
@@ -551,15 +554,15 @@ func wholeSeconds(s string) (float64, bool) {
 	return float64(n), true
 }
 
-// name reads a non-empty name of at most maxNameLen bytes; the result
+// name reads a non-empty name of at most MaxNameLen bytes; the result
 // points into the reader's buffer (see arena).
 func (t *table) name(c column, kind string) (string, error) {
 	name := t.str(c)
 	if name == "" {
 		return "", t.errf(c.name, "empty %s name", kind)
 	}
-	if len(name) > maxNameLen {
-		return "", t.errf(c.name, "%s name %s longer than %d characters (Kubernetes' limit for an object name)", kind, Quote(name), maxNameLen)
+	if len(name) > MaxNameLen {
+		return "", t.errf(c.name, "%s name %s longer than %d characters (Kubernetes' limit for an object name)", kind, Quote(name), MaxNameLen)
 	}
 	return name, nil
 }
@@ -703,7 +706,7 @@ func nodeRows(t *table, names *nameSet, n *NodeSpec) ([]NodeSpec, error) {
 			return out, err
 		}
 		n.GPUs = int(g)
-		if n.Model, err = t.text(model, maxModelLen); err != nil {
+		if n.Model, err = t.text(model, MaxModelLen); err != nil {
 			return out, err
 		}
 		if n.GPUs > 0 && n.Model == "" {
@@ -826,10 +829,10 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {
 			return out, err
 		}
-		for rest := p.GPUSpec; len(rest) > maxModelLen; {
+		for rest := p.GPUSpec; len(rest) > MaxModelLen; {
 			m, more, _ := strings.Cut(rest, "|")
-			if len(strings.TrimSpace(m)) > maxModelLen {
-				return out, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), maxModelLen)
+			if len(strings.TrimSpace(m)) > MaxModelLen {
+				return out, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), MaxModelLen)
 			}
 			rest = more
 		}

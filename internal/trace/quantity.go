@@ -146,8 +146,8 @@ func QuantityMilli(s string) (int64, error) { return ceilScaled(s, 1000) }
 // bytes, extended resources in their unit. A negative quantity is an error.
 func QuantityValue(s string) (int64, error) { return ceilScaled(s, 1) }
 
-// ceilMiB returns bytes in MiB, rounded up.
-func ceilMiB(b int64) int64 { return b/(1<<20) + min(1, b%(1<<20)) }
+// CeilMiB returns bytes in MiB, rounded up.
+func CeilMiB(b int64) int64 { return b/(1<<20) + min(1, b%(1<<20)) }
 
-// floorMiB returns bytes in MiB, rounded down.
-func floorMiB(b int64) int64 { return b / (1 << 20) }
+// FloorMiB returns bytes in MiB, rounded down.
+func FloorMiB(b int64) int64 { return b / (1 << 20) }

@@ -72,8 +72,8 @@ func TestQuantity(t *testing.T) {
 			t.Errorf("QuantityValue(%q) = %d, want an error", in, v)
 		}
 	}
-	if ceilMiB(1<<20+1) != 2 || ceilMiB(1<<20) != 1 || floorMiB(2<<20-1) != 1 || ceilMiB(0) != 0 {
-		t.Error("ceilMiB or floorMiB wrong")
+	if CeilMiB(1<<20+1) != 2 || CeilMiB(1<<20) != 1 || FloorMiB(2<<20-1) != 1 || CeilMiB(0) != 0 {
+		t.Error("CeilMiB or FloorMiB wrong")
 	}
 }
 

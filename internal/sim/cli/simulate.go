@@ -93,7 +93,7 @@ type Options struct {
 	// without those the simulator chooses them (engine.ChooseMIGLayouts).
 	MIGConfig, MIGConfigName string
 	// SnapshotFile, when set, is `kubectl get nodes,pods -A -o json`
-	// (--snapshot; trace.ReadSnapshot), in place of NodesFile and PodsFile:
+	// (--snapshot; snapshot.Read), in place of NodesFile and PodsFile:
 	// its pending pods are simulated on its nodes with its running pods in
 	// place, or, with SnapshotEmpty (--snapshot-empty), all its pods that
 	// have not ended on an empty copy of its nodes. Fill only, each pod
@@ -264,7 +264,7 @@ type input struct {
 	pods         []trace.PodSpec
 	nName, pName string
 	prices       *cost.Prices
-	snap         *snapshot     // --snapshot, else nil
+	snap         *snapshotRun  // --snapshot, else nil
 	teams        *engine.Teams // --teams, else nil
 	inputs       []engine.Input
 }

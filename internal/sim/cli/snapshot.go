@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/snapshot"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -34,8 +35,8 @@ func (o Options) checkSnapshot() error {
 	return nil
 }
 
-// snapshot is what Run simulates of a Kubernetes snapshot.
-type snapshot struct {
+// snapshotRun is what Run simulates of a Kubernetes snapshot.
+type snapshotRun struct {
 	nodes []trace.NodeSpec
 	// pods are the pods to place: the pending ones, or with
 	// --snapshot-empty (or --size) every pod that has not ended.
@@ -47,9 +48,9 @@ type snapshot struct {
 
 // readSnapshot reads --snapshot and splits its pods; what the simulator
 // does not model goes to stderr as warnings.
-func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) {
-	var s *trace.Snapshot
-	in, err := readInput("snapshot", o.SnapshotFile, func(f *os.File) (err error) { s, err = trace.ReadSnapshot(o.SnapshotFile, f); return err })
+func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, error) {
+	var s *snapshot.Snapshot
+	in, err := readInput("snapshot", o.SnapshotFile, func(f *os.File) (err error) { s, err = snapshot.Read(o.SnapshotFile, f); return err })
 	if err != nil {
 		return nil, in, err
 	}
@@ -57,7 +58,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 	for _, w := range s.Warnings {
 		warn("%s", w)
 	}
-	out := &snapshot{}
+	out := &snapshotRun{}
 	cordoned, mig, layouts := 0, 0, 0
 	for _, n := range s.Nodes {
 		out.nodes = append(out.nodes, n.NodeSpec)
@@ -115,7 +116,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshot, engine.Input, error) 
 // ResourceSlices) need to run as the cluster is: --gpu-api dra for
 // upstream's allocator's choice of GPU in a node, and --sharing mig for
 // the GPUs that publish MIG on demand.
-func draWarnings(o Options, s *trace.Snapshot, warn func(string, ...any)) {
+func draWarnings(o Options, s *snapshot.Snapshot, warn func(string, ...any)) {
 	dra, dynamic := 0, 0
 	for _, n := range s.Nodes {
 		if n.DRA {
@@ -126,7 +127,7 @@ func draWarnings(o Options, s *trace.Snapshot, warn func(string, ...any)) {
 		}
 	}
 	if dra > 0 && o.GPUAPI != placement.DRA.String() {
-		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, trace.DRADriver)
+		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, snapshot.DRADriver)
 	}
 	if dynamic > 0 && (o.GPUAPI != placement.DRA.String() || !strings.Contains(strings.ToLower(o.Sharing), "mig")) {
 		warn("%s: %d DRA nodes publish MIG placements (MIG on demand): simulated as whole GPUs that serve MIG claims as shares; --gpu-api dra --sharing mig simulates MIG on demand", o.SnapshotFile, dynamic)

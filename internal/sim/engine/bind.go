@@ -21,7 +21,7 @@ type Bound struct {
 	// chosen by Bind.
 	GPUs []int
 	// MIGProfile and MIGStart are the MIG placement a DRA claim allocated
-	// it (trace.SnapshotPod): under mig, on a GPU of MIG on demand, it
+	// it (snapshot.Pod): under mig, on a GPU of MIG on demand, it
 	// holds that profile at that start (MIGStart -1: the first free one).
 	// "": none.
 	MIGProfile string
@@ -135,7 +135,7 @@ func bindMIGAt(n *cluster.Node, p *cluster.Pod, b Bound) (bool, string) {
 	if b.MIGProfile == "" || p.MIGProfile == 0 || n.ModelID < 0 {
 		return false, ""
 	}
-	k, ok := trace.MIGProfileIndex(gpu.ModelName(n.ModelID), b.MIGProfile)
+	k, ok := gpu.MIGProfileIndex(gpu.ModelName(n.ModelID), b.MIGProfile)
 	if !ok {
 		return false, fmt.Sprintf("%d: pod %s: MIG profile %s is not one of model %s's: simulated as the smallest profile that holds its share", b.Pod.Line, trace.Quote(p.Name), trace.Quote(b.MIGProfile), trace.Quote(n.Model))
 	}

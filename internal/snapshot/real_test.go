@@ -1,7 +1,7 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+package snapshot
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestSnapshotSingleMIG(t *testing.T) {
 		{"shared", strings.NewReplacer(`1g.10gb"`, `1g.10gb-SHARED","nvidia.com/gpu.replicas":"2"`, `"nvidia.com/gpu":"56"`, `"nvidia.com/gpu":"112"`).Replace(singleNode), 8, strings.Repeat("1g.10gb ", 7)},
 		{"3g", strings.NewReplacer("1g.10gb", "3g.40gb", `"56"`, `"6"`).Replace(singleNode), 3, "3g.40gb 3g.40gb "},
 	} {
-		s, err := ReadSnapshot("s.json", strings.NewReader(list(tc.node)))
+		s, err := Read("s.json", strings.NewReader(list(tc.node)))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -46,7 +46,7 @@ func TestSnapshotSingleMIG(t *testing.T) {
 	}
 	// 50 instances do not divide into GPUs of 7: ceil(50/7) = 8 GPUs, no
 	// one layout (simulated whole, with the reader's warning).
-	s, err := ReadSnapshot("s.json", strings.NewReader(list(strings.ReplaceAll(singleNode, `"56"`, `"50"`))))
+	s, err := Read("s.json", strings.NewReader(list(strings.ReplaceAll(singleNode, `"56"`, `"50"`))))
 	if err != nil {
 		t.Fatal(err)
 	}

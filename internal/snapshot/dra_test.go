@@ -1,7 +1,7 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+package snapshot
 
 import (
 	"fmt"
@@ -86,7 +86,7 @@ func draClaimJSON(name, requests, results string) string {
 // TestSnapshotDRA reads draSnapshot; every value is worked out by hand
 // from the List above.
 func TestSnapshotDRA(t *testing.T) {
-	s, err := ReadSnapshot("dra.json", strings.NewReader(draSnapshot))
+	s, err := Read("dra.json", strings.NewReader(draSnapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +153,11 @@ func TestSnapshotDRA(t *testing.T) {
 // read as YAML after a comment line) reads the same nodes and pods: its
 // count and allowMultipleAllocations are a YAML number and boolean.
 func TestSnapshotDRAYAML(t *testing.T) {
-	j, err := ReadSnapshot("dra.json", strings.NewReader(draSnapshot))
+	j, err := Read("dra.json", strings.NewReader(draSnapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := ReadSnapshot("dra.yaml", strings.NewReader("# kubectl get ... -o yaml\n"+draSnapshot))
+	y, err := Read("dra.yaml", strings.NewReader("# kubectl get ... -o yaml\n"+draSnapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestSnapshotDRAYAML(t *testing.T) {
 }
 
 // FuzzReadSnapshotDRA checks that no List of DRA objects makes
-// ReadSnapshot panic, that its errors name the file, and that what it
+// Read panic, that its errors name the file, and that what it
 // accepts is in bounds: a DRA node's GPUs 0..64 of a model, a pod's
 // request valid, its GPU indices 0..63, a MIG start -1..7.
 func FuzzReadSnapshotDRA(f *testing.F) {
@@ -180,7 +180,7 @@ func FuzzReadSnapshotDRA(f *testing.F) {
 	f.Add([]byte(strings.ReplaceAll(draSnapshot, `"count":2`, `"count":65`)))
 	f.Add([]byte(strings.ReplaceAll(draSnapshot, `"300"`, `"3e3"`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ReadSnapshot("f.json", strings.NewReader(string(data)))
+		s, err := Read("f.json", strings.NewReader(string(data)))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.json") {
 				t.Fatalf("error without the file name: %v", err)

@@ -1,7 +1,7 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+package snapshot
 
 import (
 	"encoding/json"
@@ -86,7 +86,7 @@ func TestSnapshotDRABuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSnapshot("build.json", strings.NewReader(string(data)))
+	s, err := Read("build.json", strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,15 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+// Package snapshot reads a live Kubernetes cluster as `kubectl get
+// nodes,pods,resourceslices,resourceclaims,resourceclaimtemplates,deviceclasses
+// -A -o json` (or -o yaml) writes it: each Node as a trace.NodeSpec with the
+// GPUs NVIDIA's device plugin or DRA driver serves on it, each Pod as a
+// trace.PodSpec with what it asks and, when bound, where it runs. It links
+// no k8s.io package (cmd/gpuplane stays small): plain encoding/json into
+// minimal structs. Errors name the file, the line and the field; what the
+// simulator does not model is a warning, never a silent success.
+package snapshot
 
 import (
 	"bytes"
@@ -18,25 +26,26 @@ import (
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // Snapshot is a Kubernetes cluster as `kubectl get nodes,pods -A -o json`
 // lists it: a v1 List of Nodes and Pods, read with encoding/json into
 // minimal structs (cmd/gpuplane links no k8s.io package).
 type Snapshot struct {
-	Nodes []SnapshotNode
-	Pods  []SnapshotPod
+	Nodes []Node
+	Pods  []Pod
 	// Warnings are what the reader read past: unmodelled constraints.
 	Warnings []string
 }
 
-// SnapshotNode is one Node.
-type SnapshotNode struct {
+// Node is one Node.
+type Node struct {
 	// NodeSpec holds the node's allocatable CPU (millicores, rounded down),
 	// memory (MiB, rounded down), GPUs and GPU model (the catalog model of
 	// its nvidia.com/gpu.product label, gpu.ModelOfProduct). Line is the
 	// line of the file its item starts on.
-	NodeSpec
+	trace.NodeSpec
 	// Product is the nvidia.com/gpu.product label.
 	Product string
 	// MIG counts the allocatable MIG devices by resource name
@@ -44,8 +53,8 @@ type SnapshotNode struct {
 	// label. The node's MIG-enabled GPUs are its nvidia.com/gpu.count
 	// label less the whole GPUs it advertises (nvidia.com/gpu). When they
 	// are MIG-enabled alike (each profile's count a multiple of their
-	// count, a layout the model takes: gpu.PlaceMIG), NodeSpec.MIG is that
-	// layout per GPU and NodeSpec.MIGGPUs their count (0 when all GPUs),
+	// count, a layout the model takes: gpu.PlaceMIG), trace.NodeSpec.MIG is that
+	// layout per GPU and trace.NodeSpec.MIGGPUs their count (0 when all GPUs),
 	// which gpuplane simulate --sharing mig simulates on the node's first
 	// GPUs; otherwise, and in the other modes, they are simulated as whole
 	// GPUs.
@@ -53,7 +62,7 @@ type SnapshotNode struct {
 	MIGConfig string
 	// Replicas is the nvidia.com/gpu.replicas label (time-slicing), 1
 	// without it; GPUs is the allocatable nvidia.com/gpu divided by it, or
-	// nvidia.com/gpu.shared (renameByDefault; NodeSpec.Shared). Under
+	// nvidia.com/gpu.shared (renameByDefault; trace.NodeSpec.Shared). Under
 	// NVIDIA's single MIG strategy (a product "<product>-MIG-<profile>")
 	// the nvidia.com/gpu devices are instances: GPUs is their count over
 	// the instances of the profile one GPU holds (gpu.MIGFullCount), MIG
@@ -65,17 +74,17 @@ type SnapshotNode struct {
 	// driver gpu.nvidia.com publish (it has no nvidia.com/gpu): the
 	// untainted whole GPUs (and the tainted ones a running pod holds),
 	// the model of their productName. DynamicMIG: some publish MIG
-	// placements with counters (MIG on demand; else NodeSpec.NoDynamicMIG);
+	// placements with counters (MIG on demand; else trace.NodeSpec.NoDynamicMIG);
 	// DRAShares: some are shareable (allowMultipleAllocations).
 	DRA, DynamicMIG, DRAShares bool
 }
 
-// SnapshotPod is one Pod.
-type SnapshotPod struct {
-	// PodSpec holds the pod's requests as kube-scheduler computes them
+// Pod is one Pod.
+type Pod struct {
+	// trace.PodSpec holds the pod's requests as kube-scheduler computes them
 	// (see podRequests), its GPU models (GPUSpec) and its phase; Name is
 	// namespace/name and Line the line of the file its item starts on.
-	PodSpec
+	trace.PodSpec
 	// NodeName is spec.nodeName, "" for a pod not yet bound.
 	NodeName string
 	// GPUs are the GPU indices gpuplane-scheduler chose (the gpuplane.io/gpus
@@ -91,11 +100,11 @@ type SnapshotPod struct {
 
 // Pending reports whether the pod waits for a node: phase Pending and no
 // nodeName.
-func (p *SnapshotPod) Pending() bool { return p.Phase == "Pending" && p.NodeName == "" }
+func (p *Pod) Pending() bool { return p.Phase == "Pending" && p.NodeName == "" }
 
 // Bound reports whether the pod holds resources on its node: it has a
 // nodeName and has not ended (phase other than Succeeded and Failed).
-func (p *SnapshotPod) Bound() bool {
+func (p *Pod) Bound() bool {
 	return p.NodeName != "" && p.Phase != "Succeeded" && p.Phase != "Failed"
 }
 
@@ -179,12 +188,12 @@ func field(key string) string {
 	return "." + key
 }
 
-// ReadSnapshot reads the JSON of `kubectl get nodes,pods -A -o json`, or
+// Read reads the JSON of `kubectl get nodes,pods -A -o json`, or
 // the YAML of `-o yaml` (a file whose first character is not '{';
 // readYAMLList). An error names file and the JSON path of the bad value
 // (snap.json: items[3].spec.containers[0].resources.requests.cpu: ...),
 // or the line of a JSON syntax error.
-func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
+func Read(file string, r io.Reader) (*Snapshot, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -207,7 +216,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	switch list.Kind {
 	case "List", "NodeList", "PodList":
 	default:
-		return nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, Quote(list.Kind))
+		return nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, trace.Quote(list.Kind))
 	}
 	s := &Snapshot{}
 	dra := &draObjects{claims: map[string]draItem{}, templates: map[string]draItem{}, classes: map[string]draClass{}}
@@ -223,7 +232,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return nil, jsonError(file, path, nil, err)
 		}
-		if o.Metadata.Name == "" || len(o.Metadata.Name) > maxNameLen || len(o.Metadata.Namespace) > 63 {
+		if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > 63 {
 			return nil, fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
 		}
 		switch o.Kind {
@@ -233,7 +242,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
 			if nodeNames[n.Name] {
-				return nil, fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, Quote(n.Name))
+				return nil, fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, trace.Quote(n.Name))
 			}
 			nodeNames[n.Name] = true
 			s.Nodes = append(s.Nodes, n)
@@ -243,7 +252,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
 			if podNames[p.Name] {
-				return nil, fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, Quote(p.Name))
+				return nil, fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, trace.Quote(p.Name))
 			}
 			podNames[p.Name] = true
 			for _, w := range warn {
@@ -254,7 +263,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 			refs = append(refs, claimRefs(&o))
 		default:
 			if !isDRAKind(o.Kind) {
-				return nil, fmt.Errorf("%s: %s.kind: %s, want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass", file, path, Quote(o.Kind))
+				return nil, fmt.Errorf("%s: %s.kind: %s, want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass", file, path, trace.Quote(o.Kind))
 			}
 			if err := dra.read(base, path, lines[i], &o, raw); err != nil {
 				return nil, err
@@ -267,7 +276,7 @@ func ReadSnapshot(file string, r io.Reader) (*Snapshot, error) {
 	s.replicaShares(file)
 	for i, p := range s.Pods {
 		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
-			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], Quote(p.Name), Quote(p.NodeName))
+			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], trace.Quote(p.Name), trace.Quote(p.NodeName))
 		}
 	}
 	return s, nil
@@ -398,9 +407,9 @@ func quantity(path string, m map[string]string, key string, milli bool) (int64, 
 	var n int64
 	var err error
 	if milli {
-		n, err = QuantityMilli(v)
+		n, err = trace.QuantityMilli(v)
 	} else {
-		n, err = QuantityValue(v)
+		n, err = trace.QuantityValue(v)
 	}
 	if err != nil {
 		return 0, true, fmt.Errorf("%s%s: %v", path, field(key), err)
@@ -408,8 +417,8 @@ func quantity(path string, m map[string]string, key string, milli bool) (int64, 
 	return n, true, nil
 }
 
-func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
-	n := SnapshotNode{NodeSpec: NodeSpec{Name: o.Metadata.Name, Line: item}, Replicas: 1, Unschedulable: o.Spec.Unschedulable}
+func readNode(path string, item int, o *kubeObject) (Node, error) {
+	n := Node{NodeSpec: trace.NodeSpec{Name: o.Metadata.Name, Line: item}, Replicas: 1, Unschedulable: o.Spec.Unschedulable}
 	res, rpath := o.Status.Allocatable, path+".status.allocatable"
 	if res == nil {
 		res, rpath = o.Status.Capacity, path+".status.capacity"
@@ -433,7 +442,7 @@ func readNode(path string, item int, o *kubeObject) (SnapshotNode, error) {
 // and time-sliced replicas from its allocatable resources res (at rpath)
 // and labels, and returns its nvidia.com/gpu devices (or its
 // nvidia.com/gpu.shared ones, then n.Shared) and gpuplane.io/gpu-milli.
-func (n *SnapshotNode) readResources(path, rpath string, res map[string]string, labels map[string]string) (whole, milli int64, err error) {
+func (n *Node) readResources(path, rpath string, res map[string]string, labels map[string]string) (whole, milli int64, err error) {
 	cpu, _, err := quantity(rpath, res, "cpu", true)
 	if err != nil {
 		return 0, 0, err
@@ -442,11 +451,11 @@ func (n *SnapshotNode) readResources(path, rpath string, res map[string]string, 
 	if err != nil {
 		return 0, 0, err
 	}
-	n.CPUMilli, n.MemoryMiB = cpu, floorMiB(mem)
+	n.CPUMilli, n.MemoryMiB = cpu, trace.FloorMiB(mem)
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
 		if err != nil || v < 1 {
-			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), Quote(r))
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), trace.Quote(r))
 		}
 		n.Replicas = v
 	}
@@ -483,7 +492,7 @@ func (n *SnapshotNode) readResources(path, rpath string, res map[string]string, 
 }
 
 // readMIG reads the node's nvidia.com/mig-<profile> devices into n.MIG.
-func (n *SnapshotNode) readMIG(rpath string, res map[string]string) error {
+func (n *Node) readMIG(rpath string, res map[string]string) error {
 	keys := make([]string, 0, len(res))
 	for k := range res {
 		keys = append(keys, k)
@@ -508,7 +517,7 @@ func (n *SnapshotNode) readMIG(rpath string, res map[string]string) error {
 // .shared) devices and milli-GPU, the MIG-enabled ones among them, and,
 // under NVIDIA's single MIG strategy, the catalog model its product label
 // names.
-func (n *SnapshotNode) countGPUs(path string, labels map[string]string, whole, milli int64) (gpus, migGPUs int64, single string, err error) {
+func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int64) (gpus, migGPUs int64, single string, err error) {
 	gpus = whole / int64(n.Replicas)
 	if base, profile, ok := singleMIGProduct(labels[resource.LabelGPUProduct]); ok && gpus > 0 && milli == 0 && len(n.MIG) == 0 && !n.Shared {
 		// NVIDIA's single MIG strategy: every GPU in one profile, its
@@ -532,7 +541,7 @@ func (n *SnapshotNode) countGPUs(path string, labels map[string]string, whole, m
 		c, ok := labels[resource.LabelGPUCount]
 		v, err := strconv.ParseInt(c, 10, 64)
 		if gpus == 0 && (!ok || err != nil || v < 0) {
-			return 0, 0, "", fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), Quote(c))
+			return 0, 0, "", fmt.Errorf("%s.metadata.labels%s: a node with MIG devices needs its GPU count (got %s)", path, field(resource.LabelGPUCount), trace.Quote(c))
 		}
 		if ok && err == nil && v > gpus {
 			// GPU feature discovery's mixed strategy: the whole GPUs
@@ -545,7 +554,7 @@ func (n *SnapshotNode) countGPUs(path string, labels map[string]string, whole, m
 
 // setModel sets the node's GPU count, product, model (single, under the
 // single MIG strategy) and MIG layout of its migGPUs MIG-enabled GPUs.
-func (n *SnapshotNode) setModel(path string, labels map[string]string, gpus, migGPUs int64, single string) error {
+func (n *Node) setModel(path string, labels map[string]string, gpus, migGPUs int64, single string) error {
 	n.GPUs = int(gpus)
 	n.Product = labels[resource.LabelGPUProduct]
 	n.MIGConfig = labels[resource.LabelMIGConfig]
@@ -557,8 +566,8 @@ func (n *SnapshotNode) setModel(path string, labels map[string]string, gpus, mig
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
-		if len(n.Model) > maxModelLen {
-			return fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), maxModelLen)
+		if len(n.Model) > trace.MaxModelLen {
+			return fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), trace.MaxModelLen)
 		}
 	}
 	if migGPUs > 0 {
@@ -627,7 +636,7 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 				// The API server accepts only whole extended resources
 				// (core validation: "must be an integer").
 				if v%1000 != 0 {
-					return nil, fmt.Errorf("%s%s: %s is not a whole number: an extended resource must be an integer", p, field(k), Quote(m[k]))
+					return nil, fmt.Errorf("%s%s: %s is not a whole number: an extended resource must be an integer", p, field(k), trace.Quote(m[k]))
 				}
 				v /= 1000
 			}
@@ -663,19 +672,19 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	return resource.PodRequests(view), nil
 }
 
-func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error) {
+func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 	name := o.Metadata.Namespace + "/" + o.Metadata.Name
-	p := SnapshotPod{PodSpec: PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName, MIGStart: -1}
+	p := Pod{PodSpec: trace.PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName, MIGStart: -1}
 	switch p.Phase {
 	case "", "Pending", "Running", "Succeeded", "Failed", "Unknown":
 	default:
-		return p, nil, fmt.Errorf("%s.status.phase: %s is no pod phase (Pending, Running, Succeeded, Failed, Unknown)", path, Quote(p.Phase))
+		return p, nil, fmt.Errorf("%s.status.phase: %s is no pod phase (Pending, Running, Succeeded, Failed, Unknown)", path, trace.Quote(p.Phase))
 	}
 	req, err := podRequests(path, o)
 	if err != nil {
 		return p, nil, err
 	}
-	p.CPUMilli, p.MemoryMiB = req["cpu"], ceilMiB(req["memory"])
+	p.CPUMilli, p.MemoryMiB = req["cpu"], trace.CeilMiB(req["memory"])
 	var warn []string
 	g, err := resource.GPURequestOf(req)
 	var re *resource.RequestError
@@ -691,7 +700,7 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 	}
 	if v := req[sharedGPU]; v > 0 {
 		// One replica of a time-sliced GPU: 1000 / the nodes' replicas
-		// milli-GPU, set by ReadSnapshot once the nodes are read.
+		// milli-GPU, set by Read once the nodes are read.
 		if v != 1 || p.NumGPU > 0 {
 			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one replica, and no other GPU request, is what the simulator reads", path, sharedGPU, v)
 		}
@@ -710,7 +719,7 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		// Rounded down, so that --sharing mig maps the share back to a
 		// profile of c slices (gpu.SmallestMIGProfile: c/7 >= milli/1000).
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
-		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, Quote(name), k, p.GPUMilli, c))
+		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, trace.Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)
 	warn = append(warn, w...)
@@ -721,7 +730,7 @@ func readPod(path string, item int, o *kubeObject) (SnapshotPod, []string, error
 		for _, f := range strings.Split(s, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || i < 0 || i >= cluster.MaxGPUsPerNode {
-				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(resource.AnnotationGPUs), Quote(s))
+				return p, nil, fmt.Errorf("%s.metadata.annotations%s: %s is not a list of GPU indices", path, field(resource.AnnotationGPUs), trace.Quote(s))
 			}
 			p.GPUs = append(p.GPUs, i)
 		}
@@ -762,7 +771,7 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 				}
 				if e.Operator != "In" {
 					warn = append(warn, fmt.Sprintf("%s.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]: operator %s on %s is not simulated (only In)",
-						path, ti, ei, Quote(e.Operator), resource.LabelGPUProduct))
+						path, ti, ei, trace.Quote(e.Operator), resource.LabelGPUProduct))
 					continue
 				}
 				var vals []string

@@ -1,7 +1,7 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+package snapshot
 
 import (
 	"bytes"
@@ -112,7 +112,7 @@ func kubectlJSON(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) []byte {
 func TestSnapshotMatchesKubernetes(t *testing.T) {
 	nodes, pods := snapshotObjects()
 	data := kubectlJSON(t, nodes, pods)
-	s, err := ReadSnapshot("snap.json", bytes.NewReader(data))
+	s, err := Read("snap.json", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestSnapshotErrors(t *testing.T) {
 			return strings.Replace(good, `"gpuplane.io/gpus": "0,3"`, `"gpuplane.io/gpus": "0,x"`, 1)
 		}, `items[5].metadata.annotations["gpuplane.io/gpus"]`},
 	} {
-		_, err := ReadSnapshot("snap.json", strings.NewReader(tc.edit()))
+		_, err := Read("snap.json", strings.NewReader(tc.edit()))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
@@ -260,7 +260,7 @@ func TestSnapshotErrors(t *testing.T) {
 // TestSnapshotBOM: a UTF-8 byte order mark before the List is read past.
 func TestSnapshotBOM(t *testing.T) {
 	nodes, pods := snapshotObjects()
-	s, err := ReadSnapshot("snap.json", bytes.NewReader(append([]byte("\xEF\xBB\xBF"), kubectlJSON(t, nodes, pods)...)))
+	s, err := Read("snap.json", bytes.NewReader(append([]byte("\xEF\xBB\xBF"), kubectlJSON(t, nodes, pods)...)))
 	if err != nil || len(s.Nodes) != len(nodes) || len(s.Pods) != len(pods) {
 		t.Fatalf("%v; want %d nodes and %d pods", err, len(nodes), len(pods))
 	}
@@ -281,7 +281,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte(`{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"resources":{"requests":{"cpu":"1e3","nvidia.com/mig-3g.40gb":"1"}}}]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ReadSnapshot("f.json", bytes.NewReader(data))
+		s, err := Read("f.json", bytes.NewReader(data))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.json") {
 				t.Fatalf("error without the file name: %v", err)
@@ -313,11 +313,11 @@ func TestSnapshotYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := ReadSnapshot("s.json", bytes.NewReader(data))
+	want, err := Read("s.json", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSnapshot("s.yaml", bytes.NewReader(y))
+	got, err := Read("s.yaml", bytes.NewReader(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,14 +344,14 @@ func TestSnapshotYAML(t *testing.T) {
 		}
 	}
 	hand := "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n}\n  spec: {unschedulable: true}\n  status:\n    allocatable: {cpu: 8, memory: 16Gi, nvidia.com/gpu: 2}\n"
-	s, err := ReadSnapshot("h.yaml", strings.NewReader(hand))
+	s, err := Read("h.yaml", strings.NewReader(hand))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := s.Nodes[0]; n.CPUMilli != 8000 || n.MemoryMiB != 16384 || n.GPUs != 2 || !n.Unschedulable || n.Line != 4 {
 		t.Errorf("hand-written YAML: %+v", n)
 	}
-	if _, err := ReadSnapshot("b.yaml", strings.NewReader("kind: List\nitems:\n- kind: [\n")); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:") {
+	if _, err := Read("b.yaml", strings.NewReader("kind: List\nitems:\n- kind: [\n")); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:") {
 		t.Errorf("bad YAML: %v", err)
 	}
 	// A billion laughs: 9 levels of 9 aliases would be 9^9 strings.
@@ -360,7 +360,7 @@ func TestSnapshotYAML(t *testing.T) {
 		laughs += fmt.Sprintf("a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
 	laughs += "kind: List\nitems:\n- *a9\n"
-	if _, err := ReadSnapshot("l.yaml", strings.NewReader(laughs)); err == nil || !strings.Contains(err.Error(), "aliases expand it past") {
+	if _, err := Read("l.yaml", strings.NewReader(laughs)); err == nil || !strings.Contains(err.Error(), "aliases expand it past") {
 		t.Errorf("billion laughs: %v", err)
 	}
 }

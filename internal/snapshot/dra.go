@@ -1,7 +1,7 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package trace
+package snapshot
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // The DRA objects of a snapshot (`kubectl get
@@ -254,7 +255,7 @@ func (d *draObjects) nodes() map[string]*draNode {
 				g.device = dev.Name
 				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
 				if c, ok := dev.Capacity["memory"]; ok {
-					g.mem, _ = QuantityValue(c.Value)
+					g.mem, _ = trace.QuantityValue(c.Value)
 				}
 				for _, t := range dev.Taints {
 					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
@@ -370,7 +371,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		}
 		kind := d.classKind(e.DeviceClassName)
 		if kind == "" {
-			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, Quote(e.DeviceClassName), DRADriver))
+			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, trace.Quote(e.DeviceClassName), DRADriver))
 			continue
 		}
 		a := draAsk{kind: kind, count: 1}
@@ -388,9 +389,9 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		if e.Capacity != nil {
 			v, ok := e.Capacity.Requests["milliGPU"]
 			if ok {
-				m, err := QuantityValue(v)
+				m, err := trace.QuantityValue(v)
 				if err != nil || m < 1 || m > cluster.MilliGPU {
-					warn = append(warn, fmt.Sprintf("%s: capacity.requests.milliGPU %s is not 1..1000: simulated as a whole GPU", path, Quote(v)))
+					warn = append(warn, fmt.Sprintf("%s: capacity.requests.milliGPU %s is not 1..1000: simulated as a whole GPU", path, trace.Quote(v)))
 				} else if m < cluster.MilliGPU {
 					a.milli = m
 				}
@@ -423,7 +424,7 @@ func (a *draAsk) selectors(path string, sels []draSelector) []string {
 			case m != nil && m[1] == "type":
 			default:
 				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s attributes productName, profile and type compared with ==, joined by &&): ignored",
-					path, j, Quote(strings.TrimSpace(clause)), DRADriver))
+					path, j, trace.Quote(strings.TrimSpace(clause)), DRADriver))
 			}
 		}
 	}
@@ -441,18 +442,6 @@ func migSlices(profile string) int {
 	return c
 }
 
-// MIGProfileIndex returns the index (gpu.MIGProfiles' order) of the MIG
-// profile named profile on model ("1g.10gb" on an A100-80GB: 0); ok is
-// false when the model has no such profile.
-func MIGProfileIndex(model, profile string) (int, bool) {
-	for k, p := range gpu.MIGProfiles(model) {
-		if p.Name == profile {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
 // draPod is what a pod's claims say: its asks, and when allocated, the
 // devices of node pool it holds.
 type draPod struct {
@@ -462,7 +451,7 @@ type draPod struct {
 }
 
 // claimsOf gathers pod p's claims (refs) from d.
-func (d *draObjects) claimsOf(file string, p *SnapshotPod, refs podClaims) draPod {
+func (d *draObjects) claimsOf(file string, p *Pod, refs podClaims) draPod {
 	var out draPod
 	for i, key := range refs.claims {
 		item, ok := d.claims[key]
@@ -474,7 +463,7 @@ func (d *draObjects) claimsOf(file string, p *SnapshotPod, refs podClaims) draPo
 			if name == "" {
 				name = refs.templates[i] + " (template)"
 			}
-			out.warn = append(out.warn, fmt.Sprintf("%s:%d: pod %s: its ResourceClaim %s is not in the List: not simulated", file, p.Line, Quote(p.Name), Quote(name)))
+			out.warn = append(out.warn, fmt.Sprintf("%s:%d: pod %s: its ResourceClaim %s is not in the List: not simulated", file, p.Line, trace.Quote(p.Name), trace.Quote(name)))
 			continue
 		}
 		asks, w := d.asks(item.where, &item.claim)
@@ -494,7 +483,7 @@ func (d *draObjects) claimsOf(file string, p *SnapshotPod, refs podClaims) draPo
 
 // setDemand sets pod p's GPU request from its claims' asks (its own
 // containers' extended resources, if any, rule; see applyDRA).
-func (p *SnapshotPod) setDemand(asks []draAsk) []string {
+func (p *Pod) setDemand(asks []draAsk) []string {
 	var warn []string
 	var whole, devices int64
 	var products []string
@@ -509,7 +498,7 @@ func (p *SnapshotPod) setDemand(asks []draAsk) []string {
 	case len(asks) == 0:
 		return nil
 	case devices > cluster.MaxGPUsPerNode:
-		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", Quote(p.Name), devices, cluster.MaxGPUsPerNode)}
+		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", trace.Quote(p.Name), devices, cluster.MaxGPUsPerNode)}
 	case whole == devices:
 		p.NumGPU, p.GPUMilli, p.Resource = int8(whole), cluster.MilliGPU, cluster.ResourceGPU
 	case len(asks) == 1 && asks[0].count == 1 && asks[0].kind == "gpu":
@@ -519,7 +508,7 @@ func (p *SnapshotPod) setDemand(asks []draAsk) []string {
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
 	default:
 		p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, cluster.ResourceGPU
-		warn = append(warn, fmt.Sprintf("pod %s: its claims ask for shares or MIG devices together with other devices: simulated as %d whole GPUs", Quote(p.Name), devices))
+		warn = append(warn, fmt.Sprintf("pod %s: its claims ask for shares or MIG devices together with other devices: simulated as %d whole GPUs", trace.Quote(p.Name), devices))
 	}
 	if len(products) > 0 {
 		var models []string
@@ -531,7 +520,7 @@ func (p *SnapshotPod) setDemand(asks []draAsk) []string {
 		if p.GPUSpec == "" {
 			p.GPUSpec = strings.Join(models, "|")
 		} else {
-			warn = append(warn, fmt.Sprintf("pod %s: productName in its claims' selectors is not simulated with its node constraints (%s)", Quote(p.Name), p.GPUSpec))
+			warn = append(warn, fmt.Sprintf("pod %s: productName in its claims' selectors is not simulated with its node constraints (%s)", trace.Quote(p.Name), p.GPUSpec))
 		}
 	}
 	return warn
@@ -599,7 +588,7 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 // setDRA sets node n's GPUs from dn, leaving out the tainted ones not
 // held (by device name), and returns the new index of each of dn's GPUs
 // (-1: left out).
-func (n *SnapshotNode) setDRA(file string, dn *draNode, held map[string]bool, warnings *[]string) ([]int, error) {
+func (n *Node) setDRA(file string, dn *draNode, held map[string]bool, warnings *[]string) ([]int, error) {
 	idx := make([]int, len(dn.gpus))
 	tainted, products := 0, map[string]bool{}
 	for j, g := range dn.gpus {
@@ -622,23 +611,23 @@ func (n *SnapshotNode) setDRA(file string, dn *draNode, held map[string]bool, wa
 	}
 	n.DRA = true
 	if n.GPUs > cluster.MaxGPUsPerNode {
-		return nil, fmt.Errorf("%s:%d: node %s: its ResourceSlices publish %d GPUs, more than %d", file, n.Line, Quote(n.Name), n.GPUs, cluster.MaxGPUsPerNode)
+		return nil, fmt.Errorf("%s:%d: node %s: its ResourceSlices publish %d GPUs, more than %d", file, n.Line, trace.Quote(n.Name), n.GPUs, cluster.MaxGPUsPerNode)
 	}
 	if n.GPUs > 0 {
 		n.Model = gpu.ModelOfProduct(n.Product)
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
-		if len(n.Model) > maxModelLen {
-			return nil, fmt.Errorf("%s:%d: node %s: productName longer than %d characters", file, n.Line, Quote(n.Name), maxModelLen)
+		if len(n.Model) > trace.MaxModelLen {
+			return nil, fmt.Errorf("%s:%d: node %s: productName longer than %d characters", file, n.Line, trace.Quote(n.Name), trace.MaxModelLen)
 		}
 	}
 	n.NoDynamicMIG = !n.DynamicMIG
 	if len(products) > 1 {
-		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s publishes GPUs of %d products: simulated as %d GPUs of %s", file, n.Line, Quote(n.Name), len(products), n.GPUs, Quote(n.Model)))
+		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s publishes GPUs of %d products: simulated as %d GPUs of %s", file, n.Line, trace.Quote(n.Name), len(products), n.GPUs, trace.Quote(n.Model)))
 	}
 	if tainted > 0 {
-		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s: %d of its %d GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out", file, n.Line, Quote(n.Name), tainted, len(dn.gpus)))
+		*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s: %d of its %d GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out", file, n.Line, trace.Quote(n.Name), tainted, len(dn.gpus)))
 	}
 	return idx, nil
 }
@@ -648,9 +637,9 @@ func (n *SnapshotNode) setDRA(file string, dn *draNode, held map[string]bool, wa
 // them): whole GPUs, a share of consumed milliGPU (all of it when none is
 // consumed, the driver's default), or a MIG placement with its profile
 // and start. It returns a warning of what it could not read, "" if none.
-func (p *SnapshotPod) setAllocation(dn *draNode, idx []int, results []draResult) string {
+func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string {
 	if dn == nil {
-		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", Quote(p.Name), Quote(p.NodeName), DRADriver)
+		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", trace.Quote(p.Name), trace.Quote(p.NodeName), DRADriver)
 	}
 	var gpus []int
 	milli, profile, start, others := int64(cluster.MilliGPU), "", -1, 0
@@ -670,7 +659,7 @@ func (p *SnapshotPod) setAllocation(dn *draNode, idx []int, results []draResult)
 	}
 	switch {
 	case len(gpus) == 0:
-		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", Quote(p.Name), len(results), DRADriver, Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", trace.Quote(p.Name), len(results), DRADriver, trace.Quote(p.NodeName))
 	case profile != "" && len(gpus) == 1:
 		c := max(migSlices(profile), 1)
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
@@ -682,7 +671,7 @@ func (p *SnapshotPod) setAllocation(dn *draNode, idx []int, results []draResult)
 	}
 	p.GPUs = gpus
 	if others > 0 {
-		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", Quote(p.Name), others, DRADriver, Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", trace.Quote(p.Name), others, DRADriver, trace.Quote(p.NodeName))
 	}
 	return ""
 }
@@ -723,12 +712,12 @@ func claimRefs(o *kubeObject) podClaims {
 func consumedMilli(consumed map[string]string, gpuMem int64) (int64, bool) {
 	var milli, mem int64
 	if v, ok := consumed["milliGPU"]; ok {
-		if m, err := QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
+		if m, err := trace.QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
 			milli = m
 		}
 	}
 	if v, ok := consumed["memory"]; ok {
-		if m, err := QuantityValue(v); err == nil && m > 0 {
+		if m, err := trace.QuantityValue(v); err == nil && m > 0 {
 			mem = m
 		}
 	}
