@@ -72,9 +72,14 @@ for module in "${!batch[@]}"; do
   echo "build-controlplane: ${names[*]} $version: building in one go build ..."
   start=$SECONDS
   # One go build compiles every package of them all, in parallel, into
-  # the build cache (with several packages it links nothing); each program
-  # is then linked from the cache.
-  go -C hack/tools build "${ldflags[@]}" "${pkgs[@]}"
+  # the build cache; with several packages it links nothing and writes
+  # nothing. With one main package it would link it into the current
+  # folder (etcd's as hack/tools/server), so a lone program skips this
+  # step. Each program is then linked from the cache into the temporary
+  # folder and moved into the cache: nothing is written anywhere else.
+  if ((${#pkgs[@]} > 1)); then
+    go -C hack/tools build "${ldflags[@]}" "${pkgs[@]}"
+  fi
   for i in "${!pkgs[@]}"; do
     v="$(awk -v n="${names[$i]}" '$1 == n { print $2 }' internal/testenv/kube/binaries.txt)"
     go -C hack/tools build "${ldflags[@]}" -o "$tmp/${names[$i]}" "${pkgs[$i]}"
