@@ -7,9 +7,10 @@
 // Kubeflow TrainJob (through its JobSet), a JobSet, a RayCluster's worker
 // group or an indexed batch/v1 Job, it names the gang, its owner and its
 // minimum count. gpuplane-webhook turns a gang into a Workload and a
-// PodGroup (internal/gang/kube); gpuplane simulate reads the same rule
-// from a snapshot's pods. It links the standard library only (cmd/gpuplane
-// links it), and reads owners through a Getter, never a client.
+// PodGroup through internal/gang/workload, which reads the controller
+// chain from the API server. It imports the standard library only, and
+// reads owners through a Getter, never a client. (gpuplane simulate does
+// not use it: its --gangs reads gangs from pod names, NAME#i.)
 //
 // The counts follow KAI-Scheduler's pod grouper (NVIDIA/KAI-Scheduler
 // pkg/podgrouper/podgrouper/plugins: kubeflow/distributed_common.go,

@@ -5,12 +5,17 @@
 // pod lists of the Alibaba openb trace (github.com/alibaba/clusterdata,
 // cluster-trace-gpu-v2023; Weng et al., USENIX ATC 2023), the Alibaba 2025
 // trace, cluster YAML and node specs ("A100-80GB x 16"), NVIDIA mig-parted
-// configs, sizing targets, and the built-in workload; and the Kubernetes
-// quantity grammar ("500m", "40Gi") the snapshot reader shares.
-// A live cluster's `kubectl get -o json` is read by internal/snapshot.
+// configs, sizing targets (--size), and the built-in workload; the
+// Kubernetes quantity grammar ("500m", "40Gi") the snapshot reader
+// shares; and the paper's published results for the openb pod lists
+// (PublishedResults), which the simulator's tests and HTML report compare
+// against. A live cluster's `kubectl get -o json` is read by
+// internal/snapshot.
 //
 // Readers validate every row: an error names the file, the line and the
-// column, and no input makes them panic.
+// column, and no input makes them panic. What they accept but a user
+// should know (GPU-less nodes, unknown qos or pod_phase values) is
+// returned by Warnings.
 package trace
 
 import (
