@@ -36,7 +36,7 @@ func runCost(args []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		p, err := exec.LookPath(costBinary)
 		if err != nil {
-			fmt.Fprintf(stderr, "gpuplane: cost runs %s, which is neither beside gpuplane nor on PATH; build it with `make build` (bin/) or `go build -o bin/ ./cmd/%s`\n", costBinary, costBinary)
+			fmt.Fprintf(stderr, "gpuplane: cost runs %[1]s, which is neither beside gpuplane nor on PATH; build it with `make cost` (bin/%[1]s; `make build` builds every binary) or `go build -o bin/ ./cmd/%[1]s`\n", costBinary)
 			return 1
 		}
 		path = p
