@@ -5,7 +5,7 @@
 // it replicates a node list and a pod list k times (k copies of every node
 // and every pod) and runs one fill, for each k of -k, each in a fresh
 // process, printing the fill's time, the process's wall time and its peak
-// resident memory (getrusage ru_maxrss). docs/simulate.md holds its output.
+// resident memory (getrusage ru_maxrss). docs/simulate-validation.md holds its output.
 //
 //	go run ./hack/bench-scale [-k 1,10,40] [-runs 3] [-policy fgd] [-tie first]
 //	    [-nodes FILE] [-pods FILE] [-parse FILE] [-cpuprofile FILE]

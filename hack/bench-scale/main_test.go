@@ -6,7 +6,7 @@ package main
 import "testing"
 
 // TestRatio: k=1 at 0.58 s (0.13 CPU s) and k=40 at 18.36 s (5.26) is
-// 18.36/0.58/40 = 0.79 and 5.26/0.13/40 = 1.01 (docs/simulate.md); k=10
+// 18.36/0.58/40 = 0.79 and 5.26/0.13/40 = 1.01 (docs/simulate-validation.md); k=10
 // to k=40 from 3.14 s (1.14) is 18.36/3.14/4 = 1.46 and 5.26/1.14/4 =
 // 1.15; one factor gives no line.
 func TestRatio(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
-// TestFGDCMBeatsFGD pins docs/simulate.md, "Beyond FGD": on the openb
+// TestFGDCMBeatsFGD pins docs/simulate-validation.md, "fgdcm against FGD": on the openb
 // default, cpu200 and gpushare40 lists (fill to 130%, 10 seeds from 42,
 // tie-break first) fgdcm allocates more than FGD by at least 0.4 points
 // (measured: +0.57, +0.95, +0.46), and both stay within 0.15 points of
@@ -44,7 +44,7 @@ func TestFGDCMBeatsFGD(t *testing.T) {
 		}
 		for p, want := range map[string]float64{"fgd": tc.fgd, "fgdcm": tc.cm} {
 			if d := mean[p] - want; d > 0.15 || d < -0.15 {
-				t.Errorf("%s %s: %.2f%%, docs/simulate.md says %.2f%% (update the docs)", tc.file, p, mean[p], want)
+				t.Errorf("%s %s: %.2f%%, docs/simulate-validation.md says %.2f%% (update the docs)", tc.file, p, mean[p], want)
 			}
 		}
 	}

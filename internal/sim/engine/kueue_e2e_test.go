@@ -6,7 +6,7 @@ package engine
 // The simulator's Kueue model against a running Kueue: one small workload
 // replayed through Kueue v0.17.0 (internal/testenv/kube StartKueue) with
 // gpuplane-scheduler on kwok nodes, and through the replay with teams,
-// with the same arrivals. docs/simulate.md reports the agreement.
+// with the same arrivals. docs/simulate-validation.md reports the agreement.
 
 import (
 	"bytes"
@@ -403,7 +403,7 @@ func compare(t *testing.T, sim, kq outcome) {
 	}
 }
 
-// labCase is the replay of docs/simulate.md: teams a (priority 0) and b
+// labCase is the replay of docs/simulate-validation.md: teams a (priority 0) and b
 // (priority 100) with 4 T4s of nominal quota each in one cohort, on two
 // nodes of 4 T4s. Worked out from Kueue's source (pkg/scheduler
 // scheduler.go, pkg/scheduler/preemption):
