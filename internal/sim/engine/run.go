@@ -7,12 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -87,16 +84,12 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 		par = runtime.GOMAXPROCS(0)
 	}
 	start := time.Now()
-	var done atomic.Int64
-	stop := make(chan struct{})
-	progressDone := make(chan struct{})
+	var (
+		mu   sync.Mutex
+		done int
+	)
 	if cfg.Progress != nil {
-		go func() {
-			progress(cfg.Progress, &done, len(jobs), start, stop)
-			close(progressDone)
-		}()
-	} else {
-		close(progressDone)
+		cfg.Progress(0, len(jobs))
 	}
 	ch := make(chan job)
 	var wg sync.WaitGroup
@@ -110,7 +103,12 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 					continue
 				}
 				results[j.idx], errs[j.idx] = runOne(ctx, w, cfg, j.policy, j.seed)
-				done.Add(1)
+				mu.Lock()
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, len(jobs))
+				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -119,8 +117,6 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	}
 	close(ch)
 	wg.Wait()
-	close(stop)
-	<-progressDone
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -136,72 +132,6 @@ func Run(ctx context.Context, w *Workload, cfg Config) (*Report, error) {
 	}
 	rep.Summary = summarise(cfg.Policies, results)
 	return rep, nil
-}
-
-func progress(out io.Writer, done *atomic.Int64, total int, start time.Time, stop chan struct{}) {
-	tty := IsTerminal(out)
-	every := 30 * time.Second // a pipe or CI log: a line now and then
-	if tty {
-		every = time.Second // a terminal: one line, rewritten
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	printed := false
-	for {
-		select {
-		case <-stop:
-			if printed {
-				line := fmt.Sprintf("simulate: %d/%d runs done in %.1f s", done.Load(), total, time.Since(start).Seconds())
-				if tty {
-					line = "\r" + line + "\x1b[K"
-				}
-				fmt.Fprintln(out, line)
-			}
-			return
-		case <-t.C:
-			printed = true
-			line := ProgressLine(int(done.Load()), total, time.Since(start))
-			if tty {
-				fmt.Fprint(out, "\r"+line+"\x1b[K") // back to the line's start, erase the rest
-			} else {
-				fmt.Fprintln(out, line)
-			}
-		}
-	}
-}
-
-// ProgressLine is one progress report: runs done of total, the time so far
-// and, once a run is done, an estimate of the time left at the pace so far:
-// "simulate: 3/12 runs, 6 s, about 18 s left".
-func ProgressLine(done, total int, elapsed time.Duration) string {
-	line := fmt.Sprintf("simulate: %d/%d runs, %s", done, total, roundDuration(elapsed))
-	if done > 0 && done < total {
-		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
-		line += ", about " + roundDuration(left) + " left"
-	}
-	return line
-}
-
-// roundDuration writes d in whole seconds, or minutes and seconds from a
-// minute: "6 s", "2 min 05 s".
-func roundDuration(d time.Duration) string {
-	s := int(d.Round(time.Second) / time.Second)
-	if s < 60 {
-		return fmt.Sprintf("%d s", s)
-	}
-	return fmt.Sprintf("%d min %02d s", s/60, s%60)
-}
-
-// IsTerminal reports whether w is a terminal (a character device), where
-// progress rewrites one line; elsewhere (a pipe, a file, CI) it prints a
-// line every 30 s. It needs no x/term: os.File.Stat's ModeCharDevice.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // placer is what fill and replay need of a placement.IndexedPlacer: every

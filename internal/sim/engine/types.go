@@ -4,8 +4,6 @@
 package engine
 
 import (
-	"io"
-
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/placement"
 )
@@ -33,10 +31,10 @@ type Config struct {
 	GPUAPI placement.GPUAPI
 	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
 	Parallel int
-	// Progress, if set, receives progress while runs are going: on a
-	// terminal one line rewritten every second with runs done, total and
-	// the time left; elsewhere a line every 30 s (IsTerminal).
-	Progress io.Writer
+	// Progress, if set, is told how far Run is: once with 0 and the
+	// number of runs before the first starts, then after each run ends
+	// with the runs done so far. Calls never overlap, and done only grows.
+	Progress func(done, total int)
 	// Placements makes every Result hold what became of each pod.
 	Placements bool
 	// NodeDetail keeps ModelUse.NodeAllocation in the first seed's result
