@@ -68,8 +68,8 @@ type TeamStats struct {
 	// Waiting time, first start − creation_time: the mean of its started
 	// pods; the p95 of all its pods, one never started waiting without end
 	// (P95Wait; +Inf, null in JSON, when over 5% never started).
-	WaitMeanSeconds float64 `json:"wait_mean_seconds"`
-	WaitP95Seconds  float64 `json:"wait_p95_seconds"`
+	WaitMeanSeconds float64 `json:"wait_mean_seconds" round:"ms"`
+	WaitP95Seconds  float64 `json:"wait_p95_seconds" round:"ms"`
 	// Preemptions counts its workloads (a pod, or a whole gang) preempted
 	// to give their quota back; NeverStarted its pods that never ran.
 	Preemptions  int `json:"preemptions"`
@@ -83,7 +83,7 @@ type TeamStats struct {
 // QuotaEvent is one admission or preemption of a team workload (a pod, or
 // a whole gang) in a replay with teams, in the order they happened.
 type QuotaEvent struct {
-	Seconds float64 `json:"seconds"`
+	Seconds float64 `json:"seconds" round:"ms"`
 	// Workload is the gang's name, or the pod's.
 	Workload string `json:"workload"`
 	Team     string `json:"team"`

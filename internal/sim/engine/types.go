@@ -93,9 +93,9 @@ type Result struct {
 	FragmentationRatio float64 `json:"fragmentation_ratio"`
 	// IdleUSDPerHour is what the GPUs idle at the end cost, in USD per
 	// hour (internal/cost/prices prices).
-	IdleUSDPerHour float64 `json:"idle_usd_per_hour"`
+	IdleUSDPerHour float64 `json:"idle_usd_per_hour" round:"cent"`
 	// WallSeconds is the run's wall-clock time.
-	WallSeconds float64 `json:"wall_seconds"`
+	WallSeconds float64 `json:"wall_seconds" round:"ms"`
 	// Curve samples the fill run as demand arrives.
 	Curve []Point `json:"curve,omitempty"`
 	// Replay holds the replay metrics.
@@ -149,10 +149,10 @@ type Summary struct {
 	FragmentationRatioMean float64 `json:"fragmentation_ratio_mean"`
 	FailedPodsMean         float64 `json:"failed_pods_mean"`
 	UnallocatedGPUsMean    float64 `json:"unallocated_gpus_mean"`
-	IdleUSDPerHourMean     float64 `json:"idle_usd_per_hour_mean"`
+	IdleUSDPerHourMean     float64 `json:"idle_usd_per_hour_mean" round:"cent"`
 	// Replay only: mean over seeds.
-	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
-	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty" round:"ms"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty" round:"ms"`
 	TimeWeightedAllocMean float64 `json:"time_weighted_gpu_allocation_ratio,omitempty"`
 }
 
@@ -167,7 +167,7 @@ type Report struct {
 	Inflate  float64   `json:"inflate,omitempty"`
 	Results  []Result  `json:"results"`
 	Summary  []Summary `json:"summary"`
-	WallTime float64   `json:"wall_seconds"`
+	WallTime float64   `json:"wall_seconds" round:"ms"`
 	// Version is the gpuplane build that ran (internal/version).
 	Version string `json:"version,omitempty"`
 	// Params are the run's settings; Inputs what it read.

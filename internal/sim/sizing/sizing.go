@@ -218,7 +218,7 @@ type Step struct {
 	GPUs  int     `json:"gpus"`
 	// USDPerHour is what the cluster's GPUs cost per hour (internal/cost/prices
 	// prices), idle or not.
-	USDPerHour float64 `json:"usd_per_hour"`
+	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
 	// Value is the target's metric (Target.Measure): a share 0..1 of pods
 	// placed, or the p95 wait in seconds; null when infinite (more than 5%
 	// of pods never started).
@@ -259,7 +259,7 @@ type Report struct {
 	Pods      int            `json:"trace_pods"`
 	Seeds     int            `json:"seeds"`
 	Results   []Result       `json:"results"`
-	WallTime  float64        `json:"wall_seconds"`
+	WallTime  float64        `json:"wall_seconds" round:"ms"`
 	Version   string         `json:"version,omitempty"`
 	Params    *engine.Params `json:"params,omitempty"`
 	Inputs    []engine.Input `json:"inputs,omitempty"`
