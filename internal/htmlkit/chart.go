@@ -69,26 +69,7 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 // percentage that does not pass 100).
 func Chart(title string, xa, ya Axis, series []Series) string {
 	const W, H, L, R, T, B = 720.0, 360.0, 64.0, 160.0, 34.0, 46.0
-	x0, x1 := dataRange(series, true, xa.Log)
-	y0, y1 := dataRange(series, false, ya.Log)
-	if xa.Lo < xa.Hi {
-		x0, x1 = xa.Lo, xa.Hi
-	} else if !xa.Log {
-		x0, x1 = snap(x0, x1)
-	}
-	if ya.Lo < ya.Hi {
-		y0, y1 = ya.Lo, ya.Hi
-	} else if !ya.Log {
-		pad := 0.04 * (y1 - y0)
-		lo, hi := y0-pad, y1+pad
-		if y0 >= 0 && lo < 0 {
-			lo = 0
-		}
-		if y1 <= 100 && hi > 100 {
-			hi = 100
-		}
-		y0, y1 = lo, hi
-	}
+	x0, x1, y0, y1 := chartRange(xa, ya, series)
 	fx, fy := scale(x0, x1, xa.Log), scale(y0, y1, ya.Log)
 	px := func(x float64) float64 { return L + Clamp01(fx(x))*(W-L-R) }
 	py := func(y float64) float64 { return H - B - Clamp01(fy(y))*(H-T-B) }
@@ -115,34 +96,7 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 		if col == "" {
 			col = Color(si)
 		}
-		if len(s.BandX) > 0 {
-			var pts strings.Builder
-			for i := range s.BandX {
-				if ok(s.BandX[i], s.BandY[i]) {
-					fmt.Fprintf(&pts, "%.1f,%.1f ", px(s.BandX[i]), py(s.BandY[i]))
-				}
-			}
-			op := s.BandOpacity
-			if op <= 0 || op > 1 {
-				op = 0.16
-			}
-			fmt.Fprintf(&b, `<polygon class="band" fill="%s" fill-opacity="%.2f" stroke="none" points="%s"/>`, col, op, strings.TrimSpace(pts.String()))
-		}
-		if s.Marks {
-			for i := range s.X {
-				if ok(s.X[i], s.Y[i]) {
-					fmt.Fprintf(&b, `<path class="mark" d="%s" fill="%s" stroke="#fff"/>`, diamond(px(s.X[i]), py(s.Y[i])), col)
-				}
-			}
-		} else if len(s.X) > 0 {
-			var pts strings.Builder
-			for i := range s.X {
-				if ok(s.X[i], s.Y[i]) {
-					fmt.Fprintf(&pts, "%.1f,%.1f ", px(s.X[i]), py(s.Y[i]))
-				}
-			}
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, col, strings.TrimSpace(pts.String()))
-		}
+		drawSeries(&b, s, col, px, py, ok)
 		if s.Name == "" {
 			continue
 		}
@@ -157,6 +111,67 @@ func Chart(title string, xa, ya Axis, series []Series) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// chartRange returns the axes' ranges: each axis's own (Lo, Hi) if it has
+// one, else the data's, snapped to round ticks on a linear x axis, and
+// padded by 4% on a linear y axis without crossing 0 or 100 that the data
+// does not.
+func chartRange(xa, ya Axis, series []Series) (x0, x1, y0, y1 float64) {
+	x0, x1 = dataRange(series, true, xa.Log)
+	y0, y1 = dataRange(series, false, ya.Log)
+	if xa.Lo < xa.Hi {
+		x0, x1 = xa.Lo, xa.Hi
+	} else if !xa.Log {
+		x0, x1 = snap(x0, x1)
+	}
+	if ya.Lo < ya.Hi {
+		y0, y1 = ya.Lo, ya.Hi
+	} else if !ya.Log {
+		pad := 0.04 * (y1 - y0)
+		lo, hi := y0-pad, y1+pad
+		if y0 >= 0 && lo < 0 {
+			lo = 0
+		}
+		if y1 <= 100 && hi > 100 {
+			hi = 100
+		}
+		y0, y1 = lo, hi
+	}
+	return x0, x1, y0, y1
+}
+
+// drawSeries draws series s in colour col: its band, then its marks or its
+// line, each point that ok keeps, placed by px and py.
+func drawSeries(b *strings.Builder, s Series, col string, px, py func(float64) float64, ok func(x, y float64) bool) {
+	if len(s.BandX) > 0 {
+		var pts strings.Builder
+		for i := range s.BandX {
+			if ok(s.BandX[i], s.BandY[i]) {
+				fmt.Fprintf(&pts, "%.1f,%.1f ", px(s.BandX[i]), py(s.BandY[i]))
+			}
+		}
+		op := s.BandOpacity
+		if op <= 0 || op > 1 {
+			op = 0.16
+		}
+		fmt.Fprintf(b, `<polygon class="band" fill="%s" fill-opacity="%.2f" stroke="none" points="%s"/>`, col, op, strings.TrimSpace(pts.String()))
+	}
+	if s.Marks {
+		for i := range s.X {
+			if ok(s.X[i], s.Y[i]) {
+				fmt.Fprintf(b, `<path class="mark" d="%s" fill="%s" stroke="#fff"/>`, diamond(px(s.X[i]), py(s.Y[i])), col)
+			}
+		}
+	} else if len(s.X) > 0 {
+		var pts strings.Builder
+		for i := range s.X {
+			if ok(s.X[i], s.Y[i]) {
+				fmt.Fprintf(&pts, "%.1f,%.1f ", px(s.X[i]), py(s.Y[i]))
+			}
+		}
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`, col, strings.TrimSpace(pts.String()))
+	}
 }
 
 // Color returns the palette's colour of the series at position i, the

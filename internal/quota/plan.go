@@ -101,62 +101,19 @@ func PlanFor(file string, t *Teams, capacity map[string]int, api string) ([]any,
 	if err := CheckCapacity(file, t, capacity); err != nil {
 		return nil, err
 	}
-	flavor := map[string]string{} // model -> flavor name
-	byFlavor := map[string]string{}
-	var models []string
-	for _, tm := range t.Teams {
-		for _, q := range tm.Quotas {
-			if _, ok := flavor[q.Model]; ok {
-				continue
-			}
-			if q.Product == "" {
-				return nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, resource.LabelGPUProduct)
-			}
-			name := FlavorName(q.Model)
-			if name == "" {
-				return nil, fmt.Errorf("%s:%d: model: %q makes no ResourceFlavor name", file, q.line, q.Model)
-			}
-			if other, ok := byFlavor[name]; ok {
-				return nil, fmt.Errorf("%s:%d: model: models %s and %s both make ResourceFlavor %q", file, q.line, other, q.Model, name)
-			}
-			flavor[q.Model], byFlavor[name] = name, q.Model
-			models = append(models, q.Model)
-		}
+	flavor, models, err := planFlavors(file, t)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(models)
 	objs := []any{Object{APIVersion: APIVersion, Kind: "Cohort", Metadata: Metadata{Name: t.Cohort}, Spec: CohortSpec{}}}
-	for _, m := range models {
-		var product string
-		for _, tm := range t.Teams {
-			for _, q := range tm.Quotas {
-				if q.Model == m {
-					product = q.Product
-				}
-			}
-		}
-		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ResourceFlavor",
-			Metadata: Metadata{Name: flavor[m], Labels: map[string]string{"gpuplane.io/model": m}},
-			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{resource.LabelGPUProduct: product}}})
-	}
+	objs = append(objs, resourceFlavors(t, flavor, models)...)
 	for _, tm := range t.Teams {
 		objs = append(objs, WorkloadPriorityClass{APIVersion: APIVersion, Kind: "WorkloadPriorityClass",
 			Metadata: Metadata{Name: tm.Name}, Value: tm.Priority,
 			Description: fmt.Sprintf("priority of team %s (gpuplane quota)", tm.Name)})
 	}
 	for _, tm := range t.Teams {
-		rg := ResourceGroup{CoveredResources: []string{resource.GPU}}
-		for _, q := range tm.Quotas {
-			rg.Flavors = append(rg.Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
-				Name: resource.GPU, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
-		}
-		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
-			Spec: ClusterQueueSpec{
-				CohortName: t.Cohort,
-				NamespaceSelector: LabelSelector{MatchExpressions: []Requirement{{
-					Key: "kubernetes.io/metadata.name", Operator: "In", Values: tm.Namespaces}}},
-				ResourceGroups: []ResourceGroup{rg},
-				Preemption:     Preemption{ReclaimWithinCohort: "Any", BorrowWithinCohort: BorrowWithinCohort{Policy: "LowerPriority"}, WithinClusterQueue: "LowerPriority"},
-			}})
+		objs = append(objs, clusterQueue(t, tm, flavor))
 	}
 	for _, tm := range t.Teams {
 		for _, ns := range tm.Namespaces {
@@ -177,6 +134,74 @@ func PlanFor(file string, t *Teams, capacity map[string]int, api string) ([]any,
 		}
 	}
 	return objs, nil
+}
+
+// planFlavors returns the ResourceFlavor of each model the quotas name,
+// and the models sorted; a model without a product label, or whose name
+// makes no flavor name or the same as another's, is an error.
+func planFlavors(file string, t *Teams) (map[string]string, []string, error) {
+	flavor := map[string]string{} // model -> flavor name
+	byFlavor := map[string]string{}
+	var models []string
+	for _, tm := range t.Teams {
+		for _, q := range tm.Quotas {
+			if _, ok := flavor[q.Model]; ok {
+				continue
+			}
+			if q.Product == "" {
+				return nil, nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, resource.LabelGPUProduct)
+			}
+			name := FlavorName(q.Model)
+			if name == "" {
+				return nil, nil, fmt.Errorf("%s:%d: model: %q makes no ResourceFlavor name", file, q.line, q.Model)
+			}
+			if other, ok := byFlavor[name]; ok {
+				return nil, nil, fmt.Errorf("%s:%d: model: models %s and %s both make ResourceFlavor %q", file, q.line, other, q.Model, name)
+			}
+			flavor[q.Model], byFlavor[name] = name, q.Model
+			models = append(models, q.Model)
+		}
+	}
+	sort.Strings(models)
+	return flavor, models, nil
+}
+
+// resourceFlavors returns a ResourceFlavor per model (flavor names them),
+// selecting the nodes of the model's product label.
+func resourceFlavors(t *Teams, flavor map[string]string, models []string) []any {
+	var objs []any
+	for _, m := range models {
+		var product string
+		for _, tm := range t.Teams {
+			for _, q := range tm.Quotas {
+				if q.Model == m {
+					product = q.Product
+				}
+			}
+		}
+		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ResourceFlavor",
+			Metadata: Metadata{Name: flavor[m], Labels: map[string]string{"gpuplane.io/model": m}},
+			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{resource.LabelGPUProduct: product}}})
+	}
+	return objs
+}
+
+// clusterQueue returns team tm's ClusterQueue: its quotas by flavor, in
+// the cohort, with Kueue's preemption as gpuplane plans it.
+func clusterQueue(t *Teams, tm Team, flavor map[string]string) Object {
+	rg := ResourceGroup{CoveredResources: []string{resource.GPU}}
+	for _, q := range tm.Quotas {
+		rg.Flavors = append(rg.Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
+			Name: resource.GPU, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
+	}
+	return Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
+		Spec: ClusterQueueSpec{
+			CohortName: t.Cohort,
+			NamespaceSelector: LabelSelector{MatchExpressions: []Requirement{{
+				Key: "kubernetes.io/metadata.name", Operator: "In", Values: tm.Namespaces}}},
+			ResourceGroups: []ResourceGroup{rg},
+			Preemption:     Preemption{ReclaimWithinCohort: "Any", BorrowWithinCohort: BorrowWithinCohort{Policy: "LowerPriority"}, WithinClusterQueue: "LowerPriority"},
+		}}
 }
 
 // HardCap returns the most GPUs, all models together, that Kueue can admit

@@ -194,14 +194,41 @@ func field(key string) string {
 // (snap.json: items[3].spec.containers[0].resources.requests.cpu: ...),
 // or the line of a JSON syntax error.
 func Read(file string, r io.Reader) (*Snapshot, error) {
+	list, lines, err := readKubeList(file, r)
+	if err != nil {
+		return nil, err
+	}
+	rd := &itemReader{s: &Snapshot{}, base: file, nodeNames: map[string]bool{}, podNames: map[string]bool{},
+		dra: &draObjects{claims: map[string]draItem{}, templates: map[string]draItem{}, classes: map[string]draClass{}}}
+	for i, raw := range list.Items {
+		if err := rd.item(i, lines[i], raw); err != nil {
+			return nil, err
+		}
+	}
+	s := rd.s
+	if err := s.applyDRA(file, rd.dra, rd.refs); err != nil {
+		return nil, err
+	}
+	s.replicaShares(file)
+	for i, p := range s.Pods {
+		if p.NodeName != "" && !rd.nodeNames[p.NodeName] && p.Bound() {
+			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, rd.podPaths[i], trace.Quote(p.Name), trace.Quote(p.NodeName))
+		}
+	}
+	return s, nil
+}
+
+// readKubeList reads the List, JSON or YAML, and the line of each of its
+// items; a file that holds none, or another kind, is an error.
+func readKubeList(file string, r io.Reader) (kubeList, []int, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return kubeList{}, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	// A UTF-8 byte order mark, as some Windows editors write, is no JSON.
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
+		return kubeList{}, nil, fmt.Errorf("%s:1: empty file: want the List of `kubectl get nodes,pods -A -o json`", file)
 	}
 	var list kubeList
 	var lines []int
@@ -211,75 +238,75 @@ func Read(file string, r io.Reader) (*Snapshot, error) {
 		list, lines, err = readList(file, data)
 	}
 	if err != nil {
-		return nil, err
+		return kubeList{}, nil, err
 	}
 	switch list.Kind {
 	case "List", "NodeList", "PodList":
 	default:
-		return nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, trace.Quote(list.Kind))
+		return kubeList{}, nil, fmt.Errorf("%s: kind %s: want the List of `kubectl get nodes,pods -A -o json`", file, trace.Quote(list.Kind))
 	}
-	s := &Snapshot{}
-	dra := &draObjects{claims: map[string]draItem{}, templates: map[string]draItem{}, classes: map[string]draClass{}}
-	var refs []podClaims
-	base := file
-	nodeNames := map[string]bool{}
-	podNames := map[string]bool{}
-	var podPaths []string
-	for i, raw := range list.Items {
-		path := fmt.Sprintf("items[%d]", i)
-		file := fmt.Sprintf("%s:%d", file, lines[i]) // errors name the item's line
-		var o kubeObject
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return nil, jsonError(file, path, nil, err)
+	return list, lines, nil
+}
+
+// itemReader reads a List's items into s, and what Read checks once all
+// are read: the DRA objects, the pods' claims, the names seen, and the
+// path of each pod in the List.
+type itemReader struct {
+	s         *Snapshot
+	base      string // the file
+	dra       *draObjects
+	refs      []podClaims
+	nodeNames map[string]bool
+	podNames  map[string]bool
+	podPaths  []string
+}
+
+// item reads List item i, raw, at line: a node, a pod or a DRA object.
+func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
+	path := fmt.Sprintf("items[%d]", i)
+	file := fmt.Sprintf("%s:%d", rd.base, line) // errors name the item's line
+	var o kubeObject
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return jsonError(file, path, nil, err)
+	}
+	if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > 63 {
+		return fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
+	}
+	switch o.Kind {
+	case "Node":
+		n, err := readNode(path, line, &o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > 63 {
-			return nil, fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
+		if rd.nodeNames[n.Name] {
+			return fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, trace.Quote(n.Name))
 		}
-		switch o.Kind {
-		case "Node":
-			n, err := readNode(path, lines[i], &o)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
-			}
-			if nodeNames[n.Name] {
-				return nil, fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, trace.Quote(n.Name))
-			}
-			nodeNames[n.Name] = true
-			s.Nodes = append(s.Nodes, n)
-		case "Pod":
-			p, warn, err := readPod(path, lines[i], &o)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
-			}
-			if podNames[p.Name] {
-				return nil, fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, trace.Quote(p.Name))
-			}
-			podNames[p.Name] = true
-			for _, w := range warn {
-				s.Warnings = append(s.Warnings, file+": "+w)
-			}
-			s.Pods = append(s.Pods, p)
-			podPaths = append(podPaths, path)
-			refs = append(refs, claimRefs(&o))
-		default:
-			if !isDRAKind(o.Kind) {
-				return nil, fmt.Errorf("%s: %s.kind: %s, want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass", file, path, trace.Quote(o.Kind))
-			}
-			if err := dra.read(base, path, lines[i], &o, raw); err != nil {
-				return nil, err
-			}
+		rd.nodeNames[n.Name] = true
+		rd.s.Nodes = append(rd.s.Nodes, n)
+	case "Pod":
+		p, warn, err := readPod(path, line, &o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if rd.podNames[p.Name] {
+			return fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, trace.Quote(p.Name))
+		}
+		rd.podNames[p.Name] = true
+		for _, w := range warn {
+			rd.s.Warnings = append(rd.s.Warnings, file+": "+w)
+		}
+		rd.s.Pods = append(rd.s.Pods, p)
+		rd.podPaths = append(rd.podPaths, path)
+		rd.refs = append(rd.refs, claimRefs(&o))
+	default:
+		if !isDRAKind(o.Kind) {
+			return fmt.Errorf("%s: %s.kind: %s, want Node, Pod, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceClass", file, path, trace.Quote(o.Kind))
+		}
+		if err := rd.dra.read(rd.base, path, line, &o, raw); err != nil {
+			return err
 		}
 	}
-	if err := s.applyDRA(file, dra, refs); err != nil {
-		return nil, err
-	}
-	s.replicaShares(file)
-	for i, p := range s.Pods {
-		if p.NodeName != "" && !nodeNames[p.NodeName] && p.Bound() {
-			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, podPaths[i], trace.Quote(p.Name), trace.Quote(p.NodeName))
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // replicaShares gives each pod of one nvidia.com/gpu.shared replica its

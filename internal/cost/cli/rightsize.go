@@ -50,35 +50,7 @@ const noUsage = "no DCGM_FI_DEV_FB_USED series with the job's pod labels (docs/c
 // of its pods (res.Usage), and returns the recommendations, for the
 // report and as internal/cost/rightsize gives them (for the HTML report).
 func rightsizing(res *source.Result, byJob alloc.Report, threshold float64) ([]Rightsizing, []rightsize.Recommendation, error) {
-	model := map[string]string{}
-	for _, g := range res.Input.GPUs {
-		model[g.UUID] = g.Model
-	}
-	type podKey struct{ ns, pod string }
-	type job struct {
-		model, mixed string
-		share        alloc.Share
-		spans        [][2]int64
-		usage        bool
-	}
-	jobs := map[string]*job{}
-	jobOf := map[podKey]string{}
-	for _, h := range res.Input.Holdings {
-		if h.Pod == "" {
-			continue
-		}
-		k := h.JobKey()
-		j := jobs[k]
-		if j == nil {
-			j = &job{model: model[h.GPU], share: h.Share}
-			jobs[k] = j
-		}
-		if j.model != model[h.GPU] || j.share != h.Share {
-			j.mixed = "held different GPU models or shares: not sized"
-		}
-		j.spans = append(j.spans, [2]int64{h.Start, h.End})
-		jobOf[podKey{h.Namespace, h.Pod}] = k
-	}
+	jobs, jobOf := heldJobs(res)
 	cost := map[string]alloc.Row{}
 	for _, r := range byJob.Rows {
 		cost[r.Key] = r
@@ -88,22 +60,7 @@ func rightsizing(res *source.Result, byJob alloc.Report, threshold float64) ([]R
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	util, mem := map[string][]float64{}, map[string][]float64{}
-	for _, u := range res.Usage {
-		k, ok := jobOf[podKey{u.Namespace, u.Pod}]
-		if !ok {
-			continue
-		}
-		jobs[k].usage = true
-		for i, m := range u.FBUsedMiB {
-			if m == m {
-				mem[k] = append(mem[k], float64(m))
-			}
-			if i < len(u.Util) && u.Util[i] == u.Util[i] {
-				util[k] = append(util[k], float64(u.Util[i]))
-			}
-		}
-	}
+	util, mem := jobUsage(res, jobs, jobOf)
 	in := make([]rightsize.Job, 0, len(names))
 	for _, k := range names {
 		j := jobs[k]
@@ -120,11 +77,7 @@ func rightsizing(res *source.Result, byJob alloc.Report, threshold float64) ([]R
 	}
 	out := make([]Rightsizing, 0, len(recs))
 	for i, r := range recs {
-		x := Rightsizing{Job: r.Job, Model: r.Model, GPUs: r.GPUs, Held: r.Held, HeldFraction: r.HeldFraction,
-			UtilSamples: r.UtilSamples, MemorySamples: r.MemorySamples, P95Util: num(r.UtilP95), UsedFraction: num(r.UsedFraction), PeakMiB: num(r.PeakMiB),
-			Recommended: r.Recommended, RecommendedFraction: r.RecommendedFraction, RecommendedMiB: r.RecommendedMiB,
-			GPUHours: r.GPUHours, RecommendedGPUHours: r.RecommendedGPUHours,
-			CostUSD: usd(r.CostCents), RecommendedCostUSD: usd(r.RecommendedCostCents), SavingUSD: usd(r.SavingCents), Reason: r.Reason}
+		x := rightsizingRow(r)
 		if j := jobs[r.Job]; j.mixed != "" {
 			x.Reason = j.mixed
 		} else if !j.usage {
@@ -134,6 +87,78 @@ func rightsizing(res *source.Result, byJob alloc.Report, threshold float64) ([]R
 		out = append(out, x)
 	}
 	return out, recs, nil
+}
+
+// podKey names a pod: its namespace and name.
+type podKey struct{ ns, pod string }
+
+// heldJob is what a job held: one GPU model and share (mixed says why
+// not, if it held several), over spans, and whether its pods have usage.
+type heldJob struct {
+	model, mixed string
+	share        alloc.Share
+	spans        [][2]int64
+	usage        bool
+}
+
+// heldJobs returns the jobs that held GPUs, by job key (the unattributed
+// holdings left out), and the job of each pod.
+func heldJobs(res *source.Result) (map[string]*heldJob, map[podKey]string) {
+	model := map[string]string{}
+	for _, g := range res.Input.GPUs {
+		model[g.UUID] = g.Model
+	}
+	jobs := map[string]*heldJob{}
+	jobOf := map[podKey]string{}
+	for _, h := range res.Input.Holdings {
+		if h.Pod == "" {
+			continue
+		}
+		k := h.JobKey()
+		j := jobs[k]
+		if j == nil {
+			j = &heldJob{model: model[h.GPU], share: h.Share}
+			jobs[k] = j
+		}
+		if j.model != model[h.GPU] || j.share != h.Share {
+			j.mixed = "held different GPU models or shares: not sized"
+		}
+		j.spans = append(j.spans, [2]int64{h.Start, h.End})
+		jobOf[podKey{h.Namespace, h.Pod}] = k
+	}
+	return jobs, jobOf
+}
+
+// jobUsage returns each job's utilisation and memory samples, from the
+// usage of its pods (NaN samples left out), and marks the jobs that have
+// any.
+func jobUsage(res *source.Result, jobs map[string]*heldJob, jobOf map[podKey]string) (util, mem map[string][]float64) {
+	util, mem = map[string][]float64{}, map[string][]float64{}
+	for _, u := range res.Usage {
+		k, ok := jobOf[podKey{u.Namespace, u.Pod}]
+		if !ok {
+			continue
+		}
+		jobs[k].usage = true
+		for i, m := range u.FBUsedMiB {
+			if m == m {
+				mem[k] = append(mem[k], float64(m))
+			}
+			if i < len(u.Util) && u.Util[i] == u.Util[i] {
+				util[k] = append(util[k], float64(u.Util[i]))
+			}
+		}
+	}
+	return util, mem
+}
+
+// rightsizingRow is r as the report writes it.
+func rightsizingRow(r rightsize.Recommendation) Rightsizing {
+	return Rightsizing{Job: r.Job, Model: r.Model, GPUs: r.GPUs, Held: r.Held, HeldFraction: r.HeldFraction,
+		UtilSamples: r.UtilSamples, MemorySamples: r.MemorySamples, P95Util: num(r.UtilP95), UsedFraction: num(r.UsedFraction), PeakMiB: num(r.PeakMiB),
+		Recommended: r.Recommended, RecommendedFraction: r.RecommendedFraction, RecommendedMiB: r.RecommendedMiB,
+		GPUHours: r.GPUHours, RecommendedGPUHours: r.RecommendedGPUHours,
+		CostUSD: usd(r.CostCents), RecommendedCostUSD: usd(r.RecommendedCostCents), SavingUSD: usd(r.SavingCents), Reason: r.Reason}
 }
 
 // concurrent returns the most spans [start, end) that overlap at once.

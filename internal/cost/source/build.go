@@ -295,26 +295,7 @@ func (b *builder) finish() (*Result, error) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s series without a UUID label: not placed on any GPU", n, m))
 		}
 	}
-	uuids := make([]string, 0, len(b.gpus))
-	for u := range b.gpus {
-		uuids = append(uuids, u)
-	}
-	sort.Strings(uuids)
-	for _, u := range uuids {
-		g := alloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model}
-		// A GPU first or last seen inside the window (a node added or
-		// removed) costs from its first grid time to one step past its
-		// last; one seen at the window's ends, the whole window.
-		if life := b.life[u]; life != nil {
-			if life.first > 0 {
-				g.Start = w.From + life.first*w.Step
-			}
-			if life.last < int64(b.n)-1 {
-				g.End = min(w.From+(life.last+1)*w.Step, w.To)
-			}
-		}
-		r.Input.GPUs = append(r.Input.GPUs, g)
-	}
+	r.Input.GPUs = b.gpuList()
 	// Utilisation: the graphics engine activity where the device has any,
 	// else DCGM_FI_DEV_GPU_UTIL / 100.
 	for k, g := range b.util[metrics.DCGMProfGrEngineActive] {
@@ -334,6 +315,42 @@ func (b *builder) finish() (*Result, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: %s)", b.bad, metrics.DeviceAllocationShare, b.badAt))
 	}
 	r.Warnings = append(r.Warnings, b.coverage()...)
+	b.addUsage(r)
+	return r, nil
+}
+
+// gpuList returns the GPUs seen, by UUID, each with the part of the
+// window it costs.
+func (b *builder) gpuList() []alloc.GPU {
+	w := b.w
+	var gpus []alloc.GPU
+	uuids := make([]string, 0, len(b.gpus))
+	for u := range b.gpus {
+		uuids = append(uuids, u)
+	}
+	sort.Strings(uuids)
+	for _, u := range uuids {
+		g := alloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model}
+		// A GPU first or last seen inside the window (a node added or
+		// removed) costs from its first grid time to one step past its
+		// last; one seen at the window's ends, the whole window.
+		if life := b.life[u]; life != nil {
+			if life.first > 0 {
+				g.Start = w.From + life.first*w.Step
+			}
+			if life.last < int64(b.n)-1 {
+				g.End = min(w.From+(life.last+1)*w.Step, w.To)
+			}
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}
+
+// addUsage adds the memory and utilisation samples of each pod's device
+// (r.Usage, in order) and drops those of MIG devices no pod held.
+func (b *builder) addUsage(r *Result) {
+	w := b.w
 	for k, u := range b.fb {
 		u.Util = make([]float32, len(u.FBUsedMiB))
 		g, ok := r.Input.UtilGrid[utilKey(map[string]string{metrics.LabelUUID: k.uuid, metrics.LabelGPUInstanceID: k.inst})]
@@ -361,7 +378,6 @@ func (b *builder) finish() (*Result, error) {
 		a, b := r.Usage[i], r.Usage[j]
 		return strings.Compare(a.Namespace+"\x00"+a.Pod+"\x00"+a.GPU+"\x00"+a.MIGInstance, b.Namespace+"\x00"+b.Pod+"\x00"+b.GPU+"\x00"+b.MIGInstance) < 0
 	})
-	return r, nil
 }
 
 // coverage returns warnings for a window the data does not cover: each

@@ -82,43 +82,14 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 		if !want[metric] {
 			continue
 		}
-		if ts == nil {
-			return nil, fmt.Errorf("%s:%d: %s: sample without a timestamp (backfilled samples need one)", name, line, metric)
-		}
-		if *ts < 0 || *ts > maxTime {
-			// The parser converts seconds to int64 milliseconds: one beyond
-			// 2^63 ms comes back as the least int64 (amd64) or the most
-			// (arm64).
-			at := fmt.Sprintf("%.3f", float64(*ts)/1000)
-			if *ts == math.MinInt64 || *ts == math.MaxInt64 {
-				at = "out of range"
-			}
-			return nil, fmt.Errorf("%s:%d: %s: timestamp %s: want Unix seconds from 1970 to 9999 (OpenMetrics timestamps are seconds, not milliseconds)", name, line, metric, at)
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s:%d: %s: value %v", name, line, metric, v)
+		if err := checkSample(metric, ts, v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		key := metric + lset.DropMetricName().String()
 		if err := checkHealth(metric, key, v); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		s := byKey[key]
-		if s == nil {
-			s = &rawSeries{key: key, labels: lset.WithoutEmpty().Map()}
-			delete(s.labels, labels.MetricName)
-			byKey[key] = s
-			f.series[metric] = append(f.series[metric], s)
-		}
-		s.t = append(s.t, *ts)
-		s.v = append(s.v, v)
-		s.line = append(s.line, int32(line))
-		if *ts < f.MinTime {
-			f.MinTime, f.minLine = *ts, line
-		}
-		if *ts > f.MaxTime {
-			f.MaxTime, f.maxLine = *ts, line
-		}
-		f.Samples++
+		f.add(byKey, metric, key, lset, *ts, v, line)
 	}
 	if f.Samples == 0 {
 		return nil, fmt.Errorf("%s: no samples of %v", name, Metrics)
@@ -131,6 +102,50 @@ func ParseOpenMetrics(name string, data []byte) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// checkSample refuses a sample of metric without a timestamp, with one out
+// of range, or with a value that is not a number.
+func checkSample(metric string, ts *int64, v float64) error {
+	if ts == nil {
+		return fmt.Errorf("%s: sample without a timestamp (backfilled samples need one)", metric)
+	}
+	if *ts < 0 || *ts > maxTime {
+		// The parser converts seconds to int64 milliseconds: one beyond
+		// 2^63 ms comes back as the least int64 (amd64) or the most
+		// (arm64).
+		at := fmt.Sprintf("%.3f", float64(*ts)/1000)
+		if *ts == math.MinInt64 || *ts == math.MaxInt64 {
+			at = "out of range"
+		}
+		return fmt.Errorf("%s: timestamp %s: want Unix seconds from 1970 to 9999 (OpenMetrics timestamps are seconds, not milliseconds)", metric, at)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s: value %v", metric, v)
+	}
+	return nil
+}
+
+// add appends the sample (ts, v) of line to its series, key, made on
+// first sight from lset, and widens the file's time range.
+func (f *File) add(byKey map[string]*rawSeries, metric, key string, lset labels.Labels, ts int64, v float64, line int) {
+	s := byKey[key]
+	if s == nil {
+		s = &rawSeries{key: key, labels: lset.WithoutEmpty().Map()}
+		delete(s.labels, labels.MetricName)
+		byKey[key] = s
+		f.series[metric] = append(f.series[metric], s)
+	}
+	s.t = append(s.t, ts)
+	s.v = append(s.v, v)
+	s.line = append(s.line, int32(line))
+	if ts < f.MinTime {
+		f.MinTime, f.minLine = ts, line
+	}
+	if ts > f.MaxTime {
+		f.MaxTime, f.maxLine = ts, line
+	}
+	f.Samples++
 }
 
 // stripCR returns data with the CR of each CR LF line end, and a CR at

@@ -283,42 +283,13 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	cfg := configv1.DefaultConfig()
-	if o.ConfigFile != "" {
-		var err error
-		if cfg, err = configv1.LoadConfig(o.ConfigFile); err != nil {
-			return err
-		}
-		for _, w := range cfg.Warnings {
-			klog.Warning(w)
-		}
-	}
-	ignored, warnings := health.IgnoredXIDs(*cfg.Gpuplane.IgnoredXIDs, o.DisableHealthChecks, o.EnableHealthChecks)
-	for _, w := range warnings {
-		klog.Warning(w)
-	}
-	cfg.Gpuplane.IgnoredXIDs = &ignored
-	klog.InfoS("XIDs ignored by the health policy (0: all)", "xids", ignored)
-	rc, err := restConfig(o)
+	cfg, err := loadConfig(o)
 	if err != nil {
 		return err
 	}
-	// The typed client only for what uses it, each with its own RBAC
-	// (docs/node-agent.md, "Permissions"): the Node's labels (--label-node:
-	// get, patch on nodes), gpuplane-scheduler's choice on pods
-	// (--scheduler-choice: list, patch on pods) and the DRA plugin
-	// (--kubelet-api=dra: ResourceSlices, ResourceClaims, get on nodes).
-	var client kubernetes.Interface
-	if o.LabelNode || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA {
-		if client, err = kubeClient(rc); err != nil {
-			return err
-		}
-	}
-	var dyn dynamic.Interface
-	if o.NodeFeatureAPI {
-		if dyn, err = dynamic.NewForConfig(rc); err != nil {
-			return fmt.Errorf("API client: %w", err)
-		}
+	client, dyn, err := apiClients(o)
+	if err != nil {
+		return err
 	}
 	b, err := openBackend(o)
 	if err != nil {
@@ -359,6 +330,56 @@ func Run(ctx context.Context, o Options) error {
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")
 	return err
+}
+
+// loadConfig returns the configuration: o.ConfigFile's (its warnings
+// logged) or the default, with the XIDs the health policy ignores after
+// --disable-health-checks and --enable-health-checks.
+func loadConfig(o Options) (*configv1.Config, error) {
+	cfg := configv1.DefaultConfig()
+	if o.ConfigFile != "" {
+		var err error
+		if cfg, err = configv1.LoadConfig(o.ConfigFile); err != nil {
+			return nil, err
+		}
+		for _, w := range cfg.Warnings {
+			klog.Warning(w)
+		}
+	}
+	ignored, warnings := health.IgnoredXIDs(*cfg.Gpuplane.IgnoredXIDs, o.DisableHealthChecks, o.EnableHealthChecks)
+	for _, w := range warnings {
+		klog.Warning(w)
+	}
+	cfg.Gpuplane.IgnoredXIDs = &ignored
+	klog.InfoS("XIDs ignored by the health policy (0: all)", "xids", ignored)
+	return cfg, nil
+}
+
+// apiClients returns the API clients o needs: the typed client, the
+// dynamic client for NodeFeature objects; nil where none is needed.
+func apiClients(o Options) (kubernetes.Interface, dynamic.Interface, error) {
+	rc, err := restConfig(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The typed client only for what uses it, each with its own RBAC
+	// (docs/node-agent.md, "Permissions"): the Node's labels (--label-node:
+	// get, patch on nodes), gpuplane-scheduler's choice on pods
+	// (--scheduler-choice: list, patch on pods) and the DRA plugin
+	// (--kubelet-api=dra: ResourceSlices, ResourceClaims, get on nodes).
+	var client kubernetes.Interface
+	if o.LabelNode || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA {
+		if client, err = kubeClient(rc); err != nil {
+			return nil, nil, err
+		}
+	}
+	var dyn dynamic.Interface
+	if o.NodeFeatureAPI {
+		if dyn, err = dynamic.NewForConfig(rc); err != nil {
+			return nil, nil, fmt.Errorf("API client: %w", err)
+		}
+	}
+	return client, dyn, nil
 }
 
 // followSchedulerChoice makes m's Allocate give the GPUs gpuplane-scheduler

@@ -399,30 +399,9 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		if r.Driver != DriverName {
 			continue
 		}
-		if r.Pool != d.cfg.NodeName {
-			return nil, fmt.Errorf("device %s of request %s: pool %q is not this node's (%s)", r.Device, r.Request, r.Pool, d.cfg.NodeName)
-		}
-		e, ok := d.res.Entries[r.Device]
-		if !ok {
-			return nil, fmt.Errorf("device %s of request %s: no such device on node %s", r.Device, r.Request, d.cfg.NodeName)
-		}
-		if other, ok := d.conflict(r.Device, e, c.UID); ok {
-			return nil, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
-		}
-		g := d.node.GPUs[e.GPU]
-		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
-		switch {
-		case e.MIG != nil && e.MIG.UUID != "":
-			in, err := d.checkStatic(ctx, g.UUID, e.MIG.UUID)
-			if err != nil {
-				return nil, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
-			}
-			pd.StaticMIG, pd.StaticInstance = e.MIG.UUID, &in
-		case e.MIG != nil:
-			pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
-			if p, ok := prev[r.Device]; ok && p.MIG != nil {
-				pd.MIG = p.MIG
-			}
+		pd, err := d.preparedDevice(ctx, c.UID, r, configs, prev)
+		if err != nil {
+			return nil, err
 		}
 		pc.Devices = append(pc.Devices, pd)
 	}
@@ -457,6 +436,39 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 		return nil, err
 	}
 	return result(pc), nil
+}
+
+// preparedDevice checks allocated device r (of this driver) of claim uid:
+// on this node, free of other claims; and returns what preparing it records: a static
+// MIG device checked, or the MIG device to create (prev's, of an
+// interrupted prepare, if any).
+func (d *Driver) preparedDevice(ctx context.Context, uid types.UID, r resourceapi.DeviceRequestAllocationResult, configs map[string]*DeviceConfig, prev map[string]PreparedDevice) (PreparedDevice, error) {
+	if r.Pool != d.cfg.NodeName {
+		return PreparedDevice{}, fmt.Errorf("device %s of request %s: pool %q is not this node's (%s)", r.Device, r.Request, r.Pool, d.cfg.NodeName)
+	}
+	e, ok := d.res.Entries[r.Device]
+	if !ok {
+		return PreparedDevice{}, fmt.Errorf("device %s of request %s: no such device on node %s", r.Device, r.Request, d.cfg.NodeName)
+	}
+	if other, ok := d.conflict(r.Device, e, uid); ok {
+		return PreparedDevice{}, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
+	}
+	g := d.node.GPUs[e.GPU]
+	pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
+	switch {
+	case e.MIG != nil && e.MIG.UUID != "":
+		in, err := d.checkStatic(ctx, g.UUID, e.MIG.UUID)
+		if err != nil {
+			return PreparedDevice{}, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
+		}
+		pd.StaticMIG, pd.StaticInstance = e.MIG.UUID, &in
+	case e.MIG != nil:
+		pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
+		if p, ok := prev[r.Device]; ok && p.MIG != nil {
+			pd.MIG = p.MIG
+		}
+	}
+	return pd, nil
 }
 
 // forgetFailed drops the record of a claim whose prepare failed before

@@ -70,7 +70,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 		if k > 0 {
 			c.Placements = o.PlacementsFile != ""
 		}
-		r, err := engine.Run(ctx, v, c)
+		r, err := runWithProgress(ctx, v, c, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("--sharing %s: %w", m, err)
 		}

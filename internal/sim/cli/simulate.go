@@ -393,13 +393,13 @@ func (in *input) bind(o Options, w *engine.Workload, stderr io.Writer) ([]engine
 func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bound []engine.Bound, stderr io.Writer) (*engine.Report, []engine.Result, error) {
 	snap := in.snap != nil
 	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel, Progress: stderr,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel,
 		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap, Gangs: o.Gangs}
 	if err := w.Check(cfg); err != nil {
 		return nil, nil, BadInput(err) // the workload, as the options run it
 	}
 	if o.Sharing == "" {
-		rep, err := engine.Run(ctx, w, cfg)
+		rep, err := runWithProgress(ctx, w, cfg, stderr)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -86,28 +86,9 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		} else if msg != "" {
 			warnings = append(warnings, file+":"+msg)
 		}
-		var gpus cluster.GPUSet
-		given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
-		outside := false
-		for _, g := range b.GPUs {
-			outside = outside || g >= n.GPUs()
-			if outside {
-				given = false
-			} else if _, fits := n.FreeAfter(&p, g); !fits {
-				given = false
-			}
-			gpus |= 1 << uint(g)
-		}
-		if !given || gpus.Count() != p.NumGPU {
-			switch {
-			case len(b.GPUs) > 0 && (len(b.GPUs) != p.NumGPU || gpus.Count() != len(b.GPUs)):
-				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) name %d distinct GPUs, and it asks for %d; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, gpus.Count(), p.NumGPU))
-			case outside:
-				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) go past node %s's %d GPUs; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name), n.GPUs()))
-			case len(b.GPUs) > 0:
-				warnings = append(warnings, fmt.Sprintf("%s:%d: pod %s: GPUs %v of node %s are not free for it; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name)))
-			}
-			gpus = chooseGPUs(n, &p)
+		gpus, msg := boundGPUs(file, n, &p, b)
+		if msg != "" {
+			warnings = append(warnings, msg)
 		}
 		if gpus.Count() != p.NumGPU || p.CPUMilli > n.CPUFree || p.MemoryMiB > n.MemoryFree {
 			warnings = append(warnings, fmt.Sprintf("%s: pod %s does not fit what node %s has left (cpu %d of %d millicores, memory %d of %d MiB, %d GPUs of %d milli-GPU): left out",
@@ -123,6 +104,35 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		w.bound = true
 	}
 	return warnings, nil
+}
+
+// boundGPUs returns the GPUs of node n the bound pod p (b) holds: those
+// its annotation names, if they are p's count, on n and free for it; else
+// chosen again (chooseGPUs), with a warning that says why.
+func boundGPUs(file string, n *cluster.Node, p *cluster.Pod, b Bound) (gpus cluster.GPUSet, msg string) {
+	given := len(b.GPUs) == p.NumGPU && p.NumGPU > 0
+	outside := false
+	for _, g := range b.GPUs {
+		outside = outside || g >= n.GPUs()
+		if outside {
+			given = false
+		} else if _, fits := n.FreeAfter(p, g); !fits {
+			given = false
+		}
+		gpus |= 1 << uint(g)
+	}
+	if !given || gpus.Count() != p.NumGPU {
+		switch {
+		case len(b.GPUs) > 0 && (len(b.GPUs) != p.NumGPU || gpus.Count() != len(b.GPUs)):
+			msg = fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) name %d distinct GPUs, and it asks for %d; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, gpus.Count(), p.NumGPU)
+		case outside:
+			msg = fmt.Sprintf("%s:%d: pod %s: its GPU indices %v (annotation gpuplane.io/gpus) go past node %s's %d GPUs; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name), n.GPUs())
+		case len(b.GPUs) > 0:
+			msg = fmt.Sprintf("%s:%d: pod %s: GPUs %v of node %s are not free for it; chosen again", file, b.Pod.Line, trace.Quote(p.Name), b.GPUs, trace.Quote(n.Name))
+		}
+		gpus = chooseGPUs(n, p)
+	}
+	return gpus, msg
 }
 
 // bindMIGAt puts bound pod b (p as the mode gives it) on its own MIG

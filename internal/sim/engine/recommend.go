@@ -28,14 +28,14 @@ type Recommendation struct {
 	GPUs    int         `json:"gpus"`
 	// USDPerHour is every GPU of Cluster, idle or not, at the run's
 	// prices; USDPerMonth is USDPerHour × HoursPerMonth.
-	USDPerHour  float64 `json:"usd_per_hour"`
-	USDPerMonth float64 `json:"usd_per_month"`
+	USDPerHour  float64 `json:"usd_per_hour" round:"cent"`
+	USDPerMonth float64 `json:"usd_per_month" round:"cent"`
 	// IdleGPUs and IdleUSDPerMonth are what the choice leaves on the
 	// table: GPU capacity not allocated (fill: at the end; replay: over
 	// time; --size: at the answer, from its allocation) and its price per
 	// month.
 	IdleGPUs        float64 `json:"idle_gpus"`
-	IdleUSDPerMonth float64 `json:"idle_usd_per_month"`
+	IdleUSDPerMonth float64 `json:"idle_usd_per_month" round:"cent"`
 	// Value is the choice's measure (Unit), RunnerUpValue the runner-up's.
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit"`

@@ -29,27 +29,27 @@ type ReplayStats struct {
 	// counting as waiting without end (as --size p95wait counts it): +Inf
 	// when more than 5% of pods never started (null in JSON, with
 	// queue_delay_p95_unbounded true).
-	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds"`
-	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds"`
-	QueueDelayMaxSeconds  float64 `json:"queue_delay_max_seconds"`
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds" round:"ms"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds" round:"ms"`
+	QueueDelayMaxSeconds  float64 `json:"queue_delay_max_seconds" round:"ms"`
 	// TimeWeightedAllocationRatio is ∫ allocated dt / (capacity · span),
 	// over the span from the first arrival to the last event.
 	TimeWeightedAllocationRatio float64 `json:"time_weighted_gpu_allocation_ratio"`
-	SpanSeconds                 float64 `json:"span_seconds"`
+	SpanSeconds                 float64 `json:"span_seconds" round:"ms"`
 	// GPU-hours allocated and idle over the span, and what they cost.
 	AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
 	IdleGPUHours      float64 `json:"idle_gpu_hours"`
-	AllocatedCostUSD  float64 `json:"allocated_cost_usd"`
-	IdleCostUSD       float64 `json:"idle_cost_usd"`
+	AllocatedCostUSD  float64 `json:"allocated_cost_usd" round:"cent"`
+	IdleCostUSD       float64 `json:"idle_cost_usd" round:"cent"`
 	// Timeline samples allocation ratio and queue length over time.
 	Timeline []TimePoint `json:"timeline,omitempty"`
 	// DelayPercentiles[i] is the i-th percentile (0..100) of queueing delay.
-	DelayPercentiles []float64 `json:"delay_percentiles_seconds,omitempty"`
+	DelayPercentiles []float64 `json:"delay_percentiles_seconds,omitempty" round:"ms"`
 }
 
 // TimePoint is one timeline sample.
 type TimePoint struct {
-	Seconds         float64 `json:"t"`
+	Seconds         float64 `json:"t" round:"ms"`
 	AllocationRatio float64 `json:"gpu_allocation_ratio"`
 	Waiting         int     `json:"waiting_pods"`
 }

@@ -508,7 +508,7 @@ type SharingStats struct {
 	// end of fill, at the peak of replay; GPUsNeededUSDPerHour their price
 	// in USD per hour (internal/cost/prices prices).
 	GPUsNeeded           int     `json:"gpus_needed"`
-	GPUsNeededUSDPerHour float64 `json:"gpus_needed_usd_per_hour"`
+	GPUsNeededUSDPerHour float64 `json:"gpus_needed_usd_per_hour" round:"cent"`
 	// SharedPods ran on a GPU together with another pod at some time: a
 	// share, a MIG instance (isolated from the GPU's other instances) or a
 	// time-slicing replica (isolating neither memory nor faults).
@@ -553,15 +553,15 @@ type SharingRow struct {
 	// standard deviations over the seeds (the spread a recommendation
 	// compares its margin with).
 	GPUAllocationRatioStd   float64 `json:"gpu_allocation_ratio_std"`
-	QueueDelayP95StdSeconds float64 `json:"queue_delay_p95_std_seconds,omitempty"`
+	QueueDelayP95StdSeconds float64 `json:"queue_delay_p95_std_seconds,omitempty" round:"ms"`
 	PlacedPods              float64 `json:"placed_pods"`
 	FailedPods              float64 `json:"failed_pods"`
 	// GPUsNeeded and USDPerHour: SharingStats.GPUsNeeded and its price.
 	GPUsNeeded float64 `json:"gpus_needed"`
-	USDPerHour float64 `json:"usd_per_hour"`
+	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
 	// Replay only: queueing delay of started pods, seconds.
-	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty"`
-	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty"`
+	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty" round:"ms"`
+	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty" round:"ms"`
 	SharedPods            float64 `json:"shared_pods"`
 	// TrainingPods and TrainingOnSharedGPU: SharingStats'.
 	TrainingPods        float64 `json:"training_pods"`

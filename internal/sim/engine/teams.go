@@ -68,8 +68,8 @@ type TeamStats struct {
 	// Waiting time, first start − creation_time: the mean of its started
 	// pods; the p95 of all its pods, one never started waiting without end
 	// (P95Wait; +Inf, null in JSON, when over 5% never started).
-	WaitMeanSeconds float64 `json:"wait_mean_seconds"`
-	WaitP95Seconds  float64 `json:"wait_p95_seconds"`
+	WaitMeanSeconds float64 `json:"wait_mean_seconds" round:"ms"`
+	WaitP95Seconds  float64 `json:"wait_p95_seconds" round:"ms"`
 	// Preemptions counts its workloads (a pod, or a whole gang) preempted
 	// to give their quota back; NeverStarted its pods that never ran.
 	Preemptions  int `json:"preemptions"`
@@ -83,7 +83,7 @@ type TeamStats struct {
 // QuotaEvent is one admission or preemption of a team workload (a pod, or
 // a whole gang) in a replay with teams, in the order they happened.
 type QuotaEvent struct {
-	Seconds float64 `json:"seconds"`
+	Seconds float64 `json:"seconds" round:"ms"`
 	// Workload is the gang's name, or the pod's.
 	Workload string `json:"workload"`
 	Team     string `json:"team"`
@@ -159,6 +159,29 @@ type quotaEvent struct {
 
 func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*teamQueue, error) {
 	f := tm.File
+	flavors, at := teamFlavors(f)
+	tq := &teamQueue{file: f, flavorID: make([]int, len(flavors)), models: flavors, now: t0, wlOf: make([]int, len(pods))}
+	for k, m := range flavors {
+		id, err := gpu.ModelID(m)
+		if err != nil {
+			id = -1
+		}
+		tq.flavorID[k] = id
+	}
+	co, err := kueue.New(tq.queues(at), len(flavors))
+	if err != nil {
+		return nil, err
+	}
+	tq.co = co
+	n := len(f.Teams)
+	tq.alloc, tq.allocMS, tq.borMS, tq.waits = make([]int64, n), make([]float64, n), make([]float64, n), make([][]float64, n)
+	tq.addWorkloads(w, pods, tm)
+	return tq, nil
+}
+
+// teamFlavors returns the GPU models the teams' quotas name, in the order
+// first named (Kueue's flavors), and each one's index.
+func teamFlavors(f *quota.Teams) ([]string, map[string]int) {
 	var flavors []string
 	at := map[string]int{}
 	for _, t := range f.Teams {
@@ -169,14 +192,12 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 			}
 		}
 	}
-	tq := &teamQueue{file: f, flavorID: make([]int, len(flavors)), models: flavors, now: t0, wlOf: make([]int, len(pods))}
-	for k, m := range flavors {
-		id, err := gpu.ModelID(m)
-		if err != nil {
-			id = -1
-		}
-		tq.flavorID[k] = id
-	}
+	return flavors, at
+}
+
+// queues returns each team's Kueue queue, its quotas in milli-GPU by
+// flavor (at), and notes each team's nominal quotas and stats.
+func (tq *teamQueue) queues(at map[string]int) []kueue.Queue {
 	var queues []kueue.Queue
 	milli := func(v *int) *int64 {
 		if v == nil {
@@ -185,9 +206,10 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 		m := int64(*v) * cluster.MilliGPU
 		return &m
 	}
-	for _, t := range f.Teams {
-		q := kueue.Queue{Name: t.Name, Priority: t.Priority, Quotas: make([]kueue.Quota, len(flavors))}
-		nom, has := make([]int64, len(flavors)), make([]bool, len(flavors))
+	flavors := len(tq.models)
+	for _, t := range tq.file.Teams {
+		q := kueue.Queue{Name: t.Name, Priority: t.Priority, Quotas: make([]kueue.Quota, flavors)}
+		nom, has := make([]int64, flavors), make([]bool, flavors)
 		for _, mq := range t.Quotas {
 			k := at[mq.Model]
 			has[k] = true
@@ -198,13 +220,13 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 		tq.nominal, tq.has = append(tq.nominal, nom), append(tq.has, has)
 		tq.stats = append(tq.stats, TeamStats{Team: t.Name})
 	}
-	co, err := kueue.New(queues, len(flavors))
-	if err != nil {
-		return nil, err
-	}
-	tq.co = co
-	n := len(f.Teams)
-	tq.alloc, tq.allocMS, tq.borMS, tq.waits = make([]int64, n), make([]float64, n), make([]float64, n), make([][]float64, n)
+	return queues
+}
+
+// addWorkloads makes the Kueue workloads of the GPU pods: one per pod, or
+// per gang of a team; a pod without GPUs is in none (wlOf -1).
+func (tq *teamQueue) addWorkloads(w *Workload, pods []cluster.Pod, tm *Teams) {
+	f, n := tq.file, len(tq.file.Teams)
 	gangs := map[[2]string]int{}
 	for i := range pods {
 		tq.wlOf[i] = -1
@@ -243,7 +265,6 @@ func newTeamQueue(w *Workload, pods []cluster.Pod, tm *Teams, t0 float64) (*team
 		wl.milli += pods[i].TotalGPUMilli()
 		tq.wlOf[i] = k
 	}
-	return tq, nil
 }
 
 // advance integrates the per-team GPU time up to t.

@@ -49,32 +49,7 @@ func failedTable(r *engine.Report) string {
 	if !anyFailed {
 		return ""
 	}
-	type key struct {
-		reason string
-		g      engine.FailedGroup
-	}
-	total := map[key]int{}
-	for _, x := range r.Results {
-		for _, g := range x.Failed {
-			k := g
-			k.Pods = 0
-			total[key{g.Reason, k}] += g.Pods
-		}
-	}
-	keys := make([]key, 0, len(total))
-	for k := range total {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(a, b int) bool {
-		if total[keys[a]] != total[keys[b]] {
-			return total[keys[a]] > total[keys[b]]
-		}
-		return shape(keys[a].g)+keys[a].reason < shape(keys[b].g)+keys[b].reason
-	})
-	other := len(keys) > failedShapes
-	if other {
-		keys = keys[:failedShapes]
-	}
+	keys, other := failedKeys(r)
 	var b strings.Builder
 	what := "failed pods"
 	if r.Mode == "replay" {
@@ -93,41 +68,82 @@ func failedTable(r *engine.Report) string {
 	}
 	b.WriteString("</tr>")
 	for _, s := range r.Summary {
-		runs := runsOf(r, s.Policy)
-		if len(runs) == 0 {
-			continue
-		}
-		n := float64(len(runs))
-		all := statOf(r, s.Policy, func(x engine.Result) float64 { return float64(x.FailedPods) }).Mean
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td>", html.EscapeString(s.Policy), num1(all))
-		shown := 0.0
-		for _, k := range keys {
-			c := 0
-			for _, x := range runs {
-				for _, g := range x.Failed {
-					if g.Reason == k.reason && g.CPUMilli == k.g.CPUMilli && g.MemoryMiB == k.g.MemoryMiB && g.NumGPU == k.g.NumGPU && g.GPUMilli == k.g.GPUMilli && g.GPUSpec == k.g.GPUSpec {
-						c += g.Pods
-					}
-				}
-			}
-			shown += float64(c) / n
-			fmt.Fprintf(&b, "<td>%s</td>", num1(float64(c)/n))
-		}
-		if other {
-			rest := 0
-			for _, x := range runs {
-				for _, g := range x.Failed {
-					rest += g.Pods
-				}
-			}
-			fmt.Fprintf(&b, "<td>%s</td>", num1(float64(rest)/n-shown))
-		}
-		b.WriteString("</tr>")
+		failedRow(&b, r, s.Policy, keys, other)
 	}
 	b.WriteString(`</table></div><p class="note">Pods per run, mean over seeds, by shape (GPUs × share of each, CPU cores, memory) and reason.`)
-	if len(total) == 0 {
+	if len(keys) == 0 {
 		b.WriteString(" This run recorded no breakdown by shape.")
 	}
 	b.WriteString("</p>")
 	return b.String()
+}
+
+// failedKey is a shape of failed pod (FailedGroup less its count) and why
+// it failed.
+type failedKey struct {
+	reason string
+	g      engine.FailedGroup
+}
+
+// failedKeys returns the shapes and reasons of r's failed pods, most pods
+// first, at most failedShapes of them, and whether there were more.
+func failedKeys(r *engine.Report) ([]failedKey, bool) {
+	total := map[failedKey]int{}
+	for _, x := range r.Results {
+		for _, g := range x.Failed {
+			k := g
+			k.Pods = 0
+			total[failedKey{g.Reason, k}] += g.Pods
+		}
+	}
+	keys := make([]failedKey, 0, len(total))
+	for k := range total {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if total[keys[a]] != total[keys[b]] {
+			return total[keys[a]] > total[keys[b]]
+		}
+		return shape(keys[a].g)+keys[a].reason < shape(keys[b].g)+keys[b].reason
+	})
+	other := len(keys) > failedShapes
+	if other {
+		keys = keys[:failedShapes]
+	}
+	return keys, other
+}
+
+// failedRow writes policy's row, if it has runs: its failed pods per run,
+// all and by each of keys, then with other those of the other shapes.
+func failedRow(b *strings.Builder, r *engine.Report, policy string, keys []failedKey, other bool) {
+	runs := runsOf(r, policy)
+	if len(runs) == 0 {
+		return
+	}
+	n := float64(len(runs))
+	all := statOf(r, policy, func(x engine.Result) float64 { return float64(x.FailedPods) }).Mean
+	fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td>", html.EscapeString(policy), num1(all))
+	shown := 0.0
+	for _, k := range keys {
+		c := 0
+		for _, x := range runs {
+			for _, g := range x.Failed {
+				if g.Reason == k.reason && g.CPUMilli == k.g.CPUMilli && g.MemoryMiB == k.g.MemoryMiB && g.NumGPU == k.g.NumGPU && g.GPUMilli == k.g.GPUMilli && g.GPUSpec == k.g.GPUSpec {
+					c += g.Pods
+				}
+			}
+		}
+		shown += float64(c) / n
+		fmt.Fprintf(b, "<td>%s</td>", num1(float64(c)/n))
+	}
+	if other {
+		rest := 0
+		for _, x := range runs {
+			for _, g := range x.Failed {
+				rest += g.Pods
+			}
+		}
+		fmt.Fprintf(b, "<td>%s</td>", num1(float64(rest)/n-shown))
+	}
+	b.WriteString("</tr>")
 }

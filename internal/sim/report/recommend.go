@@ -37,6 +37,35 @@ type candidate struct {
 // model). It returns nil for a report without results.
 func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
 	cluster, n, gpus, usdh := clusterOf(nodes, price)
+	cs := candidates(r, gpus, usdh)
+	if len(cs) == 0 {
+		return nil
+	}
+	replay := r.Mode == "replay"
+	rank(cs, replay)
+	a := cs[0]
+	rec := &engine.Recommendation{Policy: a.policy, Sharing: a.sharing, Cluster: cluster, Nodes: n, GPUs: gpus,
+		USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth, IdleGPUs: a.idleGPUs, IdleUSDPerMonth: a.idleUSDh * engine.HoursPerMonth}
+	name := func(c candidate) string {
+		if r.Sharing == nil {
+			return c.policy
+		}
+		return c.policy + " (" + c.sharing + ")"
+	}
+	byWait := replay && len(cs) > 1 && cs[0].p95 != cs[1].p95
+	setGoal(rec, a, replay, byWait)
+	if len(cs) == 1 {
+		rec.Reason = fmt.Sprintf("%s is the only candidate: nothing to compare it with.", name(a))
+		return rec
+	}
+	compare(rec, a, cs[1], replay, byWait, name)
+	return rec
+}
+
+// candidates are the policies (and, with --sharing, sharing modes) of r
+// with what a recommendation ranks them by, on a cluster of gpus GPUs
+// priced usdh USD per hour.
+func candidates(r *engine.Report, gpus int, usdh float64) []candidate {
 	var cs []candidate
 	if r.Sharing != nil && len(r.Sharing.Rows) > 0 {
 		for _, row := range r.Sharing.Rows {
@@ -67,26 +96,22 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 			cs = append(cs, c)
 		}
 	}
-	if len(cs) == 0 {
-		return nil
-	}
-	replay := r.Mode == "replay"
+	return cs
+}
+
+// rank orders cs best first: fill by GPU allocation; replay by p95 wait,
+// then time-weighted allocation.
+func rank(cs []candidate, replay bool) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		if replay && cs[i].p95 != cs[j].p95 {
 			return cs[i].p95 < cs[j].p95
 		}
 		return cs[i].alloc > cs[j].alloc
 	})
-	a := cs[0]
-	rec := &engine.Recommendation{Policy: a.policy, Sharing: a.sharing, Cluster: cluster, Nodes: n, GPUs: gpus,
-		USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth, IdleGPUs: a.idleGPUs, IdleUSDPerMonth: a.idleUSDh * engine.HoursPerMonth}
-	name := func(c candidate) string {
-		if r.Sharing == nil {
-			return c.policy
-		}
-		return c.policy + " (" + c.sharing + ")"
-	}
-	byWait := replay && len(cs) > 1 && cs[0].p95 != cs[1].p95
+}
+
+// setGoal writes the goal the recommendation serves and a's value for it.
+func setGoal(rec *engine.Recommendation, a candidate, replay, byWait bool) {
 	switch {
 	case !replay:
 		rec.Goal, rec.Unit, rec.Value = "highest GPU allocation ratio at the end of the fill", "points of GPU allocation (%)", 100*a.alloc
@@ -95,11 +120,11 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 	default:
 		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then highest time-weighted GPU allocation", "points of time-weighted GPU allocation (%)", 100*a.alloc
 	}
-	if len(cs) == 1 {
-		rec.Reason = fmt.Sprintf("%s is the only candidate: nothing to compare it with.", name(a))
-		return rec
-	}
-	b := cs[1]
+}
+
+// compare writes how a, the choice, stands against b, the runner-up: the
+// margin, its spread, whether it is significant, and the reason in words.
+func compare(rec *engine.Recommendation, a, b candidate, replay, byWait bool, name func(candidate) string) {
 	rec.RunnerUpPolicy, rec.RunnerUpSharing = b.policy, b.sharing
 	if byWait {
 		rec.RunnerUpValue, rec.Margin, rec.Spread = b.p95, b.p95-a.p95, a.p95SD+b.p95SD
@@ -130,7 +155,6 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 	if replay && math.IsInf(a.p95, 1) {
 		rec.Reason += " Over 5% of pods never start under every candidate: the cluster is too small for the trace (size it with --size 'p95wait<=10m')."
 	}
-	return rec
 }
 
 // shown is the difference of two ratios as the reader computes it from the

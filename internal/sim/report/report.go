@@ -7,8 +7,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -24,25 +22,10 @@ import (
 func Source(nodes, pods string) string { return nodes + " + " + pods }
 
 // WriteJSON writes the report as one indented JSON object, its numbers
-// rounded to what was measured (roundJSON).
+// rounded to what was measured, as each field's round tag says
+// (writeRounded).
 func WriteJSON(w io.Writer, r *engine.Report) error {
 	return writeRounded(w, r)
-}
-
-// writeRounded writes v as indented JSON with its numbers rounded
-// (roundJSON).
-func writeRounded(w io.Writer, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	out, err := roundJSON(b.Bytes())
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(out)
-	return err
 }
 
 // plural writes n things without thousands separators: "1 node",

@@ -84,26 +84,7 @@ type column struct {
 }
 
 func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string {
-	var cols []column
-	if r.Mode == "fill" {
-		cols = []column{
-			{"GPU allocation, %", func(x engine.Result) float64 { return x.GPUAllocationRatio }, pct, true, true, false},
-			{"fragmentation, % of idle GPU", func(x engine.Result) float64 { return x.FragmentationRatio }, pct, false, true, true},
-			{"failed pods", func(x engine.Result) float64 { return float64(x.FailedPods) }, num1, false, true, false},
-			{"idle GPUs", func(x engine.Result) float64 { return x.UnallocatedGPUs }, num1, false, false, false},
-			{"idle GPUs cost, USD per hour", func(x engine.Result) float64 { return x.IdleUSDPerHour }, usd, false, false, false},
-		}
-	} else {
-		cols = []column{
-			{"time-weighted GPU allocation, %", replayOf(func(s *engine.ReplayStats) float64 { return s.TimeWeightedAllocationRatio }), pct, true, true, false},
-			{"mean wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds }), duration, false, true, false},
-			{"p95 wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayP95Seconds }), duration, false, true, false},
-			{"longest wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMaxSeconds }), duration, false, false, false},
-			{"never started", replayOf(func(s *engine.ReplayStats) float64 { return float64(s.NeverStarted) }), num1, false, false, false},
-			{"idle GPU-hours", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleGPUHours }), num0, false, false, false},
-			{"idle GPUs cost, USD", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleCostUSD }), num0, false, false, false},
-		}
-	}
+	cols := summaryColumns(r.Mode)
 	var b strings.Builder
 	b.WriteString(`<div class="wrap"><table id="summary"><tr><th>policy</th><th>runs</th>`)
 	for i, c := range cols {
@@ -122,27 +103,7 @@ func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string
 	for i, s := range r.Summary {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%d</td>", html.EscapeString(s.Policy), s.Runs)
 		for j, c := range cols {
-			st := stats[i][j]
-			best, differ := true, false
-			for k := range r.Summary {
-				o := stats[k][j].Mean
-				if c.format(o) != c.format(st.Mean) {
-					differ = true
-					if (o > st.Mean) == c.higher {
-						best = false
-					}
-				}
-			}
-			best = best && differ && !c.noBest
-			cell := html.EscapeString(c.format(st.Mean))
-			if c.sd && st.N > 1 {
-				cell += ` <span class="sd">± ` + html.EscapeString(c.format(st.Std)) + `</span>`
-			}
-			if best {
-				fmt.Fprintf(&b, `<td class="best">%s</td>`, cell)
-			} else {
-				fmt.Fprintf(&b, `<td>%s</td>`, cell)
-			}
+			b.WriteString(summaryCell(c, stats, i, j))
 			if j == 0 && hasPaper {
 				if v, ok := paper.Alloc[s.Policy]; ok {
 					fmt.Fprintf(&b, "<td>%.2f</td>", v)
@@ -154,18 +115,72 @@ func summaryTable(r *engine.Report, paper trace.Published, hasPaper bool) string
 		b.WriteString("</tr>")
 	}
 	b.WriteString("</table></div>")
+	summaryNote(&b, r, paper, hasPaper)
+	return b.String()
+}
+
+// summaryColumns are the summary table's columns for the experiment mode.
+func summaryColumns(mode string) []column {
+	if mode == "fill" {
+		return []column{
+			{"GPU allocation, %", func(x engine.Result) float64 { return x.GPUAllocationRatio }, pct, true, true, false},
+			{"fragmentation, % of idle GPU", func(x engine.Result) float64 { return x.FragmentationRatio }, pct, false, true, true},
+			{"failed pods", func(x engine.Result) float64 { return float64(x.FailedPods) }, num1, false, true, false},
+			{"idle GPUs", func(x engine.Result) float64 { return x.UnallocatedGPUs }, num1, false, false, false},
+			{"idle GPUs cost, USD per hour", func(x engine.Result) float64 { return x.IdleUSDPerHour }, usd, false, false, false},
+		}
+	}
+	return []column{
+		{"time-weighted GPU allocation, %", replayOf(func(s *engine.ReplayStats) float64 { return s.TimeWeightedAllocationRatio }), pct, true, true, false},
+		{"mean wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMeanSeconds }), duration, false, true, false},
+		{"p95 wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayP95Seconds }), duration, false, true, false},
+		{"longest wait", replayOf(func(s *engine.ReplayStats) float64 { return s.QueueDelayMaxSeconds }), duration, false, false, false},
+		{"never started", replayOf(func(s *engine.ReplayStats) float64 { return float64(s.NeverStarted) }), num1, false, false, false},
+		{"idle GPU-hours", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleGPUHours }), num0, false, false, false},
+		{"idle GPUs cost, USD", replayOf(func(s *engine.ReplayStats) float64 { return s.IdleCostUSD }), num0, false, false, false},
+	}
+}
+
+// summaryCell is the cell of column c for policy i (column j of stats, the
+// policies' statistics by column): mean ± standard deviation, in bold
+// where it is the best of a column whose values differ as printed.
+func summaryCell(c column, stats [][]stat, i, j int) string {
+	st := stats[i][j]
+	best, differ := true, false
+	for k := range stats {
+		o := stats[k][j].Mean
+		if c.format(o) != c.format(st.Mean) {
+			differ = true
+			if (o > st.Mean) == c.higher {
+				best = false
+			}
+		}
+	}
+	best = best && differ && !c.noBest
+	cell := html.EscapeString(c.format(st.Mean))
+	if c.sd && st.N > 1 {
+		cell += ` <span class="sd">± ` + html.EscapeString(c.format(st.Std)) + `</span>`
+	}
+	if best {
+		return `<td class="best">` + cell + `</td>`
+	}
+	return `<td>` + cell + `</td>`
+}
+
+// summaryNote writes the note under the summary table: what its numbers
+// are and, with hasPaper, where the published values come from.
+func summaryNote(b *strings.Builder, r *engine.Report, paper trace.Published, hasPaper bool) {
 	if r.Mode == "fill" {
 		if r.Inflate > 0 {
-			fmt.Fprintf(&b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold, except fragmentation: at the end of a fill it is about 99%% for every policy by design (compare the fragmentation curve below). GPU allocation is allocated capacity, not use; failed pods are expected when demand exceeds capacity. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+			fmt.Fprintf(b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold, except fragmentation: at the end of a fill it is about 99%% for every policy by design (compare the fragmentation curve below). GPU allocation is allocated capacity, not use; failed pods are expected when demand exceeds capacity. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
 		} else {
 			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold, except fragmentation (not comparable at the end of a run). GPU allocation is allocated capacity, not use. Idle cost: the GPUs left idle, priced per GPU model.`)
 		}
 		if hasPaper {
-			fmt.Fprintf(&b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
+			fmt.Fprintf(b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
 		}
 		b.WriteString("</p>")
 	} else {
 		b.WriteString(`<p class="note">Mean ± standard deviation over seeds. Mean and longest wait are of the pods that started (creation to placement); the p95 wait is of every pod, a pod never started counting as waiting without end (unbounded when over 5% never started, as --size p95wait counts it); never started: pods that never got a node. Best of each column in bold.</p>`)
 	}
-	return b.String()
 }

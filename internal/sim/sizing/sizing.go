@@ -218,7 +218,7 @@ type Step struct {
 	GPUs  int     `json:"gpus"`
 	// USDPerHour is what the cluster's GPUs cost per hour (internal/cost/prices
 	// prices), idle or not.
-	USDPerHour float64 `json:"usd_per_hour"`
+	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
 	// Value is the target's metric (Target.Measure): a share 0..1 of pods
 	// placed, or the p95 wait in seconds; null when infinite (more than 5%
 	// of pods never started).
@@ -259,7 +259,7 @@ type Report struct {
 	Pods      int            `json:"trace_pods"`
 	Seeds     int            `json:"seeds"`
 	Results   []Result       `json:"results"`
-	WallTime  float64        `json:"wall_seconds"`
+	WallTime  float64        `json:"wall_seconds" round:"ms"`
 	Version   string         `json:"version,omitempty"`
 	Params    *engine.Params `json:"params,omitempty"`
 	Inputs    []engine.Input `json:"inputs,omitempty"`
@@ -284,43 +284,76 @@ func Search(ctx context.Context, list []trace.NodeSpec, t Target, prices *cost.P
 	if len(list) == 0 {
 		return Result{}, errors.New("no nodes to scale")
 	}
-	var r Result
-	memo := map[int]bool{}
-	try := func(n int) (bool, error) {
-		if h, ok := memo[n]; ok {
-			return h, nil
-		}
-		nodes := Scale(list, n)
-		v, err := eval(ctx, nodes)
-		if err != nil {
-			return false, err
-		}
-		st := Step{Scale: float64(n) / float64(len(list)), Nodes: n, Holds: t.Holds(v)}
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			st.Value = &v
-		}
-		for _, s := range nodes {
-			st.GPUs += s.GPUs
-			if s.GPUs > 0 {
-				st.USDPerHour += float64(s.GPUs) * prices.USDPerHour(s.Model)
-			}
-		}
-		r.Curve = append(r.Curve, st)
-		memo[n] = st.Holds
-		return st.Holds, nil
+	s := &search{ctx: ctx, list: list, t: t, prices: prices, eval: eval, memo: map[int]bool{}}
+	lo, hi, err := s.bracket(min(len(list), MaxNodes))
+	if err == nil && hi > 0 {
+		hi, err = s.bisect(lo, hi)
 	}
-	lo, hi := 0, 0 // largest count failing, smallest holding (0: none yet)
-	n := min(len(list), MaxNodes)
-	h, err := try(n)
 	if err != nil {
-		return r, err
+		return s.r, err
+	}
+	r := s.r
+	sort.Slice(r.Curve, func(i, j int) bool { return r.Curve[i].Nodes < r.Curve[j].Nodes })
+	for _, st := range r.Curve {
+		if st.Nodes == hi {
+			r.Reached, r.Answer = true, st
+		}
+	}
+	return r, nil
+}
+
+// search is one Search: its inputs, the steps so far (r.Curve) and
+// whether the target held at each count tried (memo).
+type search struct {
+	ctx    context.Context
+	list   []trace.NodeSpec
+	t      Target
+	prices *cost.Prices
+	eval   Eval
+	r      Result
+	memo   map[int]bool
+}
+
+// try evaluates n nodes once (memo), records the step, and says whether
+// the target holds.
+func (s *search) try(n int) (bool, error) {
+	if h, ok := s.memo[n]; ok {
+		return h, nil
+	}
+	nodes := Scale(s.list, n)
+	v, err := s.eval(s.ctx, nodes)
+	if err != nil {
+		return false, err
+	}
+	st := Step{Scale: float64(n) / float64(len(s.list)), Nodes: n, Holds: s.t.Holds(v)}
+	if !math.IsInf(v, 0) && !math.IsNaN(v) {
+		st.Value = &v
+	}
+	for _, x := range nodes {
+		st.GPUs += x.GPUs
+		if x.GPUs > 0 {
+			st.USDPerHour += float64(x.GPUs) * s.prices.USDPerHour(x.Model)
+		}
+	}
+	s.r.Curve = append(s.r.Curve, st)
+	s.memo[n] = st.Holds
+	return st.Holds, nil
+}
+
+// bracket starts at n nodes and halves while the target holds, or doubles
+// up to MaxNodes until it does; it returns the largest count found failing
+// and the smallest found holding (0: none).
+func (s *search) bracket(n int) (lo, hi int, err error) {
+	h, err := s.try(n)
+	if err != nil {
+		return lo, hi, err
 	}
 	if h {
 		hi = n
 		for hi > 1 {
 			m := hi / 2
-			if h, err = try(m); err != nil {
-				return r, err
+			if h, err = s.try(m); err != nil {
+				return lo, hi, err
 			}
 			if !h {
 				lo = m
@@ -328,38 +361,37 @@ func Search(ctx context.Context, list []trace.NodeSpec, t Target, prices *cost.P
 			}
 			hi = m
 		}
-	} else {
-		lo = n
-		for lo < MaxNodes {
-			m := min(2*lo, MaxNodes)
-			if h, err = try(m); err != nil {
-				return r, err
-			}
-			if h {
-				hi = m
-				break
-			}
+		return lo, hi, nil
+	}
+	lo = n
+	for lo < MaxNodes {
+		m := min(2*lo, MaxNodes)
+		if h, err = s.try(m); err != nil {
+			return lo, hi, err
+		}
+		if h {
+			hi = m
+			break
+		}
+		lo = m
+	}
+	return lo, hi, nil
+}
+
+// bisect narrows lo (failing) and hi (holding) to adjacent counts and
+// returns hi, the smallest count found holding.
+func (s *search) bisect(lo, hi int) (int, error) {
+	for hi-lo > 1 {
+		m := lo + (hi-lo)/2
+		h, err := s.try(m)
+		if err != nil {
+			return hi, err
+		}
+		if h {
+			hi = m
+		} else {
 			lo = m
 		}
 	}
-	if hi > 0 {
-		for hi-lo > 1 {
-			m := lo + (hi-lo)/2
-			if h, err = try(m); err != nil {
-				return r, err
-			}
-			if h {
-				hi = m
-			} else {
-				lo = m
-			}
-		}
-	}
-	sort.Slice(r.Curve, func(i, j int) bool { return r.Curve[i].Nodes < r.Curve[j].Nodes })
-	for _, s := range r.Curve {
-		if s.Nodes == hi {
-			r.Reached, r.Answer = true, s
-		}
-	}
-	return r, nil
+	return hi, nil
 }

@@ -121,18 +121,8 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 	if c.pki == nil {
 		return nil, errors.New("the cluster has no certificate authority")
 	}
-	if o.Kubelet == "" {
-		if o.Kubelet, err = Find("kubelet"); err != nil {
-			return nil, err
-		}
-	}
-	if o.NodeIP == "" {
-		if o.NodeIP, err = HostIP(); err != nil {
-			return nil, err
-		}
-	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 2 * time.Minute
+	if err := o.fillDefaults(); err != nil {
+		return nil, err
 	}
 	k := &KubeletNode{Name: name, IP: o.NodeIP, Dir: o.Dir, c: c, bin: o.Kubelet}
 	if k.Dir == "" {
@@ -154,35 +144,11 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 	if err := checkOutsideHidden(k.Dir); err != nil {
 		return nil, err
 	}
-	k.RootDir = filepath.Join(k.Dir, "root")
-	k.DevicePluginDir = filepath.Join(k.RootDir, "device-plugins")
-	k.PodResourcesSocket = filepath.Join(k.RootDir, "pod-resources", "kubelet.sock")
-	k.RecordDir = filepath.Join(k.Dir, "containers")
-	k.Log = filepath.Join(k.Dir, "kubelet.log")
-	for _, d := range []string{k.DevicePluginDir, filepath.Join(k.Dir, "pki"), filepath.Join(k.Dir, "pod-logs"), filepath.Join(k.Dir, "volume-plugins")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-
-	// The host state: clean up after killed tests, record the sysctls,
-	// make the cgroupRoot.
-	h, err := lockHostState()
-	if err != nil {
+	if err := k.makeDirs(); err != nil {
 		return nil, err
 	}
-	if _, err := h.reap(); err != nil {
-		h.unlock()
-		return nil, fmt.Errorf("clean up after earlier test kubelets: %w", err)
-	}
-	self := os.Getpid()
-	k.entry = &nodeEntry{ID: fmt.Sprintf("%d-%d", self, kubeletSeq.Add(1)), Owner: self, OwnerStart: procStart(self), Dir: k.Dir, RemoveDir: k.removeDir}
-	err = errors.Join(h.recordSysctls(), h.put(k.entry))
-	if err == nil {
-		err = makeCgroups(k.entry.cgroupName())
-	}
-	h.unlock()
-	if err != nil {
+
+	if err := k.claimHost(); err != nil {
 		return nil, err
 	}
 
@@ -202,6 +168,62 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 		return nil, err
 	}
 	return k, nil
+}
+
+// fillDefaults gives o the kubelet found on the PATH, the host's IP and a
+// 2-minute ready timeout where it names none.
+func (o *KubeletOptions) fillDefaults() (err error) {
+	if o.Kubelet == "" {
+		if o.Kubelet, err = Find("kubelet"); err != nil {
+			return err
+		}
+	}
+	if o.NodeIP == "" {
+		if o.NodeIP, err = HostIP(); err != nil {
+			return err
+		}
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 2 * time.Minute
+	}
+	return nil
+}
+
+// makeDirs names the node's directories under k.Dir and makes them.
+func (k *KubeletNode) makeDirs() error {
+	k.RootDir = filepath.Join(k.Dir, "root")
+	k.DevicePluginDir = filepath.Join(k.RootDir, "device-plugins")
+	k.PodResourcesSocket = filepath.Join(k.RootDir, "pod-resources", "kubelet.sock")
+	k.RecordDir = filepath.Join(k.Dir, "containers")
+	k.Log = filepath.Join(k.Dir, "kubelet.log")
+	for _, d := range []string{k.DevicePluginDir, filepath.Join(k.Dir, "pki"), filepath.Join(k.Dir, "pod-logs"), filepath.Join(k.Dir, "volume-plugins")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimHost readies the host state for k: cleans up after killed tests,
+// records the sysctls, enters k in the host's list and makes its
+// cgroupRoot.
+func (k *KubeletNode) claimHost() error {
+	h, err := lockHostState()
+	if err != nil {
+		return err
+	}
+	if _, err := h.reap(); err != nil {
+		h.unlock()
+		return fmt.Errorf("clean up after earlier test kubelets: %w", err)
+	}
+	self := os.Getpid()
+	k.entry = &nodeEntry{ID: fmt.Sprintf("%d-%d", self, kubeletSeq.Add(1)), Owner: self, OwnerStart: procStart(self), Dir: k.Dir, RemoveDir: k.removeDir}
+	err = errors.Join(h.recordSysctls(), h.put(k.entry))
+	if err == nil {
+		err = makeCgroups(k.entry.cgroupName())
+	}
+	h.unlock()
+	return err
 }
 
 // StartKubeletNodeT starts a kubelet node for a test (StartKubeletNode)

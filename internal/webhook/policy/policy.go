@@ -148,11 +148,27 @@ func Parse(file string, data []byte) (*Policy, error) {
 		}
 		return fmt.Errorf("%s:%d: %s: %s", file, line, field, fmt.Sprintf(format, a...))
 	}
+	if err := p.checkTop(doc, bad); err != nil {
+		return nil, err
+	}
+	if err := p.checkTeams(doc, bad); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// badField makes the error of a field, at node n's line (nil: the
+// document's).
+type badField func(n *yaml.Node, field, format string, a ...any) error
+
+// checkTop checks the fields above the teams, and fills in the defaults:
+// the taint's key and effect, the team and training labels.
+func (p *Policy) checkTop(doc *yaml.Node, bad badField) error {
 	if p.APIVersion != APIVersion {
-		return nil, bad(yamlx.Lookup(doc, "apiVersion"), "apiVersion", "is %q, want %s", p.APIVersion, APIVersion)
+		return bad(yamlx.Lookup(doc, "apiVersion"), "apiVersion", "is %q, want %s", p.APIVersion, APIVersion)
 	}
 	if p.Kind != Kind {
-		return nil, bad(yamlx.Lookup(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
+		return bad(yamlx.Lookup(doc, "kind"), "kind", "is %q, want %s", p.Kind, Kind)
 	}
 	if p.GPUTaint.Key == "" {
 		p.GPUTaint.Key = resource.GPU
@@ -163,7 +179,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 	switch p.GPUTaint.Effect {
 	case "NoSchedule", "PreferNoSchedule", "NoExecute":
 	default:
-		return nil, bad(yamlx.Lookup(doc, "gpuTaint"), "gpuTaint.effect", "is %q, want NoSchedule, PreferNoSchedule or NoExecute", p.GPUTaint.Effect)
+		return bad(yamlx.Lookup(doc, "gpuTaint"), "gpuTaint.effect", "is %q, want NoSchedule, PreferNoSchedule or NoExecute", p.GPUTaint.Effect)
 	}
 	if p.TeamLabel == "" {
 		p.TeamLabel = DefaultTeamLabel
@@ -173,16 +189,23 @@ func Parse(file string, data []byte) (*Policy, error) {
 	}
 	for _, f := range []struct{ name, v string }{{"gpuTaint.key", p.GPUTaint.Key}, {"teamLabel", p.TeamLabel}, {"trainingLabel", p.TrainingLabel}} {
 		if !labelKeyRE.MatchString(f.v) {
-			return nil, bad(yamlx.Lookup(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
+			return bad(yamlx.Lookup(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
 		}
 	}
 	for i, ns := range p.ExcludeNamespaces {
 		if !namespaceRE.MatchString(ns) {
-			return nil, bad(yamlx.Lookup(doc, "excludeNamespaces"), fmt.Sprintf("excludeNamespaces[%d]", i), "%q is not a namespace name (RFC 1123 label)", ns)
+			return bad(yamlx.Lookup(doc, "excludeNamespaces"), fmt.Sprintf("excludeNamespaces[%d]", i), "%q is not a namespace name (RFC 1123 label)", ns)
 		}
 	}
+	return nil
+}
+
+// checkTeams checks each team: a name given once, namespaces or a
+// selector, each namespace in one team only, a cap of 0 or more, GPU
+// resources only.
+func (p *Policy) checkTeams(doc *yaml.Node, bad badField) error {
 	if len(p.Teams) == 0 {
-		return nil, bad(yamlx.Lookup(doc, "teams"), "teams", "no team")
+		return bad(yamlx.Lookup(doc, "teams"), "teams", "no team")
 	}
 	teams := yamlx.Lookup(doc, "teams")
 	seen, nsTeam := map[string]bool{}, map[string]string{}
@@ -195,30 +218,30 @@ func Parse(file string, data []byte) (*Policy, error) {
 		field := fmt.Sprintf("teams[%d]", i)
 		switch {
 		case t.Name == "":
-			return nil, bad(n, field+".name", "missing")
+			return bad(n, field+".name", "missing")
 		case seen[t.Name]:
-			return nil, bad(yamlx.Lookup(n, "name"), field+".name", "team %q given twice", t.Name)
+			return bad(yamlx.Lookup(n, "name"), field+".name", "team %q given twice", t.Name)
 		case len(t.Namespaces) == 0 && (t.NamespaceSelector == nil || len(t.NamespaceSelector.MatchLabels) == 0):
-			return nil, bad(n, field, "team %q has neither namespaces nor namespaceSelector.matchLabels", t.Name)
+			return bad(n, field, "team %q has neither namespaces nor namespaceSelector.matchLabels", t.Name)
 		case t.MaxGPUsPerPod < 0:
-			return nil, bad(yamlx.Lookup(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
+			return bad(yamlx.Lookup(n, "maxGPUsPerPod"), field+".maxGPUsPerPod", "is %d, want 0 (no cap) or more", t.MaxGPUsPerPod)
 		}
 		seen[t.Name] = true
 		for _, ns := range t.Namespaces {
 			// The first team would win; a second listing is a mistake.
 			if other, dup := nsTeam[ns]; dup {
-				return nil, bad(yamlx.Lookup(n, "namespaces"), field+".namespaces", "namespace %q already belongs to team %q", ns, other)
+				return bad(yamlx.Lookup(n, "namespaces"), field+".namespaces", "namespace %q already belongs to team %q", ns, other)
 			}
 			nsTeam[ns] = t.Name
 		}
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
 			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, resource.NVIDIAPrefix) || strings.HasPrefix(name, resource.GPUPlanePrefix))) && !resource.IsGPU(name) {
-				return nil, bad(yamlx.Lookup(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
+				return bad(yamlx.Lookup(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
 			}
 		}
 	}
-	return &p, nil
+	return nil
 }
 
 // TeamOf returns the team of namespace ns, or nil when no team matches.

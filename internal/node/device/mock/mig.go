@@ -131,37 +131,13 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 	if err != nil {
 		return device.MIGInstance{}, err
 	}
-	slices, count := mp.ComputeSlices, 0
-	used := map[int]bool{}
-	for _, in := range st.insts {
-		if in.ComputeInstanceID != 0 {
-			continue // one per GPU instance below
-		}
-		p := in.Placement
-		if start < p.Start+p.Size && p.Start < start+mp.Size {
-			return device.MIGInstance{}, fmt.Errorf("mock: GPU %s: insufficient resources: MIG profile %s at slots %d..%d overlaps GPU instance %d (%s) at %d..%d",
-				gpuUUID, giProfile, start, start+mp.Size-1, in.GPUInstanceID, in.GIProfile, p.Start, p.Start+p.Size-1)
-		}
-		q, _ := gpu.LookupMIGProfile(g.Model, in.GIProfile)
-		slices += q.ComputeSlices
-		if in.GIProfile == giProfile {
-			count++
-		}
-		used[in.GPUInstanceID] = true
-	}
-	if count >= mp.MaxInstances {
-		return device.MIGInstance{}, fmt.Errorf("mock: GPU %s: insufficient resources: at most %d instances of MIG profile %s", gpuUUID, mp.MaxInstances, giProfile)
-	}
-	if slices > 7 {
-		return device.MIGInstance{}, fmt.Errorf("mock: GPU %s: insufficient resources: %d compute slices needed, 7 in all", gpuUUID, slices)
+	gi, err := freeMIGSlot(gpuUUID, g.Model, giProfile, mp, start, st.insts)
+	if err != nil {
+		return device.MIGInstance{}, err
 	}
 	name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[mp.ComputeSlices], mp.MemoryMiB, g.MemoryMiB)
 	if err != nil {
 		return device.MIGInstance{}, err
-	}
-	gi := 1
-	for used[gi] {
-		gi++
 	}
 	in := device.MIGInstance{
 		MIGDevice: device.MIGDevice{
@@ -188,6 +164,43 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 		return device.MIGInstance{}, err
 	}
 	return in, nil
+}
+
+// freeMIGSlot returns the smallest free GPU instance ID for a GPU
+// instance of giProfile (mp) at start on the GPU (gpuUUID, of model) that
+// holds insts, or NVML's refusal: a placement overlapping a live
+// instance, more instances of the profile than the GPU has, more than 7
+// compute slices in all.
+func freeMIGSlot(gpuUUID, model, giProfile string, mp gpu.MIGProfile, start int, insts []device.MIGInstance) (int, error) {
+	slices, count := mp.ComputeSlices, 0
+	used := map[int]bool{}
+	for _, in := range insts {
+		if in.ComputeInstanceID != 0 {
+			continue // one per GPU instance below
+		}
+		p := in.Placement
+		if start < p.Start+p.Size && p.Start < start+mp.Size {
+			return 0, fmt.Errorf("mock: GPU %s: insufficient resources: MIG profile %s at slots %d..%d overlaps GPU instance %d (%s) at %d..%d",
+				gpuUUID, giProfile, start, start+mp.Size-1, in.GPUInstanceID, in.GIProfile, p.Start, p.Start+p.Size-1)
+		}
+		q, _ := gpu.LookupMIGProfile(model, in.GIProfile)
+		slices += q.ComputeSlices
+		if in.GIProfile == giProfile {
+			count++
+		}
+		used[in.GPUInstanceID] = true
+	}
+	if count >= mp.MaxInstances {
+		return 0, fmt.Errorf("mock: GPU %s: insufficient resources: at most %d instances of MIG profile %s", gpuUUID, mp.MaxInstances, giProfile)
+	}
+	if slices > 7 {
+		return 0, fmt.Errorf("mock: GPU %s: insufficient resources: %d compute slices needed, 7 in all", gpuUUID, slices)
+	}
+	gi := 1
+	for used[gi] {
+		gi++
+	}
+	return gi, nil
 }
 
 // DestroyMIG destroys GPU instance giID of the GPU with its compute

@@ -461,33 +461,10 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		return nvErr("creating event set", ret)
 	}
 	defer set.Free()
-	hs, err := b.handles()
-	if err != nil {
+	if err := b.registerXIDs(&n, set); err != nil {
 		return err
 	}
-	for _, g := range n.GPUs {
-		d := hs[g.UUID]
-		if d == nil {
-			continue
-		}
-		if ret := d.RegisterEvents(nvml.EventTypeXidCriticalError, set); ret != nvml.SUCCESS {
-			// Not supported on this GPU: it is only watched for loss.
-			continue
-		}
-	}
-	send := func(ev device.HealthEvent) error {
-		select {
-		case ch <- ev: // first: an event already read is not dropped for a ctx just done
-			return nil
-		default:
-		}
-		select {
-		case ch <- ev:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	send := healthSender(ctx, ch)
 	lost := map[string]bool{}
 	for _, ev := range n.Faults {
 		if ev.Kind == device.HealthLost {
@@ -505,18 +482,7 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		data, ret := set.Wait(500)
 		switch ret {
 		case nvml.SUCCESS:
-			if data.EventType&nvml.EventTypeXidCriticalError == 0 || data.Device == nil {
-				break
-			}
-			uuid, ret := data.Device.GetUUID()
-			if ret != nvml.SUCCESS {
-				break
-			}
-			uuid = b.xidDevice(ctx, n, uuid, data.GpuInstanceId, data.ComputeInstanceId)
-			b.mu.Lock()
-			b.lastXID[uuid] = data.EventData
-			b.mu.Unlock()
-			if err := send(device.HealthEvent{UUID: uuid, Kind: device.HealthXID, XID: data.EventData, Time: time.Now()}); err != nil {
+			if err := b.sendXID(ctx, &n, data, send); err != nil {
 				return err
 			}
 		case nvml.ERROR_TIMEOUT:
@@ -533,22 +499,87 @@ func (b *Backend) WatchHealth(ctx context.Context, ch chan<- device.HealthEvent)
 		}
 		if time.Since(lastProbe) >= b.LostPollInterval {
 			lastProbe = time.Now()
-			for _, g := range n.GPUs {
-				ok := b.probe(g.UUID)
-				switch {
-				case !ok && !lost[g.UUID]:
-					lost[g.UUID] = true
-					err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthLost, Time: time.Now()})
-				case ok && lost[g.UUID]:
-					delete(lost, g.UUID)
-					err = b.sendRecovered(g.UUID, send)
-				}
-				if err != nil {
-					return err
-				}
+			if err := b.probeLost(&n, lost, send); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// registerXIDs registers the GPUs of n for critical XID events on set; a
+// GPU that does not support them is only watched for loss.
+func (b *Backend) registerXIDs(n *device.Node, set nvml.EventSet) error {
+	hs, err := b.handles()
+	if err != nil {
+		return err
+	}
+	for _, g := range n.GPUs {
+		d := hs[g.UUID]
+		if d == nil {
+			continue
+		}
+		if ret := d.RegisterEvents(nvml.EventTypeXidCriticalError, set); ret != nvml.SUCCESS {
+			// Not supported on this GPU: it is only watched for loss.
+			continue
+		}
+	}
+	return nil
+}
+
+// healthSender returns a send of health events to ch that gives up when
+// ctx is done.
+func healthSender(ctx context.Context, ch chan<- device.HealthEvent) func(device.HealthEvent) error {
+	return func(ev device.HealthEvent) error {
+		select {
+		case ch <- ev: // first: an event already read is not dropped for a ctx just done
+			return nil
+		default:
+		}
+		select {
+		case ch <- ev:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// sendXID records and sends the critical XID of an event (data), on the
+// MIG device NVML attributes it to if any; other events are ignored.
+func (b *Backend) sendXID(ctx context.Context, n *device.Node, data nvml.EventData, send func(device.HealthEvent) error) error {
+	if data.EventType&nvml.EventTypeXidCriticalError == 0 || data.Device == nil {
+		return nil
+	}
+	uuid, ret := data.Device.GetUUID()
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	uuid = b.xidDevice(ctx, *n, uuid, data.GpuInstanceId, data.ComputeInstanceId)
+	b.mu.Lock()
+	b.lastXID[uuid] = data.EventData
+	b.mu.Unlock()
+	return send(device.HealthEvent{UUID: uuid, Kind: device.HealthXID, XID: data.EventData, Time: time.Now()})
+}
+
+// probeLost probes every GPU of n and sends what changed since the last
+// probe: a GPU lost, or one lost (lost) that answers again, recovered.
+func (b *Backend) probeLost(n *device.Node, lost map[string]bool, send func(device.HealthEvent) error) error {
+	var err error
+	for _, g := range n.GPUs {
+		ok := b.probe(g.UUID)
+		switch {
+		case !ok && !lost[g.UUID]:
+			lost[g.UUID] = true
+			err = send(device.HealthEvent{UUID: g.UUID, Kind: device.HealthLost, Time: time.Now()})
+		case ok && lost[g.UUID]:
+			delete(lost, g.UUID)
+			err = b.sendRecovered(g.UUID, send)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sendRecovered reports GPU uuid and its MIG devices (as discovered now)
@@ -608,52 +639,7 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		if ret == nvml.SUCCESS {
 			s.GPUUtil, s.MemCopyUtil = f(float64(u.Gpu)), f(float64(u.Memory))
 		}
-		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
-			s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/(1<<20)), f(float64(m.Free)/(1<<20))
-		}
-		if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
-			s.GPUTemp = f(float64(t))
-		}
-		if p, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
-			s.PowerW = f(float64(p) / 1000)
-		}
-		if e, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
-			s.TotalEnergyMJ = f(float64(e))
-		}
-		if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
-			s.SMClockMHz = f(float64(c))
-		}
-		if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
-			s.MemClockMHz = f(float64(c))
-		}
-		if r, ret := d.GetPcieReplayCounter(); ret == nvml.SUCCESS {
-			s.PCIeReplay = f(float64(r))
-		}
-		if u, _, ret := d.GetEncoderUtilization(); ret == nvml.SUCCESS {
-			s.EncUtil = f(float64(u))
-		}
-		if u, _, ret := d.GetDecoderUtilization(); ret == nvml.SUCCESS {
-			s.DecUtil = f(float64(u))
-		}
-		if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
-			s.FBReservedMiB = f(float64(m.Reserved) / (1 << 20))
-		}
-		// NVML's PCIe throughput is KiB/s over a 20 ms window.
-		if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
-			s.PCIeTxBytesPerSec = f(float64(v) * 1024)
-		}
-		if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES); ret == nvml.SUCCESS {
-			s.PCIeRxBytesPerSec = f(float64(v) * 1024)
-		}
-		s.NVLinkBandwidthTotal = fieldValue(d, nvml.FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL)
-		s.ECCSBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.VOLATILE_ECC)
-		s.ECCDBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
-		s.ECCSBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC)
-		s.ECCDBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.AGGREGATE_ECC)
-		if c, u, pending, failed, ret := d.GetRemappedRows(); ret == nvml.SUCCESS {
-			s.RowRemapCorrectable, s.RowRemapUncorrectable = f(float64(c)), f(float64(u))
-			s.RowRemapPending, s.RowRemapFailure = f(b2f(pending)), f(b2f(failed))
-		}
+		readTelemetry(d, &s)
 		b.mu.Lock()
 		s.LastXID = f(float64(b.lastXID[g.UUID]))
 		b.mu.Unlock()
@@ -672,6 +658,58 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		}
 	}
 	return out, nil
+}
+
+// readTelemetry reads GPU d's memory, temperature, power, energy, clocks,
+// PCIe, encoder and decoder, NVLink, ECC and row remapping into s; a
+// reading d does not support stays nil.
+func readTelemetry(d nvml.Device, s *device.Sample) {
+	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/(1<<20)), f(float64(m.Free)/(1<<20))
+	}
+	if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+		s.GPUTemp = f(float64(t))
+	}
+	if p, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
+		s.PowerW = f(float64(p) / 1000)
+	}
+	if e, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+		s.TotalEnergyMJ = f(float64(e))
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+		s.SMClockMHz = f(float64(c))
+	}
+	if c, ret := d.GetClockInfo(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
+		s.MemClockMHz = f(float64(c))
+	}
+	if r, ret := d.GetPcieReplayCounter(); ret == nvml.SUCCESS {
+		s.PCIeReplay = f(float64(r))
+	}
+	if u, _, ret := d.GetEncoderUtilization(); ret == nvml.SUCCESS {
+		s.EncUtil = f(float64(u))
+	}
+	if u, _, ret := d.GetDecoderUtilization(); ret == nvml.SUCCESS {
+		s.DecUtil = f(float64(u))
+	}
+	if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+		s.FBReservedMiB = f(float64(m.Reserved) / (1 << 20))
+	}
+	// NVML's PCIe throughput is KiB/s over a 20 ms window.
+	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
+		s.PCIeTxBytesPerSec = f(float64(v) * 1024)
+	}
+	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES); ret == nvml.SUCCESS {
+		s.PCIeRxBytesPerSec = f(float64(v) * 1024)
+	}
+	s.NVLinkBandwidthTotal = fieldValue(d, nvml.FI_DEV_NVLINK_BANDWIDTH_C0_TOTAL)
+	s.ECCSBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.VOLATILE_ECC)
+	s.ECCDBEVolatile = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+	s.ECCSBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC)
+	s.ECCDBEAggregate = ecc(d, nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.AGGREGATE_ECC)
+	if c, u, pending, failed, ret := d.GetRemappedRows(); ret == nvml.SUCCESS {
+		s.RowRemapCorrectable, s.RowRemapUncorrectable = f(float64(c)), f(float64(u))
+		s.RowRemapPending, s.RowRemapFailure = f(b2f(pending)), f(b2f(failed))
+	}
 }
 
 func (b *Backend) sampleMIG(parent nvml.Device, m device.MIGDevice, now time.Time) device.Sample {
