@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 )
@@ -64,7 +65,7 @@ func HTML(r *Report) []byte {
 
 // Write writes index.html and, when js is not nil, report.json (the
 // command's --format json output) into dir (created if needed), each all
-// or nothing (htmlkit.WriteBytes), and returns the HTML file's path. The
+// or nothing (internal/atomicfile), and returns the HTML file's path. The
 // caller checks dir first with htmlkit.CheckDir, which refuses to
 // overwrite a report without --force.
 func Write(dir string, r *Report, js []byte) (string, error) {
@@ -72,12 +73,12 @@ func Write(dir string, r *Report, js []byte) (string, error) {
 		return "", err
 	}
 	if js != nil {
-		if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
 			return "", err
 		}
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, HTML(r))
+	return path, atomicfile.Write(path, HTML(r), 0o644)
 }
 
 // dollars formats US cents as dollars with thousands separators, e.g.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -157,9 +158,9 @@ func WriteHTML(dir string, r *engine.Report) (string, error) {
 	if err := WriteJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, HTML(r))
+	return path, atomicfile.Write(path, HTML(r), 0o644)
 }

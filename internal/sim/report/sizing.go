@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
 )
@@ -234,9 +235,9 @@ func WriteSizingHTML(dir string, r *sizing.Report) (string, error) {
 	if err := WriteSizingJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, SizingHTML(r))
+	return path, atomicfile.Write(path, SizingHTML(r), 0o644)
 }
