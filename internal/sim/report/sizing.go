@@ -109,8 +109,7 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 // parameters.
 func SizingHTML(r *sizing.Report) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-		`<title>gpuplane simulate --size</title><style>` + css + `</style></head><body>`)
+	b.WriteString(htmlkit.Head("gpuplane simulate --size", css))
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: sizing for %s</h1>", html.EscapeString(r.Target))
 	fmt.Fprintf(&b, "<p>%s: the node list's mix (%s nodes at scale 1), %s trace pods, %s experiment, %s per step.</p>",
 		html.EscapeString(r.Source), thousands(r.ListNodes), thousands(r.Pods), html.EscapeString(r.Mode), seedsText(r.Seeds))
