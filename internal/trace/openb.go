@@ -26,6 +26,7 @@ import (
 	"slices"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -118,10 +119,10 @@ const (
 	maxSeconds = 1e10
 	// MaxNameLen bounds pod and node names as Kubernetes bounds an object
 	// name (a DNS subdomain, RFC 1123: 253 characters).
-	MaxNameLen = 253
+	MaxNameLen = kubename.MaxSubdomain
 	// MaxModelLen bounds a GPU model name as Kubernetes bounds a label
 	// value (63 characters): the model goes into nvidia.com/gpu.product.
-	MaxModelLen = 63
+	MaxModelLen = kubename.MaxLabelValue
 	// maxNumberLen bounds a number's text: 19 digits hold any int64, and
 	// a time's float text ("1.2345678901234567e+09") needs about 24.
 	maxNumberLen = 32
