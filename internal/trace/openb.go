@@ -112,7 +112,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Limits that keep a malformed file from allocating absurd clusters.
 const (
-	maxGPUsPerNode = 64
+	maxGPUsPerNode = cluster.MaxGPUsPerNode
 	maxCPUMilli    = 1 << 40
 	maxMemoryMiB   = 1 << 40
 	// maxSeconds bounds trace times: about 317 years.
@@ -814,7 +814,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		if err != nil {
 			return out, err
 		}
-		gm, err := t.int(gpuMilli, 0, 1000)
+		gm, err := t.int(gpuMilli, 0, cluster.MilliGPU)
 		if err != nil {
 			return out, err
 		}
@@ -824,7 +824,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu 0", p.GPUMilli)
 		case p.NumGPU > 0 && p.GPUMilli == 0:
 			return out, t.errf("gpu_milli", "0 milli-GPU with num_gpu %d", p.NumGPU)
-		case p.NumGPU > 1 && p.GPUMilli < 1000:
+		case p.NumGPU > 1 && p.GPUMilli < cluster.MilliGPU:
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
 		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {
