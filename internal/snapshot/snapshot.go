@@ -26,6 +26,7 @@ import (
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -232,7 +233,7 @@ func Read(file string, r io.Reader) (*Snapshot, error) {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return nil, jsonError(file, path, nil, err)
 		}
-		if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > 63 {
+		if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > kubename.MaxLabel {
 			return nil, fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
 		}
 		switch o.Kind {
