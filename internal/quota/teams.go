@@ -279,7 +279,7 @@ func (c *checker) team(ty teamYAML) (Team, error) {
 	t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
 	modelAt := map[string]int{}
 	for _, qy := range ty.Quotas {
-		if qy.Model == "" || len(qy.Model) > 63 {
+		if qy.Model == "" || len(qy.Model) > kubename.MaxLabelValue {
 			return Team{}, errf(name, qy.line, yamlx.Field(qy.path, "model"), "missing or longer than 63 characters")
 		}
 		if l, ok := modelAt[qy.Model]; ok {

@@ -26,6 +26,7 @@ import (
 	"slices"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/kubename"
 	"strconv"
 	"strings"
@@ -126,9 +127,9 @@ const (
 	// maxNumberLen bounds a number's text: 19 digits hold any int64, and
 	// a time's float text ("1.2345678901234567e+09") needs about 24.
 	maxNumberLen = 32
-	// maxGPUSpecLen bounds gpu_spec: 64 models of 63 characters joined
+	// maxGPUSpecLen bounds gpu_spec: gpu.MaxModels (64) models of 63 characters joined
 	// by '|'.
-	maxGPUSpecLen = 64 * (MaxModelLen + 1)
+	maxGPUSpecLen = gpu.MaxModels * (MaxModelLen + 1)
 	// maxTextLen bounds qos and pod_phase.
 	maxTextLen = 63
 	// maxLineLen bounds a line of the file, far above what the bounded
