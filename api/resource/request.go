@@ -87,7 +87,7 @@ type GPURequest struct {
 	// GPU (GPUMilli), 0 for a pod without GPUs.
 	GPUs int64
 	// Milli is the milli-GPU held on each GPU: MilliPerGPU for whole GPUs,
-	// 1..1000 for a share, 0 for a pod without GPUs.
+	// 1..MilliPerGPU for a share, 0 for a pod without GPUs.
 	Milli int64
 }
 
@@ -97,7 +97,7 @@ func PodGPURequest(p Pod) (GPURequest, error) { return GPURequestOf(PodRequests(
 
 // GPURequestOf returns the GPU request of a pod's effective requests req
 // (GPU in devices, GPUMilli in milli-GPU): whole GPUs (1..MaxGPUs) or a
-// share of one GPU (1..1000 milli-GPU), never both. A pod that lists
+// share of one GPU (1..MilliPerGPU milli-GPU), never both. A pod that lists
 // GPUMilli asks for a share whatever its value, so that a share of 0 is
 // refused rather than read as no GPU; a GPU request of 0 or less is no
 // GPU. The error is a *RequestError.
@@ -126,7 +126,7 @@ type Reason int
 const (
 	// ReasonBoth: whole GPUs (GPU above 0) and a share (GPUMilli) at once.
 	ReasonBoth Reason = iota + 1
-	// ReasonMilliRange: GPUMilli outside 1..1000 milli-GPU.
+	// ReasonMilliRange: GPUMilli outside 1..MilliPerGPU milli-GPU.
 	ReasonMilliRange
 	// ReasonTooManyGPUs: GPU above MaxGPUs.
 	ReasonTooManyGPUs

@@ -65,7 +65,7 @@ func IsGPU(name string) bool {
 // published through DRA (gpuplane's driver with --dra-shares: capacities
 // milliGPU and memory) hold, given what they consume: the larger of the
 // milliGPU and of the memory as thousandths of the GPU's memory
-// gpuMemBytes (rounded up), at most 1000. A claim that asks one of the
+// gpuMemBytes (rounded up), at most MilliPerGPU. A claim that asks one of the
 // two capacities consumes the other's default, milliGPU 1 and all the
 // memory: a memory share as NVIDIA's driver's claims write it holds its
 // part of the memory; a claim that asks neither, or milliGPU alone,
@@ -73,9 +73,9 @@ func IsGPU(name string) bool {
 func SharedGPUMilli(milli, memBytes, gpuMemBytes int64) int64 {
 	if gpuMemBytes > 0 && memBytes > 0 {
 		// In float64, which is exact for the ratio of any two memory
-		// sizes below 9 TB and cannot overflow as memBytes*1000 can.
-		m := int64(math.Ceil(float64(min(memBytes, gpuMemBytes)) * 1000 / float64(gpuMemBytes)))
+		// sizes below 9 TB and cannot overflow as memBytes*MilliPerGPU can.
+		m := int64(math.Ceil(float64(min(memBytes, gpuMemBytes)) * MilliPerGPU / float64(gpuMemBytes)))
 		milli = max(milli, m)
 	}
-	return min(max(milli, 0), 1000)
+	return min(max(milli, 0), MilliPerGPU)
 }

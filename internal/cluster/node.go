@@ -156,7 +156,7 @@ func (n *Node) Remove(p *Pod, gpus GPUSet) error {
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {
 		if g := bits.TrailingZeros64(m); !n.canRelease(p, g) {
-			return fmt.Errorf("release of pod %s would free GPU %d of node %s beyond 1000 milli-GPU or a MIG instance it does not hold", p.Name, g, n.Name)
+			return fmt.Errorf("release of pod %s would free GPU %d of node %s beyond %d milli-GPU or a MIG instance it does not hold", p.Name, g, n.Name, MilliGPU)
 		}
 	}
 	for m := uint64(gpus); m != 0; m &= m - 1 {

@@ -121,9 +121,9 @@ func (p *Pod) Validate() error {
 	case p.NumGPU == 0 && p.GPUMilli != 0:
 		return fmt.Errorf("gpu_milli %d with num_gpu 0", p.GPUMilli)
 	case p.NumGPU > 0 && (p.GPUMilli <= 0 || p.GPUMilli > MilliGPU):
-		return fmt.Errorf("gpu_milli %d out of range 1..1000", p.GPUMilli)
+		return fmt.Errorf("gpu_milli %d out of range 1..%d", p.GPUMilli, MilliGPU)
 	case p.NumGPU > 1 && p.GPUMilli != MilliGPU:
-		return fmt.Errorf("gpu_milli %d below 1000 with num_gpu %d: only one GPU can be shared", p.GPUMilli, p.NumGPU)
+		return fmt.Errorf("gpu_milli %d below %d with num_gpu %d: only one GPU can be shared", p.GPUMilli, MilliGPU, p.NumGPU)
 	case p.MIGProfile < 0 || int(p.MIGProfile) > gpu.NumMIGProfiles:
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
 	case p.Resource > ResourceShared:

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // MIGProfile is one Multi-Instance GPU profile of one GPU model: a GPU
@@ -219,7 +221,7 @@ func SmallestMIGProfile(model string, milli, memMiB int64) (k int, ok bool) {
 	ps := migProfiles[model]
 	best := -1
 	for i, p := range ps {
-		if isMediaProfile(i) || int64(p.ComputeSlices)*1000 < milli*7 || p.MemoryMiB < memMiB {
+		if isMediaProfile(i) || int64(p.ComputeSlices)*resource.MilliPerGPU < milli*7 || p.MemoryMiB < memMiB {
 			continue
 		}
 		if best < 0 || p.ComputeSlices < ps[best].ComputeSlices ||

@@ -3,9 +3,9 @@
 
 // Package htmlkit is what the two HTML reports, the simulator's
 // (internal/sim/report) and the cost report's (internal/cost/report),
-// share: inline SVG charts (Chart) and all-or-nothing writes of the files
-// of a report directory (CheckDir, WriteFile). It imports only the
-// standard library.
+// share: inline SVG charts (Chart) and the checks of a report directory
+// before a run (CheckDir, MissingDirs); the files themselves are written
+// with internal/atomicfile. It imports only the standard library.
 package htmlkit
 
 import (

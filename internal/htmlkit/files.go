@@ -6,7 +6,6 @@ package htmlkit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -59,36 +58,4 @@ func RemoveEmptyDirs(dirs []string) {
 			return
 		}
 	}
-}
-
-// WriteFile writes a file as write writes it, all or nothing: into a
-// temporary file beside path, then renamed over it, so that a failed or
-// interrupted write leaves what was at path untouched.
-func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// WriteBytes writes data to path with WriteFile, all or nothing.
-func WriteBytes(path string, data []byte) error {
-	return WriteFile(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
 }

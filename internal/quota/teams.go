@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
@@ -71,12 +71,6 @@ const (
 	maxTeamsBytes = 1 << 20
 	maxGPUs       = 1 << 20
 )
-
-// dns1123 is a Kubernetes object or namespace name (RFC 1123 label).
-var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-// labelValue is a Kubernetes label value (non-empty).
-var labelValue = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 
 // LoadTeams reads a teams file; see ParseTeams.
 func LoadTeams(path string) (*Teams, error) {
@@ -214,7 +208,7 @@ func parseTeams(name string, data []byte, quotas bool) (*Teams, error) {
 		return nil, err
 	}
 	f.lines(doc)
-	if (quotas || f.Cohort != "") && (!dns1123.MatchString(f.Cohort) || len(f.Cohort) > 63) {
+	if (quotas || f.Cohort != "") && !kubename.IsDNS1123Label(f.Cohort) {
 		return nil, errf(name, 1, "cohort", "%q is not a lowercase RFC 1123 name of at most 63 characters", f.Cohort)
 	}
 	if len(f.Teams) == 0 {
@@ -257,7 +251,7 @@ type checker struct {
 // team checks one team and its quotas.
 func (c *checker) team(ty teamYAML) (Team, error) {
 	name := c.name
-	if !dns1123.MatchString(ty.Name) || len(ty.Name) > 63 {
+	if !kubename.IsDNS1123Label(ty.Name) {
 		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "name"), "%q is not a lowercase RFC 1123 name of at most 63 characters", ty.Name)
 	}
 	if l, ok := c.teamAt[ty.Name]; ok {
@@ -268,7 +262,7 @@ func (c *checker) team(ty teamYAML) (Team, error) {
 		return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "namespaces"), "team %q has no namespaces", ty.Name)
 	}
 	for _, ns := range ty.Namespaces {
-		if !dns1123.MatchString(ns) || len(ns) > 63 {
+		if !kubename.IsDNS1123Label(ns) {
 			return Team{}, errf(name, ty.line, yamlx.Field(ty.path, "namespaces"), "%q is not a namespace name", ns)
 		}
 		if l, ok := c.nsAt[ns]; ok {
@@ -285,7 +279,7 @@ func (c *checker) team(ty teamYAML) (Team, error) {
 	t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
 	modelAt := map[string]int{}
 	for _, qy := range ty.Quotas {
-		if qy.Model == "" || len(qy.Model) > 63 {
+		if qy.Model == "" || len(qy.Model) > kubename.MaxLabelValue {
 			return Team{}, errf(name, qy.line, yamlx.Field(qy.path, "model"), "missing or longer than 63 characters")
 		}
 		if l, ok := modelAt[qy.Model]; ok {
@@ -305,7 +299,7 @@ func (c *checker) team(ty teamYAML) (Team, error) {
 func (c *checker) quota(qy quotaYAML) error {
 	name := c.name
 	if qy.Product != "" {
-		if !labelValue.MatchString(qy.Product) || len(qy.Product) > 63 {
+		if !kubename.IsLabelValue(qy.Product) {
 			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "%q is not a label value", qy.Product)
 		}
 		if p, ok := c.product[qy.Model]; ok && p != qy.Product {

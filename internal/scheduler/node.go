@@ -134,7 +134,7 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 		holdClaim(&node, &c)
 	}
 	if st.unhealthy != 0 {
-		holdClaim(&node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: 1000}, gpus: st.unhealthy})
+		holdClaim(&node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: cluster.MilliGPU}, gpus: st.unhealthy})
 	}
 	st.node = node
 	return st, nil

@@ -51,7 +51,7 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 		return out, fmt.Errorf("%s applies to one GPU, but %s is %d: ask for whole GPUs or a share, not both", gpuresource.GPUMilli, gpuresource.GPU, re.GPUs)
 	case errors.As(err, &re) && re.Reason == gpuresource.ReasonMilliRange:
 		// The integer, not the Quantity: 5000, not 5k.
-		return out, fmt.Errorf("%s %d out of range 1..1000 (a share of one GPU; use %s for more)", gpuresource.GPUMilli, re.Milli, gpuresource.GPU)
+		return out, fmt.Errorf("%s %d out of range 1..%d (a share of one GPU; use %s for more)", gpuresource.GPUMilli, re.Milli, gpuresource.MilliPerGPU, gpuresource.GPU)
 	case err != nil:
 		return out, err
 	}

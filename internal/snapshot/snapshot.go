@@ -26,6 +26,7 @@ import (
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -269,7 +270,7 @@ func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return jsonError(file, path, nil, err)
 	}
-	if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > 63 {
+	if o.Metadata.Name == "" || len(o.Metadata.Name) > trace.MaxNameLen || len(o.Metadata.Namespace) > kubename.MaxLabel {
 		return fmt.Errorf("%s: %s.metadata.name: empty, or a name or namespace too long", file, path)
 	}
 	switch o.Kind {

@@ -14,6 +14,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
 // alibaba2025Columns are the columns ReadAlibaba2025 needs. The file has
@@ -163,12 +165,12 @@ func (r alibaba2025Row) gpus(p *PodSpec) error {
 	switch {
 	case g == 0:
 	case g < 1:
-		p.NumGPU, p.GPUMilli = 1, int16(math.Round(g*1000))
+		p.NumGPU, p.GPUMilli = 1, int16(math.Round(g*cluster.MilliGPU))
 		if p.GPUMilli == 0 {
 			return r.bad("gpu_request", "share %v of a GPU is below 1 milli-GPU", g)
 		}
 	case g == math.Trunc(g):
-		p.NumGPU, p.GPUMilli = int8(g), 1000
+		p.NumGPU, p.GPUMilli = int8(g), cluster.MilliGPU
 	default:
 		return r.bad("gpu_request", "%v GPUs: more than one GPU must be whole", g)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
@@ -190,7 +191,7 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 		switch {
 		case !known && !(seen["gpus"] && seen["cpu"] && seen["memoryGiB"]):
 			return ng, fmt.Errorf("%s: model %s is not in the GPU catalog (%s); give gpus, cpu and memoryGiB for another model%s", field("model"), Quote(ng.Model), strings.Join(gpu.Default().Names(), ", "), gpu.DidYouMean(ng.Model))
-		case !known && !validLabelValue(ng.Model):
+		case !known && !kubename.IsLabelValue(ng.Model):
 			return ng, fmt.Errorf("%s: model %s is not a label value (it becomes nvidia.com/gpu.product)", field("model"), Quote(ng.Model))
 		}
 	}
@@ -241,28 +242,15 @@ func readLabels(file, path string, v *yaml.Node) (map[string]string, error) {
 		return nil, err
 	}
 	for _, k := range keys {
-		prefix, name, slash := strings.Cut(k, "/")
-		if !slash {
-			prefix, name = "", k
-		}
 		switch {
-		case slash && (len(prefix) > 253 || !dnsSubdomain.MatchString(prefix)),
-			!validLabelValue(name) || name == "":
+		case !kubename.IsLabelKey(k):
 			return nil, fmt.Errorf("%s:%d: %s: key %s is not a qualified name (an optional DNS subdomain and /, then at most 63 of A-Z, a-z, 0-9, -, _ and .)", file, v.Line, path, Quote(k))
-		case !validLabelValue(m[k]):
+		case !kubename.IsLabelValue(m[k]):
 			return nil, fmt.Errorf("%s:%d: %s: %s: value %s is not a label value (at most 63 of A-Z, a-z, 0-9, -, _ and ., alphanumeric at both ends)", file, v.Line, path, k, Quote(m[k]))
 		}
 	}
 	return m, nil
 }
-
-var (
-	labelValueRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`)
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-)
-
-// validLabelValue reports whether s is a Kubernetes label value.
-func validLabelValue(s string) bool { return len(s) <= 63 && labelValueRE.MatchString(s) }
 
 // checkPrefix checks a node name prefix: lower-case letters, digits, '-'
 // and '.', starting with a letter or digit, at most 200 bytes (a node name

@@ -31,6 +31,8 @@ import (
 	"slices"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -116,23 +118,23 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Limits that keep a malformed file from allocating absurd clusters.
 const (
-	maxGPUsPerNode = 64
+	maxGPUsPerNode = cluster.MaxGPUsPerNode
 	maxCPUMilli    = 1 << 40
 	maxMemoryMiB   = 1 << 40
 	// maxSeconds bounds trace times: about 317 years.
 	maxSeconds = 1e10
 	// MaxNameLen bounds pod and node names as Kubernetes bounds an object
 	// name (a DNS subdomain, RFC 1123: 253 characters).
-	MaxNameLen = 253
+	MaxNameLen = kubename.MaxSubdomain
 	// MaxModelLen bounds a GPU model name as Kubernetes bounds a label
 	// value (63 characters): the model goes into nvidia.com/gpu.product.
-	MaxModelLen = 63
+	MaxModelLen = kubename.MaxLabelValue
 	// maxNumberLen bounds a number's text: 19 digits hold any int64, and
 	// a time's float text ("1.2345678901234567e+09") needs about 24.
 	maxNumberLen = 32
-	// maxGPUSpecLen bounds gpu_spec: 64 models of 63 characters joined
+	// maxGPUSpecLen bounds gpu_spec: gpu.MaxModels (64) models of 63 characters joined
 	// by '|'.
-	maxGPUSpecLen = 64 * (MaxModelLen + 1)
+	maxGPUSpecLen = gpu.MaxModels * (MaxModelLen + 1)
 	// maxTextLen bounds qos and pod_phase.
 	maxTextLen = 63
 	// maxLineLen bounds a line of the file, far above what the bounded
@@ -818,7 +820,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		if err != nil {
 			return out, err
 		}
-		gm, err := t.int(gpuMilli, 0, 1000)
+		gm, err := t.int(gpuMilli, 0, cluster.MilliGPU)
 		if err != nil {
 			return out, err
 		}
@@ -828,7 +830,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu 0", p.GPUMilli)
 		case p.NumGPU > 0 && p.GPUMilli == 0:
 			return out, t.errf("gpu_milli", "0 milli-GPU with num_gpu %d", p.NumGPU)
-		case p.NumGPU > 1 && p.GPUMilli < 1000:
+		case p.NumGPU > 1 && p.GPUMilli < cluster.MilliGPU:
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
 		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {

@@ -32,6 +32,7 @@ package alloc
 
 import (
 	"fmt"
+	"github.com/gpuplane/gpuplane/api/resource"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"math"
@@ -269,10 +270,10 @@ func (s Share) kindFraction(g GPU) (*big.Rat, error) {
 		}
 		return big.NewRat(1, int64(s.Replicas)), nil
 	case Milli:
-		if s.Milli < 1 || s.Milli > 1000 {
-			return nil, fmt.Errorf("milli-GPU %d outside 1..1000", s.Milli)
+		if s.Milli < 1 || s.Milli > resource.MilliPerGPU {
+			return nil, fmt.Errorf("milli-GPU %d outside 1..%d", s.Milli, resource.MilliPerGPU)
 		}
-		return big.NewRat(s.Milli, 1000), nil
+		return big.NewRat(s.Milli, resource.MilliPerGPU), nil
 	}
 	return nil, fmt.Errorf("unknown share kind %d", s.Kind)
 }

@@ -3,8 +3,10 @@
 
 package prices
 
+import "github.com/gpuplane/gpuplane/api/resource"
+
 // milliPerGPU is one whole GPU in milli-GPU, the openb trace's unit.
-const milliPerGPU = 1000
+const milliPerGPU = resource.MilliPerGPU
 
 // USDPerHour returns what milli milli-GPU of a GPU model priced
 // usdPerGPUHour USD per GPU-hour cost, in USD per hour.

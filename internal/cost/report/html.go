@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	costalloc "github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 )
@@ -29,19 +30,15 @@ const maxTeams = 7
 // idleColor is the chart's colour of idle capacity.
 const idleColor = "#d4d4d4"
 
-const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:960px;padding:0 16px;color:#222;line-height:1.4}` +
-	`h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}` +
-	`.wrap{overflow-x:auto}table{border-collapse:collapse;margin:8px 0;font-size:13px}` +
-	`td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{background:#f4f4f4;font-weight:600}` +
-	`td:first-child,th:first-child{text-align:left}tr.total td{font-weight:600}.name{text-align:left;white-space:normal;overflow-wrap:anywhere}` +
-	`svg{max-width:100%;height:auto;display:block}.note{color:#555;font-size:13px}.lead{font-size:15px}#buckets{font-size:12px}#buckets td,#buckets th{padding:2px 4px}`
+// css is the cost report's style beyond htmlkit.CSS.
+const css = `tr.total td{font-weight:600}.name{text-align:left;white-space:normal;overflow-wrap:anywhere}` +
+	`#buckets{font-size:12px}#buckets td,#buckets th{padding:2px 4px}`
 
 // HTML renders the report as one self-contained page: no scripts, no
 // external resources, charts as inline SVG.
 func HTML(r *Report) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-		`<title>gpuplane cost</title><style>` + css + `</style></head><body>`)
+	b.WriteString(htmlkit.Head("gpuplane cost", css))
 	fmt.Fprintf(&b, "<h1>gpuplane cost: %s to %s UTC</h1>", html.EscapeString(stamp(r.From, 0)), html.EscapeString(stamp(r.To, 0)))
 	b.WriteString(lead(r))
 	b.WriteString(teamsTable(r))
@@ -64,7 +61,7 @@ func HTML(r *Report) []byte {
 
 // Write writes index.html and, when js is not nil, report.json (the
 // command's --format json output) into dir (created if needed), each all
-// or nothing (htmlkit.WriteBytes), and returns the HTML file's path. The
+// or nothing (internal/atomicfile), and returns the HTML file's path. The
 // caller checks dir first with htmlkit.CheckDir, which refuses to
 // overwrite a report without --force.
 func Write(dir string, r *Report, js []byte) (string, error) {
@@ -72,12 +69,12 @@ func Write(dir string, r *Report, js []byte) (string, error) {
 		return "", err
 	}
 	if js != nil {
-		if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
 			return "", err
 		}
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, HTML(r))
+	return path, atomicfile.Write(path, HTML(r), 0o644)
 }
 
 // dollars formats US cents as dollars with thousands separators, e.g.

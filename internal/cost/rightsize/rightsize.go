@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -138,8 +139,8 @@ func Recommend(jobs []Job, o Options) ([]Recommendation, error) {
 	if o.MilliStep == 0 {
 		o.MilliStep = DefaultMilliStep
 	}
-	if o.MilliStep < 1 || o.MilliStep > 1000 {
-		return nil, fmt.Errorf("right-sizing milli-GPU step %d outside 1..1000", o.MilliStep)
+	if o.MilliStep < 1 || o.MilliStep > resource.MilliPerGPU {
+		return nil, fmt.Errorf("right-sizing milli-GPU step %d outside 1..%d", o.MilliStep, resource.MilliPerGPU)
 	}
 	cat := gpu.Default()
 	out := make([]Recommendation, 0, len(jobs))
@@ -329,9 +330,9 @@ func smallerMilli(r *Recommendation, j Job, o Options, cat *gpu.Catalog) (smalle
 		r.Reason = fmt.Sprintf("memory of GPU model %q unknown to the catalog: no milli-GPU share can be sized", j.Model)
 		return smallerShare{}, false
 	}
-	need := max(int64(math.Ceil(r.UsedFraction*1000-eps)), int64(math.Ceil(r.PeakMiB*1000/float64(m.MemoryMiB)-eps)), 1)
+	need := max(int64(math.Ceil(r.UsedFraction*resource.MilliPerGPU-eps)), int64(math.Ceil(r.PeakMiB*resource.MilliPerGPU/float64(m.MemoryMiB)-eps)), 1)
 	need = (need + o.MilliStep - 1) / o.MilliStep * o.MilliStep
-	if need > 1000 || float64(need) >= r.HeldFraction*1000-eps {
+	if need > resource.MilliPerGPU || float64(need) >= r.HeldFraction*resource.MilliPerGPU-eps {
 		r.Reason = fmt.Sprintf("no milli-GPU share smaller than the held %s holds p95 utilisation %.3f GPU and peak %.0f MiB of %d MiB",
 			r.Held, r.UsedFraction, r.PeakMiB, m.MemoryMiB)
 		return smallerShare{}, false

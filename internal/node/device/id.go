@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // ID is a kubelet device ID, as the device plugin advertises it and the
@@ -37,7 +39,7 @@ const milliMark = "m"
 
 // MilliUnits is the number of milli-GPU units (devices of
 // gpuplane.io/gpu-milli) of one GPU.
-const MilliUnits = 1000
+const MilliUnits = resource.MilliPerGPU
 
 // NewMilliID returns the ID of milli-GPU unit k (0..MilliUnits-1) of the
 // GPU uuid, e.g. "GPU-...::m299".

@@ -256,8 +256,8 @@ func parseChoice(p *corev1.Pod) (Choice, error) {
 	}
 	if s, ok := p.Annotations[gpuresource.AnnotationGPUShare]; ok {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil || v < 1 || v > 1000 {
-			return c, bad(gpuresource.AnnotationGPUShare, "want milli-GPU 1..1000")
+		if err != nil || v < 1 || v > gpuresource.MilliPerGPU {
+			return c, bad(gpuresource.AnnotationGPUShare, fmt.Sprintf("want milli-GPU 1..%d", gpuresource.MilliPerGPU))
 		}
 		c.Share = v
 	}

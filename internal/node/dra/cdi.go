@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
+
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 )
@@ -177,7 +179,7 @@ func writeCDISpec(dir string, d cdiDevice) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("CDI directory: %w", err)
 	}
-	return writeAtomic(cdiSpecPath(dir, d.UUID), data, 0o644)
+	return atomicfile.Write(cdiSpecPath(dir, d.UUID), data, 0o644)
 }
 
 // removeCDISpec removes the spec of the device uuid from dir; a missing
@@ -187,41 +189,4 @@ func removeCDISpec(dir, uuid string) error {
 		return err
 	}
 	return nil
-}
-
-// writeAtomic writes data to name through a temporary file in the same
-// directory, synced and renamed over name, then syncs the directory: a
-// crash leaves the old file or the new one, never a part.
-func writeAtomic(name string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // fails harmlessly once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
+
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -181,7 +183,7 @@ func (cp *Checkpoint) save(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -160,7 +162,7 @@ func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error 
 			return err
 		}
 	}
-	if err := writeAtomic(filepath.Join(m.Root, mpsStarted), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(m.Root, mpsStarted), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
 	}
 	klog.FromContext(ctx).Info("Started an MPS control daemon", "daemon", m.ID, "devices", m.UUIDs, "commands", cmds)

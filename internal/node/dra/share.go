@@ -14,6 +14,7 @@ import (
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 )
 
 // A container of a shared GPU (--dra-shares) learns its share as on the
@@ -84,7 +85,7 @@ func writeClaimCDISpec(dir string, uid types.UID, pd PreparedDevice, gpuMem int6
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("CDI directory: %w", err)
 	}
-	if err := writeAtomic(claimCDISpecPath(dir, uid, pd.Device), data, 0o644); err != nil {
+	if err := atomicfile.Write(claimCDISpecPath(dir, uid, pd.Device), data, 0o644); err != nil {
 		return "", err
 	}
 	return claimCDIKind + "=" + name, nil

@@ -56,7 +56,7 @@ func (d *Driver) deviceShare(pd PreparedDevice) (float64, bool) {
 		return 1, true
 	}
 	m := heldMilli(pd, d.gpuMemBytes(pd))
-	return float64(m) / 1000, m > 0
+	return float64(m) / apiresource.MilliPerGPU, m > 0
 }
 
 // gpuMemBytes is the memory of pd's GPU in bytes, 0 when unknown.

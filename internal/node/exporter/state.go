@@ -426,7 +426,7 @@ func (c *shareAcc) value() float64 {
 	case c.dra > 0:
 		return min(c.dra, 1)
 	case c.milli > 0:
-		return min(float64(c.milli)/1000, 1)
+		return min(float64(c.milli)/resource.MilliPerGPU, 1)
 	case c.replicas > 0 && c.of > 1:
 		return min(float64(c.replicas)/float64(c.of), 1)
 	}

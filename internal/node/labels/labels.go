@@ -17,6 +17,7 @@ import (
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
@@ -304,14 +305,14 @@ var invalidChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // with an alphanumeric character.
 func Value(s string) string {
 	s = invalidChars.ReplaceAllString(s, "-")
-	if len(s) > 63 {
-		s = s[:63]
+	if len(s) > maxValue {
+		s = s[:maxValue]
 	}
 	return strings.Trim(s, "-_.")
 }
 
 // maxValue is the most characters of a label value (Kubernetes).
-const maxValue = 63
+const maxValue = kubename.MaxLabelValue
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9-_. ]`)
 

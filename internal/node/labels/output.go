@@ -7,13 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -23,7 +22,7 @@ import (
 // WriteFeatureFile writes the labels as a node-feature-discovery local
 // feature file ("key=value" lines, e.g. under
 // /etc/kubernetes/node-feature-discovery/features.d/), replacing the file
-// atomically so NFD never reads half of it.
+// atomically (internal/atomicfile) so NFD never reads half of it.
 func WriteFeatureFile(path string, l map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# GPU feature labels written by gpuplane-node-agent\n")
@@ -31,23 +30,7 @@ func WriteFeatureFile(path string, l map[string]string) error {
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return fmt.Errorf("labels file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("labels file %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("labels file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("labels file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("labels file %s: %w", path, err)
 	}
 	return nil

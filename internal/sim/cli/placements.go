@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpuplane/gpuplane/internal/htmlkit"
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 )
 
@@ -144,7 +144,7 @@ func checkNewFile(path string, force bool) error {
 // savePlacements writes the placements file through a temporary file in
 // the same directory, renamed into place.
 func savePlacements(path string, runs []engine.Result) error {
-	return htmlkit.WriteFile(path, func(w io.Writer) error {
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
 		if err := writePlacements(w, runs, jsonLines(path)); err != nil {
 			return fmt.Errorf("--placements: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 )
 
@@ -28,7 +29,7 @@ var reasons = map[string]string{
 func shape(g engine.FailedGroup) string {
 	gpu := "no GPU"
 	if g.NumGPU > 0 {
-		gpu = fmt.Sprintf("%d × %s GPU", g.NumGPU, strconv.FormatFloat(float64(g.GPUMilli)/1000, 'f', -1, 64))
+		gpu = fmt.Sprintf("%d × %s GPU", g.NumGPU, strconv.FormatFloat(float64(g.GPUMilli)/cluster.MilliGPU, 'f', -1, 64))
 		if g.GPUSpec != "" {
 			gpu += " (" + strings.ReplaceAll(html.EscapeString(clip(g.GPUSpec, 40)), "|", "|<wbr>") + ")"
 		}

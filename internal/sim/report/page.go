@@ -14,27 +14,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
-const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:960px;padding:0 16px;color:#222;line-height:1.4}` +
-	`h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}` +
-	`.wrap{overflow-x:auto}table{border-collapse:collapse;margin:8px 0;font-size:13px}` +
-	`td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{background:#f4f4f4;font-weight:600}` +
-	`td:first-child,th:first-child{text-align:left}.sd{color:#666;font-size:12px}.best{font-weight:bold;background:#eef6ee}` +
-	`svg{max-width:100%;height:auto;display:block}.note{color:#555;font-size:13px}` +
+// css is the simulator report's style beyond htmlkit.CSS.
+const css = `.sd{color:#666;font-size:12px}.best{font-weight:bold;background:#eef6ee}` +
 	`.nodes{display:flex;flex-wrap:wrap;gap:12px}.nodes figure{margin:0}figcaption{font-size:13px;font-weight:600}` +
-	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}.lead{font-size:15px}` +
+	`#failed th:not(:first-child){font-weight:normal;font-size:12px}.params td{text-align:left;white-space:normal;overflow-wrap:anywhere}` +
 	`h2.mode{font-size:20px;margin-top:48px;border-bottom:3px solid #1f77b4}`
 
 // HTML renders the report as one self-contained page: no scripts, no
 // external resources, charts as inline SVG.
 func HTML(r *engine.Report) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-		`<title>gpuplane simulate</title><style>` + css + `</style></head><body>`)
+	b.WriteString(htmlkit.Head("gpuplane simulate", css))
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: %s experiment</h1>", html.EscapeString(r.Mode))
 	fmt.Fprintf(&b, "<p>%s: %s nodes, %s GPUs, %s trace pods; %d runs", html.EscapeString(r.Source), thousands(r.Nodes), thousands(r.GPUs), thousands(r.Pods), totalRuns(r))
 	views := modeViews(r)
@@ -157,9 +153,9 @@ func WriteHTML(dir string, r *engine.Report) (string, error) {
 	if err := WriteJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, HTML(r))
+	return path, atomicfile.Write(path, HTML(r), 0o644)
 }

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
 )
@@ -108,8 +109,7 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 // parameters.
 func SizingHTML(r *sizing.Report) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-		`<title>gpuplane simulate --size</title><style>` + css + `</style></head><body>`)
+	b.WriteString(htmlkit.Head("gpuplane simulate --size", css))
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: sizing for %s</h1>", html.EscapeString(r.Target))
 	fmt.Fprintf(&b, "<p>%s: the node list's mix (%s nodes at scale 1), %s trace pods, %s experiment, %s per step.</p>",
 		html.EscapeString(r.Source), thousands(r.ListNodes), thousands(r.Pods), html.EscapeString(r.Mode), seedsText(r.Seeds))
@@ -234,9 +234,9 @@ func WriteSizingHTML(dir string, r *sizing.Report) (string, error) {
 	if err := WriteSizingJSON(&js, r); err != nil {
 		return "", err
 	}
-	if err := htmlkit.WriteBytes(filepath.Join(dir, "report.json"), js.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "report.json"), js.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
-	return path, htmlkit.WriteBytes(path, SizingHTML(r))
+	return path, atomicfile.Write(path, SizingHTML(r), 0o644)
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 )
 
 // What a real kubelet changes on the host outside its own directories, and
@@ -111,10 +113,7 @@ func (h *hostState) put(e *nodeEntry) error {
 		return err
 	}
 	f := h.entryFile(e.ID)
-	if err := os.WriteFile(f+".tmp", b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f+".tmp", f)
+	return atomicfile.Write(f, b, 0o644)
 }
 
 func (h *hostState) entries() ([]*nodeEntry, error) {
@@ -182,10 +181,7 @@ func (h *hostState) recordSysctls() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(f+".tmp", b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f+".tmp", f)
+	return atomicfile.Write(f, b, 0o644)
 }
 
 // restoreSysctls writes the saved values back and forgets them.

@@ -169,7 +169,7 @@ func NodeObject(n Node) *corev1.Node {
 			}
 		}
 		res[gpuresource.GPU] = *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI)
-		res[gpuresource.GPUMilli] = *resource.NewQuantity(1000*int64(n.GPUs), resource.DecimalSI)
+		res[gpuresource.GPUMilli] = *resource.NewQuantity(gpuresource.MilliPerGPU*int64(n.GPUs), resource.DecimalSI)
 	}
 	for k, v := range n.Labels {
 		l[k] = v

@@ -12,13 +12,13 @@ package policy
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
 
@@ -121,11 +121,6 @@ type Selector struct {
 	MatchLabels map[string]string `yaml:"matchLabels"`
 }
 
-// namespaceRE is a namespace name (an RFC 1123 label).
-var namespaceRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-var labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
-
 // Parse reads a policy file; file names it in errors. An unknown key, a
 // wrong apiVersion or kind, or a bad value is an error naming file, line
 // and field (internal/yamlx).
@@ -188,12 +183,12 @@ func (p *Policy) checkTop(doc *yaml.Node, bad badField) error {
 		p.TrainingLabel = DefaultTrainingLabel
 	}
 	for _, f := range []struct{ name, v string }{{"gpuTaint.key", p.GPUTaint.Key}, {"teamLabel", p.TeamLabel}, {"trainingLabel", p.TrainingLabel}} {
-		if !labelKeyRE.MatchString(f.v) {
+		if !kubename.IsLabelKey(f.v) {
 			return bad(yamlx.Lookup(doc, strings.Split(f.name, ".")[0]), f.name, "%q is not a label key", f.v)
 		}
 	}
 	for i, ns := range p.ExcludeNamespaces {
-		if !namespaceRE.MatchString(ns) {
+		if !kubename.IsDNS1123Label(ns) {
 			return bad(yamlx.Lookup(doc, "excludeNamespaces"), fmt.Sprintf("excludeNamespaces[%d]", i), "%q is not a namespace name (RFC 1123 label)", ns)
 		}
 	}

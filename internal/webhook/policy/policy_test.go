@@ -51,6 +51,13 @@ func TestParseErrors(t *testing.T) {
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  allowedResources: [cpu]\n", "p.yaml:6: teams[0].allowedResources: \"cpu\" is not a GPU resource"},
 		{head + "gpuTaint: {effect: Never}\nteams:\n- name: a\n  namespaces: [a]\n", "p.yaml:3: gpuTaint.effect: is \"Never\""},
 		{head + "teams:\n- name: a\n  namespaces: [a]\n  maxGPUsPerPod: lots\n", `p.yaml:6: teams[0].maxGPUsPerPod: "lots" is not a whole number`},
+		// Label keys and namespace names as Kubernetes checks them
+		// (internal/kubename): a prefix is a DNS-1123 subdomain, a name
+		// part and a namespace at most 63 bytes.
+		{head + "teamLabel: a..b/team\nteams:\n- name: a\n  namespaces: [a]\n", `p.yaml:3: teamLabel: "a..b/team" is not a label key`},
+		{head + "trainingLabel: a-.b/training\nteams:\n- name: a\n  namespaces: [a]\n", `p.yaml:3: trainingLabel: "a-.b/training" is not a label key`},
+		{head + "teamLabel: example.com/" + strings.Repeat("t", 64) + "\nteams:\n- name: a\n  namespaces: [a]\n", "p.yaml:3: teamLabel: "},
+		{head + "excludeNamespaces: [" + strings.Repeat("n", 64) + "]\nteams:\n- name: a\n  namespaces: [a]\n", "p.yaml:3: excludeNamespaces[0]: "},
 		{"", "p.yaml: empty policy file"},
 		{"a: [", "p.yaml:1: did not find expected node content"},
 	} {

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
@@ -52,7 +52,7 @@ func (b *Backend) loadMIGState() error {
 }
 
 // saveMIGState writes b.migs to the state file, if there is one,
-// atomically (a temporary file renamed over it). b.migMu is held.
+// atomically and durably (internal/atomicfile). b.migMu is held.
 func (b *Backend) saveMIGState() error {
 	if b.migStateFile == "" {
 		return nil
@@ -65,17 +65,7 @@ func (b *Backend) saveMIGState() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(b.migStateFile), ".mig-state-*")
-	if err != nil {
-		return fmt.Errorf("mock MIG state file: %w", err)
-	}
-	_, err = tmp.Write(data)
-	err = errors.Join(err, tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), b.migStateFile)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := atomicfile.Write(b.migStateFile, data, 0o600); err != nil {
 		return fmt.Errorf("mock MIG state file: %w", err)
 	}
 	return nil

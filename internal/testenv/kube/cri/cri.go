@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
+
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/fake"
@@ -245,10 +247,7 @@ func writeRecord(dir string, c Container) error {
 		return err
 	}
 	path := filepath.Join(dir, fileName(c))
-	if err := os.WriteFile(path+".tmp", append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+	return atomicfile.Write(path, append(b, '\n'), 0o644)
 }
 
 // ReadRecords returns the records in dir in request order.
