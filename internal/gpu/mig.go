@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // MIGProfile is one Multi-Instance GPU profile of one GPU model: a GPU
@@ -201,6 +203,16 @@ func MIGSlices(k int) int {
 	return migProfiles["A100-80GB"][k].ComputeSlices
 }
 
+// MIGShareMilli is MIG's share rule, the one the simulator, the scheduler
+// and the snapshot reader count a MIG instance by: an instance of slices
+// compute slices holds slices/7 of its GPU (apidra.MIGComputeSlices), in
+// milli-GPU rounded down (1g: 142, 3g: 428, 7g: 1000), so that the share
+// maps back to a profile of that many slices (SmallestMIGProfile:
+// slices/7 ≥ milli/1000; 143 would not).
+func MIGShareMilli(slices int) int64 {
+	return int64(slices) * 1000 / apidra.MIGComputeSlices
+}
+
 // isMediaProfile reports whether profile k is the media-extension variant
 // (1g.*+me), which the simulator never chooses: it holds the same compute
 // and memory as 1g and at most one fits a GPU.
@@ -261,17 +273,11 @@ func (l MIGLayout) Names(model string) []string {
 func MIGLayoutOf(model string, names []string) (MIGLayout, error) {
 	var l MIGLayout
 	for _, n := range names {
-		found := false
-		for k, p := range migProfiles[model] {
-			if p.Name == n {
-				l[k]++
-				found = true
-				break
-			}
-		}
-		if !found {
+		k, ok := MIGProfileIndex(model, n)
+		if !ok {
 			return l, fmt.Errorf("model %s has no MIG profile %q", model, n)
 		}
+		l[k]++
 	}
 	return l, nil
 }
