@@ -155,7 +155,7 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 	if slices > 7 {
 		return device.MIGInstance{}, fmt.Errorf("mock: GPU %s: insufficient resources: %d compute slices needed, 7 in all", gpuUUID, slices)
 	}
-	name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[mp.ComputeSlices], mp.MemoryMiB, g.MemoryMiB)
+	name, err := device.MIGProfileName(mp.GIProfileID, device.CIProfiles[mp.ComputeSlices], mp.MemoryMiB, g.MemoryMiB)
 	if err != nil {
 		return device.MIGInstance{}, err
 	}
