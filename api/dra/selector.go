@@ -15,7 +15,7 @@ var selectorClause = regexp.MustCompile(`^device\.attributes\[["']` + regexp.Quo
 
 // ParseSelectorClause reads one clause of a claim's CEL selector (a part
 // between &&, spaces around it ignored) of the form
-// device.attributes["gpu.nvidia.com"].NAME == "VALUE" (either quote): the
+// device.attributes['gpu.nvidia.com'].NAME == 'VALUE' (either quote): the
 // attribute's name and the value. ok is false for any other clause.
 func ParseSelectorClause(clause string) (attr, value string, ok bool) {
 	m := selectorClause.FindStringSubmatch(strings.TrimSpace(clause))
