@@ -221,7 +221,8 @@ func isMediaProfile(k int) bool { return k == 1 }
 // SmallestMIGProfile returns the index (MIGProfiles' order) of the
 // smallest MIG profile of model that holds a pod asking for milli
 // milli-GPU (1..1000) and, when memMiB > 0, memMiB MiB of GPU memory:
-// the fewest compute slices with slices/7 ≥ milli/1000, then the fewest
+// the fewest compute slices whose share holds milli (MIGShareMilli ≥
+// milli, the same as slices/7 ≥ milli/1000), then the fewest
 // memory slots, among the profiles with enough memory. A share is compared
 // with the compute slices, as MIG gives an instance slices/7 of the SMs
 // (NVIDIA MIG user guide, "Supported MIG Profiles": 1g has 1/7 of the
@@ -231,7 +232,7 @@ func SmallestMIGProfile(model string, milli, memMiB int64) (k int, ok bool) {
 	ps := migProfiles[model]
 	best := -1
 	for i, p := range ps {
-		if isMediaProfile(i) || int64(p.ComputeSlices)*1000 < milli*7 || p.MemoryMiB < memMiB {
+		if isMediaProfile(i) || MIGShareMilli(p.ComputeSlices) < milli || p.MemoryMiB < memMiB {
 			continue
 		}
 		if best < 0 || p.ComputeSlices < ps[best].ComputeSlices ||
