@@ -15,8 +15,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
-	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -118,7 +118,7 @@ func agentArgs(kl kubeletSpec, k *kube.KubeletNode, kubeconfig string) []string 
 	// device names, it reads no spec); the MIG devices made kept past an
 	// agent restart.
 	return append(args, "--kubelet-api=dra",
-		"--dra-plugin-dir", filepath.Join(k.RootDir, "plugins", dra.DriverName),
+		"--dra-plugin-dir", filepath.Join(k.RootDir, "plugins", apidra.DriverName),
 		"--dra-registrar-dir", filepath.Join(k.RootDir, "plugins_registry"),
 		"--cdi-dir", filepath.Join(k.Dir, "cdi"),
 		"--mock-mig-state", filepath.Join(k.Dir, "mig-state.json"))

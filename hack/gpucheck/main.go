@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/nvml"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
@@ -197,9 +198,9 @@ func printSlices(w io.Writer, n device.Node, host string, shares bool, static ma
 	for i, s := range pool.Slices {
 		rs := resourceapi.ResourceSlice{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"},
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", host, strings.ReplaceAll(dra.DriverName, ".", "-"), i)},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", host, strings.ReplaceAll(apidra.DriverName, ".", "-"), i)},
 			Spec: resourceapi.ResourceSliceSpec{
-				Driver: dra.DriverName, NodeName: ptr.To(host),
+				Driver: apidra.DriverName, NodeName: ptr.To(host),
 				Pool:    resourceapi.ResourcePool{Name: host, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters,
 			},

@@ -6,7 +6,7 @@ package cluster
 import "testing"
 
 // TestHoldDynamicMIG: a 1g.10gb held at slot 3 of an A100-80GB of MIG on
-// demand leaves 1000 - round(1000/7) = 857 milli-GPU; a 3g.40gb (profile
+// demand leaves 1000 - ⌊1000/7⌋ = 858 milli-GPU; a 3g.40gb (profile
 // 4: slots 0-3 or 4-7) then takes start 4, not 0 (slot 3 is held), and a
 // second 1g.10gb at slot 3, a 3g.40gb at 0 and a start the profile lacks
 // are refused without a change.
@@ -21,8 +21,8 @@ func TestHoldDynamicMIG(t *testing.T) {
 	if err := n.HoldDynamicMIG(0, 0, 3); err != nil {
 		t.Fatal(err)
 	}
-	if n.GPUFree[0] != 857 {
-		t.Errorf("GPU free %d, want 857", n.GPUFree[0])
+	if n.GPUFree[0] != 858 {
+		t.Errorf("GPU free %d, want 858", n.GPUFree[0])
 	}
 	for _, c := range [][2]int{{0, 3}, {4, 0}, {4, 2}} {
 		if err := n.HoldDynamicMIG(0, c[0], c[1]); err == nil {

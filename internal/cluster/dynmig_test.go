@@ -11,7 +11,7 @@ import (
 // TestDynamicMIG works one A100-80GB GPU of MIG on demand by hand, with
 // the placements of NVIDIA's MIG user guide (internal/gpu's table: 3g at
 // slots 0 or 4, 2g at 0, 2 or 4, 1g.10gb at 0..6, 4g and 7g at 0):
-// a 3g takes slots 0-3 (571 milli-GPU left: 1000 - ⌈3000/7⌋), then no
+// a 3g takes slots 0-3 (572 milli-GPU left: 1000 - ⌊3000/7⌋), then no
 // 4g fits, a 2g takes slots 4-5 and a 1g.10gb slot 6; a second 1g.10gb
 // does not fit (slot 7 starts no 1g.10gb) though one compute slice is
 // free. A pod of a whole GPU fits never, not even on the empty GPU: the
@@ -38,9 +38,9 @@ func TestDynamicMIG(t *testing.T) {
 		start int
 		free  int64
 	}{
-		{4, true, 0, 571},
-		{5, false, 0, 571},
-		{3, true, 4, 286},  // 5 slices: 1000 - ⌊(5000+3)/7⌋ = 286
+		{4, true, 0, 572},
+		{5, false, 0, 572},
+		{3, true, 4, 286},  // 5 slices: 1000 - ⌊5000/7⌋ = 286
 		{0, true, 6, 143},  // 6 slices
 		{0, false, 0, 143}, // slot 7 only
 	}
@@ -95,7 +95,7 @@ func TestDynamicMIG(t *testing.T) {
 // TestAddDynamicMIGAt: a running 1g.10gb at slot 6 (a snapshot's claim)
 // leaves slots 0-3 free for a 4g.40gb, which the first free placement
 // (slot 0) would not: then 1 + 4 compute slices are held, 1000 -
-// ⌊(5000+3)/7⌋ = 286 milli-GPU free, and a 2g.20gb fits only at slot 4.
+// 1000 - ⌊5000/7⌋ = 286 milli-GPU free, and a 2g.20gb fits only at slot 4.
 // A 1g.10gb at slot 7 (no placement starts there) and one at slot 6 again
 // (held) are refused, as is a GPU that is not of MIG on demand.
 func TestAddDynamicMIGAt(t *testing.T) {

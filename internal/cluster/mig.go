@@ -34,16 +34,17 @@ func (m *MIGGPU) heldSlices() int {
 }
 
 // migFree returns the free milli-GPU of a MIG-enabled GPU whose held
-// instances have heldSlices compute slices: a held instance allocates its
-// slices/7 of the GPU, rounded to the milli-GPU over the whole GPU so that
-// 7 held slices leave exactly 0.
+// instances have heldSlices compute slices: the held instances allocate
+// their slices/7 of the GPU (gpu.MIGShareMilli, rounded down over the
+// whole GPU, so that 7 held slices leave exactly 0).
 func migFree(heldSlices int) int64 {
-	return MilliGPU - (int64(heldSlices)*MilliGPU+3)/7
+	return MilliGPU - gpu.MIGShareMilli(heldSlices)
 }
 
 // MIGMilli returns the milli-GPU that an instance of profile k allocates
-// on an otherwise empty GPU: its compute slices/7, rounded.
-func MIGMilli(k int) int64 { return MilliGPU - migFree(gpu.MIGSlices(k)) }
+// on an otherwise empty GPU: its compute slices/7, rounded down
+// (gpu.MIGShareMilli).
+func MIGMilli(k int) int64 { return gpu.MIGShareMilli(gpu.MIGSlices(k)) }
 
 // EnableMIG partitions GPU g of the node into MIG instances with the given
 // profile names (a layout gpu.PlaceMIG accepts for the node's model). The

@@ -40,13 +40,13 @@ func TestMIGFitRule(t *testing.T) {
 	p1 := &Pod{Name: "p1", CPUMilli: 1000, NumGPU: 1, GPUMilli: MIGMilli(mig1g - 1), MIGProfile: mig1g}
 	p4 := &Pod{Name: "p4", CPUMilli: 1000, NumGPU: 1, GPUMilli: MIGMilli(mig4g - 1), MIGProfile: mig4g}
 	share := &Pod{Name: "share", CPUMilli: 1000, NumGPU: 1, GPUMilli: 300}
-	// 3/7 of a GPU is 428.57 milli-GPU: 429; 1/7 is 143.
-	if MIGMilli(mig3g-1) != 429 || MIGMilli(mig1g-1) != 143 || MIGMilli(mig7g-1) != 1000 {
-		t.Fatalf("MIGMilli 3g, 1g, 7g = %d, %d, %d; want 429, 143, 1000", MIGMilli(mig3g-1), MIGMilli(mig1g-1), MIGMilli(mig7g-1))
+	// 3/7 of a GPU is 428.57 milli-GPU: 428 (rounded down); 1/7 is 142.
+	if MIGMilli(mig3g-1) != 428 || MIGMilli(mig1g-1) != 142 || MIGMilli(mig7g-1) != 1000 {
+		t.Fatalf("MIGMilli 3g, 1g, 7g = %d, %d, %d; want 428, 142, 1000", MIGMilli(mig3g-1), MIGMilli(mig1g-1), MIGMilli(mig7g-1))
 	}
-	// A 3g pod fits GPU 0's 3g instance, leaving 1000-429 free.
-	if f, ok := n.FreeAfter(p3, 0); !ok || f != 571 {
-		t.Errorf("3g on MIG GPU: %d, %v; want 571, true", f, ok)
+	// A 3g pod fits GPU 0's 3g instance, leaving 1000-428 free.
+	if f, ok := n.FreeAfter(p3, 0); !ok || f != 572 {
+		t.Errorf("3g on MIG GPU: %d, %v; want 572, true", f, ok)
 	}
 	// A 4g pod: GPU 0 has no 4g instance; the whole GPU 1 serves it.
 	if _, ok := n.FreeAfter(p4, 0); ok {
@@ -65,7 +65,7 @@ func TestMIGFitRule(t *testing.T) {
 	if err := n.Add(p1, 1); err != nil {
 		t.Fatal(err)
 	}
-	// Held 3 + 1 slices: 1000 - round(4000/7) = 1000 - 571.
+	// Held 3 + 1 slices: 1000 - ⌊4000/7⌋ = 1000 - 571.
 	if n.GPUFree[0] != 429 || n.MIG[0].Free[mig3g-1] != 0 || n.MIG[0].Free[mig1g-1] != 1 {
 		t.Errorf("after 3g and 1g: free %d, MIG %+v", n.GPUFree[0], n.MIG[0])
 	}
@@ -98,7 +98,7 @@ func TestMIGFitRule(t *testing.T) {
 	}
 	// Left held: 1g, 1g, 2g, 4 slices.
 	if err := n.Remove(p3, 1); err != nil || n.GPUFree[0] != 429 {
-		t.Errorf("remove 3g: %v, free %d; want 1000 - round(4000/7) = 429", err, n.GPUFree[0])
+		t.Errorf("remove 3g: %v, free %d; want 1000 - ⌊4000/7⌋ = 429", err, n.GPUFree[0])
 	}
 	if err := n.Remove(p3, 1); err == nil {
 		t.Error("removed a 3g instance twice")

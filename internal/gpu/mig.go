@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -203,6 +204,16 @@ func MIGSlices(k int) int {
 	return migProfiles["A100-80GB"][k].ComputeSlices
 }
 
+// MIGShareMilli is MIG's share rule, the one the simulator, the scheduler
+// and the snapshot reader count a MIG instance by: an instance of slices
+// compute slices holds slices/7 of its GPU (apidra.MIGComputeSlices), in
+// milli-GPU rounded down (1g: 142, 3g: 428, 7g: 1000), so that the share
+// maps back to a profile of that many slices (SmallestMIGProfile:
+// slices/7 ≥ milli/1000; 143 would not).
+func MIGShareMilli(slices int) int64 {
+	return int64(slices) * resource.MilliPerGPU / apidra.MIGComputeSlices
+}
+
 // isMediaProfile reports whether profile k is the media-extension variant
 // (1g.*+me), which the simulator never chooses: it holds the same compute
 // and memory as 1g and at most one fits a GPU.
@@ -211,7 +222,8 @@ func isMediaProfile(k int) bool { return k == 1 }
 // SmallestMIGProfile returns the index (MIGProfiles' order) of the
 // smallest MIG profile of model that holds a pod asking for milli
 // milli-GPU (1..1000) and, when memMiB > 0, memMiB MiB of GPU memory:
-// the fewest compute slices with slices/7 ≥ milli/1000, then the fewest
+// the fewest compute slices whose share holds milli (MIGShareMilli ≥
+// milli, the same as slices/7 ≥ milli/1000), then the fewest
 // memory slots, among the profiles with enough memory. A share is compared
 // with the compute slices, as MIG gives an instance slices/7 of the SMs
 // (NVIDIA MIG user guide, "Supported MIG Profiles": 1g has 1/7 of the
@@ -221,7 +233,7 @@ func SmallestMIGProfile(model string, milli, memMiB int64) (k int, ok bool) {
 	ps := migProfiles[model]
 	best := -1
 	for i, p := range ps {
-		if isMediaProfile(i) || int64(p.ComputeSlices)*resource.MilliPerGPU < milli*7 || p.MemoryMiB < memMiB {
+		if isMediaProfile(i) || MIGShareMilli(p.ComputeSlices) < milli || p.MemoryMiB < memMiB {
 			continue
 		}
 		if best < 0 || p.ComputeSlices < ps[best].ComputeSlices ||
@@ -263,17 +275,11 @@ func (l MIGLayout) Names(model string) []string {
 func MIGLayoutOf(model string, names []string) (MIGLayout, error) {
 	var l MIGLayout
 	for _, n := range names {
-		found := false
-		for k, p := range migProfiles[model] {
-			if p.Name == n {
-				l[k]++
-				found = true
-				break
-			}
-		}
-		if !found {
+		k, ok := MIGProfileIndex(model, n)
+		if !ok {
 			return l, fmt.Errorf("model %s has no MIG profile %q", model, n)
 		}
+		l[k]++
 	}
 	return l, nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
@@ -72,7 +73,7 @@ func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocato
 		a.slices = append(a.slices, &resourceapi.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%04x-gpu.nvidia.com-x%d", i, i)},
 			Spec: resourceapi.ResourceSliceSpec{
-				Driver: dra.DriverName, NodeName: ptr.To(nodeName),
+				Driver: apidra.DriverName, NodeName: ptr.To(nodeName),
 				Pool:    resourceapi.ResourcePool{Name: nodeName, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters,
 			},
@@ -180,8 +181,8 @@ func TestDRAGPUsAgreeWithAllocator(t *testing.T) {
 				if shares && rng.IntN(2) == 0 {
 					pod.NumGPU, pod.GPUMilli = 1, 1+rng.Int64N(999)
 					req.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-						dra.CapacityMilliGPU: *resource.NewQuantity(pod.GPUMilli, resource.DecimalSI),
-						dra.CapacityMemory:   resource.MustParse("1Mi"),
+						apidra.CapacityMilliGPU: *resource.NewQuantity(pod.GPUMilli, resource.DecimalSI),
+						apidra.CapacityMemory:   resource.MustParse("1Mi"),
 					}}
 				}
 				req.Count = int64(pod.NumGPU)

@@ -21,8 +21,8 @@ func TestMIGGPUChoice(t *testing.T) {
 		}
 		return n
 	}
-	// Profile index 0 is 1g.10gb (gpu.MIGProfiles order); 1/7 GPU is 143.
-	p1 := &cluster.Pod{Name: "p1", NumGPU: 1, GPUMilli: 143, MIGProfile: 1}
+	// Profile index 0 is 1g.10gb (gpu.MIGProfiles order); 1/7 GPU is 142 (gpu.MIGShareMilli, rounded down).
+	p1 := &cluster.Pod{Name: "p1", NumGPU: 1, GPUMilli: 142, MIGProfile: 1}
 	whole := &cluster.Pod{Name: "w", NumGPU: 1, GPUMilli: 1000}
 	tw := NewTargetWorkload([]cluster.Pod{*p1, *whole}, 1)
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -135,14 +136,9 @@ const (
 	DevicePlugin = "device-plugin"
 	// DRA: Dynamic Resource Allocation; pods ask nvidia.com/gpu (the
 	// DeviceClass's extendedResourceName) or claim devices of
-	// GPUDeviceClass.
+	// apidra.GPUDeviceClass.
 	DRA = "dra"
 )
-
-// GPUDeviceClass is the DRA DeviceClass of whole GPUs: the chart's
-// (deploy/helm/gpuplane/templates/deviceclass.yaml), NVIDIA's DRA
-// driver's, with extendedResourceName nvidia.com/gpu.
-const GPUDeviceClass = "gpu.nvidia.com"
 
 // DRAFeatureGates are the Kueue v0.17.0 feature gates (alpha, off by
 // default; sigs.k8s.io/kueue pkg/features) that make Kueue count DRA
@@ -150,7 +146,7 @@ const GPUDeviceClass = "gpu.nvidia.com"
 // ResourceClaimTemplates by DeviceClass through
 // resources.deviceClassMappings (pkg/dra claims.go); DRAExtendedResources
 // counts an extended resource a DeviceClass serves (nvidia.com/gpu of
-// GPUDeviceClass) under the mapping's name (pkg/dra
+// apidra.GPUDeviceClass) under the mapping's name (pkg/dra
 // extended_resources.go). Without DynamicResourceAllocation Kueue ignores
 // resource claims: their GPUs are admitted outside every quota.
 var DRAFeatureGates = []string{"DynamicResourceAllocation", "DRAExtendedResources"}
@@ -195,7 +191,7 @@ func KueueConfig() KueueConfiguration {
 // KueueConfigFor returns the Kueue Configuration for a cluster serving its
 // GPUs through api (DevicePlugin or DRA; "" is DevicePlugin). Under DRA it
 // is KueueConfig with DRAFeatureGates on and one deviceClassMapping that
-// counts each device of GPUDeviceClass as one nvidia.com/gpu, the
+// counts each device of apidra.GPUDeviceClass as one nvidia.com/gpu, the
 // resource Plan's ClusterQueues cover: a pod claiming 2 GPUs through a
 // ResourceClaimTemplate, one asking nvidia.com/gpu: 2 served by DRA and
 // one asking it of a device plugin all take 2 of the same quota. An
@@ -210,7 +206,7 @@ func KueueConfigFor(api string) (KueueConfiguration, error) {
 		for _, g := range DRAFeatureGates {
 			c.FeatureGates[g] = true
 		}
-		c.Resources.DeviceClassMappings = []DeviceClassMapping{{Name: resource.GPU, DeviceClassNames: []string{GPUDeviceClass}}}
+		c.Resources.DeviceClassMappings = []DeviceClassMapping{{Name: resource.GPU, DeviceClassNames: []string{apidra.GPUDeviceClass}}}
 		return c, nil
 	}
 	return KueueConfiguration{}, fmt.Errorf("unknown GPU API %q (%s or %s)", api, DevicePlugin, DRA)

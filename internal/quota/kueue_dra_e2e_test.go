@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -49,7 +50,7 @@ func publishGPUs(ctx context.Context, t *testing.T, c *kube.Cluster, nodes []kub
 		s := &resourcev1.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name + "-gpus"},
 			Spec: resourcev1.ResourceSliceSpec{
-				Driver:   GPUDeviceClass,
+				Driver:   apidra.DriverName,
 				Pool:     resourcev1.ResourcePool{Name: n.Name, Generation: 1, ResourceSliceCount: 1},
 				NodeName: ptr.To(n.Name),
 			},
@@ -242,9 +243,9 @@ func TestQuotaOnKueueDRA(t *testing.T) {
 	defer cancel()
 	nodesFromSlices(ctx, t, c)
 	const ns = "vision"
-	claimTemplate(ctx, t, c, ns, "one-gpu", GPUDeviceClass, 1, "", nil)
-	claimTemplate(ctx, t, c, ns, "two-gpus", GPUDeviceClass, 2, "", nil)
-	claimTemplate(ctx, t, c, ns, "share", GPUDeviceClass, 1, "",
+	claimTemplate(ctx, t, c, ns, "one-gpu", apidra.GPUDeviceClass, 1, "", nil)
+	claimTemplate(ctx, t, c, ns, "two-gpus", apidra.GPUDeviceClass, 2, "", nil)
+	claimTemplate(ctx, t, c, ns, "share", apidra.GPUDeviceClass, 1, "",
 		map[resourcev1.QualifiedName]resource.Quantity{"milliGPU": resource.MustParse("250"), "memory": resource.MustParse("10Gi")})
 	claimTemplate(ctx, t, c, ns, "mig-1g", "mig.nvidia.com", 1, "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", nil)
 	create := func(name, template string, gpus int64) {
@@ -316,7 +317,7 @@ func TestQuotaOnKueueDRA(t *testing.T) {
 
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "named", Namespace: ns},
 		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu",
-			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: GPUDeviceClass, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}}
+			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: apidra.GPUDeviceClass, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}}
 	if _, err := c.Client.ResourceV1().ResourceClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func TestQuotaOnKueueDRANeedsGates(t *testing.T) {
 	c := startDRAKueue(t, KueueConfig())
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	claimTemplate(ctx, t, c, "vision", "two-gpus", GPUDeviceClass, 2, "", nil)
+	claimTemplate(ctx, t, c, "vision", "two-gpus", apidra.GPUDeviceClass, 2, "", nil)
 	for _, name := range []string{"a", "b"} {
 		if _, err := c.Client.BatchV1().Jobs("vision").Create(ctx, draJob("vision", name, "two-gpus", 0), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -83,14 +84,14 @@ func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
 }
 
 // DRADevicesQuota is the core/v1 ResourceQuota resource that counts the
-// devices of GPUDeviceClass a namespace's ResourceClaims ask
+// devices of apidra.GPUDeviceClass a namespace's ResourceClaims ask
 // (<class>.deviceclass.resource.k8s.io/devices; kubernetes v1.37.2
 // pkg/quota/v1/evaluator/core/resource_claims.go).
-const DRADevicesQuota = GPUDeviceClass + ".deviceclass.resource.k8s.io/devices"
+const DRADevicesQuota = apidra.GPUDeviceClass + ".deviceclass.resource.k8s.io/devices"
 
 // PlanFor is Plan for a cluster serving its GPUs through api (DevicePlugin
 // or DRA). The Kueue objects are the same for both: under DRA, Kueue's
-// Configuration (KueueConfigFor) maps GPUDeviceClass to nvidia.com/gpu,
+// Configuration (KueueConfigFor) maps apidra.GPUDeviceClass to nvidia.com/gpu,
 // the resource the ClusterQueues cover. Under DRA each namespace's
 // ResourceQuota also caps the GPUs its ResourceClaims ask
 // (DRADevicesQuota) at the team's HardCap. An unknown api is an error.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -23,16 +23,8 @@ import (
 // node, named after it; whole GPUs "gpu-<minor>" with attribute type "gpu"
 // and productName; MIG placements "gpu-<minor>-mig-..." of type "mig";
 // shared GPUs (--dra-shares) with the consumable capacity milliGPU.
-const (
-	draDriver        = "gpu.nvidia.com"
-	draGPUClass      = "gpu.nvidia.com" // the chart's DeviceClass of whole GPUs
-	draMIGClass      = "mig.nvidia.com" // and of MIG devices
-	draMilliGPU      = resourceapi.QualifiedName("milliGPU")
-	draMemory        = resourceapi.QualifiedName("memory")
-	draTypeGPU       = "gpu"
-	draTypeMIG       = "mig"
-	draGPUNamePrefix = "gpu-"
-)
+// Their names (driver, classes, attributes, capacities, device names) are
+// api/dra's.
 
 // draGPU is one whole GPU a node's slices publish.
 type draGPU struct {
@@ -153,7 +145,7 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 	gen := map[string]int64{}
 	var mine []*resourceapi.ResourceSlice
 	for _, s := range sl {
-		if s.Spec.Driver != draDriver {
+		if s.Spec.Driver != apidra.DriverName {
 			continue
 		}
 		mine = append(mine, s)
@@ -229,14 +221,14 @@ func stringAttr(d *resourceapi.Device, name string) string {
 // wholeGPU reads a published device as a whole GPU; ok is false for any
 // other device (a MIG placement, another type).
 func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
-	if a, ok := d.Attributes["type"]; !ok || a.StringValue == nil || *a.StringValue != draTypeGPU {
+	if a, ok := d.Attributes[apidra.AttrType]; !ok || a.StringValue == nil || *a.StringValue != apidra.TypeGPU {
 		return draGPU{}, false
 	}
 	if _, err := draMinor(d.Name); err != nil {
 		return draGPU{}, false
 	}
 	g := draGPU{name: d.Name}
-	if a, ok := d.Attributes["productName"]; ok && a.StringValue != nil {
+	if a, ok := d.Attributes[apidra.AttrProductName]; ok && a.StringValue != nil {
 		g.product = *a.StringValue
 	}
 	for _, t := range d.Taints {
@@ -244,9 +236,9 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 			g.tainted = true
 		}
 	}
-	_, hasMilli := d.Capacity[draMilliGPU]
+	_, hasMilli := d.Capacity[apidra.CapacityMilliGPU]
 	g.shared = d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations && hasMilli
-	if c, ok := d.Capacity[draMemory]; ok {
+	if c, ok := d.Capacity[apidra.CapacityMemory]; ok {
 		g.mem = c.Value.Value()
 	}
 	return g, true
@@ -254,15 +246,11 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 
 // draMinor returns the minor of a whole GPU's device name "gpu-<minor>".
 func draMinor(name string) (int, error) {
-	s, ok := strings.CutPrefix(name, draGPUNamePrefix)
-	if !ok {
+	n, err := apidra.ParseDeviceName(name)
+	if err != nil || n.MIG() {
 		return 0, fmt.Errorf("device %q: not gpu-<minor>", name)
 	}
-	m, err := strconv.Atoi(s)
-	if err != nil || m < 0 || strconv.Itoa(m) != s {
-		return 0, fmt.Errorf("device %q: not gpu-<minor>", name)
-	}
-	return m, nil
+	return n.Minor, nil
 }
 
 // deviceUse is the milli-GPU allocated claims hold of GPU g in pool: all
@@ -273,16 +261,16 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 	if st == nil {
 		return 0
 	}
-	id := structured.MakeDeviceID(draDriver, pool, g.name)
+	id := structured.MakeDeviceID(apidra.DriverName, pool, g.name)
 	if st.AllocatedDevices.Has(id) {
 		return 1000
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
 		var milli, mem int64
-		if q := c[draMilliGPU]; q != nil {
+		if q := c[apidra.CapacityMilliGPU]; q != nil {
 			milli = q.Value()
 		}
-		if q := c[draMemory]; q != nil {
+		if q := c[apidra.CapacityMemory]; q != nil {
 			mem = q.Value()
 		}
 		if milli > 0 || mem > 0 {
@@ -298,20 +286,16 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 // migPlacement reads a published device as a MIG placement; ok is false
 // for any other device.
 func migPlacement(d *resourceapi.Device) (migDevice, bool) {
-	if a, ok := d.Attributes["type"]; !ok || a.StringValue == nil || *a.StringValue != draTypeMIG {
+	if a, ok := d.Attributes[apidra.AttrType]; !ok || a.StringValue == nil || *a.StringValue != apidra.TypeMIG {
 		return migDevice{}, false
 	}
-	a, ok := d.Attributes["profile"]
-	parent, _, cut := strings.Cut(d.Name, "-"+draTypeMIG+"-")
-	i := strings.LastIndexByte(d.Name, '-')
-	if !ok || a.StringValue == nil || !cut || i < 0 {
+	a, ok := d.Attributes[apidra.AttrProfile]
+	n, err := apidra.ParseDeviceName(d.Name)
+	if !ok || a.StringValue == nil || err != nil || !n.MIG() {
 		return migDevice{}, false
 	}
-	start, err := strconv.Atoi(d.Name[i+1:])
-	if err != nil {
-		return migDevice{}, false
-	}
-	return migDevice{parent: parent, profile: *a.StringValue, start: start}, true
+	parent := apidra.MakeDeviceName(apidra.DeviceName{Minor: n.Minor})
+	return migDevice{parent: parent, profile: *a.StringValue, start: n.Start}, true
 }
 
 // holdMIG marks the GPUs whose MIG placements are published (pools: by
@@ -343,7 +327,7 @@ func holdMIG(v draView, pools map[string][]*slicePart, st *structured.AllocatedS
 	}
 	for id := range st.AllocatedDevices {
 		pool := id.Pool.String()
-		if id.Driver.String() != draDriver || v[pool] == nil {
+		if id.Driver.String() != apidra.DriverName || v[pool] == nil {
 			continue
 		}
 		for _, p := range pools[pool] {

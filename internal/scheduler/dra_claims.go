@@ -5,13 +5,13 @@ package scheduler
 
 import (
 	"math/bits"
-	"regexp"
 
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -61,11 +61,6 @@ type draAsk struct {
 	profile string
 }
 
-// migSelector is the selector of a MIG profile in a claim of class
-// mig.nvidia.com, as docs/dra.md writes it:
-// device.attributes['gpu.nvidia.com'].profile == '1g.10gb'.
-var migSelector = regexp.MustCompile(`^\s*device\.attributes\[["']gpu\.nvidia\.com["']\]\.profile\s*==\s*["']([0-9a-z.+]+)["']\s*$`)
-
 // modelClaims returns what claims of these specs ask in the placement
 // core's terms. ok is true only for the shapes the core models: one
 // request in all, no constraints, ExactCount (count N, default 1), no
@@ -73,7 +68,7 @@ var migSelector = regexp.MustCompile(`^\s*device\.attributes\[["']gpu\.nvidia\.c
 // selectors (N whole GPUs; a capacity request of milliGPU 1..999, count 1,
 // is a share of one GPU; any other capacity, memory, is left to the
 // allocator) or class mig.nvidia.com with one selector of the profile
-// attribute (migSelector), count 1. Every other shape is upstream's
+// attribute (apidra.MIGProfileSelector), count 1. Every other shape is upstream's
 // alone: the scheduler neither refuses nor places it by GPUs.
 func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 	var req *resourceapi.ExactDeviceRequest
@@ -98,17 +93,17 @@ func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 		a.gpus = int(req.Count)
 	}
 	switch req.DeviceClassName {
-	case draMIGClass:
+	case apidra.MIGDeviceClass:
 		if a.gpus != 1 || len(req.Selectors) != 1 || req.Selectors[0].CEL == nil || req.Capacity != nil {
 			return draAsk{}, false
 		}
-		m := migSelector.FindStringSubmatch(req.Selectors[0].CEL.Expression)
-		if m == nil {
+		p, ok := apidra.MIGProfileSelector(req.Selectors[0].CEL.Expression)
+		if !ok {
 			return draAsk{}, false
 		}
-		a.profile = m[1]
+		a.profile = p
 		return a, true
-	case draGPUClass:
+	case apidra.GPUDeviceClass:
 	default:
 		return draAsk{}, false
 	}
@@ -116,7 +111,7 @@ func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 		return draAsk{}, false
 	}
 	if req.Capacity != nil {
-		if q, has := req.Capacity.Requests[draMilliGPU]; has {
+		if q, has := req.Capacity.Requests[apidra.CapacityMilliGPU]; has {
 			a.milli = q.Value()
 		}
 	}
@@ -195,8 +190,8 @@ func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]c
 func migProfileModels(profile string) map[int]cluster.ModelSet {
 	out := map[int]cluster.ModelSet{}
 	for _, name := range catalog.Names() {
-		k := migProfileIndex(name, profile)
-		if k < 0 {
+		k, ok := gpu.MIGProfileIndex(name, profile)
+		if !ok {
 			continue
 		}
 		if id, err := gpu.ModelID(name); err == nil {

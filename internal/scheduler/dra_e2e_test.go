@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
@@ -53,7 +54,7 @@ func publishSlices(t testing.TB, c kubernetes.Interface, node string, n device.N
 		_, err := c.ResourceV1().ResourceSlices().Create(t.Context(), &resourcev1.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04x-gpu.nvidia.com", node, i)},
 			Spec: resourcev1.ResourceSliceSpec{
-				Driver: dra.DriverName, NodeName: ptr.To(node),
+				Driver: apidra.DriverName, NodeName: ptr.To(node),
 				Pool:    resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters,
 			},
@@ -80,7 +81,7 @@ func createGPUTemplate(t testing.TB, c kubernetes.Interface, name string, count,
 	req := &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count}
 	if milli > 0 {
 		req.Capacity = &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]resource.Quantity{
-			dra.CapacityMilliGPU: *resource.NewQuantity(milli, resource.DecimalSI), dra.CapacityMemory: resource.MustParse("1Mi")}}
+			apidra.CapacityMilliGPU: *resource.NewQuantity(milli, resource.DecimalSI), apidra.CapacityMemory: resource.MustParse("1Mi")}}
 	}
 	_, err := c.ResourceV1().ResourceClaimTemplates("default").Create(t.Context(), &resourcev1.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -125,7 +126,7 @@ func podDevices(t testing.TB, c kubernetes.Interface, p *v1.Pod) string {
 	}
 	var out []string
 	for _, r := range claim.Status.Allocation.Devices.Results {
-		if r.Driver == dra.DriverName {
+		if r.Driver == apidra.DriverName {
 			out = append(out, r.Device)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -75,8 +76,8 @@ func holdDRAGPU(node *cluster.Node, i int, g *draGPU) error {
 			return err
 		}
 		for _, m := range g.migHeld {
-			k := migProfileIndex(node.Model, m.profile)
-			if k < 0 || node.HoldDynamicMIG(i, k, m.start) != nil {
+			k, ok := gpu.MIGProfileIndex(node.Model, m.profile)
+			if !ok || node.HoldDynamicMIG(i, k, m.start) != nil {
 				klog.InfoS("Holding a GPU whole for a MIG device the placement core cannot place", "node", node.Name, "gpu", g.name, "profile", m.profile, "start", m.start)
 				return node.Add(&cluster.Pod{Name: "DRA claims on " + g.name, NumGPU: 1, GPUMilli: cluster.MilliGPU}, 1<<uint(i))
 			}
@@ -91,17 +92,6 @@ func holdDRAGPU(node *cluster.Node, i int, g *draGPU) error {
 		return node.Add(&cluster.Pod{Name: "DRA claims on " + g.name, NumGPU: 1, GPUMilli: use}, 1<<uint(i))
 	}
 	return nil
-}
-
-// migProfileIndex returns the index in gpu.MIGProfiles(model) of the
-// profile named profile, -1 when the model has none of that name.
-func migProfileIndex(model, profile string) int {
-	for k, p := range gpu.MIGProfiles(model) {
-		if p.Name == profile {
-			return k
-		}
-	}
-	return -1
 }
 
 // devicesOf returns the device names of gpus on a DRA node.
@@ -124,7 +114,7 @@ func draFilter(s *podState, ns *nodeState) *fwk.Status {
 	case s.pod.NumGPU == 0:
 		return nil
 	case s.claimGPUs && !ns.dra:
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node serves no GPUs through DRA (no ResourceSlices of "+draDriver+")")
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node serves no GPUs through DRA (no ResourceSlices of "+apidra.DriverName+")")
 	case ns.dra && s.pod.IsGPUShare() && s.pod.MIGProfile == 0 && !ns.shares:
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node's DRA GPUs are not shared (node agent without --dra-shares)")
 	}

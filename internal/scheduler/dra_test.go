@@ -16,6 +16,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 	kptr "k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
@@ -31,7 +32,7 @@ func draSlice(name, node string, gen int64, shared bool, minors ...int) *resourc
 	s := &resourceapi.ResourceSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: resourceapi.ResourceSliceSpec{
-			Driver: draDriver, NodeName: kptr.To(node),
+			Driver: apidra.DriverName, NodeName: kptr.To(node),
 			Pool: resourceapi.ResourcePool{Name: node, Generation: gen, ResourceSliceCount: 1},
 		},
 	}
@@ -46,7 +47,7 @@ func draSlice(name, node string, gen int64, shared bool, minors ...int) *resourc
 		}
 		if shared {
 			d.AllowMultipleAllocations = kptr.To(true)
-			d.Capacity[draMilliGPU] = resourceapi.DeviceCapacity{Value: resource.MustParse("1000")}
+			d.Capacity[apidra.CapacityMilliGPU] = resourceapi.DeviceCapacity{Value: resource.MustParse("1000")}
 		}
 		s.Spec.Devices = append(s.Spec.Devices, d)
 	}
@@ -57,7 +58,7 @@ func allocated(node string, devices ...string) *structured.AllocatedState {
 	st := &structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}
 	for _, d := range devices {
-		st.AllocatedDevices.Insert(structured.MakeDeviceID(draDriver, node, d))
+		st.AllocatedDevices.Insert(structured.MakeDeviceID(apidra.DriverName, node, d))
 	}
 	return st
 }
@@ -115,10 +116,10 @@ func noRecord(types.UID) (cluster.GPUSet, bool) { return 0, false }
 func TestDRANodeShares(t *testing.T) {
 	s := draSlice("n1-0", "n1", 1, true, 0, 1, 2, 3)
 	st := allocated("n1")
-	id0, id1 := structured.MakeDeviceID(draDriver, "n1", "gpu-0"), structured.MakeDeviceID(draDriver, "n1", "gpu-1")
-	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
-	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
-	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id1, map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse("1000"), "memory": resource.MustParse("80Gi")}))
+	id0, id1 := structured.MakeDeviceID(apidra.DriverName, "n1", "gpu-0"), structured.MakeDeviceID(apidra.DriverName, "n1", "gpu-1")
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
+	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id1, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("1000"), "memory": resource.MustParse("80Gi")}))
 	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st, nil)["n1"]
 	held := newPod("held", "4", "8Gi", withGPUs(1), onNode("n1"))
 	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi"), held), "", noRecord, dn)
@@ -143,12 +144,12 @@ func TestDRANodeShares(t *testing.T) {
 // to upstream's allocator alone.
 func TestModelClaims(t *testing.T) {
 	exact := func(f func(r *resourceapi.ExactDeviceRequest)) *resourceapi.ResourceClaimSpec {
-		r := &resourceapi.ExactDeviceRequest{DeviceClassName: draGPUClass}
+		r := &resourceapi.ExactDeviceRequest{DeviceClassName: apidra.GPUDeviceClass}
 		f(r)
 		return &resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: r}}}}
 	}
 	capacity := func(milli string) *resourceapi.CapacityRequirements {
-		return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{draMilliGPU: resource.MustParse(milli), "memory": resource.MustParse("1Mi")}}
+		return &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse(milli), "memory": resource.MustParse("1Mi")}}
 	}
 	mig := func(cel string) *resourceapi.ResourceClaimSpec {
 		return exact(func(r *resourceapi.ExactDeviceRequest) {
@@ -185,7 +186,7 @@ func TestModelClaims(t *testing.T) {
 			s.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: kptr.To(resourceapi.FullyQualifiedName("resource.kubernetes.io/pcieRoot"))}}
 			return []*resourceapi.ResourceClaimSpec{s}
 		}()},
-		{name: "prioritized list", specs: one(&resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "a", DeviceClassName: draGPUClass}}}}}})},
+		{name: "prioritized list", specs: one(&resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "gpu", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "a", DeviceClassName: apidra.GPUDeviceClass}}}}}})},
 		{name: "no claims"},
 	} {
 		got, ok := modelClaims(tc.specs)
@@ -214,7 +215,7 @@ func migSlices(t testing.TB, node string, gpus int) []*resourceapi.ResourceSlice
 	for i, s := range pool.Slices {
 		out = append(out, &resourceapi.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04x", node, i)},
-			Spec: resourceapi.ResourceSliceSpec{Driver: draDriver, NodeName: kptr.To(node),
+			Spec: resourceapi.ResourceSliceSpec{Driver: apidra.DriverName, NodeName: kptr.To(node),
 				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters},
 		})
@@ -227,7 +228,7 @@ func migSlices(t testing.TB, node string, gpus int) []*resourceapi.ResourceSlice
 // 3g.40gb (slots 0-3 or 4-7) fits only at start 4, the device
 // gpu-0-mig-3g40gb-9-4, which is upstream's first free 3g.40gb too; a
 // whole GPU does not fit (its counters are partly consumed); the GPU has
-// 1000 - round(1000/7) = 857 milli-GPU free. The claim's profile gives the
+// 1000 - ⌊1000/7⌋ = 858 milli-GPU free. The claim's profile gives the
 // models whose MIG table has it at each index: a 3g.40gb is A100-80GB's
 // and H100-80GB's (index 4), not A100-40GB's.
 func TestDRANodeMIG(t *testing.T) {
@@ -239,8 +240,8 @@ func TestDRANodeMIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ns.node.Model != "A100-80GB" || ns.node.GPUFree[0] != 857 {
-		t.Fatalf("model %q, GPU free %v; want A100-80GB, [857]", ns.node.Model, ns.node.GPUFree)
+	if ns.node.Model != "A100-80GB" || ns.node.GPUFree[0] != 858 {
+		t.Fatalf("model %q, GPU free %v; want A100-80GB, [858]", ns.node.Model, ns.node.GPUFree)
 	}
 	id := func(m string) cluster.ModelSet { i, _ := gpu.ModelID(m); return 1 << uint(i) }
 	byIndex := migProfileModels("3g.40gb")
@@ -312,7 +313,7 @@ func BenchmarkBuildDRAView(b *testing.B) {
 		node := fmt.Sprintf("n%04d", i)
 		sl = append(sl, migSlices(b, node, 8)...)
 		for g := range 2 {
-			st.AllocatedDevices.Insert(structured.MakeDeviceID(draDriver, node, fmt.Sprintf("gpu-%d-mig-1g10gb-19-0", g)))
+			st.AllocatedDevices.Insert(structured.MakeDeviceID(apidra.DriverName, node, fmt.Sprintf("gpu-%d-mig-1g10gb-19-0", g)))
 		}
 	}
 	for _, cached := range []bool{false, true} {
@@ -334,7 +335,7 @@ func BenchmarkBuildDRAView(b *testing.B) {
 
 // TestMIGClaimPerModel: a pod whose claim (from a template) asks a
 // 1g.10gb of mig.nvidia.com is, on an A100-80GB, the 1-slot profile
-// (index 0, 143 milli-GPU: 1 of 7 slices) and, on an A100-40GB, the
+// (index 0, 142 milli-GPU: 1 of 7 slices, rounded down) and, on an A100-40GB, the
 // 2-slot one (index 2, also 1 slice); a T4 has no such profile.
 func TestMIGClaimPerModel(t *testing.T) {
 	p := newPod("p", "1", "1Gi")
@@ -371,8 +372,8 @@ func TestMIGClaimPerModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	migs, ok := cs.addClaimGPUs(p, &req)
-	if !ok || len(migs) != 2 || req.MIGProfile != 1 || req.GPUMilli != 143 {
-		t.Fatalf("ok %v, %d variants, pod %+v; want 2 variants, profile index 0 (MIGProfile 1), 143 milli-GPU", ok, len(migs), req)
+	if !ok || len(migs) != 2 || req.MIGProfile != 1 || req.GPUMilli != 142 {
+		t.Fatalf("ok %v, %d variants, pod %+v; want 2 variants, profile index 0 (MIGProfile 1), 142 milli-GPU", ok, len(migs), req)
 	}
 	s := &podState{pod: req, migs: map[int8]migVariant{}}
 	for k, v := range migs {
@@ -384,7 +385,7 @@ func TestMIGClaimPerModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _, ok := s.forNode(&n)
-		if ok != (want != 0) || ok && (got.MIGProfile != want || got.GPUMilli != 143) {
+		if ok != (want != 0) || ok && (got.MIGProfile != want || got.GPUMilli != 142) {
 			t.Errorf("%s: %+v, ok %v; want MIGProfile %d (0: none)", model, got, ok, want)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/structured"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // TestDeviceUse: what allocated claims hold of a GPU, as the framework's
@@ -20,15 +22,15 @@ import (
 func TestDeviceUse(t *testing.T) {
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 	g := draGPU{name: "gpu-1", shared: true, mem: 80 << 30}
-	id := structured.MakeDeviceID(draDriver, "n", "gpu-1")
+	id := structured.MakeDeviceID(apidra.DriverName, "n", "gpu-1")
 	for _, c := range []struct {
 		name     string
 		consumed structured.ConsumedCapacity
 		want     int64
 	}{
-		{"compute share", structured.ConsumedCapacity{draMilliGPU: q("300"), draMemory: q("10Gi")}, 300},
-		{"two memory shares", structured.ConsumedCapacity{draMilliGPU: q("2"), draMemory: q("40Gi")}, 500},
-		{"neither asked", structured.ConsumedCapacity{draMilliGPU: q("1"), draMemory: q("80Gi")}, 1000},
+		{"compute share", structured.ConsumedCapacity{apidra.CapacityMilliGPU: q("300"), apidra.CapacityMemory: q("10Gi")}, 300},
+		{"two memory shares", structured.ConsumedCapacity{apidra.CapacityMilliGPU: q("2"), apidra.CapacityMemory: q("40Gi")}, 500},
+		{"neither asked", structured.ConsumedCapacity{apidra.CapacityMilliGPU: q("1"), apidra.CapacityMemory: q("80Gi")}, 1000},
 	} {
 		st := &structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](), AggregatedCapacity: structured.ConsumedCapacityCollection{id: c.consumed}}
 		if got := deviceUse(st, "n", g); got != c.want {

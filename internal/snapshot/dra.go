@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -26,9 +26,6 @@ import (
 // MIG placement of a MIG-mode GPU a device of type mig consuming the GPU's
 // counters, a shareable GPU with allowMultipleAllocations and capacity
 // milliGPU) and the claims that ask for them.
-
-// DRADriver is the DRA driver whose devices the reader reads as GPUs.
-const DRADriver = "gpu.nvidia.com"
 
 // draAttr is a device attribute; the reader reads string ones only.
 type draAttr struct {
@@ -52,7 +49,7 @@ type draDevice struct {
 // attr returns the string attribute name of d, unqualified or qualified
 // by the driver's domain ("gpu.nvidia.com/productName").
 func (d *draDevice) attr(name string) string {
-	for _, k := range []string{name, DRADriver + "/" + name} {
+	for _, k := range []string{name, apidra.DriverName + "/" + name} {
 		if a, ok := d.Attributes[k]; ok && a.String != nil {
 			return *a.String
 		}
@@ -239,7 +236,7 @@ func (d *draObjects) nodes() map[string]*draNode {
 	sort.SliceStable(d.slices, func(i, j int) bool { return d.slices[i].Metadata.Name < d.slices[j].Metadata.Name })
 	out := map[string]*draNode{}
 	for _, s := range d.slices {
-		if s.Spec.Driver != DRADriver || s.Spec.NodeName == "" {
+		if s.Spec.Driver != apidra.DriverName || s.Spec.NodeName == "" {
 			continue
 		}
 		n := out[s.Spec.NodeName]
@@ -248,23 +245,23 @@ func (d *draObjects) nodes() map[string]*draNode {
 			out[s.Spec.NodeName] = n
 		}
 		for _, dev := range s.Spec.Devices {
-			switch dev.attr("type") {
-			case "gpu":
-				i := n.gpuOf(dev.attr("uuid"), dev.attr("productName"))
+			switch dev.attr(apidra.AttrType) {
+			case apidra.TypeGPU:
+				i := n.gpuOf(dev.attr(apidra.AttrUUID), dev.attr(apidra.AttrProductName))
 				g := &n.gpus[i]
 				g.device = dev.Name
 				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
-				if c, ok := dev.Capacity["memory"]; ok {
+				if c, ok := dev.Capacity[apidra.CapacityMemory]; ok {
 					g.mem, _ = trace.QuantityValue(c.Value)
 				}
 				for _, t := range dev.Taints {
 					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
 				}
 				n.devices[dev.Name] = draEntry{gpu: i, start: -1}
-			case "mig":
-				i := n.gpuOf(dev.attr("parentUUID"), dev.attr("productName"))
+			case apidra.TypeMIG:
+				i := n.gpuOf(dev.attr(apidra.AttrParentUUID), dev.attr(apidra.AttrProductName))
 				n.gpus[i].mig = n.gpus[i].mig || len(dev.ConsumesCounters) > 0
-				n.devices[dev.Name] = draEntry{gpu: i, profile: dev.attr("profile"), start: lastNumber(dev.Name)}
+				n.devices[dev.Name] = draEntry{gpu: i, profile: dev.attr(apidra.AttrProfile), start: migStart(dev.Name)}
 			}
 		}
 	}
@@ -287,15 +284,15 @@ func (n *draNode) gpuOf(uuid, product string) int {
 	return len(n.gpus) - 1
 }
 
-// lastNumber returns the number after the last '-' of a device name
-// ("gpu-0-mig-1g10gb-19-6": 6), -1 if none.
-func lastNumber(name string) int {
-	i := strings.LastIndexByte(name, '-')
-	n, err := strconv.Atoi(name[i+1:])
-	if i < 0 || err != nil || n < 0 || n > 7 {
+// migStart returns the start slot of a MIG placement's device name
+// ("gpu-0-mig-1g10gb-19-6": 6, apidra.ParseDeviceName), -1 if it names
+// none.
+func migStart(name string) int {
+	n, err := apidra.ParseDeviceName(name)
+	if err != nil || !n.MIG() {
 		return -1
 	}
-	return n
+	return n.Start
 }
 
 // draClassKind is what a device class selects of driver gpu.nvidia.com:
@@ -306,10 +303,10 @@ func (d *draObjects) classKind(name string) string {
 		// The chart's DeviceClasses (deploy/helm/gpuplane
 		// templates/deviceclass.yaml), when the List lacks them.
 		switch name {
-		case "gpu.nvidia.com":
-			return "gpu"
-		case "mig.nvidia.com":
-			return "mig"
+		case apidra.GPUDeviceClass:
+			return apidra.TypeGPU
+		case apidra.MIGDeviceClass:
+			return apidra.TypeMIG
 		}
 		return ""
 	}
@@ -319,10 +316,10 @@ func (d *draObjects) classKind(name string) string {
 			continue
 		}
 		e := s.CEL.Expression
-		if !strings.Contains(e, "'"+DRADriver+"'") && !strings.Contains(e, `"`+DRADriver+`"`) {
+		if !strings.Contains(e, "'"+apidra.DriverName+"'") && !strings.Contains(e, `"`+apidra.DriverName+`"`) {
 			return ""
 		}
-		for _, k := range []string{"gpu", "mig"} {
+		for _, k := range []string{apidra.TypeGPU, apidra.TypeMIG} {
 			if typeRE.MatchString(e) && typeRE.FindStringSubmatch(e)[1] == k {
 				kind = k
 			}
@@ -331,12 +328,11 @@ func (d *draObjects) classKind(name string) string {
 	return kind
 }
 
-// celAttr matches one clause `device.attributes['gpu.nvidia.com'].NAME ==
-// 'VALUE'` (either quote) of a selector; typeRE the type clause.
-var (
-	celAttr = regexp.MustCompile(`^device\.attributes\[["']` + regexp.QuoteMeta(DRADriver) + `["']\]\.(\w+)\s*==\s*["']([^"']*)["']$`)
-	typeRE  = regexp.MustCompile(`device\.attributes\[["']` + regexp.QuoteMeta(DRADriver) + `["']\]\.type\s*==\s*["'](\w+)["']`)
-)
+// typeRE matches the type clause of a device class's selector
+// (device.attributes['gpu.nvidia.com'].type == 'gpu', either quote)
+// anywhere in it; a request's clauses are read one by one
+// (apidra.ParseSelectorClause).
+var typeRE = regexp.MustCompile(`device\.attributes\[["']` + regexp.QuoteMeta(apidra.DriverName) + `["']\]\.` + apidra.AttrType + `\s*==\s*["'](\w+)["']`)
 
 // draAsk is what one request of a claim asks for, as the simulator models
 // it: count whole GPUs, or one share of milli milli-GPU, or one MIG
@@ -371,7 +367,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		}
 		kind := d.classKind(e.DeviceClassName)
 		if kind == "" {
-			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, trace.Quote(e.DeviceClassName), DRADriver))
+			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, trace.Quote(e.DeviceClassName), apidra.DriverName))
 			continue
 		}
 		a := draAsk{kind: kind, count: 1}
@@ -387,7 +383,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 			continue
 		}
 		if e.Capacity != nil {
-			v, ok := e.Capacity.Requests["milliGPU"]
+			v, ok := e.Capacity.Requests[apidra.CapacityMilliGPU]
 			if ok {
 				m, err := trace.QuantityValue(v)
 				if err != nil || m < 1 || m > cluster.MilliGPU {
@@ -395,7 +391,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 				} else if m < cluster.MilliGPU {
 					a.milli = m
 				}
-			} else if _, mem := e.Capacity.Requests["memory"]; mem {
+			} else if _, mem := e.Capacity.Requests[apidra.CapacityMemory]; mem {
 				warn = append(warn, path+": capacity.requests.memory without milliGPU (a memory share): simulated as a whole GPU, since its share depends on the GPU it gets")
 			}
 		}
@@ -415,16 +411,16 @@ func (a *draAsk) selectors(path string, sels []draSelector) []string {
 			continue
 		}
 		for _, clause := range strings.Split(s.CEL.Expression, "&&") {
-			m := celAttr.FindStringSubmatch(strings.TrimSpace(clause))
+			attr, v, ok := apidra.ParseSelectorClause(clause)
 			switch {
-			case m != nil && m[1] == "productName":
-				a.products = append(a.products, m[2])
-			case m != nil && m[1] == "profile":
-				a.profile = m[2]
-			case m != nil && m[1] == "type":
+			case ok && attr == apidra.AttrProductName:
+				a.products = append(a.products, v)
+			case ok && attr == apidra.AttrProfile:
+				a.profile = v
+			case ok && attr == apidra.AttrType:
 			default:
 				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s attributes productName, profile and type compared with ==, joined by &&): ignored",
-					path, j, trace.Quote(strings.TrimSpace(clause)), DRADriver))
+					path, j, trace.Quote(strings.TrimSpace(clause)), apidra.DriverName))
 			}
 		}
 	}
@@ -432,14 +428,12 @@ func (a *draAsk) selectors(path string, sels []draSelector) []string {
 }
 
 // migSlices returns the compute slices of a MIG profile name ("3g.40gb":
-// 3), 0 if it names none.
+// 3, apidra.MIGSlices), 0 if it names none of a GPU of 7.
 func migSlices(profile string) int {
-	g := strings.IndexByte(profile, 'g')
-	c, err := strconv.Atoi(profile[:max(g, 0)])
-	if g < 1 || err != nil || c < 1 || c > 7 {
-		return 0
+	if c := apidra.MIGSlices(profile); c <= apidra.MIGComputeSlices {
+		return c
 	}
-	return c
+	return 0
 }
 
 // draPod is what a pod's claims say: its asks, and when allocated, the
@@ -489,7 +483,7 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 	var products []string
 	for _, a := range asks {
 		devices += a.count
-		if a.kind == "gpu" && a.milli == 0 {
+		if a.kind == apidra.TypeGPU && a.milli == 0 {
 			whole += a.count
 		}
 		products = append(products, a.products...)
@@ -501,11 +495,11 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", trace.Quote(p.Name), devices, cluster.MaxGPUsPerNode)}
 	case whole == devices:
 		p.NumGPU, p.GPUMilli, p.Resource = int8(whole), cluster.MilliGPU, cluster.ResourceGPU
-	case len(asks) == 1 && asks[0].count == 1 && asks[0].kind == "gpu":
+	case len(asks) == 1 && asks[0].count == 1 && asks[0].kind == apidra.TypeGPU:
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(asks[0].milli), cluster.ResourceAny
 	case len(asks) == 1 && asks[0].count == 1:
 		c := max(migSlices(asks[0].profile), 1) // any profile: the first published, 1g
-		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
 	default:
 		p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, cluster.ResourceGPU
 		warn = append(warn, fmt.Sprintf("pod %s: its claims ask for shares or MIG devices together with other devices: simulated as %d whole GPUs", trace.Quote(p.Name), devices))
@@ -547,7 +541,7 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 			pods[i].results = nil
 		}
 		for _, r := range pods[i].results {
-			if r.Driver == DRADriver {
+			if r.Driver == apidra.DriverName {
 				if held[p.NodeName] == nil {
 					held[p.NodeName] = map[string]bool{}
 				}
@@ -639,13 +633,13 @@ func (n *Node) setDRA(file string, dn *draNode, held map[string]bool, warnings *
 // and start. It returns a warning of what it could not read, "" if none.
 func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string {
 	if dn == nil {
-		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", trace.Quote(p.Name), trace.Quote(p.NodeName), DRADriver)
+		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", trace.Quote(p.Name), trace.Quote(p.NodeName), apidra.DriverName)
 	}
 	var gpus []int
 	milli, profile, start, others := int64(cluster.MilliGPU), "", -1, 0
 	for _, r := range results {
 		e, ok := dn.devices[r.Device]
-		if r.Driver != DRADriver || !ok || e.gpu >= len(idx) || idx[e.gpu] < 0 {
+		if r.Driver != apidra.DriverName || !ok || e.gpu >= len(idx) || idx[e.gpu] < 0 {
 			others++
 			continue
 		}
@@ -659,10 +653,10 @@ func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string 
 	}
 	switch {
 	case len(gpus) == 0:
-		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", trace.Quote(p.Name), len(results), DRADriver, trace.Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", trace.Quote(p.Name), len(results), apidra.DriverName, trace.Quote(p.NodeName))
 	case profile != "" && len(gpus) == 1:
 		c := max(migSlices(profile), 1)
-		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
 		p.MIGProfile, p.MIGStart = profile, start
 	case milli < cluster.MilliGPU && len(gpus) == 1:
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(milli), cluster.ResourceAny
@@ -671,7 +665,7 @@ func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string 
 	}
 	p.GPUs = gpus
 	if others > 0 {
-		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", trace.Quote(p.Name), others, DRADriver, trace.Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", trace.Quote(p.Name), others, apidra.DriverName, trace.Quote(p.NodeName))
 	}
 	return ""
 }
@@ -711,12 +705,12 @@ func claimRefs(o *kubeObject) podClaims {
 // holds the whole GPU.
 func consumedMilli(consumed map[string]string, gpuMem int64) (int64, bool) {
 	var milli, mem int64
-	if v, ok := consumed["milliGPU"]; ok {
+	if v, ok := consumed[apidra.CapacityMilliGPU]; ok {
 		if m, err := trace.QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
 			milli = m
 		}
 	}
-	if v, ok := consumed["memory"]; ok {
+	if v, ok := consumed[apidra.CapacityMemory]; ok {
 		if m, err := trace.QuantityValue(v); err == nil && m > 0 {
 			mem = m
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 )
@@ -64,13 +65,13 @@ func TestSnapshotDRABuild(t *testing.T) {
 	for i, s := range r.Pool().Slices {
 		items = append(items, runtime.RawExtension{Object: &resourceapi.ResourceSlice{TypeMeta: metav1.TypeMeta{Kind: "ResourceSlice", APIVersion: "resource.k8s.io/v1"},
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n0-gpu.nvidia.com-%d", i)},
-			Spec: resourceapi.ResourceSliceSpec{Driver: dra.DriverName, NodeName: ptr.To("n0"), Pool: resourceapi.ResourcePool{Name: "n0", ResourceSliceCount: int64(len(r.Pool().Slices))},
+			Spec: resourceapi.ResourceSliceSpec{Driver: apidra.DriverName, NodeName: ptr.To("n0"), Pool: resourceapi.ResourcePool{Name: "n0", ResourceSliceCount: int64(len(r.Pool().Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters}}})
 	}
 	for _, c := range []struct {
 		pod, device, milli string
 	}{{"mig", mig3, ""}, {"share", whole1, "300"}} {
-		res := resourceapi.DeviceRequestAllocationResult{Request: "r", Driver: dra.DriverName, Pool: "n0", Device: c.device}
+		res := resourceapi.DeviceRequestAllocationResult{Request: "r", Driver: apidra.DriverName, Pool: "n0", Device: c.device}
 		if c.milli != "" {
 			res.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{"milliGPU": resource.MustParse(c.milli)}
 		}

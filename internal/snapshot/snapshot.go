@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -617,7 +618,7 @@ func singleMIGProduct(product string) (base, profile string, ok bool) {
 		return "", "", false
 	}
 	base, profile = product[:i], strings.TrimSuffix(product[i+len("-MIG-"):], "-SHARED")
-	if c := strings.IndexByte(profile, 'g'); c < 1 || !strings.Contains(profile, ".") {
+	if _, err := apidra.ParseMIGProfile(profile); err != nil {
 		return "", "", false
 	}
 	return base, profile, true
@@ -740,13 +741,13 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 			continue
 		}
 		profile := strings.TrimPrefix(k, resource.MIGPrefix)
-		c, err := strconv.Atoi(profile[:max(0, strings.IndexByte(profile, 'g'))])
-		if err != nil || c < 1 || c > 7 || v != 1 || p.NumGPU > 0 || req[sharedGPU] > 0 {
+		c := migSlices(profile)
+		if c == 0 || v != 1 || p.NumGPU > 0 || req[sharedGPU] > 0 {
 			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
 		}
-		// Rounded down, so that --sharing mig maps the share back to a
-		// profile of c slices (gpu.SmallestMIGProfile: c/7 >= milli/1000).
-		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.MilliGPU*c/7), cluster.ResourceMIG
+		// MIG's share rule, rounded down, so that --sharing mig maps the
+		// share back to a profile of c slices (gpu.MIGShareMilli).
+		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
 		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, trace.Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)

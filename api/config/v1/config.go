@@ -31,6 +31,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
@@ -326,11 +327,21 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
-// migResource matches the resource name of a MIG profile, e.g.
-// nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb.me (the media-extension
-// profile 1g.10gb+me as NVIDIA's plugin advertises it,
-// device.MIGResourceProfile); the "+me" spelling is accepted too.
-var migResource = regexp.MustCompile(`^` + regexp.QuoteMeta(resource.MIGPrefix) + `[1-8]g\.[0-9]+gb([+.]me)?$`)
+// isMIGResource reports whether name is the resource name of a MIG
+// profile, e.g. nvidia.com/mig-1g.10gb or nvidia.com/mig-1g.10gb.me (the
+// media-extension profile 1g.10gb+me as NVIDIA's plugin advertises it,
+// device.MIGResourceProfile); the "+me" spelling is accepted too. The
+// profile is read by apidra.ParseMIGProfile: a GPU instance of 1..8
+// compute slices whose compute instance spans it, without attributes
+// other than +me.
+func isMIGResource(name string) bool {
+	profile, ok := strings.CutPrefix(name, resource.MIGPrefix)
+	if !ok {
+		return false
+	}
+	p, err := apidra.ParseMIGProfile(profile)
+	return err == nil && p.ComputeInstanceSlices == 0 && p.Attributes == ""
+}
 
 // complete validates c and fills in defaults.
 func (c *Config) complete() error {
@@ -372,7 +383,7 @@ func (c *Config) complete() error {
 	names := map[string]bool{}
 	for i, r := range c.Sharing.TimeSlicing.Resources {
 		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
-		if r.Name != resource.GPU && !migResource.MatchString(r.Name) {
+		if r.Name != resource.GPU && !isMIGResource(r.Name) {
 			return fmt.Errorf("%s.name: %q; want nvidia.com/gpu or nvidia.com/mig-<profile>", f, r.Name)
 		}
 		if names[r.Name] {

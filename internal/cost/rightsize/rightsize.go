@@ -21,9 +21,9 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/gpuplane/gpuplane/api/resource"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -304,7 +304,7 @@ func smallerMIG(r *Recommendation, j Job, g alloc.GPU, profiles []gpu.MIGProfile
 			return smallerShare{}, false, fmt.Errorf("MIG profile %s: %w", p.Name, err)
 		}
 		frac, _ := fr.Float64()
-		if strings.HasSuffix(p.Name, "+me") || frac >= r.HeldFraction-eps || frac < r.UsedFraction-eps || float64(p.MemoryMiB) < r.PeakMiB {
+		if name, err := apidra.ParseMIGProfile(p.Name); err == nil && name.MediaExtensions || frac >= r.HeldFraction-eps || frac < r.UsedFraction-eps || float64(p.MemoryMiB) < r.PeakMiB {
 			continue
 		}
 		if best < 0 || p.ComputeSlices < profiles[best].ComputeSlices ||

@@ -12,7 +12,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuplane/gpuplane/internal/node/dra"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // draMixedNode: GPU 0 an A100-80GB in MIG mode, GPU 1 an H100 shared
@@ -118,7 +118,7 @@ func (d *draEnv) rogueClaim(name, device string) {
 		d.t.Fatal(err)
 	}
 	claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{
-		Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: dra.DriverName, Pool: d.node, Device: device}},
+		Results: []resourcev1.DeviceRequestAllocationResult{{Request: "gpu", Driver: apidra.DriverName, Pool: d.node, Device: device}},
 	}}
 	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: name, UID: pod.UID}}
 	if _, err := cl.UpdateStatus(d.ctx, claim, metav1.UpdateOptions{}); err != nil {

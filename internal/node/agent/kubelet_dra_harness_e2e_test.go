@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gpuplane/gpuplane/internal/node/dra"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -55,7 +55,7 @@ func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 		t.Fatal(err)
 	}
 	kube.StartGPUplaneSchedulerT(t, c, kube.DefaultProfileOnly)
-	d := &draEnv{realEnv: e, pluginDir: filepath.Join(e.k.RootDir, "plugins", dra.DriverName), cdiDir: filepath.Join(e.dir, "cdi")}
+	d := &draEnv{realEnv: e, pluginDir: filepath.Join(e.k.RootDir, "plugins", apidra.DriverName), cdiDir: filepath.Join(e.dir, "cdi")}
 	d.agentArgs = append([]string{"--kubelet-api=dra", "--kubeconfig", c.Kubeconfig,
 		"--dra-plugin-dir", d.pluginDir, "--dra-registrar-dir", filepath.Join(e.k.RootDir, "plugins_registry"),
 		"--cdi-dir", d.cdiDir}, agentArgs...)
@@ -187,8 +187,8 @@ func (d *draEnv) devices(pod string) []string {
 	}
 	var out []string
 	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != dra.DriverName || r.Pool != d.node {
-			d.fail("claim %s: result %+v, want driver %s, pool %s", c.Name, r, dra.DriverName, d.node)
+		if r.Driver != apidra.DriverName || r.Pool != d.node {
+			d.fail("claim %s: result %+v, want driver %s, pool %s", c.Name, r, apidra.DriverName, d.node)
 		}
 		out = append(out, r.Device)
 	}

@@ -9,7 +9,25 @@ import (
 
 	nvdev "github.com/NVIDIA/go-nvlib/pkg/nvlib/device"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
+
+// CIProfiles maps compute slices to NVML's compute instance profile of a
+// compute instance of that many slices (nvml.h
+// NVML_COMPUTE_INSTANCE_PROFILE_*): NVML's compute instance profile table,
+// the one the NVML backend, the mock and the DRA plugin name MIG devices
+// and create compute instances with. CIProfiles[g] is the compute instance
+// that spans a GPU instance of g compute slices.
+var CIProfiles = map[int]int{
+	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
+	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
+	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
+	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
+	6: nvml.COMPUTE_INSTANCE_PROFILE_6_SLICE,
+	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
+	8: nvml.COMPUTE_INSTANCE_PROFILE_8_SLICE,
+}
 
 // MIGProfileName names a MIG device by NVIDIA's rule, go-nvlib's
 // (pkg/nvlib/device/mig_profile.go, NewMigProfile and String, v0.13.0):
@@ -40,7 +58,8 @@ func MIGProfileName(giProfile, ciProfile int, memoryMiB, gpuMemoryMiB int64) (st
 // "1g.10gb+me" is "1g.10gb.me", as NVIDIA's device plugin names it
 // (k8s-device-plugin internal/rm/rm.go AddDefaultResourcesToConfig and
 // internal/resource/nvml-mig-device.go GetName); the kubelet refuses "+"
-// in a resource name. A compute instance smaller than its GPU instance
+// in a resource name. The profile is read by apidra.ParseMIGProfile; a
+// name it does not read is an error. A compute instance smaller than its GPU instance
 // ("1c.7g.40gb") is an error: NVIDIA's plugin makes resources only for
 // profiles whose compute instance spans the GPU instance (C == G, same
 // function) and refuses the others ("does not match any resource
@@ -49,8 +68,9 @@ func MIGProfileName(giProfile, ciProfile int, memoryMiB, gpuMemoryMiB int64) (st
 // as nvidia.com/gpu and gpu-feature-discovery labels the product with it.
 func MIGResourceProfile(profile string) (string, error) {
 	name := strings.ReplaceAll(profile, "+", ".")
-	base, _, _ := strings.Cut(profile, "+")
-	if strings.Count(base, ".") != 1 {
+	if p, err := apidra.ParseMIGProfile(profile); err != nil {
+		return name, err
+	} else if p.ComputeInstanceSlices != 0 {
 		return name, fmt.Errorf("MIG profile %s is a compute instance smaller than its GPU instance; only MIG devices whose compute instance spans the whole GPU instance get a resource, as in NVIDIA's device plugin", profile)
 	}
 	return name, nil

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
 
@@ -125,7 +126,7 @@ func benchPrepare(b *testing.B, device string) {
 	ctx := context.Background()
 	c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: "uid-c"}}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
-		{Request: "r0", Driver: DriverName, Pool: node, Device: device},
+		{Request: "r0", Driver: apidra.DriverName, Pool: node, Device: device},
 	}}}
 	ref := []kubeletplugin.NamespacedObject{{UID: c.UID}}
 	for b.Loop() {

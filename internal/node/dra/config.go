@@ -12,6 +12,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // The opaque device configuration of driver gpu.nvidia.com, as NVIDIA's
@@ -88,9 +90,9 @@ func decodeConfigs(configs []resourceapi.DeviceAllocationConfiguration) ([]opaqu
 	for i, c := range configs {
 		field := fmt.Sprintf("status.allocation.devices.config[%d]", i)
 		if c.Opaque == nil {
-			return nil, fmt.Errorf("%s: only opaque parameters are supported by driver %s", field, DriverName)
+			return nil, fmt.Errorf("%s: only opaque parameters are supported by driver %s", field, apidra.DriverName)
 		}
-		if c.Opaque.Driver != DriverName {
+		if c.Opaque.Driver != apidra.DriverName {
 			continue
 		}
 		dc, err := decodeConfig(c.Opaque.Parameters.Raw)
@@ -202,7 +204,7 @@ func (d *Driver) configsFor(c *resourceapi.ResourceClaim) (map[string]*DeviceCon
 	out := map[string]*DeviceConfig{}
 	for _, r := range c.Status.Allocation.Devices.Results {
 		e, ok := d.res.Entries[r.Device]
-		if r.Driver != DriverName || !ok {
+		if r.Driver != apidra.DriverName || !ok {
 			continue // another driver's, or an unknown device (refused later)
 		}
 		kind := GpuConfigKind

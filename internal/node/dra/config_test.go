@@ -13,6 +13,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 const (
@@ -112,14 +114,14 @@ func TestPrepareConfig(t *testing.T) {
 		// Another driver's configuration is skipped; config[1] is ours.
 		{"unknown-kind", []resourceapi.DeviceAllocationConfiguration{
 			opaque(resourceapi.AllocationConfigSourceClaim, "other.example.com", `{"kind":"NotOurs","x":1}`),
-			opaque(resourceapi.AllocationConfigSourceClaim, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig"}`)},
+			opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"VfioDeviceConfig"}`)},
 			`claim default/unknown-kind: status.allocation.devices.config[1].opaque.parameters: kind "VfioDeviceConfig" is not supported (supported: GpuConfig, MigDeviceConfig)`},
 		{"malformed", []resourceapi.DeviceAllocationConfiguration{
-			opaque(resourceapi.AllocationConfigSourceClass, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"MigDeviceConfig","sharing":{"strategy":"MPS","mpsConfig":{"multiUser":"yes"}}}`)},
+			opaque(resourceapi.AllocationConfigSourceClass, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"MigDeviceConfig","sharing":{"strategy":"MPS","mpsConfig":{"multiUser":"yes"}}}`)},
 			`claim default/malformed: status.allocation.devices.config[0].opaque.parameters: not a resource.nvidia.com/v1beta1 configuration: json: cannot unmarshal string into Go struct field MPSConfig.sharing.mpsConfig.multiUser of type bool`},
-		{"wrong-type", []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, DriverName, gpuMPS, "r0")},
+		{"wrong-type", []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, gpuMPS, "r0")},
 			`claim default/wrong-type: status.allocation.devices.config[0]: cannot apply GpuConfig to device gpu-0-mig-1g10gb-19-0 of request r0 (a MIG device)`},
-		{"invalid", []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"MigDeviceConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":-1}}}`)},
+		{"invalid", []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"MigDeviceConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":-1}}}`)},
 			`claim default/invalid: status.allocation.devices.config[0].opaque.parameters: sharing.mpsConfig.defaultActiveThreadPercentage: -1 is not within 0..100`},
 	} {
 		c := k.withConfig(k.claim(tc.name, mig), tc.configs...)
@@ -138,9 +140,9 @@ func TestPrepareConfig(t *testing.T) {
 	// MPS for request r1 (gpu-1) and MPS for MIG devices. gpu-1 gets the
 	// claim's r1 config, the MIG device the claim's MigDeviceConfig.
 	c := k.withConfig(k.claim("ok", mig, "gpu-1"),
-		opaque(resourceapi.AllocationConfigSourceClass, DriverName, gpuTimeSlicing),
-		opaque(resourceapi.AllocationConfigSourceClaim, DriverName, gpuMPS, "r1"),
-		opaque(resourceapi.AllocationConfigSourceClaim, DriverName, migMPS))
+		opaque(resourceapi.AllocationConfigSourceClass, apidra.DriverName, gpuTimeSlicing),
+		opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, gpuMPS, "r1"),
+		opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, migMPS))
 	if _, errStr := k.prepare(c); errStr != "" {
 		t.Fatal(errStr)
 	}
@@ -158,7 +160,7 @@ func TestPrepareConfig(t *testing.T) {
 		t.Errorf("recorded configs %v, want %s: MigDeviceConfig/MPS, gpu-1: GpuConfig/MPS", got, mig)
 	}
 	// Without the claim's r1 config the class's applies.
-	c2 := k.withConfig(k.claim("class", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClass, DriverName, gpuTimeSlicing))
+	c2 := k.withConfig(k.claim("class", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClass, apidra.DriverName, gpuTimeSlicing))
 	k.unprepare(c)
 	if _, errStr := k.prepare(c2); errStr != "" {
 		t.Fatal(errStr)

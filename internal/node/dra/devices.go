@@ -6,7 +6,9 @@
 // NVIDIA's DRA driver (sigs.k8s.io/dra-driver-nvidia-gpu,
 // cmd/gpu-kubelet-plugin) gives them, and prepares and unprepares the
 // ResourceClaims the scheduler allocated on them, over
-// k8s.io/dynamic-resource-allocation/kubeletplugin. See docs/dra.md.
+// k8s.io/dynamic-resource-allocation/kubeletplugin. The names it publishes
+// (driver, attributes, capacities, counters, device names) are api/dra's,
+// which every reader of them uses too. See docs/dra.md.
 //
 // This file is the ResourceSlice content: a pure function of the
 // discovered node (Build).
@@ -26,47 +28,10 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
-
-// DriverName is the DRA driver name, NVIDIA's driver's: claims and device
-// classes written for NVIDIA's driver select gpuplane's devices unchanged.
-const DriverName = "gpu.nvidia.com"
-
-// Device types, the "type" attribute.
-const (
-	TypeGPU = "gpu"
-	TypeMIG = "mig"
-)
-
-// Capacity names.
-const (
-	// CapacityMemory is the device's memory in bytes, NVIDIA's "memory".
-	CapacityMemory resourceapi.QualifiedName = "memory"
-	// CapacityMultiprocessors is a MIG device's SM count, NVIDIA's.
-	CapacityMultiprocessors resourceapi.QualifiedName = "multiprocessors"
-	// CapacityMilliGPU is a shared GPU's compute share, in thousandths
-	// of the GPU (1..1000), gpuplane's (NVIDIA's driver has "shares",
-	// a count it is told).
-	CapacityMilliGPU resourceapi.QualifiedName = "milliGPU"
-)
-
-// Counter names in a GPU's counter set. The memory and multiprocessors
-// counters are NVIDIA's (its capacities, as DNS labels), the memory
-// slices too ("memory-slice-<i>", one per memory slot of 8, value 1);
-// compute-slices (7) is gpuplane's: the MIG rule of 7 compute slices,
-// which the others imply on the MIG table's GPUs but do not state.
-const (
-	counterMemory          = "memory"
-	counterMultiprocessors = "multiprocessors"
-	counterComputeSlices   = "compute-slices"
-	memorySlices           = 8
-	computeSlices          = 7
-)
-
-// memSliceCounter names the counter of memory slot i.
-func memSliceCounter(i int) string { return fmt.Sprintf("memory-slice-%d", i) }
 
 // nvmlProfileIDs maps NVML's GPU instance profile constants
 // (gpu.MIGProfile.GIProfileID) to the profile IDs nvidia-smi mig -lgip
@@ -80,16 +45,6 @@ var nvmlProfileIDs = map[int]int{
 	nvml.GPU_INSTANCE_PROFILE_3_SLICE:      9,
 	nvml.GPU_INSTANCE_PROFILE_4_SLICE:      5,
 	nvml.GPU_INSTANCE_PROFILE_7_SLICE:      0,
-}
-
-// ciFull maps compute slices to NVML's compute instance profile of a
-// compute instance that spans its GPU instance.
-var ciFull = map[int]int{
-	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
-	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
-	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
-	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
-	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
 }
 
 // Options shape the ResourceSlice content.
@@ -189,7 +144,7 @@ func Build(n device.Node, o Options) (Resources, error) {
 		whole := resourceapi.Device{
 			Name:       gpuName(g),
 			Attributes: attrs,
-			Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{CapacityMemory: bytesCap(g.MemoryMiB)},
+			Capacity:   map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{apidra.CapacityMemory: bytesCap(g.MemoryMiB)},
 		}
 		entry := Entry{GPU: i}
 		if o.Shares {
@@ -215,7 +170,7 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 	if len(profiles) == 0 {
 		return fmt.Errorf("MIG is enabled but model %q has no MIG table", g.Model)
 	}
-	set := counterSetName(g)
+	set := apidra.CounterSetName(g.Minor)
 	all, ok := sets[g.Model]
 	if !ok {
 		all = gpuCounters(g.Model, profiles)
@@ -227,7 +182,7 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 		busy[j] = in.Placement
 	}
 	for _, p := range profiles {
-		pname, err := device.MIGProfileName(p.GIProfileID, ciFull[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
+		pname, err := device.MIGProfileName(p.GIProfileID, device.CIProfiles[p.ComputeSlices], p.MemoryMiB, g.MemoryMiB)
 		if err != nil {
 			return err
 		}
@@ -240,16 +195,16 @@ func (r *Resources) addMIG(i int, g device.GPU, attrs map[resourceapi.QualifiedN
 				Name:       migName(g, pl, p),
 				Attributes: migAttributes(attrs, g, pname),
 				Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
-					CapacityMemory:          bytesCap(p.MemoryMiB),
-					CapacityMultiprocessors: intCap(int64(p.Multiprocessors)),
+					apidra.CapacityMemory:          bytesCap(p.MemoryMiB),
+					apidra.CapacityMultiprocessors: intCap(int64(p.Multiprocessors)),
 				},
 			}
 			if in, ok := staticAt(static, p.Name, start); ok {
 				// NVIDIA's static MIG device (deviceinfo.go,
 				// MigDeviceInfo.GetDevice): its UUID, no counters.
 				pl.UUID, pl.Profile = in.UUID, in.Profile
-				d.Attributes["uuid"] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.UUID)}
-				d.Attributes["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.Profile)}
+				d.Attributes[apidra.AttrUUID] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.UUID)}
+				d.Attributes[apidra.AttrProfile] = resourceapi.DeviceAttribute{StringValue: ptr.To(in.Profile)}
 			} else if overlapsAny(pl.MIGPlacement, busy) {
 				continue
 			} else {
@@ -318,17 +273,12 @@ func overlapsAny(p device.MIGPlacement, ps []device.MIGPlacement) bool {
 }
 
 // gpuName is NVIDIA's device name of a whole GPU.
-func gpuName(g device.GPU) string { return fmt.Sprintf("gpu-%d", g.Minor) }
+func gpuName(g device.GPU) string { return apidra.MakeDeviceName(apidra.DeviceName{Minor: g.Minor}) }
 
-// counterSetName is NVIDIA's name of a GPU's counter set.
-func counterSetName(g device.GPU) string { return fmt.Sprintf("gpu-%d-counter-set", g.Minor) }
-
-// migName is NVIDIA's name of a MIG placement: the profile without dots,
-// "+" as "-" ("1g.10gb+me" is "1g10gb-me"), NVML's profile ID and the
-// placement's start.
+// migName is NVIDIA's name of a MIG placement (apidra.MakeDeviceName):
+// its profile, NVML's profile ID and the placement's start.
 func migName(g device.GPU, pl Placement, p gpu.MIGProfile) string {
-	pname := strings.ReplaceAll(strings.ReplaceAll(pl.Profile, ".", ""), "+", "-")
-	return fmt.Sprintf("gpu-%d-mig-%s-%d-%d", g.Minor, pname, nvmlProfileIDs[p.GIProfileID], pl.Start)
+	return apidra.MakeDeviceName(apidra.DeviceName{Minor: g.Minor, Profile: pl.Profile, ProfileID: nvmlProfileIDs[p.GIProfileID], Start: pl.Start})
 }
 
 // gpuCounters is a MIG-enabled GPU's counter set: every memory slot, the
@@ -354,12 +304,12 @@ func gpuCounters(model string, profiles []gpu.MIGProfile) map[string]resourceapi
 		mem, sm = max(mem, lm), max(sm, ls)
 	}
 	c := map[string]resourceapi.Counter{
-		counterMemory:          {Value: bytesQ(mem)},
-		counterMultiprocessors: {Value: intQ(sm)},
-		counterComputeSlices:   {Value: intQ(computeSlices)},
+		apidra.CounterMemory:          {Value: bytesQ(mem)},
+		apidra.CounterMultiprocessors: {Value: intQ(sm)},
+		apidra.CounterComputeSlices:   {Value: intQ(apidra.MIGComputeSlices)},
 	}
-	for i := 0; i < memorySlices; i++ {
-		c[memSliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
+	for i := 0; i < apidra.MemorySlices; i++ {
+		c[apidra.MemorySliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
 	}
 	return c
 }
@@ -367,12 +317,12 @@ func gpuCounters(model string, profiles []gpu.MIGProfile) map[string]resourceapi
 // migCounters is what a MIG placement consumes of its GPU's counter set.
 func migCounters(p gpu.MIGProfile, start int) map[string]resourceapi.Counter {
 	c := map[string]resourceapi.Counter{
-		counterMemory:          {Value: bytesQ(p.MemoryMiB)},
-		counterMultiprocessors: {Value: intQ(int64(p.Multiprocessors))},
-		counterComputeSlices:   {Value: intQ(int64(p.ComputeSlices))},
+		apidra.CounterMemory:          {Value: bytesQ(p.MemoryMiB)},
+		apidra.CounterMultiprocessors: {Value: intQ(int64(p.Multiprocessors))},
+		apidra.CounterComputeSlices:   {Value: intQ(int64(p.ComputeSlices))},
 	}
 	for i := start; i < start+p.Size; i++ {
-		c[memSliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
+		c[apidra.MemorySliceCounter(i)] = resourceapi.Counter{Value: intQ(1)}
 	}
 	return c
 }
@@ -395,10 +345,10 @@ func copyCounters(c map[string]resourceapi.Counter) map[string]resourceapi.Count
 // (apiresource.SharedGPUMilli is the share a claim holds).
 func share(d *resourceapi.Device) {
 	d.AllowMultipleAllocations = ptr.To(true)
-	mem := d.Capacity[CapacityMemory]
+	mem := d.Capacity[apidra.CapacityMemory]
 	step := resource.MustParse("1Mi")
 	maxMem := resource.NewQuantity(mem.Value.Value()/step.Value()*step.Value(), resource.BinarySI)
-	d.Capacity[CapacityMemory] = resourceapi.DeviceCapacity{
+	d.Capacity[apidra.CapacityMemory] = resourceapi.DeviceCapacity{
 		Value: *maxMem,
 		RequestPolicy: &resourceapi.CapacityRequestPolicy{
 			Default:    ptr.To(maxMem.DeepCopy()),
@@ -406,7 +356,7 @@ func share(d *resourceapi.Device) {
 		},
 	}
 	full := intQ(device.MilliUnits)
-	d.Capacity[CapacityMilliGPU] = resourceapi.DeviceCapacity{
+	d.Capacity[apidra.CapacityMilliGPU] = resourceapi.DeviceCapacity{
 		Value: full,
 		RequestPolicy: &resourceapi.CapacityRequestPolicy{
 			Default:    ptr.To(intQ(1)),
@@ -424,9 +374,9 @@ func gpuAttributes(n device.Node, g device.GPU, o Options) (map[resourceapi.Qual
 	}
 	cuda := fmt.Sprintf("%d.%d.0", n.CUDADriverMajor, n.CUDADriverMinor)
 	a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-		"type":                  {StringValue: ptr.To(TypeGPU)},
-		"uuid":                  {StringValue: ptr.To(g.UUID)},
-		"productName":           {StringValue: ptr.To(g.ProductName)},
+		apidra.AttrType:         {StringValue: ptr.To(apidra.TypeGPU)},
+		apidra.AttrUUID:         {StringValue: ptr.To(g.UUID)},
+		apidra.AttrProductName:  {StringValue: ptr.To(g.ProductName)},
 		"brand":                 {StringValue: ptr.To(brandOf(g))},
 		"architecture":          {StringValue: ptr.To(Architecture(g.ComputeMajor, g.ComputeMinor))},
 		"cudaComputeCapability": {VersionValue: ptr.To(cc)},
@@ -455,10 +405,10 @@ func migAttributes(gpuAttrs map[resourceapi.QualifiedName]resourceapi.DeviceAttr
 	for k, v := range gpuAttrs {
 		a[k] = v
 	}
-	delete(a, "uuid")
-	a["type"] = resourceapi.DeviceAttribute{StringValue: ptr.To(TypeMIG)}
-	a["parentUUID"] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
-	a["profile"] = resourceapi.DeviceAttribute{StringValue: ptr.To(profile)}
+	delete(a, apidra.AttrUUID)
+	a[apidra.AttrType] = resourceapi.DeviceAttribute{StringValue: ptr.To(apidra.TypeMIG)}
+	a[apidra.AttrParentUUID] = resourceapi.DeviceAttribute{StringValue: ptr.To(g.UUID)}
+	a[apidra.AttrProfile] = resourceapi.DeviceAttribute{StringValue: ptr.To(profile)}
 	return a
 }
 

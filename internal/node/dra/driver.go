@@ -22,13 +22,14 @@ import (
 	"k8s.io/klog/v2"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 )
 
 // Defaults of Config.
 var (
-	DefaultPluginDir    = filepath.Join(kubeletplugin.KubeletPluginsDir, DriverName)
+	DefaultPluginDir    = filepath.Join(kubeletplugin.KubeletPluginsDir, apidra.DriverName)
 	DefaultRegistrarDir = kubeletplugin.KubeletRegistryDir
 )
 
@@ -302,7 +303,7 @@ func sysfsPCIeRoot(busID string) (string, error) {
 // kubeletplugin.Start after the plugin's own (tests set listeners).
 func (d *Driver) Start(ctx context.Context, opts ...kubeletplugin.Option) error {
 	all := append([]kubeletplugin.Option{
-		kubeletplugin.DriverName(DriverName),
+		kubeletplugin.DriverName(apidra.DriverName),
 		kubeletplugin.NodeName(d.cfg.NodeName),
 		kubeletplugin.KubeClient(d.cfg.KubeClient),
 		kubeletplugin.PluginDataDirectoryPath(d.cfg.PluginDir),
@@ -319,7 +320,7 @@ func (d *Driver) Start(ctx context.Context, opts ...kubeletplugin.Option) error 
 		h.Stop()
 		return fmt.Errorf("dra: %w", err)
 	}
-	klog.InfoS("Serving GPUs through DRA", "driver", DriverName, "devices", len(d.res.Devices), "socket", filepath.Join(d.cfg.PluginDir, "dra.sock"))
+	klog.InfoS("Serving GPUs through DRA", "driver", apidra.DriverName, "devices", len(d.res.Devices), "socket", filepath.Join(d.cfg.PluginDir, "dra.sock"))
 	return nil
 }
 
@@ -396,7 +397,7 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]k
 	}
 	pc := &PreparedClaim{Namespace: c.Namespace, Name: c.Name, State: PrepareStarted}
 	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != DriverName {
+		if r.Driver != apidra.DriverName {
 			continue
 		}
 		pd, err := d.preparedDevice(ctx, c.UID, r, configs, prev)

@@ -29,6 +29,7 @@ import (
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 )
@@ -106,7 +107,7 @@ func (k *kubelet) claim(name string, devices ...string) *resourceapi.ResourceCla
 	c.Status.Allocation = &resourceapi.AllocationResult{}
 	for i, d := range devices {
 		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results, resourceapi.DeviceRequestAllocationResult{
-			Request: "r" + string(rune('0'+i)), Driver: DriverName, Pool: node, Device: d,
+			Request: "r" + string(rune('0'+i)), Driver: apidra.DriverName, Pool: node, Device: d,
 		})
 	}
 	c, err := k.client.ResourceV1().ResourceClaims("default").Create(context.Background(), c, metav1.CreateOptions{})
@@ -165,7 +166,7 @@ func (k *kubelet) slices(want int) (map[string]resourceapi.Device, map[string]re
 	}
 	devs, sets := map[string]resourceapi.Device{}, map[string]resourceapi.CounterSet{}
 	for _, s := range list.Items {
-		if s.Spec.Driver != DriverName || s.Spec.Pool.Name != node || ptrDeref(s.Spec.NodeName) != node {
+		if s.Spec.Driver != apidra.DriverName || s.Spec.Pool.Name != node || ptrDeref(s.Spec.NodeName) != node {
 			k.t.Errorf("slice %s: driver %s, pool %s, node %v", s.Name, s.Spec.Driver, s.Spec.Pool.Name, s.Spec.NodeName)
 		}
 		for _, d := range s.Spec.Devices {
@@ -386,7 +387,7 @@ func TestPrepareShareEnv(t *testing.T) {
 	share := types.UID("share-0")
 	r := &c.Status.Allocation.Devices.Results[0]
 	r.ShareID = &share
-	r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("300"), CapacityMemory: resource.MustParse("10Gi")}
+	r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("300"), apidra.CapacityMemory: resource.MustParse("10Gi")}
 	if _, err := k.client.ResourceV1().ResourceClaims("default").UpdateStatus(context.Background(), c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +421,7 @@ func TestPrepareShareEnv(t *testing.T) {
 // (milliGPU's default 1, 40Gi of 80Gi) holds 500 thousandths: 50%.
 func TestShareEnvMPS(t *testing.T) {
 	pd := PreparedDevice{Device: "gpu-0", GPUUUID: "GPU-a",
-		ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("251"), CapacityMemory: resource.MustParse("20Gi")},
+		ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("251"), apidra.CapacityMemory: resource.MustParse("20Gi")},
 		Config:           &DeviceConfig{Kind: GpuConfigKind, Sharing: &Sharing{Strategy: MPSStrategy}}}
 	want := "GPUPLANE_GPU_SHARE=251,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=26,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=20480M"
 	const gpuMem = 80 << 30
@@ -428,7 +429,7 @@ func TestShareEnvMPS(t *testing.T) {
 		t.Errorf("shareEnv = %s, want %s", got, want)
 	}
 	mem := pd
-	mem.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("1"), CapacityMemory: resource.MustParse("40Gi")}
+	mem.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("1"), apidra.CapacityMemory: resource.MustParse("40Gi")}
 	if got, want := strings.Join(shareEnv(mem, gpuMem), ","), "GPUPLANE_GPU_SHARE=500,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=40960M"; got != want {
 		t.Errorf("memory share: %s, want %s", got, want)
 	}
@@ -436,7 +437,7 @@ func TestShareEnvMPS(t *testing.T) {
 	if got := strings.Join(shareEnv(pd, gpuMem), ","); got != "GPUPLANE_GPU_SHARE=251" {
 		t.Errorf("time-slicing: %s", got)
 	}
-	delete(pd.ConsumedCapacity, CapacityMilliGPU)
+	delete(pd.ConsumedCapacity, apidra.CapacityMilliGPU)
 	if got := shareEnv(pd, gpuMem); got != nil {
 		t.Errorf("no milliGPU: %v, want none", got)
 	}

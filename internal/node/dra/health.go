@@ -14,6 +14,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 )
 
@@ -21,9 +22,9 @@ import (
 // one key per health dimension under the driver's domain.
 const (
 	// TaintKeyXID: the device reported a critical XID, the value.
-	TaintKeyXID = DriverName + "/xid"
+	TaintKeyXID = apidra.DriverName + "/xid"
 	// TaintKeyGPULost: the GPU fell off the bus or stopped answering.
-	TaintKeyGPULost = DriverName + "/gpu-lost"
+	TaintKeyGPULost = apidra.DriverName + "/gpu-lost"
 )
 
 // Run watches the backend's health, and rediscovers the GPUs every

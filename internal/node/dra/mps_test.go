@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // fakeMPS puts a fake nvidia-cuda-mps-control first on PATH: each run
@@ -81,7 +83,7 @@ func TestPrepareMPS(t *testing.T) {
 	seen := 0
 	u1 := n.GPUs[1].UUID
 	cfg := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":50,"defaultPinnedDeviceMemoryLimit":"10Gi","defaultPerDevicePinnedMemoryLimit":{"0":"20Gi"}}}}`
-	c := k.withConfig(k.claim("m", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, DriverName, cfg))
+	c := k.withConfig(k.claim("m", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, cfg))
 	ids, errStr := k.prepare(c)
 	if want := "nvidia.com/gpu=" + u1 + ",gpuplane.io/claim=uid-m-gpu-1"; errStr != "" || strings.Join(ids, ",") != want {
 		t.Fatalf("prepare: %v %q, want %s", ids, errStr, want)
@@ -126,7 +128,7 @@ func TestPrepareMPS(t *testing.T) {
 	}
 
 	// A MIG device: the daemon serves its MIG UUID.
-	mc := k.withConfig(k.claim("mig", "gpu-0-mig-3g40gb-9-4"), opaque(resourceapi.AllocationConfigSourceClaim, DriverName, migMPS))
+	mc := k.withConfig(k.claim("mig", "gpu-0-mig-3g40gb-9-4"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, migMPS))
 	ids, errStr = k.prepare(mc)
 	if errStr != "" || len(ids) != 2 {
 		t.Fatalf("prepare mig: %v %q", ids, errStr)
@@ -142,7 +144,7 @@ func TestPrepareMPS(t *testing.T) {
 	}
 
 	bad := strings.Replace(cfg, `{"0":"20Gi"}`, `{"3":"20Gi"}`, 1)
-	bc := k.withConfig(k.claim("bad", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, DriverName, bad))
+	bc := k.withConfig(k.claim("bad", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, bad))
 	wantErr := `claim default/bad: sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: "3" is neither a UUID nor an index of the claim's 1 devices`
 	if _, errStr := k.prepare(bc); errStr != wantErr {
 		t.Errorf("bad limit:\n got %q\nwant %q", errStr, wantErr)
@@ -159,7 +161,7 @@ func TestPrepareMPS(t *testing.T) {
 	if err := os.WriteFile(fail, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fc := k.withConfig(k.claim("f", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`))
+	fc := k.withConfig(k.claim("f", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`))
 	if _, errStr := k.prepare(fc); !strings.Contains(errStr, "nvidia-cuda-mps-control -d: exit status 1") {
 		t.Errorf("failing control program: %q", errStr)
 	}
@@ -205,8 +207,8 @@ func TestPrepareMPSShares(t *testing.T) {
 		share := types.UID(fmt.Sprint("share-", i))
 		r := &c.Status.Allocation.Devices.Results[0]
 		r.ShareID = &share
-		r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("300")}
-		c.Status.Allocation.Devices.Config = []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`)}
+		r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("300")}
+		c.Status.Allocation.Devices.Config = []resourceapi.DeviceAllocationConfiguration{opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`)}
 		c, err := k.client.ResourceV1().ResourceClaims("default").UpdateStatus(context.Background(), c, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/atomicfile"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // A container of a shared GPU (--dra-shares) learns its share as on the
@@ -44,7 +45,7 @@ func claimCDISpecPath(dir string, uid types.UID, device string) string {
 // control daemon, which prepare starts for a share under MPS (mps.go).
 // nil when pd consumes no milliGPU (not a share).
 func shareEnv(pd PreparedDevice, gpuMem int64) []string {
-	if _, ok := pd.ConsumedCapacity[CapacityMilliGPU]; !ok {
+	if _, ok := pd.ConsumedCapacity[apidra.CapacityMilliGPU]; !ok {
 		return nil
 	}
 	milli := heldMilli(pd, gpuMem)
@@ -53,7 +54,7 @@ func shareEnv(pd PreparedDevice, gpuMem int64) []string {
 		return env
 	}
 	env = append(env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="+strconv.FormatInt((milli+9)/10, 10))
-	if m, ok := pd.ConsumedCapacity[CapacityMemory]; ok {
+	if m, ok := pd.ConsumedCapacity[apidra.CapacityMemory]; ok {
 		env = append(env, fmt.Sprintf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s=%dM", pd.GPUUUID, m.Value()>>20))
 	}
 	return env

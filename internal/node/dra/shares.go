@@ -4,6 +4,7 @@
 package dra
 
 import (
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	apiresource "github.com/gpuplane/gpuplane/api/resource"
 )
 
@@ -72,10 +73,10 @@ func (d *Driver) gpuMemBytes(pd PreparedDevice) int64 {
 // (apiresource.SharedGPUMilli of what it consumes).
 func heldMilli(pd PreparedDevice, gpuMem int64) int64 {
 	var milli, mem int64
-	if q, ok := pd.ConsumedCapacity[CapacityMilliGPU]; ok {
+	if q, ok := pd.ConsumedCapacity[apidra.CapacityMilliGPU]; ok {
 		milli = q.Value()
 	}
-	if q, ok := pd.ConsumedCapacity[CapacityMemory]; ok {
+	if q, ok := pd.ConsumedCapacity[apidra.CapacityMemory]; ok {
 		mem = q.Value()
 	}
 	return apiresource.SharedGPUMilli(milli, mem, gpuMem)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // setConsumed gives claim c's first result share ID share and consumed
@@ -39,11 +41,11 @@ func TestClaimShare(t *testing.T) {
 	k.dirs.Shares = true
 	d := k.start(b)
 	a := k.claim("a", "gpu-1")
-	k.setConsumed(a, "s-a", map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("250"), CapacityMemory: resource.MustParse("10Gi")})
+	k.setConsumed(a, "s-a", map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("250"), apidra.CapacityMemory: resource.MustParse("10Gi")})
 	bc := k.claim("b", "gpu-1")
-	k.setConsumed(bc, "s-b", map[resourceapi.QualifiedName]resource.Quantity{CapacityMemory: resource.MustParse("20480Mi")})
+	k.setConsumed(bc, "s-b", map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMemory: resource.MustParse("20480Mi")})
 	m := k.claim("m", "gpu-1")
-	k.setConsumed(m, "s-m", map[resourceapi.QualifiedName]resource.Quantity{CapacityMilliGPU: resource.MustParse("1"), CapacityMemory: resource.MustParse("40960Mi")})
+	k.setConsumed(m, "s-m", map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("1"), apidra.CapacityMemory: resource.MustParse("40960Mi")})
 	c := k.claim("c", "gpu-0-mig-3g40gb-9-4")
 	for _, cl := range []*resourceapi.ResourceClaim{a, bc, m, c} {
 		if _, errStr := k.prepare(cl); errStr != "" {

@@ -13,6 +13,8 @@ import (
 	resourcev1 "k8s.io/kubernetes/pkg/apis/resource/v1"
 	"k8s.io/kubernetes/pkg/apis/resource/validation"
 	"k8s.io/utils/ptr"
+
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 )
 
 // poolSlices turns a pool into the ResourceSlices kubeletplugin's
@@ -24,7 +26,7 @@ func poolSlices(r Resources) []*resourceapi.ResourceSlice {
 		out = append(out, &resourceapi.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-gpu.nvidia.com-%d", node, i)},
 			Spec: resourceapi.ResourceSliceSpec{
-				Driver: DriverName, NodeName: ptr.To(node),
+				Driver: apidra.DriverName, NodeName: ptr.To(node),
 				Pool:    resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters,
 			},

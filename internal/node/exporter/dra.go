@@ -4,21 +4,17 @@
 package exporter
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
 )
 
-// draDriver is the DRA driver whose devices are GPUs: NVIDIA's
-// (sigs.k8s.io/dra-driver-nvidia-gpu) and gpuplane's
-// (internal/node/dra.DriverName), which publish the same device names.
-const draDriver = "gpu.nvidia.com"
-
-// migComputeSlices is the number of compute slices of a MIG-capable GPU
-// (A100, H100, H200: 7).
-const migComputeSlices = 7
+// The DRA driver whose devices are GPUs is NVIDIA's
+// (sigs.k8s.io/dra-driver-nvidia-gpu) and gpuplane's (internal/node/dra),
+// which publish the same device names: apidra.DriverName,
+// apidra.ParseDeviceName.
 
 // ClaimShares tells how much of a DRA device a claim consumes. The kubelet's
 // pod-resources API names the claim and device but not the capacity consumed
@@ -31,12 +27,6 @@ type ClaimShares interface {
 	// allocated whole. ok is false when the claim or device is unknown.
 	ClaimShare(namespace, name, device, shareID string) (share float64, ok bool)
 }
-
-// draDeviceName matches the device names of driver gpu.nvidia.com: gpu-<minor>
-// and, for a MIG placement, gpu-<minor>-mig-<profile>-<profile ID>-<start>
-// where the profile (dots dropped, + as -) starts with its compute slices,
-// e.g. gpu-0-mig-1g10gb-me-20-0 (internal/node/dra.Build).
-var draDeviceName = regexp.MustCompile(`^gpu-(\d+)(?:-mig-(\d)g[0-9a-z-]*-\d+-\d+)?$`)
 
 // draHolding is what one DRA allocation holds.
 type draHolding struct {
@@ -54,20 +44,20 @@ type draHolding struct {
 // MIG placement counts on its GPU by its compute slices). ok is false when
 // it is no GPU of this node.
 func (s *state) resolveDRA(a podresources.Allocation) (h draHolding, ok bool) {
-	if a.DRA.Driver != draDriver {
+	if a.DRA.Driver != apidra.DriverName {
 		return h, false
 	}
 	slices := 0
 	if _, uuid, found := strings.Cut(a.DeviceID, "="); found && s.byUUID[uuid] != nil {
 		h.d = s.byUUID[uuid]
 	} else {
-		m := draDeviceName.FindStringSubmatch(a.DRA.Device)
-		if m == nil || s.byMinor[m[1]] == nil {
+		n, err := apidra.ParseDeviceName(a.DRA.Device)
+		if err != nil || s.byMinor[strconv.Itoa(n.Minor)] == nil {
 			return h, false
 		}
-		h.d = s.byMinor[m[1]]
-		if m[2] != "" {
-			slices, _ = strconv.Atoi(m[2])
+		h.d = s.byMinor[strconv.Itoa(n.Minor)]
+		if n.MIG() {
+			slices = apidra.MIGSlices(n.Profile)
 			h.ofParent = true
 		}
 	}
@@ -81,7 +71,7 @@ func (s *state) resolveDRA(a podresources.Allocation) (h draHolding, ok bool) {
 		h.share = 1 // allocated whole
 	}
 	if h.ofParent && h.share >= 0 {
-		h.share *= float64(slices) / migComputeSlices
+		h.share *= float64(slices) / apidra.MIGComputeSlices
 	}
 	return h, true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
 	"github.com/gpuplane/gpuplane/internal/node/podresources/podresourcestest"
@@ -35,12 +36,12 @@ func (f fakeClaims) ClaimShare(ns, name, dev, share string) (float64, bool) {
 func draPods() []*v1.PodResources {
 	dev := podresourcestest.ClaimDevice
 	return []*v1.PodResources{
-		podresourcestest.Pod("ml", "g", podresourcestest.DRAContainer("main", "ml", "g-gpu", dev(draDriver, "node-a", "gpu-0", "s1", "nvidia.com/gpu=GPU-0000"))),
-		podresourcestest.Pod("ml", "h", podresourcestest.DRAContainer("main", "ml", "h-gpu", dev(draDriver, "node-a", "gpu-0", "s2", "nvidia.com/gpu=GPU-0000"))),
-		podresourcestest.Pod("web", "i", podresourcestest.DRAContainer("srv", "web", "i-mig", dev(draDriver, "node-a", "gpu-1-mig-3g40gb-9-4", "", "nvidia.com/gpu=MIG-aaaa"))),
-		podresourcestest.Pod("web", "j", podresourcestest.DRAContainer("srv", "web", "j-mig", dev(draDriver, "node-a", "gpu-1-mig-1g10gb-19-2", "", "nvidia.com/gpu=MIG-zzzz"))),
+		podresourcestest.Pod("ml", "g", podresourcestest.DRAContainer("main", "ml", "g-gpu", dev(apidra.DriverName, "node-a", "gpu-0", "s1", "nvidia.com/gpu=GPU-0000"))),
+		podresourcestest.Pod("ml", "h", podresourcestest.DRAContainer("main", "ml", "h-gpu", dev(apidra.DriverName, "node-a", "gpu-0", "s2", "nvidia.com/gpu=GPU-0000"))),
+		podresourcestest.Pod("web", "i", podresourcestest.DRAContainer("srv", "web", "i-mig", dev(apidra.DriverName, "node-a", "gpu-1-mig-3g40gb-9-4", "", "nvidia.com/gpu=MIG-aaaa"))),
+		podresourcestest.Pod("web", "j", podresourcestest.DRAContainer("srv", "web", "j-mig", dev(apidra.DriverName, "node-a", "gpu-1-mig-1g10gb-19-2", "", "nvidia.com/gpu=MIG-zzzz"))),
 		podresourcestest.Pod("web", "k", podresourcestest.DRAContainer("srv", "web", "k-nic", dev("net.example.com", "node-a", "gpu-0", ""))),
-		podresourcestest.Pod("web", "l", podresourcestest.DRAContainer("srv", "web", "l-gpu", dev(draDriver, "node-a", "gpu-9", ""))),
+		podresourcestest.Pod("web", "l", podresourcestest.DRAContainer("srv", "web", "l-gpu", dev(apidra.DriverName, "node-a", "gpu-9", ""))),
 	}
 }
 

@@ -167,7 +167,7 @@ func TestSharingPlacements(t *testing.T) {
 // With the device plugin GPU 0 serves no 1g.10gb: the first share takes
 // GPU 1 whole and the other three never start. Under --gpu-api dra the
 // config is not used (a warning) and all four are made on demand on GPU 0
-// (4 slices: ⌊(4000+3)/7⌋ = 571 milli-GPU allocated).
+// (4 slices: ⌊4000/7⌋ = 571 milli-GPU allocated).
 func TestRunSharingOnDemand(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
@@ -127,7 +128,7 @@ func draWarnings(o Options, s *snapshot.Snapshot, warn func(string, ...any)) {
 		}
 	}
 	if dra > 0 && o.GPUAPI != placement.DRA.String() {
-		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, snapshot.DRADriver)
+		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, apidra.DriverName)
 	}
 	if dynamic > 0 && (o.GPUAPI != placement.DRA.String() || !strings.Contains(strings.ToLower(o.Sharing), "mig")) {
 		warn("%s: %d DRA nodes publish MIG placements (MIG on demand): simulated as whole GPUs that serve MIG claims as shares; --gpu-api dra --sharing mig simulates MIG on demand", o.SnapshotFile, dynamic)

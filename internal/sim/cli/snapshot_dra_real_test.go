@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
@@ -54,7 +55,7 @@ func TestSnapshotDRARealAPIServer(t *testing.T) {
 	slices := r.Pool().Slices
 	for i, s := range slices {
 		sl := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "a100-gpu.nvidia.com-" + string(rune('a'+i))},
-			Spec: resourceapi.ResourceSliceSpec{Driver: dra.DriverName, NodeName: ptr.To("a100"), Pool: resourceapi.ResourcePool{Name: "a100", ResourceSliceCount: int64(len(slices))},
+			Spec: resourceapi.ResourceSliceSpec{Driver: apidra.DriverName, NodeName: ptr.To("a100"), Pool: resourceapi.ResourcePool{Name: "a100", ResourceSliceCount: int64(len(slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters}}
 		if _, err := c.Client.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func createPod(ctx context.Context, t *testing.T, c *kube.Cluster, name, node, c
 	if node == "" {
 		return
 	}
-	claim.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{Request: "r", Driver: dra.DriverName, Pool: "a100", Device: device}}}}
+	claim.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{Request: "r", Driver: apidra.DriverName, Pool: "a100", Device: device}}}}
 	claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: name, UID: pod.UID}}
 	if _, err := c.Client.ResourceV1().ResourceClaims("ml").UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -43,14 +43,15 @@ const draMIGSnapshot = `{"kind":"List","items":[
 // TestSnapshotDRAMIGOnDemand runs draMIGSnapshot under --gpu-api dra
 // --sharing mig: the running 1g.10gb is put in place at its own slot. At
 // slot 6, slots 0-3 of gpu-0 stay free and big's 4g.40gb takes them (1 +
-// 4 compute slices held: ⌊(5000+3)/7⌋ = 714 milli-GPU allocated on
-// gpu-0, ⌊(4000+3)/7⌋ = 571 on gpu-1, whose 4g.40gb train holds: 1285 of
+// 4 compute slices held: ⌊5000/7⌋ = 714 milli-GPU allocated on
+// gpu-0, ⌊4000/7⌋ = 571 on gpu-1, whose 4g.40gb train holds: 1285 of
 // 2000); at slot 0 (the first free placement, where the simulator put it
 // before) big fits nowhere, as the only 4g.40gb placement starts at 0
-// (143 + 571 allocated). A node that publishes no MIG placements (its GPUs
-// not in MIG mode) stays whole: no GPU of MIG on demand in the report's
-// layouts (and big takes a whole GPU, the simulator's rule for a MIG pod
-// where no GPU is MIG-enabled; docs/simulate.md, Limits), 2000 allocated.
+// (142 + 571 allocated; gpu.MIGShareMilli rounds down). A node that
+// publishes no MIG placements (its GPUs not in MIG mode) stays whole: no
+// GPU of MIG on demand in the report's layouts (and big takes a whole GPU,
+// the simulator's rule for a MIG pod where no GPU is MIG-enabled;
+// docs/simulate.md, Limits), 2000 allocated.
 func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 	dir := t.TempDir()
 	for i, tc := range []struct {
@@ -58,7 +59,7 @@ func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 		noMIG     bool
 		placed    int
 		allocated int64
-	}{{"6", false, 1, 1285}, {"0", false, 0, 714}, {"6", true, 1, 2000}} {
+	}{{"6", false, 1, 1285}, {"0", false, 0, 713}, {"6", true, 1, 2000}} {
 		body := strings.ReplaceAll(draMIGSnapshot, "START", tc.start)
 		if tc.noMIG {
 			body = strings.ReplaceAll(body, `"type":{"string":"mig"}`, `"type":{"string":"none"}`)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -354,9 +355,9 @@ func (w *Workload) migDemand() ([gpu.NumMIGProfiles]float64, map[int]int) {
 	var migGPUs, wholeGPUs float64
 	for i := range w.pods {
 		p := &w.pods[i]
-		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < 7 {
+		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
 			demand[k]++
-			migGPUs += float64(gpu.MIGSlices(k)) / 7
+			migGPUs += float64(gpu.MIGSlices(k)) / apidra.MIGComputeSlices
 		} else {
 			wholeGPUs += float64(p.NumGPU)
 		}

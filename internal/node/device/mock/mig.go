@@ -135,7 +135,7 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 	if err != nil {
 		return device.MIGInstance{}, err
 	}
-	name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[mp.ComputeSlices], mp.MemoryMiB, g.MemoryMiB)
+	name, err := device.MIGProfileName(mp.GIProfileID, device.CIProfiles[mp.ComputeSlices], mp.MemoryMiB, g.MemoryMiB)
 	if err != nil {
 		return device.MIGInstance{}, err
 	}

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
@@ -114,18 +113,6 @@ func (m *MIGSpec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ciProfiles maps compute slices to NVML's compute instance profile
-// (nvml.h NVML_COMPUTE_INSTANCE_PROFILE_*).
-var ciProfiles = map[int]int{
-	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
-	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
-	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
-	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
-	6: nvml.COMPUTE_INSTANCE_PROFILE_6_SLICE,
-	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
-	8: nvml.COMPUTE_INSTANCE_PROFILE_8_SLICE,
-}
-
 // devices returns the MIG devices of GPU instance j (GPU instance ID j+1)
 // of GPU g, whose catalog profile is mp; field names the spec in errors.
 func (m MIGSpec) devices(field string, g device.GPU, j int, mp gpu.MIGProfile) ([]device.MIGDevice, error) {
@@ -142,7 +129,7 @@ func (m MIGSpec) devices(field string, g device.GPU, j int, mp gpu.MIGProfile) (
 	}
 	sum := 0
 	for k, c := range cis {
-		if _, ok := ciProfiles[c]; !ok || c > mp.ComputeSlices {
+		if _, ok := device.CIProfiles[c]; !ok || c > mp.ComputeSlices {
 			return nil, fmt.Errorf("%s.computeInstances[%d]: %d compute slices; want 1, 2, 3, 4, 6, 7 or 8, at most the %d of %s", field, k, c, mp.ComputeSlices, mp.Name)
 		}
 		sum += c
@@ -152,7 +139,7 @@ func (m MIGSpec) devices(field string, g device.GPU, j int, mp gpu.MIGProfile) (
 	}
 	var out []device.MIGDevice
 	for k, c := range cis {
-		name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[c], mem, g.MemoryMiB)
+		name, err := device.MIGProfileName(mp.GIProfileID, device.CIProfiles[c], mem, g.MemoryMiB)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 )
@@ -55,7 +56,7 @@ func TestDRAOverNVML(t *testing.T) {
 	}
 	c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c", UID: "uid-c"}}
 	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
-		{Request: "r0", Driver: dra.DriverName, Pool: "node-a", Device: dev},
+		{Request: "r0", Driver: apidra.DriverName, Pool: "node-a", Device: dev},
 	}}}
 	res, err := d.PrepareResourceClaims(ctx, []*resourceapi.ResourceClaim{c})
 	if err != nil || res[c.UID].Err != nil {

@@ -28,18 +28,6 @@ var _ device.MIGManager = (*Backend)(nil)
 // nvmlGpuInstanceCreateComputeInstance; destroy the compute instances, then
 // the GPU instance. Unlike NVIDIA's driver it never changes MIG mode.
 
-// ciProfiles maps compute slices to NVML's compute instance profile
-// spanning them (nvml.h NVML_COMPUTE_INSTANCE_PROFILE_*).
-var ciProfiles = map[int]int{
-	1: nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE,
-	2: nvml.COMPUTE_INSTANCE_PROFILE_2_SLICE,
-	3: nvml.COMPUTE_INSTANCE_PROFILE_3_SLICE,
-	4: nvml.COMPUTE_INSTANCE_PROFILE_4_SLICE,
-	6: nvml.COMPUTE_INSTANCE_PROFILE_6_SLICE,
-	7: nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE,
-	8: nvml.COMPUTE_INSTANCE_PROFILE_8_SLICE,
-}
-
 // migGPU is a GPU the MIG manager works on.
 type migGPU struct {
 	uuid   string
@@ -163,7 +151,7 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 		}
 		return device.MIGInstance{}, fmt.Errorf("nvml: %s: not a placement of the profile (NVML's starts: %v)", what, starts)
 	}
-	name, err := device.MIGProfileName(mp.GIProfileID, ciProfiles[mp.ComputeSlices], int64(info.MemorySizeMB), g.memMiB)
+	name, err := device.MIGProfileName(mp.GIProfileID, device.CIProfiles[mp.ComputeSlices], int64(info.MemorySizeMB), g.memMiB)
 	if err != nil {
 		return device.MIGInstance{}, fmt.Errorf("nvml: %s: %w", what, err)
 	}
@@ -192,7 +180,7 @@ func (b *Backend) computeInstance(g migGPU, gi nvml.GpuInstance, mp gpu.MIGProfi
 	if ret != nvml.SUCCESS {
 		return device.MIGInstance{}, nvErr(what+": GPU instance info", ret)
 	}
-	ciProfile := ciProfiles[mp.ComputeSlices]
+	ciProfile := device.CIProfiles[mp.ComputeSlices]
 	ciInfo, ret := gi.GetComputeInstanceProfileInfo(ciProfile, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 	if ret != nvml.SUCCESS {
 		return device.MIGInstance{}, nvErr(what+": compute instance profile", ret)
@@ -305,7 +293,7 @@ func giProfileName(g migGPU, p int, info nvml.GpuInstanceProfileInfo) string {
 			return mp.Name
 		}
 	}
-	name, _ := device.MIGProfileName(p, ciProfiles[int(info.SliceCount)], int64(info.MemorySizeMB), g.memMiB)
+	name, _ := device.MIGProfileName(p, device.CIProfiles[int(info.SliceCount)], int64(info.MemorySizeMB), g.memMiB)
 	return name
 }
 
