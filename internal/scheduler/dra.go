@@ -263,7 +263,7 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 	}
 	id := structured.MakeDeviceID(apidra.DriverName, pool, g.name)
 	if st.AllocatedDevices.Has(id) {
-		return 1000
+		return gpuresource.MilliPerGPU
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
 		var milli, mem int64
@@ -277,7 +277,7 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 			return gpuresource.SharedGPUMilli(milli, mem, g.mem)
 		}
 		if !g.shared {
-			return 1000
+			return gpuresource.MilliPerGPU
 		}
 	}
 	return 0

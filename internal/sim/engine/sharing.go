@@ -70,7 +70,7 @@ func ParseSharing(list string) ([]Sharing, error) {
 			s.Mode = f
 		case strings.HasPrefix(f, "timeslice:"):
 			n, err := strconv.Atoi(strings.TrimPrefix(f, "timeslice:"))
-			if err != nil || n < 2 || n > 1000 || 1000%n != 0 {
+			if err != nil || n < 2 || n > cluster.MilliGPU || cluster.MilliGPU%n != 0 {
 				return nil, fmt.Errorf("sharing %q: N must be a divisor of 1000 from 2 (2, 4, 5, 8, 10, 20, ...), so that N replicas of 1000/N milli-GPU fill a GPU", f)
 			}
 			s = Sharing{Mode: "timeslice", Replicas: n}
