@@ -75,6 +75,8 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
 			free -= took
+			r.ServedGPUMilli += asked[i].TotalGPUMilli()
+			r.PaddingGPUMilli += p.TotalGPUMilli() - asked[i].TotalGPUMilli()
 			frag.update(c, node)
 			if use != nil {
 				use.add(c, node, gpus, k, i)

@@ -17,10 +17,26 @@ type Recommendation struct {
 	// (fill), "lowest p95 wait, then highest allocation" (replay), "fewest
 	// USD per hour meeting TARGET" (--size).
 	Goal string `json:"goal"`
+	// Verdict is "recommended"; "tie" when every policy of the chosen
+	// sharing mode places the same pods and serves the same GPU demand
+	// (Policy is then "": keep yours); "infeasible" when the best
+	// candidate places fewer than half the arrived pods (Policy and
+	// Sharing are then "": nothing is recommended).
+	Verdict string `json:"verdict"`
 	// Policy and Sharing are the choice; Sharing is "fractional" for the
 	// workload as given (no --sharing).
 	Policy  string `json:"policy"`
 	Sharing string `json:"sharing"`
+	// Isolation is what the sharing mode isolates (engine.Isolation).
+	Isolation string `json:"isolation,omitempty"`
+	// PlacedPods and ArrivedPods (means over the seeds) and ServedRatio
+	// (the GPU demand served over the arrived demand, 0..1) are the best
+	// candidate's; USDPerServedGPUHour is USDPerHour (every GPU, idle or
+	// not) per GPU of demand it serves.
+	PlacedPods          float64 `json:"placed_pods"`
+	ArrivedPods         float64 `json:"arrived_pods"`
+	ServedRatio         float64 `json:"served_ratio"`
+	USDPerServedGPUHour float64 `json:"usd_per_served_gpu_hour,omitempty" round:"cent"`
 	// Cluster is the node list the choice runs on (--size: the scaled
 	// list), one entry per node type; Nodes and GPUs its totals.
 	Cluster []NodeCount `json:"cluster"`

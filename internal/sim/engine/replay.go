@@ -306,7 +306,7 @@ func (rp *replayer) arrive() error {
 	rp.seq[i] = rp.ai
 	rp.advance(rp.w.specs[i].Creation)
 	rp.r.Pods++
-	rp.r.ArrivedGPUMilli += rp.pods[i].TotalGPUMilli()
+	rp.r.ArrivedGPUMilli += rp.w.askedPods()[i].TotalGPUMilli() // as asked, under any sharing mode
 	if rp.teamPod(i) {
 		if err := rp.teamArrival(i); err != nil {
 			return err
@@ -489,6 +489,9 @@ func (rp *replayer) start(i int, node int, gpus cluster.GPUSet) error {
 	}
 	rp.frag.update(c, node)
 	rp.meter.Allocate(took, w.price(c.Nodes[node].ModelID))
+	asked := w.askedPods()[i].TotalGPUMilli()
+	rp.r.ServedGPUMilli += asked
+	rp.r.PaddingGPUMilli += p.TotalGPUMilli() - asked
 	if rp.use != nil {
 		rp.use.add(c, node, gpus, i, i)
 	}

@@ -521,6 +521,26 @@ type SharingStats struct {
 	TrainingOnSharedGPU int `json:"training_on_shared_gpu"`
 }
 
+// Isolation says what sharing mode mode (Sharing.String) isolates between
+// the pods that share one GPU: exclusive and MIG, in hardware; time-slicing
+// nothing; fractional (milli-GPU packed on one GPU) nothing on the GPU
+// but the scheduler's accounting, unless DRA serves the shares under an
+// MPS configuration (compute and memory limits, enforced: docs/dra.md);
+// MPS is no mode of the simulator of its own.
+func Isolation(mode string) string {
+	switch {
+	case mode == "exclusive":
+		return "hardware: a whole GPU per pod"
+	case mode == "mig":
+		return "hardware: MIG instances (memory, cache, compute, faults)"
+	case strings.HasPrefix(mode, "timeslice"):
+		return "nothing: time-slicing shares memory and faults"
+	case mode == "fractional":
+		return "nothing on the GPU: the scheduler's milli-GPU accounting only (DRA with an MPS configuration enforces compute and memory limits)"
+	}
+	return ""
+}
+
 // SharingReport compares sharing modes (gpuplane simulate --sharing): one
 // row per mode and policy, the MIG layouts of the mig mode, and every
 // mode's runs.
@@ -557,6 +577,23 @@ type SharingRow struct {
 	QueueDelayP95StdSeconds float64 `json:"queue_delay_p95_std_seconds,omitempty" round:"ms"`
 	PlacedPods              float64 `json:"placed_pods"`
 	FailedPods              float64 `json:"failed_pods"`
+	// ArrivedPods arrived (the same in every mode); ServedRatio and its
+	// Std are the GPU demand served over the arrived demand (0..1,
+	// Result.ServedGPUMilli), ServedGPUs the demand served in GPUs and
+	// PaddingGPUs what the placed pods held beyond their demand, in GPUs
+	// (waste: Result.PaddingGPUMilli).
+	ArrivedPods    float64 `json:"arrived_pods"`
+	ServedRatio    float64 `json:"served_ratio"`
+	ServedRatioStd float64 `json:"served_ratio_std"`
+	ServedGPUs     float64 `json:"served_gpus"`
+	PaddingGPUs    float64 `json:"padding_gpus"`
+	// USDPerServedGPUHour is USDPerHour (the GPUs holding a pod) per GPU
+	// of demand served; 0 when none is served, and in replay (whose served
+	// demand sums the starts, not GPU-hours).
+	USDPerServedGPUHour float64 `json:"usd_per_served_gpu_hour" round:"cent"`
+	// Isolation is what the mode isolates between the pods of one GPU
+	// (Isolation).
+	Isolation string `json:"isolation"`
 	// GPUsNeeded and USDPerHour: SharingStats.GPUsNeeded and its price.
 	GPUsNeeded float64 `json:"gpus_needed"`
 	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
@@ -575,7 +612,8 @@ func SharingRows(rep *Report) []SharingRow {
 	var out []SharingRow
 	for _, s := range rep.Summary {
 		row := SharingRow{Policy: s.Policy, GPUAllocationRatio: s.GPUAllocationRatioMean,
-			FailedPods: s.FailedPodsMean, QueueDelayMeanSeconds: s.QueueDelayMeanSeconds, QueueDelayP95Seconds: s.QueueDelayP95Seconds}
+			FailedPods: s.FailedPodsMean, ArrivedPods: s.ArrivedPodsMean, ServedRatio: s.ServedRatioMean,
+			ServedRatioStd: s.ServedRatioStd, ServedGPUs: s.ServedGPUsMean, PaddingGPUs: s.PaddingGPUsMean, QueueDelayMeanSeconds: s.QueueDelayMeanSeconds, QueueDelayP95Seconds: s.QueueDelayP95Seconds}
 		if rep.Mode == "replay" {
 			row.GPUAllocationRatio = s.TimeWeightedAllocMean
 		}
@@ -613,6 +651,10 @@ func SharingRows(rep *Report) []SharingRow {
 		row.SharedPods /= n
 		row.TrainingPods /= n
 		row.TrainingOnSharedGPU /= n
+		if row.ServedGPUs > 0 && rep.Mode != "replay" { // replay's served demand sums starts
+			row.USDPerServedGPUHour = row.USDPerHour / row.ServedGPUs
+		}
+		row.Isolation = Isolation(row.Sharing)
 		out = append(out, row)
 	}
 	return out

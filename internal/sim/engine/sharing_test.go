@@ -49,6 +49,13 @@ func sharingWorkload(t *testing.T) *Workload {
 //     3g, 3/7 = 428.6) takes a 3g instance, b (600 → 7g) GPU 1 whole, c
 //     fails (no whole GPU left), d the other 3g: (round(6000/7) + 1000) /
 //     2000 = 1857/2000, 3 placed, a and d share GPU 0.
+//
+// Served is what the placed pods asked; padding what they hold beyond it:
+// fractional 300 + 600 + 1000 = 1900 served, none padded; exclusive a and
+// b, 900 served, 700 + 400 padded; timeslice:2 a, b, d, 1200 served, a
+// and d padded to 500 (200 each) and b to 1000 (400): 800; timeslice:4 a
+// and b whole: 900 and 1100; mig a and d as 3g (428, 128 padded each) and
+// b as 7g (1000, 400 padded): 1200 and 656.
 func TestSharingModesByHand(t *testing.T) {
 	w := sharingWorkload(t)
 	given := func(node, g int) []string {
@@ -62,12 +69,13 @@ func TestSharingModesByHand(t *testing.T) {
 		alloc                int64
 		placed, failed, shar int
 		training             int // c placed
+		served, padding      int64
 	}{
-		{"fractional", 1900, 3, 1, 2, 1},
-		{"exclusive", 2000, 2, 2, 0, 0},
-		{"timeslice:2", 2000, 3, 1, 2, 0},
-		{"timeslice:4", 2000, 2, 2, 0, 0},
-		{"mig", 1857, 3, 1, 2, 0},
+		{"fractional", 1900, 3, 1, 2, 1, 1900, 0},
+		{"exclusive", 2000, 2, 2, 0, 0, 900, 1100},
+		{"timeslice:2", 2000, 3, 1, 2, 0, 1200, 800},
+		{"timeslice:4", 2000, 2, 2, 0, 0, 900, 1100},
+		{"mig", 1857, 3, 1, 2, 0, 1200, 656},
 	} {
 		ss, err := ParseSharing(tc.mode)
 		if err != nil {
@@ -91,6 +99,9 @@ func TestSharingModesByHand(t *testing.T) {
 			t.Errorf("%s: allocated %d, failed %d, sharing %+v; want %d, %d, placed %d, shared %d, 2 GPUs",
 				tc.mode, r.AllocatedGPUMilli, r.FailedPods, s, tc.alloc, tc.failed, tc.placed, tc.shar)
 			continue
+		}
+		if r.ServedGPUMilli != tc.served || r.PaddingGPUMilli != tc.padding || r.ArrivedGPUMilli != 2200 {
+			t.Errorf("%s: served %d, padding %d, arrived %d; want %d, %d, 2200 (as asked)", tc.mode, r.ServedGPUMilli, r.PaddingGPUMilli, r.ArrivedGPUMilli, tc.served, tc.padding)
 		}
 		// c, the only pod of a whole GPU, never shares a GPU.
 		if s.TrainingOnSharedGPU != 0 || s.TrainingPods != tc.training {

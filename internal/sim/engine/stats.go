@@ -5,19 +5,46 @@ package engine
 
 import (
 	"math"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
 )
+
+// PlacedPods returns the pods run r placed and the pods that arrived:
+// fill, the placements of its arrived pods; replay, the starts and the
+// pods that arrived.
+func PlacedPods(r Result) (placed, arrived int) {
+	if r.Replay != nil {
+		return r.Replay.Started, r.Pods
+	}
+	return r.Pods - r.FailedPods, r.Pods
+}
+
+// ServedRatio is the GPU demand run r served over the demand that arrived
+// (0..1; 0 when none arrived).
+func ServedRatio(r Result) float64 {
+	if r.ArrivedGPUMilli <= 0 {
+		return 0
+	}
+	return float64(r.ServedGPUMilli) / float64(r.ArrivedGPUMilli)
+}
 
 func summarise(policies []string, results []Result) []Summary {
 	var out []Summary
 	for _, p := range policies {
 		s := Summary{Policy: p}
-		var allocs []float64
+		var allocs, served []float64
 		for _, r := range results {
 			if r.Policy != p {
 				continue
 			}
 			s.Runs++
 			allocs = append(allocs, r.GPUAllocationRatio)
+			served = append(served, ServedRatio(r))
+			placed, arrived := PlacedPods(r)
+			s.PlacedPodsMean += float64(placed)
+			s.ArrivedPodsMean += float64(arrived)
+			s.ServedGPUsMean += float64(r.ServedGPUMilli) / cluster.MilliGPU
+			s.PaddingGPUsMean += float64(r.PaddingGPUMilli) / cluster.MilliGPU
 			s.FragmentationRatioMean += r.FragmentationRatio
 			s.FailedPodsMean += float64(r.FailedPods)
 			s.UnallocatedGPUsMean += r.UnallocatedGPUs
@@ -33,6 +60,11 @@ func summarise(policies []string, results []Result) []Summary {
 		}
 		n := float64(s.Runs)
 		s.GPUAllocationRatioMean, s.GPUAllocationRatioStd = meanStd(allocs)
+		s.ServedRatioMean, s.ServedRatioStd = meanStd(served)
+		s.PlacedPodsMean /= n
+		s.ArrivedPodsMean /= n
+		s.ServedGPUsMean /= n
+		s.PaddingGPUsMean /= n
 		s.FragmentationRatioMean /= n
 		s.FailedPodsMean /= n
 		s.UnallocatedGPUsMean /= n

@@ -80,6 +80,14 @@ type Result struct {
 	AllocatedGPUMilli int64 `json:"allocated_gpu_milli"`
 	// GPUAllocationRatio is AllocatedGPUMilli / TotalGPUMilli (0..1).
 	GPUAllocationRatio float64 `json:"gpu_allocation_ratio"`
+	// ServedGPUMilli is the GPU demand served: the milli-GPU the placed
+	// pods asked for as the trace gives them (fill: the pods placed;
+	// replay: every start), whatever a sharing mode made them hold.
+	// PaddingGPUMilli is what they held beyond it: a share padded to a
+	// whole GPU (exclusive), a MIG instance or a time-slicing replica
+	// larger than the share; 0 under fractional.
+	ServedGPUMilli  int64 `json:"served_gpu_milli"`
+	PaddingGPUMilli int64 `json:"padding_gpu_milli"`
 	// UnallocatedGPUs is the idle GPU capacity at the end, in GPUs.
 	UnallocatedGPUs float64 `json:"unallocated_gpus"`
 	// FailedPods: fill: pods that fit nowhere on arrival; replay: pods
@@ -148,8 +156,19 @@ type Summary struct {
 	GPUAllocationRatioStd  float64 `json:"gpu_allocation_ratio_std"`
 	FragmentationRatioMean float64 `json:"fragmentation_ratio_mean"`
 	FailedPodsMean         float64 `json:"failed_pods_mean"`
-	UnallocatedGPUsMean    float64 `json:"unallocated_gpus_mean"`
-	IdleUSDPerHourMean     float64 `json:"idle_usd_per_hour_mean" round:"cent"`
+	// PlacedPodsMean are the pods placed (fill) or started (replay),
+	// ArrivedPodsMean the pods that arrived; ServedRatioMean and Std the
+	// GPU demand served over the arrived demand (Result.ServedGPUMilli /
+	// ArrivedGPUMilli, 0..1), ServedGPUsMean the demand served in GPUs and
+	// PaddingGPUsMean the padding (Result.PaddingGPUMilli) in GPUs.
+	PlacedPodsMean      float64 `json:"placed_pods_mean"`
+	ArrivedPodsMean     float64 `json:"arrived_pods_mean"`
+	ServedRatioMean     float64 `json:"served_ratio_mean"`
+	ServedRatioStd      float64 `json:"served_ratio_std"`
+	ServedGPUsMean      float64 `json:"served_gpus_mean"`
+	PaddingGPUsMean     float64 `json:"padding_gpus_mean"`
+	UnallocatedGPUsMean float64 `json:"unallocated_gpus_mean"`
+	IdleUSDPerHourMean  float64 `json:"idle_usd_per_hour_mean" round:"cent"`
 	// Replay only: mean over seeds.
 	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty" round:"ms"`
 	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty" round:"ms"`

@@ -25,16 +25,40 @@ type candidate struct {
 	// population standard deviations.
 	alloc, allocSD float64
 	p95, p95SD     float64
+	// served (0..1) is the GPU demand served over the arrived demand, with
+	// its standard deviation; placed and arrived are pods; servedGPUs the
+	// demand served in GPUs; usdServed the USD per hour of the GPUs holding
+	// a pod per served GPU (--sharing rows; 0: not known); isolation what
+	// the mode isolates.
+	served, servedSD float64
+	placed, arrived  float64
+	servedGPUs       float64
+	usdServed        float64
+	isolation        string
 	// idleGPUs, idleUSDh: what is left unallocated and its price per hour.
 	idleGPUs, idleUSDh float64
 }
 
+// Verdicts of a recommendation (engine.Recommendation.Verdict).
+const (
+	VerdictRecommended = "recommended"
+	VerdictTie         = "tie"
+	VerdictInfeasible  = "infeasible"
+)
+
 // Recommend is the decision a simulation supports: of its policies (and,
-// with --sharing, its sharing modes) the best for the experiment's goal,
-// fill: the highest GPU allocation ratio; replay: the lowest p95 wait
-// (engine.P95Wait), then the highest time-weighted allocation. The cluster
-// is nodes, the one simulated, priced at price (USD per GPU-hour of a
-// model). It returns nil for a report without results.
+// with --sharing, its sharing modes) the best for the experiment's goal at
+// equal arrived demand, fill: the most GPU demand served (the milli-GPU
+// the placed pods asked for, not what they hold), then the most pods
+// placed, then the fewest USD per served GPU-hour; replay: the lowest p95
+// wait (engine.P95Wait) first. A report without served figures (none
+// recorded) ranks by GPU allocation instead. When every policy of the
+// chosen mode places the same pods and serves the same demand the verdict
+// is a tie (keep yours); when the choice places fewer than half the
+// arrived pods the configuration is infeasible and nothing is
+// recommended. The cluster is nodes, the one simulated, priced at price
+// (USD per GPU-hour of a model). It returns nil for a report without
+// results.
 func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
 	cluster, n, gpus, usdh := clusterOf(nodes, price)
 	cs := candidates(r, gpus, usdh)
@@ -42,10 +66,16 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 		return nil
 	}
 	replay := r.Mode == "replay"
-	rank(cs, replay)
+	byServed := servedKnown(cs)
+	rank(cs, replay, byServed)
 	a := cs[0]
-	rec := &engine.Recommendation{Policy: a.policy, Sharing: a.sharing, Cluster: cluster, Nodes: n, GPUs: gpus,
-		USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth, IdleGPUs: a.idleGPUs, IdleUSDPerMonth: a.idleUSDh * engine.HoursPerMonth}
+	rec := &engine.Recommendation{Verdict: VerdictRecommended, Policy: a.policy, Sharing: a.sharing, Isolation: a.isolation,
+		Cluster: cluster, Nodes: n, GPUs: gpus, USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth,
+		IdleGPUs: a.idleGPUs, IdleUSDPerMonth: a.idleUSDh * engine.HoursPerMonth,
+		PlacedPods: a.placed, ArrivedPods: a.arrived, ServedRatio: a.served}
+	if a.servedGPUs > 0 && !replay { // replay's served demand sums starts, not GPU-hours
+		rec.USDPerServedGPUHour = usdh / a.servedGPUs
+	}
 	name := func(c candidate) string {
 		if r.Sharing == nil {
 			return c.policy
@@ -53,13 +83,37 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 		return c.policy + " (" + c.sharing + ")"
 	}
 	byWait := replay && len(cs) > 1 && cs[0].p95 != cs[1].p95
-	setGoal(rec, a, replay, byWait)
+	setGoal(rec, a, replay, byWait, byServed)
 	if len(cs) == 1 {
 		rec.Reason = fmt.Sprintf("%s is the only candidate: nothing to compare it with.", name(a))
-		return rec
+	} else {
+		compare(rec, a, cs[1], replay, byWait, byServed, name)
 	}
-	compare(rec, a, cs[1], replay, byWait, name)
+	if byServed && a.arrived > 0 && a.placed < a.arrived/2 {
+		infeasible(rec, a, name)
+	} else if tie := tied(cs, replay); len(tie) > 1 {
+		modeWhy := ""
+		for _, c := range cs {
+			if c.sharing != a.sharing {
+				compare(rec, a, c, replay, byWait, byServed, name)
+				modeWhy = rec.Reason
+				break
+			}
+		}
+		sayTie(rec, tie, modeWhy)
+	}
 	return rec
+}
+
+// servedKnown reports whether the candidates carry served demand (runs of
+// this version; a report built by hand may have none).
+func servedKnown(cs []candidate) bool {
+	for _, c := range cs {
+		if c.served > 0 || c.placed > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // candidates are the policies (and, with --sharing, sharing modes) of r
@@ -73,50 +127,88 @@ func candidates(r *engine.Report, gpus int, usdh float64) []candidate {
 			cs = append(cs, candidate{policy: row.Policy, sharing: row.Sharing, runs: row.Runs,
 				alloc: row.GPUAllocationRatio, allocSD: row.GPUAllocationRatioStd,
 				p95: row.QueueDelayP95Seconds, p95SD: row.QueueDelayP95StdSeconds,
+				served: row.ServedRatio, servedSD: row.ServedRatioStd, placed: row.PlacedPods, arrived: row.ArrivedPods,
+				servedGPUs: row.ServedGPUs, usdServed: row.USDPerServedGPUHour, isolation: row.Isolation,
 				idleGPUs: idle, idleUSDh: (1 - row.GPUAllocationRatio) * usdh})
 		}
-	} else {
-		for _, s := range r.Summary {
-			c := candidate{policy: s.Policy, sharing: "fractional", runs: s.Runs}
-			if r.Mode == "replay" {
-				a := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.TimeWeightedAllocationRatio }))
-				p := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.QueueDelayP95Seconds }))
-				c.alloc, c.allocSD, c.p95, c.p95SD = a.Mean, a.Std, p.Mean, p.Std
-				c.idleGPUs = (1 - a.Mean) * float64(gpus)
-				c.idleUSDh = statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 {
-					if x.SpanSeconds <= 0 {
-						return 0
-					}
-					return x.IdleCostUSD / (x.SpanSeconds / 3600)
-				})).Mean
-			} else {
-				c.alloc, c.allocSD = s.GPUAllocationRatioMean, s.GPUAllocationRatioStd
-				c.idleGPUs, c.idleUSDh = s.UnallocatedGPUsMean, s.IdleUSDPerHourMean
-			}
-			cs = append(cs, c)
+		return cs
+	}
+	for _, s := range r.Summary {
+		c := candidate{policy: s.Policy, sharing: "fractional", runs: s.Runs, isolation: engine.Isolation("fractional"),
+			served: s.ServedRatioMean, servedSD: s.ServedRatioStd, placed: s.PlacedPodsMean, arrived: s.ArrivedPodsMean, servedGPUs: s.ServedGPUsMean}
+		if r.Mode == "replay" {
+			a := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.TimeWeightedAllocationRatio }))
+			p := statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 { return x.QueueDelayP95Seconds }))
+			c.alloc, c.allocSD, c.p95, c.p95SD = a.Mean, a.Std, p.Mean, p.Std
+			c.idleGPUs = (1 - a.Mean) * float64(gpus)
+			c.idleUSDh = statOf(r, s.Policy, replayOf(func(x *engine.ReplayStats) float64 {
+				if x.SpanSeconds <= 0 {
+					return 0
+				}
+				return x.IdleCostUSD / (x.SpanSeconds / 3600)
+			})).Mean
+		} else {
+			c.alloc, c.allocSD = s.GPUAllocationRatioMean, s.GPUAllocationRatioStd
+			c.idleGPUs, c.idleUSDh = s.UnallocatedGPUsMean, s.IdleUSDPerHourMean
 		}
+		cs = append(cs, c)
 	}
 	return cs
 }
 
-// rank orders cs best first: fill by GPU allocation; replay by p95 wait,
-// then time-weighted allocation.
-func rank(cs []candidate, replay bool) {
+// rank orders cs best first: replay by p95 wait first; then, byServed, by
+// GPU demand served, pods placed and USD per served GPU-hour (lower
+// first; 0, unknown, last); then by GPU allocation.
+func rank(cs []candidate, replay, byServed bool) {
 	sort.SliceStable(cs, func(i, j int) bool {
-		if replay && cs[i].p95 != cs[j].p95 {
-			return cs[i].p95 < cs[j].p95
+		a, b := cs[i], cs[j]
+		if replay && a.p95 != b.p95 {
+			return a.p95 < b.p95
 		}
-		return cs[i].alloc > cs[j].alloc
+		if byServed {
+			if !same(a.served, b.served) {
+				return a.served > b.served
+			}
+			if !same(a.placed, b.placed) {
+				return a.placed > b.placed
+			}
+			if a.usdServed != b.usdServed && (a.usdServed == 0) != (b.usdServed == 0) {
+				return b.usdServed == 0
+			}
+			if a.usdServed != b.usdServed {
+				return a.usdServed < b.usdServed
+			}
+		}
+		return a.alloc > b.alloc
 	})
 }
 
+// podCount writes a mean count of pods: whole, with thousands separators,
+// else to one decimal.
+func podCount(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return thousands(int(v))
+	}
+	return num1(v)
+}
+
+// same reports whether two means are equal but for float noise.
+func same(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
 // setGoal writes the goal the recommendation serves and a's value for it.
-func setGoal(rec *engine.Recommendation, a candidate, replay, byWait bool) {
+func setGoal(rec *engine.Recommendation, a candidate, replay, byWait, byServed bool) {
+	const served = "most arrived GPU demand served, then most pods placed"
 	switch {
+	case !replay && byServed:
+		rec.Goal, rec.Unit, rec.Value = served+", at the end of the fill", "points of arrived GPU demand served (%)", 100*a.served
 	case !replay:
 		rec.Goal, rec.Unit, rec.Value = "highest GPU allocation ratio at the end of the fill", "points of GPU allocation (%)", 100*a.alloc
 	case byWait:
-		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then highest time-weighted GPU allocation", "seconds of p95 wait", a.p95
+		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then "+served, "seconds of p95 wait", a.p95
+	case byServed:
+		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then "+served, "points of arrived GPU demand served (%)", 100*a.served
 	default:
 		rec.Goal, rec.Unit, rec.Value = "lowest p95 wait, then highest time-weighted GPU allocation", "points of time-weighted GPU allocation (%)", 100*a.alloc
 	}
@@ -124,11 +216,14 @@ func setGoal(rec *engine.Recommendation, a candidate, replay, byWait bool) {
 
 // compare writes how a, the choice, stands against b, the runner-up: the
 // margin, its spread, whether it is significant, and the reason in words.
-func compare(rec *engine.Recommendation, a, b candidate, replay, byWait bool, name func(candidate) string) {
+func compare(rec *engine.Recommendation, a, b candidate, replay, byWait, byServed bool, name func(candidate) string) {
 	rec.RunnerUpPolicy, rec.RunnerUpSharing = b.policy, b.sharing
-	if byWait {
+	switch {
+	case byWait:
 		rec.RunnerUpValue, rec.Margin, rec.Spread = b.p95, b.p95-a.p95, a.p95SD+b.p95SD
-	} else {
+	case byServed:
+		rec.RunnerUpValue, rec.Margin, rec.Spread = 100*b.served, 100*(a.served-b.served), 100*(a.servedSD+b.servedSD)
+	default:
 		rec.RunnerUpValue, rec.Margin, rec.Spread = 100*b.alloc, 100*(a.alloc-b.alloc), 100*(a.allocSD+b.allocSD)
 	}
 	runs := min(a.runs, b.runs)
@@ -146,8 +241,13 @@ func compare(rec *engine.Recommendation, a, b candidate, replay, byWait bool, na
 		if math.IsInf(b.p95, 1) {
 			why = fmt.Sprintf("%s keeps the p95 wait at %s, while over 5%% of pods never start under %s (p95 unbounded)", name(a), duration(a.p95), name(b))
 		}
-	case replay:
+	case replay && !byServed:
 		why = fmt.Sprintf("%s and %s have the same p95 wait (%s); %s allocates %s%% over time, %s points more", name(a), name(b), duration(a.p95), name(a), pct(a.alloc), shown(a.alloc, b.alloc))
+	case byServed:
+		why = servedWhy(a, b, name)
+		if replay {
+			why = fmt.Sprintf("%s and %s have the same p95 wait (%s); ", name(a), name(b), duration(a.p95)) + why
+		}
 	default:
 		why = fmt.Sprintf("%s allocates %s%% of GPU capacity, %s points more than %s (%s%%)", name(a), pct(a.alloc), shown(a.alloc, b.alloc), name(b), pct(b.alloc))
 	}
@@ -155,6 +255,70 @@ func compare(rec *engine.Recommendation, a, b candidate, replay, byWait bool, na
 	if replay && math.IsInf(a.p95, 1) {
 		rec.Reason += " Over 5% of pods never start under every candidate: the cluster is too small for the trace (size it with --size 'p95wait<=10m')."
 	}
+}
+
+// servedWhy says how a serves more than b: demand served, pods placed,
+// then (when those tie) USD per served GPU-hour.
+func servedWhy(a, b candidate, name func(candidate) string) string {
+	why := fmt.Sprintf("%s serves %s%% of the arrived GPU demand and places %s of %s pods, against %s%% and %s for %s",
+		name(a), pct(a.served), podCount(a.placed), podCount(a.arrived), pct(b.served), podCount(b.placed), name(b))
+	if same(a.served, b.served) && same(a.placed, b.placed) && a.usdServed > 0 && b.usdServed > 0 && usd(a.usdServed) != usd(b.usdServed) {
+		why += fmt.Sprintf("; it costs %s USD per served GPU-hour against %s", usd(a.usdServed), usd(b.usdServed))
+	}
+	return why
+}
+
+// tied returns the candidates of the best's sharing mode that place the
+// same pods and serve the same demand as it (and, in replay, wait as
+// long), the best first; one candidate when none ties with it.
+func tied(cs []candidate, replay bool) []candidate {
+	a := cs[0]
+	var out []candidate
+	for _, c := range cs {
+		if c.sharing != a.sharing {
+			continue
+		}
+		if math.Abs(c.served-a.served) > 1e-6 || math.Abs(c.placed-a.placed) > 1e-6 || (replay && c.p95 != a.p95) {
+			return nil // a policy of the mode differs: no tie
+		}
+		out = append(out, c)
+	}
+	if !servedKnown(out) {
+		return nil
+	}
+	return out
+}
+
+// sayTie makes rec say that no policy differs: keep yours, with the spread
+// of the tied candidates; across modes the mode is still chosen, for
+// modeWhy (the comparison with the best of another mode; "": one mode).
+func sayTie(rec *engine.Recommendation, tie []candidate, modeWhy string) {
+	lo, hi, sd := tie[0].alloc, tie[0].alloc, 0.0
+	var names []string
+	for _, c := range tie {
+		lo, hi, sd = math.Min(lo, c.alloc), math.Max(hi, c.alloc), math.Max(sd, c.servedSD)
+		names = append(names, c.policy)
+	}
+	rec.Verdict, rec.Policy = VerdictTie, ""
+	if modeWhy == "" {
+		rec.RunnerUpPolicy, rec.RunnerUpSharing, rec.RunnerUpValue, rec.Margin, rec.Significant = "", "", 0, 0, false
+		rec.Spread = 100 * sd
+	}
+	why := fmt.Sprintf("no policy differs on this workload: keep yours. %s each place %s of %s pods and serve %s%% of the arrived GPU demand (spread over the policies: 0.00 points; GPU allocation %s%% to %s%%; seeds' spread %.2f points).",
+		strings.Join(names, ", "), podCount(tie[0].placed), podCount(tie[0].arrived), pct(tie[0].served), pct(lo), pct(hi), 100*sd)
+	if modeWhy != "" {
+		why = "Sharing " + tie[0].sharing + " is the best mode: " + modeWhy + " Within it, " + why
+	}
+	rec.Reason = why
+}
+
+// infeasible makes rec say that the configuration leaves most pods
+// unstarted: nothing is recommended.
+func infeasible(rec *engine.Recommendation, a candidate, name func(candidate) string) {
+	rec.Verdict, rec.Policy, rec.Sharing = VerdictInfeasible, "", ""
+	rec.Significant = false
+	rec.Reason = fmt.Sprintf("infeasible: even the best candidate, %s, places %s of %s arrived pods (%s%%), fewer than half; no policy or sharing mode makes this cluster fit this workload: grow it (--size) or send less.",
+		name(a), podCount(a.placed), podCount(a.arrived), pct(a.placed/a.arrived))
 }
 
 // shown is the difference of two ratios as the reader computes it from the
@@ -212,7 +376,7 @@ func RecommendSizing(r *sizing.Report, list []trace.NodeSpec, price func(model s
 	a := cs[0]
 	cluster, n, gpus, usdh := clusterOf(sizing.Scale(list, a.Answer.Nodes), price)
 	alloc := a.Answer.GPUAllocationRatio
-	rec := &engine.Recommendation{Goal: "fewest USD per hour meeting " + r.Target, Policy: a.Policy, Sharing: sharingName(a),
+	rec := &engine.Recommendation{Goal: "fewest USD per hour meeting " + r.Target, Verdict: VerdictRecommended, Policy: a.Policy, Sharing: sharingName(a),
 		Cluster: cluster, Nodes: n, GPUs: gpus, USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth,
 		IdleGPUs: (1 - alloc) * float64(gpus), IdleUSDPerMonth: (1 - alloc) * usdh * engine.HoursPerMonth,
 		Unit: "USD per month", Value: usdh * engine.HoursPerMonth}
@@ -336,13 +500,39 @@ func recommendationLines(rec *engine.Recommendation) []string {
 	if rec == nil {
 		return nil
 	}
-	return []string{
-		fmt.Sprintf("recommendation (%s): %s, sharing %s", rec.Goal, rec.Policy, rec.Sharing),
+	out := []string{fmt.Sprintf("recommendation (%s): %s", rec.Goal, choiceText(rec)),
 		wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
 		fmt.Sprintf("  cost: %s USD per month (%s USD/h × %d h, every GPU, idle or not)", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth),
 		fmt.Sprintf("  left on the table: %s GPUs unallocated, %s USD per month", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth)),
-		"  why: " + rec.Reason,
 	}
+	return append(append(out, servedLines(rec)...), "  why: "+rec.Reason)
+}
+
+// servedLines say what the choice isolates and serves.
+func servedLines(rec *engine.Recommendation) []string {
+	var out []string
+	if rec.Isolation != "" && rec.Sharing != "" {
+		out = append(out, "  isolation: "+rec.Isolation)
+	}
+	if rec.ArrivedPods > 0 {
+		l := fmt.Sprintf("  served: %s of %s arrived pods placed, %s%% of the arrived GPU demand", podCount(rec.PlacedPods), podCount(rec.ArrivedPods), pct(rec.ServedRatio))
+		if rec.USDPerServedGPUHour > 0 {
+			l += fmt.Sprintf(", %s USD per served GPU-hour", money(rec.USDPerServedGPUHour))
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// choiceText is the choice as the first line of a recommendation says it.
+func choiceText(rec *engine.Recommendation) string {
+	switch rec.Verdict {
+	case VerdictInfeasible:
+		return "none: the configuration is infeasible"
+	case VerdictTie:
+		return "no policy differs on this workload: keep yours, sharing " + rec.Sharing
+	}
+	return rec.Policy + ", sharing " + rec.Sharing
 }
 
 // wrap breaks s before a " + " so that no line passes width columns, the
@@ -381,7 +571,21 @@ func recommendationHTML(rec *engine.Recommendation) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<div id="recommendation" class="lead"><h2>Recommendation</h2><ul>`)
-	fmt.Fprintf(&b, "<li>Goal: %s. Choice: <b>%s</b>, sharing <b>%s</b>.</li>", html.EscapeString(rec.Goal), html.EscapeString(rec.Policy), html.EscapeString(rec.Sharing))
+	if rec.Verdict == VerdictRecommended || rec.Verdict == "" {
+		fmt.Fprintf(&b, "<li>Goal: %s. Choice: <b>%s</b>, sharing <b>%s</b>.</li>", html.EscapeString(rec.Goal), html.EscapeString(rec.Policy), html.EscapeString(rec.Sharing))
+	} else {
+		fmt.Fprintf(&b, "<li>Goal: %s. Choice: <b>%s</b>.</li>", html.EscapeString(rec.Goal), html.EscapeString(choiceText(rec)))
+	}
+	if rec.Isolation != "" && rec.Sharing != "" {
+		fmt.Fprintf(&b, "<li>Isolation: %s.</li>", html.EscapeString(rec.Isolation))
+	}
+	if rec.ArrivedPods > 0 {
+		fmt.Fprintf(&b, "<li>Served: %s of %s arrived pods placed, %s%% of the arrived GPU demand", podCount(rec.PlacedPods), podCount(rec.ArrivedPods), pct(rec.ServedRatio))
+		if rec.USDPerServedGPUHour > 0 {
+			fmt.Fprintf(&b, ", %s USD per served GPU-hour", money(rec.USDPerServedGPUHour))
+		}
+		b.WriteString(".</li>")
+	}
 	fmt.Fprintf(&b, "<li>Cluster: %s nodes, %s GPUs: %s.</li>", thousands(rec.Nodes), thousands(rec.GPUs), html.EscapeString(clusterText(rec.Cluster)))
 	fmt.Fprintf(&b, "<li>Cost: <b>%s USD per month</b> (%s USD per hour × %d hours; every GPU, idle or not).</li>", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth)
 	fmt.Fprintf(&b, "<li>Left on the table: %s GPUs unallocated, %s USD per month.</li>", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth))

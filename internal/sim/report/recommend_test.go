@@ -5,11 +5,14 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/sim/sizing"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -148,5 +151,110 @@ func TestTenths(t *testing.T) {
 		if got := tenths(v); got != want {
 			t.Errorf("tenths(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// sharedRun runs n pods of 200 milli-GPU, each once, on one A100-80GB
+// node of gpus GPUs, under each of modes and each of policies, and
+// returns the report with its sharing rows, as gpuplane simulate
+// --sharing makes it.
+func sharedRun(t *testing.T, gpus, n int, modes string, policies ...string) (*engine.Report, []trace.NodeSpec) {
+	t.Helper()
+	nodes := []trace.NodeSpec{{Name: "a100", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: gpus, Model: "A100-80GB", Line: 2}}
+	var pods []trace.PodSpec
+	for i := range n {
+		pods = append(pods, trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 100, NumGPU: 1, GPUMilli: 200, Deletion: math.NaN(), Scheduled: math.NaN(), Line: int32(i + 2)})
+	}
+	w, err := engine.Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := engine.ParseSharing(modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep *engine.Report
+	sr := &engine.SharingReport{}
+	for _, m := range ms {
+		v, _, err := w.WithSharing(m, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := engine.Run(context.Background(), v, engine.Config{Mode: "fill", Once: true, Policies: policies, Seeds: 1, Seed: 1, TieBreak: placement.TieFirst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep == nil {
+			rep = r
+		}
+		sr.Rows = append(sr.Rows, engine.SharingRows(r)...)
+	}
+	rep.Sharing = sr
+	return rep, nodes
+}
+
+// TestRecommendServed: 2 GPUs, 10 pods of 200 milli-GPU. Exclusive pads
+// each to a whole GPU and places 2 (served 400 milli, padding 1,600);
+// fractional places all 10 (served 2,000, no padding). Exclusive allocates
+// 100% as fractional does, so allocation cannot tell them apart: served
+// demand does, and fractional is recommended, with what it isolates.
+func TestRecommendServed(t *testing.T) {
+	r, nodes := sharedRun(t, 2, 10, "exclusive,fractional", "bestfit")
+	rows := r.Sharing.Rows
+	if len(rows) != 2 || rows[0].PlacedPods != 2 || !near(rows[0].ServedGPUs, 0.4) || !near(rows[0].PaddingGPUs, 1.6) || !near(rows[0].ServedRatio, 0.2) ||
+		rows[1].PlacedPods != 10 || !near(rows[1].ServedGPUs, 2) || rows[1].PaddingGPUs != 0 || !near(rows[1].ServedRatio, 1) {
+		t.Fatalf("rows %+v", rows)
+	}
+	if !near(rows[0].GPUAllocationRatio, 1) || !near(rows[1].GPUAllocationRatio, 1) {
+		t.Errorf("both allocate every GPU: %v, %v", rows[0].GPUAllocationRatio, rows[1].GPUAllocationRatio)
+	}
+	// Both hold 2 GPUs: the same USD/h, per 0.4 and 2 served GPUs.
+	if !near(rows[0].USDPerServedGPUHour, 5*rows[1].USDPerServedGPUHour) || rows[1].USDPerServedGPUHour <= 0 {
+		t.Errorf("USD per served GPU-hour %v, %v", rows[0].USDPerServedGPUHour, rows[1].USDPerServedGPUHour)
+	}
+	rec := Recommend(r, nodes, flat)
+	if rec.Verdict != VerdictRecommended || rec.Sharing != "fractional" || rec.RunnerUpSharing != "exclusive" || !near(rec.Margin, 80) || rec.PlacedPods != 10 || rec.ArrivedPods != 10 {
+		t.Fatalf("%+v", rec)
+	}
+	var b bytes.Buffer
+	writeRecommendation(&b, rec)
+	for _, s := range []string{"bestfit, sharing fractional", "isolation: nothing on the GPU", "served: 10 of 10 arrived pods placed, 100.00% of the arrived GPU demand",
+		"bestfit (fractional) serves 100.00% of the arrived GPU demand and places 10 of 10 pods, against 20.00% and 2 for bestfit (exclusive)"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+	// Exclusive alone places 2 of 10: fewer than half, infeasible.
+	r, nodes = sharedRun(t, 2, 10, "exclusive", "bestfit", "fgd")
+	rec = Recommend(r, nodes, flat)
+	if rec.Verdict != VerdictInfeasible || rec.Policy != "" || rec.Sharing != "" || !strings.Contains(rec.Reason, "places 2 of 10 arrived pods (20.00%), fewer than half") {
+		t.Errorf("infeasible: %+v", rec)
+	}
+	b.Reset()
+	writeRecommendation(&b, rec)
+	if !strings.Contains(b.String(), "none: the configuration is infeasible") {
+		t.Errorf("infeasible text:\n%s", b.String())
+	}
+}
+
+// TestRecommendTie: every policy places the 10 pods of 200 milli-GPU on 2
+// GPUs under fractional: no policy differs, keep yours, not the first in
+// order; with exclusive beside it, the mode is still chosen.
+func TestRecommendTie(t *testing.T) {
+	r, nodes := sharedRun(t, 2, 10, "fractional", "random", "bestfit", "fgd")
+	rec := Recommend(r, nodes, flat)
+	if rec.Verdict != VerdictTie || rec.Policy != "" || rec.Sharing != "fractional" || rec.Significant ||
+		!strings.Contains(rec.Reason, "no policy differs on this workload: keep yours. random, bestfit, fgd each place 10 of 10 pods and serve 100.00% of the arrived GPU demand (spread over the policies: 0.00 points") {
+		t.Fatalf("%+v", rec)
+	}
+	var b bytes.Buffer
+	writeRecommendation(&b, rec)
+	if !strings.Contains(b.String(), "no policy differs on this workload: keep yours, sharing fractional") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	r, nodes = sharedRun(t, 2, 10, "exclusive,fractional", "random", "bestfit")
+	if rec = Recommend(r, nodes, flat); rec.Verdict != VerdictTie || rec.Sharing != "fractional" || rec.RunnerUpSharing != "exclusive" ||
+		!strings.HasPrefix(rec.Reason, "Sharing fractional is the best mode: ") || !strings.Contains(rec.Reason, "Within it, no policy differs") {
+		t.Errorf("tie within the best mode: %+v", rec)
 	}
 }

@@ -428,7 +428,7 @@ func TestHTMLInChromium(t *testing.T) {
 	for _, width := range []int{800, 1280} {
 		// One start of Chromium both dumps the DOM and takes the screenshot.
 		shot := filepath.Join(dir, fmt.Sprintf("report-%d.png", width))
-		dom, err := exec.Command(bin, append(args, fmt.Sprintf("--window-size=%d,3000", width), "--screenshot="+shot, "--dump-dom", "file://"+measured)...).Output()
+		dom, err := exec.Command(bin, append(args, fmt.Sprintf("--window-size=%d,4000", width), "--screenshot="+shot, "--dump-dom", "file://"+measured)...).Output()
 		if err != nil {
 			t.Fatalf("chromium: %v", err)
 		}
@@ -460,7 +460,7 @@ func TestHTMLInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d px: screenshot: %v", width, err)
 		}
-		if b := img.Bounds(); b.Dx() != width || b.Dy() != 3000 {
+		if b := img.Bounds(); b.Dx() != width || b.Dy() != 4000 {
 			t.Errorf("%d px: screenshot %dx%d", width, b.Dx(), b.Dy())
 		}
 		// The first policy's line colour (#1f77b4) and the best cell's

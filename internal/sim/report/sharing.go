@@ -18,7 +18,7 @@ import (
 
 // sharingNote defines the sharing table's columns, for the table and the
 // HTML section.
-const sharingNote = `GPU alloc: allocated / total GPU capacity (fill: at the end; replay: time-weighted), where a whole GPU counts 1, a share its milli-GPU, a MIG instance its compute slices/7, a time-slicing replica 1/N. GPUs needed: GPUs holding at least one pod (fill: at the end; replay: the peak), priced in USD per hour. Shared pods ran on a GPU with another pod (time-slicing isolates neither memory nor faults; MIG instances are isolated). Training pods: pods of whole GPUs (the traces have no job-type column); they take whole GPUs in every mode, so none shares a GPU.`
+const sharingNote = `Every mode sees the same pods arrive. Served: the GPU demand the placed pods asked for (milli-GPU as the trace gives them, not what they hold), % of the arrived demand and in GPUs; the recommendation ranks by it, then by pods placed. Padding (waste): what the placed pods hold beyond what they asked, a share padded to a whole GPU (exclusive), a MIG instance or a replica larger than the share. USD/served GPU-h: the GPUs holding a pod, per GPU of demand served. GPU alloc: allocated / total GPU capacity (fill: at the end; replay: time-weighted), where a whole GPU counts 1, a share its milli-GPU, a MIG instance its compute slices/7, a time-slicing replica 1/N. GPUs needed: GPUs holding at least one pod (fill: at the end; replay: the peak), priced in USD per hour. Shared pods ran on a GPU with another pod. Isolation: exclusive and MIG isolate in hardware; time-slicing isolates nothing; fractional shares are enforced by nothing on the GPU but the scheduler's accounting (DRA with an MPS configuration enforces compute and memory limits: on an H200 two 50% shares ran at 48% + 48% of one process alone, and a 24 GiB allocation under a 20 GiB limit was refused). Training pods: pods of whole GPUs (the traces have no job-type column); they take whole GPUs in every mode, so none shares a GPU.`
 
 // writeSharing writes the sharing-mode table of a report with Sharing.
 func writeSharing(w io.Writer, r *engine.Report) error {
@@ -27,14 +27,15 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "sharing\tpolicy\truns\tGPU alloc %\tplaced\tfailed\tGPUs needed\tUSD/h\t"
+	head := "sharing\tpolicy\truns\tplaced\tfailed\tserved %\tserved GPUs\tpadding GPUs\tGPU alloc %\tGPUs needed\tUSD/h\tUSD/served GPU-h\t"
 	if r.Mode == "replay" {
 		head += "wait mean h\twait p95 h\t"
 	}
 	fmt.Fprintln(tw, head+"shared pods\ttraining on shared GPU %\t")
 	for _, row := range r.Sharing.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t", row.Sharing, row.Policy, row.Runs,
-			100*row.GPUAllocationRatio, row.PlacedPods, row.FailedPods, row.GPUsNeeded, row.USDPerHour)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t", row.Sharing, row.Policy, row.Runs,
+			row.PlacedPods, row.FailedPods, 100*row.ServedRatio, row.ServedGPUs, row.PaddingGPUs,
+			100*row.GPUAllocationRatio, row.GPUsNeeded, row.USDPerHour, row.USDPerServedGPUHour)
 		if r.Mode == "replay" {
 			fmt.Fprintf(tw, "%s\t%s\t", hours(row.QueueDelayMeanSeconds), hours(row.QueueDelayP95Seconds))
 		}
@@ -46,16 +47,23 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
 		fmt.Fprintln(w, l)
 	}
+	for _, l := range isolationLines(r) {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintln(w, SharingLegend)
 	return nil
 }
 
 // SharingLegend says what each column of the sharing table is, under the
 // table and in gpuplane simulate --help.
-const SharingLegend = `  GPU alloc %      allocated / total GPU capacity (fill: at the end; replay: over time): a
+const SharingLegend = `  placed, failed   pods placed (fill) or started (replay); pods failed or never started
+  served %, GPUs   GPU demand the placed pods asked for (not what they hold): % of the
+                   arrived demand (the same in every mode), and in GPUs; ranked on
+  padding GPUs     waste: what placed pods hold beyond their ask (a share padded to a GPU)
+  GPU alloc %      allocated / total GPU capacity (fill: at the end; replay: over time): a
                    share counts its milli-GPU, a MIG instance slices/7, a replica 1/N
-  placed, failed   pods placed (fill) or started (replay); pods failed or never started
   GPUs needed      GPUs holding a pod (fill: at the end; replay: the peak); USD/h: their price
+  USD/served GPU-h USD/h of the GPUs needed per GPU of demand served
   wait mean, p95   replay: mean of the started pods; p95 of every pod (never started: no end)
   shared pods      pods on a GPU with another pod (MIG isolates; time-slicing does not)
   training on shared GPU %  pods of whole GPUs on a GPU with another pod: 0 by construction`
@@ -108,6 +116,44 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+// sharingTables writes the sharing rows as two tables that fit a narrow
+// window: what each mode and policy serves (the ranking), then what it
+// holds (allocation, GPUs, waits, shared pods).
+func sharingTables(b *strings.Builder, r *engine.Report) {
+	b.WriteString(`<div class="wrap"><table id="sharing"><tr><th>sharing</th><th>policy</th><th>runs</th><th>placed</th><th>failed</th><th>served %</th><th>served GPUs</th><th>padding GPUs (waste)</th><th>USD/served GPU-h</th></tr>`)
+	for _, row := range r.Sharing.Rows {
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			html.EscapeString(row.Sharing), html.EscapeString(row.Policy), row.Runs, num1(row.PlacedPods), num1(row.FailedPods),
+			pct(row.ServedRatio), num1(row.ServedGPUs), num1(row.PaddingGPUs), usd(row.USDPerServedGPUHour))
+	}
+	b.WriteString(`</table></div><p>What each holds:</p><div class="wrap"><table id="sharing-held"><tr><th>sharing</th><th>policy</th><th>GPU alloc %</th><th>GPUs needed</th><th>USD/h</th>`)
+	if r.Mode == "replay" {
+		b.WriteString(`<th>mean wait</th><th>p95 wait</th>`)
+	}
+	b.WriteString(`<th>shared pods</th><th>training on shared GPU %</th></tr>`)
+	for _, row := range r.Sharing.Rows {
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>", html.EscapeString(row.Sharing), html.EscapeString(row.Policy),
+			pct(row.GPUAllocationRatio), num1(row.GPUsNeeded), usd(row.USDPerHour))
+		if r.Mode == "replay" {
+			fmt.Fprintf(b, "<td>%s</td><td>%s</td>", duration(row.QueueDelayMeanSeconds), duration(row.QueueDelayP95Seconds))
+		}
+		fmt.Fprintf(b, "<td>%s</td><td>%s</td></tr>", num1(row.SharedPods), pct(ratio(row.TrainingOnSharedGPU, row.TrainingPods)))
+	}
+	b.WriteString(`</table></div>`)
+}
+
+// isolationLines says what each mode of the report isolates, one line per
+// mode (engine.Isolation).
+func isolationLines(r *engine.Report) []string {
+	var out []string
+	for _, m := range modes(r) {
+		if iso := engine.Isolation(m); iso != "" {
+			out = append(out, fmt.Sprintf("isolation (%s): %s", m, iso))
+		}
+	}
+	return out
+}
+
 // migLayoutLines describes the MIG layouts of the mig mode, one line per
 // model and layout.
 func migLayoutLines(ls []engine.MIGLayoutUse) []string {
@@ -131,21 +177,11 @@ func sharingSection(r *engine.Report) string {
 	var b strings.Builder
 	ms := modes(r)
 	fmt.Fprintf(&b, `<h2>Sharing modes</h2><p>%d modes, %d runs: %s. Every mode and policy, means over the seeds:</p>`, len(ms), totalRuns(r), html.EscapeString(strings.Join(ms, ", ")))
-	b.WriteString(`<div class="wrap"><table id="sharing"><tr><th>sharing</th><th>policy</th><th>runs</th><th>GPU alloc %</th><th>placed</th><th>failed</th><th>GPUs needed</th><th>USD/h</th>`)
-	if r.Mode == "replay" {
-		b.WriteString(`<th>mean wait</th><th>p95 wait</th>`)
+	sharingTables(&b, r)
+	b.WriteString(`<p class="note">` + html.EscapeString(sharingNote) + `</p>`)
+	for _, l := range isolationLines(r) {
+		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}
-	b.WriteString(`<th>shared pods</th><th>training on shared GPU %</th></tr>`)
-	for _, row := range r.Sharing.Rows {
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
-			html.EscapeString(row.Sharing), html.EscapeString(row.Policy), row.Runs, pct(row.GPUAllocationRatio),
-			num1(row.PlacedPods), num1(row.FailedPods), num1(row.GPUsNeeded), usd(row.USDPerHour))
-		if r.Mode == "replay" {
-			fmt.Fprintf(&b, "<td>%s</td><td>%s</td>", duration(row.QueueDelayMeanSeconds), duration(row.QueueDelayP95Seconds))
-		}
-		fmt.Fprintf(&b, "<td>%s</td><td>%s</td></tr>", num1(row.SharedPods), pct(ratio(row.TrainingOnSharedGPU, row.TrainingPods)))
-	}
-	b.WriteString(`</table></div><p class="note">` + html.EscapeString(sharingNote) + `</p>`)
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
 		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}

@@ -44,7 +44,9 @@ func TestSharingTable(t *testing.T) {
 	if !strings.Contains(b.String(), SharingLegend) {
 		t.Errorf("no legend under the sharing table")
 	}
-	want := []string{"timeslice:4", "fgd", "1", "50.00", "3.0", "1.0", "2.0", "2.50", "1.50", "2.00", "2.0", "25.00"}
+	// placed, failed, served %, served GPUs, padding GPUs, GPU alloc %,
+	// GPUs needed, USD/h, USD per served GPU-h, waits, shared, training.
+	want := []string{"timeslice:4", "fgd", "1", "3.0", "1.0", "0.00", "0.0", "0.0", "50.00", "2.0", "2.50", "0.00", "1.50", "2.00", "2.0", "25.00"}
 	if got := strings.Fields(lines[layout-1]); !reflect.DeepEqual(got, want) {
 		t.Errorf("row %q, want %q", got, want)
 	}
