@@ -186,10 +186,13 @@ func rank(cs []candidate, replay, byServed bool) {
 // podCount writes a mean count of pods: whole, with thousands separators,
 // else to one decimal.
 func podCount(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= 1e15 {
+		return num1(v)
+	}
+	if v == math.Trunc(v) {
 		return thousands(int(v))
 	}
-	return num1(v)
+	return tenths(v)
 }
 
 // same reports whether two means are equal but for float noise.

@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -170,15 +169,47 @@ const TeamsLegend = `  GPU-h: GPU-hours its pods ran; borrowed GPU-h: its quota 
   waiting without end; preemptions: its workloads preempted; never started: its pods
   that never got quota and a node; means over the seeds`
 
+// fillFacts says, from a fill's results, what its legend cannot: the
+// range of fragmentation at the end over the policies, the failed pods
+// against the arrived ones, and the arrived GPU demand against the
+// capacity (above it, some pods must fail; at or below it, a failure is
+// the policy's or the shapes'). "" without results.
+func fillFacts(r *engine.Report) string {
+	if len(r.Results) == 0 {
+		return ""
+	}
+	fLo, fHi := math.Inf(1), math.Inf(-1)
+	failLo, failHi, arrived, demand := math.Inf(1), math.Inf(-1), 0.0, 0.0
+	for _, x := range r.Results {
+		fLo, fHi = math.Min(fLo, x.FragmentationRatio), math.Max(fHi, x.FragmentationRatio)
+		failLo, failHi = math.Min(failLo, float64(x.FailedPods)), math.Max(failHi, float64(x.FailedPods))
+		arrived += float64(x.Pods)
+		if x.TotalGPUMilli > 0 {
+			demand += float64(x.ArrivedGPUMilli) / float64(x.TotalGPUMilli)
+		}
+	}
+	n := float64(len(r.Results))
+	arrived, demand = arrived/n, demand/n
+	s := fmt.Sprintf("frag %s%% to %s%% at the end; failed %s to %s pods of %s arrived per run; arrived GPU demand %.0f%% of GPU capacity",
+		pct(fLo), pct(fHi), podCount(failLo), podCount(failHi), podCount(arrived), 100*demand)
+	if demand > 1 {
+		return s + fmt.Sprintf(", so at least %.0f%% of it cannot fit", 100*(1-1/demand))
+	}
+	if failHi > 0 {
+		return s + ": the cluster could hold it all, so each failure is the placement's or the pod's shape"
+	}
+	return s
+}
+
 // FillLegend and ReplayLegend say what each column of the summary table
 // is, under the table; gpuplane simulate --help prints them too.
 const (
 	FillLegend = `  GPU alloc %   GPU capacity allocated at the end (allocated, not used); ± std: over the seeds
-  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): about
-                99% for every policy at the end of a fill, by design; compare GPU alloc % or
-                the HTML report's curve, not this
-  failed pods   pods that fit nowhere on arrival: expected, as the fill sends more than the
-                cluster holds (--inflate 1.3: 130% of its GPU capacity)
+  frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): high
+                at the end of a fill, whatever the policy; compare GPU alloc % or the HTML
+                report's curve, not this (the line under the table gives this run's range)
+  failed pods   pods that fit nowhere on arrival (the line under the table says how many
+                of the arrived pods, and how much of the arrived demand the cluster could hold)
   idle GPUs     GPU capacity unallocated at the end; idle USD/h: its price per hour`
 	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used)
   delay mean h, max h    queueing delay (creation to start) of the pods that started
@@ -194,19 +225,10 @@ const (
 func writeLegend(w io.Writer, r *engine.Report) {
 	fmt.Fprintln(w)
 	if r.Mode == "fill" {
-		legend := FillLegend
-		switch {
-		case r.Inflate == 0: // each pod once (--snapshot, --size)
-			legend = strings.Replace(legend, `pods that fit nowhere on arrival: expected, as the fill sends more than the
-                cluster holds (--inflate 1.3: 130% of its GPU capacity)`, `pods that fit nowhere on arrival, each trace pod submitted once`, 1)
-			legend = strings.Replace(legend, `about
-                99% for every policy at the end of a fill, by design; compare GPU alloc % or
-                the HTML report's curve, not this`, `what
-                is left idle and the workload cannot use; compare GPU alloc %, not this`, 1)
-		case r.Inflate != 1.3:
-			legend = strings.Replace(legend, "(--inflate 1.3: 130% of", fmt.Sprintf("(--inflate %g: %g%% of", r.Inflate, 100*r.Inflate), 1)
+		fmt.Fprintln(w, FillLegend)
+		if l := fillFacts(r); l != "" {
+			fmt.Fprintln(w, "in this run: "+l)
 		}
-		fmt.Fprintln(w, legend)
 		return
 	}
 	fmt.Fprintln(w, ReplayLegend)

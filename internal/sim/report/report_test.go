@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image/png"
 	"math"
 	"os"
@@ -61,21 +62,34 @@ func TestReplayTable(t *testing.T) {
 	}
 }
 
-// TestLegend: the fill legend names the run's inflate, and a run of each
-// pod once has no inflate to name.
+// TestLegend: the fill legend's facts are the run's, never canned: the
+// fragmentation range (74% and 80%, not "about 99%"), the failed pods of
+// the arrived ones, and whether the arrived demand exceeds the capacity
+// (5,200 of 4,000 milli-GPU: 130%, so at least 1 − 1/1.3 = 23% cannot
+// fit; 2,000 of 4,000: the cluster could hold it all).
 func TestLegend(t *testing.T) {
 	for _, tc := range []struct {
-		inflate float64
+		arrived int64
 		want    string
-	}{{1.3, "(--inflate 1.3: 130% of its GPU capacity)"}, {2, "(--inflate 2: 200% of its GPU capacity)"}, {0, "pods that fit nowhere on arrival, each trace pod submitted once"}} {
+	}{
+		{5200, "in this run: frag 74.00% to 80.00% at the end; failed 3 to 4 pods of 10 arrived per run; arrived GPU demand 130% of GPU capacity, so at least 23% of it cannot fit"},
+		{2000, "arrived GPU demand 50% of GPU capacity: the cluster could hold it all, so each failure is the placement's or the pod's shape"},
+	} {
 		r := sample()
-		r.Inflate = tc.inflate
+		r.Results = r.Results[:2]
+		for k := range r.Results {
+			x := &r.Results[k]
+			x.Pods, x.FailedPods, x.ArrivedGPUMilli, x.TotalGPUMilli, x.FragmentationRatio = 10, 3+k, tc.arrived, 4000, 0.74+0.06*float64(k)
+		}
 		var b bytes.Buffer
 		if err := WriteTable(&b, r); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), tc.want) || (tc.inflate == 0 && strings.Contains(b.String(), "99% for every policy")) {
-			t.Errorf("inflate %v: legend lacks %q:\n%s", tc.inflate, tc.want, b.String())
+		if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "99%") || strings.Contains(b.String(), "expected") {
+			t.Errorf("arrived %d: legend lacks %q or says a canned figure:\n%s", tc.arrived, tc.want, b.String())
+		}
+		if h := string(HTML(r)); !strings.Contains(h, html.EscapeString(tc.want[len("in this run: "):])) || strings.Contains(h, "about 99%") || strings.Contains(h, "are expected") {
+			t.Errorf("arrived %d: the HTML note lacks the run's facts", tc.arrived)
 		}
 	}
 }

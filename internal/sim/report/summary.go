@@ -79,7 +79,7 @@ type column struct {
 	// sd shows ± the standard deviation.
 	sd bool
 	// noBest: no value is bold, as the docs say not to compare the column
-	// (fragmentation at the end of a fill is about 99% by design).
+	// (fragmentation is high at the end of a fill whatever the policy).
 	noBest bool
 }
 
@@ -172,9 +172,12 @@ func summaryCell(c column, stats [][]stat, i, j int) string {
 func summaryNote(b *strings.Builder, r *engine.Report, paper trace.Published, hasPaper bool) {
 	if r.Mode == "fill" {
 		if r.Inflate > 0 {
-			fmt.Fprintf(b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (arrived GPU demand %.0f%% of capacity). Best of each column in bold, except fragmentation: at the end of a fill it is about 99%% for every policy by design (compare the fragmentation curve below). GPU allocation is allocated capacity, not use; failed pods are expected when demand exceeds capacity. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
+			fmt.Fprintf(b, `<p class="note">Mean ± standard deviation over seeds, at the end of the run (the fill stops at arrived GPU demand %.0f%% of capacity). Best of each column in bold, except fragmentation, high at the end of a fill whatever the policy (compare the fragmentation curve below). GPU allocation is allocated capacity, not use. Idle cost: the GPUs left idle, priced per GPU model.`, 100*r.Inflate)
 		} else {
 			b.WriteString(`<p class="note">Mean ± standard deviation over seeds, at the end of the run (each pod submitted once). Best of each column in bold, except fragmentation (not comparable at the end of a run). GPU allocation is allocated capacity, not use. Idle cost: the GPUs left idle, priced per GPU model.`)
+		}
+		if l := fillFacts(r); l != "" {
+			b.WriteString(" In this run: " + html.EscapeString(l) + ".")
 		}
 		if hasPaper {
 			fmt.Fprintf(b, ` Published: Weng et al., “Beware of Fragmentation”, USENIX ATC 2023, Fig. 7/9, mean of 10 seeds on %s (recognised by SHA-256).`, html.EscapeString(paper.File))
