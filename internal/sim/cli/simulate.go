@@ -226,7 +226,8 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	return run(ctx, o, stdout, stderr)
 }
 
-func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+func run(ctx context.Context, o Options, stdout, errs io.Writer) error {
+	stderr := &warnings{w: errs}
 	in, err := readInputs(o, stderr)
 	if err != nil {
 		return BadInput(err)
@@ -249,6 +250,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	in.describe(o, w, rep)
 	rep.Recommendation = report.Recommend(rep, in.nodes, in.prices.USDPerHour)
+	rep.Warnings = stderr.list()
 	return writeReports(o, rep, placed, stdout, stderr)
 }
 

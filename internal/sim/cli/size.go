@@ -81,6 +81,9 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	}
 	rep.WallTime = time.Since(start).Seconds()
 	rep.Recommendation = report.RecommendSizing(rep, in.nodes, in.prices.USDPerHour)
+	if c, ok := stderr.(*warnings); ok {
+		rep.Warnings = c.list()
+	}
 	if o.OutDir != "" {
 		path, err := report.WriteSizingHTML(o.OutDir, rep)
 		if err != nil {

@@ -203,6 +203,10 @@ type Report struct {
 	// goal, its cluster and cost, and the margin to the runner-up
 	// (report.Recommend).
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
+	// Warnings are the warnings the run printed on stderr, in order,
+	// without the "simulate: warning: " prefix; the HTML report lists
+	// them too. Empty, not absent, when there were none.
+	Warnings []string `json:"warnings"`
 }
 
 // PodOutcome is what became of one pod under one policy over its seeds.

@@ -14,7 +14,14 @@ import (
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
+// fillCharts draws allocation and fragmentation as demand arrives; a run
+// of each pod once (--snapshot: Inflate 0) has no arrival to draw, only
+// the order the run sent its pods in, and gets a note instead.
 func fillCharts(b *bytes.Buffer, r *engine.Report, colors map[string]string, paper trace.Published, hasPaper bool) {
+	if r.Inflate == 0 {
+		b.WriteString(`<p class="note">No arrival chart: the workload arrives once (a snapshot), its pods placed in turn, so there is no history of demand to draw; the summary above is its end state.</p>`)
+		return
+	}
 	var alloc, zoom, frag []htmlkit.Series
 	end, start := math.Inf(1), math.Inf(-1)
 	type pair struct{ a, f []curve }

@@ -47,6 +47,7 @@ func HTML(r *engine.Report) []byte {
 	}
 	if len(views) > 1 {
 		b.WriteString(recommendationHTML(r.Recommendation))
+		b.WriteString(warningsHTML(r.Warnings))
 		b.WriteString(sharingSection(r))
 		b.WriteString(modesChart(r, views))
 		for k, v := range views {
@@ -62,12 +63,28 @@ func HTML(r *engine.Report) []byte {
 	} else {
 		b.WriteString(lead(r))
 		b.WriteString(recommendationHTML(r.Recommendation))
+		b.WriteString(warningsHTML(r.Warnings))
 		b.WriteString(sharingSection(r))
 		sections(&b, r, colors, paper, hasPaper)
 	}
 	b.WriteString(params(r, paper, hasPaper))
 	b.WriteString("</body></html>\n")
 	return b.Bytes()
+}
+
+// warningsHTML lists the warnings the run printed on stderr; "" when
+// there were none.
+func warningsHTML(ws []string) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<h2>Warnings</h2><p>The run printed %s on stderr:</p><ul id="warnings">`, count(len(ws), "warning"))
+	for _, w := range ws {
+		b.WriteString("<li>" + html.EscapeString(w) + "</li>")
+	}
+	b.WriteString("</ul>")
+	return b.String()
 }
 
 // sections writes the report's sections from the summary to the node

@@ -261,7 +261,7 @@ var idAttr = regexp.MustCompile(`id="([^"]*)"`)
 // with the band from its lowest to its highest seed. "" with fewer than
 // two modes with curves.
 func modesChart(r *engine.Report, views []*engine.Report) string {
-	if len(views) < 2 || len(r.Summary) == 0 {
+	if len(views) < 2 || len(r.Summary) == 0 || (r.Mode == "fill" && r.Inflate == 0) {
 		return ""
 	}
 	policy := r.Summary[0].Policy

@@ -138,6 +138,7 @@ func SizingHTML(r *sizing.Report) []byte {
 	b.WriteString("</table></div>")
 	b.WriteString(`<p class="note">Nodes are added in the node list's proportions of node types (Sainte-Laguë apportionment; scale = nodes / the list's nodes). The search brackets from the list's own size by halving or doubling, then bisects on the node count; it assumes that more nodes never hurt, which placement heuristics do not guarantee, so the whole curve is shown. USD per hour: every GPU of the cluster, idle or not.</p>`)
 	b.WriteString(recommendationHTML(r.Recommendation))
+	b.WriteString(warningsHTML(r.Warnings))
 	b.WriteString(sizingChart(r))
 	b.WriteString(`<h2>Curve searched</h2><div class="wrap"><table id="curve"><tr><th>policy</th><th>sharing</th><th>nodes</th><th>scale</th><th>GPUs</th><th>USD per hour</th><th>` + html.EscapeString(metricHeader(r)) + `</th><th>holds</th></tr>`)
 	for _, x := range r.Results {

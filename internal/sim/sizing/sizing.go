@@ -266,6 +266,9 @@ type Report struct {
 	// Recommendation is the cheapest answer and its margin to the next
 	// (report.RecommendSizing); nil when no policy reached the target.
 	Recommendation *engine.Recommendation `json:"recommendation,omitempty"`
+	// Warnings are the warnings the search printed on stderr
+	// (engine.Report.Warnings).
+	Warnings []string `json:"warnings"`
 }
 
 // Eval simulates the cluster of the given nodes and returns the target's
