@@ -28,6 +28,46 @@ const (
 	ReasonDeleted = "deleted_waiting"
 )
 
+// Failure classes (FailureClass): what would have to change for a failed
+// pod to place.
+const (
+	// ClassCapacity: the pod fits an empty node but found no room (or
+	// waited until deleted, or its gang did not fit together).
+	ClassCapacity = "capacity"
+	// ClassSize: the pod is larger than every node it may use, even
+	// empty (GPUs, CPU or memory: the reason does not say which).
+	ClassSize = "size"
+	// ClassSelector: its GPU model constraints name no model of the nodes.
+	ClassSelector = "selector"
+	// ClassResourceKind: it asks for GPUs and no node has any.
+	ClassResourceKind = "resource kind"
+	// ClassQuota: its team's quota never admitted it (--teams).
+	ClassQuota = "quota"
+)
+
+// FailureClasses are the classes in the order reports show them.
+var FailureClasses = []string{ClassCapacity, ClassSize, ClassSelector, ClassResourceKind, ClassQuota}
+
+// FailureClass returns the class of a failure reason; "" for an unknown
+// one. Taints and memory alone are no class: the simulator does not model
+// taints (a snapshot's are dropped with a warning), and a pod too large in
+// memory is too_large like one too large in GPUs.
+func FailureClass(reason string) string {
+	switch reason {
+	case ReasonNoRoom, ReasonDeleted, ReasonGangUnfit, ReasonGangIncomplete:
+		return ClassCapacity
+	case ReasonTooLarge:
+		return ClassSize
+	case ReasonNoModel:
+		return ClassSelector
+	case ReasonNoGPUNodes:
+		return ClassResourceKind
+	case ReasonNoQuota, ReasonQuotaWait:
+		return ClassQuota
+	}
+	return ""
+}
+
 // FailedGroup counts the failed pods of one shape and one reason in a run.
 type FailedGroup struct {
 	Reason string `json:"reason"`

@@ -254,3 +254,23 @@ func TestReplayTimelineEndsEmpty(t *testing.T) {
 		t.Errorf("first point %+v, want p1 alone: 470/2000", tl[0])
 	}
 }
+
+// TestFailedByClass: two runs of one policy, failing 3 no_room + 1
+// no_model and 1 deleted_waiting + 2 too_large + 1 no_gpu_nodes: per run
+// capacity (3 + 1) / 2 = 2, selector 0.5, size 1, resource kind 0.5.
+func TestFailedByClass(t *testing.T) {
+	rs := []Result{
+		{Policy: "fgd", Failed: []FailedGroup{{Reason: ReasonNoRoom, Pods: 3}, {Reason: ReasonNoModel, Pods: 1}}},
+		{Policy: "fgd", Failed: []FailedGroup{{Reason: ReasonDeleted, Pods: 1}, {Reason: ReasonTooLarge, Pods: 2}, {Reason: ReasonNoGPUNodes, Pods: 1}}},
+	}
+	got := summarise([]string{"fgd"}, rs)[0].FailedByClass
+	want := map[string]float64{ClassCapacity: 2, ClassSelector: 0.5, ClassSize: 1, ClassResourceKind: 0.5}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("by class %v, want %v", got, want)
+	}
+	for _, r := range []string{ReasonGangUnfit, ReasonGangIncomplete, ReasonNoQuota, ReasonQuotaWait} {
+		if FailureClass(r) == "" {
+			t.Errorf("reason %s has no class", r)
+		}
+	}
+}

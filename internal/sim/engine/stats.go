@@ -45,6 +45,14 @@ func summarise(policies []string, results []Result) []Summary {
 			s.ArrivedPodsMean += float64(arrived)
 			s.ServedGPUsMean += float64(r.ServedGPUMilli) / cluster.MilliGPU
 			s.PaddingGPUsMean += float64(r.PaddingGPUMilli) / cluster.MilliGPU
+			for _, g := range r.Failed {
+				if c := FailureClass(g.Reason); c != "" {
+					if s.FailedByClass == nil {
+						s.FailedByClass = map[string]float64{}
+					}
+					s.FailedByClass[c] += float64(g.Pods)
+				}
+			}
 			s.FragmentationRatioMean += r.FragmentationRatio
 			s.FailedPodsMean += float64(r.FailedPods)
 			s.UnallocatedGPUsMean += r.UnallocatedGPUs
@@ -65,6 +73,9 @@ func summarise(policies []string, results []Result) []Summary {
 		s.ArrivedPodsMean /= n
 		s.ServedGPUsMean /= n
 		s.PaddingGPUsMean /= n
+		for c := range s.FailedByClass {
+			s.FailedByClass[c] /= n
+		}
 		s.FragmentationRatioMean /= n
 		s.FailedPodsMean /= n
 		s.UnallocatedGPUsMean /= n

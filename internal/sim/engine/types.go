@@ -161,14 +161,17 @@ type Summary struct {
 	// GPU demand served over the arrived demand (Result.ServedGPUMilli /
 	// ArrivedGPUMilli, 0..1), ServedGPUsMean the demand served in GPUs and
 	// PaddingGPUsMean the padding (Result.PaddingGPUMilli) in GPUs.
-	PlacedPodsMean      float64 `json:"placed_pods_mean"`
-	ArrivedPodsMean     float64 `json:"arrived_pods_mean"`
-	ServedRatioMean     float64 `json:"served_ratio_mean"`
-	ServedRatioStd      float64 `json:"served_ratio_std"`
-	ServedGPUsMean      float64 `json:"served_gpus_mean"`
-	PaddingGPUsMean     float64 `json:"padding_gpus_mean"`
-	UnallocatedGPUsMean float64 `json:"unallocated_gpus_mean"`
-	IdleUSDPerHourMean  float64 `json:"idle_usd_per_hour_mean" round:"cent"`
+	PlacedPodsMean  float64 `json:"placed_pods_mean"`
+	ArrivedPodsMean float64 `json:"arrived_pods_mean"`
+	ServedRatioMean float64 `json:"served_ratio_mean"`
+	ServedRatioStd  float64 `json:"served_ratio_std"`
+	ServedGPUsMean  float64 `json:"served_gpus_mean"`
+	PaddingGPUsMean float64 `json:"padding_gpus_mean"`
+	// FailedByClass is the mean failed pods per run of each failure class
+	// (FailureClass) that has any.
+	FailedByClass       map[string]float64 `json:"failed_by_class,omitempty"`
+	UnallocatedGPUsMean float64            `json:"unallocated_gpus_mean"`
+	IdleUSDPerHourMean  float64            `json:"idle_usd_per_hour_mean" round:"cent"`
 	// Replay only: mean over seeds.
 	QueueDelayMeanSeconds float64 `json:"queue_delay_mean_seconds,omitempty" round:"ms"`
 	QueueDelayP95Seconds  float64 `json:"queue_delay_p95_seconds,omitempty" round:"ms"`

@@ -148,3 +148,36 @@ func failedRow(b *strings.Builder, r *engine.Report, policy string, keys []faile
 	}
 	b.WriteString("</tr>")
 }
+
+// failedClassesTable shows, per policy, the failed pods per run by class
+// (engine.FailureClass): what would have to change for them to place.
+// "" when no pod failed.
+func failedClassesTable(r *engine.Report) string {
+	var classes []string
+	for _, c := range engine.FailureClasses {
+		for _, s := range r.Summary {
+			if s.FailedByClass[c] > 0 {
+				classes = append(classes, c)
+				break
+			}
+		}
+	}
+	if len(classes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<h2>Failed pods by class` + html.EscapeString(modeLabel(r)) + `</h2><div class="wrap"><table id="failed-classes"><tr><th>policy</th>`)
+	for _, c := range classes {
+		b.WriteString("<th>" + html.EscapeString(c) + "</th>")
+	}
+	b.WriteString("</tr>")
+	for _, s := range r.Summary {
+		b.WriteString("<tr><td>" + html.EscapeString(s.Policy) + "</td>")
+		for _, c := range classes {
+			b.WriteString("<td>" + num1(s.FailedByClass[c]) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString(`</table></div><p class="note">Mean pods per run. Capacity: the pod fits an empty node but found no room (or waited until deleted, or its gang did not fit together): more nodes, or a better packing, would place it. Size: larger than every node it may use, even empty, in GPUs, CPU or memory (the simulator does not say which). Selector: its GPU model constraints name no model of the nodes. Resource kind: it asks for GPUs and no node has any. Quota: its team's quota never admitted it. Taints are not simulated, so no pod fails for one.</p>`)
+	return b.String()
+}

@@ -101,6 +101,7 @@ func sections(b *bytes.Buffer, r *engine.Report, colors map[string]string, paper
 	}
 	b.WriteString(byModelTable(r))
 	b.WriteString(failedTable(r))
+	b.WriteString(failedClassesTable(r))
 	b.WriteString(nodePictures(r))
 }
 
