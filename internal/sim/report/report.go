@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -207,9 +208,9 @@ const (
 	FillLegend = `  GPU alloc %   GPU capacity allocated at the end (allocated, not used); ± std: over the seeds
   frag %        fragmented share of the idle GPU capacity at the end (Weng et al. 2023): high
                 at the end of a fill, whatever the policy; compare GPU alloc % or the HTML
-                report's curve, not this (the line under the table gives this run's range)
-  failed pods   pods that fit nowhere on arrival (the line under the table says how many
-                of the arrived pods, and how much of the arrived demand the cluster could hold)
+                report's curve, not this ("in this run", below, gives the run's range)
+  failed pods   pods that fit nowhere on arrival ("in this run", below: how many of the
+                arrived pods, and whether the cluster could hold the arrived demand)
   idle GPUs     GPU capacity unallocated at the end; idle USD/h: its price per hour`
 	ReplayLegend = `  time-weighted alloc %  GPU capacity allocated over time (allocated, not used)
   delay mean h, max h    queueing delay (creation to start) of the pods that started
@@ -227,7 +228,7 @@ func writeLegend(w io.Writer, r *engine.Report) {
 	if r.Mode == "fill" {
 		fmt.Fprintln(w, FillLegend)
 		if l := fillFacts(r); l != "" {
-			fmt.Fprintln(w, "in this run: "+l)
+			fmt.Fprintln(w, "  in this run:  "+strings.ReplaceAll(l, "; ", ";\n                "))
 		}
 		return
 	}
