@@ -27,30 +27,11 @@ const maxFillPods = 20_000_000
 func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate float64, placements bool) (Result, error) {
 	c := w.newCluster(rng)
 	capacity := c.TotalGPUMilli()
-	target := int64(math.Floor(inflate * float64(capacity)))
-	// The trace's pods in random order, then samples with replacement.
-	order := rng.Perm(len(w.pods))
 	asked := w.askedPods()
-	var demand int64
-	for _, i := range order {
-		demand += asked[i].TotalGPUMilli()
+	order, target, err := fillOrder(w, rng, inflate, capacity)
+	if err != nil {
+		return Result{}, err
 	}
-	if inflate == 0 {
-		target = demand
-	}
-	order, demand = trim(order, demand, target, asked, rng)
-	for inflate > 0 {
-		if len(order) > maxFillPods {
-			return Result{}, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
-		}
-		i := rng.IntN(len(w.pods))
-		if demand+asked[i].TotalGPUMilli() > target {
-			break
-		}
-		demand += asked[i].TotalGPUMilli()
-		order = append(order, i)
-	}
-
 	frag := newFragTracker(w.target, c)
 	var use *useTracker
 	if w.sharing.Mode != "" {
@@ -105,6 +86,36 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 		use.result(&r, false)
 	}
 	return r, nil
+}
+
+// fillOrder returns the pods fill submits, in order, and the arrived GPU
+// demand at which it stops: the trace's pods in random order (trimmed to
+// the target), then samples with replacement until the next would pass
+// inflate × capacity; with inflate 0, the trace's pods once each.
+func fillOrder(w *Workload, rng *rand.Rand, inflate float64, capacity int64) ([]int, int64, error) {
+	target := int64(math.Floor(inflate * float64(capacity)))
+	order := rng.Perm(len(w.pods))
+	asked := w.askedPods()
+	var demand int64
+	for _, i := range order {
+		demand += asked[i].TotalGPUMilli()
+	}
+	if inflate == 0 {
+		target = demand
+	}
+	order, demand = trim(order, demand, target, asked, rng)
+	for inflate > 0 {
+		if len(order) > maxFillPods {
+			return nil, 0, fmt.Errorf("fill would submit more than %d pods before the GPU demand reaches %.2f × capacity: too few pods request GPUs", maxFillPods, inflate)
+		}
+		i := rng.IntN(len(w.pods))
+		if demand+asked[i].TotalGPUMilli() > target {
+			break
+		}
+		demand += asked[i].TotalGPUMilli()
+		order = append(order, i)
+	}
+	return order, target, nil
 }
 
 // trim drops pods from order at random until their GPU demand is at most
