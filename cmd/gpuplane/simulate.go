@@ -52,7 +52,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "lines 'MODEL USD_PER_GPU_HOUR' over the default prices")
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay: teams file; pods wait for their team's Kueue quota")
 	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, once all fit")
-	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: first node (the paper's) or random")
+	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: random (kube-scheduler's) or first")
 	f.StringVar(&o.GPUAPI, "gpu-api", o.GPUAPI, "GPUs in the node: the policy's, or dra's")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
@@ -63,7 +63,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.Size, "size", o.Size, "smallest cluster for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")
 	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "table|json",
-		"tie-break": "first|random", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
+		"tie-break": "random|first", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
 		"placements": "FILE", "prices": "FILE", "teams": "FILE", "snapshot": "FILE", "mig-config": "FILE", "mig-config-name": "NAME",
 		"policies": "LIST|all", "seeds": "N", "seed": "S", "inflate": "X", "popularity": "P", "parallel": "N"} {
 		c.args[name] = arg

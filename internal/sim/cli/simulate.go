@@ -108,10 +108,12 @@ type Options struct {
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
 // Weng et al. (USENIX ATC 2023) with its inflation 1.3 and popularity 0.95,
-// every policy, 3 seeds from 42, first-of-equals tie-break as in the
-// paper's simulator.
+// every policy, 3 seeds from 42, and the tie-break of the scheduler the
+// chart deploys (placement.DefaultTieBreak, random as kube-scheduler's
+// selectHost; the paper's simulator takes the first of equals:
+// --tie-break first).
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first", GPUAPI: "device-plugin"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin"}
 }
 
 // normalized returns o with the words of its enumerated flags in lower case
