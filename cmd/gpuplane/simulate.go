@@ -45,7 +45,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "first seed")
 	f.Float64Var(&o.Inflate, "inflate", o.Inflate, "fill: stop when X times the GPU capacity has arrived")
 	f.Float64Var(&o.Popularity, "popularity", o.Popularity, "share of pods whose shapes are FGD's target workload")
-	f.StringVar(&o.Format, "format", o.Format, "output on stdout")
+	f.StringVar(&o.Format, "format", o.Format, "output on stdout: table, json or values (chart)")
 	f.StringVar(&o.OutDir, "out", o.OutDir, "write index.html (charts) and report.json into `DIR`")
 	f.BoolVar(&o.Force, "force", o.Force, "overwrite the report in --out, or the --placements file")
 	f.StringVar(&o.PlacementsFile, "placements", o.PlacementsFile, "a row per policy, seed and pod: CSV, or JSON lines (.jsonl)")
@@ -62,7 +62,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: all its pods on an empty copy of its nodes")
 	f.StringVar(&o.Size, "size", o.Size, "smallest cluster for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")
-	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "table|json",
+	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "FORMAT",
 		"tie-break": "random|first", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
 		"placements": "FILE", "prices": "FILE", "teams": "FILE", "snapshot": "FILE", "mig-config": "FILE", "mig-config-name": "NAME",
 		"policies": "LIST|all", "seeds": "N", "seed": "S", "inflate": "X", "popularity": "P", "parallel": "N"} {

@@ -1,0 +1,50 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestValuesModes: -o values sets, per sharing mode and kubelet API, the
+// chart's keys that mode needs and no other (deploy/helm's
+// TestSimulateValues renders them with the chart).
+func TestValuesModes(t *testing.T) {
+	for _, tc := range []struct {
+		sharing, api string
+		want         chartValues
+	}{
+		{"exclusive", "device-plugin", chartValues{}},
+		{"fractional", "device-plugin", chartValues{Config: &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}}},
+		{"fractional", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{Shares: true}}}},
+		{"mig", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra"}}},
+	} {
+		o := DefaultOptions()
+		o.Seeds, o.Policies, o.Sharing, o.GPUAPI, o.Format = 1, "leastallocated", tc.sharing, tc.api, "values"
+		var stdout, stderr strings.Builder
+		if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+			t.Fatalf("%s %s: %v\n%s", tc.sharing, tc.api, err, stderr.String())
+		}
+		var got chartValues
+		dec := yaml.NewDecoder(strings.NewReader(stdout.String()))
+		dec.KnownFields(true)
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("%s %s: %v\n%s", tc.sharing, tc.api, err, stdout.String())
+		}
+		tc.want.Scheduler = schedulerValues{Enabled: true, Policy: "leastallocated", TieBreak: o.TieBreak}
+		wb, _ := yaml.Marshal(tc.want)
+		if gb, _ := yaml.Marshal(got); string(gb) != string(wb) {
+			t.Errorf("%s %s: values\n%s\nwant\n%s", tc.sharing, tc.api, gb, wb)
+		}
+	}
+	o := DefaultOptions()
+	o.Format, o.Size = "values", "placed>=99%"
+	if err := Run(context.Background(), o, &strings.Builder{}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "-o values") {
+		t.Errorf("-o values with --size: %v", err)
+	}
+}
