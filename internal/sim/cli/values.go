@@ -116,7 +116,7 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	}
 	if len(groups) > 0 {
 		fmt.Fprintf(&b, "# MIG: give migManager.config to the GPU Operator's MIG manager (ClusterPolicy\n")
-		fmt.Fprintf(&b, "# migManager.config.name: the ConfigMap <release>-gpuplane-mig-parted-config) and label\n")
+		fmt.Fprintf(&b, "# migManager.config.name: the ConfigMap <fullname>-mig-parted-config) and label\n")
 		fmt.Fprintf(&b, "# each node group's nodes with its configuration (the other GPU nodes were\n")
 		fmt.Fprintf(&b, "# simulated without MIG):\n")
 		for _, g := range groups {
