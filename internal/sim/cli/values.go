@@ -169,8 +169,10 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 		s := &agentSharing{}
 		s.TimeSlicing.Resources = []replicatedResource{{Name: "nvidia.com/gpu", Replicas: n}}
 		v.Config = &agentConfig{Version: "v1", Sharing: s}
-	default:
+	case dra:
 		return nil, fmt.Errorf("-o values: sharing %s under --gpu-api dra has no setting in the chart", sharing)
+	default:
+		return nil, fmt.Errorf("-o values: sharing %s has no setting in the chart", sharing)
 	}
 	return nil, nil
 }

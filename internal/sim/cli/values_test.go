@@ -48,3 +48,15 @@ func TestValuesModes(t *testing.T) {
 		t.Errorf("-o values with --size: %v", err)
 	}
 }
+
+// TestValuesRefused: a recommendation the chart cannot deploy is an error
+// of -o values, not a values file without its sharing mode.
+func TestValuesRefused(t *testing.T) {
+	var v chartValues
+	if _, err := v.setSharing("timeslice:2", true, nil); err == nil || !strings.Contains(err.Error(), "--gpu-api dra") {
+		t.Errorf("timeslice under dra: %v", err)
+	}
+	if _, err := v.setSharing("mps", false, nil); err == nil || !strings.Contains(err.Error(), "sharing mps has no setting") {
+		t.Errorf("unknown mode: %v", err)
+	}
+}
