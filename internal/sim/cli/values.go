@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 )
 
@@ -101,7 +102,12 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	if rec == nil || rep.Params == nil {
 		return errors.New("-o values: the run recommends nothing")
 	}
-	v := chartValues{Scheduler: schedulerValues{Enabled: true, Policy: rec.Policy, TieBreak: rep.Params.TieBreak}}
+	policy := rec.Policy
+	keep := keepsDefault(rep)
+	if keep {
+		policy = placement.DefaultPolicy
+	}
+	v := chartValues{Scheduler: schedulerValues{Enabled: true, Policy: policy, TieBreak: rep.Params.TieBreak}}
 	groups, err := v.setSharing(rec.Sharing, rep.Params.GPUAPI == "dra", rep)
 	if err != nil {
 		return err
@@ -113,6 +119,9 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	fmt.Fprintf(&b, "# Simulated: %s, mode %s.\n", oneLine(rep.Source), rep.Mode)
 	if rec.Reason != "" {
 		fmt.Fprintf(&b, "# Why: %s\n", oneLine(rec.Reason))
+	}
+	if keep {
+		fmt.Fprintf(&b, "# %s, the chart's default, allocates as much as %s: the default is kept.\n", placement.DefaultPolicy, rec.Policy)
 	}
 	if len(groups) > 0 {
 		fmt.Fprintf(&b, "# MIG: give migManager.config to the GPU Operator's MIG manager (ClusterPolicy\n")
@@ -133,6 +142,32 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// keepsDefault reports whether a fill's recommended policy allocates no
+// more than the chart's default policy (placement.DefaultPolicy) under the
+// same sharing mode, as when every policy ties: then the values keep the
+// default rather than name whichever policy ranked first.
+func keepsDefault(rep *engine.Report) bool {
+	rec := rep.Recommendation
+	if rep.Mode != "fill" || rec.Policy == placement.DefaultPolicy {
+		return false
+	}
+	alloc := map[string]float64{}
+	if rep.Sharing != nil && len(rep.Sharing.Rows) > 0 {
+		for _, row := range rep.Sharing.Rows {
+			if row.Sharing == rec.Sharing {
+				alloc[row.Policy] = row.GPUAllocationRatio
+			}
+		}
+	} else {
+		for _, s := range rep.Summary {
+			alloc[s.Policy] = s.GPUAllocationRatioMean
+		}
+	}
+	def, ok := alloc[placement.DefaultPolicy]
+	chosen, ok2 := alloc[rec.Policy]
+	return ok && ok2 && def >= chosen
 }
 
 // oneLine returns s with its line breaks as spaces, for a comment.

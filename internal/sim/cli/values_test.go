@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // TestValuesModes: -o values sets, per sharing mode and kubelet API, the
@@ -58,5 +60,24 @@ func TestValuesRefused(t *testing.T) {
 	}
 	if _, err := v.setSharing("mps", false, nil); err == nil || !strings.Contains(err.Error(), "sharing mps has no setting") {
 		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+// TestValuesTieKeepsDefault: where every policy allocates the same (the
+// example snapshot: each pod once, 83.33% under all nine), the values keep
+// the chart's default policy instead of the first of the tied.
+func TestValuesTieKeepsDefault(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.Seeds, o.Format = "../../../docs/examples/snapshot.json", 1, "values"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var got chartValues
+	if err := yaml.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scheduler.Policy != placement.DefaultPolicy || !strings.Contains(stdout.String(), "the default is kept") {
+		t.Errorf("policy %q, want the default %q:\n%s", got.Scheduler.Policy, placement.DefaultPolicy, stdout.String())
 	}
 }
