@@ -24,7 +24,7 @@ func TestCompletion(t *testing.T) {
 	}
 	fish, _, code := run(t, "completion", "fish")
 	for _, want := range []string{"-n '__fish_seen_subcommand_from simulate' -l mode -x -a 'fill replay'",
-		"-n '__fish_seen_subcommand_from simulate' -s o -x -a 'table json'", "-n '__fish_seen_subcommand_from simulate' -l force\n",
+		"-n '__fish_seen_subcommand_from simulate' -s o -x -a 'table json values'", "-n '__fish_seen_subcommand_from simulate' -l force\n",
 		"-n '__fish_seen_subcommand_from quota' -l teams -r -F", "-n '__fish_seen_subcommand_from policy' -s f -r -F"} {
 		if code != 0 || !strings.Contains(fish, want) {
 			t.Errorf("fish script lacks %q", want)
@@ -43,7 +43,7 @@ func TestCompletion(t *testing.T) {
 		"gpuplane si":                  "simulate",
 		"gpuplane simulate --mo":       "--mode",
 		"gpuplane simulate --mode ":    "fill replay",
-		"gpuplane simulate -o ":        "table json",
+		"gpuplane simulate -o ":        "table json values",
 		"gpuplane simulate --tie-b":    "--tie-break",
 		"gpuplane simulate --sharing ": "exclusive fractional mig timeslice:2 timeslice:4",
 		"gpuplane quota --te":          "--teams",

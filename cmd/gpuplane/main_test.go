@@ -40,7 +40,7 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("help names a flag with one dash: %q", l)
 		}
 	}
-	for _, want := range []string{"  -o, --format table|json", "      --nodes NODES", "frag %", "high\n                at the end of a fill, whatever the policy", "never started"} {
+	for _, want := range []string{"  -o, --format FORMAT", "table, json or values", "      --nodes NODES", "frag %", "high\n                at the end of a fill, whatever the policy", "never started"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q", want)
 		}

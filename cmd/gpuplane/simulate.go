@@ -45,14 +45,14 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "first seed")
 	f.Float64Var(&o.Inflate, "inflate", o.Inflate, "fill: stop when X times the GPU capacity has arrived")
 	f.Float64Var(&o.Popularity, "popularity", o.Popularity, "share of pods whose shapes are FGD's target workload")
-	f.StringVar(&o.Format, "format", o.Format, "output on stdout")
+	f.StringVar(&o.Format, "format", o.Format, "output on stdout: table, json or values (chart)")
 	f.StringVar(&o.OutDir, "out", o.OutDir, "write index.html (charts) and report.json into `DIR`")
 	f.BoolVar(&o.Force, "force", o.Force, "overwrite the report in --out, or the --placements file")
 	f.StringVar(&o.PlacementsFile, "placements", o.PlacementsFile, "a row per policy, seed and pod: CSV, or JSON lines (.jsonl)")
 	f.StringVar(&o.PricesFile, "prices", o.PricesFile, "lines 'MODEL USD_PER_GPU_HOUR' over the default prices")
 	f.StringVar(&o.TeamsFile, "teams", o.TeamsFile, "replay: teams file; pods wait for their team's Kueue quota")
 	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, once all fit")
-	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: first node (the paper's) or random")
+	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: random (kube-scheduler's) or first")
 	f.StringVar(&o.GPUAPI, "gpu-api", o.GPUAPI, "GPUs in the node: the policy's, or dra's")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
@@ -62,8 +62,8 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: all its pods on an empty copy of its nodes")
 	f.StringVar(&o.Size, "size", o.Size, "smallest cluster for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")
-	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "table|json",
-		"tie-break": "first|random", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
+	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "FORMAT",
+		"tie-break": "random|first", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
 		"placements": "FILE", "prices": "FILE", "teams": "FILE", "snapshot": "FILE", "mig-config": "FILE", "mig-config-name": "NAME",
 		"policies": "LIST|all", "seeds": "N", "seed": "S", "inflate": "X", "popularity": "P", "parallel": "N"} {
 		c.args[name] = arg

@@ -56,9 +56,9 @@ const DefaultCandidates int32 = 16
 // numFeasibleNodesToFind).
 const maxCandidates = 100
 
-// DefaultTieBreak is the plugin's default tie-break: kube-scheduler's own
-// (gpuplane simulate defaults to the paper simulator's "first").
-const DefaultTieBreak = "random"
+// DefaultTieBreak is the plugin's default tie-break: kube-scheduler's own,
+// gpuplane simulate's default too.
+const DefaultTieBreak = placement.DefaultTieBreak
 
 // tieBreaks are the values of Args.TieBreak.
 var tieBreaks = []string{"first", "random"}

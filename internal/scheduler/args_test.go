@@ -15,11 +15,11 @@ import (
 func TestSetDefaultsArgs(t *testing.T) {
 	var a Args
 	SetDefaultsArgs(&a)
-	if a.Policy != "fgd" || a.TieBreak != "random" || a.Popularity != 0.95 || a.TargetWorkloadFile != "" || a.Seed != 0 || a.Candidates == nil || *a.Candidates != 16 {
-		t.Errorf("defaults %+v, want fgd, random, 0.95, 16 candidates", a)
+	if a.Policy != "fgdcm" || a.TieBreak != "random" || a.Popularity != 0.95 || a.TargetWorkloadFile != "" || a.Seed != 0 || a.Candidates == nil || *a.Candidates != 16 {
+		t.Errorf("defaults %+v, want fgdcm, random, 0.95, 16 candidates", a)
 	}
 	// The defaults are the core's, which gpuplane simulate uses too.
-	if a.Policy != placement.DefaultPolicy || a.Popularity != placement.DefaultPopularity {
+	if a.Policy != placement.DefaultPolicy || a.TieBreak != placement.DefaultTieBreak || a.Popularity != placement.DefaultPopularity {
 		t.Errorf("defaults %+v differ from placement's", a)
 	}
 	zero := int32(0)
@@ -62,7 +62,7 @@ func ptr(n int32) *int32 { return &n }
 func TestBuildArgs(t *testing.T) {
 	a := Args{}
 	p, tie, err := a.build()
-	if err != nil || p.Name() != "fgd" || tie != placement.TieRandom {
+	if err != nil || p.Name() != placement.DefaultPolicy || tie != placement.TieRandom {
 		t.Fatalf("build() = %v, %v, %v", p, tie, err)
 	}
 	a = Args{Policy: "magic"}

@@ -12,13 +12,17 @@ import (
 	"testing"
 )
 
-// TracesDir returns the path of ../shared/traces beside the repository.
-// Where it is absent the test is skipped, unless CI is set, when it fails:
-// CI always has the traces.
+// TracesDir returns the path of ../shared/traces beside the repository,
+// or $GPUPLANE_TRACES when set (a checkout elsewhere, e.g. a git
+// worktree). Where it is absent the test is skipped, unless CI is set,
+// when it fails: CI always has the traces.
 func TracesDir(t testing.TB) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "traces")
+	if env := os.Getenv("GPUPLANE_TRACES"); env != "" {
+		dir = env
+	}
 	if _, err := os.Stat(dir); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set but the traces are missing: %v", err)

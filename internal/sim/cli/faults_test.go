@@ -136,7 +136,7 @@ func TestReportProvenance(t *testing.T) {
 	// Policies in placement.Names order, as the run takes them. The node
 	// list writes "t4": the price of the catalog's T4, 0.5 from
 	// the prices file, shown under the node list's spelling.
-	if p == nil || strings.Join(p.Policies, ",") != "bestfit,fgd" || p.Seeds != 2 || p.FirstSeed != 7 || p.TieBreak != "first" ||
+	if p == nil || strings.Join(p.Policies, ",") != "bestfit,fgd" || p.Seeds != 2 || p.FirstSeed != 7 || p.TieBreak != "random" ||
 		p.Popularity != 0.95 || p.Inflate != 1.3 || len(p.PricesUSDPerGPUHour) != 1 || p.PricesUSDPerGPUHour["t4"] != 0.5 {
 		t.Errorf("params %+v", p)
 	}

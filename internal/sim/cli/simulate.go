@@ -54,7 +54,9 @@ type Options struct {
 	// Popularity is the share of pods whose shapes form the target
 	// workload for FGD and fragmentation, in (0, 1] (--popularity).
 	Popularity float64
-	// Format is the output on stdout: table or json (--format).
+	// Format is the output on stdout (--format, -o): table, json, or
+	// values: the recommendation as values of the gpuplane chart
+	// (writeValues).
 	Format string
 	// OutDir, when set, receives the HTML report (--out); a report there
 	// is overwritten only with Force (--force).
@@ -108,10 +110,12 @@ type Options struct {
 
 // DefaultOptions returns the defaults of the flags: the fill experiment of
 // Weng et al. (USENIX ATC 2023) with its inflation 1.3 and popularity 0.95,
-// every policy, 3 seeds from 42, first-of-equals tie-break as in the
-// paper's simulator.
+// every policy, 3 seeds from 42, and the tie-break of the scheduler the
+// chart deploys (placement.DefaultTieBreak, random as kube-scheduler's
+// selectHost; the paper's simulator takes the first of equals:
+// --tie-break first).
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: "first", GPUAPI: "device-plugin"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin"}
 }
 
 // normalized returns o with the words of its enumerated flags in lower case
@@ -145,8 +149,11 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if o.TeamsFile != "" && o.Mode != "replay" {
 		return nil, 0, errors.New("--teams applies to --mode replay only")
 	}
-	if o.Format != "table" && o.Format != "json" {
-		return nil, 0, fmt.Errorf("unknown --format %q (table or json)", o.Format)
+	if o.Format != "table" && o.Format != "json" && o.Format != "values" {
+		return nil, 0, fmt.Errorf("unknown --format %q (table, json or values)", o.Format)
+	}
+	if o.Format == "values" && o.Size != "" {
+		return nil, 0, errors.New("-o values writes a simulation's recommendation as chart values; --size recommends a cluster, not a configuration")
 	}
 	pols, err := placement.ParseNames(o.Policies)
 	if err != nil {
@@ -463,8 +470,11 @@ func writeReports(o Options, rep *engine.Report, placed []engine.Result, stdout,
 		}
 		fmt.Fprintf(stderr, "simulate: wrote %s\n", path)
 	}
-	if o.Format == "json" {
+	switch o.Format {
+	case "json":
 		return report.WriteJSON(stdout, rep)
+	case "values":
+		return writeValues(stdout, rep)
 	}
 	return report.WriteTable(stdout, rep)
 }

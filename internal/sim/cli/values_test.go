@@ -1,0 +1,83 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gpuplane/gpuplane/internal/placement"
+)
+
+// TestValuesModes: -o values sets, per sharing mode and kubelet API, the
+// chart's keys that mode needs and no other (deploy/helm's
+// TestSimulateValues renders them with the chart).
+func TestValuesModes(t *testing.T) {
+	for _, tc := range []struct {
+		sharing, api string
+		want         chartValues
+	}{
+		{"exclusive", "device-plugin", chartValues{}},
+		{"fractional", "device-plugin", chartValues{Config: &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}}},
+		{"fractional", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{Shares: true}}}},
+		{"mig", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra"}}},
+	} {
+		o := DefaultOptions()
+		o.Seeds, o.Policies, o.Sharing, o.GPUAPI, o.Format = 1, "leastallocated", tc.sharing, tc.api, "values"
+		var stdout, stderr strings.Builder
+		if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+			t.Fatalf("%s %s: %v\n%s", tc.sharing, tc.api, err, stderr.String())
+		}
+		var got chartValues
+		dec := yaml.NewDecoder(strings.NewReader(stdout.String()))
+		dec.KnownFields(true)
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("%s %s: %v\n%s", tc.sharing, tc.api, err, stdout.String())
+		}
+		tc.want.Scheduler = schedulerValues{Enabled: true, Policy: "leastallocated", TieBreak: o.TieBreak}
+		wb, _ := yaml.Marshal(tc.want)
+		if gb, _ := yaml.Marshal(got); string(gb) != string(wb) {
+			t.Errorf("%s %s: values\n%s\nwant\n%s", tc.sharing, tc.api, gb, wb)
+		}
+	}
+	o := DefaultOptions()
+	o.Format, o.Size = "values", "placed>=99%"
+	if err := Run(context.Background(), o, &strings.Builder{}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "-o values") {
+		t.Errorf("-o values with --size: %v", err)
+	}
+}
+
+// TestValuesRefused: a recommendation the chart cannot deploy is an error
+// of -o values, not a values file without its sharing mode.
+func TestValuesRefused(t *testing.T) {
+	var v chartValues
+	if _, err := v.setSharing("timeslice:2", true, nil); err == nil || !strings.Contains(err.Error(), "--gpu-api dra") {
+		t.Errorf("timeslice under dra: %v", err)
+	}
+	if _, err := v.setSharing("mps", false, nil); err == nil || !strings.Contains(err.Error(), "sharing mps has no setting") {
+		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+// TestValuesTieKeepsDefault: where every policy allocates the same (the
+// example snapshot: each pod once, 83.33% under all nine), the values keep
+// the chart's default policy instead of the first of the tied.
+func TestValuesTieKeepsDefault(t *testing.T) {
+	o := DefaultOptions()
+	o.SnapshotFile, o.Seeds, o.Format = "../../../docs/examples/snapshot.json", 1, "values"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var got chartValues
+	if err := yaml.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scheduler.Policy != placement.DefaultPolicy || !strings.Contains(stdout.String(), "the default is kept") {
+		t.Errorf("policy %q, want the default %q:\n%s", got.Scheduler.Policy, placement.DefaultPolicy, stdout.String())
+	}
+}
