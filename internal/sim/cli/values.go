@@ -102,8 +102,11 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	if rec == nil || rep.Params == nil {
 		return errors.New("-o values: the run recommends nothing")
 	}
+	if rec.Verdict == "infeasible" {
+		return errors.New("-o values: no configuration simulated is feasible (the best places fewer than half the arrived pods): nothing to deploy")
+	}
 	policy := rec.Policy
-	keep := keepsDefault(rep)
+	keep := rec.Verdict == "tie" || keepsDefault(rep)
 	if keep {
 		policy = placement.DefaultPolicy
 	}
@@ -120,7 +123,10 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	if rec.Reason != "" {
 		fmt.Fprintf(&b, "# Why: %s\n", oneLine(rec.Reason))
 	}
-	if keep {
+	switch {
+	case rec.Verdict == "tie":
+		fmt.Fprintf(&b, "# No policy differs on this workload: the default is kept (%s, the chart's).\n", placement.DefaultPolicy)
+	case keep:
 		fmt.Fprintf(&b, "# %s, the chart's default, allocates as much as %s: the default is kept.\n", placement.DefaultPolicy, rec.Policy)
 	}
 	if len(groups) > 0 {

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/sim/engine"
 )
 
 // TestValuesModes: -o values sets, per sharing mode and kubelet API, the
@@ -79,5 +80,16 @@ func TestValuesTieKeepsDefault(t *testing.T) {
 	}
 	if got.Scheduler.Policy != placement.DefaultPolicy || !strings.Contains(stdout.String(), "the default is kept") {
 		t.Errorf("policy %q, want the default %q:\n%s", got.Scheduler.Policy, placement.DefaultPolicy, stdout.String())
+	}
+}
+
+// TestValuesInfeasible: a run whose best configuration places fewer than
+// half the arrived pods (engine's "infeasible" verdict, Policy and Sharing
+// empty) writes no values file: there is nothing to deploy.
+func TestValuesInfeasible(t *testing.T) {
+	rep := &engine.Report{Params: &engine.Params{TieBreak: "random"}, Recommendation: &engine.Recommendation{Verdict: "infeasible"}}
+	var b strings.Builder
+	if err := writeValues(&b, rep); err == nil || !strings.Contains(err.Error(), "nothing to deploy") || b.Len() != 0 {
+		t.Errorf("infeasible: err %v, wrote %q", err, b.String())
 	}
 }
