@@ -117,7 +117,11 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Values of the gpuplane chart (deploy/helm/gpuplane) for gpuplane simulate's\n")
-	fmt.Fprintf(&b, "# recommendation: policy %s, tie-break %s, sharing %s.\n", rec.Policy, rep.Params.TieBreak, rec.Sharing)
+	recPolicy := rec.Policy
+	if recPolicy == "" {
+		recPolicy = "any (" + rec.Verdict + ")"
+	}
+	fmt.Fprintf(&b, "# recommendation: policy %s, tie-break %s, sharing %s.\n", recPolicy, rep.Params.TieBreak, rec.Sharing)
 	fmt.Fprintf(&b, "#   helm install gpuplane deploy/helm/gpuplane -f THIS_FILE\n")
 	fmt.Fprintf(&b, "# Simulated: %s, mode %s.\n", oneLine(rep.Source), rep.Mode)
 	if rec.Reason != "" {
