@@ -126,6 +126,7 @@ func TestNodeNamePolicyOnCluster(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "create-pods"},
 		Subjects:   []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: "system:authenticated"}},
 	}))
+	must(t, create(ctx, admin, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0"}}))
 	must(t, create(ctx, admin, vap))
 	must(t, create(ctx, admin, vapb))
 
