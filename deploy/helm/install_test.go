@@ -65,6 +65,13 @@ func TestChartInstalls(t *testing.T) {
 	if !strings.Contains(out, "ValidatingAdmissionPolicy "+gpuStatePolicy+" (Deny)") {
 		t.Errorf("helm install notes do not name the GPU state policy:\n%s", out)
 	}
+	// The node-name policy (scheduler.nodeNamePolicy), named in the notes.
+	if _, err := c.Client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, nodeNamePolicy, metav1.GetOptions{}); err != nil {
+		t.Errorf("ValidatingAdmissionPolicy %s: %v", nodeNamePolicy, err)
+	}
+	if !strings.Contains(out, "ValidatingAdmissionPolicy "+nodeNamePolicy+" (Deny)") {
+		t.Errorf("helm install notes do not name the node-name policy:\n%s", out)
+	}
 	if strings.Contains(out, workloadAPIWarning) {
 		t.Errorf("helm install notes say the Workload API is not served, where it is:\n%s", out)
 	}

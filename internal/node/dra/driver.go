@@ -150,6 +150,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if ignored == nil {
 		ignored = configv1.DefaultIgnoredXIDs
 	}
+	d.logMPSControl()
 	d.health = health.NewState(device.Node{GPUs: n.GPUs}, ignored)
 	d.unhealthy = map[string]device.HealthEvent{}
 	d.changed = make(chan struct{})
@@ -368,7 +369,6 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 		devs, err := d.prepare(ctx, c)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
-			d.forgetFailed(ctx, c.UID)
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
@@ -376,125 +376,43 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	return out, nil
 }
 
-// prepare prepares one claim; d.mu is held.
-func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
-	if pc, ok := d.cp.Claims[c.UID]; ok && pc.State == PrepareCompleted {
-		return result(pc), nil
+// prepare prepares one claim in steps (prepare.go); d.mu is held. A
+// step that fails rolls back what the claim holds (rollback), so that a
+// failed prepare leaves nothing held and unprepare nothing to undo.
+func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ []kubeletplugin.Device, err error) {
+	prev, interrupted := d.cp.Claims[c.UID]
+	if interrupted && prev.State == PrepareCompleted {
+		return result(prev), nil
 	}
-	if c.Status.Allocation == nil {
-		return nil, fmt.Errorf("claim %s/%s is not allocated", c.Namespace, c.Name)
-	}
-	// Checked before anything is recorded or created.
-	configs, err := d.configsFor(c)
-	if err != nil {
-		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
-	}
-	prev := map[string]PreparedDevice{} // of an interrupted prepare
-	if pc, ok := d.cp.Claims[c.UID]; ok {
-		for _, pd := range pc.Devices {
-			prev[pd.Device] = pd
-		}
-	}
-	pc := &PreparedClaim{Namespace: c.Namespace, Name: c.Name, State: PrepareStarted}
-	for _, r := range c.Status.Allocation.Devices.Results {
-		if r.Driver != apidra.DriverName {
-			continue
-		}
-		pd, err := d.preparedDevice(ctx, c.UID, r, configs, prev)
+	defer func() {
 		if err != nil {
-			return nil, err
+			d.rollback(ctx, c.UID, interrupted)
 		}
-		pc.Devices = append(pc.Devices, pd)
+	}()
+	pc, err := d.planClaim(ctx, c, prev)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkMPS(pc.Devices); err != nil {
-		return nil, fmt.Errorf("claim %s/%s: %w", c.Namespace, c.Name, err)
-	}
-	// Recorded before any MIG device is created: a restart finds it.
+	// Recorded before anything is created: a restart finds it.
 	d.cp.Claims[c.UID] = pc
 	if err := d.cp.save(d.checkpointPath()); err != nil {
 		return nil, err
 	}
-	for i := range pc.Devices {
-		if pd := &pc.Devices[i]; pd.MIG != nil {
-			if err := d.createMIG(ctx, c.UID, pd); err != nil {
-				return nil, fmt.Errorf("device %s: %w", pd.Device, err)
-			}
-			if err := d.cp.save(d.checkpointPath()); err != nil {
-				return nil, err
-			}
-		}
+	if err := d.createClaimMIG(ctx, c.UID, pc); err != nil {
+		return nil, err
 	}
 	if err := d.startClaimMPS(ctx, c.UID, pc); err != nil {
 		return nil, err
 	}
-	for i := range pc.Devices {
-		if err := d.writeCDI(c.UID, &pc.Devices[i]); err != nil {
-			return nil, err
-		}
+	if err := d.writeClaimCDI(c.UID, pc); err != nil {
+		return nil, err
 	}
 	pc.State = PrepareCompleted
 	if err := d.cp.save(d.checkpointPath()); err != nil {
+		pc.State = PrepareStarted
 		return nil, err
 	}
 	return result(pc), nil
-}
-
-// preparedDevice checks allocated device r (of this driver) of claim uid:
-// on this node, free of other claims; and returns what preparing it records: a static
-// MIG device checked, or the MIG device to create (prev's, of an
-// interrupted prepare, if any).
-func (d *Driver) preparedDevice(ctx context.Context, uid types.UID, r resourceapi.DeviceRequestAllocationResult, configs map[string]*DeviceConfig, prev map[string]PreparedDevice) (PreparedDevice, error) {
-	if r.Pool != d.cfg.NodeName {
-		return PreparedDevice{}, fmt.Errorf("device %s of request %s: pool %q is not this node's (%s)", r.Device, r.Request, r.Pool, d.cfg.NodeName)
-	}
-	e, ok := d.res.Entries[r.Device]
-	if !ok {
-		return PreparedDevice{}, fmt.Errorf("device %s of request %s: no such device on node %s", r.Device, r.Request, d.cfg.NodeName)
-	}
-	if other, ok := d.conflict(r.Device, e, uid); ok {
-		return PreparedDevice{}, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
-	}
-	g := d.node.GPUs[e.GPU]
-	pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
-	switch {
-	case e.MIG != nil && e.MIG.UUID != "":
-		in, err := d.checkStatic(ctx, g.UUID, e.MIG.UUID)
-		if err != nil {
-			return PreparedDevice{}, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
-		}
-		pd.StaticMIG, pd.StaticInstance = e.MIG.UUID, &in
-	case e.MIG != nil:
-		pd.MIG = &PreparedMIG{GIProfile: e.MIG.GIProfile, Start: e.MIG.Start}
-		if p, ok := prev[r.Device]; ok && p.MIG != nil {
-			pd.MIG = p.MIG
-		}
-	}
-	return pd, nil
-}
-
-// forgetFailed drops the record of a claim whose prepare failed before
-// it created any MIG device, once its MPS daemons are stopped: there is
-// nothing left to undo, and its devices are free for other claims. A
-// record with a MIG device stays for the next prepare (which adopts it)
-// or unprepare (which destroys it).
-func (d *Driver) forgetFailed(ctx context.Context, uid types.UID) {
-	pc, ok := d.cp.Claims[uid]
-	if !ok || pc.State == PrepareCompleted {
-		return
-	}
-	for _, pd := range pc.Devices {
-		if pd.MIG != nil && pd.MIG.UUID != "" {
-			return
-		}
-	}
-	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
-		klog.FromContext(ctx).Error(err, "Stopping the MPS control daemons of a failed prepare")
-		return
-	}
-	delete(d.cp.Claims, uid)
-	if err := d.cp.save(d.checkpointPath()); err != nil {
-		klog.ErrorS(err, "Saving the checkpoint")
-	}
 }
 
 // conflict says which other claim holds device name, or a device that
@@ -589,51 +507,13 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	return out, nil
 }
 
-// unprepare undoes one claim; d.mu is held.
+// unprepare undoes one claim (release); d.mu is held.
 func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	pc, ok := d.cp.Claims[uid]
 	if !ok {
 		return nil
 	}
-	// The daemons first: a MIG device an MPS server holds is in use.
-	if err := d.stopClaimMPS(ctx, uid, pc); err != nil {
-		return err
-	}
-	for i := range pc.Devices {
-		pd := &pc.Devices[i]
-		if pd.MIG == nil {
-			continue
-		}
-		if pd.MIG.UUID == "" {
-			// Interrupted before the device was recorded: look for it.
-			if err := d.createMIGLookup(ctx, uid, pd); err != nil {
-				return err
-			}
-			if pd.MIG.UUID == "" {
-				continue
-			}
-		}
-		if err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID); err != nil && !errors.Is(err, device.ErrNotFound) {
-			return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
-		}
-		klog.FromContext(ctx).Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID)
-	}
-	delete(d.cp.Claims, uid)
-	for _, pd := range pc.Devices {
-		if err := removeClaimCDISpec(d.claimCDIDir(), uid, pd.Device); err != nil {
-			return err
-		}
-	}
-	if d.cfg.CDIDir != "" {
-		for _, pd := range pc.Devices {
-			if uuid := pd.cdiUUID(); uuid != "" && !d.cdiInUse(uuid) {
-				if err := removeCDISpec(d.cfg.CDIDir, uuid); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return d.cp.save(d.checkpointPath())
+	return d.release(ctx, uid, pc, true)
 }
 
 // createMIGLookup finds the live MIG device an interrupted prepare of

@@ -47,6 +47,10 @@ const (
 	// mpsContainerPipeDir is where a container sees its daemon's pipe
 	// directory, NVIDIA's driver's (GetCDIContainerEdits).
 	mpsContainerPipeDir = "/tmp/nvidia-mps"
+	// mpsLaunched marks a daemon launched: the control program's -d
+	// succeeded (or was cut short, so it may have). A daemon without it
+	// never ran and needs no quit.
+	mpsLaunched = "launched"
 	// mpsStarted marks a daemon started and configured.
 	mpsStarted = "started"
 	// mpsTimeout bounds one run of the control program.
@@ -126,8 +130,10 @@ func mpsLimits(c *MPSConfig, uuids []string) (map[string]string, error) {
 }
 
 // startMPS starts daemon m and configures it from c, unless it was
-// started before (its mark): a daemon left half-started by an interrupted
-// prepare is told to quit first. Errors name the daemon.
+// started before (its mark). A daemon an interrupted prepare launched but
+// did not configure is told to quit first. A failure after the launch
+// leaves the daemon launched (its mark): the prepare's rollback tells it
+// to quit (stopMPS). Errors name the daemon.
 func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error {
 	if _, err := os.Stat(filepath.Join(m.Root, mpsStarted)); err == nil {
 		return nil
@@ -136,8 +142,8 @@ func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error 
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(m.Root); err == nil {
-		_ = d.mpsControl(ctx, m, "quit") // half-started before; may not run
+	if err := d.stopMPS(ctx, d.daemon(m.ID, nil)); err != nil {
+		return err
 	}
 	for _, dir := range []string{m.PipeDir, m.LogDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -145,7 +151,14 @@ func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error 
 		}
 	}
 	if err := d.mpsControl(ctx, m, ""); err != nil {
+		if mayHaveLaunched(err) {
+			_ = os.WriteFile(filepath.Join(m.Root, mpsLaunched), nil, 0o644) // best effort: the rollback tries quit
+		}
 		return err
+	}
+	if err := os.WriteFile(filepath.Join(m.Root, mpsLaunched), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
+		_ = d.mpsControl(ctx, m, "quit") // without its mark nothing would stop it
+		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
 	}
 	cmds := []string{}
 	if c != nil && c.DefaultActiveThreadPercentage != nil {
@@ -158,7 +171,6 @@ func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error 
 	}
 	for _, cmd := range cmds {
 		if err := d.mpsControl(ctx, m, cmd); err != nil {
-			_ = d.mpsControl(ctx, m, "quit")
 			return err
 		}
 	}
@@ -169,20 +181,74 @@ func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error 
 	return nil
 }
 
-// stopMPS tells daemon m to quit and removes its directory; a daemon
-// never started (no directory) is no error.
+// mayHaveLaunched reports whether a failed run of the control program
+// with -d may have left a daemon running: it was started and did not
+// exit by itself (killed at mpsTimeout or by a signal). A program that
+// could not be run, or that exited with an error, started none.
+func mayHaveLaunched(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && !ee.Exited()
+}
+
+// stopMPS stops daemon m: a launched daemon (its launched or started
+// mark) is told to quit; then its directory is removed. A daemon never
+// launched (no directory, or a directory without a mark: the control
+// program could not run or failed) needs no quit and is no error.
 func (d *Driver) stopMPS(ctx context.Context, m mpsDaemon) error {
 	if _, err := os.Stat(m.Root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := d.mpsControl(ctx, m, "quit"); err != nil {
-		return err
+	launched := false
+	for _, mark := range []string{mpsLaunched, mpsStarted} {
+		if _, err := os.Stat(filepath.Join(m.Root, mark)); err == nil {
+			launched = true
+		}
+	}
+	if launched {
+		if err := d.mpsControl(ctx, m, "quit"); err != nil {
+			return err
+		}
 	}
 	if err := os.RemoveAll(m.Root); err != nil {
 		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
 	}
-	klog.FromContext(ctx).Info("Stopped an MPS control daemon", "daemon", m.ID)
+	if launched {
+		klog.FromContext(ctx).Info("Stopped an MPS control daemon", "daemon", m.ID)
+	}
 	return nil
+}
+
+// mpsProgram is the MPS control program: Config.MPSControl, else
+// DefaultMPSControl.
+func (d *Driver) mpsProgram() string {
+	if d.cfg.MPSControl != "" {
+		return d.cfg.MPSControl
+	}
+	return DefaultMPSControl
+}
+
+// checkMPSControl refuses claims under an MPS configuration where the
+// control program cannot be found (exec.LookPath: on PATH, or the path
+// given), before anything is held: the daemon could neither start nor be
+// told to quit.
+func (d *Driver) checkMPSControl(pds []PreparedDevice) error {
+	for _, pd := range pds {
+		if c := pd.Config; c != nil && c.Sharing != nil && c.Sharing.Strategy == MPSStrategy {
+			if _, err := exec.LookPath(d.mpsProgram()); err != nil {
+				return fmt.Errorf("device %s: sharing strategy MPS needs NVIDIA's MPS control program, which the node agent cannot find (%w): this node refuses MPS claims until %s is on the agent's PATH", pd.Device, err, d.mpsProgram())
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// logMPSControl logs at start when the MPS control program cannot be
+// found: claims under an MPS configuration will be refused.
+func (d *Driver) logMPSControl() {
+	if _, err := exec.LookPath(d.mpsProgram()); err != nil {
+		klog.InfoS("Claims under an MPS configuration will be refused: NVIDIA's MPS control program is not found", "program", d.mpsProgram(), "err", err)
+	}
 }
 
 // mpsControl runs the control program for daemon m: with cmd empty it
@@ -190,10 +256,7 @@ func (d *Driver) stopMPS(ctx context.Context, m mpsDaemon) error {
 // since the daemon keeps it open), else it sends cmd on its standard
 // input, as `echo cmd | nvidia-cuda-mps-control` does.
 func (d *Driver) mpsControl(ctx context.Context, m mpsDaemon, cmd string) error {
-	prog := d.cfg.MPSControl
-	if prog == "" {
-		prog = DefaultMPSControl
-	}
+	prog := d.mpsProgram()
 	ctx, cancel := context.WithTimeout(ctx, mpsTimeout)
 	defer cancel()
 	var c *exec.Cmd

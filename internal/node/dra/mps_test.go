@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	apidra "github.com/gpuplane/gpuplane/api/dra"
@@ -27,17 +28,19 @@ import (
 // appends a line "<args>|<CUDA_VISIBLE_DEVICES>|<CUDA_MPS_PIPE_DIRECTORY>|
 // <CUDA_MPS_LOG_DIRECTORY>|<stdin>" to the file it returns (stdin read
 // only without -d, as the real one reads commands). It exits 1 while a
-// file "fail" is next to the record.
+// file "fail" is next to the record, or "fail-<word>" for a run whose
+// command starts with <word> ("fail-d" for -d, "fail-quit").
 func fakeMPS(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	record := filepath.Join(dir, "record")
 	script := fmt.Sprintf(`#!/bin/sh
 in=""
-if [ "$1" != "-d" ]; then in=$(cat); fi
+word=d
+if [ "$1" != "-d" ]; then in=$(cat); word=${in%%%% *}; fi
 printf '%%s|%%s|%%s|%%s|%%s\n' "$*" "$CUDA_VISIBLE_DEVICES" "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY" "$in" >> %s
-if [ -e %s ]; then echo failing; exit 1; fi
-`, record, filepath.Join(dir, "fail"))
+if [ -e %s ] || [ -e "%s-$word" ]; then echo failing; exit 1; fi
+`, record, filepath.Join(dir, "fail"), filepath.Join(dir, "fail"))
 	if err := os.WriteFile(filepath.Join(dir, DefaultMPSControl), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +77,9 @@ func records(t *testing.T, path string, seen *int) []string {
 // removes the directory (CUDA_VISIBLE_DEVICES empty). A MIG device under a MigDeviceConfig of MPS gets
 // a daemon of its MIG UUID, told to quit before the device is destroyed.
 // A limit naming a device index the claim does not have is refused
-// before anything runs. A failing control program fails the prepare.
+// before anything runs. A control program failing at -d fails the
+// prepare and leaves nothing: the daemon never ran, so it gets no quit,
+// and unprepare runs nothing.
 func TestPrepareMPS(t *testing.T) {
 	record := fakeMPS(t)
 	b, n := mockNode(t, twoA100)
@@ -111,7 +116,7 @@ func TestPrepareMPS(t *testing.T) {
 	}
 	k.prepare(c)
 	d.Stop()
-	k.start(b)
+	d = k.start(b)
 	if ids2, _ := k.prepare(c); strings.Join(ids2, ",") != strings.Join(ids, ",") {
 		t.Errorf("prepare after restart: %v", ids2)
 	}
@@ -153,10 +158,10 @@ func TestPrepareMPS(t *testing.T) {
 		t.Errorf("control runs for a refused claim: %v", got)
 	}
 
-	// The control program fails: prepare fails with its output, the
-	// claim stays recorded (its daemon could not be told to quit); once
-	// it works, the next prepare tells the half-started daemon to quit and
-	// starts it again.
+	// The control program fails at -d: prepare fails with its output; the
+	// daemon never ran, so it is told nothing, and nothing stays: no
+	// record, no directory, and unprepare runs nothing. Once it works,
+	// the next prepare starts the daemon.
 	fail := filepath.Join(filepath.Dir(record), "fail")
 	if err := os.WriteFile(fail, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -173,8 +178,18 @@ func TestPrepareMPS(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if got := kinds(); got != "-d,quit" {
-		t.Errorf("runs while failing: %s, want -d,quit", got)
+	if got := kinds(); got != "-d" {
+		t.Errorf("runs while failing: %s, want -d", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(k.dirs.PluginDir, "mps")); len(entries) != 0 {
+		t.Errorf("daemon directories after a failed start: %v", entries)
+	}
+	if _, held := d.Prepared()[fc.UID]; held {
+		t.Error("the claim whose daemon failed to start is still recorded")
+	}
+	k.unprepare(fc)
+	if got := kinds(); got != "" {
+		t.Errorf("runs on unprepare after a failed start: %s, want none", got)
 	}
 	if err := os.Remove(fail); err != nil {
 		t.Fatal(err)
@@ -182,8 +197,123 @@ func TestPrepareMPS(t *testing.T) {
 	if _, errStr := k.prepare(fc); errStr != "" {
 		t.Fatalf("prepare once it works: %s", errStr)
 	}
-	if got := kinds(); got != "quit,-d" {
-		t.Errorf("runs once it works: %s, want quit,-d", got)
+	if got := kinds(); got != "-d" {
+		t.Errorf("runs once it works: %s, want -d", got)
+	}
+	k.unprepare(fc)
+	if got := kinds(); got != "quit" {
+		t.Errorf("runs on unprepare: %s, want quit", got)
+	}
+}
+
+// TestPrepareMPSRollback: a daemon launched whose configuration fails is
+// told to quit by the prepare's rollback, and nothing stays; where it
+// does not quit either, the claim stays recorded and its unprepare tells
+// it again, and succeeds once it quits.
+func TestPrepareMPSRollback(t *testing.T) {
+	record := fakeMPS(t)
+	b, _ := mockNode(t, twoA100)
+	k := newKubelet(t)
+	d := k.start(b)
+	seen := 0
+	kinds := func() string {
+		var out []string
+		for _, l := range records(t, record, &seen) {
+			f := strings.Split(l, "|")
+			w, _, _ := strings.Cut(f[4], " ")
+			out = append(out, f[0]+w)
+		}
+		return strings.Join(out, ",")
+	}
+	touch := func(name string) string {
+		p := filepath.Join(filepath.Dir(record), name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mpsDirs := func() int {
+		entries, _ := os.ReadDir(filepath.Join(k.dirs.PluginDir, "mps"))
+		return len(entries)
+	}
+	cfg := `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS","mpsConfig":{"defaultActiveThreadPercentage":50}}}`
+	c := k.withConfig(k.claim("c", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, cfg))
+
+	setFail := touch("fail-set_default_active_thread_percentage")
+	if _, errStr := k.prepare(c); !strings.Contains(errStr, "set_default_active_thread_percentage: exit status 1") {
+		t.Errorf("failing configuration: %q", errStr)
+	}
+	if got := kinds(); got != "-d,set_default_active_thread_percentage,quit" {
+		t.Errorf("runs: %s, want -d, the failing command, quit", got)
+	}
+	if _, held := d.Prepared()[c.UID]; held || mpsDirs() != 0 {
+		t.Errorf("after the rollback: recorded %v, %d daemon directories", held, mpsDirs())
+	}
+	k.unprepare(c)
+	if got := kinds(); got != "" {
+		t.Errorf("runs on unprepare: %s, want none", got)
+	}
+
+	// quit fails too: the claim stays for its unprepare.
+	quitFail := touch("fail-quit")
+	if _, errStr := k.prepare(c); errStr == "" {
+		t.Fatal("prepare with a failing configuration succeeded")
+	}
+	if got := kinds(); got != "-d,set_default_active_thread_percentage,quit" {
+		t.Errorf("runs: %s", got)
+	}
+	if _, held := d.Prepared()[c.UID]; !held || mpsDirs() != 1 {
+		t.Errorf("a daemon that does not quit: recorded %v, %d daemon directories; want recorded, 1", held, mpsDirs())
+	}
+	resp, err := k.dra.NodeUnprepareResources(context.Background(), &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{pbClaim(c)}})
+	if err != nil || !strings.Contains(resp.Claims[string(c.UID)].GetError(), "quit: exit status 1") {
+		t.Errorf("unprepare while quit fails: %v %v", resp, err)
+	}
+	if err := os.Remove(quitFail); err != nil {
+		t.Fatal(err)
+	}
+	kinds()
+	k.unprepare(c)
+	if got := kinds(); got != "quit" {
+		t.Errorf("runs on unprepare once quit works: %s, want quit", got)
+	}
+	if _, held := d.Prepared()[c.UID]; held || mpsDirs() != 0 {
+		t.Errorf("after unprepare: recorded %v, %d daemon directories", held, mpsDirs())
+	}
+	if err := os.Remove(setFail); err != nil {
+		t.Fatal(err)
+	}
+	if _, errStr := k.prepare(c); errStr != "" {
+		t.Errorf("prepare once it all works: %s", errStr)
+	}
+}
+
+// TestPrepareMPSWithoutProgram: on a node where the MPS control program
+// is not found, the agent's claims under an MPS configuration are refused
+// at prepare with a message naming it, before anything is held: no
+// record, no daemon directory, no CDI spec; unprepare succeeds, and the
+// same GPU is prepared for a claim without MPS.
+func TestPrepareMPSWithoutProgram(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	b, _ := mockNode(t, twoA100)
+	k := newKubelet(t)
+	d := k.start(b)
+	c := k.withConfig(k.claim("m", "gpu-1"), opaque(resourceapi.AllocationConfigSourceClaim, apidra.DriverName, `{"apiVersion":"resource.nvidia.com/v1beta1","kind":"GpuConfig","sharing":{"strategy":"MPS"}}`))
+	want := `claim default/m: device gpu-1: sharing strategy MPS needs NVIDIA's MPS control program, which the node agent cannot find (exec: "nvidia-cuda-mps-control": executable file not found in $PATH): this node refuses MPS claims until nvidia-cuda-mps-control is on the agent's PATH`
+	if _, errStr := k.prepare(c); errStr != want {
+		t.Errorf("MPS claim without the program:\n got %q\nwant %q", errStr, want)
+	}
+	if p := d.Prepared(); len(p) != 0 {
+		t.Errorf("recorded %v", p)
+	}
+	for _, dir := range []string{filepath.Join(k.dirs.PluginDir, "mps"), k.dirs.CDIDir} {
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s: %v", dir, entries)
+		}
+	}
+	k.unprepare(c)
+	if _, errStr := k.prepare(k.claim("plain", "gpu-1")); errStr != "" {
+		t.Errorf("gpu-1 without MPS after the refusal: %s", errStr)
 	}
 }
 

@@ -115,7 +115,7 @@ func TestRediscover(t *testing.T) {
 		t.Fatalf("after unprepare: %v %v", changed, err)
 	}
 	// GPU 1's 25 placements replace its whole device: 18 + 1 + 25.
-	devs, sets := k.waitDevices(44)
+	devs, sets := k.waitSlices(44, 2)
 	if _, ok := devs["gpu-1"]; ok || len(sets) != 2 {
 		t.Errorf("gpu-1 still published, or %d counter sets (want 2)", len(sets))
 	}
@@ -195,6 +195,14 @@ func TestRediscoverNewGPU(t *testing.T) {
 // and returns them and the counter sets by name.
 func (k *kubelet) waitDevices(want int) (map[string]resourceapi.Device, map[string]resourceapi.CounterSet) {
 	k.t.Helper()
+	return k.waitSlices(want, -1)
+}
+
+// waitSlices is waitDevices that also waits for wantSets counter sets
+// (any number when negative): the plugin publishes devices and counter
+// sets in different ResourceSlices, updated one after the other.
+func (k *kubelet) waitSlices(want, wantSets int) (map[string]resourceapi.Device, map[string]resourceapi.CounterSet) {
+	k.t.Helper()
 	var devs map[string]resourceapi.Device
 	var sets map[string]resourceapi.CounterSet
 	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -211,10 +219,10 @@ func (k *kubelet) waitDevices(want int) (map[string]resourceapi.Device, map[stri
 				sets[c.Name] = c
 			}
 		}
-		return len(devs) == want, nil
+		return len(devs) == want && (wantSets < 0 || len(sets) == wantSets), nil
 	})
 	if err != nil {
-		k.t.Fatalf("waiting for %d devices (have %d): %v", want, len(devs), err)
+		k.t.Fatalf("waiting for %d devices and %d counter sets (have %d and %d): %v", want, wantSets, len(devs), len(sets), err)
 	}
 	return devs, sets
 }

@@ -14,8 +14,8 @@ import (
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
-	"github.com/gpuplane/gpuplane/internal/atomicfile"
 	apidra "github.com/gpuplane/gpuplane/api/dra"
+	"github.com/gpuplane/gpuplane/internal/atomicfile"
 )
 
 // A container of a shared GPU (--dra-shares) learns its share as on the
