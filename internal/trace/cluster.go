@@ -301,7 +301,7 @@ func ReadClusterFile(path string) ([]NodeGroup, error) {
 // ParseNodeSpec reads a short node spec, "MODEL x COUNT" items joined by
 // commas ("A100-80GB x 16, T4 x 100"): COUNT nodes of the model's
 // gpu.TypicalServer each (GPUs, CPU and memory per node). A model without
-// a typical server (L4, L40S) must be given in a cluster YAML file. Errors
+// a typical server (H100-NVL, H20, GH200) must be given in a cluster YAML file. Errors
 // quote the item.
 func ParseNodeSpec(spec string) ([]NodeGroup, error) {
 	var out []NodeGroup

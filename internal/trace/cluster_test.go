@@ -66,7 +66,7 @@ func TestReadClusterErrors(t *testing.T) {
 		{"negative cpu", g("count: 1\n    model: T4\n    cpu: -1"), "c.yaml:4: nodeGroups[0].cpu: negative value -1"},
 		{"missing count", g("model: T4"), "c.yaml:2: nodeGroups[0].count: missing"},
 		{"unknown model", g("count: 1\n    model: MI300X"), `c.yaml:2: nodeGroups[0].model: model "MI300X" is not in the GPU catalog`},
-		{"no typical server", g("count: 1\n    model: L4\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "L4" has no typical server to take it from`},
+		{"no typical server", g("count: 1\n    model: H20\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "H20" has no typical server to take it from`},
 		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
 		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
 		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:2: nodeGroups[0].name: name prefix "Big_Nodes"`},
@@ -141,7 +141,7 @@ func TestParseNodeSpec(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"T4", `node spec item 1 "T4": want MODEL x COUNT`},
 		{"T4 x 0", `node spec item 1 "T4 x 0": count "0" is not an integer in [1, 100000]`},
-		{"T4 x 1, L4 x 2", `node spec item 2 "L4 x 2": model "L4" has no typical server; describe its nodes in a cluster YAML file`},
+		{"T4 x 1, H20 x 2", `node spec item 2 "H20 x 2": model "H20" has no typical server; describe its nodes in a cluster YAML file`},
 		{"T4 x 1, T4 x 2", `node spec:2: name: prefix "t4" already used on line 1`},
 	} {
 		if _, err := ParseNodeSpec(tc.in); err == nil || err.Error() != tc.want {

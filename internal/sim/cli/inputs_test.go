@@ -86,7 +86,7 @@ func TestRunNodesErrors(t *testing.T) {
 	}
 	for nodes, want := range map[string]string{
 		bad:      bad + `:2: nodeGroups[0]: unknown field "gpu"`,
-		"L4 x 2": `--nodes: node spec item 1 "L4 x 2": model "L4" has no typical server`,
+		"H20 x 2": `--nodes: node spec item 1 "H20 x 2": model "H20" has no typical server`,
 	} {
 		o := DefaultOptions()
 		o.NodesFile, o.PodsFile = nodes, bad
