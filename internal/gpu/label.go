@@ -43,8 +43,8 @@ var about = map[string]string{
 	"V100M16": "NVIDIA V100 16 GB (openb code)",
 	"V100M32": "NVIDIA V100 32 GB (openb code)",
 	"A10":     "NVIDIA A10 24 GB",
-	"G2":      "undisclosed GPU model of the openb trace (8 per node); unknown memory, priced as a V100",
-	"G3":      "undisclosed GPU model of the openb trace (8 per node); unknown memory, priced as a V100",
+	"G2":      "undisclosed openb model, memory unknown, priced as a V100",
+	"G3":      "undisclosed openb model, memory unknown, priced as a V100",
 }
 
 // About says what a catalog model is: for an openb code, the GPU it stands

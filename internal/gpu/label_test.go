@@ -44,7 +44,7 @@ func TestFromLabel(t *testing.T) {
 func TestAbout(t *testing.T) {
 	for in, want := range map[string]string{
 		"V100M16": "NVIDIA V100 16 GB (openb code)",
-		"g2":      "undisclosed GPU model of the openb trace (8 per node); unknown memory, priced as a V100",
+		"g2":      "undisclosed openb model, memory unknown, priced as a V100",
 		"L40S":    "NVIDIA L40S",
 		"MI300X":  "",
 	} {

@@ -85,7 +85,7 @@ func TestRunNodesErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for nodes, want := range map[string]string{
-		bad:      bad + `:2: nodeGroups[0]: unknown field "gpu"`,
+		bad:       bad + `:2: nodeGroups[0]: unknown field "gpu"`,
 		"H20 x 2": `--nodes: node spec item 1 "H20 x 2": model "H20" has no typical server`,
 	} {
 		o := DefaultOptions()
@@ -93,6 +93,23 @@ func TestRunNodesErrors(t *testing.T) {
 		err := Run(context.Background(), o, &strings.Builder{}, &strings.Builder{})
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: error %v, want prefix %q", nodes, err, want)
+		}
+	}
+}
+
+// TestRunNodesAlone: --nodes without --pods runs the built-in pods (2,400
+// from the openb shapes) on the user's nodes, 2 L4 servers (8 GPUs each)
+// and 3 T4 servers (2 each) here, and says so in the source line.
+func TestRunNodesAlone(t *testing.T) {
+	o := DefaultOptions()
+	o.NodesFile, o.Seeds, o.Policies, o.Format = "2x NVIDIA-L4; T4 x 3", 1, "bestfit", "json"
+	var out, errs strings.Builder
+	if err := Run(context.Background(), o, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	for _, want := range []string{`"source": "2x NVIDIA-L4; T4 x 3 + built-in pods"`, `"name": "node spec: 2x NVIDIA-L4; T4 x 3"`, `"name": "built-in pods: trace.BuiltinPods(2400, seed 42), internal/trace/builtin.go"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s", want)
 		}
 	}
 }
