@@ -113,3 +113,23 @@ func TestRunNodesAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRunExplainsCodes: an openb node list's model codes are said on
+// stderr with what they stand for (gpu.About), each once; T4 needs no
+// word.
+func TestRunExplainsCodes(t *testing.T) {
+	nodes := filepath.Join(t.TempDir(), "nodes.csv")
+	if err := os.WriteFile(nodes, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,393216,8,G2\nn1,96000,393216,8,g2\nn2,32000,131072,4,V100M16\nn3,104000,524288,2,T4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.NodesFile, o.Seeds, o.Policies = nodes, 1, "bestfit"
+	var out, errs strings.Builder
+	if err := Run(context.Background(), o, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	want := "simulate: " + nodes + " models: G2 = undisclosed openb model, memory unknown, priced as a V100; V100M16 = NVIDIA V100 16 GB (openb code)\n"
+	if !strings.Contains(errs.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/quota"
@@ -25,6 +26,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -389,6 +391,28 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
+	if note := codeNote(models); note != "" && o.NodesFile != "" {
+		fmt.Fprintf(stderr, "simulate: %s models: %s\n", in.nName, note)
+	}
+}
+
+// codeNote says what the openb model codes among models stand for
+// (gpu.About): "G2 = undisclosed openb model, ...; V100M16 = NVIDIA V100
+// 16 GB (openb code)", each code once in order of name; "" when there are
+// none.
+func codeNote(models []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range models {
+		name, a := gpu.Canonical(m), gpu.About(m)
+		if seen[name] || !strings.Contains(a, "openb") {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name+" = "+a)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 // bind puts the snapshot's running pods in place on w; with --sharing it
