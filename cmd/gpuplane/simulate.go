@@ -37,7 +37,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	c := newCommand("gpuplane simulate", simulateDoc)
 	c.extra = simulateExtra
 	f := c.fs
-	f.StringVar(&o.NodesFile, "nodes", o.NodesFile, "node list: openb CSV, cluster YAML or 'A100-80GB x 16, T4 x 100'")
+	f.StringVar(&o.NodesFile, "nodes", o.NodesFile, "openb CSV, cluster YAML or '4x L4; T4 x 9' (alone: built-in pods)")
 	f.StringVar(&o.PodsFile, "pods", o.PodsFile, "pod list: openb CSV or the Alibaba 2025 trace (CSV)")
 	f.StringVar(&o.Mode, "mode", o.Mode, "fill (Weng et al. 2023) or replay (in trace time)")
 	f.StringVar(&o.Policies, "policies", o.Policies, "comma-separated policies (below), or all")

@@ -120,7 +120,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{"missing column", []string{"--nodes", nodes, "--pods", write("nocol.csv", "name,cpu_milli,memory_mib,num_gpu\np,1,1,0\n")}, "nocol.csv:1: column gpu_milli: missing column"},
 		{"negative request", []string{"--nodes", nodes, "--pods", write("neg.csv", podHeader+"p,-1,1,0,0,\n")}, "neg.csv:2: column cpu_milli: negative value -1"},
 		{"unknown policy", []string{"--policies", "fgd,magic"}, `unknown policy "magic"`},
-		{"nodes without pods", []string{"--nodes", nodes}, "--nodes and --pods go together"},
+		{"pods without nodes", []string{"--pods", nodes}, "--pods needs --nodes"},
 		{"missing file", []string{"--nodes", nodes, "--pods", filepath.Join(dir, "nope.csv")}, "no such file"},
 		{"bad format", []string{"--format", "xml"}, `unknown --format "xml"`},
 		{"bad mode", []string{"--mode", "warp"}, `unknown --mode "warp"`},

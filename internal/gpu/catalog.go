@@ -66,7 +66,8 @@ var catalog = []Model{
 	// H200 SXM 141GB, H200 NVL.
 	{Name: "H200-141GB", MemoryMiB: 141 * 1024, MIGCapable: true, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, ProductNames: []string{"H200"},
 		PCIDeviceIDs: []uint32{0x233510DE, 0x233B10DE}},
-	{Name: "L4", MemoryMiB: 24 * 1024, Family: "ada-lovelace", ComputeMajor: 8, ComputeMinor: 9, ProductNames: []string{"L4"}},
+	// "L4 " so that an L40 (48 GB, not catalogued) is not taken for it.
+	{Name: "L4", MemoryMiB: 24 * 1024, Family: "ada-lovelace", ComputeMajor: 8, ComputeMinor: 9, ProductNames: []string{"L4 "}},
 	{Name: "L40S", MemoryMiB: 48 * 1024, Family: "ada-lovelace", ComputeMajor: 8, ComputeMinor: 9, ProductNames: []string{"L40S"}},
 	// H100 NVL (pci.ids "H100L 94GB"), H800 NVL: 94 GB (NVML reports
 	// 95830 MiB usable).

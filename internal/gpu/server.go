@@ -19,8 +19,10 @@ const openbSource = "most frequent node of this model in the Alibaba openb node 
 // servers are the typical servers. The openb models take the trace's most
 // frequent node of the model; the NVIDIA data-centre models take the DGX
 // system of that GPU from its data sheet (CPU cores, system memory in TB ×
-// 1024 × 1024 MiB). L4 and L40S have no reference server: give them in a
-// node YAML.
+// 1024 × 1024 MiB). L4 and L40S, inference GPUs sold in cloud instances
+// more than in DGX systems, take the largest instance of the cloud whose
+// price internal/cost/prices uses for them (vCPUs as Kubernetes counts
+// CPUs, memory in GiB).
 var servers = map[string]Server{
 	"P100":    {2, 16000, 120 * 1024, openbSource},
 	"T4":      {2, 104000, 512 * 1024, openbSource},
@@ -39,10 +41,15 @@ var servers = map[string]Server{
 	"H200-141GB": {8, 112000, 2048 * 1024, "NVIDIA DGX H200 data sheet"},
 	// DGX B200: 2 × Intel Xeon Platinum 8570 (112 cores), 2 TB (up to 4).
 	"B200": {8, 112000, 2048 * 1024, "NVIDIA DGX B200 data sheet"},
+	// Google Cloud g2-standard-96: 8 × L4, 96 vCPUs, 384 GB.
+	"L4": {8, 96000, 384 * 1024, "Google Cloud Compute Engine g2-standard-96 (8x L4), cloud.google.com/compute/docs/gpus (L4 machine types)"},
+	// AWS EC2 g6e.48xlarge: 8 × L40S, 192 vCPUs, 1,536 GiB.
+	"L40S": {8, 192000, 1536 * 1024, "AWS EC2 g6e.48xlarge (8x L40S), aws.amazon.com/ec2/instance-types/g6e"},
 }
 
 // TypicalServer returns the typical server of a catalog model, and false
-// for a model that has none (L4, L40S, or a name not in the catalog).
+// for a model that has none (H100-NVL, H20, GH200, or a name not in the
+// catalog).
 func TypicalServer(model string) (Server, bool) {
 	s, ok := servers[model]
 	return s, ok

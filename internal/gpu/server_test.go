@@ -17,8 +17,19 @@ func TestTypicalServer(t *testing.T) {
 	if !ok || s.GPUs != 8 || s.CPUMilli != 112000 || s.MemoryMiB != 2097152 {
 		t.Errorf("H100-80GB = %+v, %v", s, ok)
 	}
-	if _, ok := TypicalServer("L4"); ok {
-		t.Error("L4 has a typical server")
+	// L4: Google Cloud g2-standard-96, 8 GPUs, 96 vCPUs, 384 GB =
+	// 393,216 MiB. L40S: AWS g6e.48xlarge, 8 GPUs, 192 vCPUs, 1,536 GiB =
+	// 1,572,864 MiB.
+	s, ok = TypicalServer("L4")
+	if !ok || s.GPUs != 8 || s.CPUMilli != 96000 || s.MemoryMiB != 393216 {
+		t.Errorf("L4 = %+v, %v", s, ok)
+	}
+	s, ok = TypicalServer("L40S")
+	if !ok || s.GPUs != 8 || s.CPUMilli != 192000 || s.MemoryMiB != 1572864 {
+		t.Errorf("L40S = %+v, %v", s, ok)
+	}
+	if _, ok := TypicalServer("H20"); ok {
+		t.Error("H20 has a typical server")
 	}
 	c := Default()
 	for name := range servers {

@@ -298,41 +298,91 @@ func ReadClusterFile(path string) ([]NodeGroup, error) {
 	return ReadCluster(path, f)
 }
 
-// ParseNodeSpec reads a short node spec, "MODEL x COUNT" items joined by
-// commas ("A100-80GB x 16, T4 x 100"): COUNT nodes of the model's
-// gpu.TypicalServer each (GPUs, CPU and memory per node). A model without
-// a typical server (L4, L40S) must be given in a cluster YAML file. Errors
-// quote the item.
+// ParseNodeSpec reads a short node spec, items joined by ',' or ';'
+// ("A100-80GB x 16, T4 x 100", "4x A100-80GB; T4 x 100"). An item is
+// "MODEL x COUNT", "COUNT x MODEL" or "COUNTx MODEL" ('x', 'X' or '×'):
+// COUNT nodes either way, of the model's gpu.TypicalServer each (GPUs, CPU
+// and memory per node). MODEL is a catalog name (case aside) or NVIDIA's
+// product label as gpu-feature-discovery publishes it
+// ("NVIDIA-A100-SXM4-80GB", "Tesla-T4"; gpu.FromLabel). A model without a
+// typical server (H100-NVL, H20, GH200) must be given in a cluster YAML
+// file. Errors quote the item and name the field.
 func ParseNodeSpec(spec string) ([]NodeGroup, error) {
 	var out []NodeGroup
-	for i, item := range strings.Split(spec, ",") {
-		f := strings.Fields(item)
-		if len(f) != 3 || (f[1] != "x" && f[1] != "X" && f[1] != "×") {
-			return nil, fmt.Errorf("node spec item %d %s: want MODEL x COUNT", i+1, Quote(strings.TrimSpace(item)))
+	for i, item := range strings.Split(strings.ReplaceAll(spec, ";", ","), ",") {
+		g, err := parseSpecItem(i+1, item)
+		if err != nil {
+			return nil, err
 		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 1 || n > maxGroupNodes {
-			return nil, fmt.Errorf("node spec item %d %s: count %s is not an integer in [1, %d]", i+1, Quote(strings.TrimSpace(item)), Quote(f[2]), maxGroupNodes)
-		}
-		model := gpu.Canonical(f[0]) // catalog names without regard to case
-		s, ok := gpu.TypicalServer(model)
-		if _, known := gpu.Lookup(model); !known {
-			return nil, fmt.Errorf("node spec item %d %s: model %s is not in the GPU catalog (%s)%s", i+1, Quote(strings.TrimSpace(item)), Quote(f[0]), strings.Join(gpu.Default().Names(), ", "), gpu.DidYouMean(f[0]))
-		}
-		if !ok {
-			return nil, fmt.Errorf("node spec item %d %s: model %s has no typical server; describe its nodes in a cluster YAML file", i+1, Quote(strings.TrimSpace(item)), Quote(f[0]))
-		}
-		out = append(out, NodeGroup{Name: strings.ToLower(f[0]), Count: n, Model: model, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i + 1})
+		out = append(out, g)
 	}
 	return out, checkGroups("node spec", out)
+}
+
+// parseSpecItem reads item number i of a node spec.
+func parseSpecItem(i int, item string) (NodeGroup, error) {
+	q := Quote(strings.TrimSpace(item))
+	name, count, ok := splitSpecItem(strings.Fields(item))
+	if !ok {
+		return NodeGroup{}, fmt.Errorf("node spec item %d %s: want MODEL x COUNT or COUNT x MODEL", i, q)
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 || n > maxGroupNodes {
+		return NodeGroup{}, fmt.Errorf("node spec item %d %s: count %s is not an integer in [1, %d]", i, q, Quote(count), maxGroupNodes)
+	}
+	if gpu.IsMIGLabel(name) {
+		return NodeGroup{}, fmt.Errorf("node spec item %d %s: model %s is a MIG device; describe MIG layouts in a cluster YAML file", i, q, Quote(name))
+	}
+	m, known := gpu.Lookup(name) // catalog names without regard to case
+	if !known {
+		m, known = gpu.FromLabel(name)
+	}
+	if !known {
+		return NodeGroup{}, fmt.Errorf("node spec item %d %s: model %s is not in the GPU catalog (%s)%s", i, q, Quote(name), strings.Join(gpu.Default().Names(), ", "), gpu.DidYouMean(name))
+	}
+	s, ok := gpu.TypicalServer(m.Name)
+	if !ok {
+		return NodeGroup{}, fmt.Errorf("node spec item %d %s: model %s has no typical server; describe its nodes in a cluster YAML file", i, q, Quote(name))
+	}
+	return NodeGroup{Name: strings.ToLower(name), Count: n, Model: m.Name, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i}, nil
+}
+
+// splitSpecItem returns the model and count of a node spec item's fields:
+// MODEL x COUNT, COUNT x MODEL (a count is digits, a model is not only
+// digits) or COUNTx MODEL; false for any other form.
+func splitSpecItem(f []string) (model, count string, ok bool) {
+	switch {
+	case len(f) == 3 && isTimes(f[1]) && (isDigits(f[2]) || !isDigits(f[0])):
+		return f[0], f[2], true
+	case len(f) == 3 && isTimes(f[1]):
+		return f[2], f[0], true
+	case len(f) == 2 && countFirst.MatchString(f[0]):
+		return f[1], strings.TrimRight(f[0], "xX×"), true
+	}
+	return "", "", false
+}
+
+// countFirst is a count glued to its x, as in "4x A100-80GB".
+var countFirst = regexp.MustCompile(`^[0-9]+(x|X|×)$`)
+
+func isTimes(w string) bool { return w == "x" || w == "X" || w == "×" }
+
+func isDigits(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // IsNodeSpec reports whether a --nodes argument is a short node spec
 // rather than a file name: it names no existing file and looks like one,
 // well formed or not, so that ParseNodeSpec says what is wrong with it
 // rather than "no such file": a "×", an item of two or more fields one of
-// which is "x" or "X" ("T4 x 200", "A100 x", "A100-80GB x 0"), or an item MODELxCOUNT without
-// spaces ("A100x4").
+// which is "x" or "X" ("T4 x 200", "A100 x", "A100-80GB x 0") or a count
+// glued to its x ("4x A100-80GB"), or an item MODELxCOUNT without spaces
+// ("A100x4"); items are joined by ',' or ';'.
 func IsNodeSpec(arg string) bool {
 	if !looksLikeSpec(arg) {
 		return false
@@ -348,10 +398,10 @@ func looksLikeSpec(arg string) bool {
 	if strings.Contains(arg, "×") {
 		return true
 	}
-	for _, item := range strings.Split(arg, ",") {
+	for _, item := range strings.Split(strings.ReplaceAll(arg, ";", ","), ",") {
 		f := strings.Fields(item)
 		for _, w := range f {
-			if (w == "x" || w == "X") && len(f) > 1 {
+			if (w == "x" || w == "X" || countFirst.MatchString(w)) && len(f) > 1 {
 				return true
 			}
 		}

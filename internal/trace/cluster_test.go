@@ -66,7 +66,7 @@ func TestReadClusterErrors(t *testing.T) {
 		{"negative cpu", g("count: 1\n    model: T4\n    cpu: -1"), "c.yaml:4: nodeGroups[0].cpu: negative value -1"},
 		{"missing count", g("model: T4"), "c.yaml:2: nodeGroups[0].count: missing"},
 		{"unknown model", g("count: 1\n    model: MI300X"), `c.yaml:2: nodeGroups[0].model: model "MI300X" is not in the GPU catalog`},
-		{"no typical server", g("count: 1\n    model: L4\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "L4" has no typical server to take it from`},
+		{"no typical server", g("count: 1\n    model: H20\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "H20" has no typical server to take it from`},
 		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
 		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
 		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:2: nodeGroups[0].name: name prefix "Big_Nodes"`},
@@ -139,9 +139,9 @@ func TestParseNodeSpec(t *testing.T) {
 		t.Errorf("last node %+v", n)
 	}
 	for _, tc := range []struct{ in, want string }{
-		{"T4", `node spec item 1 "T4": want MODEL x COUNT`},
+		{"T4", `node spec item 1 "T4": want MODEL x COUNT or COUNT x MODEL`},
 		{"T4 x 0", `node spec item 1 "T4 x 0": count "0" is not an integer in [1, 100000]`},
-		{"T4 x 1, L4 x 2", `node spec item 2 "L4 x 2": model "L4" has no typical server; describe its nodes in a cluster YAML file`},
+		{"T4 x 1, H20 x 2", `node spec item 2 "H20 x 2": model "H20" has no typical server; describe its nodes in a cluster YAML file`},
 		{"T4 x 1, T4 x 2", `node spec:2: name: prefix "t4" already used on line 1`},
 	} {
 		if _, err := ParseNodeSpec(tc.in); err == nil || err.Error() != tc.want {
@@ -154,10 +154,10 @@ func TestParseNodeSpec(t *testing.T) {
 	// Malformed specs are specs (ParseNodeSpec names what is wrong), not
 	// file names that do not exist.
 	for _, tc := range []struct{ in, want string }{
-		{"A100 x", `node spec item 1 "A100 x": want MODEL x COUNT`},
+		{"A100 x", `node spec item 1 "A100 x": want MODEL x COUNT or COUNT x MODEL`},
 		{"A100-80GB x 0", `node spec item 1 "A100-80GB x 0": count "0" is not an integer in [1, 100000]`},
-		{"A100x4", `node spec item 1 "A100x4": want MODEL x COUNT`},
-		{"T4 x 2, x 3", `node spec item 2 "x 3": want MODEL x COUNT`},
+		{"A100x4", `node spec item 1 "A100x4": want MODEL x COUNT or COUNT x MODEL`},
+		{"T4 x 2, x 3", `node spec item 2 "x 3": want MODEL x COUNT or COUNT x MODEL`},
 	} {
 		if !IsNodeSpec(tc.in) {
 			t.Errorf("IsNodeSpec(%q) = false, want true", tc.in)
@@ -166,9 +166,58 @@ func TestParseNodeSpec(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
 		}
 	}
-	for _, name := range []string{"nodes.yaml", "openb_node_list_gpu_node.csv", "x", "dir/x.csv", "max4.csv"} {
+	for _, name := range []string{"nodes.yaml", "openb_node_list_gpu_node.csv", "x", "dir/x.csv", "max4.csv", "4x.csv"} {
 		if IsNodeSpec(name) {
 			t.Errorf("IsNodeSpec(%q) = true, want a file name", name)
+		}
+	}
+}
+
+// TestParseNodeSpecForms: the forms users type besides MODEL x COUNT.
+// "4x A100-80GB" and "4 x A100-80GB" are 4 nodes, as "A100-80GB x 4" is;
+// ';' joins items as ',' does; NVIDIA's product label, as
+// gpu-feature-discovery publishes nvidia.com/gpu.product (the NVML name
+// with spaces made '-', github.com/NVIDIA/k8s-device-plugin
+// internal/lm/resource.go), names the catalog model; L4 and L40S have
+// typical servers (8 GPUs each: GCP g2-standard-96, AWS g6e.48xlarge).
+func TestParseNodeSpecForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"4x A100-80GB":              "a100-80gb A100-80GB 4x8",
+		"4X a100-80gb":              "a100-80gb A100-80GB 4x8",
+		"4 x A100-80GB":             "a100-80gb A100-80GB 4x8",
+		"4× T4":                     "t4 T4 4x2",
+		"T4 x 3; 2x L4":             "t4 T4 3x2, l4 L4 2x8",
+		"NVIDIA-A100-SXM4-80GB x 2": "nvidia-a100-sxm4-80gb A100-80GB 2x8",
+		"NVIDIA-H100-80GB-HBM3 x 1; Tesla-T4 x 5": "nvidia-h100-80gb-hbm3 H100-80GB 1x8, tesla-t4 T4 5x2",
+		"NVIDIA-L4 x 3, NVIDIA-L40S x 2":          "nvidia-l4 L4 3x8, nvidia-l40s L40S 2x8",
+		"3x Tesla-T4-SHARED":                      "tesla-t4-shared T4 3x2",
+	} {
+		if !IsNodeSpec(in) {
+			t.Errorf("IsNodeSpec(%q) = false", in)
+		}
+		groups, err := ParseNodeSpec(in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		var got []string
+		for _, g := range groups {
+			got = append(got, fmt.Sprintf("%s %s %dx%d", g.Name, g.Model, g.Count, g.GPUs))
+		}
+		if s := strings.Join(got, ", "); s != want {
+			t.Errorf("%q: %s, want %s", in, s, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"4x":                                   `node spec item 1 "4x": want MODEL x COUNT or COUNT x MODEL`,
+		"T4 x 2;":                              `node spec item 2 "": want MODEL x COUNT or COUNT x MODEL`,
+		"0x T4":                                `node spec item 1 "0x T4": count "0" is not an integer in [1, 100000]`,
+		"NVIDIA-L40 x 1":                       `node spec item 1 "NVIDIA-L40 x 1": model "NVIDIA-L40" is not in the GPU catalog`,
+		"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb x 1": `node spec item 1 "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb x 1": model "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb" is a MIG device; describe MIG layouts in a cluster YAML file`,
+		"2x A100-80GB; A100-80GB x 1":          `node spec:2: name: prefix "a100-80gb" already used on line 1`,
+	} {
+		if _, err := ParseNodeSpec(in); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: error %v, want prefix %q", in, err, want)
 		}
 	}
 }
@@ -205,6 +254,8 @@ func FuzzReadCluster(f *testing.F) {
 func FuzzParseNodeSpec(f *testing.F) {
 	f.Add("A100-80GB x 16, T4 x 100")
 	f.Add("T4 × 3")
+	f.Add("4x A100-80GB; NVIDIA-A100-SXM4-80GB x 2")
+	f.Add("2 x Tesla-T4-SHARED, NVIDIA-L4 x 1")
 	f.Fuzz(func(t *testing.T, spec string) {
 		groups, err := ParseNodeSpec(spec)
 		if err != nil {

@@ -85,8 +85,8 @@ func TestRunNodesErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for nodes, want := range map[string]string{
-		bad:      bad + `:2: nodeGroups[0]: unknown field "gpu"`,
-		"L4 x 2": `--nodes: node spec item 1 "L4 x 2": model "L4" has no typical server`,
+		bad:       bad + `:2: nodeGroups[0]: unknown field "gpu"`,
+		"H20 x 2": `--nodes: node spec item 1 "H20 x 2": model "H20" has no typical server`,
 	} {
 		o := DefaultOptions()
 		o.NodesFile, o.PodsFile = nodes, bad
@@ -94,5 +94,42 @@ func TestRunNodesErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: error %v, want prefix %q", nodes, err, want)
 		}
+	}
+}
+
+// TestRunNodesAlone: --nodes without --pods runs the built-in pods (2,400
+// from the openb shapes) on the user's nodes, 2 L4 servers (8 GPUs each)
+// and 3 T4 servers (2 each) here, and says so in the source line.
+func TestRunNodesAlone(t *testing.T) {
+	o := DefaultOptions()
+	o.NodesFile, o.Seeds, o.Policies, o.Format = "2x NVIDIA-L4; T4 x 3", 1, "bestfit", "json"
+	var out, errs strings.Builder
+	if err := Run(context.Background(), o, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	for _, want := range []string{`"source": "2x NVIDIA-L4; T4 x 3 + built-in pods"`, `"name": "node spec: 2x NVIDIA-L4; T4 x 3"`, `"name": "built-in pods: trace.BuiltinPods(2400, seed 42), internal/trace/builtin.go"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+}
+
+// TestRunExplainsCodes: an openb node list's model codes are said on
+// stderr with what they stand for (gpu.About), each once; T4 needs no
+// word.
+func TestRunExplainsCodes(t *testing.T) {
+	nodes := filepath.Join(t.TempDir(), "nodes.csv")
+	if err := os.WriteFile(nodes, []byte("sn,cpu_milli,memory_mib,gpu,model\nn0,96000,393216,8,G2\nn1,96000,393216,8,g2\nn2,32000,131072,4,V100M16\nn3,104000,524288,2,T4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.NodesFile, o.Seeds, o.Policies = nodes, 1, "bestfit"
+	var out, errs strings.Builder
+	if err := Run(context.Background(), o, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	want := "simulate: " + nodes + " models: G2 = undisclosed openb model, memory unknown, priced as a V100; V100M16 = NVIDIA V100 16 GB (openb code)\n"
+	if !strings.Contains(errs.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errs.String())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/htmlkit"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/quota"
@@ -25,6 +26,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -35,7 +37,8 @@ type Options struct {
 	// NodesFile is the node list (--nodes): an openb node CSV, a cluster
 	// YAML file (.yaml, .yml) or a short node spec ("T4 x 200"). PodsFile
 	// is the pod list (--pods): an openb pod CSV or the Alibaba 2025 trace,
-	// told apart by the header. Both empty: the built-in scenario.
+	// told apart by the header. Both empty: the built-in scenario;
+	// NodesFile alone: the built-in pods on those nodes.
 	NodesFile, PodsFile string
 	// Mode is the experiment, fill or replay (--mode).
 	Mode string
@@ -134,8 +137,8 @@ func (o Options) normalized() Options {
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
-	if (o.NodesFile == "") != (o.PodsFile == "") && o.SnapshotFile == "" {
-		return nil, 0, errors.New("--nodes and --pods go together")
+	if o.PodsFile != "" && o.NodesFile == "" && o.SnapshotFile == "" {
+		return nil, 0, errors.New("--pods needs --nodes (--nodes alone runs the built-in pods on them)")
 	}
 	if o.Mode != "fill" && o.Mode != "replay" {
 		return nil, 0, fmt.Errorf("unknown --mode %q (fill or replay)", o.Mode)
@@ -318,22 +321,34 @@ func (in *input) readWorkload(o Options, stderr io.Writer) error {
 		in.nodes, in.pods, in.nName, in.pName = snap.nodes, snap.pods, o.SnapshotFile, o.SnapshotFile
 	case o.NodesFile == "":
 		in.nodes = trace.BuiltinNodes(4)
-		in.pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
-		in.inputs = append(in.inputs, engine.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"},
-			engine.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
+		in.inputs = append(in.inputs, engine.Input{Role: "nodes", Name: "built-in nodes: trace.BuiltinNodes(4), internal/trace/builtin.go"})
+		in.builtinPods(o)
 	default:
-		in.nName, in.pName = o.NodesFile, o.PodsFile
+		in.nName = o.NodesFile
 		read, err := readNodes(o.NodesFile, &in.nodes)
 		if err != nil {
 			return err
 		}
 		in.inputs = append(in.inputs, read)
+		if o.PodsFile == "" {
+			in.builtinPods(o)
+			return nil
+		}
+		in.pName = o.PodsFile
 		if read, err = readInput("pods", o.PodsFile, func(f *os.File) (err error) { in.pods, err = trace.ReadPodsAny(o.PodsFile, f); return err }); err != nil {
 			return err
 		}
 		in.inputs = append(in.inputs, read)
 	}
 	return nil
+}
+
+// builtinPods takes the built-in scenario's pods: 2,400 drawn from the
+// openb trace's pod shapes with --seed, on the built-in nodes or on
+// --nodes given alone.
+func (in *input) builtinPods(o Options) {
+	in.pods = trace.BuiltinPods(2400, o.Seed, 10, 24*3600)
+	in.inputs = append(in.inputs, engine.Input{Role: "pods", Name: fmt.Sprintf("built-in pods: trace.BuiltinPods(2400, seed %d), internal/trace/builtin.go", o.Seed)})
 }
 
 // readTeams reads --teams as gpuplane quota does, refusing nominal quotas
@@ -376,6 +391,28 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
+	if note := codeNote(models); note != "" && o.NodesFile != "" {
+		fmt.Fprintf(stderr, "simulate: %s models: %s\n", in.nName, note)
+	}
+}
+
+// codeNote says what the openb model codes among models stand for
+// (gpu.About): "G2 = undisclosed openb model, ...; V100M16 = NVIDIA V100
+// 16 GB (openb code)", each code once in order of name; "" when there are
+// none.
+func codeNote(models []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range models {
+		name, a := gpu.Canonical(m), gpu.About(m)
+		if seen[name] || !strings.Contains(a, "openb") {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name+" = "+a)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 // bind puts the snapshot's running pods in place on w; with --sharing it

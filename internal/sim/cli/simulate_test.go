@@ -25,7 +25,7 @@ func TestCheck(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"nodes without pods", func(o *Options) { o.NodesFile = "n.csv" }, "--nodes and --pods go together"},
+		{"pods without nodes", func(o *Options) { o.PodsFile = "p.csv" }, "--pods needs --nodes (--nodes alone runs the built-in pods on them)"},
 		{"format", func(o *Options) { o.Format = "xml" }, `unknown --format "xml"`},
 		{"policy", func(o *Options) { o.Policies = "fgd,magic" }, `unknown policy "magic"`},
 		{"seeds", func(o *Options) { o.Seeds = 10001 }, "--seeds 10001 out of range 1..10000"},
