@@ -377,6 +377,9 @@ func followSchedulerChoice(ctx context.Context, o Options, m *deviceplugin.Manag
 		}
 		closeKubelet = func() { _ = w.Close() }
 		as.UseKubelet(w.List)
+		if o.LabelNode {
+			go publishUnplaced(ctx, client, o.NodeName, unplacedOf(as, m.Node()), o.Metrics.PodResourcesInterval)
+		}
 	}
 	m.UseAssignments(as)
 	klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)
