@@ -196,10 +196,3 @@ func (g *given) real(m *podresources.Mapping) []podresources.Allocation {
 	defer g.mu.Unlock()
 	return givenAllocations(m.Allocations, g.ids)
 }
-
-// empty reports whether no container has been recorded.
-func (g *given) empty() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.ids) == 0
-}

@@ -33,7 +33,9 @@ import (
 //     it gets 0 and 2.
 //   - ml/ds (a DaemonSet pod, no choice): the kubelet, which counts ml/ok
 //     on 2 and 3, offers only GPU 0, which ml/ok really holds: refused;
-//     GetPreferredAllocation, with nothing really free, keeps the offer.
+//     GetPreferredAllocation, with nothing really free, keeps the offer;
+//     offered GPU 3 too it prefers that, and GPU 3 is given.
+//   - ml/ds2 asks for GPU 3 whole while ml/ms holds a share of it: refused.
 //   - the socket gone, a choice cannot be checked: refused.
 func TestAllocateChecksPodResources(t *testing.T) {
 	ctx := context.Background()
@@ -118,6 +120,18 @@ func TestAllocateChecksPodResources(t *testing.T) {
 	}
 	if _, err := allocate(uuid(3)); err != nil {
 		t.Errorf("ml/ds on GPU 3, free: %v", err)
+	}
+	// GPU 3 shared by ml/ms (100 gpu-milli units, the kubelet's own): not
+	// given whole to ml/ds2.
+	var units []string
+	for k := range 100 {
+		units = append(units, string(device.NewMilliID(uuid(3), k)))
+	}
+	srv.SetPods(bypass, okPod, podresourcestest.Pod("ml", "ms", podresourcestest.Container("main", "gpuplane.io/gpu-milli", units...)), podresourcestest.Pod("ml", "ds2", &podresourcesv1.ContainerResources{Name: "main"}))
+	_, err = allocate(uuid(3))
+	want = "GPU 3 (" + uuid(3) + ") is in use by container main of pod ml/ms (gpuplane.io/gpu-milli, per the kubelet's pod-resources)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ml/ds2 on the kubelet's GPU 3, shared: %v; want an error with %q", err, want)
 	}
 
 	// No kubelet view: nothing is given.

@@ -243,7 +243,7 @@ func (p *Plugin) Allocate(ctx context.Context, req *pluginapi.AllocateRequest) (
 // they are enough for size; else avail. So the kubelet's own pick, which
 // checkKubelet would refuse on a held GPU, falls on a free one when it can.
 func (p *Plugin) unheld(ctx context.Context, avail, must []string, size int) []string {
-	if p.assign == nil || !p.assignable() || p.res.Milli || p.assign.kubelet == nil || p.assign.given.empty() {
+	if p.assign == nil || !p.assignable() || p.res.Milli || p.assign.kubelet == nil {
 		return avail
 	}
 	view, err := p.assign.kubelet(ctx)
@@ -328,12 +328,13 @@ func (p *Plugin) checkChoice(c Choice, size int64) error {
 }
 
 // checkKubelet refuses the kubelet's device IDs ids (a pod without the
-// scheduler's choice) when a GPU of theirs is really held by a container
-// given the scheduler's choice: the kubelet counts that container on the
-// device IDs it picked, not on the GPUs it runs on. Nothing is checked
-// while no container has been given a choice.
+// scheduler's choice) when another container really holds a GPU of
+// theirs: one given the scheduler's choice, which the kubelet counts on
+// the device IDs it picked, not on the GPUs it runs on, or one holding
+// the same GPU by another resource (a share of gpuplane.io/gpu-milli
+// beside a whole nvidia.com/gpu).
 func (p *Plugin) checkKubelet(ctx context.Context, ids []string) error {
-	if p.assign.kubelet == nil || p.assign.given.empty() {
+	if p.assign.kubelet == nil {
 		return nil
 	}
 	view, err := p.assign.kubelet(ctx)
