@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -341,28 +342,19 @@ func (p *Plugin) checkKubelet(ctx context.Context, ids []string) error {
 	if err != nil {
 		return fmt.Errorf("the kubelet's devices %v cannot be checked against the kubelet's pod-resources, so none is given: %w", ids, err)
 	}
-	u := useOf(p.node, p.assign.given.real(view))
+	need := map[int]int64{} // milli-GPU asked per GPU
 	for _, id := range ids {
-		g, milli, ok := gpuOfID(p.node, device.ID(id))
-		if !ok {
-			continue // allocate refuses it
+		if g, milli, ok := gpuOfID(p.node, device.ID(id)); ok { // else allocate refuses it
+			need[g] = min(need[g]+milli, device.MilliUnits)
 		}
-		if err := u.check(p.node, []int{g}, milli*int64(countOn(p.node, ids, g)), ""); err != nil {
+	}
+	u := useOf(p.node, p.assign.given.real(view))
+	for _, g := range slices.Sorted(maps.Keys(need)) {
+		if err := u.check(p.node, []int{g}, need[g], ""); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// countOn returns how many of ids are devices of GPU g.
-func countOn(n *device.Node, ids []string, g int) int {
-	k := 0
-	for _, id := range ids {
-		if i, _, ok := gpuOfID(n, device.ID(id)); ok && i == g {
-			k++
-		}
-	}
-	return k
 }
 
 // allocateChoice returns the response that gives the container the GPUs of
