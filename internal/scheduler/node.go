@@ -99,8 +99,12 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 		req, err := podRequest(p)
 		if err != nil {
 			// A pod already on the node with a request we would refuse
-			// (bound by another scheduler): count CPU and memory only.
+			// (bound by another scheduler): count CPU and memory only,
+			// and its GPUs from the report, if any.
 			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+			if _, reported := report[p.Namespace+"/"+p.Name]; reporting && !reported && isGPUPod(p) && !terminal(p) {
+				unattributed = true
+			}
 		}
 		if req.NumGPU == 0 {
 			if err := node.Add(&req, 0); err != nil {
@@ -137,7 +141,7 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 			continue
 		}
 		if !ok && reporting {
-			if p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			if !terminal(p) {
 				unattributed = true
 			}
 			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
@@ -500,6 +504,12 @@ func unhealthyGPUs(n *v1.Node) (bad cluster.GPUSet, total int, ok bool) {
 		bad |= 1 << uint(i)
 	}
 	return bad, total, true
+}
+
+// terminal reports whether the pod has finished (its containers hold no
+// devices).
+func terminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
 // isGPUPod reports whether a pod asks for any GPU resource.

@@ -40,6 +40,7 @@ func TestUnplacedPodsCounted(t *testing.T) {
 	failed.Status.Phase = v1.PodFailed
 	liar := newPod("liar", "1", "1Gi", withGPUs(1), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "1"))
 	share := newPod("share", "1", "1Gi", withMilli(250), onNode("n1"))
+	both := newPod("both", "1", "1Gi", withGPUs(1), withMilli(500), onNode("n1"))
 	placedShare := newPod("placed-share", "1", "1Gi", withMilli(500), onNode("n1"), withAnnotation(gpuresource.AnnotationGPUs, "3"))
 	for _, tc := range []struct {
 		name   string
@@ -64,6 +65,10 @@ func TestUnplacedPodsCounted(t *testing.T) {
 			"[1000 1000 1000 250 1000 1000 1000 1000]", 62000},
 		{"a reported pod not (yet) in the scheduler's cache is held all the same", `{"kube-system/gone":{"7":1000}}`, []*v1.Pod{a},
 			"[0 1000 1000 1000 1000 1000 1000 0]", 63000},
+		{"reporting, a pod asking whole GPUs and a share at once (refused by the scheduler) not yet reported: all held", `{}`, []*v1.Pod{a, both},
+			"[0 0 0 0 0 0 0 0]", 62000},
+		{"the same pod reported on GPU 2", `{"default/both":{"2":1000}}`, []*v1.Pod{a, both},
+			"[0 1000 0 1000 1000 1000 1000 1000]", 62000},
 		{"a malformed report is none: the old guess", `{"default/bypass":[5,6]}`, []*v1.Pod{a, b, bypass},
 			"[0 0 0 1000 0 1000 1000 1000]", 60000},
 		{"GPU indices and shares out of range are left out", `{"default/bypass":{"5":1000,"x":1000,"64":1000,"6":0,"7":1001}}`, []*v1.Pod{bypass},
