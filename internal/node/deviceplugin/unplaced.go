@@ -22,8 +22,8 @@ import (
 // GPU of n (its devices as really given: inuse.go), except a pod bound to
 // this node whose gpuresource.AnnotationGPUs names exactly the GPUs it
 // holds (and whose gpuresource.AnnotationGPUShare, when set, is what it
-// holds on each). It asks the kubelet and the API server now; it fails
-// without UseKubelet, or when either fails.
+// holds on each). It asks the kubelet now, and the API server when a pod
+// holds a GPU; it fails without UseKubelet, or when either fails.
 func (a *Assignments) Unplaced(ctx context.Context, n *device.Node) (gpuresource.UnplacedPods, error) {
 	if a.kubelet == nil {
 		return nil, errors.New("the pods the scheduler did not place need the kubelet's pod-resources socket")
@@ -31,12 +31,6 @@ func (a *Assignments) Unplaced(ctx context.Context, n *device.Node) (gpuresource
 	view, err := a.kubelet(ctx)
 	if err != nil {
 		return nil, err
-	}
-	lctx, cancel := context.WithTimeout(ctx, a.Timeout)
-	list, err := a.client.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.node})
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("listing the pods of node %s for the GPUs they hold: %w", a.node, err)
 	}
 	held := map[string]map[int]int64{}
 	for g, hs := range useOf(n, a.given.real(view)) {
@@ -47,6 +41,15 @@ func (a *Assignments) Unplaced(ctx context.Context, n *device.Node) (gpuresource
 			}
 			held[pod][g] = min(held[pod][g]+h.milli, device.MilliUnits)
 		}
+	}
+	if len(held) == 0 {
+		return gpuresource.UnplacedPods{}, nil // no pod holds a GPU: no API call
+	}
+	lctx, cancel := context.WithTimeout(ctx, a.Timeout)
+	list, err := a.client.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.node})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of node %s for the GPUs they hold: %w", a.node, err)
 	}
 	for i := range list.Items {
 		p := &list.Items[i]

@@ -34,6 +34,8 @@ import (
 //   - ml/idle, listed without devices, and a NIC: nothing.
 //   - kube-system/gone, no longer in the API, still holding the kubelet's
 //     GPU 2 (terminating): {"2":1000}.
+//
+// With no pod holding a GPU, the report is {} without an API call.
 func TestUnplaced(t *testing.T) {
 	ctx := context.Background()
 	n := testNode(t, "l40s-pcie-4")
@@ -55,7 +57,7 @@ func TestUnplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	srv.SetPods(
+	pods := []*podresourcesv1.PodResources{
 		podresourcestest.Pod("ml", "ok", podresourcestest.Container("main", "nvidia.com/gpu", uuid(3))),
 		podresourcestest.Pod("ml", "bypass", podresourcestest.Container("main", "nvidia.com/gpu", uuid(1)), podresourcestest.Container("nic", "example.com/nic", "nic0")),
 		podresourcestest.Pod("ml", "liar", podresourcestest.Container("main", "nvidia.com/gpu", uuid(2))),
@@ -63,7 +65,7 @@ func TestUnplaced(t *testing.T) {
 		podresourcestest.Pod("ml", "placedshare", podresourcestest.Container("main", "gpuplane.io/gpu-milli", milli(0, 0, 100)...)),
 		podresourcestest.Pod("ml", "idle", &podresourcesv1.ContainerResources{Name: "main"}),
 		podresourcestest.Pod("kube-system", "gone", podresourcestest.Container("main", "nvidia.com/gpu", uuid(2))),
-	)
+	}
 	at := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
 	client := fake.NewClientset()
 	for _, p := range []*corev1.Pod{boundPod("ok", "0", 1, at), boundPod("bypass", "", 1, at), boundPod("liar", "3", 1, at), boundPod("share", "", 0, at), boundPod("placedshare", "3", 0, at), boundPod("idle", "", 0, at)} {
@@ -79,6 +81,12 @@ func TestUnplaced(t *testing.T) {
 		t.Error("Unplaced without the kubelet's view: no error")
 	}
 	a.UseKubelet(w.List)
+	srv.SetPods(podresourcestest.Pod("ml", "idle", &podresourcesv1.ContainerResources{Name: "main"}))
+	client.ClearActions()
+	if got, err := a.Unplaced(ctx, &n); err != nil || len(got) != 0 || got == nil || len(client.Actions()) != 0 {
+		t.Errorf("no pod holding a GPU: %v, %v, API calls %v; want {} and none", got, err, client.Actions())
+	}
+	srv.SetPods(pods...)
 	a.record(Choice{Pod: "ml/ok", Container: "main", GPUs: []int{0}}, "nvidia.com/gpu", 1, []string{uuid(0)})
 	a.record(Choice{Pod: "ml/placedshare", Container: "main", GPUs: []int{3}, Share: 100}, "gpuplane.io/gpu-milli", 100, []string{uuid(3)})
 	got, err := a.Unplaced(ctx, &n)
