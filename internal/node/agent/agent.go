@@ -355,6 +355,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.LabelNode {
 		go publishHealth(ctx, client, o.NodeName, m.Health(), n, healthRetry)
+		if !o.SchedulerChoice || o.Metrics.PodResourcesSocket == "" {
+			go clearUnplaced(ctx, client, o.NodeName) // publishUnplaced reports otherwise
+		}
 	}
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")

@@ -61,3 +61,13 @@ func publishUnplaced(ctx context.Context, c kubernetes.Interface, node string, r
 func unplacedOf(as *deviceplugin.Assignments, n device.Node) func(context.Context) (gpuresource.UnplacedPods, error) {
 	return func(ctx context.Context) (gpuresource.UnplacedPods, error) { return as.Unplaced(ctx, &n) }
 }
+
+// clearUnplaced removes the Node's gpuresource.AnnotationNodeUnplacedPods,
+// which an earlier run that reported may have left, for an agent that does
+// not report: a stale report would make gpuplane-scheduler hold GPUs of
+// pods long gone. One try; a failure is logged.
+func clearUnplaced(ctx context.Context, c kubernetes.Interface, node string) {
+	if err := labels.ApplyUnplaced(ctx, c, node, nil); err != nil && ctx.Err() == nil {
+		klog.ErrorS(err, "Removing an earlier report of the pods the scheduler did not place")
+	}
+}

@@ -59,3 +59,15 @@ func TestPublishUnplaced(t *testing.T) {
 		t.Errorf("node annotations %v, %v", n.Annotations, err)
 	}
 }
+
+// TestClearUnplaced: an agent that does not report removes an earlier
+// run's report, and keeps the Node's other annotations.
+func TestClearUnplaced(t *testing.T) {
+	c := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{
+		"gpuplane.io/unplaced-pods": `{"default/gone":{"3":1000}}`, "gpuplane.io/gpu-uuids": "GPU-0"}}})
+	clearUnplaced(context.Background(), c, "n")
+	n, err := c.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
+	if _, ok := n.Annotations["gpuplane.io/unplaced-pods"]; err != nil || ok || n.Annotations["gpuplane.io/gpu-uuids"] != "GPU-0" {
+		t.Errorf("annotations %v, %v; want gpuplane.io/unplaced-pods gone, gpu-uuids kept", n.Annotations, err)
+	}
+}

@@ -17,17 +17,19 @@ import (
 
 // ApplyUnplaced writes v, the GPUs of the pods gpuplane-scheduler did not
 // place, as the Node's resource.AnnotationNodeUnplacedPods: its JSON,
-// "{}" when there is none (the annotation's presence tells the scheduler
-// that the agent reports them).
+// "{}" when v is empty (the annotation's presence tells the scheduler
+// that the agent reports them). A nil v removes the annotation: the agent
+// does not report them (an earlier run may have).
 func ApplyUnplaced(ctx context.Context, c kubernetes.Interface, node string, v resource.UnplacedPods) error {
-	if v == nil {
-		v = resource.UnplacedPods{}
+	var value any // nil: remove
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		value = string(b)
 	}
-	value, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{resource.AnnotationNodeUnplacedPods: string(value)}}})
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{resource.AnnotationNodeUnplacedPods: value}}})
 	if err != nil {
 		return err
 	}

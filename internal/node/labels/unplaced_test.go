@@ -15,7 +15,8 @@ import (
 )
 
 // TestApplyUnplaced: the annotation is the JSON of the pods' GPUs, "{}"
-// when there is none; the Node's other annotations are kept.
+// when there is none, removed for nil; the Node's other annotations are
+// kept.
 func TestApplyUnplaced(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{"keep": "me"}}})
@@ -24,8 +25,8 @@ func TestApplyUnplaced(t *testing.T) {
 		want string
 	}{
 		{resource.UnplacedPods{"default/bypass": {"5": 1000, "6": 1000}, "ml/share": {"2": 250}}, `{"default/bypass":{"5":1000,"6":1000},"ml/share":{"2":250}}`},
-		{nil, `{}`},
 		{resource.UnplacedPods{}, `{}`},
+		{nil, ""},
 	} {
 		if err := ApplyUnplaced(ctx, c, "n", tc.v); err != nil {
 			t.Fatal(err)
@@ -34,7 +35,7 @@ func TestApplyUnplaced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := n.Annotations["gpuplane.io/unplaced-pods"]; got != tc.want || n.Annotations["keep"] != "me" {
+		if got, ok := n.Annotations["gpuplane.io/unplaced-pods"]; got != tc.want || ok != (tc.want != "") || n.Annotations["keep"] != "me" {
 			t.Errorf("ApplyUnplaced(%v): annotations %v; want gpuplane.io/unplaced-pods %s and keep=me", tc.v, n.Annotations, tc.want)
 		}
 	}
