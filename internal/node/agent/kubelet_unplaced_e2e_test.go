@@ -48,7 +48,9 @@ import (
 //
 // After every step, from the kubelet's pod-resources List: no device ID in
 // two pods' lists, and no GPU in two of those pods' containers (their
-// NVIDIA_VISIBLE_DEVICES, the GPUs each was really given).
+// NVIDIA_VISIBLE_DEVICES, the GPUs each was really given). In a run:
+// bypass on GPUs 5 and 6 (as in the issue), s1 and s2 on 0 and 1, the
+// DaemonSet's pod on 2, the other scheduler's on 3, s3 and s4 on 4 and 7.
 func TestRealKubeletUnplacedPods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gpuplane-scheduler and runs a kubelet")
