@@ -43,3 +43,27 @@ const (
 	// them.
 	AnnotationNodeUnhealthyGPUs = "gpuplane.io/unhealthy-gpus"
 )
+
+// AnnotationNodeUnplacedPods on a Node lists the GPUs held by the pods
+// whose GPUs gpuplane-scheduler did not choose, as the kubelet really gave
+// them: pods created with spec.nodeName, DaemonSet pods, pods of another
+// scheduler, static pods, pods from before gpuplane, and pods whose
+// AnnotationGPUs does not name exactly the GPUs they hold. Its value is
+// the JSON of UnplacedPods, e.g.
+//
+//	{"default/bypass":{"5":1000,"6":1000},"ml/share":{"2":250}}
+//
+// "{}" when there is none. Written by the node agent with --label-node
+// and --scheduler-choice from the kubelet's pod-resources List, refreshed
+// every pod-resources interval; gpuplane-scheduler counts those pods on
+// these GPUs, and while the annotation is present it treats the GPUs of a
+// pod bound to the node that is in neither the annotation nor its own
+// record as unknown: every GPU it cannot attribute is held.
+const AnnotationNodeUnplacedPods = "gpuplane.io/unplaced-pods"
+
+// UnplacedPods is the value of AnnotationNodeUnplacedPods: per pod
+// ("namespace/name"), per GPU of the node (its index, in decimal), the
+// milli-GPU the pod holds there: 1000 for a whole GPU (nvidia.com/gpu, a
+// MIG device or time-slicing replica of it), 1..1000 for
+// gpuplane.io/gpu-milli units.
+type UnplacedPods map[string]map[string]int64

@@ -4,7 +4,9 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,9 +78,17 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	if err != nil {
 		return nil, err
 	}
-	// Pods whose GPUs are unknown (bound by another scheduler, or reserved
-	// in a gang cycle before Reserve) are added after the known ones, on the
-	// first GPUs that hold them: the node is never over-committed.
+	// The node agent's report of the pods the scheduler did not place
+	// (gpuresource.AnnotationNodeUnplacedPods) is the node's truth: those
+	// pods are counted on the GPUs the kubelet gave them. While the node
+	// carries the report, a GPU pod bound to it that is neither placed by
+	// the scheduler nor reported yet makes every GPU no pod is known to
+	// hold held (unattributed): it may run on any. Without the report,
+	// pods whose GPUs are unknown (bound by another scheduler, or reserved
+	// in a gang cycle before Reserve) are added after the known ones, on
+	// the first GPUs that hold them: the node is never over-committed.
+	report, reporting := unplacedPods(n)
+	unattributed := false
 	var unknown []*cluster.Pod
 	var claims []claim
 	for _, pi := range ni.GetPods() {
@@ -89,8 +99,12 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 		req, err := podRequest(p)
 		if err != nil {
 			// A pod already on the node with a request we would refuse
-			// (bound by another scheduler): count CPU and memory only.
+			// (bound by another scheduler): count CPU and memory only,
+			// and its GPUs from the report, if any.
 			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+			if _, reported := report[p.Namespace+"/"+p.Name]; reporting && !reported && isGPUPod(p) && !terminal(p) {
+				unattributed = true
+			}
 		}
 		if req.NumGPU == 0 {
 			if err := node.Add(&req, 0); err != nil {
@@ -114,8 +128,35 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 			}
 			set, ok = rec, true
 		}
+		if real, reported := report[p.Namespace+"/"+p.Name]; reported {
+			// Its GPUs are held from the report below; what its record or
+			// annotation names besides is held too (either may be stale).
+			if ok {
+				claims = append(claims, claim{pod: req, gpus: set &^ real.gpus()})
+			}
+			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+			if err := node.Add(&req, 0); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !ok && reporting {
+			if !terminal(p) {
+				unattributed = true
+			}
+			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+			if err := node.Add(&req, 0); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !ok || node.Add(&req, set) != nil {
 			unknown = append(unknown, &req)
+		}
+	}
+	for _, r := range report.sorted() {
+		for _, g := range r.held {
+			holdMilli(&node, r.pod+" (reported by the node agent)", g.gpu, g.milli)
 		}
 	}
 	for _, p := range unknown {
@@ -135,6 +176,9 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	}
 	if st.unhealthy != 0 {
 		holdClaim(&node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: cluster.MilliGPU}, gpus: st.unhealthy})
+	}
+	if unattributed {
+		holdClaim(&node, &claim{pod: cluster.Pod{Name: "GPUs of pods the node agent has not reported yet", GPUMilli: 1000}, gpus: cluster.GPUSet(1)<<uint(len(node.GPUFree)) - 1})
 	}
 	st.node = node
 	return st, nil
@@ -178,6 +222,84 @@ func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, er
 		}
 	}
 	return st, node, nil
+}
+
+// unplacedReport is a node's gpuresource.AnnotationNodeUnplacedPods: the
+// GPUs each reported pod ("namespace/name") holds.
+type unplacedReport map[string]unplacedPod
+
+// unplacedPod is one reported pod's GPUs, by index, with the milli-GPU it
+// holds on each (1..1000).
+type unplacedPod struct {
+	pod  string
+	held []heldGPU
+}
+
+type heldGPU struct {
+	gpu   int
+	milli int64
+}
+
+// gpus returns the set of the pod's GPUs.
+func (u unplacedPod) gpus() cluster.GPUSet {
+	var s cluster.GPUSet
+	for _, g := range u.held {
+		s |= 1 << uint(g.gpu)
+	}
+	return s
+}
+
+// sorted returns the reported pods by name.
+func (r unplacedReport) sorted() []unplacedPod {
+	out := make([]unplacedPod, 0, len(r))
+	for _, u := range r {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].pod < out[j].pod })
+	return out
+}
+
+// unplacedPods reads the node agent's report of n; reporting is whether n
+// carries one that parses. A GPU index out of 0..cluster.MaxGPUsPerNode-1
+// or a milli-GPU out of 1..1000 is left out (logged); a malformed value is
+// no report.
+func unplacedPods(n *v1.Node) (r unplacedReport, reporting bool) {
+	s, ok := n.Annotations[gpuresource.AnnotationNodeUnplacedPods]
+	if !ok {
+		return nil, false
+	}
+	var v gpuresource.UnplacedPods
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		klog.ErrorS(err, "Ignoring a malformed report of the pods the scheduler did not place", "node", n.Name, "annotation", gpuresource.AnnotationNodeUnplacedPods)
+		return nil, false
+	}
+	r = make(unplacedReport, len(v))
+	for pod, gpus := range v {
+		u := unplacedPod{pod: pod}
+		for k, milli := range gpus {
+			g, err := strconv.Atoi(k)
+			if err != nil || g < 0 || g >= cluster.MaxGPUsPerNode || milli < 1 || milli > 1000 {
+				klog.InfoS("Ignoring a GPU of a reported pod", "node", n.Name, "pod", pod, "gpu", k, "milli", milli)
+				continue
+			}
+			u.held = append(u.held, heldGPU{gpu: g, milli: milli})
+		}
+		sort.Slice(u.held, func(i, j int) bool { return u.held[i].gpu < u.held[j].gpu })
+		r[pod] = u
+	}
+	return r, true
+}
+
+// holdMilli holds milli-GPU of GPU g of n for the named pod, or what is
+// left of it; a GPU the node lacks, or a full one, is skipped.
+func holdMilli(n *cluster.Node, name string, g int, milli int64) {
+	if g >= len(n.GPUFree) || n.GPUFree[g] <= 0 {
+		return
+	}
+	p := cluster.Pod{Name: name, NumGPU: 1, GPUMilli: min(milli, n.GPUFree[g])}
+	if err := n.Add(&p, 1<<uint(g)); err != nil {
+		klog.ErrorS(err, "Holding a GPU of a reported pod", "pod", name, "gpu", g)
+	}
 }
 
 // firstFit returns the first GPUs of n with p's share free.
@@ -382,6 +504,12 @@ func unhealthyGPUs(n *v1.Node) (bad cluster.GPUSet, total int, ok bool) {
 		bad |= 1 << uint(i)
 	}
 	return bad, total, true
+}
+
+// terminal reports whether the pod has finished (its containers hold no
+// devices).
+func terminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
 // isGPUPod reports whether a pod asks for any GPU resource.

@@ -326,6 +326,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.LabelNode {
 		go publishHealth(ctx, client, o.NodeName, m.Health(), n, healthRetry)
+		if !o.SchedulerChoice || o.Metrics.PodResourcesSocket == "" {
+			go clearUnplaced(ctx, client, o.NodeName) // publishUnplaced reports otherwise
+		}
 	}
 	err = m.Run(ctx)
 	klog.InfoS("Stopped node agent")
@@ -398,6 +401,9 @@ func followSchedulerChoice(ctx context.Context, o Options, m *deviceplugin.Manag
 		}
 		closeKubelet = func() { _ = w.Close() }
 		as.UseKubelet(w.List)
+		if o.LabelNode {
+			go publishUnplaced(ctx, client, o.NodeName, unplacedOf(as, m.Node()), o.Metrics.PodResourcesInterval)
+		}
 	}
 	m.UseAssignments(as)
 	klog.InfoS("Allocate follows gpuplane-scheduler's choice on pods", "node", o.NodeName, "podResourcesSocket", o.Metrics.PodResourcesSocket)

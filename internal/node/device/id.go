@@ -68,3 +68,9 @@ func (id ID) Split() (uuid string, replica int, err error) {
 	}
 	return u, n, nil
 }
+
+// IsMilli reports whether the ID is a milli-GPU unit's (NewMilliID).
+func (id ID) IsMilli() bool {
+	_, r, ok := strings.Cut(string(id), replicaSep)
+	return ok && strings.HasPrefix(r, milliMark)
+}

@@ -6,6 +6,7 @@ package deviceplugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -76,6 +77,12 @@ type Choice struct {
 	// Share is the milli-GPU per chosen GPU (gpuresource.AnnotationGPUShare),
 	// 0 when the pod does not carry it.
 	Share int64
+
+	// view is the kubelet's pod-resources List that Take read, to check
+	// the choice against (inuse.go); nil without UseKubelet, or with
+	// viewErr when the List failed.
+	view    *podresources.Mapping
+	viewErr error
 }
 
 // Take finds the pod of this node that carries the scheduler's choice, has
@@ -99,7 +106,7 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 	if err != nil {
 		return false, fmt.Errorf("listing the pods of node %s for the scheduler's choice: %w", a.node, err)
 	}
-	cands, admitting := a.candidates(ctx, list.Items, corev1.ResourceName(resource), size)
+	cands, admitting, view, viewErr := a.candidates(ctx, list.Items, corev1.ResourceName(resource), size)
 	if len(cands) == 0 {
 		if admitting > 0 {
 			klog.V(2).InfoS("The pod under admission has no scheduler's choice; the kubelet's devices are given", "node", a.node, "resource", resource, "size", size)
@@ -122,7 +129,12 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 		return false, err
 	}
 	c.Container, _, _ = containerRequest(p, corev1.ResourceName(resource))
+	c.view, c.viewErr = view, viewErr
 	if err := give(c); err != nil {
+		var inUse *InUseError
+		if errors.As(err, &inUse) {
+			a.warn(ctx, p, ReasonGPUInUse, err.Error())
+		}
 		return false, fmt.Errorf("pod %s: %w", c.Pod, err)
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{gpuresource.AnnotationAllocated: "true"}}})
@@ -143,13 +155,13 @@ func (a *Assignments) Take(ctx context.Context, resource string, size int64, giv
 // the kubelet's view shows pods of that request under admission, only
 // those of them. admitting is how many pods of that request, with or
 // without the scheduler's choice, the kubelet shows under admission (0
-// when its view is unknown).
-func (a *Assignments) candidates(ctx context.Context, pods []corev1.Pod, resource corev1.ResourceName, size int64) (cands []*corev1.Pod, admitting int) {
-	var view *podresources.Mapping
+// when its view is unknown). view is the kubelet's view it read (nil
+// without UseKubelet, or with its error).
+func (a *Assignments) candidates(ctx context.Context, pods []corev1.Pod, resource corev1.ResourceName, size int64) (cands []*corev1.Pod, admitting int, view *podresources.Mapping, viewErr error) {
 	if a.kubelet != nil {
-		var err error
-		if view, err = a.kubelet(ctx); err != nil {
-			klog.V(2).InfoS("No kubelet view of the pod under admission; taking the pod bound first", "err", err)
+		if view, viewErr = a.kubelet(ctx); viewErr != nil {
+			view = nil
+			klog.V(2).InfoS("No kubelet view of the pod under admission; taking the pod bound first", "err", viewErr)
 		}
 	}
 	var under []*corev1.Pod
@@ -183,9 +195,34 @@ func (a *Assignments) candidates(ctx context.Context, pods []corev1.Pod, resourc
 		}
 	}
 	if admitting > 0 {
-		return under, admitting
+		return under, admitting, view, viewErr
 	}
-	return cands, 0
+	return cands, 0, view, viewErr
+}
+
+// ReasonGPUInUse is the reason of the Warning event on a pod whose
+// scheduler's choice names a GPU that another pod's container holds.
+const ReasonGPUInUse = "GPUInUse"
+
+// warn records a Warning event of reason on pod p; a failure is logged.
+func (a *Assignments) warn(ctx context.Context, p *corev1.Pod, reason, msg string) {
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: p.Name + ".", Namespace: p.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion},
+		Reason:         reason,
+		Message:        msg,
+		Type:           corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "gpuplane-node-agent", Host: a.node},
+		FirstTimestamp: now,
+		LastTimestamp:  now,
+		Count:          1,
+	}
+	ectx, cancel := context.WithTimeout(ctx, a.Timeout)
+	defer cancel()
+	if _, err := a.client.CoreV1().Events(p.Namespace).Create(ectx, ev, metav1.CreateOptions{}); err != nil {
+		klog.ErrorS(err, "Recording an event on the pod", "pod", klog.KObj(p), "reason", reason)
+	}
 }
 
 // containerRequest returns the number of the pod's containers (init or

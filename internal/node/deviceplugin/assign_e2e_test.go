@@ -130,7 +130,11 @@ func TestE2ESchedulerChoice(t *testing.T) {
 		k := startKubelet(t, dir)
 		args := []string{"--mock-profile", profile, "--config", cfg, "--metrics-addr=", "--node-name", node}
 		if api {
-			args = append(args, "--kubeconfig", kc.Kubeconfig, "--scheduler-choice")
+			// The test kubelet serves no pod-resources: without the
+			// socket the agent takes the pod bound first and cannot check
+			// the choice against the kubelet's allocations (with a socket
+			// that does not answer it would refuse every choice).
+			args = append(args, "--kubeconfig", kc.Kubeconfig, "--scheduler-choice", "--pod-resources-socket=")
 		}
 		a := startAgent(t, dir, append(args, extra...)...)
 		p, err := k.Plugin(a.ctx, resource)

@@ -153,22 +153,7 @@ func (t *translated) Current() *podresources.Mapping {
 	if m == t.in && t.g.version == t.version && t.out != nil {
 		return t.out
 	}
-	out := &podresources.Mapping{Pods: m.Pods, Time: m.Time}
-	done := map[givenKey]bool{}
-	for _, al := range m.Allocations {
-		k := givenKey{al.Owner, al.ResourceName}
-		ids, ok := t.g.ids[k]
-		if !ok {
-			out.Allocations = append(out.Allocations, al)
-			continue
-		}
-		if !done[k] {
-			done[k] = true
-			for _, id := range ids {
-				out.Allocations = append(out.Allocations, podresources.Allocation{ResourceName: al.ResourceName, DeviceID: id, Owner: al.Owner})
-			}
-		}
-	}
+	out := &podresources.Mapping{Pods: m.Pods, Time: m.Time, Allocations: givenAllocations(m.Allocations, t.g.ids)}
 	if m.Pods != nil {
 		for k := range t.g.ids {
 			if !m.Pods[k.owner.Namespace+"/"+k.owner.Pod] && t.g.at[k].Before(m.Time) {
@@ -180,4 +165,34 @@ func (t *translated) Current() *podresources.Mapping {
 	}
 	t.in, t.out, t.version = m, out, t.g.version
 	return out
+}
+
+// givenAllocations returns allocs with the device IDs of every container
+// in ids (given the scheduler's choice) replaced by the IDs it was given.
+func givenAllocations(allocs []podresources.Allocation, ids map[givenKey][]string) []podresources.Allocation {
+	var out []podresources.Allocation
+	done := map[givenKey]bool{}
+	for _, al := range allocs {
+		k := givenKey{al.Owner, al.ResourceName}
+		given, ok := ids[k]
+		if !ok {
+			out = append(out, al)
+			continue
+		}
+		if !done[k] {
+			done[k] = true
+			for _, id := range given {
+				out = append(out, podresources.Allocation{ResourceName: al.ResourceName, DeviceID: id, Owner: al.Owner})
+			}
+		}
+	}
+	return out
+}
+
+// real returns the allocations of m with the device IDs the agent gave in
+// place of the kubelet's: the GPUs each container really runs on.
+func (g *given) real(m *podresources.Mapping) []podresources.Allocation {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return givenAllocations(m.Allocations, g.ids)
 }

@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,10 +202,11 @@ func sameHealth(a, b []*pluginapi.Device) bool {
 // request names no pod, and several pods bound to the node may wait for
 // devices at once, so the kubelet's device IDs of a pod with a choice are
 // only a count (Allocate gives the chosen GPUs).
-func (p *Plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+func (p *Plugin) GetPreferredAllocation(ctx context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
 	resp := &pluginapi.PreferredAllocationResponse{}
 	for _, cr := range req.ContainerRequests {
-		ids, err := Preferred(p.node, p.res, p.byID, cr.AvailableDeviceIDs, cr.MustIncludeDeviceIDs, int(cr.AllocationSize), p.cfg.Gpuplane.ReplicaPolicy)
+		avail := p.unheld(ctx, cr.AvailableDeviceIDs, cr.MustIncludeDeviceIDs, int(cr.AllocationSize))
+		ids, err := Preferred(p.node, p.res, p.byID, avail, cr.MustIncludeDeviceIDs, int(cr.AllocationSize), p.cfg.Gpuplane.ReplicaPolicy)
 		if err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: %v", p.res.Name, err)
 		}
@@ -235,6 +238,33 @@ func (p *Plugin) Allocate(ctx context.Context, req *pluginapi.AllocateRequest) (
 	return resp, nil
 }
 
+// unheld returns, of the whole GPUs avail that the kubelet offers, those
+// that no container really holds (a container given the scheduler's
+// choice runs on other GPUs than the kubelet's IDs of it), with must, when
+// they are enough for size; else avail. So the kubelet's own pick, which
+// checkKubelet would refuse on a held GPU, falls on a free one when it can.
+func (p *Plugin) unheld(ctx context.Context, avail, must []string, size int) []string {
+	if p.assign == nil || !p.assignable() || p.res.Milli || p.assign.kubelet == nil {
+		return avail
+	}
+	view, err := p.assign.kubelet(ctx)
+	if err != nil {
+		return avail
+	}
+	free := useOf(p.node, p.assign.given.real(view)).free(p.node)
+	var out []string
+	for _, id := range avail {
+		g, _, ok := gpuOfID(p.node, device.ID(id))
+		if slices.Contains(must, id) || ok && free[g] {
+			out = append(out, id)
+		}
+	}
+	if len(out) < size {
+		return avail
+	}
+	return out
+}
+
 // assignable reports whether the scheduler's choice applies to the
 // resource: whole GPUs, unshared, or gpu-milli.
 func (p *Plugin) assignable() bool {
@@ -257,6 +287,9 @@ func (p *Plugin) allocateContainer(ctx context.Context, ids []string) (*pluginap
 		if out, err = p.allocateChoice(c, int64(len(ids))); err != nil {
 			return err
 		}
+		if err := p.checkChoice(c, int64(len(ids))); err != nil {
+			return err
+		}
 		uuids := make([]string, len(c.GPUs))
 		for i, g := range c.GPUs {
 			uuids[i] = p.node.GPUs[g].UUID // checked by allocateChoice
@@ -268,9 +301,60 @@ func (p *Plugin) allocateContainer(ctx context.Context, ids []string) (*pluginap
 		return nil, err
 	}
 	if !found {
+		if err := p.checkKubelet(ctx, ids); err != nil {
+			return nil, err
+		}
 		return p.allocate(ids)
 	}
 	return out, nil
+}
+
+// checkChoice refuses the scheduler's choice c for a request of size when
+// a live container of another pod holds one of its GPUs, per the
+// kubelet's pod-resources List that Take read (its devices as really
+// given: inuse.go), or when that List failed. Without the kubelet's view
+// (no pod-resources socket) nothing can be checked.
+func (p *Plugin) checkChoice(c Choice, size int64) error {
+	if p.assign.kubelet == nil {
+		return nil
+	}
+	if c.viewErr != nil {
+		return fmt.Errorf("the chosen GPUs %v cannot be checked against the kubelet's pod-resources, so none is given: %w", c.GPUs, c.viewErr)
+	}
+	milli := int64(device.MilliUnits)
+	if p.res.Milli {
+		milli = size
+	}
+	return useOf(p.node, p.assign.given.real(c.view)).check(p.node, c.GPUs, milli, c.Pod)
+}
+
+// checkKubelet refuses the kubelet's device IDs ids (a pod without the
+// scheduler's choice) when another container really holds a GPU of
+// theirs: one given the scheduler's choice, which the kubelet counts on
+// the device IDs it picked, not on the GPUs it runs on, or one holding
+// the same GPU by another resource (a share of gpuplane.io/gpu-milli
+// beside a whole nvidia.com/gpu).
+func (p *Plugin) checkKubelet(ctx context.Context, ids []string) error {
+	if p.assign.kubelet == nil {
+		return nil
+	}
+	view, err := p.assign.kubelet(ctx)
+	if err != nil {
+		return fmt.Errorf("the kubelet's devices %v cannot be checked against the kubelet's pod-resources, so none is given: %w", ids, err)
+	}
+	need := map[int]int64{} // milli-GPU asked per GPU
+	for _, id := range ids {
+		if g, milli, ok := gpuOfID(p.node, device.ID(id)); ok { // else allocate refuses it
+			need[g] = min(need[g]+milli, device.MilliUnits)
+		}
+	}
+	u := useOf(p.node, p.assign.given.real(view))
+	for _, g := range slices.Sorted(maps.Keys(need)) {
+		if err := u.check(p.node, []int{g}, need[g], ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allocateChoice returns the response that gives the container the GPUs of
