@@ -61,7 +61,7 @@ func TestAgentWritePolicyTemplate(t *testing.T) {
 	list := func(s ...string) string { return "['" + strings.Join(s, "', '") + "']" }
 	for name, want := range map[string]string{
 		"podAnnotations":    list(gpuresource.AnnotationAllocated),
-		"nodeAnnotations":   list(gpuresource.AnnotationNodeGPUUUIDs, gpuresource.AnnotationNodeUnhealthyGPUs),
+		"nodeAnnotations":   list(gpuresource.AnnotationNodeGPUUUIDs, gpuresource.AnnotationNodeUnhealthyGPUs, gpuresource.AnnotationNodeUnplacedPods),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
 		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
@@ -179,6 +179,8 @@ func TestAgentWritePolicyOnCluster(t *testing.T) {
 	allowed("labels.ApplyToNode n0 removing a label", labels.ApplyToNode(ctx, agentN0, "n0", l, nil))
 	allowed("labels.ApplyUnhealthy n0 from n0", labels.ApplyUnhealthy(ctx, agentN0, "n0", []int{3}))
 	allowed("labels.ApplyUnhealthy n0 clearing", labels.ApplyUnhealthy(ctx, agentN0, "n0", nil))
+	allowed("labels.ApplyUnplaced n0 from n0", labels.ApplyUnplaced(ctx, agentN0, "n0", gpuresource.UnplacedPods{"default/bypass": {"5": 1000, "6": 1000}}))
+	allowed("labels.ApplyUnplaced n0 clearing", labels.ApplyUnplaced(ctx, agentN0, "n0", nil))
 	took, err := deviceplugin.NewAssignments(agentN0, "n0").Take(ctx, "nvidia.com/gpu", 1, func(deviceplugin.Choice) error { return nil })
 	if err != nil || !took {
 		t.Errorf("Assignments.Take on n0 from n0: %v, %v; want the pod on n0 taken", took, err)
@@ -191,6 +193,7 @@ func TestAgentWritePolicyOnCluster(t *testing.T) {
 	own := "changes only its own Node, not n1"
 	refused("labels.ApplyToNode n1 from n0", labels.ApplyToNode(ctx, agentN0, "n1", l, nil), own)
 	refused("labels.ApplyUnhealthy n1 from n0", labels.ApplyUnhealthy(ctx, agentN0, "n1", []int{0}), own)
+	refused("labels.ApplyUnplaced n1 from n0", labels.ApplyUnplaced(ctx, agentN0, "n1", gpuresource.UnplacedPods{}), own)
 	refused("taint n1 from n0", patchNode(agentN0, "n1", map[string]any{"spec": map[string]any{"taints": []map[string]any{{"key": "x", "effect": "NoSchedule"}}}}, false), own)
 	nodeOnly := "changes on its Node only the labels under"
 	refused("cordon n0 from n0", patchNode(agentN0, "n0", map[string]any{"spec": map[string]any{"unschedulable": true}}, false), nodeOnly)

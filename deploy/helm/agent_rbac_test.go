@@ -53,13 +53,13 @@ var agentModes = []agentMode{
 		name:   "schedulerChoice",
 		values: []string{"schedulerChoice=true"},
 		flags:  []string{"--scheduler-choice"},
-		grants: []string{"list pods", "patch pods"},
+		grants: []string{"list pods", "patch pods", "create events"},
 	},
 	{
 		name:   "scheduler",
 		values: []string{"scheduler.enabled=true"},
 		flags:  []string{"--label-node", "--scheduler-choice"},
-		grants: []string{"get nodes", "patch nodes", "list pods", "patch pods"},
+		grants: []string{"get nodes", "patch nodes", "list pods", "patch pods", "create events"},
 	},
 	{
 		name:   "nodeFeatureAPI",
@@ -107,7 +107,7 @@ func TestAgentRBACTemplate(t *testing.T) {
 // namespaces.
 var (
 	sarVerbs     = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
-	sarResources = []string{"nodes", "nodes/status", "pods", "pods/status", "pods/binding", "pods/eviction", "secrets", "configmaps", "nodefeatures.nfd.k8s-sigs.io"}
+	sarResources = []string{"nodes", "nodes/status", "pods", "pods/status", "pods/binding", "pods/eviction", "secrets", "configmaps", "events", "nodefeatures.nfd.k8s-sigs.io"}
 )
 
 // allowedByTable reports whether a mode's grants allow verb on

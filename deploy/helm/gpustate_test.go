@@ -74,7 +74,7 @@ func TestGPUStatePolicyTemplate(t *testing.T) {
 		"nodeWriters":       list(agentUser, "system:serviceaccount:nfd:nfd-master"),
 		"schedulerKeys":     list(resource.AnnotationGPUs, resource.AnnotationGPUShare, resource.AnnotationGPUUUIDs),
 		"agentPodKeys":      list(resource.AnnotationAllocated),
-		"nodeAnnotations":   list(resource.AnnotationNodeGPUUUIDs, resource.AnnotationNodeUnhealthyGPUs),
+		"nodeAnnotations":   list(resource.AnnotationNodeGPUUUIDs, resource.AnnotationNodeUnhealthyGPUs, resource.AnnotationNodeUnplacedPods),
 		"nodeLabelPrefixes": list(labels.Prefixes...),
 		"nodeLabelForeign":  list(labels.Foreign...),
 	} {
@@ -272,6 +272,11 @@ func TestGPUStatePolicyOnCluster(t *testing.T) {
 	refused("the admin marks n0's GPU 0 unhealthy", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"0"}}}`))
 	refused("the node agent on n1 marks n0's GPU 0 unhealthy", "node", patchNode(agentN1, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"0"}}}`))
 	allowed("the node agent on n0 marks its GPU 3 unhealthy", patchNode(agentN0, `{"metadata":{"annotations":{"gpuplane.io/unhealthy-gpus":"3"}}}`))
+	// The GPUs of the pods gpuplane-scheduler did not place (issue 39): the
+	// scheduler counts them, so only the agent on that node reports them.
+	refused("the admin reports n0's unplaced pods", "node", patchNode(admin, `{"metadata":{"annotations":{"gpuplane.io/unplaced-pods":"{}"}}}`))
+	refused("the node agent on n1 reports n0's unplaced pods", "node", patchNode(agentN1, `{"metadata":{"annotations":{"gpuplane.io/unplaced-pods":"{}"}}}`))
+	allowed("the node agent on n0 reports its unplaced pods", patchNode(agentN0, `{"metadata":{"annotations":{"gpuplane.io/unplaced-pods":"{\"default/bypass\":{\"5\":1000,\"6\":1000}}"}}}`))
 	allowed("the admin labels n0 with another label", patchNode(admin, `{"metadata":{"labels":{"topology.kubernetes.io/rack":"r1"}}}`))
 	refused("the node agent on n1 relabels n0", "node", patchNode(agentN1, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB"}}}`))
 	allowed("the node agent on n0 relabels n0", patchNode(agentN0, `{"metadata":{"labels":{"nvidia.com/gpu.product":"Tesla-V100-SXM2-16GB","gpuplane.io/gpu.model":"V100M16"},"annotations":{"gpuplane.io/gpu-uuids":"GPU-a,GPU-b,GPU-c,GPU-d,GPU-e,GPU-f,GPU-g,GPU-h"}}}`))
