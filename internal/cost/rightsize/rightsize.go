@@ -22,8 +22,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/gpuplane/gpuplane/api/resource"
 	apidra "github.com/gpuplane/gpuplane/api/dra"
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cost/alloc"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
