@@ -215,7 +215,10 @@ type Step struct {
 	// Scale is Nodes / the node list's node count.
 	Scale float64 `json:"scale"`
 	Nodes int     `json:"nodes"`
-	GPUs  int     `json:"gpus"`
+	// Added is how many nodes of the result's NodeType the step adds to
+	// the cluster as given (SearchAdd).
+	Added int `json:"added"`
+	GPUs  int `json:"gpus"`
 	// USDPerHour is what the cluster's GPUs cost per hour (internal/cost/prices
 	// prices), idle or not.
 	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
@@ -240,6 +243,12 @@ type Result struct {
 	// Sharing is the GPU sharing mode the runs used; "" is today's
 	// fractional sharing (the seam for simulate --sharing).
 	Sharing string `json:"sharing,omitempty"`
+	// NodeType is the node type the search adds nodes of (SearchAdd,
+	// TypeName), of GPU model Model with GPUsPerNode GPUs; "" when it
+	// scales the whole node list (Search).
+	NodeType    string `json:"node_type,omitempty"`
+	Model       string `json:"model,omitempty"`
+	GPUsPerNode int    `json:"gpus_per_node,omitempty"`
 	// Reached says a cluster of at most MaxNodes nodes met the target;
 	// Answer is the smallest such cluster found (the zero Step if not).
 	Reached bool `json:"reached"`
@@ -315,6 +324,10 @@ type search struct {
 	eval   Eval
 	r      Result
 	memo   map[int]bool
+	// nodes is the cluster of step n (Scale by default); added is how
+	// many nodes step n adds to the list (0 by default).
+	nodes func(n int) []trace.NodeSpec
+	added func(n int) int
 }
 
 // try evaluates n nodes once (memo), records the step, and says whether
@@ -324,11 +337,17 @@ func (s *search) try(n int) (bool, error) {
 		return h, nil
 	}
 	nodes := Scale(s.list, n)
+	if s.nodes != nil {
+		nodes = s.nodes(n)
+	}
 	v, err := s.eval(s.ctx, nodes)
 	if err != nil {
 		return false, err
 	}
-	st := Step{Scale: float64(n) / float64(len(s.list)), Nodes: n, Holds: s.t.Holds(v)}
+	st := Step{Scale: float64(len(nodes)) / float64(len(s.list)), Nodes: len(nodes), Holds: s.t.Holds(v)}
+	if s.added != nil {
+		st.Added = s.added(n)
+	}
 	if !math.IsInf(v, 0) && !math.IsNaN(v) {
 		st.Value = &v
 	}
