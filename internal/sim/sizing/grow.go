@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -19,21 +20,22 @@ import (
 // of first appearance: types with GPUs, as cluster-autoscaler only grows a
 // node group that some pending pod fits. CPU-only types are never grown;
 // nor is a type all of whose nodes skip rules out (a cordoned node: its
-// node group is not one the cluster's owner schedules onto).
-func Growable(list []trace.NodeSpec, skip func(trace.NodeSpec) bool) []trace.NodeSpec {
-	var out []trace.NodeSpec
+// node group is not one the cluster's owner schedules onto). skipped are
+// the types left out, and why.
+func Growable(list []trace.NodeSpec, skip func(trace.NodeSpec) bool) (grow []trace.NodeSpec, skipped []SkippedType) {
 	for _, ty := range types(list) {
 		if ty[0].GPUs == 0 {
+			skipped = append(skipped, SkippedType{Type: TypeName(ty[0]), Nodes: len(ty), Why: "CPU-only: no GPUs to add"})
 			continue
 		}
-		for _, s := range ty {
-			if skip == nil || !skip(s) {
-				out = append(out, s)
-				break
-			}
+		i := slices.IndexFunc(ty, func(s trace.NodeSpec) bool { return skip == nil || !skip(s) })
+		if i < 0 {
+			skipped = append(skipped, SkippedType{Type: TypeName(ty[0]), Nodes: len(ty), Why: "cordoned (spec.unschedulable): not a node group to grow"})
+			continue
 		}
+		grow = append(grow, ty[i])
 	}
-	return out
+	return grow, skipped
 }
 
 // Grow returns list with k nodes of type ty added at its end, named
@@ -52,8 +54,8 @@ func Grow(list []trace.NodeSpec, ty trace.NodeSpec, k int) []trace.NodeSpec {
 // SearchAdd finds the smallest number K of nodes of type ty that, added
 // to list (Grow), meets the target, assuming that more nodes never hurt:
 // K = 0 first (the cluster as given), then K = 1, 2, 4, ... up to
-// MaxNodes − len(list) until the target holds, then bisection. For a
-// placed target it gives up when doubling K places no more pods. Each
+// MaxNodes − len(list) until the target holds, then bisection. It gives
+// up when two doublings of K bring no gain (plateau). Each
 // step is one eval; its Added is K, its Nodes len(list) + K, and its
 // USDPerHour the price of the whole cluster's GPUs.
 func SearchAdd(ctx context.Context, list []trace.NodeSpec, ty trace.NodeSpec, t Target, prices *cost.Prices, eval Eval) (Result, error) {
@@ -98,23 +100,38 @@ func SearchAdd(ctx context.Context, list []trace.NodeSpec, ty trace.NodeSpec, t 
 	return r, nil
 }
 
-// plateau reports, for a placed target, that adding k nodes (k ≥ 2)
-// placed no more pods than adding k/2: the pods left do not fit this
-// type, so adding more never reaches the target.
+// plateau reports that adding k nodes (k ≥ 4) did no better than adding
+// k/2, nor k/2 better than k/4: two doublings without gain, so the pods
+// the target waits on do not fit this type and adding more never reaches
+// it. No better: placed no more pods, or a p95 wait no shorter. An
+// infinite wait (more than 5% of pods never started) at all three gives
+// up only from k ≥ 16 × the list's nodes: those pods may be starting,
+// a few more with each step, below the p95.
 func (s *search) plateau(k int) bool {
-	if s.t.Metric != "placed" || k < 2 {
+	if k < 4 {
 		return false
 	}
-	var a, b *float64
+	v := map[int]*float64{}
+	seen := map[int]bool{}
 	for _, st := range s.r.Curve {
-		switch st.Added {
-		case k:
-			a = st.Value
-		case k / 2:
-			b = st.Value
-		}
+		v[st.Added], seen[st.Added] = st.Value, true
 	}
-	return a != nil && b != nil && *a <= *b
+	if !seen[k] || !seen[k/2] || !seen[k/4] {
+		return false
+	}
+	noBetter := func(a, b *float64) bool {
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b == nil
+		case s.t.Metric == "placed":
+			return *a <= *b
+		}
+		return *a >= *b
+	}
+	if v[k] == nil && v[k/2] == nil && v[k/4] == nil && k < 16*len(s.list) {
+		return false
+	}
+	return noBetter(v[k], v[k/2]) && noBetter(v[k/2], v[k/4])
 }
 
 // TypeName names a node type: "H100-80GB x8 (96 CPU, 1,024 GiB)".

@@ -7,6 +7,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
@@ -15,15 +16,18 @@ import (
 
 func TestGrowable(t *testing.T) {
 	l := list() // 6 A (8 V100M32), 2 B (CPU only), 1 C (2 T4)
-	got := Growable(l, nil)
+	got, skipped := Growable(l, nil)
 	if len(got) != 2 || got[0].Name != "a0" || got[1].Name != "c0" {
 		t.Errorf("Growable = %v, want a0 and c0 (no CPU-only type)", got)
 	}
+	if len(skipped) != 1 || skipped[0].Nodes != 2 || skipped[0].Type != "CPU-only (64 CPU, 256 GiB)" {
+		t.Errorf("skipped = %+v, want the 2 CPU-only nodes", skipped)
+	}
 	// a0 cordoned: a1 stands for type A; c0 cordoned: type C is not grown.
 	cordoned := func(s trace.NodeSpec) bool { return s.Name == "a0" || s.Name == "c0" }
-	got = Growable(l, cordoned)
-	if len(got) != 1 || got[0].Name != "a1" {
-		t.Errorf("Growable with a0, c0 cordoned = %v, want a1 alone", got)
+	got, skipped = Growable(l, cordoned)
+	if len(got) != 1 || got[0].Name != "a1" || len(skipped) != 2 || !strings.Contains(skipped[1].Why, "cordoned") {
+		t.Errorf("Growable with a0, c0 cordoned = %v, %+v; want a1 alone, C skipped as cordoned", got, skipped)
 	}
 	g := Grow(l, l[8], 2)
 	if len(g) != 11 || g[9].Name != "c0+add1" || g[10].Name != "c0+add2" || g[10].GPUs != 2 || len(l) != 9 {
@@ -75,14 +79,24 @@ func TestSearchAdd(t *testing.T) {
 	if r.Answer.GPUs != 60 || math.Abs(r.Answer.USDPerHour-want) > 1e-9 {
 		t.Errorf("5 added: %d GPUs, %v USD/h; want 60, %v", r.Answer.GPUs, r.Answer.USDPerHour, want)
 	}
-	// A type that places no more pods past 2 added: tried 0, 1, 2, 4, then
-	// given up (not 1,000,000 nodes).
+	// A type that places no more pods past 2 added: tried 0, 1, 2, 4, 8,
+	// then given up: 2, 4, 8 place as many (not 1,000,000 nodes).
 	tried = nil
 	r, _ = SearchAdd(context.Background(), l, ty, target, prices.Default(), func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
 		tried = append(tried, len(nodes)-9)
 		return 0.5 + 0.1*float64(min(len(nodes)-9, 2)), nil
 	})
-	if want := []int{0, 1, 2, 4}; r.Reached || !slices.Equal(tried, want) {
+	if want := []int{0, 1, 2, 4, 8}; r.Reached || !slices.Equal(tried, want) {
 		t.Errorf("plateau: reached %v, tried %v, want not reached after %v", r.Reached, tried, want)
+	}
+	// A wait that stays infinite gives up only at 16 × the list's 9 nodes:
+	// 0, 1, 2, ..., 128, 256 tried.
+	tried = nil
+	r, _ = SearchAdd(context.Background(), l, ty, Target{Metric: "p95wait", Value: 60}, prices.Default(), func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
+		tried = append(tried, len(nodes)-9)
+		return math.Inf(1), nil
+	})
+	if r.Reached || tried[len(tried)-1] != 256 {
+		t.Errorf("infinite wait: reached %v, tried %v, want given up at 256", r.Reached, tried)
 	}
 }

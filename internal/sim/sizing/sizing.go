@@ -264,20 +264,35 @@ type Report struct {
 	Target string `json:"target"`
 	Mode   string `json:"mode"`
 	// ListNodes is the node list's node count (scale 1); Pods the trace's.
-	ListNodes int            `json:"list_nodes"`
-	Pods      int            `json:"trace_pods"`
-	Seeds     int            `json:"seeds"`
-	Results   []Result       `json:"results"`
-	WallTime  float64        `json:"wall_seconds" round:"ms"`
-	Version   string         `json:"version,omitempty"`
-	Params    *engine.Params `json:"params,omitempty"`
-	Inputs    []engine.Input `json:"inputs,omitempty"`
+	ListNodes int      `json:"list_nodes"`
+	Pods      int      `json:"trace_pods"`
+	Seeds     int      `json:"seeds"`
+	Results   []Result `json:"results"`
+	// Skipped are the node types of the cluster that the search does not
+	// add nodes of, and why (CPU-only, cordoned, no pod fits one).
+	Skipped []SkippedType `json:"skipped_types"`
+	// UnfitPods counts the pods that fit no node type even when empty:
+	// no number of added nodes places them; Unfit names the first of
+	// them and why.
+	UnfitPods int               `json:"unfit_pods"`
+	Unfit     []engine.UnfitPod `json:"unfit"`
+	WallTime  float64           `json:"wall_seconds" round:"ms"`
+	Version   string            `json:"version,omitempty"`
+	Params    *engine.Params    `json:"params,omitempty"`
+	Inputs    []engine.Input    `json:"inputs,omitempty"`
 	// Recommendation is the cheapest answer and its margin to the next
 	// (report.RecommendSizing); nil when no policy reached the target.
 	Recommendation *engine.Recommendation `json:"recommendation,omitempty"`
 	// Warnings are the warnings the search printed on stderr
 	// (engine.Report.Warnings).
 	Warnings []string `json:"warnings"`
+}
+
+// SkippedType is a node type --size does not grow, and why.
+type SkippedType struct {
+	Type  string `json:"type"`
+	Nodes int    `json:"nodes"`
+	Why   string `json:"why"`
 }
 
 // Eval simulates the cluster of the given nodes and returns the target's
