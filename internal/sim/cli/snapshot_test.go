@@ -62,12 +62,12 @@ func TestSnapshotPending(t *testing.T) {
 }
 
 // TestSnapshotSize: the whole workload (6 pods that have not ended) on
-// the snapshot's node mix (1 A100 server, 2 T4 servers), every pod placed.
+// the snapshot's nodes (1 A100 server, 2 T4 servers), every pod placed.
 // train (6 GPUs) and big (4 GPUs of A100 or H100) need an A100 server each
-// (T4 servers have 2 GPUs). Sainte-Laguë over (A100 1, T4 2) adds T4, A100,
-// T4, T4, A100, T4: 3 nodes (1 A100) fail, 6 (2) hold, 4 (1) fail, 5 (2)
-// hold: the other pods need at most 1 + 1 + 2 GPUs, so whatever the
-// order the second A100 server keeps 4 for big.
+// (T4 servers have 2 GPUs): as given 5 of 6 place; adding 1 A100 server
+// places all (the other pods need at most 1 + 1 + 2 GPUs). Adding T4
+// servers places no more: 0, 1, 2, 4 added all place 5 of 6, and the
+// search gives up (two doublings without gain).
 func TestSnapshotSize(t *testing.T) {
 	o := DefaultOptions()
 	o.SnapshotFile, o.Policies, o.Seeds, o.Size, o.Format = example, "fgd,random", 3, "placed>=100%", "json"
@@ -79,11 +79,20 @@ func TestSnapshotSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Pods != 6 {
-		t.Errorf("%d pods, want 6", rep.Pods)
+	if rep.Pods != 6 || len(rep.Results) != 4 {
+		t.Fatalf("%d pods, %d results; want 6, 4 (2 policies × 2 GPU node types)", rep.Pods, len(rep.Results))
 	}
 	for _, r := range rep.Results {
-		checkCurve(t, r, 5, []step{{3, 5.0 / 6}, {4, 5.0 / 6}, {5, 1}, {6, 1}})
+		if r.Model == "T4" {
+			if r.Reached || len(r.Curve) != 4 || r.Curve[3].Added != 4 {
+				t.Errorf("%s adding T4: %+v, want not reached after adding 0, 1, 2, 4", r.Policy, r)
+			}
+			continue
+		}
+		checkCurve(t, r, 4, []step{{3, 5.0 / 6}, {4, 1}})
+	}
+	if a := rep.Recommendation.Add; a == nil || a.Nodes != 1 || a.Model == "T4" {
+		t.Errorf("recommendation adds %+v, want 1 A100 server", a)
 	}
 }
 
