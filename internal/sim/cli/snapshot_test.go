@@ -335,3 +335,40 @@ func runMIGPods(t *testing.T, items []string) (*engine.Report, string) {
 	}
 	return &rep, stderr.String()
 }
+
+// TestSnapshotSizeCordoned: the same snapshot with its one A100 server
+// cordoned. --size never grows a cordoned node type: the A100 type is
+// listed as not grown, only T4 servers are tried, and they never place
+// train and big, so nothing is recommended.
+func TestSnapshotSizeCordoned(t *testing.T) {
+	b, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), `"name": "a100-0"`)
+	j := i + strings.Index(string(b[i:]), `"spec": {}`)
+	if i < 0 || j < i {
+		t.Fatal("a100-0 or its spec not found")
+	}
+	s := string(b[:j]) + `"spec": {"unschedulable": true}` + string(b[j+len(`"spec": {}`):])
+	o := DefaultOptions()
+	o.SnapshotFile = filepath.Join(t.TempDir(), "cordoned.json")
+	if err := os.WriteFile(o.SnapshotFile, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Policies, o.Seeds, o.Size, o.Format = "fgd", 1, "placed>=100%", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep sizing.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Model != "T4" || rep.Results[0].Reached || rep.Recommendation != nil {
+		t.Errorf("results %+v, recommendation %+v; want T4 alone, not reached, none", rep.Results, rep.Recommendation)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Why, "cordoned") || !strings.HasPrefix(rep.Skipped[0].Type, "A100") {
+		t.Errorf("skipped %+v, want the cordoned A100 type", rep.Skipped)
+	}
+}
