@@ -60,7 +60,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.MIGConfigName, "mig-config-name", o.MIGConfigName, "the configuration of --mig-config (default: its only one)")
 	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "kubectl get nodes,pods[,resourceslices,...] -A -o json")
 	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: all its pods on an empty copy of its nodes")
-	f.StringVar(&o.Size, "size", o.Size, "smallest cluster for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
+	f.StringVar(&o.Size, "size", o.Size, "nodes to add for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")
 	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "FORMAT",
 		"tie-break": "random|first", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",

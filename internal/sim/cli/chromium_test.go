@@ -47,7 +47,7 @@ func TestReportsInChromium(t *testing.T) {
 		{"fill", func(o *Options) {}, []string{"<h2>Summary</h2>", "GPU allocation as demand arrives"}},
 		{"replay", func(o *Options) { o.Mode = "replay" }, []string{"<h2>Summary</h2>", "Pods waiting over time"}},
 		{"sharing", func(o *Options) { o.Sharing = strings.Join(sharing, ",") }, nil},
-		{"size", func(o *Options) { o.Mode, o.Size = "replay", "p95wait<=30m" }, []string{"Smallest cluster per policy", "Curve searched"}},
+		{"size", func(o *Options) { o.Mode, o.Size = "replay", "p95wait<=30m" }, []string{"Nodes to add, per node type and policy", "Curve searched"}},
 	} {
 		o := DefaultOptions()
 		o.NodesFile, o.PodsFile = "../../../docs/examples/size-cluster.yaml", "../../../docs/examples/size-pods.csv"

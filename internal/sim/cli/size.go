@@ -40,10 +40,11 @@ func (o Options) checkSize() error {
 	return nil
 }
 
-// runSize searches, per policy, the smallest scale of the node list that
-// meets the --size target (sizing.Search), each step a full simulation of
-// --seeds runs: fill submits each trace pod once (engine.Config.Once), replay
-// runs the trace as it is.
+// runSize searches, per policy and per GPU node type of the cluster as
+// given, the fewest nodes of the type to add that meet the --size target
+// (sizing.SearchAdd), each step a full simulation of --seeds runs: fill
+// submits each trace pod once (engine.Config.Once), replay runs the trace
+// as it is.
 func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer) error {
 	t, err := sizing.ParseTarget(o.Size)
 	if err != nil {
@@ -59,6 +60,10 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 		return BadInput(fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods)))
 	}
 	rep := in.sizingReport(o, t, w)
+	grow, err := in.growable(o, rep)
+	if err != nil {
+		return err
+	}
 	// --sharing: one search per mode and policy; without it, the workload
 	// as given (fractional).
 	modes := []engine.Sharing{{}}
@@ -72,15 +77,62 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	}
 	for _, mode := range modes {
 		for _, pol := range in.pols {
-			res, err := in.search(ctx, o, t, mode, pol, stderr)
-			if err != nil {
-				return err
+			for _, ty := range grow {
+				res, err := in.search(ctx, o, t, mode, pol, ty, stderr)
+				if err != nil {
+					return err
+				}
+				rep.Results = append(rep.Results, res)
 			}
-			rep.Results = append(rep.Results, res)
 		}
 	}
 	rep.WallTime = time.Since(start).Seconds()
-	rep.Recommendation = report.RecommendSizing(rep, in.nodes, in.prices.USDPerHour)
+	rep.Recommendation = report.RecommendSizing(rep, in.nodes, grow, in.prices.USDPerHour)
+	return in.writeSize(o, rep, stdout, stderr)
+}
+
+// growable returns the node types --size adds nodes of (sizing.Growable:
+// GPU types, not cordoned) that some pod of the workload fits when empty,
+// and records the others in rep.Skipped.
+func (in *input) growable(o Options, rep *sizing.Report) ([]trace.NodeSpec, error) {
+	var cordoned func(trace.NodeSpec) bool
+	if in.snap != nil {
+		cordoned = func(s trace.NodeSpec) bool { return in.snap.cordoned[s.Name] }
+	}
+	types, skipped := sizing.Growable(in.nodes, cordoned)
+	rep.Skipped = skipped
+	var grow []trace.NodeSpec
+	for _, ty := range types {
+		w, err := in.prepare(o, []trace.NodeSpec{ty})
+		if err != nil {
+			return nil, err
+		}
+		if w.UnfitPods() == len(in.pods) {
+			rep.Skipped = append(rep.Skipped, sizing.SkippedType{Type: sizing.TypeName(ty), Nodes: typeCount(in.nodes, ty), Why: "no pod of the workload fits one"})
+			continue
+		}
+		grow = append(grow, ty)
+	}
+	if len(grow) == 0 {
+		return nil, BadInput(fmt.Errorf("--size %q: %s has no node type to add nodes of (a GPU node type, not cordoned, that some pod fits)", o.Size, in.nName))
+	}
+	return grow, nil
+}
+
+// typeCount counts the nodes of list of ty's type.
+func typeCount(list []trace.NodeSpec, ty trace.NodeSpec) int {
+	n, name := 0, sizing.TypeName(ty)
+	for _, s := range list {
+		if sizing.TypeName(s) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSize writes the report of a --size search: the HTML report
+// (--out), then JSON or the table on stdout.
+func (in *input) writeSize(o Options, rep *sizing.Report, stdout, stderr io.Writer) error {
 	if c, ok := stderr.(*warnings); ok {
 		rep.Warnings = c.list()
 	}
@@ -104,9 +156,13 @@ func (in *input) sizingReport(o Options, t sizing.Target, w *engine.Workload) *s
 		src = in.nName // a snapshot gives both
 	}
 	return &sizing.Report{Source: src, Target: o.Size, Mode: t.Mode(), ListNodes: len(in.nodes), Pods: len(in.pods),
+		UnfitPods: w.UnfitPods(), Unfit: w.Unfit(maxUnfitReported),
 		Seeds: o.Seeds, Version: version.Get().String("gpuplane"), Inputs: in.inputs,
 		Params: &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, PricesUSDPerGPUHour: w.Prices()}}
 }
+
+// maxUnfitReported bounds the unfit pods a --size report names.
+const maxUnfitReported = 20
 
 // checkMIGReachable checks that the target can hold under --sharing mig
 // with given layouts. MIG layouts change what fits: a MIG-enabled GPU
@@ -141,13 +197,14 @@ func (in *input) checkMIGReachable(o Options, t sizing.Target, modes []engine.Sh
 	return nil
 }
 
-// search searches the smallest scale of the node list that meets t under
-// sharing mode and policy pol.
-func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode engine.Sharing, pol string, stderr io.Writer) (sizing.Result, error) {
+// search searches the fewest nodes of type ty to add to the cluster as
+// given that meet t under sharing mode and policy pol.
+func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode engine.Sharing, pol string, ty trace.NodeSpec, stderr io.Writer) (sizing.Result, error) {
 	label := pol
 	if mode.Mode != "" {
 		label = mode.String() + " " + pol
 	}
+	label += ", adding " + sizing.TypeName(ty)
 	// The metric's spread over the seeds and the mean allocation, by node
 	// count, for the steps of the result.
 	std, alloc := map[int]float64{}, map[int]float64{}
@@ -167,10 +224,10 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 		}
 		std[len(nodes)] = seedStd(t, r.Results)
 		alloc[len(nodes)] = meanAlloc(r.Results)
-		fmt.Fprintf(stderr, "simulate: --size %s: %d nodes (scale %.3g): %s\n", label, len(nodes), float64(len(nodes))/float64(len(in.nodes)), metricText(t, v))
+		fmt.Fprintf(stderr, "simulate: --size %s: +%d nodes (%d in all): %s\n", label, len(nodes)-len(in.nodes), len(nodes), metricText(t, v))
 		return v, nil
 	}
-	res, err := sizing.Search(ctx, in.nodes, t, in.prices, eval)
+	res, err := sizing.SearchAdd(ctx, in.nodes, ty, t, in.prices, eval)
 	if err != nil {
 		return res, err
 	}

@@ -68,12 +68,11 @@ func checkCurve(t *testing.T, r sizing.Result, answer int, want []step) {
 	}
 }
 
-// TestSizeFill: 10 pods of one whole GPU on nodes of 8 V100M32 GPUs, target
-// every pod placed. The list has 3 such nodes: 3 place all 10 (holds), 1
-// places 8 of 10 (80%, fails), so bisection tries 2, which places all: 2
-// nodes, 16 GPUs, for every policy.
+// TestSizeFill: 10 pods of one whole GPU on one node of 8 V100M32 GPUs,
+// target every pod placed. As given, 8 of 10 place (80%, fails); adding 1
+// node places all: 2 nodes, 16 GPUs, for every policy.
 func TestSizeFill(t *testing.T) {
-	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\nn1,96000,786432,8,V100M32\nn2,96000,786432,8,V100M32\n"
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\n"
 	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
 	for i := range 10 {
 		pods += fmt.Sprintf("p%d,4000,16384,1,1000\n", i)
@@ -81,14 +80,14 @@ func TestSizeFill(t *testing.T) {
 	o := DefaultOptions()
 	o.Size, o.Policies, o.Seeds = "placed>=100%", "fgd,bestfit,leastallocated", 2
 	rep := runSizeJSON(t, o, nodes, pods)
-	if len(rep.Results) != 3 || rep.Mode != "fill" || rep.ListNodes != 3 || rep.Pods != 10 {
+	if len(rep.Results) != 3 || rep.Mode != "fill" || rep.ListNodes != 1 || rep.Pods != 10 {
 		t.Fatalf("report %+v", rep)
 	}
 	usd := 16 * prices.Default().USDPerHour("V100M32")
 	for _, r := range rep.Results {
-		checkCurve(t, r, 2, []step{{1, 0.8}, {2, 1}, {3, 1}})
-		if r.Answer.GPUs != 16 || math.Abs(r.Answer.USDPerHour-usd) > 1e-9 || math.Abs(r.Answer.Scale-2.0/3) > 1e-6 {
-			t.Errorf("%s: answer %+v, want 16 GPUs, %v USD/h, scale 2/3", r.Policy, r.Answer, usd)
+		checkCurve(t, r, 2, []step{{1, 0.8}, {2, 1}})
+		if r.Answer.GPUs != 16 || r.Answer.Added != 1 || math.Abs(r.Answer.USDPerHour-usd) > 1e-9 || r.Model != "V100M32" {
+			t.Errorf("%s: answer %+v, want 1 V100M32 node added, 16 GPUs, %v USD/h", r.Policy, r.Answer, usd)
 		}
 	}
 }
@@ -98,8 +97,9 @@ func TestSizeFill(t *testing.T) {
 // queue only after waiting 10 h), on nodes of one GPU. With n nodes the
 // pods start in waves of n an hour apart: waits 0,1,2,3 h on 1 node;
 // 0,0,1,1 h on 2; 0,0,0,1 h on 3; 0 on 4. The p95 of 4 pods is the 4th
-// smallest (nearest rank, ⌈3.8⌉), the longest wait. p95wait<=1h: 1 node
-// fails, 2 hold. p95wait<=30m: 1, 2 fail, 4 holds, 3 fails: 4 nodes.
+// smallest (nearest rank, ⌈3.8⌉), the longest wait. The list has 1 node.
+// p95wait<=1h: adding 0 fails, 1 holds: 2 nodes. p95wait<=30m: adding 0,
+// 1, 2 fail, 4 holds, then bisection 3 holds: 4 nodes (3 added).
 func TestSizeReplay(t *testing.T) {
 	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,1,T4\n"
 	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
@@ -115,7 +115,7 @@ func TestSizeReplay(t *testing.T) {
 	o.Size = "p95wait<=30m"
 	rep := runSizeJSON(t, o, nodes, pods)
 	for _, r := range rep.Results {
-		checkCurve(t, r, 4, []step{{1, 3 * 3600}, {2, 3600}, {3, 3600}, {4, 0}})
+		checkCurve(t, r, 4, []step{{1, 3 * 3600}, {2, 3600}, {3, 3600}, {4, 0}, {5, 0}})
 		if r.Answer.USDPerHour != 4*prices.Default().USDPerHour("T4") {
 			t.Errorf("%s: %v USD/h, want 4 T4", r.Policy, r.Answer.USDPerHour)
 		}
@@ -135,31 +135,35 @@ func TestSizeOutputs(t *testing.T) {
 	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	// Three pods of 8 GPUs on nodes of 8: n nodes place n of them. The
-	// search tries 1 (33%) and 2 (67%), which fail, 4, which holds, then 3.
+	// Three pods of 8 GPUs on nodes of 8, 1 in the list: n nodes place n
+	// of them. The search adds 0 (33%), 1 (67%), which fail, then 2,
+	// which holds: 2 nodes added, 16 GPUs.
 	price := prices.Default().USDPerHour("V100M32")
+	ty := "V100M32 x8 (96 CPU, 768 GiB)"
 	var lines []string
 	for _, l := range strings.Split(stdout.String(), "\n")[1:] {
 		lines = append(lines, strings.Join(strings.Fields(l), " "))
 	}
-	want := []string{"", "policy sharing nodes scale GPUs USD/h placed % steps",
-		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 4", 24*price), ""}
+	want := []string{"", "policy sharing node type add nodes GPUs USD/h placed % steps",
+		fmt.Sprintf("fgd fractional %s 2 3 24 %.2f 100.00 3", ty, 24*price), ""}
 	for _, l := range strings.Split(report.SizingLegend, "\n") {
 		want = append(want, strings.Join(strings.Fields(l), " "))
 	}
+	addUSD := money(16 * price * 730)
+	addUSD = addUSD[:len(addUSD)-3] // whole USD
 	want = append(want, "",
-		// The recommendation: the 3 nodes, their 24 GPUs × 730 h a month;
-		// the 3 pods hold all 24 GPUs, so nothing is left idle.
-		"recommendation (fewest USD per hour meeting placed>=100%): fgd, sharing fractional",
+		// The recommendation: add 2 nodes, 16 GPUs × 730 h a month; the
+		// cluster's 24 GPUs, all held by the 3 pods, so nothing is idle.
+		"recommendation (fewest USD per hour added meeting placed>=100%): fgd, sharing fractional",
 		"cluster: 3 nodes, 24 GPUs: 3 V100M32 nodes (24 GPUs)",
 		fmt.Sprintf("cost: %s USD per month (%.2f USD/h × 730 h, every GPU, idle or not)", money(24*price*730), 24*price),
 		"left on the table: 0.0 GPUs unallocated, 0.00 USD per month",
-		"why: fgd (fractional) is the only policy that reached the target.", "", "curve searched:",
-		"policy sharing nodes scale GPUs USD/h placed % holds",
-		fmt.Sprintf("fgd fractional 1 1 8 %.2f 33.33 false", 8*price),
-		fmt.Sprintf("fgd fractional 2 2 16 %.2f 66.67 false", 16*price),
-		fmt.Sprintf("fgd fractional 3 3 24 %.2f 100.00 true", 24*price),
-		fmt.Sprintf("fgd fractional 4 4 32 %.2f 100.00 true", 32*price), "")
+		"what to buy: add 2 × "+ty+": +"+addUSD+" USD per month",
+		"why: add 2 × "+ty+": +"+addUSD+" USD per month with fgd (fractional); it is the only answer that reached the target.", "", "curve searched:",
+		"policy sharing node type add nodes GPUs USD/h placed % holds",
+		fmt.Sprintf("fgd fractional %s 0 1 8 %.2f 33.33 false", ty, 8*price),
+		fmt.Sprintf("fgd fractional %s 1 2 16 %.2f 66.67 false", ty, 16*price),
+		fmt.Sprintf("fgd fractional %s 2 3 24 %.2f 100.00 true", ty, 24*price), "")
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("table\n%s\nwant (spaces collapsed)\n%s", stdout.String(), strings.Join(want, "\n"))
 	}
@@ -167,7 +171,7 @@ func TestSizeOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", `id="sizing"`, "Pods placed against cluster size", "<td>fgd</td><td>fractional</td><td class=\"best\">3</td>",
+	for _, want := range []string{"<svg", `id="sizing"`, "Pods placed against cluster size", "<td>fgd</td><td>fractional</td><td>" + ty + "</td><td class=\"best\">2</td>", "What to buy: <b>add 2 × ",
 		`<div id="recommendation" class="lead"><h2>Recommendation</h2>`, "3 V100M32 nodes (24 GPUs)"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q", want)
@@ -176,7 +180,7 @@ func TestSizeOutputs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(o.OutDir, "report.json")); err != nil {
 		t.Error(err)
 	}
-	if !strings.Contains(stderr.String(), "simulate: --size fgd: 3 nodes (scale 3): placed 100.00%") {
+	if !strings.Contains(stderr.String(), "simulate: --size fgd, adding "+ty+": +2 nodes (3 in all): placed 100.00%") {
 		t.Errorf("stderr lacks the progress of the 3-node step:\n%s", stderr.String())
 	}
 }
@@ -214,11 +218,12 @@ func TestSizeErrors(t *testing.T) {
 }
 
 // TestSizeSharing: --size per sharing mode. 10 pods of half a GPU on nodes
-// of 8 V100M32 GPUs, every pod placed: exclusive rounds each up to a whole
-// GPU, so 10 GPUs: 2 nodes; fractional packs two per GPU and timeslice:2
-// gives each a replica of 500 milli-GPU, so 5 GPUs: 1 node.
+// of 8 V100M32 GPUs (1 in the list), every pod placed: exclusive rounds
+// each up to a whole GPU, so 10 GPUs: 1 node added, 2 in all; fractional
+// packs two per GPU and timeslice:2 gives each a replica of 500
+// milli-GPU, so 5 GPUs: the node as given.
 func TestSizeSharing(t *testing.T) {
-	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\nn1,96000,786432,8,V100M32\nn2,96000,786432,8,V100M32\n"
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,V100M32\n"
 	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
 	for i := range 10 {
 		pods += fmt.Sprintf("p%d,4000,16384,1,500\n", i)
@@ -299,4 +304,40 @@ func money(v float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return fmt.Sprintf("%s.%02d", s, c%100)
+}
+
+// TestSizeWhatToBuy: the cluster as given is 1 node of 2 A100-80GB GPUs
+// and 1 CPU-only node; the pods are 6 of 1 A100-80GB GPU each and 1 that
+// asks for an H100-80GB, which no node type has. placed>=85% needs 6 of 7
+// pods (85.7%): as given 2 place, adding 1 A100 node 4, adding 2 all 6:
+// add 2 A100 nodes, 4 GPUs. The CPU-only type is not grown, and the H100
+// pod is named as fitting no node type, for the model it asks.
+func TestSizeWhatToBuy(t *testing.T) {
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\na0,64000,262144,2,A100-80GB\ncpu0,64000,262144,0,\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+	for i := range 6 {
+		pods += fmt.Sprintf("p%d,1000,1024,1,1000,A100-80GB\n", i)
+	}
+	pods += "h,1000,1024,1,1000,H100-80GB\n"
+	o := DefaultOptions()
+	o.Size, o.Policies, o.Seeds = "placed>=85%", "fgd", 1
+	rep := runSizeJSON(t, o, nodes, pods)
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want 1 (the A100 type alone): %+v", len(rep.Results), rep.Results)
+	}
+	r := rep.Results[0]
+	checkCurve(t, r, 4, []step{{2, 2.0 / 7}, {3, 4.0 / 7}, {4, 6.0 / 7}})
+	if r.Answer.Added != 2 || r.Model != "A100-80GB" || r.GPUsPerNode != 2 {
+		t.Errorf("answer %+v of %s, want 2 A100-80GB nodes added", r.Answer, r.NodeType)
+	}
+	if len(rep.Skipped) != 1 || !strings.HasPrefix(rep.Skipped[0].Type, "CPU-only") || rep.Skipped[0].Nodes != 1 {
+		t.Errorf("skipped %+v, want the CPU-only node", rep.Skipped)
+	}
+	if rep.UnfitPods != 1 || len(rep.Unfit) != 1 || !strings.HasSuffix(rep.Unfit[0].Pod, `pod "h"`) || !strings.Contains(rep.Unfit[0].Why, "H100-80GB") {
+		t.Errorf("unfit %d %+v, want pod h, for H100-80GB", rep.UnfitPods, rep.Unfit)
+	}
+	usd := 4 * prices.Default().USDPerHour("A100-80GB") * 730
+	if a := rep.Recommendation.Add; a == nil || a.Nodes != 2 || math.Abs(a.USDPerMonth-usd) > 0.01 {
+		t.Errorf("recommendation adds %+v, want 2 nodes, %v USD per month", a, usd)
+	}
 }

@@ -45,6 +45,9 @@ type snapshotRun struct {
 	// bound are the running pods put in place first (none with
 	// --snapshot-empty or --size).
 	bound []engine.Bound
+	// cordoned names the nodes with spec.unschedulable: --size never
+	// grows their node type.
+	cordoned map[string]bool
 }
 
 // readSnapshot reads --snapshot and splits its pods; what the simulator
@@ -59,11 +62,12 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 	for _, w := range s.Warnings {
 		warn("%s", w)
 	}
-	out := &snapshotRun{}
+	out := &snapshotRun{cordoned: map[string]bool{}}
 	cordoned, mig, layouts := 0, 0, 0
 	for _, n := range s.Nodes {
 		out.nodes = append(out.nodes, n.NodeSpec)
 		if n.Unschedulable {
+			out.cordoned[n.Name] = true
 			cordoned++
 		}
 		switch {

@@ -62,12 +62,12 @@ func TestSnapshotPending(t *testing.T) {
 }
 
 // TestSnapshotSize: the whole workload (6 pods that have not ended) on
-// the snapshot's node mix (1 A100 server, 2 T4 servers), every pod placed.
+// the snapshot's nodes (1 A100 server, 2 T4 servers), every pod placed.
 // train (6 GPUs) and big (4 GPUs of A100 or H100) need an A100 server each
-// (T4 servers have 2 GPUs). Sainte-Laguë over (A100 1, T4 2) adds T4, A100,
-// T4, T4, A100, T4: 3 nodes (1 A100) fail, 6 (2) hold, 4 (1) fail, 5 (2)
-// hold: the other pods need at most 1 + 1 + 2 GPUs, so whatever the
-// order the second A100 server keeps 4 for big.
+// (T4 servers have 2 GPUs): as given 5 of 6 place; adding 1 A100 server
+// places all (the other pods need at most 1 + 1 + 2 GPUs). Adding T4
+// servers places no more: 0, 1, 2, 4 added all place 5 of 6, and the
+// search gives up (two doublings without gain).
 func TestSnapshotSize(t *testing.T) {
 	o := DefaultOptions()
 	o.SnapshotFile, o.Policies, o.Seeds, o.Size, o.Format = example, "fgd,random", 3, "placed>=100%", "json"
@@ -79,11 +79,20 @@ func TestSnapshotSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Pods != 6 {
-		t.Errorf("%d pods, want 6", rep.Pods)
+	if rep.Pods != 6 || len(rep.Results) != 4 {
+		t.Fatalf("%d pods, %d results; want 6, 4 (2 policies × 2 GPU node types)", rep.Pods, len(rep.Results))
 	}
 	for _, r := range rep.Results {
-		checkCurve(t, r, 5, []step{{3, 5.0 / 6}, {4, 5.0 / 6}, {5, 1}, {6, 1}})
+		if r.Model == "T4" {
+			if r.Reached || len(r.Curve) != 4 || r.Curve[3].Added != 4 {
+				t.Errorf("%s adding T4: %+v, want not reached after adding 0, 1, 2, 4", r.Policy, r)
+			}
+			continue
+		}
+		checkCurve(t, r, 4, []step{{3, 5.0 / 6}, {4, 1}})
+	}
+	if a := rep.Recommendation.Add; a == nil || a.Nodes != 1 || a.Model == "T4" {
+		t.Errorf("recommendation adds %+v, want 1 A100 server", a)
 	}
 }
 
@@ -325,4 +334,41 @@ func runMIGPods(t *testing.T, items []string) (*engine.Report, string) {
 		}
 	}
 	return &rep, stderr.String()
+}
+
+// TestSnapshotSizeCordoned: the same snapshot with its one A100 server
+// cordoned. --size never grows a cordoned node type: the A100 type is
+// listed as not grown, only T4 servers are tried, and they never place
+// train and big, so nothing is recommended.
+func TestSnapshotSizeCordoned(t *testing.T) {
+	b, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), `"name": "a100-0"`)
+	j := i + strings.Index(string(b[i:]), `"spec": {}`)
+	if i < 0 || j < i {
+		t.Fatal("a100-0 or its spec not found")
+	}
+	s := string(b[:j]) + `"spec": {"unschedulable": true}` + string(b[j+len(`"spec": {}`):])
+	o := DefaultOptions()
+	o.SnapshotFile = filepath.Join(t.TempDir(), "cordoned.json")
+	if err := os.WriteFile(o.SnapshotFile, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Policies, o.Seeds, o.Size, o.Format = "fgd", 1, "placed>=100%", "json"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var rep sizing.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Model != "T4" || rep.Results[0].Reached || rep.Recommendation != nil {
+		t.Errorf("results %+v, recommendation %+v; want T4 alone, not reached, none", rep.Results, rep.Recommendation)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Why, "cordoned") || !strings.HasPrefix(rep.Skipped[0].Type, "A100") {
+		t.Errorf("skipped %+v, want the cordoned A100 type", rep.Skipped)
+	}
 }

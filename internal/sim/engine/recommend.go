@@ -70,6 +70,26 @@ type Recommendation struct {
 	Significant bool    `json:"significant"`
 	// Reason says in one line why this choice and how sure.
 	Reason string `json:"reason"`
+	// Add is, for --size, the nodes to add to the cluster as given: the
+	// cheapest answer; Alternatives the other answers (node type, policy,
+	// sharing mode), cheapest first, those that never reached the target
+	// last.
+	Add          *NodeAdd  `json:"add,omitempty"`
+	Alternatives []NodeAdd `json:"alternatives,omitempty"`
+}
+
+// NodeAdd is one --size answer: add Nodes nodes of node type Type (GPUs
+// GPUs of Model each), for USDPerMonth more, under Policy and Sharing.
+// Reached false: no number of nodes of the type met the target.
+type NodeAdd struct {
+	Nodes       int     `json:"nodes"`
+	Type        string  `json:"type"`
+	Model       string  `json:"model"`
+	GPUs        int     `json:"gpus_per_node"`
+	USDPerMonth float64 `json:"usd_per_month" round:"cent"`
+	Policy      string  `json:"policy"`
+	Sharing     string  `json:"sharing"`
+	Reached     bool    `json:"reached"`
 }
 
 // NodeCount is one node type of a recommended cluster.

@@ -28,7 +28,9 @@ type Workload struct {
 	prices    []float64 // USD per GPU-hour by cluster model ID
 	// unfit[i] is why pod i fits no node of the empty cluster
 	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
-	unfit    []string
+	unfit []string
+	// unfitWhy[i] says why, in words, for the pods unfit names.
+	unfitWhy map[int]string
 	warnings []string
 	// sharing is the mode of a workload made by WithSharing (zero
 	// otherwise: no sharing metrics); training[i] says pod i asked for
@@ -84,7 +86,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods))}
+	w := &Workload{podsFile: podsFile, template: c, specs: pods, pods: make([]cluster.Pod, len(pods)), unfit: make([]string, len(pods)), unfitWhy: map[int]string{}}
 	for i, n := range nodes {
 		if n.MIGModeGPUs != 0 {
 			if w.migMode == nil {
@@ -170,6 +172,7 @@ func (w *Workload) preparePods(nodesFile, podsFile string) error {
 		}
 		var why string
 		w.unfit[i], why = unfitReason(&p, &s, clusterModels, nodesFile)
+		w.unfitWhy[i] = why
 		nUnfit++
 		if len(unfit) < maxUnfitListed {
 			unfit = append(unfit, fmt.Sprintf("%s:%d: pod %s (cpu_milli %d, memory_mib %d, num_gpu %d, gpu_milli %d) %s: %s",
@@ -314,6 +317,31 @@ func (w *Workload) UnfitPods() int {
 		}
 	}
 	return n
+}
+
+// UnfitPod is a pod that fits no node of the empty cluster, and why.
+type UnfitPod struct {
+	// Pod is "file:line: pod name".
+	Pod string `json:"pod"`
+	// Reason is the failure reason runs give it (ReasonNoModel, ...);
+	// Why says it in words ("allows GPU models "X", none of which ... has").
+	Reason string `json:"reason"`
+	Why    string `json:"why"`
+}
+
+// Unfit returns the first n of the pods that UnfitPods counts, and why.
+func (w *Workload) Unfit(n int) []UnfitPod {
+	var out []UnfitPod
+	for i, u := range w.unfit {
+		if u == "" {
+			continue
+		}
+		if len(out) == n {
+			break
+		}
+		out = append(out, UnfitPod{Pod: fmt.Sprintf("%s:%d: pod %s", w.podsFile, w.specs[i].Line, trace.Quote(w.specs[i].Name)), Reason: u, Why: w.unfitWhy[i]})
+	}
+	return out
 }
 
 // FitsNoNode returns how many of the workload's pods, as they are asked

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -352,41 +353,86 @@ func significance(rec *engine.Recommendation, runs int, seconds bool) string {
 	return "within the seeds' spread (" + spread + "): the choice is not significant."
 }
 
-// RecommendSizing is the decision of a --size search: of the policies (and
-// sharing modes) that reached the target, the one whose cluster costs the
-// fewest USD per hour (then the fewest nodes), its cluster (list scaled to
-// the answer's node count, sizing.Scale), and the margin in USD per month
-// to the next. The choice is not significant when the two cost the same,
-// or when either answer's metric lies within its seeds' standard
-// deviation of the target (another set of seeds could move that answer).
-// nil when no result reached the target.
-func RecommendSizing(r *sizing.Report, list []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
-	var cs []sizing.Result
-	for _, x := range r.Results {
-		if x.Reached {
-			cs = append(cs, x)
-		}
-	}
-	if len(cs) == 0 {
-		return nil
-	}
+// RecommendSizing is the decision of a --size search, as
+// cluster-autoscaler's price expander chooses a node group: of the answers
+// (node type, policy, sharing mode) that reached the target, the one whose
+// cluster costs the fewest USD per hour (then the fewest nodes added), its
+// cluster (list with the answer's nodes added, sizing.Grow; types are the
+// node types searched), every other answer, and the margin in USD per
+// month to the next. The choice is not significant when the two cost the
+// same, or when either answer's metric lies within its seeds' standard
+// deviation of the target. nil when no answer reached the target.
+func RecommendSizing(r *sizing.Report, list, types []trace.NodeSpec, price func(model string) float64) *engine.Recommendation {
+	cs := slices.Clone(r.Results)
 	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Reached != cs[j].Reached {
+			return cs[i].Reached
+		}
 		if cs[i].Answer.USDPerHour != cs[j].Answer.USDPerHour {
 			return cs[i].Answer.USDPerHour < cs[j].Answer.USDPerHour
 		}
-		return cs[i].Answer.Nodes < cs[j].Answer.Nodes
+		return cs[i].Answer.Added < cs[j].Answer.Added
 	})
+	if len(cs) == 0 || !cs[0].Reached {
+		return nil
+	}
 	a := cs[0]
-	cluster, n, gpus, usdh := clusterOf(sizing.Scale(list, a.Answer.Nodes), price)
+	var ty trace.NodeSpec
+	for _, x := range types {
+		if sizing.TypeName(x) == a.NodeType {
+			ty = x
+		}
+	}
+	cluster, n, gpus, usdh := clusterOf(sizing.Grow(list, ty, a.Answer.Added), price)
 	alloc := a.Answer.GPUAllocationRatio
-	rec := &engine.Recommendation{Goal: "fewest USD per hour meeting " + r.Target, Verdict: VerdictRecommended, Policy: a.Policy, Sharing: sharingName(a),
+	rec := &engine.Recommendation{Goal: "fewest USD per hour added meeting " + r.Target, Verdict: VerdictRecommended, Policy: a.Policy, Sharing: sharingName(a),
 		Cluster: cluster, Nodes: n, GPUs: gpus, USDPerHour: usdh, USDPerMonth: usdh * engine.HoursPerMonth,
 		IdleGPUs: (1 - alloc) * float64(gpus), IdleUSDPerMonth: (1 - alloc) * usdh * engine.HoursPerMonth,
 		Unit: "USD per month", Value: usdh * engine.HoursPerMonth}
+	add := nodeAdd(a, price)
+	rec.Add = &add
+	for _, x := range cs[1:] {
+		rec.Alternatives = append(rec.Alternatives, nodeAdd(x, price))
+	}
+	rec.Reason = addText(add) + sizingWhy(r, rec, cs)
+	return rec
+}
+
+// nodeAdd is a --size answer as nodes to add, priced by their GPUs.
+func nodeAdd(x sizing.Result, price func(string) float64) engine.NodeAdd {
+	a := engine.NodeAdd{Nodes: x.Answer.Added, Type: x.NodeType, Model: x.Model, GPUs: x.GPUsPerNode, Policy: x.Policy, Sharing: sharingName(x), Reached: x.Reached}
+	if x.Reached && price != nil {
+		a.USDPerMonth = float64(a.Nodes*a.GPUs) * price(a.Model) * engine.HoursPerMonth
+	}
+	return a
+}
+
+// addText says an answer: "add 2 × A100-80GB x8 (…): +N USD per month".
+func addText(a engine.NodeAdd) string {
+	if !a.Reached {
+		return a.Type + ": not reached"
+	}
+	if a.Nodes == 0 {
+		return "add nothing: the cluster as given meets the target"
+	}
+	return fmt.Sprintf("add %s × %s: +%s USD per month", thousands(a.Nodes), a.Type, thousands(int(math.Round(a.USDPerMonth))))
+}
+
+// sizingWhy says, after the answer, with which policy, what the other
+// answers are and whether the choice is significant.
+func sizingWhy(r *sizing.Report, rec *engine.Recommendation, cs []sizing.Result) string {
+	a := cs[0]
 	name := func(x sizing.Result) string { return x.Policy + " (" + sharingName(x) + ")" }
-	if len(cs) == 1 {
-		rec.Reason = fmt.Sprintf("%s is the only policy that reached the target.", name(a))
-		return rec
+	why := " with " + name(a)
+	var others []string
+	for _, x := range rec.Alternatives {
+		others = append(others, addText(x)+" with "+x.Policy+" ("+x.Sharing+")")
+	}
+	if len(others) > 0 {
+		why += "; the other answers: " + strings.Join(others, "; ")
+	}
+	if len(cs) == 1 || !cs[1].Reached {
+		return why + "; it is the only answer that reached the target."
 	}
 	b := cs[1]
 	rec.RunnerUpPolicy, rec.RunnerUpSharing = b.Policy, sharingName(b)
@@ -395,20 +441,15 @@ func RecommendSizing(r *sizing.Report, list []trace.NodeSpec, price func(model s
 	t, _ := sizing.ParseTarget(r.Target)
 	fragile := func(s sizing.Step) bool { return s.Value != nil && math.Abs(*s.Value-t.Value) <= s.Std }
 	rec.Significant = r.Seeds > 1 && rec.Margin > 0 && !fragile(a.Answer) && !fragile(b.Answer)
-	why := fmt.Sprintf("%s needs %s nodes, %s USD per month less than %s (%s nodes)", name(a), thousands(a.Answer.Nodes), thousands(int(math.Round(rec.Margin))), name(b), thousands(b.Answer.Nodes))
 	switch {
 	case rec.Margin == 0:
-		why = fmt.Sprintf("%s and %s cost the same (%s nodes, %s nodes)", name(a), name(b), thousands(a.Answer.Nodes), thousands(b.Answer.Nodes))
-		why += "; the choice is not significant."
+		return why + "; the next answer costs the same: the choice is not significant."
 	case r.Seeds < 2:
-		why += "; one seed, so no spread was measured: not significant (run --seeds 3 or more)."
+		return why + "; one seed, so no spread was measured: not significant (run --seeds 3 or more)."
 	case !rec.Significant:
-		why += "; an answer's metric is within its seeds' spread of the target: the choice is not significant."
-	default:
-		why += "; both answers clear the target by more than their seeds' spread: significant."
+		return why + "; an answer's metric is within its seeds' spread of the target: the choice is not significant."
 	}
-	rec.Reason = why
-	return rec
+	return why + "; both cheapest answers clear the target by more than their seeds' spread: significant."
 }
 
 // clusterOf groups nodes by type (model, GPUs, CPU, memory), in order of
@@ -503,10 +544,12 @@ func recommendationLines(rec *engine.Recommendation) []string {
 	if rec == nil {
 		return nil
 	}
-	out := []string{fmt.Sprintf("recommendation (%s): %s", rec.Goal, choiceText(rec)),
-		wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
+	out := []string{fmt.Sprintf("recommendation (%s): %s", rec.Goal, choiceText(rec))}
+	out = append(out, wrap(fmt.Sprintf("  cluster: %s nodes, %s GPUs: %s", thousands(rec.Nodes), thousands(rec.GPUs), clusterText(rec.Cluster)), 100, "    "),
 		fmt.Sprintf("  cost: %s USD per month (%s USD/h × %d h, every GPU, idle or not)", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth),
-		fmt.Sprintf("  left on the table: %s GPUs unallocated, %s USD per month", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth)),
+		fmt.Sprintf("  left on the table: %s GPUs unallocated, %s USD per month", tenths(rec.IdleGPUs), money(rec.IdleUSDPerMonth)))
+	if rec.Add != nil {
+		out = append(out, "  what to buy: "+addText(*rec.Add))
 	}
 	return append(append(out, servedLines(rec)...), "  why: "+rec.Reason)
 }
@@ -588,6 +631,9 @@ func recommendationHTML(rec *engine.Recommendation) string {
 			fmt.Fprintf(&b, ", %s USD per served GPU-hour", money(rec.USDPerServedGPUHour))
 		}
 		b.WriteString(".</li>")
+	}
+	if rec.Add != nil {
+		fmt.Fprintf(&b, "<li>What to buy: <b>%s</b>.</li>", html.EscapeString(addText(*rec.Add)))
 	}
 	fmt.Fprintf(&b, "<li>Cluster: %s nodes, %s GPUs: %s.</li>", thousands(rec.Nodes), thousands(rec.GPUs), html.EscapeString(clusterText(rec.Cluster)))
 	fmt.Fprintf(&b, "<li>Cost: <b>%s USD per month</b> (%s USD per hour × %d hours; every GPU, idle or not).</li>", money(rec.USDPerMonth), money(rec.USDPerHour), engine.HoursPerMonth)

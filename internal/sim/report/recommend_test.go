@@ -118,28 +118,36 @@ func TestRecommendSharingAndReplay(t *testing.T) {
 
 func TestRecommendSizing(t *testing.T) {
 	list := []trace.NodeSpec{{Name: "t", CPUMilli: 8000, MemoryMiB: 32768, GPUs: 2, Model: "T4"}}
+	ty := sizing.TypeName(list[0])
 	v := func(x float64) *float64 { return &x }
-	// fgd: 2 T4 nodes, 4 GPUs × 2.5 = 10 USD/h; bestfit 3 nodes, 15 USD/h:
-	// 5 USD/h, 3,650 USD a month more. Both clear 99% by more than their
-	// spread.
+	// fgd: add 1 T4 node, 2 nodes, 4 GPUs × 2.5 = 10 USD/h; bestfit adds 2,
+	// 15 USD/h: 5 USD/h, 3,650 USD a month more. Both clear 99% by more
+	// than their spread. The node fgd adds: 2 GPUs × 2.5 × 730 = 3,650
+	// USD a month.
 	r := &sizing.Report{Target: "placed>=99%", Mode: "fill", Seeds: 3, Results: []sizing.Result{
-		{Policy: "bestfit", Reached: true, Answer: sizing.Step{Nodes: 3, GPUs: 6, USDPerHour: 15, Value: v(1), Std: 0.001}},
-		{Policy: "fgd", Reached: true, Answer: sizing.Step{Nodes: 2, GPUs: 4, USDPerHour: 10, Value: v(0.995), Std: 0.001, GPUAllocationRatio: 0.75}},
-		{Policy: "random", Reached: false},
+		{Policy: "bestfit", NodeType: ty, Model: "T4", GPUsPerNode: 2, Reached: true, Answer: sizing.Step{Nodes: 3, Added: 2, GPUs: 6, USDPerHour: 15, Value: v(1), Std: 0.001}},
+		{Policy: "fgd", NodeType: ty, Model: "T4", GPUsPerNode: 2, Reached: true, Answer: sizing.Step{Nodes: 2, Added: 1, GPUs: 4, USDPerHour: 10, Value: v(0.995), Std: 0.001, GPUAllocationRatio: 0.75}},
+		{Policy: "random", NodeType: ty, Reached: false},
 	}}
-	rec := RecommendSizing(r, list, flat)
+	rec := RecommendSizing(r, list, list, flat)
 	if rec.Policy != "fgd" || rec.Nodes != 2 || rec.GPUs != 4 || !near(rec.USDPerMonth, 7300) || !near(rec.Margin, 3650) || !rec.Significant {
 		t.Fatalf("%+v", rec)
+	}
+	if rec.Add == nil || rec.Add.Nodes != 1 || !near(rec.Add.USDPerMonth, 3650) || len(rec.Alternatives) != 2 || rec.Alternatives[0].Nodes != 2 || rec.Alternatives[1].Reached {
+		t.Errorf("add %+v, alternatives %+v", rec.Add, rec.Alternatives)
+	}
+	if want := "add 1 × " + ty + ": +3,650 USD per month with fgd (fractional)"; !strings.HasPrefix(rec.Reason, want) {
+		t.Errorf("reason %q, want it to start %q", rec.Reason, want)
 	}
 	if !near(rec.IdleGPUs, 1) || !near(rec.IdleUSDPerMonth, 1825) || rec.Cluster[0].Nodes != 2 || rec.Cluster[0].Model != "T4" {
 		t.Errorf("idle %v, %v; cluster %+v", rec.IdleGPUs, rec.IdleUSDPerMonth, rec.Cluster)
 	}
 	// fgd's 99.5% within 0.6 points of the target's spread: not significant.
 	r.Results[1].Answer.Std = 0.006
-	if rec = RecommendSizing(r, list, flat); rec.Significant || !strings.Contains(rec.Reason, "not significant") {
+	if rec = RecommendSizing(r, list, list, flat); rec.Significant || !strings.Contains(rec.Reason, "not significant") {
 		t.Errorf("fragile answer: %+v", rec)
 	}
-	if rec = RecommendSizing(&sizing.Report{Results: []sizing.Result{{Policy: "x"}}}, list, flat); rec != nil {
+	if rec = RecommendSizing(&sizing.Report{Results: []sizing.Result{{Policy: "x"}}}, list, list, flat); rec != nil {
 		t.Errorf("nothing reached: %+v", rec)
 	}
 }

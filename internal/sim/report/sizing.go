@@ -57,8 +57,9 @@ func sharingName(x sizing.Result) string {
 
 // SizingLegend says what each column of the --size table is, under the
 // table and in gpuplane simulate --help.
-const SizingLegend = `  nodes, scale  the smallest cluster found meeting the target, in the node list's mix;
-                scale = nodes / the list's nodes
+const SizingLegend = `  add           the fewest nodes of the node type to add to the cluster as given that
+                meet the target (each GPU node type tried alone, as cluster-autoscaler
+                grows one node group); nodes: the cluster's nodes then
   GPUs, USD/h   its GPUs and their price per hour, every GPU, idle or not
   placed %      fill: pods placed, each submitted once; p95 wait min: replay, of every pod,
                 a pod never started counting as waiting without end ("inf")
@@ -77,31 +78,53 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 	fmt.Fprintf(w, "gpuplane simulate --size %s: %s, node list of %d nodes, %d trace pods, mode %s, %s, %s\n\n",
 		r.Target, r.Source, r.ListNodes, r.Pods, r.Mode, seedsText(r.Seeds), time.Duration(r.WallTime*float64(time.Second)).Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "policy\tsharing\tnodes\tscale\tGPUs\tUSD/h\t%s\tsteps\t\n", metricHeader(r))
+	fmt.Fprintf(tw, "policy\tsharing\tnode type\tadd\tnodes\tGPUs\tUSD/h\t%s\tsteps\t\n", metricHeader(r))
 	for _, x := range r.Results {
 		sh := sharingName(x)
 		if !x.Reached {
-			fmt.Fprintf(tw, "%s\t%s\tnot reached\t\t\t\t\t%d\t\n", x.Policy, sh, len(x.Curve))
+			fmt.Fprintf(tw, "%s\t%s\t%s\tnot reached\t\t\t\t\t%d\t\n", x.Policy, sh, x.NodeType, len(x.Curve))
 			continue
 		}
 		a := x.Answer
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%d\t%.2f\t%s\t%d\t\n", x.Policy, sh, a.Nodes, a.Scale, a.GPUs, a.USDPerHour, metricCell(r, a), len(x.Curve))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.2f\t%s\t%d\t\n", x.Policy, sh, x.NodeType, a.Added, a.Nodes, a.GPUs, a.USDPerHour, metricCell(r, a), len(x.Curve))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, SizingLegend)
+	for _, l := range notGrownLines(r) {
+		fmt.Fprintln(w, l)
+	}
 	writeRecommendation(w, r.Recommendation)
 	fmt.Fprintln(w, "\ncurve searched:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "policy\tsharing\tnodes\tscale\tGPUs\tUSD/h\t%s\tholds\t\n", metricHeader(r))
+	fmt.Fprintf(tw, "policy\tsharing\tnode type\tadd\tnodes\tGPUs\tUSD/h\t%s\tholds\t\n", metricHeader(r))
 	for _, x := range r.Results {
 		for _, s := range x.Curve {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3g\t%d\t%.2f\t%s\t%v\t\n", x.Policy, sharingName(x), s.Nodes, s.Scale, s.GPUs, s.USDPerHour, metricCell(r, s), s.Holds)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.2f\t%s\t%v\t\n", x.Policy, sharingName(x), x.NodeType, s.Added, s.Nodes, s.GPUs, s.USDPerHour, metricCell(r, s), s.Holds)
 		}
 	}
 	return tw.Flush()
+}
+
+// notGrownLines say which node types --size did not grow and which pods
+// no node type fits, and why.
+func notGrownLines(r *sizing.Report) []string {
+	var out []string
+	for _, s := range r.Skipped {
+		out = append(out, fmt.Sprintf("not grown: %s (%s): %s", s.Type, count(s.Nodes, "node"), s.Why))
+	}
+	if r.UnfitPods > 0 {
+		out = append(out, fmt.Sprintf("%s fit no node type, whatever is added:", count(r.UnfitPods, "pod")))
+		for _, u := range r.Unfit {
+			out = append(out, "  "+u.Pod+" "+u.Why)
+		}
+		if r.UnfitPods > len(r.Unfit) {
+			out = append(out, fmt.Sprintf("  and %s more", count(r.UnfitPods-len(r.Unfit), "pod")))
+		}
+	}
+	return out
 }
 
 // SizingHTML renders a sizing report as one self-contained page: the
@@ -111,9 +134,9 @@ func SizingHTML(r *sizing.Report) []byte {
 	var b bytes.Buffer
 	b.WriteString(htmlkit.Head("gpuplane simulate --size", css))
 	fmt.Fprintf(&b, "<h1>gpuplane simulate: sizing for %s</h1>", html.EscapeString(r.Target))
-	fmt.Fprintf(&b, "<p>%s: the node list's mix (%s nodes at scale 1), %s trace pods, %s experiment, %s per step.</p>",
+	fmt.Fprintf(&b, "<p>%s: the cluster as given (%s nodes), %s trace pods, %s experiment, %s per step.</p>",
 		html.EscapeString(r.Source), thousands(r.ListNodes), thousands(r.Pods), html.EscapeString(r.Mode), seedsText(r.Seeds))
-	b.WriteString(`<h2>Smallest cluster per policy</h2><div class="wrap"><table id="sizing"><tr><th>policy</th><th>sharing</th><th>nodes</th><th>scale</th><th>GPUs</th><th>USD per hour</th><th>` +
+	b.WriteString(`<h2>Nodes to add, per node type and policy</h2><div class="wrap"><table id="sizing"><tr><th>policy</th><th>sharing</th><th>node type</th><th>add</th><th>nodes</th><th>GPUs</th><th>USD per hour</th><th>` +
 		html.EscapeString(metricHeader(r)) + `</th><th>steps</th></tr>`)
 	best := math.Inf(1)
 	for _, x := range r.Results {
@@ -124,7 +147,7 @@ func SizingHTML(r *sizing.Report) []byte {
 	for _, x := range r.Results {
 		sh := sharingName(x)
 		if !x.Reached {
-			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>not reached</td><td></td><td></td><td></td><td></td><td>%d</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sh), len(x.Curve))
+			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>not reached</td><td></td><td></td><td></td><td></td><td>%d</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sh), html.EscapeString(x.NodeType), len(x.Curve))
 			continue
 		}
 		a := x.Answer
@@ -132,18 +155,21 @@ func SizingHTML(r *sizing.Report) []byte {
 		if a.USDPerHour == best {
 			cls = ` class="best"`
 		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td%s>%s</td><td>%.3g</td><td>%s</td><td%s>%s</td><td>%s</td><td>%d</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sh),
-			cls, thousands(a.Nodes), a.Scale, thousands(a.GPUs), cls, usd(a.USDPerHour), metricCell(r, a), len(x.Curve))
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td><td>%d</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sh),
+			html.EscapeString(x.NodeType), cls, thousands(a.Added), thousands(a.Nodes), thousands(a.GPUs), cls, usd(a.USDPerHour), metricCell(r, a), len(x.Curve))
 	}
 	b.WriteString("</table></div>")
-	b.WriteString(`<p class="note">Nodes are added in the node list's proportions of node types (Sainte-Laguë apportionment; scale = nodes / the list's nodes). The search brackets from the list's own size by halving or doubling, then bisects on the node count; it assumes that more nodes never hurt, which placement heuristics do not guarantee, so the whole curve is shown. USD per hour: every GPU of the cluster, idle or not.</p>`)
+	b.WriteString(`<p class="note">Each GPU node type of the cluster is grown alone, as cluster-autoscaler grows one node group: nodes of the type are added to the cluster as given (never CPU-only or cordoned nodes, nor a type no pod fits). The search tries adding none, then 1, 2, 4, ... nodes until the target holds, then bisects; it assumes that more nodes never hurt, which placement heuristics do not guarantee, so the whole curve is shown. USD per hour: every GPU of the cluster, idle or not.</p>`)
+	if l := notGrownLines(r); len(l) > 0 {
+		b.WriteString(`<pre id="not-grown">` + html.EscapeString(strings.Join(l, "\n")) + "</pre>")
+	}
 	b.WriteString(recommendationHTML(r.Recommendation))
 	b.WriteString(warningsHTML(r.Warnings))
 	b.WriteString(sizingChart(r))
-	b.WriteString(`<h2>Curve searched</h2><div class="wrap"><table id="curve"><tr><th>policy</th><th>sharing</th><th>nodes</th><th>scale</th><th>GPUs</th><th>USD per hour</th><th>` + html.EscapeString(metricHeader(r)) + `</th><th>holds</th></tr>`)
+	b.WriteString(`<h2>Curve searched</h2><div class="wrap"><table id="curve"><tr><th>policy</th><th>sharing</th><th>node type</th><th>add</th><th>nodes</th><th>GPUs</th><th>USD per hour</th><th>` + html.EscapeString(metricHeader(r)) + `</th><th>holds</th></tr>`)
 	for _, x := range r.Results {
 		for _, s := range x.Curve {
-			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%.3g</td><td>%s</td><td>%s</td><td>%s</td><td>%v</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sharingName(x)), thousands(s.Nodes), s.Scale, thousands(s.GPUs), usd(s.USDPerHour), metricCell(r, s), s.Holds)
+			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%v</td></tr>", html.EscapeString(x.Policy), html.EscapeString(sharingName(x)), html.EscapeString(x.NodeType), thousands(s.Added), thousands(s.Nodes), thousands(s.GPUs), usd(s.USDPerHour), metricCell(r, s), s.Holds)
 		}
 	}
 	b.WriteString("</table></div>")
@@ -191,6 +217,9 @@ func sizingChart(r *sizing.Report) string {
 		name := x.Policy
 		if x.Sharing != "" {
 			name += " (" + x.Sharing + ")"
+		}
+		if x.NodeType != "" {
+			name += " + " + x.NodeType
 		}
 		s := htmlkit.Series{Name: name, Color: c}
 		for _, st := range x.Curve {

@@ -1,12 +1,12 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sizing answers "how many nodes do I need?" for `gpuplane
-// simulate --size`: the smallest cluster, in the node mix of a node list,
-// on which a workload meets a target (a share of pods placed in fill, or a
-// p95 waiting time in replay). It scales the node list (Scale), parses the
-// target (ParseTarget) and searches the node count (Search); each step of
-// the search is a full simulation that the caller supplies.
+// Package sizing answers "what do I add, and how many?" for `gpuplane
+// simulate --size`: per node type of the cluster as given (Growable), the
+// fewest nodes of it to add (Grow) on which a workload meets a target (a
+// share of pods placed in fill, or a p95 waiting time in replay). It
+// parses the target (ParseTarget) and searches the count (SearchAdd); each
+// step of the search is a full simulation that the caller supplies.
 package sizing
 
 import (
@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-// MaxNodes bounds the search: a cluster is never scaled past it (the cluster
+// MaxNodes bounds the search: a cluster never grows past it (the cluster
 // YAML reader's bound).
 const MaxNodes = 1_000_000
 
@@ -151,39 +151,6 @@ func P95(xs []float64) float64 {
 	return xs[max(0, min(k, len(xs)-1))]
 }
 
-// Scale returns n nodes in the proportions of list's node types (nodes of
-// equal CPU, memory, GPU count and model, in order of first appearance).
-// Type t of c_t nodes gets a_t nodes by the Sainte-Laguë (Webster) divisor
-// method, node by node: the next node goes to the type with the largest
-// c_t / (2·a_t + 1), the first such type on ties. A divisor method is house
-// monotone, so Scale(list, n) is Scale(list, n-1) plus one node, and
-// Scale(list, len(list)) has the list's own type counts. The j-th node of
-// a type is the list's (j mod c_t)-th node of that type, named as in the
-// list for j < c_t and "<name>+<j/c_t>" after.
-func Scale(list []trace.NodeSpec, n int) []trace.NodeSpec {
-	types := types(list)
-	alloc := make([]int, len(types))
-	out := make([]trace.NodeSpec, 0, max(n, 0))
-	for range n {
-		best := 0
-		for t := 1; t < len(types); t++ {
-			// c_t/(2a_t+1) > c_b/(2a_b+1), in integers.
-			if len(types[t])*(2*alloc[best]+1) > len(types[best])*(2*alloc[t]+1) {
-				best = t
-			}
-		}
-		j := alloc[best]
-		alloc[best]++
-		ty := types[best]
-		s := ty[j%len(ty)]
-		if j >= len(ty) {
-			s.Name += "+" + strconv.Itoa(j/len(ty))
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // types groups list's nodes by type, in order of first appearance.
 func types(list []trace.NodeSpec) [][]trace.NodeSpec {
 	type key struct {
@@ -215,7 +182,10 @@ type Step struct {
 	// Scale is Nodes / the node list's node count.
 	Scale float64 `json:"scale"`
 	Nodes int     `json:"nodes"`
-	GPUs  int     `json:"gpus"`
+	// Added is how many nodes of the result's NodeType the step adds to
+	// the cluster as given (SearchAdd).
+	Added int `json:"added"`
+	GPUs  int `json:"gpus"`
 	// USDPerHour is what the cluster's GPUs cost per hour (internal/cost/prices
 	// prices), idle or not.
 	USDPerHour float64 `json:"usd_per_hour" round:"cent"`
@@ -240,6 +210,11 @@ type Result struct {
 	// Sharing is the GPU sharing mode the runs used; "" is today's
 	// fractional sharing (the seam for simulate --sharing).
 	Sharing string `json:"sharing,omitempty"`
+	// NodeType is the node type the search adds nodes of (SearchAdd,
+	// TypeName), of GPU model Model with GPUsPerNode GPUs.
+	NodeType    string `json:"node_type,omitempty"`
+	Model       string `json:"model,omitempty"`
+	GPUsPerNode int    `json:"gpus_per_node,omitempty"`
 	// Reached says a cluster of at most MaxNodes nodes met the target;
 	// Answer is the smallest such cluster found (the zero Step if not).
 	Reached bool `json:"reached"`
@@ -255,14 +230,22 @@ type Report struct {
 	Target string `json:"target"`
 	Mode   string `json:"mode"`
 	// ListNodes is the node list's node count (scale 1); Pods the trace's.
-	ListNodes int            `json:"list_nodes"`
-	Pods      int            `json:"trace_pods"`
-	Seeds     int            `json:"seeds"`
-	Results   []Result       `json:"results"`
-	WallTime  float64        `json:"wall_seconds" round:"ms"`
-	Version   string         `json:"version,omitempty"`
-	Params    *engine.Params `json:"params,omitempty"`
-	Inputs    []engine.Input `json:"inputs,omitempty"`
+	ListNodes int      `json:"list_nodes"`
+	Pods      int      `json:"trace_pods"`
+	Seeds     int      `json:"seeds"`
+	Results   []Result `json:"results"`
+	// Skipped are the node types of the cluster that the search does not
+	// add nodes of, and why (CPU-only, cordoned, no pod fits one).
+	Skipped []SkippedType `json:"skipped_types"`
+	// UnfitPods counts the pods that fit no node type even when empty:
+	// no number of added nodes places them; Unfit names the first of
+	// them and why.
+	UnfitPods int               `json:"unfit_pods"`
+	Unfit     []engine.UnfitPod `json:"unfit"`
+	WallTime  float64           `json:"wall_seconds" round:"ms"`
+	Version   string            `json:"version,omitempty"`
+	Params    *engine.Params    `json:"params,omitempty"`
+	Inputs    []engine.Input    `json:"inputs,omitempty"`
 	// Recommendation is the cheapest answer and its margin to the next
 	// (report.RecommendSizing); nil when no policy reached the target.
 	Recommendation *engine.Recommendation `json:"recommendation,omitempty"`
@@ -271,41 +254,18 @@ type Report struct {
 	Warnings []string `json:"warnings"`
 }
 
+// SkippedType is a node type --size does not grow, and why.
+type SkippedType struct {
+	Type  string `json:"type"`
+	Nodes int    `json:"nodes"`
+	Why   string `json:"why"`
+}
+
 // Eval simulates the cluster of the given nodes and returns the target's
 // metric (Target.Measure).
 type Eval func(ctx context.Context, nodes []trace.NodeSpec) (float64, error)
 
-// Search finds the smallest node count n in 1..MaxNodes for which the
-// target holds on Scale(list, n), assuming that more nodes never hurt
-// (true of the target's metric in most runs, not in all: placement is a
-// heuristic, so the curve is reported whole). Bracketing starts at the
-// list's own size: it halves while the target holds, or doubles until it
-// does; then bisection on the integer node count between the largest
-// count found failing and the smallest found holding. Each step is one
-// eval. prices give the cost of each step's GPUs.
-func Search(ctx context.Context, list []trace.NodeSpec, t Target, prices *cost.Prices, eval Eval) (Result, error) {
-	if len(list) == 0 {
-		return Result{}, errors.New("no nodes to scale")
-	}
-	s := &search{ctx: ctx, list: list, t: t, prices: prices, eval: eval, memo: map[int]bool{}}
-	lo, hi, err := s.bracket(min(len(list), MaxNodes))
-	if err == nil && hi > 0 {
-		hi, err = s.bisect(lo, hi)
-	}
-	if err != nil {
-		return s.r, err
-	}
-	r := s.r
-	sort.Slice(r.Curve, func(i, j int) bool { return r.Curve[i].Nodes < r.Curve[j].Nodes })
-	for _, st := range r.Curve {
-		if st.Nodes == hi {
-			r.Reached, r.Answer = true, st
-		}
-	}
-	return r, nil
-}
-
-// search is one Search: its inputs, the steps so far (r.Curve) and
+// search is one SearchAdd: its inputs, the steps so far (r.Curve) and
 // whether the target held at each count tried (memo).
 type search struct {
 	ctx    context.Context
@@ -315,6 +275,10 @@ type search struct {
 	eval   Eval
 	r      Result
 	memo   map[int]bool
+	// nodes is the cluster of step n; added is how many nodes step n
+	// adds to the list (0 by default).
+	nodes func(n int) []trace.NodeSpec
+	added func(n int) int
 }
 
 // try evaluates n nodes once (memo), records the step, and says whether
@@ -323,12 +287,15 @@ func (s *search) try(n int) (bool, error) {
 	if h, ok := s.memo[n]; ok {
 		return h, nil
 	}
-	nodes := Scale(s.list, n)
+	nodes := s.nodes(n)
 	v, err := s.eval(s.ctx, nodes)
 	if err != nil {
 		return false, err
 	}
-	st := Step{Scale: float64(n) / float64(len(s.list)), Nodes: n, Holds: s.t.Holds(v)}
+	st := Step{Scale: float64(len(nodes)) / float64(len(s.list)), Nodes: len(nodes), Holds: s.t.Holds(v)}
+	if s.added != nil {
+		st.Added = s.added(n)
+	}
 	if !math.IsInf(v, 0) && !math.IsNaN(v) {
 		st.Value = &v
 	}
@@ -341,44 +308,6 @@ func (s *search) try(n int) (bool, error) {
 	s.r.Curve = append(s.r.Curve, st)
 	s.memo[n] = st.Holds
 	return st.Holds, nil
-}
-
-// bracket starts at n nodes and halves while the target holds, or doubles
-// up to MaxNodes until it does; it returns the largest count found failing
-// and the smallest found holding (0: none).
-func (s *search) bracket(n int) (lo, hi int, err error) {
-	h, err := s.try(n)
-	if err != nil {
-		return lo, hi, err
-	}
-	if h {
-		hi = n
-		for hi > 1 {
-			m := hi / 2
-			if h, err = s.try(m); err != nil {
-				return lo, hi, err
-			}
-			if !h {
-				lo = m
-				break
-			}
-			hi = m
-		}
-		return lo, hi, nil
-	}
-	lo = n
-	for lo < MaxNodes {
-		m := min(2*lo, MaxNodes)
-		if h, err = s.try(m); err != nil {
-			return lo, hi, err
-		}
-		if h {
-			hi = m
-			break
-		}
-		lo = m
-	}
-	return lo, hi, nil
 }
 
 // bisect narrows lo (failing) and hi (holding) to adjacent counts and

@@ -4,15 +4,10 @@
 package sizing
 
 import (
-	"context"
-	"errors"
 	"math"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -108,139 +103,4 @@ func list() []trace.NodeSpec {
 		trace.NodeSpec{Name: "b1", CPUMilli: 64000, MemoryMiB: 1 << 18, Model: "T4", IgnoredModel: "T4"}, // 0 GPUs: model ignored, same type
 		trace.NodeSpec{Name: "c0", CPUMilli: 104000, MemoryMiB: 1 << 19, GPUs: 2, Model: "t4"})
 	return l
-}
-
-func counts(nodes []trace.NodeSpec) (a, b, c int) {
-	for _, n := range nodes {
-		switch n.Name[0] {
-		case 'a':
-			a++
-		case 'b':
-			b++
-		case 'c':
-			c++
-		}
-	}
-	return
-}
-
-func TestScale(t *testing.T) {
-	l := list()
-	if got := len(Types(l)); got != 3 {
-		t.Fatalf("Types: %d types, want 3 (A, B, C)", got)
-	}
-	// Sainte-Laguë by hand, quotients c/(2a+1) for A=6, B=2, C=1:
-	// n=1: 6, 2, 1 -> A (A: 6/3=2); n=2: 2, 2, 1 -> A first on the tie
-	// (A: 6/5=1.2); n=3: 1.2, 2, 1 -> B (B: 2/3); n=4: 1.2, .67, 1 -> A
-	// (A: 6/7=.86); n=5: .86, .67, 1 -> C.
-	want := [][3]int{{1, 0, 0}, {2, 0, 0}, {2, 1, 0}, {3, 1, 0}, {3, 1, 1}}
-	for n, w := range want {
-		a, b, c := counts(Scale(l, n+1))
-		if [3]int{a, b, c} != w {
-			t.Errorf("Scale(list, %d) = A %d, B %d, C %d; want %v", n+1, a, b, c, w)
-		}
-	}
-	// Scale 1 is the list's own mix, scale 2 twice it, each node once
-	// more with a "+1" name.
-	if a, b, c := counts(Scale(l, 9)); a != 6 || b != 2 || c != 1 {
-		t.Errorf("Scale(list, 9) = %d, %d, %d; want the list's 6, 2, 1", a, b, c)
-	}
-	s18 := Scale(l, 18)
-	if a, b, c := counts(s18); a != 12 || b != 4 || c != 2 {
-		t.Errorf("Scale(list, 18) = %d, %d, %d; want 12, 4, 2", a, b, c)
-	}
-	names := map[string]bool{}
-	for _, n := range s18 {
-		if names[n.Name] {
-			t.Errorf("Scale(list, 18): name %s twice", n.Name)
-		}
-		names[n.Name] = true
-	}
-	if !names["a5+1"] || !names["c0+1"] || !names["b1+1"] {
-		t.Errorf("Scale(list, 18) names %v, want a5+1, b1+1 and c0+1 among them", names)
-	}
-	// House monotone: each size is the previous one plus a node.
-	prev := Scale(l, 0)
-	for n := 1; n <= 40; n++ {
-		cur := Scale(l, n)
-		for i := range prev {
-			if !reflect.DeepEqual(cur[i], prev[i]) {
-				t.Fatalf("Scale(list, %d) changes node %d of Scale(list, %d)", n, i, n-1)
-			}
-		}
-		prev = cur
-	}
-}
-
-func TestSearch(t *testing.T) {
-	l := list() // 9 nodes
-	target := Target{Metric: "placed", Value: 1}
-	for _, need := range []int{1, 2, 5, 9, 10, 37, 200} {
-		var tried []int
-		eval := func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
-			tried = append(tried, len(nodes))
-			if len(nodes) >= need {
-				return 1, nil
-			}
-			return 0.5, nil
-		}
-		r, err := Search(context.Background(), l, target, prices.Default(), eval)
-		if err != nil || !r.Reached || r.Answer.Nodes != need {
-			t.Errorf("need %d: Search = %+v, %v", need, r.Answer, err)
-			continue
-		}
-		seen := map[int]bool{}
-		for i, s := range r.Curve {
-			if seen[s.Nodes] || (i > 0 && s.Nodes < r.Curve[i-1].Nodes) {
-				t.Errorf("need %d: curve not one step per size in order: %+v", need, r.Curve)
-			}
-			seen[s.Nodes] = true
-			if s.Holds != (s.Nodes >= need) {
-				t.Errorf("need %d: step %d holds = %v", need, s.Nodes, s.Holds)
-			}
-		}
-		if len(tried) != len(r.Curve) {
-			t.Errorf("need %d: %d evals for %d steps", need, len(tried), len(r.Curve))
-		}
-		if tried[0] != 9 {
-			t.Errorf("need %d: first eval at %d nodes, want the list's 9", need, tried[0])
-		}
-		if len(tried) > 2*int(math.Log2(float64(need+9)))+3 {
-			t.Errorf("need %d: %d evals (%v), more than bracketing and bisection take", need, len(tried), tried)
-		}
-	}
-	// need 37 by hand: 9 fails, 18, 36 fail, 72 holds; bisection 54, 45,
-	// 40, 38, 37 hold.
-	var tried []int
-	r, _ := Search(context.Background(), l, target, prices.Default(), func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
-		tried = append(tried, len(nodes))
-		return map[bool]float64{true: 1, false: 0}[len(nodes) >= 37], nil
-	})
-	if want := []int{9, 18, 36, 72, 54, 45, 40, 38, 37}; !slices.Equal(tried, want) {
-		t.Errorf("need 37: tried %v, want %v", tried, want)
-	}
-	// The answer's cost: 37 nodes = 25 A (8 V100M32) + 8 B + 4 C (2 T4).
-	a, b, c := counts(Scale(l, 37))
-	p := prices.Default()
-	wantUSD := float64(8*a)*p.USDPerHour("V100M32") + float64(2*c)*p.USDPerHour("T4")
-	if r.Answer.GPUs != 8*a+2*c || math.Abs(r.Answer.USDPerHour-wantUSD) > 1e-9 || b == 0 {
-		t.Errorf("37 nodes (A %d, B %d, C %d): answer %d GPUs, %v USD/h; want %d, %v", a, b, c, r.Answer.GPUs, r.Answer.USDPerHour, 8*a+2*c, wantUSD)
-	}
-	if math.Abs(r.Answer.Scale-37.0/9) > 1e-12 {
-		t.Errorf("scale %v, want 37/9", r.Answer.Scale)
-	}
-	// An infinite wait is a null value, and never holds.
-	r, _ = Search(context.Background(), l[:1], Target{Metric: "p95wait", Value: 60}, prices.Default(), func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
-		if len(nodes) < 3 {
-			return math.Inf(1), nil
-		}
-		return 0, nil
-	})
-	if r.Answer.Nodes != 3 || r.Curve[0].Value != nil || r.Curve[0].Holds {
-		t.Errorf("p95wait: answer %d nodes, first step %+v; want 3 and a null value", r.Answer.Nodes, r.Curve[0])
-	}
-	boom := errors.New("boom")
-	if _, err := Search(context.Background(), l, target, prices.Default(), func(context.Context, []trace.NodeSpec) (float64, error) { return 0, boom }); !errors.Is(err, boom) {
-		t.Errorf("eval error: %v", err)
-	}
 }
