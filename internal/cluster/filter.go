@@ -220,3 +220,12 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// String shows the filter's contents, not its address (a PodSpec printed
+// with %+v).
+func (f *NodeFilter) String() string {
+	if f == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("{NodeName:%s Selector:%v Terms:%+v Tolerations:%+v}", f.NodeName, f.Selector, f.Terms, f.Tolerations)
+}
