@@ -28,6 +28,7 @@ const (
 	fitGPU
 	fitSelector
 	fitResource
+	fitFilter
 )
 
 // reasons are the Fits reasons that need no formatting.
@@ -46,6 +47,11 @@ var reasons = [...]string{
 // and lumps a GPU model the pod may not use, or too few GPUs, in fitGPU;
 // Fits tells those apart with never, on failure only.
 func check(n *Node, p *Pod) misfit {
+	if p.Filter != nil {
+		if r, _ := p.Filter.Refuses(n); r != RefusedNone {
+			return fitFilter
+		}
+	}
 	if p.CPUMilli > n.CPUFree {
 		return fitCPU
 	}
@@ -111,9 +117,17 @@ func never(n *Node, p *Pod) misfit {
 // "Insufficient cpu", "Insufficient memory" or "Insufficient
 // nvidia.com/gpu" (too few GPUs with the requested share free); a pod
 // without GPUs that allows some GPU models (Pod.Models) fits only nodes of
-// them, else "node(s) didn't match Pod's node affinity/selector". It
+// them, else "node(s) didn't match Pod's node affinity/selector". A pod
+// with a Filter that refuses the node gets that filter's reason first
+// (Refusal.Reason). It
 // allocates only to format the GPU-model reason.
 func Fits(n *Node, p *Pod) (ok bool, reason string) {
+	if p.Filter != nil {
+		// Kubernetes' own filters run before NodeResourcesFit.
+		if r, t := p.Filter.Refuses(n); r != RefusedNone {
+			return false, r.Reason(t)
+		}
+	}
 	m := check(n, p)
 	if m == fitOK {
 		return true, ""

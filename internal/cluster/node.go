@@ -38,6 +38,12 @@ type Node struct {
 	// replicas under nvidia.com/gpu.shared (the device plugin's
 	// renameByDefault): only ResourceShared and ResourceAny pods fit them.
 	Shared bool
+	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
+	// node) are what Kubernetes' own filters read (NodeFilter); a pod
+	// without a Pod.Filter ignores them.
+	Labels        map[string]string
+	Taints        []Taint
+	Unschedulable bool
 	// Pods is the number of pods bound to the node.
 	Pods int
 	// Affinity counts bound GPU pods by kind, for GPU Clustering:

@@ -62,6 +62,11 @@ type Pod struct {
 	// device plugin serves it; ResourceAny (a trace's pod) fits any GPU by
 	// share. Node.FreeAfter gives the rule.
 	Resource ResourceKind
+	// Filter, when not nil, is what the pod asks of its node beyond
+	// resources (nodeName, nodeSelector, required node affinity,
+	// tolerations): Fits and Feasible refuse a node it refuses. A pod
+	// that a scheduler plugin sees has none: kube-scheduler applied them.
+	Filter *NodeFilter
 }
 
 // ResourceKind is the extended resource a pod's GPUs are asked in. In

@@ -183,7 +183,10 @@ func (pl *IndexedPlacer) build(c *cluster.Cluster, p *cluster.Pod, st State) *sh
 	for i := range t.top[size:] {
 		t.top[size+i] = noFit
 	}
-	// Nodes in the same state score alike: score each state once.
+	// Nodes in the same state score alike: score each state once. A pod
+	// with Kubernetes' own filters (cluster.NodeFilter) also reads a
+	// node's name, labels and taints, which stateKey leaves out: score
+	// each node.
 	memo := map[string]int64{}
 	var key []byte
 	for i := range c.Nodes {
@@ -191,7 +194,7 @@ func (pl *IndexedPlacer) build(c *cluster.Cluster, p *cluster.Pod, st State) *sh
 		t.version[i] = n.Version + 1
 		key = stateKey(key[:0], n)
 		v, ok := memo[string(key)]
-		if !ok {
+		if !ok || p.Filter != nil {
 			v = pl.value(st, n, p)
 			memo[string(key)] = v
 		}
@@ -289,7 +292,8 @@ func (t *shapeTree) countOf(v int64, from, to int) int {
 }
 
 // stateKey appends to b what Feasible and a policy may read of n: all but
-// its name, pod count and version.
+// its name, pod count and version, and its labels, taints and cordon,
+// which only a pod's Filter reads (build scores such a pod node by node).
 func stateKey(b []byte, n *cluster.Node) []byte {
 	b = binary.AppendVarint(b, int64(n.ModelID))
 	b = binary.AppendVarint(b, n.CPUMilli)

@@ -280,6 +280,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	data, _ := json.Marshal(&list)
 	f.Add(data)
 	f.Add([]byte(`{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"resources":{"requests":{"cpu":"1e3","nvidia.com/mig-3g.40gb":"1"}}}]}}]}`))
+	f.Add([]byte(filterSnapshot))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Read("f.json", bytes.NewReader(data))
 		if err != nil {
@@ -294,7 +295,7 @@ func FuzzReadSnapshot(f *testing.F) {
 			}
 		}
 		for _, p := range s.Pods {
-			if p.NumGPU < 0 || p.NumGPU > 64 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.CPUMilli < 0 || p.MemoryMiB < 0 || (p.NumGPU > 0) != (p.GPUMilli > 0) {
+			if p.NumGPU < 0 || p.NumGPU > 64 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.CPUMilli < 0 || p.MemoryMiB < 0 || (p.NumGPU > 0) != (p.GPUMilli > 0) || p.Filter == nil {
 				t.Fatalf("pod out of bounds: %+v", p)
 			}
 		}

@@ -143,16 +143,15 @@ type kubeObject struct {
 		Affinity *struct {
 			NodeAffinity *struct {
 				Required *struct {
-					Terms []struct {
-						Expressions []struct {
-							Key      string   `json:"key"`
-							Operator string   `json:"operator"`
-							Values   []string `json:"values"`
-						} `json:"matchExpressions"`
-					} `json:"nodeSelectorTerms"`
+					Terms []kubeTerm `json:"nodeSelectorTerms"`
 				} `json:"requiredDuringSchedulingIgnoredDuringExecution"`
 			} `json:"nodeAffinity"`
+			PodAffinity     json.RawMessage `json:"podAffinity"`
+			PodAntiAffinity json.RawMessage `json:"podAntiAffinity"`
 		} `json:"affinity"`
+		Taints                    []kubeTaint       `json:"taints"`
+		Tolerations               []kubeToleration  `json:"tolerations"`
+		TopologySpreadConstraints []json.RawMessage `json:"topologySpreadConstraints"`
 	} `json:"spec"`
 	Status struct {
 		Phase       string            `json:"phase"`
@@ -168,6 +167,12 @@ type kubeObject struct {
 			ResourceClaimName string `json:"resourceClaimName"`
 		} `json:"extendedResourceClaimStatus"`
 	} `json:"status"`
+}
+
+// kubeTerm is one nodeSelectorTerms entry (filter.go).
+type kubeTerm struct {
+	Expressions []kubeRequirement `json:"matchExpressions"`
+	Fields      []kubeRequirement `json:"matchFields"`
 }
 
 type kubeContainer struct {
@@ -280,6 +285,7 @@ func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
+		n.readNodeFilters(&o)
 		if rd.nodeNames[n.Name] {
 			return fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, trace.Quote(n.Name))
 		}
@@ -290,6 +296,9 @@ func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
+		var fw []string
+		p.Filter, fw = podFilter(path, &p, &o)
+		warn = append(warn, fw...)
 		if rd.podNames[p.Name] {
 			return fmt.Errorf("%s: %s.metadata: pod %s listed twice", file, path, trace.Quote(p.Name))
 		}
@@ -791,16 +800,15 @@ func podModels(path string, o *kubeObject) ([]string, []string) {
 	if a := o.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.Required != nil {
 		var union []string
 		any := false
-		for ti, t := range a.NodeAffinity.Required.Terms {
+		for _, t := range a.NodeAffinity.Required.Terms {
 			var term []string
 			constrained := false
-			for ei, e := range t.Expressions {
+			for _, e := range t.Expressions {
 				if e.Key != resource.LabelGPUProduct {
 					continue
 				}
 				if e.Operator != "In" {
-					warn = append(warn, fmt.Sprintf("%s.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]: operator %s on %s is not simulated (only In)",
-						path, ti, ei, trace.Quote(e.Operator), resource.LabelGPUProduct))
+					// The pod's Filter holds it, exactly (podFilter).
 					continue
 				}
 				var vals []string

@@ -74,6 +74,11 @@ type NodeSpec struct {
 	// ignored (Warnings names it).
 	IgnoredModel string
 	Line         int
+	// Labels, Taints and Unschedulable (spec.unschedulable) are a
+	// snapshot's node's, for Kubernetes' own filters (cluster.NodeFilter).
+	Labels        map[string]string
+	Taints        []cluster.Taint
+	Unschedulable bool
 }
 
 // PodSpec is one row of an openb pod list.
@@ -87,7 +92,7 @@ type PodSpec struct {
 	// Times in seconds from the start of the trace; NaN when absent.
 	Creation, Deletion, Scheduled float64
 	// NumGPU GPUs (0..64) of GPUMilli milli-GPU (0..1000) each. The
-	// narrow types keep a PodSpec at 112 bytes: a trace of 14 million pods
+	// narrow types keep a PodSpec at 120 bytes: a trace of 14 million pods
 	// is read in under 2 GB.
 	NumGPU int8
 	// Resource is the extended resource a snapshot's pod asks for
@@ -97,6 +102,9 @@ type PodSpec struct {
 	// Line is the row's line in the file (ReadPods refuses a row beyond
 	// line 2,147,483,647).
 	Line int32
+	// Filter is what a snapshot's pod asks of its node beyond resources
+	// (nil: nothing; a trace's pods).
+	Filter *cluster.NodeFilter
 }
 
 // Error is a parse error at a file, line and column.

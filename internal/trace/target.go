@@ -18,7 +18,7 @@ func (s PodSpec) Pod(file string) (cluster.Pod, error) {
 	if err != nil {
 		return cluster.Pod{}, fmt.Errorf("%s:%d: column gpu_spec: %w", file, s.Line, err)
 	}
-	return cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: s.Resource}, nil
+	return cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: s.Resource, Filter: s.Filter}, nil
 }
 
 // BuiltinTargetPods is the number of pods of the built-in workload that

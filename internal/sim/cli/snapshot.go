@@ -63,12 +63,11 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 		warn("%s", w)
 	}
 	out := &snapshotRun{cordoned: map[string]bool{}}
-	cordoned, mig, layouts := 0, 0, 0
+	mig, layouts := 0, 0
 	for _, n := range s.Nodes {
 		out.nodes = append(out.nodes, n.NodeSpec)
 		if n.Unschedulable {
 			out.cordoned[n.Name] = true
-			cordoned++
 		}
 		switch {
 		case n.NodeSpec.MIG != nil:
@@ -76,9 +75,6 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 		case len(n.MIG) > 0 || n.MIGConfig != "":
 			mig++
 		}
-	}
-	if cordoned > 0 {
-		warn("%s: %d cordoned nodes (spec.unschedulable) are simulated as schedulable; taints are not simulated", o.SnapshotFile, cordoned)
 	}
 	if layouts > 0 && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
 		warn("%s: %d nodes have MIG devices in one layout per MIG-enabled GPU: simulated as whole GPUs that serve MIG-device pods as shares and no nvidia.com/gpu pod; --sharing mig simulates their layouts", o.SnapshotFile, layouts)

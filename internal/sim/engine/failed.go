@@ -37,8 +37,13 @@ const (
 	// ClassSize: the pod is larger than every node it may use, even
 	// empty (GPUs, CPU or memory: the reason does not say which).
 	ClassSize = "size"
-	// ClassSelector: its GPU model constraints name no model of the nodes.
+	// ClassSelector: its GPU model constraints name no model of the
+	// nodes, or its nodeName, nodeSelector or required node affinity no
+	// node it fits (a snapshot's pod).
 	ClassSelector = "selector"
+	// ClassTaint: a snapshot's pod kept off every node it fits and
+	// selects by a taint it does not tolerate or a cordon.
+	ClassTaint = "taint"
 	// ClassResourceKind: it asks for GPUs and no node has any.
 	ClassResourceKind = "resource kind"
 	// ClassQuota: its team's quota never admitted it (--teams).
@@ -46,20 +51,21 @@ const (
 )
 
 // FailureClasses are the classes in the order reports show them.
-var FailureClasses = []string{ClassCapacity, ClassSize, ClassSelector, ClassResourceKind, ClassQuota}
+var FailureClasses = []string{ClassCapacity, ClassSize, ClassSelector, ClassTaint, ClassResourceKind, ClassQuota}
 
 // FailureClass returns the class of a failure reason; "" for an unknown
-// one. Taints and memory alone are no class: the simulator does not model
-// taints (a snapshot's are dropped with a warning), and a pod too large in
-// memory is too_large like one too large in GPUs.
+// one. Memory alone is no class: a pod too large in memory is too_large
+// like one too large in GPUs.
 func FailureClass(reason string) string {
 	switch reason {
 	case ReasonNoRoom, ReasonDeleted, ReasonGangUnfit, ReasonGangIncomplete:
 		return ClassCapacity
 	case ReasonTooLarge:
 		return ClassSize
-	case ReasonNoModel:
+	case ReasonNoModel, ReasonSelector:
 		return ClassSelector
+	case ReasonTaint:
+		return ClassTaint
 	case ReasonNoGPUNodes:
 		return ClassResourceKind
 	case ReasonNoQuota, ReasonQuotaWait:

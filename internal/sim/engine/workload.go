@@ -120,6 +120,7 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
 		c.Nodes[i].Shared = n.Shared
+		c.Nodes[i].Labels, c.Nodes[i].Taints, c.Nodes[i].Unschedulable = n.Labels, n.Taints, n.Unschedulable
 		if n.MIG != nil && n.GPUs > 0 {
 			// The GPUs MIG-enabled in the cluster read (a snapshot's), or
 			// given a layout (a cluster YAML's): the first ones until
@@ -170,8 +171,11 @@ func (w *Workload) preparePods(nodesFile, podsFile string) error {
 		if fitsSomeNode(c, p, fitsSome) {
 			continue
 		}
-		var why string
-		w.unfit[i], why = unfitReason(&p, &s, clusterModels, nodesFile)
+		reason, why, ok := filterUnfit(c, &p)
+		if !ok {
+			reason, why = unfitReason(&p, &s, clusterModels, nodesFile)
+		}
+		w.unfit[i] = reason
 		w.unfitWhy[i] = why
 		nUnfit++
 		if len(unfit) < maxUnfitListed {

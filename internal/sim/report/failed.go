@@ -178,6 +178,6 @@ func failedClassesTable(r *engine.Report) string {
 		}
 		b.WriteString("</tr>")
 	}
-	b.WriteString(`</table></div><p class="note">Mean pods per run. Capacity: the pod fits an empty node but found no room (or waited until deleted, or its gang did not fit together): more nodes, or a better packing, would place it. Size: larger than every node it may use, even empty, in GPUs, CPU or memory (the simulator does not say which). Selector: its GPU model constraints name no model of the nodes. Resource kind: it asks for GPUs and no node has any. Quota: its team's quota never admitted it. Taints are not simulated, so no pod fails for one.</p>`)
+	b.WriteString(`</table></div><p class="note">Mean pods per run. Capacity: the pod fits an empty node but found no room (or waited until deleted, or its gang did not fit together): more nodes, or a better packing, would place it. Size: larger than every node it may use, even empty, in GPUs, CPU or memory (the simulator does not say which). Selector: its GPU model constraints name no model of the nodes, or its nodeName, nodeSelector or required node affinity no node it fits. Taint: a taint it does not tolerate (NoSchedule, NoExecute), or a cordon, keeps it off every node it fits and selects. Resource kind: it asks for GPUs and no node has any. Quota: its team's quota never admitted it.</p>`)
 	return b.String()
 }

@@ -152,7 +152,7 @@ func TestFailedClassesHTML(t *testing.T) {
 	r.Summary[0].FailedByClass = map[string]float64{engine.ClassCapacity: 2, engine.ClassSelector: 0.5}
 	h := string(HTML(r))
 	for _, s := range []string{`<table id="failed-classes"><tr><th>policy</th><th>capacity</th><th>selector</th></tr>`,
-		"<tr><td>fgd</td><td>2.0</td><td>0.5</td></tr>", "<tr><td>bestfit</td><td>0.0</td><td>0.0</td></tr>", "Taints are not simulated"} {
+		"<tr><td>fgd</td><td>2.0</td><td>0.5</td></tr>", "<tr><td>bestfit</td><td>0.0</td><td>0.0</td></tr>", "Taint: a taint it does not tolerate"} {
 		if !strings.Contains(h, s) {
 			t.Errorf("HTML lacks %q", s)
 		}
