@@ -56,6 +56,15 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 		return BadInput(err)
 	}
 	in.warn(o, w, stderr)
+	if in.snap != nil { // the warnings of putting its running pods in place
+		msgs, err := w.Bind(o.SnapshotFile, in.snap.bound)
+		if err != nil {
+			return err
+		}
+		for _, msg := range msgs {
+			fmt.Fprintln(stderr, "simulate: warning:", msg)
+		}
+	}
 	if unfit := w.UnfitPods(); !t.Reachable(len(in.pods), unfit) {
 		return BadInput(fmt.Errorf("--size %q cannot hold on any number of nodes of %s: %d of %d pods fit no node type even when empty (see the warnings)", o.Size, in.nName, unfit, len(in.pods)))
 	}
@@ -280,20 +289,33 @@ func seedStd(t sizing.Target, runs []engine.Result) float64 {
 // prepareSharing returns the workload on nodes under mode.
 func (in *input) prepareSharing(o Options, mode engine.Sharing, nodes []trace.NodeSpec) (*engine.Workload, error) {
 	w, err := in.prepare(o, nodes)
-	if err != nil || mode.Mode == "" {
-		return w, err
+	if err != nil {
+		return nil, err
 	}
-	// The layouts given (--mig-config, the cluster YAML) by model and
-	// GPU index, else chosen for this cluster.
-	var given engine.GivenMIG
-	mode.OnDemand = mode.Mode == "mig" && in.api == placement.DRA
-	if mode.Mode == "mig" && !mode.OnDemand {
-		if given, _, err = givenMIG(o, nodes, nil, nil); err != nil {
-			return nil, err
+	var bound []engine.Bound
+	if in.snap != nil {
+		bound = in.snap.bound
+	}
+	if mode.Mode != "" {
+		// The layouts given (--mig-config, the cluster YAML) by model and
+		// GPU index, else chosen for this cluster.
+		var given engine.GivenMIG
+		mode.OnDemand = mode.Mode == "mig" && in.api == placement.DRA
+		if mode.Mode == "mig" && !mode.OnDemand {
+			if given, _, err = givenMIG(o, nodes, bound, nil); err != nil {
+				return nil, err
+			}
+		}
+		if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
+			return nil, fmt.Errorf("--sharing %s: %w", mode, err)
 		}
 	}
-	if w, _, err = w.WithSharing(mode, given, o.Popularity); err != nil {
-		return nil, fmt.Errorf("--sharing %s: %w", mode, err)
+	// A snapshot's running pods stay where they run in every step (the
+	// same warnings as the first step's, which runSize printed).
+	if len(bound) > 0 {
+		if _, err := w.Bind(o.SnapshotFile, bound); err != nil {
+			return nil, err
+		}
 	}
 	return w, nil
 }

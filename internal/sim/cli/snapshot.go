@@ -40,10 +40,11 @@ func (o Options) checkSnapshot() error {
 type snapshotRun struct {
 	nodes []trace.NodeSpec
 	// pods are the pods to place: the pending ones, or with
-	// --snapshot-empty (or --size) every pod that has not ended.
+	// --snapshot-empty every pod that has not ended.
 	pods []trace.PodSpec
 	// bound are the running pods put in place first (none with
-	// --snapshot-empty or --size).
+	// --snapshot-empty); --size puts them in place in every step too, so
+	// it sizes the cluster for the pending pods only.
 	bound []engine.Bound
 	// cordoned names the nodes with spec.unschedulable: --size never
 	// grows their node type.
@@ -83,7 +84,7 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 	if mig > 0 {
 		warn("%s: %d nodes have MIG devices or a %s label but no one layout for every MIG-enabled GPU (counts that do not divide among them, or no %s label to count them): simulated as whole GPUs", o.SnapshotFile, mig, resource.LabelMIGConfig, resource.LabelGPUCount)
 	}
-	whole := o.SnapshotEmpty || o.Size != ""
+	whole := o.SnapshotEmpty
 	pending, ended := 0, 0
 	for _, p := range s.Pods {
 		switch {
@@ -104,6 +105,9 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 	if len(out.pods) == 0 {
 		if whole {
 			return nil, in, fmt.Errorf("%s: no pods that have not ended", o.SnapshotFile)
+		}
+		if o.Size != "" {
+			return nil, in, fmt.Errorf("%s: every pod runs or has ended: the cluster is not short, --size has no pending pod to size it for (--snapshot-empty --size sizes for all of them on empty nodes)", o.SnapshotFile)
 		}
 		return nil, in, fmt.Errorf("%s: no pending pods to place (--snapshot-empty simulates the running ones on empty nodes)", o.SnapshotFile)
 	}

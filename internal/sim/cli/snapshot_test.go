@@ -61,13 +61,14 @@ func TestSnapshotPending(t *testing.T) {
 	}
 }
 
-// TestSnapshotSize: the whole workload (6 pods that have not ended) on
-// the snapshot's nodes (1 A100 server, 2 T4 servers), every pod placed.
-// train (6 GPUs) and big (4 GPUs of A100 or H100) need an A100 server each
-// (T4 servers have 2 GPUs): as given 5 of 6 place; adding 1 A100 server
-// places all (the other pods need at most 1 + 1 + 2 GPUs). Adding T4
-// servers places no more: 0, 1, 2, 4 added all place 5 of 6, and the
-// search gives up (two doublings without gain).
+// TestSnapshotSize: the 4 pending pods on the snapshot's nodes (1 A100
+// server, 2 T4 servers) with its 2 running pods where they run, every
+// pending pod placed. train runs on the A100 server with 6 of its 8
+// GPUs, so big (4 GPUs of A100 or H100; T4 servers have 2) fits no node
+// as given: 3 of 4 place (pair 2 GPUs, infer-1 a T4, etl no GPU); adding
+// 1 A100 server places all. Adding T4 servers places no more: 0, 1, 2, 4
+// added all place 3 of 4, and the search gives up (two doublings
+// without gain).
 func TestSnapshotSize(t *testing.T) {
 	o := DefaultOptions()
 	o.SnapshotFile, o.Policies, o.Seeds, o.Size, o.Format = example, "fgd,random", 3, "placed>=100%", "json"
@@ -79,8 +80,8 @@ func TestSnapshotSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Pods != 6 || len(rep.Results) != 4 {
-		t.Fatalf("%d pods, %d results; want 6, 4 (2 policies × 2 GPU node types)", rep.Pods, len(rep.Results))
+	if rep.Pods != 4 || len(rep.Results) != 4 {
+		t.Fatalf("%d pods, %d results; want 4, 4 (2 policies × 2 GPU node types)", rep.Pods, len(rep.Results))
 	}
 	for _, r := range rep.Results {
 		if r.Model == "T4" {
@@ -89,7 +90,7 @@ func TestSnapshotSize(t *testing.T) {
 			}
 			continue
 		}
-		checkCurve(t, r, 4, []step{{3, 5.0 / 6}, {4, 1}})
+		checkCurve(t, r, 4, []step{{3, 3.0 / 4}, {4, 1}})
 	}
 	if a := rep.Recommendation.Add; a == nil || a.Nodes != 1 || a.Model == "T4" {
 		t.Errorf("recommendation adds %+v, want 1 A100 server", a)
@@ -337,10 +338,11 @@ func runMIGPods(t *testing.T, items []string) (*engine.Report, string) {
 }
 
 // TestSnapshotSizeCordoned: the same snapshot with its one A100 server
-// cordoned. Kubernetes places nothing on a cordoned node (NodeUnschedulable)
-// and --size never grows a cordoned node type, so train and big, which
-// only the A100 server fits, fit no node type: --size says it cannot
-// hold, and the warnings name both pods and the node's taint.
+// cordoned. train keeps running there (a cordon evicts nothing), but
+// Kubernetes places nothing new on it (NodeUnschedulable) and --size never
+// grows a cordoned node type, so big, which only an A100 server fits,
+// fits no node type: --size says it cannot hold, and the warnings name
+// the pod and the cordon.
 func TestSnapshotSizeCordoned(t *testing.T) {
 	b, err := os.ReadFile(example)
 	if err != nil {
@@ -360,12 +362,79 @@ func TestSnapshotSizeCordoned(t *testing.T) {
 	o.Policies, o.Seeds, o.Size, o.Format = "fgd", 1, "placed>=100%", "json"
 	var stdout, stderr strings.Builder
 	err = Run(context.Background(), o, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "2 of 6 pods fit no node type even when empty") {
-		t.Fatalf("err %v, want 2 of 6 pods fitting no node type\n%s", err, stderr.String())
+	if err == nil || !strings.Contains(err.Error(), "1 of 4 pods fit no node type even when empty") {
+		t.Fatalf("err %v, want 1 of 4 pods fitting no node type\n%s", err, stderr.String())
 	}
-	for _, pod := range []string{`/train"`, `/big"`, "or a cordon: taint"} {
+	for _, pod := range []string{`/big"`, "or a cordon: taint"} {
 		if !strings.Contains(stderr.String(), pod) {
 			t.Errorf("warnings do not say %s:\n%s", pod, stderr.String())
 		}
+	}
+}
+
+// TestSnapshotSizeNeverShort: --size on a snapshot never calls a cluster
+// short for pods it runs. Without big, the pending pods (pair, infer-1,
+// etl) fit beside the running ones as they run (2 free A100 GPUs, 1 +
+// 2 free T4 GPUs): every type's search ends at 0 added. With no pending
+// pod at all, --size says the cluster is not short.
+func TestSnapshotSizeNeverShort(t *testing.T) {
+	b, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	write := func(drop func(string) bool) string {
+		keep := list
+		keep.Items = nil
+		for _, it := range list.Items {
+			if !drop(string(it)) {
+				keep.Items = append(keep.Items, it)
+			}
+		}
+		out, err := json.Marshal(keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "snapshot.json")
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	o := DefaultOptions()
+	o.Policies, o.Seeds, o.Size, o.Format = "fgd", 1, "placed>=100%", "json"
+	o.SnapshotFile = write(func(it string) bool { return strings.Contains(it, `"name": "big"`) })
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep sizing.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results, want 2 (fgd adding A100 or T4 servers)", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if !r.Reached || r.Answer.Added != 0 {
+			t.Errorf("%s adding %s: reached %v with %d added, want 0 added", r.Policy, r.Model, r.Reached, r.Answer.Added)
+		}
+	}
+	if a := rep.Recommendation; a != nil && a.Add != nil && a.Add.Nodes > 0 {
+		t.Errorf("recommendation adds %+v, want nothing", a.Add)
+	}
+	o.SnapshotFile = write(func(it string) bool { return strings.Contains(it, `"phase": "Pending"`) })
+	stdout.Reset()
+	stderr.Reset()
+	err = Run(context.Background(), o, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "the cluster is not short") {
+		t.Errorf("every pod running: err %v, want the cluster is not short", err)
 	}
 }

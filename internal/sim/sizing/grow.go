@@ -6,6 +6,7 @@ package sizing
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -38,14 +39,23 @@ func Growable(list []trace.NodeSpec, skip func(trace.NodeSpec) bool) (grow []tra
 	return grow, skipped
 }
 
+// hostnameLabel is the well-known node label kubernetes.io/hostname.
+const hostnameLabel = "kubernetes.io/hostname"
+
 // Grow returns list with k nodes of type ty added at its end, named
-// "<ty.Name>+add<j>" for j = 1..k.
+// "<ty.Name>+add<j>" for j = 1..k, with ty's labels and taints (a node
+// group's new nodes carry its labels and taints) but their own
+// kubernetes.io/hostname.
 func Grow(list []trace.NodeSpec, ty trace.NodeSpec, k int) []trace.NodeSpec {
 	out := make([]trace.NodeSpec, 0, len(list)+max(k, 0))
 	out = append(out, list...)
 	for j := 1; j <= k; j++ {
 		s := ty
 		s.Name = ty.Name + "+add" + strconv.Itoa(j)
+		if _, ok := ty.Labels[hostnameLabel]; ok {
+			s.Labels = maps.Clone(ty.Labels)
+			s.Labels[hostnameLabel] = s.Name
+		}
 		out = append(out, s)
 	}
 	return out

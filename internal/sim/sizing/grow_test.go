@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -98,5 +99,24 @@ func TestSearchAdd(t *testing.T) {
 	})
 	if r.Reached || tried[len(tried)-1] != 256 {
 		t.Errorf("infinite wait: reached %v, tried %v, want given up at 256", r.Reached, tried)
+	}
+}
+
+// TestGrowHostname: added nodes keep their type's labels and taints, each
+// with its own kubernetes.io/hostname, and the type's map is not changed
+// (a pod selecting node a by hostname still fits only a).
+func TestGrowHostname(t *testing.T) {
+	ty := trace.NodeSpec{Name: "a", GPUs: 8, Model: "A100-80GB",
+		Labels: map[string]string{"kubernetes.io/hostname": "a", "pool": "gpu"},
+		Taints: []cluster.Taint{{Key: "nvidia.com/gpu", Effect: "NoSchedule"}}}
+	out := Grow([]trace.NodeSpec{ty}, ty, 2)
+	if len(out) != 3 {
+		t.Fatalf("%d nodes, want 3", len(out))
+	}
+	for j, want := range []string{"a", "a+add1", "a+add2"} {
+		n := out[j]
+		if n.Name != want || n.Labels["kubernetes.io/hostname"] != want || n.Labels["pool"] != "gpu" || len(n.Taints) != 1 {
+			t.Errorf("node %d: %s, labels %v, taints %v; want %s, its own hostname, pool gpu, 1 taint", j, n.Name, n.Labels, n.Taints, want)
+		}
 	}
 }
