@@ -503,10 +503,16 @@ func (n *Node) readResources(path, rpath string, res map[string]string, labels m
 	n.CPUMilli, n.MemoryMiB = cpu, trace.FloorMiB(mem)
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
-		if err != nil || v < 1 {
-			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), trace.Quote(r))
+		if err != nil || v < 0 {
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count", path, field(resource.LabelGPUReplicas), trace.Quote(r))
 		}
-		n.Replicas = v
+		// 0 is no replicas: gpu-feature-discovery labels MIG-enabled GPUs
+		// without sharing, replicas 0 (github.com/NVIDIA/k8s-device-plugin
+		// internal/lm/resource.go getReplicas, mig-strategy.go
+		// newGPULabelers: every mixed-strategy node whose GPUs are all
+		// MIG-enabled), and a -MIG-INVALID node 0 (newInvalidMigStrategyLabeler;
+		// gpuplane's agent too, internal/node/labels).
+		n.Replicas = max(v, 1)
 	}
 	if whole, _, err = quantity(rpath, res, resource.GPU, false); err != nil {
 		return 0, 0, err
