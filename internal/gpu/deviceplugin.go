@@ -18,7 +18,8 @@ import (
 // is on that node. Sources, github.com/NVIDIA/k8s-device-plugin:
 // api/config/v1/sharing.go and replicas.go (timeSlicing and mps,
 // renameByDefault, failRequestsGreaterThanOne), api/config/v1/config.go
-// (sharing.mps.failRequestsGreaterThanOne always true), internal/rm
+// (sharing.mps.failRequestsGreaterThanOne true unless the config sets it
+// false), internal/rm
 // (each GPU served as Replicas devices "<uuid>::<i>"), internal/lm/resource.go
 // (the product, count, replicas and sharing-strategy labels, "-SHARED"
 // when shared and not renamed) and internal/lm/mig-strategy.go (single:
@@ -76,7 +77,8 @@ func (s DevicePluginSetup) ReplicaMilli() int64 {
 }
 
 // FailsRequestsOverOne reports whether the plugin fails a container's
-// request for more than one device: always under MPS; under
-// time-slicing only with failRequestsGreaterThanOne, which no label
-// shows, so false (the plugin's default).
+// request for more than one device (internal/rm/rm.go ValidateRequest),
+// by the plugin's defaults, since no label shows failRequestsGreaterThanOne:
+// under MPS it defaults to true (api/config/v1/config.go), under
+// time-slicing to unset, false.
 func (s DevicePluginSetup) FailsRequestsOverOne() bool { return s.Sharing == "mps" }

@@ -69,7 +69,7 @@ func servedReplicas(file string, p *Pod, n *Node) []string {
 	}
 	why := "time-slicing may give them from different GPUs"
 	if n.Plugin.FailsRequestsOverOne() {
-		why = "under MPS the device plugin fails a request for more than one (its api/config/v1/config.go), yet it runs"
+		why = "under MPS the device plugin fails a request for more than one by default (failRequestsGreaterThanOne), yet it runs"
 	}
 	return []string{fmt.Sprintf("%s:%d: pod %s asks for %d replicas of node %s (%s): simulated as %d milli-GPU of one GPU", file, p.Line, trace.Quote(p.Name), k, trace.Quote(n.Name), why, p.GPUMilli)}
 }
