@@ -107,19 +107,33 @@ func (s *Snapshot) pendingServed(file string, pending int) string {
 
 // setupWarnings says what of the node's device plugin setup is not
 // modelled: GPUs that gpu-feature-discovery labels "-MIG-INVALID", a
-// single-strategy profile the GPU's catalog model lacks, and sharing of
-// MIG instances.
+// single-strategy profile the GPU's catalog model lacks, sharing of MIG
+// instances (single strategy) and of the whole GPUs of a node that also
+// serves MIG devices (mixed).
 func (n *Node) setupWarnings(file string) []string {
 	var w []string
 	name := trace.Quote(n.Name)
 	switch p := n.Plugin; {
 	case p.MIGInvalid:
 		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s: its GPUs are MIG-enabled in no layout the single MIG strategy serves (gpu-feature-discovery's -MIG-INVALID): read as its %d allocatable %s", file, n.Line, name, trace.Quote(n.Product), n.GPUs, resource.GPU))
+	case p.MIGProfile != "" && n.Renamed:
+		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s: its %s devices are replicas of MIG instances %s (single strategy, renamed): not modelled, read as %d whole GPUs, each %d replicas", file, n.Line, name, trace.Quote(n.Product), sharedGPU, p.MIGProfile, n.GPUs, n.Replicas))
 	case p.MIGProfile != "" && n.SingleMIG == "":
 		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s names MIG profile %s, which the simulator does not lay out on %s: its devices read as whole GPUs", file, n.Line, name, trace.Quote(n.Product), p.MIGProfile, trace.Quote(gpu.ModelOfProduct(p.Product))))
 	}
-	if n.Replicas > 1 && !n.Shared && (n.SingleMIG != "" || len(n.MIG) > 0) {
+	switch {
+	case n.Replicas <= 1 || n.Shared:
+	case n.SingleMIG != "":
+		// Single: nvidia.com/gpu is the MIG devices, so its replicas
+		// are the instances' (internal/rm/device_map.go
+		// updateDeviceMapWithReplicas replicates whatever the resource
+		// holds).
 		w = append(w, fmt.Sprintf("%s:%d: node %s shares its MIG instances %d ways (%s): not modelled, each read as one instance", file, n.Line, name, n.Replicas, n.Plugin.Sharing))
+	case len(n.MIG) > 0:
+		// Mixed: nvidia.com/gpu.replicas is nvidia.com/gpu's, the whole
+		// GPUs' (a MIG profile's replicas are labelled
+		// nvidia.com/mig-<profile>.replicas; internal/lm/resource.go key).
+		w = append(w, fmt.Sprintf("%s:%d: node %s serves its whole GPUs as %d %s replicas each besides MIG devices: not modelled, a pod's %s devices read as whole GPUs", file, n.Line, name, n.Replicas, n.Plugin.Sharing, resource.GPU))
 	}
 	return w
 }
