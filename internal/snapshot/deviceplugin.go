@@ -5,6 +5,8 @@ package snapshot
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplane/gpuplane/api/resource"
@@ -134,6 +136,27 @@ func (n *Node) setupWarnings(file string) []string {
 		// GPUs' (a MIG profile's replicas are labelled
 		// nvidia.com/mig-<profile>.replicas; internal/lm/resource.go key).
 		w = append(w, fmt.Sprintf("%s:%d: node %s serves its whole GPUs as %d %s replicas each besides MIG devices: not modelled, a pod's %s devices read as whole GPUs", file, n.Line, name, n.Replicas, n.Plugin.Sharing, resource.GPU))
+	}
+	return append(w, n.migReplicaWarnings(file)...)
+}
+
+// migReplicaWarnings warns of the mixed strategy's MIG devices served as
+// replicas: gpu-feature-discovery labels a MIG resource's replicas
+// nvidia.com/mig-<profile>.replicas (internal/lm/resource.go key), and the
+// plugin serves each instance that many times (internal/rm/device_map.go
+// updateDeviceMapWithReplicas); the reader counts each device as an
+// instance.
+func (n *Node) migReplicaWarnings(file string) []string {
+	keys := make([]string, 0, len(n.MIG))
+	for k := range n.MIG {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var w []string
+	for _, k := range keys {
+		if r, err := strconv.Atoi(n.Labels[k+".replicas"]); err == nil && r > 1 {
+			w = append(w, fmt.Sprintf("%s:%d: node %s shares its %s instances %d ways (%s.replicas): not modelled, its %d devices read as as many instances", file, n.Line, trace.Quote(n.Name), k, r, k, n.MIG[k]))
+		}
 	}
 	return w
 }

@@ -48,6 +48,10 @@ var deviceplugin = list(
 	// "-SHARED": newGPULabelers lets the whole GPUs' labels win) and 2
 	// MIG-enabled as 2 x 3g.40gb; count 8.
 	dpNode("mixed-ts", `"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB-SHARED","nvidia.com/gpu.count":"8","nvidia.com/gpu.replicas":"2","nvidia.com/gpu.sharing-strategy":"time-slicing","nvidia.com/mig.strategy":"mixed"`, `,"nvidia.com/gpu":"12","nvidia.com/mig-3g.40gb":"4"`),
+	// Mixed, 2 A100s as 2 x 3g.40gb each, the instances time-sliced 2
+	// ways: 8 nvidia.com/mig-3g.40gb, labelled
+	// nvidia.com/mig-3g.40gb.replicas 2 (resource.go key).
+	dpNode("mixed-mig-ts", `"nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"2","nvidia.com/gpu.replicas":"0","nvidia.com/mig.strategy":"mixed","nvidia.com/mig-3g.40gb.replicas":"2"`, `,"nvidia.com/mig-3g.40gb":"8"`),
 	dpNode("t4", `"nvidia.com/gpu.product":"Tesla-T4","nvidia.com/gpu.replicas":"1"`, `,"nvidia.com/gpu":"2"`),
 	dpPod("ts1", "ts", `"nvidia.com/gpu":"1"`),
 	dpPod("ts3", "ts", `"nvidia.com/gpu":"3"`),
@@ -73,8 +77,9 @@ func TestServedRequests(t *testing.T) {
 	// GPUs: ts 16 / 4; mps 8 / 4; single ⌈7 / 7⌉ (gpu.MIGFullCount of
 	// 1g.10gb on an H100); single-ts 14 / 2 = 7 instances, 1 GPU;
 	// single-renamed 14 / 2 = 7, read as shared whole GPUs (warned);
-	// invalid 0; mixed-ts count 8 (12 / 2 = 6 whole, 2 MIG-enabled).
-	gpus := map[string]int{"ts": 4, "mps": 2, "single": 1, "single-ts": 1, "single-renamed": 7, "invalid": 0, "mixed-ts": 8, "t4": 2}
+	// invalid 0; mixed-ts count 8 (12 / 2 = 6 whole, 2 MIG-enabled);
+	// mixed-mig-ts count 2.
+	gpus := map[string]int{"ts": 4, "mps": 2, "single": 1, "single-ts": 1, "single-renamed": 7, "invalid": 0, "mixed-ts": 8, "mixed-mig-ts": 2, "t4": 2}
 	for _, n := range s.Nodes {
 		if n.GPUs != gpus[n.Name] {
 			t.Errorf("node %s: %d GPUs, want %d", n.Name, n.GPUs, gpus[n.Name])
@@ -113,6 +118,7 @@ func TestServedRequests(t *testing.T) {
 		`node "single-renamed": product "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb": its nvidia.com/gpu.shared devices are replicas of MIG instances 1g.10gb (single strategy, renamed): not modelled, read as 7 whole GPUs, each 2 replicas`,
 		`node "invalid": product "NVIDIA-A100-SXM4-80GB-MIG-INVALID": its GPUs are MIG-enabled in no layout the single MIG strategy serves`,
 		`node "mixed-ts" serves its whole GPUs as 2 time-slicing replicas each besides MIG devices: not modelled`,
+		`node "mixed-mig-ts" shares its nvidia.com/mig-3g.40gb instances 2 ways (nvidia.com/mig-3g.40gb.replicas): not modelled, its 8 devices read as as many instances`,
 		`1 pending pods ask for nvidia.com/gpu, which nodes ts, mps, single, single-ts serve as time-slicing or MPS replicas or MIG instances`,
 	} {
 		if !strings.Contains(all, w) {
