@@ -39,3 +39,17 @@ const (
 	// LabelTraining ("true") is the default label marking a training pod.
 	LabelTraining = "gpuplane.io/training"
 )
+
+// Labels of NVIDIA's gpu-feature-discovery that say how the device plugin
+// serves a node's GPUs (github.com/NVIDIA/k8s-device-plugin,
+// internal/lm/resource.go baseLabeler and internal/lm/mig-strategy.go);
+// internal/gpu.ReadDevicePluginSetup reads them.
+const (
+	// LabelGPUSharingStrategy is "none", "time-slicing" or "mps".
+	LabelGPUSharingStrategy = "nvidia.com/gpu.sharing-strategy"
+	// LabelMIGStrategy is the device plugin's MIG strategy: "none",
+	// "single" or "mixed".
+	LabelMIGStrategy = "nvidia.com/mig.strategy"
+	// LabelMIGCapable ("true") marks a node whose GPUs can enable MIG.
+	LabelMIGCapable = "nvidia.com/mig.capable"
+)

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	resourcehelper "k8s.io/component-helpers/resource"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
 )
 
 func rl(kv ...string) v1.ResourceList {
@@ -293,10 +295,18 @@ func FuzzReadSnapshot(f *testing.F) {
 			if n.GPUs < 0 || n.GPUs > 64 || n.CPUMilli < 0 || n.MemoryMiB < 0 || (n.GPUs > 0 && n.Model == "") {
 				t.Fatalf("node out of bounds: %+v", n)
 			}
+			// A node's devices are replicas (Shared) only when its
+			// replicas say so or it serves nvidia.com/gpu.shared, and
+			// MIG instances (SingleMIG) only when they are not replicas
+			// read as whole GPUs.
+			if n.Replicas < 1 || n.Shared && !n.Renamed && n.Replicas < 2 || n.SingleMIG != "" && (n.Shared || n.GPUs < 1) {
+				t.Fatalf("node's device plugin setup out of bounds: %+v", n)
+			}
 		}
 		for _, p := range s.Pods {
-			if p.NumGPU < 0 || p.NumGPU > 64 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.CPUMilli < 0 || p.MemoryMiB < 0 || (p.NumGPU > 0) != (p.GPUMilli > 0) || p.Filter == nil {
-				t.Fatalf("pod out of bounds: %+v", p)
+			c := cluster.Pod{NumGPU: int(p.NumGPU), GPUMilli: int64(p.GPUMilli), Resource: p.Resource}
+			if err := c.Validate(); err != nil || p.NumGPU < 0 || p.NumGPU > 64 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.CPUMilli < 0 || p.MemoryMiB < 0 || (p.NumGPU > 0) != (p.GPUMilli > 0) || p.Filter == nil {
+				t.Fatalf("pod out of bounds (%v): %+v", err, p)
 			}
 		}
 	})

@@ -79,6 +79,15 @@ type Node struct {
 	// placements with counters (MIG on demand; else trace.NodeSpec.NoDynamicMIG);
 	// DRAShares: some are shareable (allowMultipleAllocations).
 	DRA, DynamicMIG, DRAShares bool
+	// Plugin is how NVIDIA's device plugin serves the node's GPUs, as its
+	// labels say (gpu.ReadDevicePluginSetup). Renamed: it serves its
+	// replicas as nvidia.com/gpu.shared (renameByDefault); Shared (in
+	// trace.NodeSpec) is set for replicas under either name. SingleMIG is
+	// the profile each nvidia.com/gpu device is under the single MIG
+	// strategy, "" otherwise. See readSharing and servedRequests.
+	Plugin    gpu.DevicePluginSetup
+	Renamed   bool
+	SingleMIG string
 }
 
 // Pod is one Pod.
@@ -217,6 +226,7 @@ func Read(file string, r io.Reader) (*Snapshot, error) {
 		return nil, err
 	}
 	s.replicaShares(file)
+	s.servedRequests(file)
 	for i, p := range s.Pods {
 		if p.NodeName != "" && !rd.nodeNames[p.NodeName] && p.Bound() {
 			return nil, fmt.Errorf("%s:%d: %s.spec.nodeName: pod %s is bound to node %s, which the List does not hold", file, p.Line, rd.podPaths[i], trace.Quote(p.Name), trace.Quote(p.NodeName))
@@ -328,7 +338,7 @@ func (s *Snapshot) replicaShares(file string) {
 	counts := map[int]bool{}
 	r := 0
 	for _, n := range s.Nodes {
-		if n.Shared {
+		if n.Renamed {
 			counts[n.Replicas] = true
 			r = max(r, n.Replicas)
 		}
@@ -466,6 +476,7 @@ func readNode(path string, item int, o *kubeObject) (Node, error) {
 	if err != nil {
 		return n, err
 	}
+	n.readSharing(labels, whole, milli)
 	gpus, migGPUs, single, err := n.countGPUs(path, labels, whole, milli)
 	if err != nil {
 		return n, err
@@ -492,10 +503,16 @@ func (n *Node) readResources(path, rpath string, res map[string]string, labels m
 	n.CPUMilli, n.MemoryMiB = cpu, trace.FloorMiB(mem)
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
 		v, err := strconv.Atoi(r)
-		if err != nil || v < 1 {
-			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), trace.Quote(r))
+		if err != nil || v < 0 {
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count", path, field(resource.LabelGPUReplicas), trace.Quote(r))
 		}
-		n.Replicas = v
+		// 0 is no replicas: gpu-feature-discovery labels MIG-enabled GPUs
+		// without sharing, replicas 0 (github.com/NVIDIA/k8s-device-plugin
+		// internal/lm/resource.go getReplicas, mig-strategy.go
+		// newGPULabelers: every mixed-strategy node whose GPUs are all
+		// MIG-enabled), and a -MIG-INVALID node 0 (newInvalidMigStrategyLabeler;
+		// gpuplane's agent too, internal/node/labels).
+		n.Replicas = max(v, 1)
 	}
 	if whole, _, err = quantity(rpath, res, resource.GPU, false); err != nil {
 		return 0, 0, err
@@ -520,7 +537,7 @@ func (n *Node) readResources(path, rpath string, res map[string]string, labels m
 		if shared%int64(n.Replicas) != 0 {
 			return 0, 0, fmt.Errorf("%s%s: %d is not a multiple of the node's %s %d (time-slicing advertises each GPU that many times)", rpath, field(sharedGPU), shared, resource.LabelGPUReplicas, n.Replicas)
 		}
-		whole, n.Shared = shared, true
+		whole, n.Shared, n.Renamed = shared, true, true
 	}
 	if whole%int64(n.Replicas) != 0 {
 		// Time-slicing advertises each GPU as Replicas devices.
@@ -569,6 +586,7 @@ func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int
 		if per, ok := gpu.MIGFullCount(model, profile); ok {
 			devices := gpus
 			gpus = (devices + int64(per) - 1) / int64(per)
+			n.SingleMIG = profile
 			return gpus, gpus, model, nil
 		}
 	}

@@ -1,0 +1,162 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/trace"
+)
+
+// readSharing reads how NVIDIA's device plugin serves the node's GPUs
+// (gpu.ReadDevicePluginSetup) and marks a node whose nvidia.com/gpu
+// devices are time-slicing or MPS replicas (NVIDIA's default naming) as
+// Shared, as readResources does for nvidia.com/gpu.shared: each of its
+// whole devices is one replica, 1/Replicas of a GPU (servedRequests). A
+// node that also serves MIG devices or gpu-milli, or whose devices are
+// MIG instances (single strategy), is read as before.
+func (n *Node) readSharing(labels map[string]string, whole, milli int64) {
+	n.Plugin = gpu.ReadDevicePluginSetup(labels)
+	if n.Replicas > 1 && whole > 0 && milli == 0 && len(n.MIG) == 0 && n.Plugin.MIGProfile == "" {
+		n.Shared = true
+	}
+}
+
+// servedRequests makes each bound pod's GPU request what the kubelet gave
+// it on its node: on a Shared node, its nvidia.com/gpu (default naming)
+// or nvidia.com/gpu.shared devices are replicas, k of them k/Replicas of
+// one GPU (a ResourceShared pod); under the single MIG strategy its one
+// nvidia.com/gpu device is one MIG instance of the node's profile (a
+// ResourceMIG pod, as if it asked for nvidia.com/mig-<profile>). Pending
+// pods keep what they ask for; warnings say what is not modelled.
+func (s *Snapshot) servedRequests(file string) {
+	nodes := map[string]*Node{}
+	for i := range s.Nodes {
+		nodes[s.Nodes[i].Name] = &s.Nodes[i]
+		s.Warnings = append(s.Warnings, s.Nodes[i].setupWarnings(file)...)
+	}
+	pending := 0
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		n := nodes[p.NodeName]
+		switch {
+		case p.Pending() && p.Resource == cluster.ResourceGPU:
+			pending++
+		case n == nil || !p.Bound():
+		case n.Shared && (p.Resource == cluster.ResourceShared || p.Resource == cluster.ResourceGPU && !n.Renamed):
+			s.Warnings = append(s.Warnings, servedReplicas(file, p, n)...)
+		case n.SingleMIG != "" && p.Resource == cluster.ResourceGPU:
+			s.Warnings = append(s.Warnings, servedMIG(file, p, n)...)
+		}
+	}
+	if w := s.pendingServed(file, pending); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
+}
+
+// servedReplicas makes bound pod p's devices replicas of node n's GPUs.
+func servedReplicas(file string, p *Pod, n *Node) []string {
+	k := int64(p.NumGPU)
+	share := n.Plugin.ReplicaMilli()
+	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(min(cluster.MilliGPU, k*share)), cluster.ResourceShared
+	if k <= 1 {
+		return nil
+	}
+	why := "time-slicing may give them from different GPUs"
+	if n.Plugin.FailsRequestsOverOne() {
+		why = "under MPS the device plugin fails a request for more than one by default (failRequestsGreaterThanOne), yet it runs"
+	}
+	return []string{fmt.Sprintf("%s:%d: pod %s asks for %d replicas of node %s (%s): simulated as %d milli-GPU of one GPU", file, p.Line, trace.Quote(p.Name), k, trace.Quote(n.Name), why, p.GPUMilli)}
+}
+
+// servedMIG makes bound pod p's nvidia.com/gpu device one MIG instance of
+// node n's single-strategy profile.
+func servedMIG(file string, p *Pod, n *Node) []string {
+	k := p.NumGPU
+	c := migSlices(n.SingleMIG)
+	if c == 0 {
+		return nil
+	}
+	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
+	if k <= 1 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s:%d: pod %s holds %d MIG instances %s of node %s (single strategy): simulated as one", file, p.Line, trace.Quote(p.Name), k, n.SingleMIG, trace.Quote(n.Name))}
+}
+
+// pendingServed is the warning for the pending pods that ask for
+// nvidia.com/gpu when some node serves it as replicas or MIG instances:
+// the simulator gives them whole GPUs, of the other nodes.
+func (s *Snapshot) pendingServed(file string, pending int) string {
+	var names []string
+	for _, n := range s.Nodes {
+		if n.Shared && !n.Renamed || n.SingleMIG != "" {
+			names = append(names, n.Name)
+		}
+	}
+	if pending == 0 || len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d pending pods ask for %s, which nodes %s serve as time-slicing or MPS replicas or MIG instances: simulated as whole GPUs of the other nodes only", file, pending, resource.GPU, strings.Join(names, ", "))
+}
+
+// setupWarnings says what of the node's device plugin setup is not
+// modelled: GPUs that gpu-feature-discovery labels "-MIG-INVALID", a
+// single-strategy profile the GPU's catalog model lacks, sharing of MIG
+// instances (single strategy) and of the whole GPUs of a node that also
+// serves MIG devices (mixed).
+func (n *Node) setupWarnings(file string) []string {
+	var w []string
+	name := trace.Quote(n.Name)
+	switch p := n.Plugin; {
+	case p.MIGInvalid:
+		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s: its GPUs are MIG-enabled in no layout the single MIG strategy serves (gpu-feature-discovery's -MIG-INVALID): read as its %d allocatable %s", file, n.Line, name, trace.Quote(n.Product), n.GPUs, resource.GPU))
+	case p.MIGProfile != "" && n.Renamed:
+		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s: its %s devices are replicas of MIG instances %s (single strategy, renamed): not modelled, read as %d whole GPUs, each %d replicas", file, n.Line, name, trace.Quote(n.Product), sharedGPU, p.MIGProfile, n.GPUs, n.Replicas))
+	case p.MIGProfile != "" && n.SingleMIG == "":
+		w = append(w, fmt.Sprintf("%s:%d: node %s: product %s names MIG profile %s, which the simulator does not lay out on %s: its devices read as whole GPUs", file, n.Line, name, trace.Quote(n.Product), p.MIGProfile, trace.Quote(gpu.ModelOfProduct(p.Product))))
+	}
+	switch {
+	case n.Replicas <= 1 || n.Shared:
+	case n.SingleMIG != "":
+		// Single: nvidia.com/gpu is the MIG devices, so its replicas
+		// are the instances' (internal/rm/device_map.go
+		// updateDeviceMapWithReplicas replicates whatever the resource
+		// holds).
+		w = append(w, fmt.Sprintf("%s:%d: node %s shares its MIG instances %d ways (%s): not modelled, each read as one instance", file, n.Line, name, n.Replicas, n.Plugin.Sharing))
+	case len(n.MIG) > 0:
+		// Mixed: nvidia.com/gpu.replicas is nvidia.com/gpu's, the whole
+		// GPUs' (a MIG profile's replicas are labelled
+		// nvidia.com/mig-<profile>.replicas; internal/lm/resource.go key).
+		w = append(w, fmt.Sprintf("%s:%d: node %s serves its whole GPUs as %d %s replicas each besides MIG devices: not modelled, a pod's %s devices read as whole GPUs", file, n.Line, name, n.Replicas, n.Plugin.Sharing, resource.GPU))
+	}
+	return append(w, n.migReplicaWarnings(file)...)
+}
+
+// migReplicaWarnings warns of the mixed strategy's MIG devices served as
+// replicas: gpu-feature-discovery labels a MIG resource's replicas
+// nvidia.com/mig-<profile>.replicas (internal/lm/resource.go key), and the
+// plugin serves each instance that many times (internal/rm/device_map.go
+// updateDeviceMapWithReplicas); the reader counts each device as an
+// instance.
+func (n *Node) migReplicaWarnings(file string) []string {
+	keys := make([]string, 0, len(n.MIG))
+	for k := range n.MIG {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var w []string
+	for _, k := range keys {
+		if r, err := strconv.Atoi(n.Labels[k+".replicas"]); err == nil && r > 1 {
+			w = append(w, fmt.Sprintf("%s:%d: node %s shares its %s instances %d ways (%s.replicas): not modelled, its %d devices read as as many instances", file, n.Line, trace.Quote(n.Name), k, r, k, n.MIG[k]))
+		}
+	}
+	return w
+}
