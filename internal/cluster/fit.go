@@ -95,14 +95,15 @@ func check(n *Node, p *Pod) misfit {
 }
 
 // never returns why GPU pod p can never fit n, whatever is allocated there:
-// no GPUs, or a GPU model p may not use; fitOK otherwise.
+// no GPUs, a GPU model p may not use, or no GPU that serves p's resource
+// kind (Node.ServesKind); fitOK otherwise.
 func never(n *Node, p *Pod) misfit {
 	switch {
 	case len(n.GPUFree) == 0:
 		return fitNoGPUs
 	case !ModelAllowed(n, p):
 		return fitModel
-	case !n.Serves(p):
+	case !n.ServesKind(p):
 		return fitResource
 	}
 	return fitOK

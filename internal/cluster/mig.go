@@ -88,8 +88,10 @@ func (n *Node) EnableMIG(g int, profiles []string) error {
 //     (ResourceMIG), and any other pod when its GPUMilli is free.
 //   - A pod of a known resource kind (Pod.Resource) fits only GPUs that
 //     serve it, as in Kubernetes: nvidia.com/gpu.shared only the GPUs of
-//     a Shared node, nvidia.com/gpu and MIG devices never those, and
-//     nvidia.com/gpu no MIGOnly GPU.
+//     a Shared node, nvidia.com/gpu and MIG devices never those,
+//     nvidia.com/gpu no MIGOnly GPU, and a MIG device (ResourceMIG) only
+//     a MIG-enabled GPU: an instance of MIGGPUs, or by its share a
+//     MIGOnly GPU (a GPU without MIG serves no nvidia.com/mig-<profile>).
 func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 	f := n.GPUFree[g]
 	if !n.Serves(p) || (p.Resource == ResourceGPU && n.MIGOnly.Has(g)) {
@@ -108,6 +110,9 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 	if p.MIGProfile != 0 {
 		return 0, f == MilliGPU && p.Resource != ResourceMIG
 	}
+	if p.Resource == ResourceMIG && !n.MIGOnly.Has(g) {
+		return f, false
+	}
 	return f - p.GPUMilli, f >= p.GPUMilli
 }
 
@@ -119,10 +124,27 @@ func (n *Node) Serves(p *Pod) bool {
 }
 
 // Uniform reports whether FreeAfter's rule for p on n is GPUMilli free on
-// every GPU: no MIG, no MIGOnly GPU, and n serves p's resource. Policies
-// take faster paths then.
+// every GPU: no MIG, no MIGOnly GPU, p no MIG device, and n serves p's
+// resource. Policies take faster paths then.
 func (n *Node) Uniform(p *Pod) bool {
-	return n.MIGGPUs == 0 && p.MIGProfile == 0 && (n.MIGOnly == 0 || p.Resource != ResourceGPU) && n.Serves(p)
+	return n.MIGGPUs == 0 && p.MIGProfile == 0 && p.Resource != ResourceMIG && (n.MIGOnly == 0 || p.Resource != ResourceGPU) && n.Serves(p)
+}
+
+// ServesKind reports whether some GPU of n serves the resource kind p asks
+// for, whatever is allocated there (FreeAfter's rule less the free
+// share): n serves p's resource at all (Serves); a MIG device
+// (ResourceMIG) needs a MIG-enabled GPU (MIGGPUs, MIGOnly), nvidia.com/gpu
+// a GPU that is not MIGOnly.
+func (n *Node) ServesKind(p *Pod) bool {
+	switch {
+	case len(n.GPUFree) == 0 || !n.Serves(p):
+		return false
+	case p.Resource == ResourceMIG:
+		return n.MIGGPUs != 0 || n.MIGOnly != 0
+	case p.Resource == ResourceGPU:
+		return n.MIGOnly.Count() < len(n.GPUFree)
+	}
+	return true
 }
 
 // fitsGPU reports whether p fits GPU g (FreeAfter).

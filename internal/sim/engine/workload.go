@@ -134,6 +134,10 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 				c.Nodes[i].MIGOnly = ^cluster.GPUSet(0)
 			}
 		}
+		if n.MIG == nil && n.MIGModeGPUs != 0 {
+			// A DRA node's GPUs in MIG mode: they serve MIG claims only.
+			c.Nodes[i].MIGOnly = cluster.GPUSet(n.MIGModeGPUs)
+		}
 		if id := c.Nodes[i].ModelID; id >= 0 {
 			if _, ok := spelling[id]; !ok {
 				spelling[id] = n.Model
@@ -173,7 +177,7 @@ func (w *Workload) preparePods(nodesFile, podsFile string) error {
 		}
 		reason, why, ok := filterUnfit(c, &p)
 		if !ok {
-			reason, why = unfitReason(&p, &s, clusterModels, nodesFile)
+			reason, why = unfitReason(c, &p, &s, clusterModels, nodesFile)
 		}
 		w.unfit[i] = reason
 		w.unfitWhy[i] = why
@@ -222,20 +226,45 @@ func fitsSomeNode(c *cluster.Cluster, p cluster.Pod, seen map[cluster.Pod]bool) 
 	return ok
 }
 
-// unfitReason is why pod p of spec s fits no node of nodesFile: the
-// reason and, for the warning, the words.
-func unfitReason(p *cluster.Pod, s *trace.PodSpec, clusterModels cluster.ModelSet, nodesFile string) (reason, why string) {
+// unfitReason is why pod p of spec s fits no node of nodesFile (the empty
+// cluster c): the reason and, for the warning, the words.
+func unfitReason(c *cluster.Cluster, p *cluster.Pod, s *trace.PodSpec, clusterModels cluster.ModelSet, nodesFile string) (reason, why string) {
 	switch {
 	case p.NumGPU > 0 && clusterModels == 0:
 		return ReasonNoGPUNodes, "requests GPUs and no node of " + nodesFile + " has any"
 	case p.Models != 0 && p.Models&clusterModels == 0:
 		return ReasonNoModel, fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
+	case p.NumGPU > 0 && !servedKind(c, p):
+		return ReasonNoResource, resourceWhy(p, nodesFile)
 	}
 	why = "is larger than every node of " + nodesFile
 	if p.NumGPU > 0 && p.Models != 0 {
 		why += " with a GPU model it allows (" + trace.Quote(s.GPUSpec) + ")"
 	}
 	return ReasonTooLarge, why
+}
+
+// servedKind reports whether some node of c with a GPU model p allows
+// serves the resource kind p asks for (cluster.Node.ServesKind).
+func servedKind(c *cluster.Cluster, p *cluster.Pod) bool {
+	for j := range c.Nodes {
+		if n := &c.Nodes[j]; cluster.ModelAllowed(n, p) && n.ServesKind(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceWhy says, for the warning of ReasonNoResource, what pod p asks
+// for that no node of nodesFile serves.
+func resourceWhy(p *cluster.Pod, nodesFile string) string {
+	switch p.Resource {
+	case cluster.ResourceMIG:
+		return "asks for a MIG device (nvidia.com/mig-<profile>) and no node of " + nodesFile + " with a GPU model it allows has a MIG-enabled GPU"
+	case cluster.ResourceShared:
+		return "asks for nvidia.com/gpu.shared and no node of " + nodesFile + " with a GPU model it allows serves time-sliced replicas"
+	}
+	return "asks for " + p.Resource.Name() + " and no node of " + nodesFile + " with a GPU model it allows serves it"
 }
 
 // absentModels are the models that gpu_spec names and no node has: pods,
