@@ -146,6 +146,10 @@ func Fits(n *Node, p *Pod) (ok bool, reason string) {
 	case fitModel:
 		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
 	case fitResource:
+		if p.Claim {
+			// kube-scheduler's DynamicResources plugin.
+			return false, "cannot allocate all claims"
+		}
 		// kube-scheduler's NodeResourcesFit: the node has none of it.
 		return false, "Insufficient " + p.Resource.Name()
 	default:

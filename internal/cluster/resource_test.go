@@ -111,3 +111,71 @@ func TestMIGDeviceNeedsMIG(t *testing.T) {
 		t.Errorf("nvidia.com/gpu on all-MIGOnly GPUs: %v %q", ok, why)
 	}
 }
+
+// TestServing: a pod fits a node only as kube-scheduler serves it there
+// (Node.Serving, Pod.Claim), worked out by hand. Nodes of 2 GPUs: dp
+// (T4, device plugin), dra (H100, ResourceSlices only, GPU 1 in MIG mode:
+// MIGOnly), ext (dra, and a DeviceClass maps nvidia.com/gpu), both (A100,
+// device plugin and slices). Pods, and the nodes they fit:
+//   - a claim of 1 whole GPU: dra (GPU 0 only), ext, both;
+//   - a claim of 300 milli-GPU: the same, never dra's MIG-mode GPU 1;
+//   - a claim of a MIG device by its share (142): dra and ext's GPU 1
+//     only; both has no MIG-enabled GPU;
+//   - nvidia.com/gpu: dp, ext (GPU 0), both; never dra;
+//   - a trace's pod (ResourceAny, no claim): every node, every GPU.
+//
+// A claim that fits no node of dp says "cannot allocate all claims";
+// nvidia.com/gpu on dra "Insufficient nvidia.com/gpu".
+func TestServing(t *testing.T) {
+	nodes := map[string]*Node{}
+	for _, x := range []struct {
+		name, model string
+		s           GPUServing
+		migOnly     GPUSet
+	}{{"dp", "T4", ServedByDevicePlugin, 0}, {"dra", "H100-80GB", ServedByDRA, 0b10}, {"ext", "H100-80GB", ServedByDRAExtended, 0b10}, {"both", "A100-80GB", ServedByBoth, 0}} {
+		n, err := NewNode(x.name, x.model, 64000, 1<<20, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Serving, n.MIGOnly = x.s, x.migOnly
+		nodes[x.name] = &n
+	}
+	for _, tc := range []struct {
+		name               string
+		p                  Pod
+		dp, dra, ext, both string // which GPUs fit, by index
+	}{
+		{"claim", Pod{NumGPU: 1, GPUMilli: 1000, Resource: ResourceGPU, Claim: true}, "00", "10", "10", "11"},
+		{"claim share", Pod{NumGPU: 1, GPUMilli: 300, Claim: true}, "00", "10", "10", "11"},
+		{"claim mig", Pod{NumGPU: 1, GPUMilli: 142, Resource: ResourceMIG, Claim: true}, "00", "01", "01", "00"},
+		{"gpu", Pod{NumGPU: 1, GPUMilli: 1000, Resource: ResourceGPU}, "11", "00", "10", "11"},
+		{"trace", Pod{NumGPU: 1, GPUMilli: 1000}, "11", "11", "11", "11"},
+	} {
+		for name, want := range map[string]string{"dp": tc.dp, "dra": tc.dra, "ext": tc.ext, "both": tc.both} {
+			n := nodes[name]
+			got := ""
+			for g := range n.GPUFree {
+				if _, ok := n.FreeAfter(&tc.p, g); ok {
+					got += "1"
+				} else {
+					got += "0"
+				}
+			}
+			if got != want || Feasible(n, &tc.p) != (want != "00") || n.ServesKind(&tc.p) != (want != "00") {
+				t.Errorf("%s on %s: GPUs %s fit (feasible %v, serves %v), want %s", tc.name, name, got, Feasible(n, &tc.p), n.ServesKind(&tc.p), want)
+			}
+		}
+	}
+	if ok, why := Fits(nodes["dp"], &Pod{NumGPU: 1, GPUMilli: 1000, Resource: ResourceGPU, Claim: true}); ok || why != "cannot allocate all claims" {
+		t.Errorf("claim on dp: %v %q", ok, why)
+	}
+	if ok, why := Fits(nodes["dra"], &Pod{NumGPU: 1, GPUMilli: 1000, Resource: ResourceGPU}); ok || why != "Insufficient nvidia.com/gpu" {
+		t.Errorf("nvidia.com/gpu on dra: %v %q", ok, why)
+	}
+	if err := (&Pod{NumGPU: 1, GPUMilli: 500, Resource: ResourceShared, Claim: true}).Validate(); err == nil {
+		t.Error("a claim of nvidia.com/gpu.shared is valid")
+	}
+	if k, c := (ResourceMIG | ResourceClaimed).SplitClaim(); k != ResourceMIG || !c {
+		t.Errorf("SplitClaim: %d %v", k, c)
+	}
+}

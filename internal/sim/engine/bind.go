@@ -54,7 +54,8 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 			return warnings, fmt.Errorf("%s: pod %s is bound to node %s, which the node list lacks", file, trace.Quote(b.Pod.Name), trace.Quote(b.Node))
 		}
 		n := &w.template.Nodes[i]
-		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli), Resource: b.Pod.Resource}
+		kind, claim := b.Pod.Resource.SplitClaim()
+		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli), Resource: kind, Claim: claim}
 		if err := p.Validate(); err != nil {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}

@@ -25,7 +25,9 @@ const (
 	ReasonNoGPUNodes = "no_gpu_nodes"
 	// ReasonNoResource: the pod asks for its GPUs in a way no node of
 	// its GPU models serves, even empty (cluster.Node.ServesKind): a MIG
-	// device and no MIG-enabled GPU.
+	// device and no MIG-enabled GPU, a ResourceClaim and no node whose
+	// ResourceSlices publish devices of its class, nvidia.com/gpu and
+	// only DRA nodes with no DeviceClass that maps it.
 	ReasonNoResource = "no_resource"
 	// ReasonDeleted: replay only; the pod was still waiting at its trace
 	// deletion time and left the queue without starting.

@@ -119,7 +119,7 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
-		c.Nodes[i].Shared = n.Shared
+		c.Nodes[i].Shared, c.Nodes[i].Serving = n.Shared, n.Serving
 		c.Nodes[i].Labels, c.Nodes[i].Taints, c.Nodes[i].Unschedulable = n.Labels, n.Taints, n.Unschedulable
 		if n.MIG != nil && n.GPUs > 0 {
 			// The GPUs MIG-enabled in the cluster read (a snapshot's), or
@@ -258,10 +258,16 @@ func servedKind(c *cluster.Cluster, p *cluster.Pod) bool {
 // resourceWhy says, for the warning of ReasonNoResource, what pod p asks
 // for that no node of nodesFile serves.
 func resourceWhy(p *cluster.Pod, nodesFile string) string {
-	switch p.Resource {
-	case cluster.ResourceMIG:
+	switch {
+	case p.Claim && p.Resource == cluster.ResourceMIG:
+		return "asks by ResourceClaim for a MIG device (class mig.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes one in its ResourceSlices (a GPU in MIG mode)"
+	case p.Claim:
+		return "asks for GPUs by ResourceClaim (class gpu.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes GPUs not in MIG mode in its ResourceSlices"
+	case p.Resource == cluster.ResourceGPU:
+		return "asks for nvidia.com/gpu and no node of " + nodesFile + " with a GPU model it allows serves it (a device plugin, or DRA through a DeviceClass's extendedResourceName)"
+	case p.Resource == cluster.ResourceMIG:
 		return "asks for a MIG device (nvidia.com/mig-<profile>) and no node of " + nodesFile + " with a GPU model it allows has a MIG-enabled GPU"
-	case cluster.ResourceShared:
+	case p.Resource == cluster.ResourceShared:
 		return "asks for nvidia.com/gpu.shared and no node of " + nodesFile + " with a GPU model it allows serves time-sliced replicas"
 	}
 	return "asks for " + p.Resource.Name() + " and no node of " + nodesFile + " with a GPU model it allows serves it"
