@@ -66,6 +66,8 @@ func servingDevices() string {
 //     gpu2 fits no node (t4 has 1 GPU: too_large); with EXT
 //     ("extendedResourceName":"nvidia.com/gpu") h100 serves nvidia.com/gpu
 //     too: gpu1 places (t4 or h100) and gpu2 takes 2 of h100's GPUs.
+//     Without EXT a warning says the 2 pods asking for nvidia.com/gpu fit
+//     no DRA-only node.
 func TestSnapshotServing(t *testing.T) {
 	dir := t.TempDir()
 	for _, ext := range []string{"", `,"extendedResourceName":"nvidia.com/gpu"`} {
@@ -115,6 +117,12 @@ func checkServing(t *testing.T, name string, ext bool, out, stderr string) {
 		if got[pod] != w {
 			t.Errorf("%s: %s %q, want %q", name, pod, got[pod], w)
 		}
+	}
+	// Without EXT: h100 is DRA only, and gpu1 and gpu2 ask for
+	// nvidia.com/gpu.
+	unmapped := "snap-0.json: 1 nodes serve their GPUs by DRA only and no DeviceClass of the List maps nvidia.com/gpu (spec.extendedResourceName): the 2 pods asking for nvidia.com/gpu fit none of them"
+	if got := strings.Contains(stderr, unmapped); got == ext {
+		t.Errorf("%s: warning %q on stderr: %v, want %v:\n%s", name, unmapped, got, !ext, stderr)
 	}
 	for _, pod := range []string{"ml/migclaim", "ml/mig3g"} {
 		if !strings.Contains(stderr, `pod "`+pod+`"`) || !strings.Contains(stderr, "no_resource") {
