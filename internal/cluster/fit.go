@@ -95,14 +95,15 @@ func check(n *Node, p *Pod) misfit {
 }
 
 // never returns why GPU pod p can never fit n, whatever is allocated there:
-// no GPUs, or a GPU model p may not use; fitOK otherwise.
+// no GPUs, a GPU model p may not use, or no GPU that serves p's resource
+// kind (Node.ServesKind); fitOK otherwise.
 func never(n *Node, p *Pod) misfit {
 	switch {
 	case len(n.GPUFree) == 0:
 		return fitNoGPUs
 	case !ModelAllowed(n, p):
 		return fitModel
-	case !n.Serves(p):
+	case !n.ServesKind(p):
 		return fitResource
 	}
 	return fitOK
@@ -145,6 +146,10 @@ func Fits(n *Node, p *Pod) (ok bool, reason string) {
 	case fitModel:
 		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
 	case fitResource:
+		if p.Claim {
+			// kube-scheduler's DynamicResources plugin.
+			return false, "cannot allocate all claims"
+		}
 		// kube-scheduler's NodeResourcesFit: the node has none of it.
 		return false, "Insufficient " + p.Resource.Name()
 	default:

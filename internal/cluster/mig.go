@@ -88,11 +88,16 @@ func (n *Node) EnableMIG(g int, profiles []string) error {
 //     (ResourceMIG), and any other pod when its GPUMilli is free.
 //   - A pod of a known resource kind (Pod.Resource) fits only GPUs that
 //     serve it, as in Kubernetes: nvidia.com/gpu.shared only the GPUs of
-//     a Shared node, nvidia.com/gpu and MIG devices never those, and
-//     nvidia.com/gpu no MIGOnly GPU.
+//     a Shared node, nvidia.com/gpu and MIG devices never those,
+//     nvidia.com/gpu and a claim of whole GPUs or a share no MIGOnly GPU,
+//     and a MIG device (ResourceMIG) only a MIG-enabled GPU: an instance
+//     of MIGGPUs, or by its share a MIGOnly GPU (a GPU without MIG serves
+//     no nvidia.com/mig-<profile>, nor a claim of class mig.nvidia.com).
+//     A claim (Pod.Claim) fits only a node whose ResourceSlices publish
+//     its GPUs, an extended resource only a node that serves it (Serves).
 func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 	f := n.GPUFree[g]
-	if !n.Serves(p) || (p.Resource == ResourceGPU && n.MIGOnly.Has(g)) {
+	if !n.Serves(p) || (p.avoidsMIGOnly() && n.MIGOnly.Has(g)) {
 		return f, false
 	}
 	if n.MIGGPUs.Has(g) {
@@ -108,21 +113,64 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 	if p.MIGProfile != 0 {
 		return 0, f == MilliGPU && p.Resource != ResourceMIG
 	}
+	if p.Resource == ResourceMIG && !n.MIGOnly.Has(g) {
+		return f, false
+	}
 	return f - p.GPUMilli, f >= p.GPUMilli
 }
 
 // Serves reports whether the node serves the resource kind p asks for at
-// all (Pod.Resource): a Shared node only nvidia.com/gpu.shared, any
-// other node everything but it. A pod of ResourceAny fits every node.
+// all (Pod.Resource, Pod.Claim), as kube-scheduler sees it (Serving): a
+// claim only a node whose ResourceSlices publish GPUs (its
+// DynamicResources plugin); a pod of ResourceAny that asks by no claim
+// (a trace's) every node; an extended resource only a node that
+// advertises it (NodeResourcesFit): a DRA-only node none, or
+// nvidia.com/gpu where a DeviceClass maps it (ServedByDRAExtended); a
+// Shared node only nvidia.com/gpu.shared, any other node everything but
+// it.
 func (n *Node) Serves(p *Pod) bool {
-	return p.Resource == ResourceAny || n.Shared == (p.Resource == ResourceShared)
+	switch {
+	case p.Claim:
+		return n.Serving != ServedByDevicePlugin
+	case p.Resource == ResourceAny:
+		return true
+	case n.Serving == ServedByDRA:
+		return false
+	case n.Serving == ServedByDRAExtended:
+		return p.Resource == ResourceGPU
+	}
+	return n.Shared == (p.Resource == ResourceShared)
+}
+
+// avoidsMIGOnly reports whether p never fits a MIGOnly GPU: it asks for
+// nvidia.com/gpu, or by a claim of whole GPUs or a share (class
+// gpu.nvidia.com: a GPU in MIG mode publishes MIG devices only).
+func (p *Pod) avoidsMIGOnly() bool {
+	return p.Resource == ResourceGPU || (p.Claim && p.Resource != ResourceMIG)
 }
 
 // Uniform reports whether FreeAfter's rule for p on n is GPUMilli free on
-// every GPU: no MIG, no MIGOnly GPU, and n serves p's resource. Policies
-// take faster paths then.
+// every GPU: no MIG, no MIGOnly GPU, p no MIG device, and n serves p's
+// resource. Policies take faster paths then.
 func (n *Node) Uniform(p *Pod) bool {
-	return n.MIGGPUs == 0 && p.MIGProfile == 0 && (n.MIGOnly == 0 || p.Resource != ResourceGPU) && n.Serves(p)
+	return n.MIGGPUs == 0 && p.MIGProfile == 0 && p.Resource != ResourceMIG && (n.MIGOnly == 0 || !p.avoidsMIGOnly()) && n.Serves(p)
+}
+
+// ServesKind reports whether some GPU of n serves the resource kind p asks
+// for, whatever is allocated there (FreeAfter's rule less the free
+// share): n serves p's resource at all (Serves); a MIG device
+// (ResourceMIG) needs a MIG-enabled GPU (MIGGPUs, MIGOnly), nvidia.com/gpu
+// or a claim of whole GPUs or a share a GPU that is not MIGOnly.
+func (n *Node) ServesKind(p *Pod) bool {
+	switch {
+	case len(n.GPUFree) == 0 || !n.Serves(p):
+		return false
+	case p.Resource == ResourceMIG:
+		return n.MIGGPUs != 0 || n.MIGOnly != 0
+	case p.avoidsMIGOnly():
+		return n.MIGOnly.Count() < len(n.GPUFree)
+	}
+	return true
 }
 
 // fitsGPU reports whether p fits GPU g (FreeAfter).

@@ -38,6 +38,11 @@ type Node struct {
 	// replicas under nvidia.com/gpu.shared (the device plugin's
 	// renameByDefault): only ResourceShared and ResourceAny pods fit them.
 	Shared bool
+	// Serving is how the node serves its GPUs (GPUServing): by a device
+	// plugin's extended resources (the zero value: every node but a
+	// snapshot's DRA node), by DRA ResourceSlices, or both. Serves gives
+	// the rule.
+	Serving GPUServing
 	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
 	// node) are what Kubernetes' own filters read (NodeFilter); a pod
 	// without a Pod.Filter ignores them.

@@ -62,6 +62,13 @@ type Pod struct {
 	// device plugin serves it; ResourceAny (a trace's pod) fits any GPU by
 	// share. Node.FreeAfter gives the rule.
 	Resource ResourceKind
+	// Claim reports that the pod asks for its GPUs by DRA ResourceClaim
+	// (a class of driver gpu.nvidia.com; Resource is then ResourceGPU
+	// for whole GPUs, ResourceAny for a share, ResourceMIG for a MIG
+	// device) rather than by an extended resource: it fits only a node
+	// whose ResourceSlices publish its GPUs (Node.Serving), and a claim
+	// of whole GPUs or a share no GPU in MIG mode (Node.MIGOnly).
+	Claim bool
 	// Filter, when not nil, is what the pod asks of its node beyond
 	// resources (nodeName, nodeSelector, required node affinity,
 	// tolerations): Fits and Feasible refuse a node it refuses. A pod
@@ -105,6 +112,42 @@ func (k ResourceKind) Name() string {
 	return resource.GPU
 }
 
+// ResourceClaimed marks, in a trace.PodSpec's Resource only, a pod that
+// asks for its GPUs by DRA ResourceClaim (Pod.Claim); SplitClaim takes it
+// apart. A Pod's Resource never holds it (Validate).
+const ResourceClaimed ResourceKind = 1 << 7
+
+// SplitClaim returns the resource kind k holds and whether it is marked
+// ResourceClaimed.
+func (k ResourceKind) SplitClaim() (ResourceKind, bool) {
+	return k &^ ResourceClaimed, k&ResourceClaimed != 0
+}
+
+// GPUServing is how a node serves its GPUs to pods (Node.Serving), as
+// kube-scheduler sees them: a device plugin advertises them as extended
+// resources in the node's allocatable (NodeResourcesFit), or a DRA
+// driver publishes them in ResourceSlices (DynamicResources), or both.
+type GPUServing uint8
+
+const (
+	// ServedByDevicePlugin: extended resources only (nvidia.com/gpu,
+	// nvidia.com/mig-<profile>, nvidia.com/gpu.shared); a pod asking by
+	// ResourceClaim (Pod.Claim) never fits.
+	ServedByDevicePlugin GPUServing = iota
+	// ServedByDRA: ResourceSlices only: a pod fits by ResourceClaim, and
+	// no pod asking an extended resource does (no device plugin
+	// advertises one).
+	ServedByDRA
+	// ServedByDRAExtended: ServedByDRA, and a DeviceClass maps
+	// nvidia.com/gpu to its GPUs (spec.extendedResourceName, KEP-5004,
+	// GA in Kubernetes v1.37): a pod asking nvidia.com/gpu fits too, as
+	// kube-scheduler makes it a claim of that class.
+	ServedByDRAExtended
+	// ServedByBoth: a device plugin and ResourceSlices: every pod the
+	// device plugin serves, and a ResourceClaim.
+	ServedByBoth
+)
+
 // TotalGPUMilli returns the pod's whole GPU request in milli-GPU.
 func (p *Pod) TotalGPUMilli() int64 { return int64(p.NumGPU) * p.GPUMilli }
 
@@ -133,6 +176,8 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
 	case p.Resource > ResourceShared:
 		return fmt.Errorf("resource kind %d out of range", p.Resource)
+	case p.Claim && p.Resource == ResourceShared:
+		return fmt.Errorf("a claim of %s: a ResourceClaim asks for no time-sliced replica", p.Resource.Name())
 	case p.Resource == ResourceShared && p.NumGPU != 1, p.Resource == ResourceMIG && p.NumGPU != 1:
 		return fmt.Errorf("%s with num_gpu %d: a pod asks for one device", p.Resource.Name(), p.NumGPU)
 	case p.MIGProfile != 0 && p.NumGPU != 1:

@@ -311,6 +311,7 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 	} else {
 		b = append(b, 0)
 	}
+	b = append(b, byte(n.Serving))
 	for _, m := range n.MIG {
 		for k := range m.Free {
 			b = append(b, byte(m.Free[k]), byte(m.Held[k]))

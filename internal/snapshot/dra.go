@@ -130,6 +130,10 @@ type draTemplate struct {
 type draClass struct {
 	Spec struct {
 		Selectors []draSelector `json:"selectors"`
+		// ExtendedResourceName is the extended resource the class
+		// serves (KEP-5004): a pod asking it on a node no device plugin
+		// advertises it on gets a claim of this class.
+		ExtendedResourceName string `json:"extendedResourceName"`
 	} `json:"spec"`
 }
 
@@ -328,6 +332,19 @@ func (d *draObjects) classKind(name string) string {
 	return kind
 }
 
+// mapsGPU reports whether a DeviceClass of the snapshot maps the extended
+// resource nvidia.com/gpu (spec.extendedResourceName) to whole GPUs of
+// driver gpu.nvidia.com (classKind "gpu"): kube-scheduler then serves a
+// pod asking nvidia.com/gpu on a DRA node by a claim of that class.
+func (d *draObjects) mapsGPU() bool {
+	for name, c := range d.classes {
+		if c.Spec.ExtendedResourceName == resource.GPU && d.classKind(name) == apidra.TypeGPU {
+			return true
+		}
+	}
+	return false
+}
+
 // typeRE matches the type clause of a device class's selector
 // (device.attributes['gpu.nvidia.com'].type == 'gpu', either quote)
 // anywhere in it; a request's clauses are read one by one
@@ -523,7 +540,10 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 // applyDRA gives each node without device-plugin GPUs the GPUs driver
 // gpu.nvidia.com publishes for it (its slices), and each pod with claims
 // its GPU request from them: a pending pod's from its claims' requests (or
-// templates), a running pod's from the devices allocated to it. A GPU
+// templates), a running pod's from the devices allocated to it; a pod
+// whose containers ask for no GPU extended resource asks by its claims
+// (cluster.ResourceClaimed on its Resource). A node's NodeSpec.Serving
+// says how it serves its GPUs (setDRANodes). A GPU
 // tainted NoSchedule or NoExecute (unhealthy; internal/node/dra health) is
 // left out of its node unless a running pod holds it. refs are the pods'
 // claim references, in s.Pods' order.
@@ -549,22 +569,16 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 			}
 		}
 	}
-	index := map[string][]int{} // node: old GPU index -> new, -1 left out
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		dn := nodes[n.Name]
-		if dn == nil || len(dn.gpus) == 0 || n.GPUs > 0 || len(n.MIG) > 0 || n.Shared {
-			continue
-		}
-		idx, err := n.setDRA(file, dn, held[n.Name], &s.Warnings)
-		if err != nil {
-			return err
-		}
-		index[n.Name] = idx
+	index, err := s.setDRANodes(file, nodes, held, d.mapsGPU())
+	if err != nil {
+		return err
 	}
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		s.Warnings = append(s.Warnings, pods[i].warn...)
+		// A pod whose containers ask for no GPU extended resource asks by
+		// its claims (cluster.Pod.Claim).
+		claim := p.NumGPU == 0 && len(refs[i].claims) > 0
 		if p.NumGPU == 0 {
 			for _, w := range p.setDemand(pods[i].asks) {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
@@ -575,8 +589,42 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s", file, p.Line, w))
 			}
 		}
+		if claim && p.NumGPU > 0 {
+			p.Resource |= cluster.ResourceClaimed
+		}
 	}
 	return nil
+}
+
+// setDRANodes gives each node without device-plugin GPUs the GPUs its
+// slices publish (setDRA), served by DRA only (cluster.ServedByDRA, or
+// ServedByDRAExtended where a DeviceClass maps nvidia.com/gpu: mapsGPU);
+// a node with device-plugin GPUs whose slices publish GPUs too keeps its
+// device plugin's and serves claims (ServedByBoth). It returns each DRA
+// node's GPU renumbering (setDRA) by node name.
+func (s *Snapshot) setDRANodes(file string, nodes map[string]*draNode, held map[string]map[string]bool, mapsGPU bool) (map[string][]int, error) {
+	index := map[string][]int{} // node: old GPU index -> new, -1 left out
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		dn := nodes[n.Name]
+		if dn == nil || len(dn.gpus) == 0 {
+			continue
+		}
+		if n.GPUs > 0 || len(n.MIG) > 0 || n.Shared {
+			n.Serving = cluster.ServedByBoth
+			continue
+		}
+		idx, err := n.setDRA(file, dn, held[n.Name], &s.Warnings)
+		if err != nil {
+			return nil, err
+		}
+		n.Serving = cluster.ServedByDRA
+		if mapsGPU {
+			n.Serving = cluster.ServedByDRAExtended
+		}
+		index[n.Name] = idx
+	}
+	return index, nil
 }
 
 // setDRA sets node n's GPUs from dn, leaving out the tainted ones not

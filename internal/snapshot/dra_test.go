@@ -98,6 +98,12 @@ func TestSnapshotDRA(t *testing.T) {
 	if n.GPUs != 4 || n.Model != "A100-80GB" || !n.DRA || !n.DynamicMIG || !n.DRAShares || n.NoDynamicMIG || n.CPUMilli != 64000 || n.MemoryMiB != 512*1024 {
 		t.Errorf("node %+v; want 4 GPUs of A100-80GB, DRA, MIG on demand, shares, 64000 m, 524288 MiB", n)
 	}
+	// DRA only, and class gpu.nvidia.com maps nvidia.com/gpu
+	// (extendedResourceName): ext may take its GPUs.
+	if n.Serving != cluster.ServedByDRAExtended {
+		t.Errorf("node serving %d, want ServedByDRAExtended", n.Serving)
+	}
+	const claimed = cluster.ResourceClaimed
 	type want struct {
 		numGPU   int8
 		milli    int16
@@ -108,22 +114,24 @@ func TestSnapshotDRA(t *testing.T) {
 		start    int
 	}
 	wants := map[string]want{
-		"ml/train": {2, 1000, cluster.ResourceGPU, "[2 3]", "", "", -1},
-		"ml/infer": {1, 300, cluster.ResourceAny, "[1]", "", "", -1},
+		// A pod that asks by its claims is marked ResourceClaimed; ext and
+		// plain ask for the extended resource nvidia.com/gpu.
+		"ml/train": {2, 1000, cluster.ResourceGPU | claimed, "[2 3]", "", "", -1},
+		"ml/infer": {1, 300, cluster.ResourceAny | claimed, "[1]", "", "", -1},
 		// 1g: 1/7 of a GPU, rounded down.
-		"ml/mig": {1, 142, cluster.ResourceMIG, "[0]", "", "1g.10gb", 6},
+		"ml/mig": {1, 142, cluster.ResourceMIG | claimed, "[0]", "", "1g.10gb", 6},
 		"ml/ext": {1, 1000, cluster.ResourceGPU, "[]", "", "", -1},
 		// The extended resource's claim: its allocation, gpu-0.
 		"ml/plain": {1, 1000, cluster.ResourceGPU, "[0]", "", "", -1},
-		"ml/share": {1, 250, cluster.ResourceAny, "[]", "", "", -1},
+		"ml/share": {1, 250, cluster.ResourceAny | claimed, "[]", "", "", -1},
 		// 3g: 3000/7 = 428.
-		"ml/mig3": {1, 428, cluster.ResourceMIG, "[]", "", "", -1},
-		"ml/two":  {2, 1000, cluster.ResourceGPU, "[]", "A100-80GB", "", -1},
+		"ml/mig3": {1, 428, cluster.ResourceMIG | claimed, "[]", "", "", -1},
+		"ml/two":  {2, 1000, cluster.ResourceGPU | claimed, "[]", "A100-80GB", "", -1},
 		"ml/fpga": {0, 0, cluster.ResourceAny, "[]", "", "", -1},
 		// 40Gi of 80Gi: 500 thousandths, more than its 1 milliGPU.
-		"ml/memshare": {1, 500, cluster.ResourceAny, "[1]", "", "", -1},
+		"ml/memshare": {1, 500, cluster.ResourceAny | claimed, "[1]", "", "", -1},
 		// Pending, memory alone: its share depends on the GPU it gets.
-		"ml/memask": {1, 1000, cluster.ResourceGPU, "[]", "", "", -1},
+		"ml/memask": {1, 1000, cluster.ResourceGPU | claimed, "[]", "", "", -1},
 	}
 	for _, p := range s.Pods {
 		w, ok := wants[p.Name]
@@ -195,7 +203,8 @@ func FuzzReadSnapshotDRA(f *testing.F) {
 			gpus[n.Name] = n.GPUs
 		}
 		for _, p := range s.Pods {
-			c := cluster.Pod{NumGPU: int(p.NumGPU), GPUMilli: int64(p.GPUMilli), Resource: p.Resource}
+			kind, claim := p.Resource.SplitClaim()
+			c := cluster.Pod{NumGPU: int(p.NumGPU), GPUMilli: int64(p.GPUMilli), Resource: kind, Claim: claim}
 			if err := c.Validate(); err != nil || p.CPUMilli < 0 || p.MemoryMiB < 0 || p.MIGStart < -1 || p.MIGStart > 7 {
 				t.Fatalf("pod out of bounds (%v): %+v", err, p)
 			}
@@ -206,4 +215,48 @@ func FuzzReadSnapshotDRA(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSnapshotDRAServing: how each node serves its GPUs (NodeSpec.Serving),
+// worked out by hand from draSnapshot's node a100 (no nvidia.com/gpu, a
+// slice of GPUs) and a node t4 added with nvidia.com/gpu 2:
+//   - as listed, class gpu.nvidia.com maps nvidia.com/gpu: a100
+//     ServedByDRAExtended, t4 ServedByDevicePlugin;
+//   - without extendedResourceName: a100 ServedByDRA;
+//   - with it on mig.nvidia.com only (MIG devices, not whole GPUs): a100
+//     ServedByDRA still;
+//   - t4's name on the slice too (a device plugin and a DRA driver both):
+//     t4 ServedByBoth, with its device plugin's 2 GPUs.
+func TestSnapshotDRAServing(t *testing.T) {
+	const ext = `,"extendedResourceName":"nvidia.com/gpu"`
+	t4 := `{"kind":"Node","metadata":{"name":"t4","labels":{"nvidia.com/gpu.product":"Tesla-T4"}},"status":{"allocatable":{"cpu":"64","memory":"256Gi","nvidia.com/gpu":"2"}}},`
+	withT4 := strings.Replace(draSnapshot, `{"kind":"Node","metadata":{"name":"a100"}`, t4+`{"kind":"Node","metadata":{"name":"a100"}`, 1)
+	noExt := strings.Replace(withT4, ext, "", 1)
+	migExt := strings.Replace(noExt, `'mig'"}}]}`, `'mig'"}}]`+ext+`}`, 1)
+	both := strings.Replace(withT4, `"nodeName":"a100"`, `"nodeName":"t4"`, 1)
+	if noExt == withT4 || migExt == noExt || both == withT4 {
+		t.Fatal("a replacement left the List as it was")
+	}
+	for _, tc := range []struct {
+		name, list string
+		a100, t4   cluster.GPUServing
+	}{
+		{"listed", withT4, cluster.ServedByDRAExtended, cluster.ServedByDevicePlugin},
+		{"no extendedResourceName", noExt, cluster.ServedByDRA, cluster.ServedByDevicePlugin},
+		{"mig class maps it", migExt, cluster.ServedByDRA, cluster.ServedByDevicePlugin},
+		{"t4 publishes the slice", both, cluster.ServedByDevicePlugin, cluster.ServedByBoth},
+	} {
+		s, err := Read("dra.json", strings.NewReader(tc.list))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := map[string]cluster.GPUServing{}
+		gpus := map[string]int{}
+		for _, n := range s.Nodes {
+			got[n.Name], gpus[n.Name] = n.Serving, n.GPUs
+		}
+		if got["a100"] != tc.a100 || got["t4"] != tc.t4 || gpus["t4"] != 2 {
+			t.Errorf("%s: a100 %d, t4 %d with %d GPUs; want %d, %d with 2", tc.name, got["a100"], got["t4"], gpus["t4"], tc.a100, tc.t4)
+		}
+	}
 }

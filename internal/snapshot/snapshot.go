@@ -78,6 +78,9 @@ type Node struct {
 	// the model of their productName. DynamicMIG: some publish MIG
 	// placements with counters (MIG on demand; else trace.NodeSpec.NoDynamicMIG);
 	// DRAShares: some are shareable (allowMultipleAllocations).
+	// NodeSpec.Serving says whether it serves them by DRA only, and
+	// nvidia.com/gpu through a DeviceClass too (KEP-5004), or by both a
+	// device plugin and DRA.
 	DRA, DynamicMIG, DRAShares bool
 	// Plugin is how NVIDIA's device plugin serves the node's GPUs, as its
 	// labels say (gpu.ReadDevicePluginSetup). Renamed: it serves its
@@ -775,7 +778,7 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 		// MIG's share rule, rounded down, so that --sharing mig maps the
 		// share back to a profile of c slices (gpu.MIGShareMilli).
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
-		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a whole GPU", path, trace.Quote(name), k, p.GPUMilli, c))
+		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a MIG-enabled GPU (a GPU without MIG serves no MIG device)", path, trace.Quote(name), k, p.GPUMilli, c))
 	}
 	models, w := podModels(path, o)
 	warn = append(warn, w...)

@@ -70,6 +70,10 @@ type NodeSpec struct {
 	// makes exactly those GPUs of MIG on demand. 0: the simulator chooses
 	// (as fixed layouts would MIG-enable).
 	MIGModeGPUs uint64
+	// Serving is how a snapshot's node serves its GPUs (cluster.Node.Serving:
+	// device plugin, DRA ResourceSlices, or both); the zero value, a
+	// device plugin's, for every other node.
+	Serving cluster.GPUServing
 	// IgnoredModel is the model column of a node with 0 GPUs, which is
 	// ignored (Warnings names it).
 	IgnoredModel string
@@ -96,7 +100,9 @@ type PodSpec struct {
 	// is read in under 2 GB.
 	NumGPU int8
 	// Resource is the extended resource a snapshot's pod asks for
-	// (cluster.ResourceKind); a trace's pods are cluster.ResourceAny.
+	// (cluster.ResourceKind), marked cluster.ResourceClaimed when it asks
+	// by DRA ResourceClaim (cluster.Pod.Claim; Pod splits them); a
+	// trace's pods are cluster.ResourceAny.
 	Resource cluster.ResourceKind
 	GPUMilli int16
 	// Line is the row's line in the file (ReadPods refuses a row beyond

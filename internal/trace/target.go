@@ -18,7 +18,8 @@ func (s PodSpec) Pod(file string) (cluster.Pod, error) {
 	if err != nil {
 		return cluster.Pod{}, fmt.Errorf("%s:%d: column gpu_spec: %w", file, s.Line, err)
 	}
-	return cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: s.Resource, Filter: s.Filter}, nil
+	kind, claim := s.Resource.SplitClaim()
+	return cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: kind, Claim: claim, Filter: s.Filter}, nil
 }
 
 // BuiltinTargetPods is the number of pods of the built-in workload that

@@ -12,6 +12,7 @@ import (
 
 	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/snapshot"
@@ -120,9 +121,10 @@ func readSnapshot(o Options, stderr io.Writer) (*snapshotRun, engine.Input, erro
 // draWarnings warns of what a snapshot's DRA nodes (GPUs from
 // ResourceSlices) need to run as the cluster is: --gpu-api dra for
 // upstream's allocator's choice of GPU in a node, and --sharing mig for
-// the GPUs that publish MIG on demand.
+// the GPUs that publish MIG on demand; and that pods asking for
+// nvidia.com/gpu take no DRA-only node when no DeviceClass maps it.
 func draWarnings(o Options, s *snapshot.Snapshot, warn func(string, ...any)) {
-	dra, dynamic := 0, 0
+	dra, dynamic, unmapped := 0, 0, 0
 	for _, n := range s.Nodes {
 		if n.DRA {
 			dra++
@@ -130,6 +132,12 @@ func draWarnings(o Options, s *snapshot.Snapshot, warn func(string, ...any)) {
 				dynamic++
 			}
 		}
+		if n.Serving == cluster.ServedByDRA && n.GPUs > 0 {
+			unmapped++
+		}
+	}
+	if asking := gpuAsking(s.Pods); unmapped > 0 && asking > 0 {
+		warn("%s: %d nodes serve their GPUs by DRA only and no DeviceClass of the List maps %s (spec.extendedResourceName): the %d pods asking for %s fit none of them", o.SnapshotFile, unmapped, resource.GPU, asking, resource.GPU)
 	}
 	if dra > 0 && o.GPUAPI != placement.DRA.String() {
 		warn("%s: %d nodes serve their GPUs by DRA (ResourceSlices of %s): simulated with the policy's choice of GPU in a node; --gpu-api dra simulates upstream's allocator's", o.SnapshotFile, dra, apidra.DriverName)
@@ -137,6 +145,18 @@ func draWarnings(o Options, s *snapshot.Snapshot, warn func(string, ...any)) {
 	if dynamic > 0 && (o.GPUAPI != placement.DRA.String() || !strings.Contains(strings.ToLower(o.Sharing), "mig")) {
 		warn("%s: %d DRA nodes publish MIG placements (MIG on demand): simulated as whole GPUs that serve MIG claims as shares; --gpu-api dra --sharing mig simulates MIG on demand", o.SnapshotFile, dynamic)
 	}
+}
+
+// gpuAsking counts the pods that ask for the extended resource
+// nvidia.com/gpu (not by a claim) and have not ended.
+func gpuAsking(pods []snapshot.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Resource == cluster.ResourceGPU && (p.Pending() || p.Bound()) {
+			n++
+		}
+	}
+	return n
 }
 
 // snapshotOutcomes gathers where the runs placed each pod (each arrives

@@ -49,9 +49,9 @@ const draMIGSnapshot = `{"kind":"List","items":[
 // before) big fits nowhere, as the only 4g.40gb placement starts at 0
 // (142 + 571 allocated; gpu.MIGShareMilli rounds down). A node that
 // publishes no MIG placements (its GPUs not in MIG mode) stays whole: no
-// GPU of MIG on demand in the report's layouts (and big takes a whole GPU,
-// the simulator's rule for a MIG pod where no GPU is MIG-enabled;
-// docs/simulate.md, Limits), 2000 allocated.
+// GPU of MIG on demand in the report's layouts, and big, whose claim asks
+// for a MIG device, fits no GPU there (a GPU without MIG serves none:
+// failed no_resource); train's whole gpu-1 is the 1000 allocated.
 func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 	dir := t.TempDir()
 	for i, tc := range []struct {
@@ -59,7 +59,7 @@ func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 		noMIG     bool
 		placed    int
 		allocated int64
-	}{{"6", false, 1, 1285}, {"0", false, 0, 713}, {"6", true, 1, 2000}} {
+	}{{"6", false, 1, 1285}, {"0", false, 0, 713}, {"6", true, 0, 1000}} {
 		body := strings.ReplaceAll(draMIGSnapshot, "START", tc.start)
 		if tc.noMIG {
 			body = strings.ReplaceAll(body, `"type":{"string":"mig"}`, `"type":{"string":"none"}`)
@@ -86,6 +86,9 @@ func TestSnapshotDRAMIGOnDemand(t *testing.T) {
 		}
 		if l := rep.Sharing.MIGLayouts; (len(l) == 0) != tc.noMIG || (!tc.noMIG && l[0].Source != "on demand") {
 			t.Errorf("start %s, no MIG %v: layouts %+v", tc.start, tc.noMIG, l)
+		}
+		if tc.noMIG && rep.SnapshotPods[0].Reason != "no_resource" {
+			t.Errorf("no MIG: big failed %q, want no_resource", rep.SnapshotPods[0].Reason)
 		}
 		if tc.placed == 1 && (rep.SnapshotPods[0].Node != "a100" || len(rep.SnapshotPods[0].GPUs) != 1 || rep.SnapshotPods[0].GPUs[0] != 0) {
 			t.Errorf("start %s: big on %s GPUs %v, want a100 GPU 0", tc.start, rep.SnapshotPods[0].Node, rep.SnapshotPods[0].GPUs)

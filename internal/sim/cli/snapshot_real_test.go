@@ -117,9 +117,12 @@ func TestSnapshotTimeSlicedRenamed(t *testing.T) {
 
 // TestSnapshotResourceFit: nodes t4-0 (2 T4), a100-0 (2 MIG GPUs of
 // 3g.40gb + 3g.40gb, mixed strategy) and a100-1 (mixed: 6 whole GPUs and
-// 4 3g.40gb devices on the other 2 of 8). Under --sharing mig the 5 pods
-// of one nvidia.com/mig-3g.40gb take 5 of the A100s' 8 instances, none
-// the T4s (which serve no MIG device). In every mode a pod of 7
+// 4 3g.40gb devices on the other 2 of 8). The 5 pods of one
+// nvidia.com/mig-3g.40gb never take a T4 (a GPU without MIG serves no MIG
+// device), in any mode: under --sharing mig they take 5 of the A100s' 8
+// instances; under fractional 5 shares of ⌊3000/7⌋ = 428 milli-GPU on
+// the 4 MIG GPUs (2 fit on each: 856 ≤ 1000), all placed; under
+// exclusive a whole MIG GPU each, so 4 place. In every mode a pod of 7
 // nvidia.com/gpu fits nowhere (a100-1's 6 whole GPUs serve
 // nvidia.com/gpu, its MIG GPUs do not), and one of 6 takes a100-1's GPUs
 // 2..7 (the MIG-enabled GPUs are the first two).
@@ -145,14 +148,13 @@ func TestSnapshotResourceFit(t *testing.T) {
 				t.Errorf("%s: ns/six on %s GPUs %v, want a100-1 GPUs 2..7", sharing, p.Node, p.GPUs)
 			case strings.HasPrefix(p.Pod, "ns/m") && p.Node != "":
 				migPlaced++
-				if sharing == "mig" && !strings.HasPrefix(p.Node, "a100-") {
-					t.Errorf("mig: %s on %s, want an A100 instance", p.Pod, p.Node)
+				if !strings.HasPrefix(p.Node, "a100-") {
+					t.Errorf("%s: %s on %s, want an A100's MIG GPU", sharing, p.Pod, p.Node)
 				}
 			}
 		}
-		if sharing == "mig" && migPlaced != 5 {
-			// a100-0's 4 instances and a100-1's 4: all 5 place on A100s.
-			t.Errorf("mig: %d MIG pods placed, want 5", migPlaced)
+		if want := map[string]int{"mig": 5, "fractional": 5, "exclusive": 4}[sharing]; migPlaced != want {
+			t.Errorf("%s: %d MIG pods placed, want %d", sharing, migPlaced, want)
 		}
 	}
 }

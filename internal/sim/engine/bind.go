@@ -46,36 +46,16 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		index[w.template.Nodes[i].Name] = i
 	}
 	var warnings []string
-	// MIGOnly GPUs are the first that no running pod of whole GPUs holds
-	// (as the simulator's CLI lays out a snapshot's MIG GPUs): cleared
-	// while the pods are put in place, then chosen again.
-	migOnly := make([]int, len(w.template.Nodes))
-	wholeHeld := make([]cluster.GPUSet, len(w.template.Nodes))
-	for i := range w.template.Nodes {
-		migOnly[i] = w.template.Nodes[i].MIGOnly.Count()
-		w.template.Nodes[i].MIGOnly = 0
-	}
-	defer func() {
-		for i := range w.template.Nodes {
-			n := &w.template.Nodes[i]
-			if w.sharing.Mode == "mig" {
-				continue // MIGGPUs rule there
-			}
-			for g := 0; g < n.GPUs() && migOnly[i] > 0; g++ {
-				if !wholeHeld[i].Has(g) {
-					n.MIGOnly |= 1 << uint(g)
-					migOnly[i]--
-				}
-			}
-		}
-	}()
+	lay := w.newMIGOnlyLayout()
+	defer lay.after()
 	for _, b := range bound {
 		i, ok := index[b.Node]
 		if !ok {
 			return warnings, fmt.Errorf("%s: pod %s is bound to node %s, which the node list lacks", file, trace.Quote(b.Pod.Name), trace.Quote(b.Node))
 		}
 		n := &w.template.Nodes[i]
-		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli), Resource: b.Pod.Resource}
+		kind, claim := b.Pod.Resource.SplitClaim()
+		p := cluster.Pod{Name: b.Pod.Name, CPUMilli: b.Pod.CPUMilli, MemoryMiB: b.Pod.MemoryMiB, NumGPU: int(b.Pod.NumGPU), GPUMilli: int64(b.Pod.GPUMilli), Resource: kind, Claim: claim}
 		if err := p.Validate(); err != nil {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}
@@ -86,6 +66,7 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		} else if msg != "" {
 			warnings = append(warnings, file+":"+msg)
 		}
+		lay.during(i, &p)
 		gpus, msg := boundGPUs(file, n, &p, b)
 		if msg != "" {
 			warnings = append(warnings, msg)
@@ -98,9 +79,7 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		if err := n.Add(&p, gpus); err != nil { // p.Models is 0: it runs there already
 			return warnings, fmt.Errorf("%s: %w", file, err)
 		}
-		if !p.IsGPUShare() {
-			wholeHeld[i] |= gpus
-		}
+		lay.held(i, &p, gpus)
 		w.bound = true
 	}
 	return warnings, nil
@@ -188,4 +167,77 @@ func chooseGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 		return 0
 	}
 	return s
+}
+
+// migOnlyLayout is where Bind keeps a workload's MIGOnly GPUs while it
+// puts the running pods in place (nothing under mig: MIGGPUs rule there).
+// A DRA node's GPUs in MIG mode (trace.NodeSpec.MIGModeGPUs) stay where
+// they are (fixed); on any other node MIGOnly counts count[i] GPUs,
+// cleared while the pods are put in place and then laid out again: those
+// a running pod of a MIG device holds (migHeld), then the first that no
+// running pod of whole GPUs holds (wholeHeld), as the simulator's CLI lays
+// out a snapshot's MIG GPUs.
+type migOnlyLayout struct {
+	nodes                     []cluster.Node
+	mig                       bool // sharing mode mig
+	count                     []int
+	fixed, wholeHeld, migHeld []cluster.GPUSet
+}
+
+// newMIGOnlyLayout takes w's template's MIGOnly GPUs into a layout.
+func (w *Workload) newMIGOnlyLayout() *migOnlyLayout {
+	nodes := w.template.Nodes
+	l := &migOnlyLayout{nodes: nodes, mig: w.sharing.Mode == "mig", count: make([]int, len(nodes)),
+		fixed: make([]cluster.GPUSet, len(nodes)), wholeHeld: make([]cluster.GPUSet, len(nodes)), migHeld: make([]cluster.GPUSet, len(nodes))}
+	for i := range nodes {
+		l.count[i] = nodes[i].MIGOnly.Count()
+		if w.migMode != nil && nodes[i].MIG == nil && !l.mig {
+			l.fixed[i] = cluster.GPUSet(w.migMode[i])
+		}
+		nodes[i].MIGOnly = l.fixed[i]
+	}
+	return l
+}
+
+// during sets node i's MIGOnly GPUs for running pod p: its fixed ones,
+// or, for a pod of a MIG device by its share, any that no pod of whole
+// GPUs holds (it runs on a MIG-enabled GPU), else none.
+func (l *migOnlyLayout) during(i int, p *cluster.Pod) {
+	n := &l.nodes[i]
+	n.MIGOnly = l.fixed[i]
+	if l.fixed[i] == 0 && p.Resource == cluster.ResourceMIG && p.MIGProfile == 0 {
+		n.MIGOnly = ^l.wholeHeld[i]
+	}
+}
+
+// held notes that running pod p holds gpus of node i.
+func (l *migOnlyLayout) held(i int, p *cluster.Pod, gpus cluster.GPUSet) {
+	if !p.IsGPUShare() {
+		l.wholeHeld[i] |= gpus
+	}
+	if l.nodes[i].MIGOnly != 0 && l.fixed[i] == 0 {
+		l.migHeld[i] |= gpus
+	}
+}
+
+// after lays out every node's MIGOnly GPUs once the running pods are in
+// place: the fixed ones, or those running MIG pods hold, then the first
+// that no running pod of whole GPUs holds, count in all (or more where
+// more hold MIG pods).
+func (l *migOnlyLayout) after() {
+	for i := range l.nodes {
+		n := &l.nodes[i]
+		n.MIGOnly = l.fixed[i]
+		if l.mig || l.fixed[i] != 0 {
+			continue
+		}
+		n.MIGOnly = l.migHeld[i]
+		left := l.count[i] - l.migHeld[i].Count()
+		for g := 0; g < n.GPUs() && left > 0; g++ {
+			if !l.wholeHeld[i].Has(g) && !l.migHeld[i].Has(g) {
+				n.MIGOnly |= 1 << uint(g)
+				left--
+			}
+		}
+	}
 }

@@ -133,3 +133,42 @@ func TestBindGPUsWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestBindKeepsDRAMIGMode: a DRA node of 2 A100s whose GPU 1 is in MIG
+// mode (MIGModeGPUs 0b10) keeps that GPU MIGOnly through Bind, where it
+// is, not the first GPU no pod of whole GPUs holds (GPU 0, before): the
+// running 3g.40gb by its share (428 milli-GPU) takes GPU 1, and of two
+// pending pods of nvidia.com/gpu one fits, on GPU 0; a pending
+// 3g.40gb share fills GPU 1 beside the running one (856 of 1000).
+// Allocated: 1000 + 428 + 428 = 1856 milli-GPU, 1 pod failed.
+func TestBindKeepsDRAMIGMode(t *testing.T) {
+	nodes := []trace.NodeSpec{{Name: "n", CPUMilli: 64000, MemoryMiB: 1 << 18, GPUs: 2, Model: "A100-80GB", MIGModeGPUs: 0b10}}
+	pods := []trace.PodSpec{
+		{Name: "w0", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000, Resource: cluster.ResourceGPU},
+		{Name: "w1", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000, Resource: cluster.ResourceGPU},
+		{Name: "m", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 428, Resource: cluster.ResourceMIG},
+	}
+	w, err := Prepare("snap", nodes, "snap", pods, 0.95, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warn, err := w.Bind("snap", []Bound{{Node: "n", Pod: trace.PodSpec{Name: "run", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 428, Resource: cluster.ResourceMIG}}}); err != nil || len(warn) != 0 {
+		t.Fatalf("Bind: %v %q", err, warn)
+	}
+	if got := w.template.Nodes[0].MIGOnly; got != 0b10 {
+		t.Fatalf("MIGOnly %b after Bind, want 10", got)
+	}
+	rep, err := Run(context.Background(), w, Config{Mode: "fill", Policies: []string{"bestfit"}, Seeds: 1, Seed: 7, Once: true, TieBreak: placement.TieFirst, Placements: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.FailedPods != 1 || r.AllocatedGPUMilli != 1856 {
+		t.Errorf("%d failed, %d milli-GPU allocated; want 1, 1856", r.FailedPods, r.AllocatedGPUMilli)
+	}
+	for _, p := range r.Placements {
+		if p.Node != "" && (p.Pod == "m") != (p.GPUs == cluster.GPUSet(0b10)) {
+			t.Errorf("%s on GPUs %v", p.Pod, p.GPUs.Indices())
+		}
+	}
+}

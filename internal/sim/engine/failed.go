@@ -23,6 +23,12 @@ const (
 	ReasonNoModel = "no_model"
 	// ReasonNoGPUNodes: the pod requests GPUs and no node has any.
 	ReasonNoGPUNodes = "no_gpu_nodes"
+	// ReasonNoResource: the pod asks for its GPUs in a way no node of
+	// its GPU models serves, even empty (cluster.Node.ServesKind): a MIG
+	// device and no MIG-enabled GPU, a ResourceClaim and no node whose
+	// ResourceSlices publish devices of its class, nvidia.com/gpu and
+	// only DRA nodes with no DeviceClass that maps it.
+	ReasonNoResource = "no_resource"
 	// ReasonDeleted: replay only; the pod was still waiting at its trace
 	// deletion time and left the queue without starting.
 	ReasonDeleted = "deleted_waiting"
@@ -44,7 +50,8 @@ const (
 	// ClassTaint: a snapshot's pod kept off every node it fits and
 	// selects by a taint it does not tolerate or a cordon.
 	ClassTaint = "taint"
-	// ClassResourceKind: it asks for GPUs and no node has any.
+	// ClassResourceKind: it asks for GPUs and no node has any, or asks
+	// for them in a way no node serves (ReasonNoResource).
 	ClassResourceKind = "resource kind"
 	// ClassQuota: its team's quota never admitted it (--teams).
 	ClassQuota = "quota"
@@ -66,7 +73,7 @@ func FailureClass(reason string) string {
 		return ClassSelector
 	case ReasonTaint:
 		return ClassTaint
-	case ReasonNoGPUNodes:
+	case ReasonNoGPUNodes, ReasonNoResource:
 		return ClassResourceKind
 	case ReasonNoQuota, ReasonQuotaWait:
 		return ClassQuota

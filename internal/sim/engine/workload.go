@@ -119,7 +119,7 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
-		c.Nodes[i].Shared = n.Shared
+		c.Nodes[i].Shared, c.Nodes[i].Serving = n.Shared, n.Serving
 		c.Nodes[i].Labels, c.Nodes[i].Taints, c.Nodes[i].Unschedulable = n.Labels, n.Taints, n.Unschedulable
 		if n.MIG != nil && n.GPUs > 0 {
 			// The GPUs MIG-enabled in the cluster read (a snapshot's), or
@@ -133,6 +133,10 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 			if k == 64 {
 				c.Nodes[i].MIGOnly = ^cluster.GPUSet(0)
 			}
+		}
+		if n.MIG == nil && n.MIGModeGPUs != 0 {
+			// A DRA node's GPUs in MIG mode: they serve MIG claims only.
+			c.Nodes[i].MIGOnly = cluster.GPUSet(n.MIGModeGPUs)
 		}
 		if id := c.Nodes[i].ModelID; id >= 0 {
 			if _, ok := spelling[id]; !ok {
@@ -173,7 +177,7 @@ func (w *Workload) preparePods(nodesFile, podsFile string) error {
 		}
 		reason, why, ok := filterUnfit(c, &p)
 		if !ok {
-			reason, why = unfitReason(&p, &s, clusterModels, nodesFile)
+			reason, why = unfitReason(c, &p, &s, clusterModels, nodesFile)
 		}
 		w.unfit[i] = reason
 		w.unfitWhy[i] = why
@@ -222,20 +226,51 @@ func fitsSomeNode(c *cluster.Cluster, p cluster.Pod, seen map[cluster.Pod]bool) 
 	return ok
 }
 
-// unfitReason is why pod p of spec s fits no node of nodesFile: the
-// reason and, for the warning, the words.
-func unfitReason(p *cluster.Pod, s *trace.PodSpec, clusterModels cluster.ModelSet, nodesFile string) (reason, why string) {
+// unfitReason is why pod p of spec s fits no node of nodesFile (the empty
+// cluster c): the reason and, for the warning, the words.
+func unfitReason(c *cluster.Cluster, p *cluster.Pod, s *trace.PodSpec, clusterModels cluster.ModelSet, nodesFile string) (reason, why string) {
 	switch {
 	case p.NumGPU > 0 && clusterModels == 0:
 		return ReasonNoGPUNodes, "requests GPUs and no node of " + nodesFile + " has any"
 	case p.Models != 0 && p.Models&clusterModels == 0:
 		return ReasonNoModel, fmt.Sprintf("allows GPU models %s, none of which %s has", trace.Quote(s.GPUSpec), nodesFile)
+	case p.NumGPU > 0 && !servedKind(c, p):
+		return ReasonNoResource, resourceWhy(p, nodesFile)
 	}
 	why = "is larger than every node of " + nodesFile
 	if p.NumGPU > 0 && p.Models != 0 {
 		why += " with a GPU model it allows (" + trace.Quote(s.GPUSpec) + ")"
 	}
 	return ReasonTooLarge, why
+}
+
+// servedKind reports whether some node of c with a GPU model p allows
+// serves the resource kind p asks for (cluster.Node.ServesKind).
+func servedKind(c *cluster.Cluster, p *cluster.Pod) bool {
+	for j := range c.Nodes {
+		if n := &c.Nodes[j]; cluster.ModelAllowed(n, p) && n.ServesKind(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceWhy says, for the warning of ReasonNoResource, what pod p asks
+// for that no node of nodesFile serves.
+func resourceWhy(p *cluster.Pod, nodesFile string) string {
+	switch {
+	case p.Claim && p.Resource == cluster.ResourceMIG:
+		return "asks by ResourceClaim for a MIG device (class mig.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes one in its ResourceSlices (a GPU in MIG mode)"
+	case p.Claim:
+		return "asks for GPUs by ResourceClaim (class gpu.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes GPUs not in MIG mode in its ResourceSlices"
+	case p.Resource == cluster.ResourceGPU:
+		return "asks for nvidia.com/gpu and no node of " + nodesFile + " with a GPU model it allows serves it (a device plugin, or DRA through a DeviceClass's extendedResourceName)"
+	case p.Resource == cluster.ResourceMIG:
+		return "asks for a MIG device (nvidia.com/mig-<profile>) and no node of " + nodesFile + " with a GPU model it allows has a MIG-enabled GPU"
+	case p.Resource == cluster.ResourceShared:
+		return "asks for nvidia.com/gpu.shared and no node of " + nodesFile + " with a GPU model it allows serves time-sliced replicas"
+	}
+	return "asks for " + p.Resource.Name() + " and no node of " + nodesFile + " with a GPU model it allows serves it"
 }
 
 // absentModels are the models that gpu_spec names and no node has: pods,

@@ -21,6 +21,7 @@ var reasons = map[string]string{
 	engine.ReasonTooLarge:   "larger than every node",
 	engine.ReasonNoModel:    "no node of its GPU models",
 	engine.ReasonNoGPUNodes: "no node has GPUs",
+	engine.ReasonNoResource: "no node serves its GPU resource",
 	engine.ReasonDeleted:    "deleted while waiting",
 }
 

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
@@ -144,11 +145,15 @@ func (s *search) plateau(k int) bool {
 	return noBetter(v[k], v[k/2]) && noBetter(v[k/2], v[k/4])
 }
 
-// TypeName names a node type: "H100-80GB x8 (96 CPU, 1,024 GiB)".
+// TypeName names a node type: "H100-80GB x8 (96 CPU, 1,024 GiB)", or
+// "H100-80GB x8 DRA (...)" for a node that serves its GPUs by DRA
+// (NodeSpec.Serving).
 func TypeName(s trace.NodeSpec) string {
 	name := s.Model + " x" + strconv.Itoa(s.GPUs)
 	if s.GPUs == 0 {
 		name = "CPU-only"
+	} else if s.Serving != cluster.ServedByDevicePlugin {
+		name += " DRA"
 	}
 	return name + " (" + strconv.FormatFloat(float64(s.CPUMilli)/1000, 'f', -1, 64) + " CPU, " +
 		strconv.FormatFloat(math.Round(float64(s.MemoryMiB)/1024*10)/10, 'f', -1, 64) + " GiB)"

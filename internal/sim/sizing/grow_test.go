@@ -37,6 +37,14 @@ func TestGrowable(t *testing.T) {
 	if n := TypeName(l[0]); n != "V100M32 x8 (96 CPU, 512 GiB)" {
 		t.Errorf("TypeName(a0) = %q", n)
 	}
+	// c0 served by DRA (a snapshot's DRA-only node) is a type of its own
+	// beside a device-plugin c0 of the same shape: Grow copies a DRA node.
+	d := l[8]
+	d.Name, d.Serving = "d0", cluster.ServedByDRA
+	got, _ = Growable(append(slices.Clone(l), d), nil)
+	if len(got) != 3 || got[2].Name != "d0" || TypeName(got[2]) != "t4 x2 DRA (104 CPU, 512 GiB)" {
+		t.Errorf("Growable with a DRA T4 node = %v, want a0, c0, d0 (t4 x2 DRA)", got)
+	}
 }
 
 // share is the share of pods placed with added nodes when need nodes

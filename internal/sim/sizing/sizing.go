@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -157,12 +158,13 @@ func types(list []trace.NodeSpec) [][]trace.NodeSpec {
 		cpu, mem int64
 		gpus     int
 		model    string
-		mig      string // the MIG layout of each GPU and how many GPUs have it (NodeSpec.MIG, MIGGPUs)
+		mig      string             // the MIG layout of each GPU and how many GPUs have it (NodeSpec.MIG, MIGGPUs)
+		serving  cluster.GPUServing // a DRA node is a type of its own (NodeSpec.Serving)
 	}
 	var types [][]trace.NodeSpec
 	index := map[key]int{}
 	for _, s := range list {
-		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs)}
+		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs), s.Serving}
 		if s.GPUs == 0 {
 			k.model = ""
 		}
