@@ -502,11 +502,16 @@ func (n *Node) readResources(path, rpath string, res map[string]string, labels m
 	}
 	n.CPUMilli, n.MemoryMiB = cpu, trace.FloorMiB(mem)
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
+		// gpu-feature-discovery writes "0" where no sharing applies: a
+		// node whose GPUs are all MIG-enabled (mixed strategy), or
+		// "-MIG-INVALID" (its internal/lm/resource.go replicasLabel,
+		// mig-strategy.go newInvalidMigStrategyLabeler): one device per
+		// device, as "1".
 		v, err := strconv.Atoi(r)
-		if err != nil || v < 1 {
-			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 1", path, field(resource.LabelGPUReplicas), trace.Quote(r))
+		if err != nil || v < 0 {
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 0", path, field(resource.LabelGPUReplicas), trace.Quote(r))
 		}
-		n.Replicas = v
+		n.Replicas = max(v, 1)
 	}
 	if whole, _, err = quantity(rpath, res, resource.GPU, false); err != nil {
 		return 0, 0, err
