@@ -113,8 +113,12 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 
 // Serves reports whether the node serves the resource kind p asks for at
 // all (Pod.Resource): a Shared node only nvidia.com/gpu.shared, any
-// other node everything but it. A pod of ResourceAny fits every node.
+// other node everything but it, and a MIGAsGPU node no MIG device. A pod
+// of ResourceAny fits every node.
 func (n *Node) Serves(p *Pod) bool {
+	if n.MIGAsGPU && p.Resource == ResourceMIG {
+		return false
+	}
 	return p.Resource == ResourceAny || n.Shared == (p.Resource == ResourceShared)
 }
 

@@ -38,6 +38,11 @@ type Node struct {
 	// replicas under nvidia.com/gpu.shared (the device plugin's
 	// renameByDefault): only ResourceShared and ResourceAny pods fit them.
 	Shared bool
+	// MIGAsGPU reports that the node's device plugin serves its MIG
+	// instances as nvidia.com/gpu (NVIDIA's single MIG strategy) and no
+	// nvidia.com/mig-<profile>: a pod asking for a MIG device
+	// (ResourceMIG) fits none of its GPUs.
+	MIGAsGPU bool
 	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
 	// node) are what Kubernetes' own filters read (NodeFilter); a pod
 	// without a Pod.Filter ignores them.

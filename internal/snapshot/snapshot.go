@@ -582,6 +582,9 @@ func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int
 		// mig-parted's all-<profile> configs.
 		model := gpu.ModelOfProduct(base)
 		n.MIG = map[string]int64{resource.MIGPrefix + profile: gpus}
+		// Served as nvidia.com/gpu only: a pod asking for
+		// nvidia.com/mig-<profile> fits none of them.
+		n.MIGAsGPU = true
 		if per, ok := gpu.MIGFullCount(model, profile); ok {
 			devices := gpus
 			gpus = (devices + int64(per) - 1) / int64(per)
