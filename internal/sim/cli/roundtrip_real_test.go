@@ -238,10 +238,6 @@ var rtKnown = map[string]string{
 	// MPS replica (default naming) or a single-strategy MIG instance.
 	"w2-infer": "nvidia.com/gpu pending pods never placed on replicas or single-strategy MIG instances",
 	"w2-nbh":   "nvidia.com/gpu pending pods never placed on replicas or single-strategy MIG instances",
-	// The reader gives a single-strategy node nvidia.com/mig-1g.10gb
-	// devices, so --sharing mig places a pending nvidia.com/mig-1g.10gb
-	// pod on it; its device plugin serves only nvidia.com/gpu there.
-	"w2-nb": "nvidia.com/mig-<profile> pods placed on single-strategy MIG nodes, which serve only nvidia.com/gpu",
 }
 
 // rtGroup is a second-wave pod's group: its name without the trailing
