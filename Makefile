@@ -19,7 +19,7 @@ LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 # checks that the cgo packages compile without a word.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build gpuplane cost node-agent scheduler webhook test bench fuzz cold-build cgo-warnings controlplane cluster cluster-down cluster-restart cluster-status
+.PHONY: build gpuplane cost node-agent scheduler webhook test bench fuzz cold-build cgo-warnings controlplane roundtrip cluster cluster-down cluster-restart cluster-status
 # Every binary under cmd/ into bin/: gpuplane (offline tools), gpuplane-cost
 # (which gpuplane cost runs), and one per in-cluster role
 # (gpuplane-node-agent, gpuplane-scheduler, gpuplane-webhook). The
@@ -98,6 +98,14 @@ fuzz:
 # (about 15 minutes cold, then cached; docs/cluster.md).
 controlplane:
 	hack/build-controlplane.sh
+
+# Issue 32's round trip: GPU Operator nodes on a real control plane, a
+# workload kube-scheduler's default profile places, `kubectl get
+# nodes,pods -A -o json` read back by simulate --snapshot; prints the
+# agreement table of docs/simulate-validation.md (about a minute).
+roundtrip:
+	hack/build-controlplane.sh
+	$(GO) test ./internal/sim/cli/ -run '^TestRoundTripRealControlPlane$$' -count=1 -v
 
 # A local control plane with fake GPU nodes (NODES: an openb node CSV or a
 # cluster YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the

@@ -134,6 +134,8 @@ func (n *Node) Serves(p *Pod) bool {
 		return n.Serving != ServedByDevicePlugin
 	case p.Resource == ResourceAny:
 		return true
+	case n.MIGAsGPU && p.Resource == ResourceMIG:
+		return false
 	case n.Serving == ServedByDRA:
 		return false
 	case n.Serving == ServedByDRAExtended:

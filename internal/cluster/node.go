@@ -43,6 +43,11 @@ type Node struct {
 	// snapshot's DRA node), by DRA ResourceSlices, or both. Serves gives
 	// the rule.
 	Serving GPUServing
+	// MIGAsGPU reports that the node's device plugin serves its MIG
+	// instances as nvidia.com/gpu (NVIDIA's single MIG strategy) and no
+	// nvidia.com/mig-<profile>: a pod asking for a MIG device
+	// (ResourceMIG) fits none of its GPUs.
+	MIGAsGPU bool
 	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
 	// node) are what Kubernetes' own filters read (NodeFilter); a pod
 	// without a Pod.Filter ignores them.

@@ -306,11 +306,14 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(n.MIGGPUs))
 	b = binary.AppendUvarint(b, uint64(n.MIGOnly))
+	var serves byte
 	if n.Shared {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
+		serves |= 1
 	}
+	if n.MIGAsGPU {
+		serves |= 2
+	}
+	b = append(b, serves)
 	b = append(b, byte(n.Serving))
 	for _, m := range n.MIG {
 		for k := range m.Free {

@@ -33,8 +33,9 @@ func (n *Node) readSharing(labels map[string]string, whole, milli int64) {
 // it on its node: on a Shared node, its nvidia.com/gpu (default naming)
 // or nvidia.com/gpu.shared devices are replicas, k of them k/Replicas of
 // one GPU (a ResourceShared pod); under the single MIG strategy its one
-// nvidia.com/gpu device is one MIG instance of the node's profile (a
-// ResourceMIG pod, as if it asked for nvidia.com/mig-<profile>). Pending
+// nvidia.com/gpu device is one MIG instance of the node's profile (the
+// share of one, as if it asked for nvidia.com/mig-<profile>, of
+// ResourceAny: the node serves no MIG device, cluster.Node.MIGAsGPU). Pending
 // pods keep what they ask for; warnings say what is not modelled.
 func (s *Snapshot) servedRequests(file string) {
 	nodes := map[string]*Node{}
@@ -84,7 +85,9 @@ func servedMIG(file string, p *Pod, n *Node) []string {
 	if c == 0 {
 		return nil
 	}
-	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
+	// ResourceAny, not ResourceMIG: n serves no nvidia.com/mig-<profile>
+	// (cluster.Node.MIGAsGPU), and p runs there already.
+	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceAny
 	if k <= 1 {
 		return nil
 	}

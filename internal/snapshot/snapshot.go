@@ -505,9 +505,14 @@ func (n *Node) readResources(path, rpath string, res map[string]string, labels m
 	}
 	n.CPUMilli, n.MemoryMiB = cpu, trace.FloorMiB(mem)
 	if r, ok := labels[resource.LabelGPUReplicas]; ok {
+		// gpu-feature-discovery writes "0" where no sharing applies: a
+		// node whose GPUs are all MIG-enabled (mixed strategy), or
+		// "-MIG-INVALID" (its internal/lm/resource.go replicasLabel,
+		// mig-strategy.go newInvalidMigStrategyLabeler): one device per
+		// device, as "1".
 		v, err := strconv.Atoi(r)
 		if err != nil || v < 0 {
-			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count", path, field(resource.LabelGPUReplicas), trace.Quote(r))
+			return 0, 0, fmt.Errorf("%s.metadata.labels%s: %s is not a count of at least 0", path, field(resource.LabelGPUReplicas), trace.Quote(r))
 		}
 		// 0 is no replicas: gpu-feature-discovery labels MIG-enabled GPUs
 		// without sharing, replicas 0 (github.com/NVIDIA/k8s-device-plugin
@@ -586,6 +591,9 @@ func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int
 		// mig-parted's all-<profile> configs.
 		model := gpu.ModelOfProduct(base)
 		n.MIG = map[string]int64{resource.MIGPrefix + profile: gpus}
+		// Served as nvidia.com/gpu only: a pod asking for
+		// nvidia.com/mig-<profile> fits none of them.
+		n.MIGAsGPU = true
 		if per, ok := gpu.MIGFullCount(model, profile); ok {
 			devices := gpus
 			gpus = (devices + int64(per) - 1) / int64(per)

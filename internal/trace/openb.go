@@ -51,6 +51,10 @@ type NodeSpec struct {
 	// Shared reports that the node serves its GPUs as time-sliced
 	// replicas under nvidia.com/gpu.shared (a snapshot's; cluster.Node.Shared).
 	Shared bool
+	// MIGAsGPU reports that the node serves its MIG instances as
+	// nvidia.com/gpu, NVIDIA's single MIG strategy (a snapshot's;
+	// cluster.Node.MIGAsGPU).
+	MIGAsGPU bool
 	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
 	// uses it.
