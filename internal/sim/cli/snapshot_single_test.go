@@ -46,8 +46,3 @@ func TestSnapshotSingleServesNoMIGDevice(t *testing.T) {
 		}
 	}
 }
-
-// runningItem is pod name running on node with the given requests.
-func runningItem(name, node, requests string) string {
-	return strings.Replace(strings.Replace(podItem(name, requests), `"spec":{`, `"spec":{"nodeName":"`+node+`",`, 1), `"phase":"Pending"`, `"phase":"Running"`, 1)
-}
