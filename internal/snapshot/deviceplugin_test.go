@@ -92,13 +92,15 @@ func TestServedRequests(t *testing.T) {
 	// ts: a replica is 1000 / 4 = 250 milli-GPU, k of them k x 250 of one
 	// GPU, at most 1000 (5 x 250 = 1250 -> 1000). mps: 2 x 250. single,
 	// single-ts: one 1g.10gb instance, 1 of 7 slices, 142 milli-GPU
-	// (gpu.MIGShareMilli), however many devices. single-renamed: a
+	// (gpu.MIGShareMilli), however many devices, a share of kind
+	// ResourceAny: the node serves no nvidia.com/mig-<profile>
+	// (cluster.Node.MIGAsGPU) and the pod runs there. single-renamed: a
 	// replica of a (whole, as read) GPU, 1000 / 2. mixed-ts and t4: whole
 	// GPUs; pending: as asked.
 	want := map[string]req{
 		"ns/ts1": {1, 250, cluster.ResourceShared}, "ns/ts3": {1, 750, cluster.ResourceShared}, "ns/ts5": {1, 1000, cluster.ResourceShared},
 		"ns/mps2": {1, 500, cluster.ResourceShared},
-		"ns/s1":   {1, 142, cluster.ResourceMIG}, "ns/s2": {1, 142, cluster.ResourceMIG}, "ns/sts1": {1, 142, cluster.ResourceMIG},
+		"ns/s1":   {1, 142, cluster.ResourceAny}, "ns/s2": {1, 142, cluster.ResourceAny}, "ns/sts1": {1, 142, cluster.ResourceAny},
 		"ns/sr1": {1, 500, cluster.ResourceShared},
 		"ns/mx1": {1, 1000, cluster.ResourceGPU}, "ns/t41": {1, 1000, cluster.ResourceGPU}, "ns/pending": {1, 1000, cluster.ResourceGPU},
 	}

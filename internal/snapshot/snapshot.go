@@ -306,6 +306,11 @@ func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
 		rd.s.Nodes = append(rd.s.Nodes, n)
 	case "Pod":
 		p, warn, err := readPod(path, line, &o)
+		var nm notModelled
+		if errors.As(err, &nm) {
+			rd.s.Warnings = append(rd.s.Warnings, file+": "+nm.what+": left out of the simulation (a running one's devices are simulated as free)")
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -739,6 +744,13 @@ func podRequests(path string, o *kubeObject) (map[string]int64, error) {
 	return resource.PodRequests(view), nil
 }
 
+// notModelled is readPod's answer for a valid pod whose GPU request the
+// simulator does not model (several MIG devices or replicas, or those
+// with another GPU request): Read leaves the pod out, with a warning.
+type notModelled struct{ what string }
+
+func (e notModelled) Error() string { return e.what }
+
 func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 	name := o.Metadata.Namespace + "/" + o.Metadata.Name
 	p := Pod{PodSpec: trace.PodSpec{Name: name, Phase: o.Status.Phase, Line: int32(item), Creation: math.NaN(), Deletion: math.NaN(), Scheduled: math.NaN()}, NodeName: o.Spec.NodeName, MIGStart: -1}
@@ -769,7 +781,7 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 		// One replica of a time-sliced GPU: 1000 / the nodes' replicas
 		// milli-GPU, set by Read once the nodes are read.
 		if v != 1 || p.NumGPU > 0 {
-			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one replica, and no other GPU request, is what the simulator reads", path, sharedGPU, v)
+			return p, nil, notModelled{fmt.Sprintf("%s.spec.containers: pod %s asks for %s %d: one replica, and no other GPU request, is what the simulator models", path, trace.Quote(name), sharedGPU, v)}
 		}
 		p.NumGPU, p.GPUMilli, p.Resource = 1, cluster.MilliGPU, cluster.ResourceShared
 	}
@@ -781,7 +793,7 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 		profile := strings.TrimPrefix(k, resource.MIGPrefix)
 		c := migSlices(profile)
 		if c == 0 || v != 1 || p.NumGPU > 0 || req[sharedGPU] > 0 {
-			return p, nil, fmt.Errorf("%s.spec.containers: %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator reads", path, k, v)
+			return p, nil, notModelled{fmt.Sprintf("%s.spec.containers: pod %s asks for %s %d: one MIG device of a profile <1..7>g.*, and no other GPU request, is what the simulator models", path, trace.Quote(name), k, v)}
 		}
 		// MIG's share rule, rounded down, so that --sharing mig maps the
 		// share back to a profile of c slices (gpu.MIGShareMilli).
