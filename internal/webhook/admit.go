@@ -225,6 +225,9 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 	for _, t := range s.Tolerations {
 		p.Tolerations = append(p.Tolerations, policy.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})
 	}
+	for _, c := range s.ResourceClaims {
+		p.Claims = append(p.Claims, policy.Claim{Name: c.Name, ClaimName: deref(c.ResourceClaimName), TemplateName: deref(c.ResourceClaimTemplateName)})
+	}
 	add := func(c *corev1.Container, init bool) {
 		res := map[string]int64{}
 		for n, q := range c.Resources.Requests {
@@ -243,4 +246,11 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 		add(&s.Containers[i], false)
 	}
 	return p
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

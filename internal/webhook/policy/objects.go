@@ -97,6 +97,7 @@ type podSpec struct {
 		} `yaml:"nodeAffinity"`
 	} `yaml:"affinity"`
 	Tolerations    []Toleration `yaml:"tolerations"`
+	ResourceClaims []Claim      `yaml:"resourceClaims"`
 	InitContainers []container  `yaml:"initContainers"`
 	Containers     []container  `yaml:"containers"`
 }
@@ -281,7 +282,7 @@ func (r *objectReader) addTemplate(m manifest, replica string, tpl *template, ra
 
 func (t *template) pod(file string, line int) (*Pod, error) {
 	s := &t.Spec
-	p := &Pod{Name: t.Metadata.Name, Labels: t.Metadata.Labels, SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector, Tolerations: s.Tolerations}
+	p := &Pod{Name: t.Metadata.Name, Labels: t.Metadata.Labels, SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, Claims: s.ResourceClaims}
 	for _, o := range t.Metadata.OwnerReferences {
 		p.Owners = append(p.Owners, o.Kind)
 	}

@@ -29,7 +29,26 @@ type Pod struct {
 	Tolerations   []Toleration
 	// Containers are the init containers, then the containers.
 	Containers []Container
+	// Claims are the pod's resource claims (spec.resourceClaims), in
+	// order.
+	Claims []Claim
 }
+
+// Claim is one entry of a pod's spec.resourceClaims: its name in the pod
+// and the ResourceClaim (ClaimName) or ResourceClaimTemplate
+// (TemplateName) it names.
+type Claim struct {
+	Name         string `yaml:"name"`
+	ClaimName    string `yaml:"resourceClaimName"`
+	TemplateName string `yaml:"resourceClaimTemplateName"`
+}
+
+// ClaimsDevices reports whether the pod has a resource claim. Every entry
+// of spec.resourceClaims is allocated to the pod, whether or not a
+// container names it (the scheduler's DynamicResources plugin allocates
+// each before the pod is bound), so a pod with one holds devices on its
+// node.
+func (p *Pod) ClaimsDevices() bool { return len(p.Claims) > 0 }
 
 // Container is one container's name and extended-resource counts.
 type Container struct {
@@ -213,14 +232,17 @@ func allowed(patterns []string, r string) bool {
 // pod a DaemonSet owns, or a DaemonSet's template, may tolerate the GPU
 // taint without asking for a GPU: one pod per node, a node's device
 // plugin, exporter or log agent, it takes no GPU node's room from GPU
-// pods as a Deployment's pods would.
+// pods as a Deployment's pods would. Nor is a pod with a resource claim
+// (ClaimsDevices) refused for tolerating the taint: it asks for devices
+// through DRA, as NVIDIA's DRA driver's examples do with that toleration
+// (k8s-dra-driver-gpu demo/specs/quickstart).
 func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	if pol.Excluded(ns.Name) {
 		return nil
 	}
 	var vs []Violation
 	if !p.GPUPod() {
-		if pol.toleratesGPU(p) && !p.DaemonSetPod() {
+		if pol.toleratesGPU(p) && !p.DaemonSetPod() && !p.ClaimsDevices() {
 			vs = append(vs, Violation{Rule: RuleTaintSquatter, Message: fmt.Sprintf(
 				"the pod asks for no GPU but tolerates the GPU nodes' taint %s:%s and would take room on a GPU node; remove that toleration or ask for a GPU",
 				pol.GPUTaint.Key, pol.GPUTaint.Effect)})

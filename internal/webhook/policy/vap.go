@@ -100,6 +100,11 @@ func LogicVariables() []Variable {
 		// Per container: the GPU resources it asks for (count > 0), sorted.
 		{"gpuNames", `variables.containers.transformList(i, c, (variables.gpuLimits[i].filter(r, variables.gpuLimits[i][r] > 0) + variables.gpuRequests[i].filter(r, variables.gpuRequests[i][r] > 0)).sort())`},
 		{"gpuPod", `variables.gpuNames.exists(n, size(n) > 0)`},
+		// Pod.ClaimsDevices: any entry of spec.resourceClaims. The
+		// policy cannot read the claims and templates they name (a
+		// ValidatingAdmissionPolicy reads no other object but its
+		// paramRef's), so it cannot tell their devices.
+		{"claimPod", `size(object.spec.?resourceClaims.orValue([])) > 0`},
 		// Per container: its GPU count (Container.gpus).
 		{"gpuCounts", `variables.containers.transformList(i, c, variables.gpuLimits[i].transformList(r, n, n > 0, ` + celGPUCount("r", "n") + `).sum() + variables.gpuRequests[i].transformList(r, n, n > 0, ` + celGPUCount("r", "n") + `).sum())`},
 		{"sidecar", `variables.containers.transformList(i, c, i < variables.initCount && c.?restartPolicy.orValue('') == 'Always')`},
@@ -162,7 +167,7 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        `variables.gpuPod || !variables.toleratesGPU || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`,
+			Expression:        `variables.gpuPod || variables.claimPod || !variables.toleratesGPU || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`,
 			Message:           "gpuplane GPU policy: gpu-taint-toleration: a pod that asks for no GPU tolerates the GPU taint",
 			MessageExpression: `variables.refuses + "gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint " + variables.taintKey + ':' + variables.taintEffect + ' and would take room on a GPU node; remove that toleration or ask for a GPU'`,
 			Reason:            "Forbidden",
