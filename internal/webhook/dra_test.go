@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
@@ -31,6 +34,51 @@ func draHandler(t *testing.T) *Handler {
 		t.Fatal(err)
 	}
 	return NewHandler(pol, nil)
+}
+
+// docs returns the documents of a manifest file of draDir, as JSON, with
+// their kinds.
+func docs(t *testing.T, file string) (kinds []string, objs [][]byte) {
+	t.Helper()
+	data, err := os.ReadFile(draDir + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(js, &head); err != nil {
+			t.Fatal(err)
+		}
+		kinds, objs = append(kinds, head.Kind), append(objs, js)
+	}
+	return kinds, objs
+}
+
+// claimsOf returns ReadClaims of a fake API server that holds the
+// ResourceClaimTemplates of manifest files of draDir.
+func claimsOf(t *testing.T, files ...string) ClaimSpecs {
+	t.Helper()
+	var objs []runtime.Object
+	for _, f := range files {
+		kinds, docs := docs(t, f)
+		for i, k := range kinds {
+			if k != "ResourceClaimTemplate" {
+				continue
+			}
+			var tpl resourcev1.ResourceClaimTemplate
+			if err := json.Unmarshal(docs[i], &tpl); err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs, &tpl)
+		}
+	}
+	return ReadClaims(fake.NewClientset(objs...))
 }
 
 // podReview is the AdmissionReview of creating the Pod of a manifest file
@@ -97,5 +145,51 @@ func TestValidateDRATaint(t *testing.T) {
 	want := "gpuplane GPU policy refuses pod gpu-test1/squatter: gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule"
 	if r.Allowed || r.Result == nil || r.Result.Code != 403 || !strings.HasPrefix(r.Result.Message, want) {
 		t.Errorf("squatter: %+v, want refusal %q", r.Result, want)
+	}
+}
+
+// TestValidateDRAMaxGPUs: issue 34's case through the webhook, which GETs
+// the pod's ResourceClaimTemplate (here from a fake API server holding
+// policy/testdata/dra/ml-train.yaml's): team ml-train allows 8 GPUs a
+// pod; train-16 claims 16 (count 16) and is refused with the message
+// policy check gives (TestCheckDRAMaxGPUs); train-8 is admitted and
+// mutated as any GPU pod of the team (the team label). Without its
+// template the pod is admitted with a warning naming the claim.
+func TestValidateDRAMaxGPUs(t *testing.T) {
+	h := draHandler(t)
+	h.Claims = claimsOf(t, "ml-train.yaml", "gpu-test1.yaml")
+	_, objs := docs(t, "ml-train.yaml")
+	review := func(pod []byte) []byte {
+		var p struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		json.Unmarshal(pod, &p)
+		rv := admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{UID: "d7a0c1e2-0000-4000-8000-000000000016", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+				Name: p.Metadata.Name, Namespace: p.Metadata.Namespace, Operation: admissionv1.Create},
+		}
+		rv.Request.Object.Raw = pod
+		b, _ := json.Marshal(&rv)
+		return b
+	}
+	r := answer(t, h, "/validate", review(objs[2]))
+	want := "gpuplane GPU policy refuses pod ml-train/train-16: max-gpus-per-pod: the pod asks for 16 GPUs, team ml-train allows at most 8 per pod; ask for fewer or split the work"
+	if r.Allowed || r.Result == nil || r.Result.Code != 403 || r.Result.Message != want {
+		t.Errorf("train-16: %+v, want refusal %q", r.Result, want)
+	}
+	if r := answer(t, h, "/validate", review(objs[3])); !r.Allowed || len(r.Warnings) != 0 {
+		t.Errorf("train-8: %+v, warnings %q; want admitted, no warning", r.Result, r.Warnings)
+	}
+	if r := answer(t, h, "/mutate", review(objs[3])); !r.Allowed || string(r.Patch) != `[{"op":"add","path":"/metadata/labels","value":{"gpuplane.io/team":"ml-train"}}]` {
+		t.Errorf("train-8 mutated: %s", r.Patch)
+	}
+	if r := answer(t, h, "/validate", podReview(t, "gpu-test1.yaml")); !r.Allowed {
+		t.Errorf("gpu-test1 pod1 refused: %v", r.Result)
+	}
+	h.Claims = claimsOf(t)
+	r = answer(t, h, "/validate", review(objs[2]))
+	if w := "claim gpus: ResourceClaimTemplate sixteen-gpus not found: its devices are not counted"; !r.Allowed || len(r.Warnings) != 1 || r.Warnings[0] != w {
+		t.Errorf("train-16 without its template: %+v, warnings %q; want admitted with warning %q", r.Result, r.Warnings, w)
 	}
 }

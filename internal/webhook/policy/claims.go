@@ -24,6 +24,9 @@ type Claim struct {
 	// (Notes says so): the pod may come before its template, which the
 	// resource claim controller waits for.
 	Spec *dra.ClaimSpec `yaml:"-"`
+	// Unread says why Spec is nil where it is not that the object does
+	// not exist.
+	Unread string `yaml:"-"`
 }
 
 // Object names the ResourceClaim or ResourceClaimTemplate the claim
@@ -81,7 +84,11 @@ func (p *Pod) Notes() []string {
 	var out []string
 	for _, c := range p.Claims {
 		if c.Spec == nil {
-			out = append(out, fmt.Sprintf("claim %s: %s not found: its devices are not counted", c.Name, c.Object()))
+			why := c.Unread
+			if why == "" {
+				why = "not found"
+			}
+			out = append(out, fmt.Sprintf("claim %s: %s %s: its devices are not counted", c.Name, c.Object(), why))
 		}
 	}
 	for _, a := range p.ClaimAsks() {
