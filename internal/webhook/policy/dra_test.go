@@ -205,3 +205,35 @@ func TestValidateDRA(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUsClaimsOncePerPod: a claim counts once per pod, however many
+// containers name it, as NVIDIA's quickstart examples show
+// (k8s-dra-driver-gpu demo/specs/quickstart): v1/gpu-test2.yaml, two
+// containers sharing one claim of single-gpu, 1 GPU; gpu-test7.yaml, two
+// claims of single-gpu, one per container, 2 GPUs; gpu-test8.yaml, one
+// claim of count 2, 2 GPUs. Containers' GPUs add to the claims'.
+func TestGPUsClaimsOncePerPod(t *testing.T) {
+	var single, double dra.ClaimSpec
+	if err := json.Unmarshal([]byte(`{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}`), &single); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"devices":{"requests":[{"name":"gpu","deviceClassName":"gpu.nvidia.com","count":2}]}}`), &double); err != nil {
+		t.Fatal(err)
+	}
+	two := []Container{{Name: "ctr0"}, {Name: "ctr1"}}
+	for _, c := range []struct {
+		name string
+		pod  *Pod
+		want int64
+	}{
+		{"gpu-test2", &Pod{Containers: two, Claims: []Claim{{Name: "shared-gpu", TemplateName: "single-gpu", Spec: &single}}}, 1},
+		{"gpu-test7", &Pod{Containers: two, Claims: []Claim{{Name: "gpu0", TemplateName: "single-gpu", Spec: &single}, {Name: "gpu1", TemplateName: "single-gpu", Spec: &single}}}, 2},
+		{"gpu-test8", &Pod{Containers: two[:1], Claims: []Claim{{Name: "twogpus", TemplateName: "double-gpu", Spec: &double}}}, 2},
+		{"claim and nvidia.com/gpu", &Pod{Containers: []Container{{Name: "c", Resources: map[string]int64{"nvidia.com/gpu": 3}}}, Claims: []Claim{{Name: "twogpus", TemplateName: "double-gpu", Spec: &double}}}, 5},
+		{"template not read", &Pod{Containers: two, Claims: []Claim{{Name: "gpu", TemplateName: "single-gpu"}}}, 0},
+	} {
+		if got := c.pod.GPUs(); got != c.want {
+			t.Errorf("%s: %d GPUs, want %d", c.name, got, c.want)
+		}
+	}
+}
