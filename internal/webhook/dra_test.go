@@ -193,3 +193,56 @@ func TestValidateDRAMaxGPUs(t *testing.T) {
 		t.Errorf("train-16 without its template: %+v, warnings %q; want admitted with warning %q", r.Result, r.Warnings, w)
 	}
 }
+
+// TestValidateDRADeployment: a workload's pod template is checked with
+// its claims read from its namespace. testdata/dra/gpu-test4.yaml is the
+// shape of NVIDIA's v1/gpu-test4.yaml (a Deployment whose pod claims four
+// MIG devices, 1g.5gb twice, 2g.10gb, 3g.20gb): 4 GPUs, admitted under
+// ml-train's 8; with a cap of 3 refused, 4 counted; with MIG profiles
+// allowed but 1g.5gb, its two requests are named.
+func TestValidateDRADeployment(t *testing.T) {
+	kinds, objs := docs(t, "gpu-test4.yaml")
+	if kinds[1] != "Deployment" {
+		t.Fatalf("kinds %v", kinds)
+	}
+	rv := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "d7a0c1e2-0000-4000-8000-000000000004", Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+			Name: "mig-pod", Namespace: "ml-train", Operation: admissionv1.Create},
+	}
+	rv.Request.Object.Raw = objs[1]
+	body, err := json.Marshal(&rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(draDir + "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		max       int64
+		resources []string
+		want      string
+	}{
+		{8, nil, ""},
+		{3, nil, "gpuplane GPU policy refuses deployment ml-train/mig-pod: max-gpus-per-pod: the pod asks for 4 GPUs, team ml-train allows at most 3 per pod"},
+		{0, []string{"nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb"}, "gpuplane GPU policy refuses deployment ml-train/mig-pod: " +
+			"allowed-resources: claim mig-devices request mig-1g-5gb-0: resource nvidia.com/mig-1g.5gb is not allowed for team ml-train; use one of nvidia.com/mig-2g.10gb, nvidia.com/mig-3g.20gb; " +
+			"allowed-resources: claim mig-devices request mig-1g-5gb-1: resource nvidia.com/mig-1g.5gb is not allowed"},
+	} {
+		pol, err := policy.Parse("policy.yaml", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol.Teams[0].MaxGPUsPerPod, pol.Teams[0].AllowedResources = c.max, c.resources
+		h := NewHandler(pol, nil)
+		h.Claims = claimsOf(t, "gpu-test4.yaml")
+		r := answer(t, h, "/validate", body)
+		switch {
+		case c.want == "" && !r.Allowed:
+			t.Errorf("max %d: refused: %v", c.max, r.Result)
+		case c.want != "" && (r.Allowed || !strings.HasPrefix(r.Result.Message, c.want)):
+			t.Errorf("max %d, resources %v: %+v, want refusal %q", c.max, c.resources, r.Result, c.want)
+		}
+	}
+}

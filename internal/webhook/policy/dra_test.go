@@ -62,17 +62,32 @@ func TestValidateDRATaint(t *testing.T) {
 	}
 }
 
+func mustRead(t *testing.T, file string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // TestCheckDRAMaxGPUs: issue 34's case through policy check. Team
 // ml-train allows 8 GPUs a pod; testdata/dra/ml-train.yaml's train-16
 // claims 16 through a template (count 16): refused, 16 counted; train-8
 // claims 8: admitted. NVIDIA's gpu-test1 pod, in a team's namespace now
-// that its one GPU counts, is admitted.
+// that its one GPU counts, is admitted, and so is gpu-test4's Deployment.
 func TestCheckDRAMaxGPUs(t *testing.T) {
 	p := loadDRA(t)
-	got, n, err := p.Check([]string{"testdata/dra/ml-train.yaml", "testdata/dra/gpu-test1.yaml"}, nil)
+	got, n, err := p.Check([]string{"testdata/dra/ml-train.yaml", "testdata/dra/gpu-test1.yaml", "testdata/dra/gpu-test4.yaml"}, nil)
 	want := "testdata/dra/ml-train.yaml:33: Pod ml-train/train-16: max-gpus-per-pod: the pod asks for 16 GPUs, team ml-train allows at most 8 per pod; ask for fewer or split the work"
-	if err != nil || n != 3 || len(got) != 1 || got[0].String() != want {
-		t.Errorf("%d objects, %v, %v; want 3 objects and %q", n, got, err, want)
+	if err != nil || n != 4 || len(got) != 1 || got[0].String() != want {
+		t.Errorf("%d objects, %v, %v; want 4 objects and %q", n, got, err, want)
+	}
+	// gpu-test4's Deployment (NVIDIA's v1/gpu-test4.yaml shape): its pod
+	// template claims 4 MIG devices.
+	objs, _, err := ReadObjects("testdata/dra/gpu-test4.yaml", mustRead(t, "testdata/dra/gpu-test4.yaml"))
+	if err != nil || len(objs) != 1 || objs[0].Kind != "Deployment" || objs[0].Pod.GPUs() != 4 {
+		t.Errorf("gpu-test4.yaml: %+v, %v; want a Deployment of 4 GPUs", objs, err)
 	}
 }
 
