@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
@@ -69,35 +71,8 @@ func TestAdmissionPolicyDRAOnCluster(t *testing.T) {
 	pol, err := policy.Parse(file, data)
 	must(t, err)
 
-	c := kube.StartT(t, kube.Options{})
+	admin, alice, pods := draCluster(t, vap, vapb)
 	ctx := t.Context()
-	admin := c.Client
-	for _, ns := range []string{"gpu-test1", "ml-train"} {
-		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		must(t, err)
-	}
-	must(t, create(ctx, admin, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "create"}}},
-	}))
-	must(t, create(ctx, admin, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "alice"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "pods"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "alice"}},
-	}))
-	alice := as(t, c, "alice")
-	must(t, create(ctx, admin, vap))
-	must(t, create(ctx, admin, vapb))
-
-	var pods []*corev1.Pod
-	for _, f := range []string{"gpu-test1.yaml", "cpu-squatter.yaml", "ml-train.yaml"} {
-		ps, tpls := draObjects(t, f)
-		pods = append(pods, ps...)
-		for _, tpl := range tpls {
-			_, err := admin.ResourceV1().ResourceClaimTemplates(tpl.Namespace).Create(ctx, tpl, metav1.CreateOptions{})
-			must(t, err)
-		}
-	}
 	const squatter = "gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint nvidia.com/gpu:NoSchedule and would take room on a GPU node; remove that toleration or ask for a GPU"
 	// want: what the webhook says, and what the admission policy says
 	// ("" admitted), after "gpuplane GPU policy refuses pod NS/NAME: ".
@@ -159,4 +134,40 @@ func TestAdmissionPolicyDRAOnCluster(t *testing.T) {
 			}
 		}
 	}
+}
+
+// draCluster starts kube-apiserver with namespaces gpu-test1 and
+// ml-train, the admission policy vap and its binding, and the
+// ResourceClaimTemplates of the DRA fixtures; it returns the admin's
+// client, that of alice (who may create pods) and the fixtures' pods.
+func draCluster(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolicy, vapb *admissionregistrationv1.ValidatingAdmissionPolicyBinding) (admin, alice kubernetes.Interface, pods []*corev1.Pod) {
+	c := kube.StartT(t, kube.Options{})
+	ctx := t.Context()
+	admin = c.Client
+	for _, ns := range []string{"gpu-test1", "ml-train"} {
+		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		must(t, err)
+	}
+	must(t, create(ctx, admin, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "create"}}},
+	}))
+	must(t, create(ctx, admin, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "alice"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "pods"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "alice"}},
+	}))
+	alice = as(t, c, "alice")
+	must(t, create(ctx, admin, vap))
+	must(t, create(ctx, admin, vapb))
+
+	for _, f := range []string{"gpu-test1.yaml", "cpu-squatter.yaml", "ml-train.yaml"} {
+		ps, tpls := draObjects(t, f)
+		pods = append(pods, ps...)
+		for _, tpl := range tpls {
+			_, err := admin.ResourceV1().ResourceClaimTemplates(tpl.Namespace).Create(ctx, tpl, metav1.CreateOptions{})
+			must(t, err)
+		}
+	}
+	return admin, alice, pods
 }
