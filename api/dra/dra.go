@@ -6,7 +6,8 @@
 // names, the device attributes, capacities and counters, the device-name
 // grammar (MakeDeviceName, ParseDeviceName), the spelling of a MIG profile
 // (ParseMIGProfile, SpellMIGProfile) and the reader of a claim's selector
-// clause (ParseSelectorClause, MIGProfileSelector). The node agent's DRA
+// clause (ParseSelectorClause, MIGProfileSelector), and what a claim asks
+// for as admission counts it (ClaimSpec, Asks). The node agent's DRA
 // plugin (internal/node/dra) writes them; gpuplane-scheduler, the
 // simulator's snapshot reader (internal/snapshot), the node agent's
 // exporter and the quota plan read them. The names are NVIDIA's DRA

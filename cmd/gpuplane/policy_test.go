@@ -121,3 +121,32 @@ func TestPolicyCheckAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyCheckDRA: issue 34's case on the command line. Team ml-train
+// allows 8 GPUs a pod: ml-train.yaml's train-16 claims 16 through a
+// template, 1 violation, exit 1. NVIDIA's quickstart pod without its
+// template (only the pod given) is a note, not a violation: exit 0.
+func TestPolicyCheckDRA(t *testing.T) {
+	const dir = "../../internal/webhook/policy/testdata/dra/"
+	var out, errb bytes.Buffer
+	code := execute([]string{"policy", "check", "--policy", dir + "policy.yaml", "-f", dir + "ml-train.yaml"}, &out, &errb)
+	want := dir + "ml-train.yaml:33: Pod ml-train/train-16: max-gpus-per-pod: the pod asks for 16 GPUs, team ml-train allows at most 8 per pod; ask for fewer or split the work\n"
+	if code != 1 || out.String() != want || errb.String() != "gpuplane: 1 violation in 2 pods and pod templates\n" {
+		t.Errorf("ml-train.yaml: exit %d\nstdout %q\nstderr %q", code, out.String(), errb.String())
+	}
+	data, err := os.ReadFile(dir + "gpu-test1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := t.TempDir() + "/pod.yaml"
+	if err := os.WriteFile(pod, data[bytes.Index(data, []byte("apiVersion: v1\nkind: Pod")):], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	code = execute([]string{"policy", "check", "--policy", dir + "policy.yaml", "-f", pod}, &out, &errb)
+	want = pod + ":1: Pod gpu-test1/pod1: note: claim gpu: ResourceClaimTemplate single-gpu not found: its devices are not counted\n1 pods and pod templates, no violation\n"
+	if code != 0 || out.String() != want || errb.String() != "" {
+		t.Errorf("pod without its template: exit %d\nstdout %q\nstderr %q", code, out.String(), errb.String())
+	}
+}

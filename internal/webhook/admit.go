@@ -59,10 +59,17 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		}
 		ns.Labels = l
 	}
+	if mutate && (req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create) ||
+		!mutate && req.Kind.Kind == "Pod" && req.Operation != admissionv1.Create {
+		// A pod's resources and tolerations are checked once, at
+		// creation; updates (status, labels) are not refused.
+		return allow, nil, nil
+	}
+	h.readClaims(ctx, pod)
+	if !h.policy.Excluded(ns.Name) {
+		allow.Warnings = pod.Notes()
+	}
 	if mutate {
-		if req.Kind.Kind != "Pod" || req.Operation != admissionv1.Create {
-			return allow, nil, nil
-		}
 		ops := h.policy.Mutate(pod, ns)
 		if op := h.gangOp(ctx, req, ns.Labels); op != nil {
 			ops = append(ops, *op)
@@ -76,11 +83,6 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		}
 		pt := admissionv1.PatchTypeJSONPatch
 		allow.Patch, allow.PatchType = patch, &pt
-		return allow, nil, nil
-	}
-	if req.Kind.Kind == "Pod" && req.Operation != admissionv1.Create {
-		// A pod's resources and tolerations are checked once, at
-		// creation; updates (status, labels) are not refused.
 		return allow, nil, nil
 	}
 	vs := h.policy.Validate(pod, ns)
@@ -102,7 +104,29 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		// (k8s.io/api admission/v1).
 		name = pod.Name
 	}
-	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), rules, nil
+	refusal := deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; ")))
+	refusal.Warnings = allow.Warnings
+	return refusal, rules, nil
+}
+
+// readClaims gives the pod's claims their specs (policy.Claim.Spec) with
+// h.Claims. A claim that cannot be read is logged and left without: its
+// devices are not counted, and the pod's notes (answered as warnings) name
+// it.
+func (h *Handler) readClaims(ctx context.Context, pod *policy.Pod) {
+	for i := range pod.Claims {
+		c := &pod.Claims[i]
+		if h.Claims == nil {
+			c.Unread = "not read (the webhook reads no claim)"
+			continue
+		}
+		spec, err := h.Claims(ctx, pod.Namespace, *c)
+		if err != nil {
+			klog.ErrorS(err, "claim not read: its devices are not counted", "pod", klog.KRef(pod.Namespace, pod.Name), "claim", c.Name)
+			c.Unread = "not read: " + err.Error()
+		}
+		c.Spec = spec
+	}
 }
 
 // gangOp returns the patch that puts a pod of a training job in its
@@ -225,6 +249,9 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 	for _, t := range s.Tolerations {
 		p.Tolerations = append(p.Tolerations, policy.Toleration{Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect)})
 	}
+	for _, c := range s.ResourceClaims {
+		p.Claims = append(p.Claims, policy.Claim{Name: c.Name, ClaimName: deref(c.ResourceClaimName), TemplateName: deref(c.ResourceClaimTemplateName)})
+	}
 	add := func(c *corev1.Container, init bool) {
 		res := map[string]int64{}
 		for n, q := range c.Resources.Requests {
@@ -243,4 +270,11 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 		add(&s.Containers[i], false)
 	}
 	return p
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

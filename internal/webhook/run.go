@@ -5,12 +5,14 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"time"
 
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/gang"
 	"github.com/gpuplane/gpuplane/internal/gang/workload"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
@@ -44,9 +47,10 @@ type Options struct {
 	// MaxRequestBytes caps an AdmissionReview body (--max-request-bytes).
 	MaxRequestBytes int64
 	// Kubeconfig is a kubeconfig file for the API server (--kubeconfig);
-	// default in-cluster credentials. The API server is read only for
-	// namespaces' labels, when a team uses namespaceSelector or Gangs is
-	// on, and for the owners of training jobs' pods.
+	// default in-cluster credentials. The API server is read for pods'
+	// ResourceClaims and ResourceClaimTemplates, for namespaces' labels,
+	// when a team uses namespaceSelector or Gangs is on, and for the
+	// owners of training jobs' pods.
 	Kubeconfig string
 	// Gangs puts the pods of training jobs in gangs (--gangs, default
 	// on; internal/gang): it needs the API server to serve the Workload
@@ -111,17 +115,23 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var ns NamespaceLabels
 	var gangs GangFunc
-	if usesSelector(pol) || o.Gangs {
-		rc, err := restConfig(o.Kubeconfig)
-		if err != nil {
-			return fmt.Errorf("the policy selects namespaces by label, or --gangs is on, which needs the API server: %w", err)
-		}
+	var claims ClaimSpecs
+	rc, err := restConfig(o.Kubeconfig)
+	switch {
+	case err != nil && (usesSelector(pol) || o.Gangs):
+		return fmt.Errorf("the policy selects namespaces by label, or --gangs is on, which needs the API server: %w", err)
+	case err != nil:
+		klog.ErrorS(err, "no API server: pods' resource claims are not read, and the GPUs they claim are not counted (each is named in a warning)")
+	default:
 		client, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("API client: %w", err)
 		}
-		if ns, err = WatchNamespaces(ctx, client); err != nil {
-			return err
+		claims = ReadClaims(client)
+		if usesSelector(pol) || o.Gangs {
+			if ns, err = WatchNamespaces(ctx, client); err != nil {
+				return err
+			}
 		}
 		if o.Gangs {
 			if gangs, err = startGangs(rc, client); err != nil {
@@ -130,7 +140,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	h := NewHandler(pol, ns)
-	h.Gangs = gangs
+	h.Gangs, h.Claims = gangs, claims
 	h.MaxRequestBytes = o.MaxRequestBytes
 	l, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -228,4 +238,42 @@ func WatchNamespaces(ctx context.Context, client kubernetes.Interface) (Namespac
 		}
 		return n.Labels, nil
 	}, nil
+}
+
+// ReadClaims returns the ClaimSpecs that GETs a claim's ResourceClaim or
+// ResourceClaimTemplate (resource.k8s.io/v1) from the API server.
+func ReadClaims(client kubernetes.Interface) ClaimSpecs {
+	return func(ctx context.Context, ns string, c policy.Claim) (*dra.ClaimSpec, error) {
+		var spec any
+		var err error
+		if c.TemplateName != "" {
+			var t *resourcev1.ResourceClaimTemplate
+			t, err = client.ResourceV1().ResourceClaimTemplates(ns).Get(ctx, c.TemplateName, metav1.GetOptions{})
+			if err == nil {
+				spec = t.Spec.Spec
+			}
+		} else {
+			var rc *resourcev1.ResourceClaim
+			rc, err = client.ResourceV1().ResourceClaims(ns).Get(ctx, c.ClaimName, metav1.GetOptions{})
+			if err == nil {
+				spec = rc.Spec
+			}
+		}
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		// The API's JSON is what dra.ClaimSpec reads.
+		b, err := json.Marshal(spec)
+		if err != nil {
+			return nil, err
+		}
+		var out dra.ClaimSpec
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
 }

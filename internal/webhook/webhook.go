@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/metrics"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
@@ -51,6 +52,11 @@ type NamespaceLabels func(ctx context.Context, name string) (map[string]string, 
 var errorReasons = []string{metrics.WebhookErrBadRequest, metrics.WebhookErrTooLarge, metrics.WebhookErrReadBody,
 	metrics.WebhookErrWriteResponse, metrics.WebhookErrDecodeObject, metrics.WebhookErrNamespaceLookup}
 
+// ClaimSpecs returns the spec of the ResourceClaim or ResourceClaimTemplate
+// claim c of a pod of namespace ns names: nil and no error where it does
+// not exist.
+type ClaimSpecs func(ctx context.Context, ns string, c policy.Claim) (*dra.ClaimSpec, error)
+
 // GangFunc returns the PodGroup of pod p in namespace ns (labels
 // nsLabels), "" for none; with dryRun (an admission dry run) it makes
 // nothing.
@@ -65,6 +71,10 @@ type Handler struct {
 	// PodGroup (spec.schedulingGroup), after making sure the group exists
 	// (internal/gang/workload Grouper.Group); nil: no gangs.
 	Gangs GangFunc
+	// Claims, when set, reads the claims of pods and pod templates, so
+	// that the GPUs they claim count (policy.Claim.Spec); nil: no claim
+	// is read, and each is named in a warning.
+	Claims ClaimSpecs
 
 	policy     *policy.Policy
 	namespaces NamespaceLabels

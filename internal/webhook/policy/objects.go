@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
@@ -97,6 +98,7 @@ type podSpec struct {
 		} `yaml:"nodeAffinity"`
 	} `yaml:"affinity"`
 	Tolerations    []Toleration `yaml:"tolerations"`
+	ResourceClaims []Claim      `yaml:"resourceClaims"`
 	InitContainers []container  `yaml:"initContainers"`
 	Containers     []container  `yaml:"containers"`
 }
@@ -115,7 +117,9 @@ var templateKinds = []string{"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 
 // ReadObjects reads the pods and workload pod templates of a YAML or JSON
 // manifest (several documents, or a List as `kubectl get -o yaml` prints),
-// and the labels of the Namespaces it holds. The pod templates of Kubeflow
+// and the labels of the Namespaces it holds. A pod's resource claims are
+// given the spec of the ResourceClaim or ResourceClaimTemplate of the same
+// file they name (Claim.Spec). The pod templates of Kubeflow
 // training jobs (PyTorchJob, TFJob, MPIJob, JAXJob: one per replica type)
 // are training pods, and so are the worker groups of KubeRay's RayCluster
 // and RayJob. Objects without a namespace
@@ -125,13 +129,14 @@ func ReadObjects(file string, data []byte) ([]Object, map[string]map[string]stri
 	if err != nil {
 		return nil, nil, err
 	}
+	resolveClaims(r.objs, r.claims)
 	return r.objs, r.nsLabels, nil
 }
 
 // readObjects is ReadObjects, returning its reader, which also counts the
 // documents that were objects, whether or not of a kind checked.
 func readObjects(file string, data []byte) (*objectReader, error) {
-	r := &objectReader{file: file, nsLabels: map[string]map[string]string{}}
+	r := &objectReader{file: file, nsLabels: map[string]map[string]string{}, claims: map[string]*dra.ClaimSpec{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
@@ -166,6 +171,52 @@ type objectReader struct {
 	docs     int // documents that are objects (a List counts one)
 	objs     []Object
 	nsLabels map[string]map[string]string
+	// claims are the specs of the ResourceClaims and
+	// ResourceClaimTemplates read, by claimKey.
+	claims map[string]*dra.ClaimSpec
+}
+
+// claimKey keys a ResourceClaim's or ResourceClaimTemplate's spec: kind,
+// namespace ("" is "default"), name.
+func claimKey(kind, ns, name string) string {
+	if ns == "" {
+		ns = "default"
+	}
+	return kind + "/" + ns + "/" + name
+}
+
+// resolveClaims gives each claim of objs the spec it names in claims.
+func resolveClaims(objs []Object, claims map[string]*dra.ClaimSpec) {
+	for _, o := range objs {
+		for i := range o.Pod.Claims {
+			c := &o.Pod.Claims[i]
+			if c.TemplateName != "" {
+				c.Spec = claims[claimKey("ResourceClaimTemplate", o.Namespace, c.TemplateName)]
+			} else {
+				c.Spec = claims[claimKey("ResourceClaim", o.Namespace, c.ClaimName)]
+			}
+		}
+	}
+}
+
+// addClaim reads the spec of a ResourceClaim, or a ResourceClaimTemplate's
+// spec.spec.
+func (r *objectReader) addClaim(n *yaml.Node, m manifest) error {
+	var obj struct {
+		Spec struct {
+			dra.ClaimSpec `yaml:",inline"`
+			Spec          dra.ClaimSpec `yaml:"spec"`
+		} `yaml:"spec"`
+	}
+	if err := n.Decode(&obj); err != nil {
+		return yamlx.Syntax(r.file, err)
+	}
+	spec := &obj.Spec.ClaimSpec
+	if m.Kind == "ResourceClaimTemplate" {
+		spec = &obj.Spec.Spec
+	}
+	r.claims[claimKey(m.Kind, m.Metadata.Namespace, m.Metadata.Name)] = spec
+	return nil
 }
 
 // add reads one object (a List's items in turn).
@@ -191,6 +242,8 @@ func (r *objectReader) add(n *yaml.Node) error {
 		}
 		r.nsLabels[m.Metadata.Name] = l
 		return nil
+	case m.Kind == "ResourceClaim" || m.Kind == "ResourceClaimTemplate":
+		return r.addClaim(n, m)
 	case m.Kind == "Pod":
 		tpl = &template{Metadata: m.Metadata, Spec: m.Spec.podSpec}
 	case m.Kind == "CronJob" && m.Spec.JobTemplate != nil:
@@ -281,7 +334,7 @@ func (r *objectReader) addTemplate(m manifest, replica string, tpl *template, ra
 
 func (t *template) pod(file string, line int) (*Pod, error) {
 	s := &t.Spec
-	p := &Pod{Name: t.Metadata.Name, Labels: t.Metadata.Labels, SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector, Tolerations: s.Tolerations}
+	p := &Pod{Name: t.Metadata.Name, Labels: t.Metadata.Labels, SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, Claims: s.ResourceClaims}
 	for _, o := range t.Metadata.OwnerReferences {
 		p.Owners = append(p.Owners, o.Kind)
 	}
@@ -313,14 +366,21 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 	return p, nil
 }
 
-// Finding is one violation of one object.
+// Finding is one violation of one object, or a note on it (Note).
 type Finding struct {
 	Object    Object
 	Violation Violation
+	// Note, when set, is no violation: what the policy could not know of
+	// the object's claims and what it assumed (Pod.Notes).
+	Note string
 }
 
 func (f Finding) String() string {
-	return fmt.Sprintf("%s:%d: %s %s/%s: %s", f.Object.File, f.Object.Line, f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Violation)
+	what := f.Violation.String()
+	if f.Note != "" {
+		what = "note: " + f.Note
+	}
+	return fmt.Sprintf("%s:%d: %s %s/%s: %s", f.Object.File, f.Object.Line, f.Object.Kind, f.Object.Namespace, f.Object.Name, what)
 }
 
 // Stdin is the path that names the standard input in Check, as kubectl's
@@ -335,10 +395,13 @@ const Stdin = "-"
 // input with nothing on it, a directory without a manifest or with empty
 // ones only) is an error: "no violation" would hide that nothing was read,
 // as when the kubectl before the pipe failed. A List without items, as
-// kubectl prints where there is nothing of the kind, is an object.
+// kubectl prints where there is nothing of the kind, is an object. A pod's
+// claims are read from the ResourceClaims and ResourceClaimTemplates of
+// all the paths; after an object's violations come its notes (Finding.Note),
+// which are no violations.
 func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error) {
 	var objs []Object
-	nsLabels := map[string]map[string]string{}
+	nsLabels, claims := map[string]map[string]string{}, map[string]*dra.ClaimSpec{}
 	for _, p := range paths {
 		files, err := manifestFiles(p)
 		if err != nil {
@@ -365,6 +428,9 @@ func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error
 			for k, v := range r.nsLabels {
 				nsLabels[k] = v
 			}
+			for k, v := range r.claims {
+				claims[k] = v
+			}
 		}
 		if docs == 0 {
 			name := p
@@ -377,6 +443,7 @@ func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error
 			return nil, 0, fmt.Errorf("no objects in %s", name)
 		}
 	}
+	resolveClaims(objs, claims)
 	var out []Finding
 	for _, o := range objs {
 		ns := Namespace{Name: o.Namespace, Labels: nsLabels[o.Namespace]}
@@ -385,6 +452,11 @@ func (pol *Policy) Check(paths []string, stdin io.Reader) ([]Finding, int, error
 		}
 		for _, v := range pol.Validate(o.Pod, ns) {
 			out = append(out, Finding{Object: o, Violation: v})
+		}
+		if !pol.Excluded(ns.Name) {
+			for _, n := range o.Pod.Notes() {
+				out = append(out, Finding{Object: o, Note: n})
+			}
 		}
 	}
 	return out, len(objs), nil

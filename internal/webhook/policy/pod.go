@@ -29,7 +29,17 @@ type Pod struct {
 	Tolerations   []Toleration
 	// Containers are the init containers, then the containers.
 	Containers []Container
+	// Claims are the pod's resource claims (spec.resourceClaims), in
+	// order.
+	Claims []Claim
 }
+
+// ClaimsDevices reports whether the pod has a resource claim. Every entry
+// of spec.resourceClaims is allocated to the pod, whether or not a
+// container names it (the scheduler's DynamicResources plugin allocates
+// each before the pod is bound), so a pod with one holds devices on its
+// node.
+func (p *Pod) ClaimsDevices() bool { return len(p.Claims) > 0 }
 
 // Container is one container's name and extended-resource counts.
 type Container struct {
@@ -90,8 +100,14 @@ const (
 // are training workers only when labelled ray.io/node-type=worker.
 var TrainingOwners = []string{"PyTorchJob", "MPIJob", "TFJob", "JAXJob", "RayJob"}
 
-// GPUPod reports whether a container of p asks for a GPU resource.
+// GPUPod reports whether a container of p asks for a GPU resource, or a
+// claim of p for a GPU or MIG device (ClaimAsks).
 func (p *Pod) GPUPod() bool {
+	for _, a := range p.ClaimAsks() {
+		if a.GPUs() > 0 {
+			return true
+		}
+	}
 	for _, c := range p.Containers {
 		for r, n := range c.Resources {
 			if n > 0 && resource.IsGPU(r) {
@@ -108,13 +124,20 @@ func (p *Pod) GPUPod() bool {
 // effective request api/resource's PodRequests computes as Kubernetes does
 // (k8s.io/component-helpers resource.PodRequests, KEP 753): the larger of
 // the containers' sum and the largest init container; a sidecar adds to
-// the containers' sum and to every init container after it.
+// the containers' sum and to every init container after it. The devices
+// of the pod's claims (ClaimAsks, each claim once however many containers
+// name it) add to that: a claim is allocated to the pod, not to a
+// container.
 func (p *Pod) GPUs() int64 {
 	view := resource.Pod{Containers: make([]resource.Container, len(p.Containers))}
 	for i, c := range p.Containers {
 		view.Containers[i] = resource.Container{Init: c.Init, Sidecar: c.Sidecar, Requests: map[string]int64{gpuCount: c.gpus()}}
 	}
-	return resource.PodRequests(view)[gpuCount]
+	n := resource.PodRequests(view)[gpuCount]
+	for _, a := range p.ClaimAsks() {
+		n += a.GPUs()
+	}
+	return n
 }
 
 // gpuCount names, in GPUs' view of the pod, a container's GPUs of every
@@ -200,27 +223,32 @@ func allowed(patterns []string, r string) bool {
 }
 
 // Validate applies the policy to pod p in namespace ns and returns the
-// violations, pod-wide ones first, then per container in order.
+// violations, pod-wide ones first, then per container in order, then per
+// claim.
 //
 // Training pods are refused time-sliced (.shared) and fractional
-// (gpu-milli) GPUs: NVIDIA's GPU Operator documentation, "Time-Slicing GPUs
-// in Kubernetes" (docs.nvidia.com/datacenter/cloud-native/gpu-operator/
-// latest/gpu-sharing.html), says that unlike MIG "there is no memory or
-// fault-isolation between replicas"; a fractional GPU is shared the same
-// way.
+// (gpu-milli, or a claim's milliGPU share) GPUs: NVIDIA's GPU Operator
+// documentation, "Time-Slicing GPUs in Kubernetes" (docs.nvidia.com/
+// datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html), says
+// that unlike MIG "there is no memory or fault-isolation between
+// replicas"; a fractional GPU is shared the same way.
 //
 // A pod in an excluded namespace (ExcludedNamespaces) is not checked. A
 // pod a DaemonSet owns, or a DaemonSet's template, may tolerate the GPU
 // taint without asking for a GPU: one pod per node, a node's device
 // plugin, exporter or log agent, it takes no GPU node's room from GPU
-// pods as a Deployment's pods would.
+// pods as a Deployment's pods would. Nor is a pod with a resource claim
+// (ClaimsDevices) refused for tolerating the taint: it asks for devices
+// through DRA, as NVIDIA's DRA driver's examples do with that toleration
+// (k8s-dra-driver-gpu demo/specs/quickstart), whether or not its claims
+// could be read.
 func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	if pol.Excluded(ns.Name) {
 		return nil
 	}
 	var vs []Violation
 	if !p.GPUPod() {
-		if pol.toleratesGPU(p) && !p.DaemonSetPod() {
+		if pol.toleratesGPU(p) && !p.DaemonSetPod() && !p.ClaimsDevices() {
 			vs = append(vs, Violation{Rule: RuleTaintSquatter, Message: fmt.Sprintf(
 				"the pod asks for no GPU but tolerates the GPU nodes' taint %s:%s and would take room on a GPU node; remove that toleration or ask for a GPU",
 				pol.GPUTaint.Key, pol.GPUTaint.Effect)})
@@ -232,31 +260,69 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 		return append(vs, Violation{Rule: RuleTeam, Message: fmt.Sprintf(
 			"namespace %q belongs to no team of the GPU policy; run GPU pods in a team's namespace or add the namespace to a team", ns.Name)})
 	}
-	if len(team.AllowedModels) > 0 {
-		var picked []string
-		if m, ok := p.NodeSelector[resource.LabelGPUProduct]; ok {
-			picked = []string{m}
-		}
-		for _, vals := range p.ModelAffinity {
-			picked = append(picked, vals...)
-		}
-		want := strings.Join(team.AllowedModels, ", ")
-		if len(picked) == 0 {
-			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-				"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, resource.LabelGPUProduct)})
-		}
-		for _, m := range picked {
-			if !slices.Contains(team.AllowedModels, m) {
-				vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
-					"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, resource.LabelGPUProduct)})
-			}
-		}
-	}
+	vs = append(vs, modelViolations(team, p)...)
 	if n := p.GPUs(); team.MaxGPUsPerPod > 0 && n > team.MaxGPUsPerPod {
 		vs = append(vs, Violation{Rule: RuleMaxGPUs, Message: fmt.Sprintf(
-			"the pod asks for %d GPUs, team %s allows at most %d per pod; ask for fewer or split the work", n, team.Name, team.MaxGPUsPerPod)})
+			"the pod asks for %d GPUs%s, team %s allows at most %d per pod; ask for fewer or split the work", n, p.countedNote(), team.Name, team.MaxGPUsPerPod)})
 	}
+	return append(vs, pol.resourceViolations(team, p)...)
+}
+
+// modelViolations are the allowed-models rule's: the models the pod
+// selects by nodeSelector, required node affinity and its claims'
+// productName selectors.
+func modelViolations(team *Team, p *Pod) []Violation {
+	if len(team.AllowedModels) == 0 {
+		return nil
+	}
+	var vs []Violation
+	var picked []string
+	if m, ok := p.NodeSelector[resource.LabelGPUProduct]; ok {
+		picked = []string{m}
+	}
+	for _, vals := range p.ModelAffinity {
+		picked = append(picked, vals...)
+	}
+	for _, a := range p.ClaimAsks() {
+		for _, m := range a.Products {
+			picked = append(picked, productLabel(m))
+		}
+	}
+	want := strings.Join(team.AllowedModels, ", ")
+	if len(picked) == 0 {
+		vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
+			"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, resource.LabelGPUProduct)})
+	}
+	for _, m := range picked {
+		if !slices.Contains(team.AllowedModels, m) {
+			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
+				"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, resource.LabelGPUProduct)})
+		}
+	}
+	return vs
+}
+
+// productLabel is the node label value (resource.LabelGPUProduct) of a
+// DRA productName attribute: NVIDIA's GPU feature discovery writes the
+// product name with its spaces as hyphens ("NVIDIA H100 80GB HBM3" is
+// NVIDIA-H100-80GB-HBM3).
+func productLabel(product string) string { return strings.ReplaceAll(product, " ", "-") }
+
+// resourceViolations are the allowed-resources and training-on-shared
+// rules', per container, then per claim request.
+func (pol *Policy) resourceViolations(team *Team, p *Pod) []Violation {
+	var vs []Violation
 	training := pol.Training(p) && !team.AllowTrainingOnShared
+	check := func(container, where, r string) {
+		if !allowed(team.AllowedResources, r) {
+			vs = append(vs, Violation{Rule: RuleResource, Container: container, Message: fmt.Sprintf(
+				"%sresource %s is not allowed for team %s; use one of %s", where, r, team.Name, strings.Join(team.AllowedResources, ", "))})
+		}
+		if training && sharedResource(r) {
+			vs = append(vs, Violation{Rule: RuleTraining, Container: container, Message: fmt.Sprintf(
+				"%straining pods may not use time-sliced or fractional GPUs (%s): no memory or fault isolation; ask for %s or a MIG profile", where, r, resource.GPU)})
+		}
+	}
 	for _, c := range p.Containers {
 		names := make([]string, 0, len(c.Resources))
 		for r, q := range c.Resources {
@@ -266,14 +332,12 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 		}
 		sort.Strings(names)
 		for _, r := range names {
-			if !allowed(team.AllowedResources, r) {
-				vs = append(vs, Violation{Rule: RuleResource, Container: c.Name, Message: fmt.Sprintf(
-					"resource %s is not allowed for team %s; use one of %s", r, team.Name, strings.Join(team.AllowedResources, ", "))})
-			}
-			if training && sharedResource(r) {
-				vs = append(vs, Violation{Rule: RuleTraining, Container: c.Name, Message: fmt.Sprintf(
-					"training pods may not use time-sliced or fractional GPUs (%s): no memory or fault isolation; ask for %s or a MIG profile", r, resource.GPU)})
-			}
+			check(c.Name, "", r)
+		}
+	}
+	for _, a := range p.ClaimAsks() {
+		if a.GPUs() > 0 {
+			check("", fmt.Sprintf("claim %s request %s: ", a.Claim, a.Request), a.Resource())
 		}
 	}
 	return vs

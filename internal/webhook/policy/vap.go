@@ -28,7 +28,14 @@ import (
 // What CEL cannot do stays the webhook's: the mutation (toleration,
 // schedulerName, team label; a ValidatingAdmissionPolicy cannot change the
 // object) and the early check of workload pod templates (the pods they
-// create are checked). docs/webhook.md has the table.
+// create are checked). Nor can CEL count the GPUs of a pod's resource
+// claims: an admission policy reads the object, its namespace and its
+// paramRef's object only, never the ResourceClaims and
+// ResourceClaimTemplates a pod names. So the policy sees of a claim only
+// that the pod has one (claimPod): such a pod is no taint squatter, and
+// it needs no model selector; its claimed GPUs are the webhook's to count.
+// With failurePolicy Fail, the policy never refuses a pod for what its
+// claims ask. docs/webhook.md has the table.
 
 // RuleTeamLabel is the rule only the admission policy checks: a GPU pod
 // labelled with another team's name. The webhook sets the label instead.
@@ -100,6 +107,11 @@ func LogicVariables() []Variable {
 		// Per container: the GPU resources it asks for (count > 0), sorted.
 		{"gpuNames", `variables.containers.transformList(i, c, (variables.gpuLimits[i].filter(r, variables.gpuLimits[i][r] > 0) + variables.gpuRequests[i].filter(r, variables.gpuRequests[i][r] > 0)).sort())`},
 		{"gpuPod", `variables.gpuNames.exists(n, size(n) > 0)`},
+		// Pod.ClaimsDevices: any entry of spec.resourceClaims. The
+		// policy cannot read the claims and templates they name (a
+		// ValidatingAdmissionPolicy reads no other object but its
+		// paramRef's), so it cannot tell their devices.
+		{"claimPod", `size(object.spec.?resourceClaims.orValue([])) > 0`},
 		// Per container: its GPU count (Container.gpus).
 		{"gpuCounts", `variables.containers.transformList(i, c, variables.gpuLimits[i].transformList(r, n, n > 0, ` + celGPUCount("r", "n") + `).sum() + variables.gpuRequests[i].transformList(r, n, n > 0, ` + celGPUCount("r", "n") + `).sum())`},
 		{"sidecar", `variables.containers.transformList(i, c, i < variables.initCount && c.?restartPolicy.orValue('') == 'Always')`},
@@ -132,7 +144,7 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        team + `size(variables.models) == 0 || size(variables.picked) > 0`,
+			Expression:        team + `size(variables.models) == 0 || size(variables.picked) > 0 || variables.claimPod`,
 			Message:           "gpuplane GPU policy: allowed-models: the pod selects no GPU model",
 			MessageExpression: `variables.refuses + 'allowed-models: team ' + variables.team + ' may use only GPU models ' + variables.models.join(', ') + '; add nodeSelector ` + resource.LabelGPUProduct + `: <one of them>'`,
 			Reason:            "Forbidden",
@@ -162,7 +174,7 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        `variables.gpuPod || !variables.toleratesGPU || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`,
+			Expression:        `variables.gpuPod || variables.claimPod || !variables.toleratesGPU || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind == 'DaemonSet')`,
 			Message:           "gpuplane GPU policy: gpu-taint-toleration: a pod that asks for no GPU tolerates the GPU taint",
 			MessageExpression: `variables.refuses + "gpu-taint-toleration: the pod asks for no GPU but tolerates the GPU nodes' taint " + variables.taintKey + ':' + variables.taintEffect + ' and would take room on a GPU node; remove that toleration or ask for a GPU'`,
 			Reason:            "Forbidden",
@@ -253,6 +265,11 @@ const AdmissionPolicyLogicHeader = `# The CEL of gpuplane's GPU policy as a Vali
 # data variables, and the validations. Generated from
 # internal/webhook/policy (AdmissionPolicyLogic); do not edit: after a
 # change there, UPDATE=1 go test ./deploy/helm/ -run TestAdmissionPolicyLogicCopy.
+# A ValidatingAdmissionPolicy reads no object but the pod, its namespace
+# and its paramRef's: it cannot count the GPUs of the pod's resource claims
+# (ResourceClaims, ResourceClaimTemplates), which the webhook counts. It
+# only sees that a pod has a claim (claimPod), and never refuses a pod for
+# what its claims ask (docs/webhook.md, "DRA claims").
 `
 
 // AdmissionPolicyLogic is the YAML of LogicVariables, Validations and
@@ -356,7 +373,8 @@ func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	b.Spec.PolicyName = o.Name
 	b.Spec.ValidationActions = o.ValidationActions
 	b.Spec.MatchResources.NamespaceSelector.MatchExpressions = []matchExpression{{Key: "kubernetes.io/metadata.name", Operator: "NotIn", Values: p.ExcludedNamespaces(o.ExcludeNamespaces...)}}
-	head := "# gpuplane's GPU policy in the API server (docs/webhook.md, \"In the API\n# server\"): the rules CEL can say, which hold when gpuplane-webhook is down.\n"
+	head := "# gpuplane's GPU policy in the API server (docs/webhook.md, \"In the API\n# server\"): the rules CEL can say, which hold when gpuplane-webhook is down.\n" +
+		"# It cannot read a pod's ResourceClaims and ResourceClaimTemplates, so it\n# counts no GPU they claim (docs/webhook.md, \"DRA claims\").\n"
 	vb, err := marshal(head, v)
 	if err != nil {
 		return nil, err
