@@ -11,7 +11,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,16 +147,7 @@ func draCluster(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPo
 		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		must(t, err)
 	}
-	must(t, create(ctx, admin, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "create"}}},
-	}))
-	must(t, create(ctx, admin, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "alice"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "pods"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "alice"}},
-	}))
-	alice = as(t, c, "alice")
+	alice = podCreator(t, c, "alice")
 	must(t, create(ctx, admin, vap))
 	must(t, create(ctx, admin, vapb))
 

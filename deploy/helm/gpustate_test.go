@@ -325,6 +325,23 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// podCreator gives user the right to get and create pods in every
+// namespace (ClusterRole and ClusterRoleBinding "pods") and returns a
+// client that acts as user.
+func podCreator(t *testing.T, c *kube.Cluster, user string) kubernetes.Interface {
+	ctx := t.Context()
+	must(t, create(ctx, c.Client, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "pods"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "create"}}},
+	}))
+	must(t, create(ctx, c.Client, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "pods"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+	}))
+	return as(t, c, user)
+}
+
 // as returns a client of the admin's that impersonates user (in groups,
 // and system:authenticated).
 func as(t *testing.T, c *kube.Cluster, user string, groups ...string) kubernetes.Interface {
