@@ -3,6 +3,8 @@
 
 package cluster
 
+import "github.com/gpuplane/gpuplane/internal/gpu"
+
 // Served returns pod p as node n serves it, the one home of a pod's shape
 // on a node: every entry point where a pod meets a node (Serves,
 // FreeAfter, Fits, Feasible, Add, Remove, and the placement policies)
@@ -12,7 +14,9 @@ package cluster
 // one GPU, as kube-scheduler counts devices and NVIDIA's device plugin
 // gives the replicas (or instances) of one GPU: a ResourceShared pod on
 // a Shared node (time-slicing or MPS, default naming), a ResourceAny one
-// on a MIGAsGPU node (single MIG strategy). Otherwise it is p itself.
+// on a MIGAsGPU node (single MIG strategy; where its GPUs are MIG-enabled
+// in the simulation, an instance of the smallest profile that holds the
+// share). Otherwise it is p itself.
 // buf holds the served pod when it is not p; a pod Served returns is
 // served already (Served of it is itself). Where ReplicaMilli is 0 it
 // costs one branch.
@@ -23,8 +27,16 @@ func (n *Node) Served(p *Pod, buf *Pod) *Pod {
 	*buf = *p
 	buf.NumGPU, buf.GPUMilli, buf.MIGProfile = 1, ReplicaShare(p.NumGPU, n.ReplicaMilli), 0
 	buf.Resource = ResourceAny
-	if n.Shared {
+	switch {
+	case n.Shared:
 		buf.Resource = ResourceShared
+	case n.MIGAsGPU && n.MIGGPUs != 0:
+		// Its GPUs MIG-enabled in the simulation (--sharing mig): the
+		// smallest profile that holds the share, as a running pod's
+		// share is made one (the profile order is every model's).
+		if k, ok := gpu.SmallestMIGProfile("A100-80GB", buf.GPUMilli, 0); ok {
+			buf.MIGProfile, buf.GPUMilli = int8(k+1), MIGMilli(k)
+		}
 	}
 	return buf
 }

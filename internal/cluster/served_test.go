@@ -59,7 +59,12 @@ func fill(t *testing.T, n *Node, p Pod) (int, []int64) {
 //   - H100 node, single MIG strategy, 8 GPUs × 7 1g.10gb instances (56
 //     devices, ReplicaMilli = MIGShareMilli(1) = ⌊1000/7⌋ = 142): 56
 //     one-device pods fit (7 per GPU, leaving 1000 − 7 × 142 = 6), the
-//     57th does not;
+//     57th does not; the same with its GPUs MIG-enabled as 7 × 1g.10gb
+//     (--sharing mig): a device is a 1g.10gb instance (the smallest
+//     profile holding 142), 56 fit (7 held slices leave 0); 2 devices,
+//     284 milli-GPU, would be a 2g.20gb instance, which the layout
+//     lacks: none fit (not modelled: the device plugin gives 2
+//     instances);
 //   - without ReplicaMilli (gpuplane-scheduler's nodes, and every node
 //     but a snapshot's of replicas) nothing changes: a plain L4 node of 4
 //     GPUs fits 4 one-device pods (whole GPUs), a Shared L4 node (its
@@ -72,6 +77,15 @@ func TestServedReplicas(t *testing.T) {
 		}
 		n.Shared, n.MIGAsGPU, n.ReplicaMilli = shared, migAsGPU, replica
 		return &n
+	}
+	migNode := func() *Node {
+		n := node("H100-80GB", 8, false, true, 142)
+		for g := range 8 {
+			if err := n.EnableMIG(g, []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
 	}
 	gpuPod := func(k int) Pod {
 		return Pod{Name: "p", CPUMilli: 100, MemoryMiB: 100, NumGPU: k, GPUMilli: MilliGPU, Resource: ResourceGPU}
@@ -87,6 +101,8 @@ func TestServedReplicas(t *testing.T) {
 		{"L4 4x4 replicas, 2 devices", node("L4", 4, true, false, 250), gpuPod(2), 8, 0},
 		{"L4 4x4 replicas, 5 devices", node("L4", 4, true, false, 250), gpuPod(5), 4, 0},
 		{"H100 8x7 1g.10gb, 1 device", node("H100-80GB", 8, false, true, 142), gpuPod(1), 56, 6},
+		{"H100 8x7 1g.10gb MIG-enabled, 1 device", migNode(), gpuPod(1), 56, 0},
+		{"H100 8x7 1g.10gb MIG-enabled, 2 devices", migNode(), gpuPod(2), 0, MilliGPU},
 		{"L4 whole GPUs", node("L4", 4, false, false, 0), gpuPod(1), 4, 0},
 		{"L4 renamed replicas", node("L4", 4, true, false, 0), gpuPod(1), 0, MilliGPU},
 	} {
