@@ -47,6 +47,8 @@ var reasons = [...]string{
 // and lumps a GPU model the pod may not use, or too few GPUs, in fitGPU;
 // Fits tells those apart with never, on failure only.
 func check(n *Node, p *Pod) misfit {
+	var buf Pod
+	p = n.Served(p, &buf)
 	if p.Filter != nil {
 		if r, _ := p.Filter.Refuses(n); r != RefusedNone {
 			return fitFilter
@@ -120,9 +122,11 @@ func never(n *Node, p *Pod) misfit {
 // without GPUs that allows some GPU models (Pod.Models) fits only nodes of
 // them, else "node(s) didn't match Pod's node affinity/selector". A pod
 // with a Filter that refuses the node gets that filter's reason first
-// (Refusal.Reason). It
+// (Refusal.Reason). p is taken as n serves it (Node.Served). It
 // allocates only to format the GPU-model reason.
 func Fits(n *Node, p *Pod) (ok bool, reason string) {
+	var buf Pod
+	p = n.Served(p, &buf)
 	if p.Filter != nil {
 		// Kubernetes' own filters run before NodeResourcesFit.
 		if r, t := p.Filter.Refuses(n); r != RefusedNone {

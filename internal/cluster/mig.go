@@ -95,7 +95,11 @@ func (n *Node) EnableMIG(g int, profiles []string) error {
 //     no nvidia.com/mig-<profile>, nor a claim of class mig.nvidia.com).
 //     A claim (Pod.Claim) fits only a node whose ResourceSlices publish
 //     its GPUs, an extended resource only a node that serves it (Serves).
+//   - p is taken as n serves it (Served): nvidia.com/gpu replicas or
+//     single-strategy MIG instances are a share of one GPU.
 func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
+	var buf Pod
+	p = n.Served(p, &buf)
 	f := n.GPUFree[g]
 	if !n.Serves(p) || (p.avoidsMIGOnly() && n.MIGOnly.Has(g)) {
 		return f, false
@@ -127,8 +131,11 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 // advertises it (NodeResourcesFit): a DRA-only node none, or
 // nvidia.com/gpu where a DeviceClass maps it (ServedByDRAExtended); a
 // Shared node only nvidia.com/gpu.shared, any other node everything but
-// it.
+// it; p as n serves it (Served: nvidia.com/gpu on a node of replicas is
+// one).
 func (n *Node) Serves(p *Pod) bool {
+	var buf Pod
+	p = n.Served(p, &buf)
 	switch {
 	case p.Claim:
 		return n.Serving != ServedByDevicePlugin
@@ -155,6 +162,8 @@ func (p *Pod) avoidsMIGOnly() bool {
 // every GPU: no MIG, no MIGOnly GPU, p no MIG device, and n serves p's
 // resource. Policies take faster paths then.
 func (n *Node) Uniform(p *Pod) bool {
+	var buf Pod
+	p = n.Served(p, &buf)
 	return n.MIGGPUs == 0 && p.MIGProfile == 0 && p.Resource != ResourceMIG && (n.MIGOnly == 0 || !p.avoidsMIGOnly()) && n.Serves(p)
 }
 
@@ -164,6 +173,8 @@ func (n *Node) Uniform(p *Pod) bool {
 // (ResourceMIG) needs a MIG-enabled GPU (MIGGPUs, MIGOnly), nvidia.com/gpu
 // or a claim of whole GPUs or a share a GPU that is not MIGOnly.
 func (n *Node) ServesKind(p *Pod) bool {
+	var buf Pod
+	p = n.Served(p, &buf)
 	switch {
 	case len(n.GPUFree) == 0 || !n.Serves(p):
 		return false

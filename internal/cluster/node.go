@@ -48,6 +48,16 @@ type Node struct {
 	// nvidia.com/mig-<profile>: a pod asking for a MIG device
 	// (ResourceMIG) fits none of its GPUs.
 	MIGAsGPU bool
+	// ReplicaMilli, when not 0, is the milli-GPU of one nvidia.com/gpu
+	// device of the node, a device being less than a GPU: a time-slicing
+	// or MPS replica under NVIDIA's default naming (1000/replicas; the
+	// device plugin advertises each GPU replicas times, its internal/rm
+	// replicas), or a MIG instance under the single strategy (MIGAsGPU;
+	// the profile's gpu.MIGShareMilli). A pod asking for nvidia.com/gpu
+	// then holds a share of one GPU there (Served). 0 (every node but a
+	// snapshot's such node, and every node of gpuplane-scheduler): a
+	// device is a GPU.
+	ReplicaMilli int64
 	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
 	// node) are what Kubernetes' own filters read (NodeFilter); a pod
 	// without a Pod.Filter ignores them.
@@ -125,8 +135,11 @@ func (n *Node) validSet(p *Pod, gpus GPUSet) bool {
 // Add binds pod p to the node on the given GPUs. It returns an error, and
 // changes nothing, if p is invalid, if that would over-commit CPU, memory or
 // any GPU, if p may not use the node's GPU model, or if gpus does not hold
-// exactly NumGPU GPUs of the node.
+// exactly NumGPU GPUs of the node. p is taken as the node serves it
+// (Served): a pod of nvidia.com/gpu replicas holds one GPU.
 func (n *Node) Add(p *Pod, gpus GPUSet) error {
+	var buf Pod
+	p = n.Served(p, &buf)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("pod %s: %w", p.Name, err)
 	}
@@ -162,8 +175,10 @@ func (n *Node) Add(p *Pod, gpus GPUSet) error {
 // Remove returns pod p's resources to the node; gpus must be the set Add
 // was given. It returns an error, and changes nothing, if that would free
 // more than the node's capacity or gpus does not hold exactly NumGPU GPUs of
-// the node.
+// the node. p is taken as the node serves it (Served), as Add took it.
 func (n *Node) Remove(p *Pod, gpus GPUSet) error {
+	var buf Pod
+	p = n.Served(p, &buf)
 	if n.CPUFree+p.CPUMilli > n.CPUMilli || n.MemoryFree+p.MemoryMiB > n.MemoryMiB || n.Pods == 0 {
 		return fmt.Errorf("release of pod %s would exceed node %s capacity", p.Name, n.Name)
 	}

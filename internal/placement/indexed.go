@@ -40,6 +40,7 @@ type IndexedPlacer struct {
 	nodes  int     // len(c.Nodes) when the trees were built
 	log    []int32 // nodes changed through Allocate and Release, in order
 	shapes map[cluster.Pod]*shapeTree
+	served cluster.Pod // scratch of score and selectGPUs
 }
 
 // noFit is the tree value of a node the shape does not fit.
@@ -108,7 +109,7 @@ func (pl *IndexedPlacer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gp
 	default:
 		node = t.nth(pl.reservoir(t, best))
 	}
-	return node, pl.policy.SelectGPUs(st, &c.Nodes[node], p, pl.rng), true
+	return node, selectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
 }
 
 // tree returns p's shape tree over c, brought up to date with the changes
@@ -143,7 +144,7 @@ func (pl *IndexedPlacer) value(st State, n *cluster.Node, p *cluster.Pod) int64 
 	if pl.uniform {
 		return 0
 	}
-	return pl.policy.Score(st, n, p)
+	return score(pl.policy, st, n, p, &pl.served)
 }
 
 // reservoir makes SelectHost's TieRandom draws over every fitting node in
@@ -314,6 +315,7 @@ func stateKey(b []byte, n *cluster.Node) []byte {
 		serves |= 2
 	}
 	b = append(b, serves)
+	b = binary.AppendVarint(b, n.ReplicaMilli)
 	b = append(b, byte(n.Serving))
 	for _, m := range n.MIG {
 		for k := range m.Free {

@@ -69,6 +69,7 @@ type Placer struct {
 	memo   [][]memoEntry
 	cand   []int
 	scores []int64
+	served cluster.Pod // scratch of score and selectGPUs
 }
 
 type memoEntry struct {
@@ -120,7 +121,7 @@ func (pl *Placer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus clus
 		}
 		e := &row[i]
 		if e.version != n.Version+1 {
-			e.score = pl.policy.Score(st, n, p)
+			e.score = score(pl.policy, st, n, p, &pl.served)
 			e.version = n.Version + 1
 		}
 		pl.scores = append(pl.scores, e.score)
@@ -138,5 +139,20 @@ func (pl *Placer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus clus
 		best = SelectHost(pl.scores, pl.tie, pl.rng)
 	}
 	node = pl.cand[best]
-	return node, pl.policy.SelectGPUs(st, &c.Nodes[node], p, pl.rng), true
+	return node, selectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
+}
+
+// score is policy's score of n for p as n serves it (cluster.Node.Served:
+// nvidia.com/gpu replicas are a share of one GPU), so that every policy
+// scores, and fragmentation sees, the share the pod holds there.
+// buf holds the served pod (the placer's scratch: a pod on the stack
+// would escape through the interface call).
+func score(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod) int64 {
+	return policy.Score(st, n, n.Served(p, buf))
+}
+
+// selectGPUs is policy's choice of GPUs of n for p as n serves it
+// (cluster.Node.Served): one GPU for a pod of replicas.
+func selectGPUs(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
+	return policy.SelectGPUs(st, n, n.Served(p, buf), rng)
 }

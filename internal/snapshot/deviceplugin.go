@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -27,6 +26,13 @@ func (n *Node) readSharing(labels map[string]string, whole, milli int64) {
 	if n.Replicas > 1 && whole > 0 && milli == 0 && len(n.MIG) == 0 && n.Plugin.MIGProfile == "" {
 		n.Shared = true
 	}
+	if n.Shared && !n.Renamed {
+		// Default naming: each nvidia.com/gpu device is one replica, and
+		// a pending pod of k devices is k replicas of one GPU, as a
+		// running one (cluster.Node.Served, servedReplicas). Renamed,
+		// the node serves no nvidia.com/gpu.
+		n.ReplicaMilli = n.Plugin.ReplicaMilli()
+	}
 }
 
 // servedRequests makes each bound pod's GPU request what the kubelet gave
@@ -36,20 +42,19 @@ func (n *Node) readSharing(labels map[string]string, whole, milli int64) {
 // nvidia.com/gpu device is one MIG instance of the node's profile (the
 // share of one, as if it asked for nvidia.com/mig-<profile>, of
 // ResourceAny: the node serves no MIG device, cluster.Node.MIGAsGPU). Pending
-// pods keep what they ask for; warnings say what is not modelled.
+// pods keep what they ask for: the simulator gives a pod of nvidia.com/gpu
+// the same share on such a node (Node.ReplicaMilli, cluster.Node.Served),
+// whole GPUs on the others. Warnings say what is not modelled.
 func (s *Snapshot) servedRequests(file string) {
 	nodes := map[string]*Node{}
 	for i := range s.Nodes {
 		nodes[s.Nodes[i].Name] = &s.Nodes[i]
 		s.Warnings = append(s.Warnings, s.Nodes[i].setupWarnings(file)...)
 	}
-	pending := 0
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		n := nodes[p.NodeName]
 		switch {
-		case p.Pending() && p.Resource == cluster.ResourceGPU:
-			pending++
 		case n == nil || !p.Bound():
 		case n.Shared && (p.Resource == cluster.ResourceShared || p.Resource == cluster.ResourceGPU && !n.Renamed):
 			s.Warnings = append(s.Warnings, servedReplicas(file, p, n)...)
@@ -57,16 +62,12 @@ func (s *Snapshot) servedRequests(file string) {
 			s.Warnings = append(s.Warnings, servedMIG(file, p, n)...)
 		}
 	}
-	if w := s.pendingServed(file, pending); w != "" {
-		s.Warnings = append(s.Warnings, w)
-	}
 }
 
 // servedReplicas makes bound pod p's devices replicas of node n's GPUs.
 func servedReplicas(file string, p *Pod, n *Node) []string {
-	k := int64(p.NumGPU)
-	share := n.Plugin.ReplicaMilli()
-	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(min(cluster.MilliGPU, k*share)), cluster.ResourceShared
+	k := p.NumGPU
+	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.ReplicaShare(int(k), n.Plugin.ReplicaMilli())), cluster.ResourceShared
 	if k <= 1 {
 		return nil
 	}
@@ -77,8 +78,10 @@ func servedReplicas(file string, p *Pod, n *Node) []string {
 	return []string{fmt.Sprintf("%s:%d: pod %s asks for %d replicas of node %s (%s): simulated as %d milli-GPU of one GPU", file, p.Line, trace.Quote(p.Name), k, trace.Quote(n.Name), why, p.GPUMilli)}
 }
 
-// servedMIG makes bound pod p's nvidia.com/gpu device one MIG instance of
-// node n's single-strategy profile.
+// servedMIG makes bound pod p's nvidia.com/gpu devices MIG instances of
+// node n's single-strategy profile, k of them k instances' share of one
+// GPU (cluster.ReplicaShare), as the simulator gives a pending pod there
+// (cluster.Node.Served).
 func servedMIG(file string, p *Pod, n *Node) []string {
 	k := p.NumGPU
 	c := migSlices(n.SingleMIG)
@@ -87,27 +90,11 @@ func servedMIG(file string, p *Pod, n *Node) []string {
 	}
 	// ResourceAny, not ResourceMIG: n serves no nvidia.com/mig-<profile>
 	// (cluster.Node.MIGAsGPU), and p runs there already.
-	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceAny
+	p.NumGPU, p.GPUMilli, p.Resource = 1, int16(cluster.ReplicaShare(int(k), gpu.MIGShareMilli(c))), cluster.ResourceAny
 	if k <= 1 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s:%d: pod %s holds %d MIG instances %s of node %s (single strategy): simulated as one", file, p.Line, trace.Quote(p.Name), k, n.SingleMIG, trace.Quote(n.Name))}
-}
-
-// pendingServed is the warning for the pending pods that ask for
-// nvidia.com/gpu when some node serves it as replicas or MIG instances:
-// the simulator gives them whole GPUs, of the other nodes.
-func (s *Snapshot) pendingServed(file string, pending int) string {
-	var names []string
-	for _, n := range s.Nodes {
-		if n.Shared && !n.Renamed || n.SingleMIG != "" {
-			names = append(names, n.Name)
-		}
-	}
-	if pending == 0 || len(names) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s: %d pending pods ask for %s, which nodes %s serve as time-slicing or MPS replicas or MIG instances: simulated as whole GPUs of the other nodes only", file, pending, resource.GPU, strings.Join(names, ", "))
+	return []string{fmt.Sprintf("%s:%d: pod %s holds %d MIG instances %s of node %s (single strategy; they may be of different GPUs): simulated as %d milli-GPU of one GPU", file, p.Line, trace.Quote(p.Name), k, n.SingleMIG, trace.Quote(n.Name), p.GPUMilli)}
 }
 
 // setupWarnings says what of the node's device plugin setup is not

@@ -80,9 +80,19 @@ func TestServedRequests(t *testing.T) {
 	// invalid 0; mixed-ts count 8 (12 / 2 = 6 whole, 2 MIG-enabled);
 	// mixed-mig-ts count 2.
 	gpus := map[string]int{"ts": 4, "mps": 2, "single": 1, "single-ts": 1, "single-renamed": 7, "invalid": 0, "mixed-ts": 8, "mixed-mig-ts": 2, "t4": 2}
+	// A device's milli-GPU where nvidia.com/gpu devices are less than a
+	// GPU (NodeSpec.ReplicaMilli, cluster.Node.Served): ts and mps a
+	// replica, 1000 / 4; single and single-ts an instance (each replica
+	// of single-ts read as one, warned), 142; the others 0 (single-
+	// renamed serves no nvidia.com/gpu, mixed-ts's replicas are not
+	// modelled).
+	replica := map[string]int64{"ts": 250, "mps": 250, "single": 142, "single-ts": 142}
 	for _, n := range s.Nodes {
 		if n.GPUs != gpus[n.Name] {
 			t.Errorf("node %s: %d GPUs, want %d", n.Name, n.GPUs, gpus[n.Name])
+		}
+		if n.ReplicaMilli != replica[n.Name] {
+			t.Errorf("node %s: ReplicaMilli %d, want %d", n.Name, n.ReplicaMilli, replica[n.Name])
 		}
 	}
 	type req struct {
@@ -92,7 +102,7 @@ func TestServedRequests(t *testing.T) {
 	// ts: a replica is 1000 / 4 = 250 milli-GPU, k of them k x 250 of one
 	// GPU, at most 1000 (5 x 250 = 1250 -> 1000). mps: 2 x 250. single,
 	// single-ts: one 1g.10gb instance, 1 of 7 slices, 142 milli-GPU
-	// (gpu.MIGShareMilli), however many devices, a share of kind
+	// (gpu.MIGShareMilli), k of them k x 142 (s2: 284), a share of kind
 	// ResourceAny: the node serves no nvidia.com/mig-<profile>
 	// (cluster.Node.MIGAsGPU) and the pod runs there. single-renamed: a
 	// replica of a (whole, as read) GPU, 1000 / 2. mixed-ts and t4: whole
@@ -100,7 +110,7 @@ func TestServedRequests(t *testing.T) {
 	want := map[string]req{
 		"ns/ts1": {1, 250, cluster.ResourceShared}, "ns/ts3": {1, 750, cluster.ResourceShared}, "ns/ts5": {1, 1000, cluster.ResourceShared},
 		"ns/mps2": {1, 500, cluster.ResourceShared},
-		"ns/s1":   {1, 142, cluster.ResourceAny}, "ns/s2": {1, 142, cluster.ResourceAny}, "ns/sts1": {1, 142, cluster.ResourceAny},
+		"ns/s1":   {1, 142, cluster.ResourceAny}, "ns/s2": {1, 284, cluster.ResourceAny}, "ns/sts1": {1, 142, cluster.ResourceAny},
 		"ns/sr1": {1, 500, cluster.ResourceShared},
 		"ns/mx1": {1, 1000, cluster.ResourceGPU}, "ns/t41": {1, 1000, cluster.ResourceGPU}, "ns/pending": {1, 1000, cluster.ResourceGPU},
 	}
@@ -115,19 +125,20 @@ func TestServedRequests(t *testing.T) {
 		`pod "ns/ts3" asks for 3 replicas of node "ts" (time-slicing may give them from different GPUs): simulated as 750 milli-GPU of one GPU`,
 		`pod "ns/ts5" asks for 5 replicas of node "ts"`,
 		`pod "ns/mps2" asks for 2 replicas of node "mps" (under MPS the device plugin fails a request for more than one by default`,
-		`pod "ns/s2" holds 2 MIG instances 1g.10gb of node "single" (single strategy): simulated as one`,
+		`pod "ns/s2" holds 2 MIG instances 1g.10gb of node "single" (single strategy; they may be of different GPUs): simulated as 284 milli-GPU of one GPU`,
 		`node "single-ts" shares its MIG instances 2 ways (time-slicing): not modelled, each read as one instance`,
 		`node "single-renamed": product "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb": its nvidia.com/gpu.shared devices are replicas of MIG instances 1g.10gb (single strategy, renamed): not modelled, read as 7 whole GPUs, each 2 replicas`,
 		`node "invalid": product "NVIDIA-A100-SXM4-80GB-MIG-INVALID": its GPUs are MIG-enabled in no layout the single MIG strategy serves`,
 		`node "mixed-ts" serves its whole GPUs as 2 time-slicing replicas each besides MIG devices: not modelled`,
 		`node "mixed-mig-ts" shares its nvidia.com/mig-3g.40gb instances 2 ways (nvidia.com/mig-3g.40gb.replicas): not modelled, its 8 devices read as as many instances`,
-		`1 pending pods ask for nvidia.com/gpu, which nodes ts, mps, single, single-ts serve as time-slicing or MPS replicas or MIG instances`,
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no warning %q in\n%s", w, all)
 		}
 	}
-	for _, no := range []string{`"ns/ts1"`, `"ns/s1"`, `"ns/t41"`, `"ns/mx1"`, `node "ts" shares`, `node "t4"`} {
+	// The pending pod asks for what it asks; the simulator serves it on
+	// each node (cluster.Node.Served), so no warning names it.
+	for _, no := range []string{`"ns/ts1"`, `"ns/s1"`, `"ns/t41"`, `"ns/mx1"`, `node "ts" shares`, `node "t4"`, `pending`} {
 		if strings.Contains(all, no) {
 			t.Errorf("a warning names %s:\n%s", no, all)
 		}

@@ -603,6 +603,10 @@ func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int
 			devices := gpus
 			gpus = (devices + int64(per) - 1) / int64(per)
 			n.SingleMIG = profile
+			// Each nvidia.com/gpu device is one instance: a pending
+			// pod of k devices holds k instances' share of one GPU
+			// (cluster.Node.Served), as a running one (servedMIG).
+			n.ReplicaMilli = gpu.MIGShareMilli(migSlices(profile))
 			return gpus, gpus, model, nil
 		}
 	}

@@ -55,6 +55,11 @@ type NodeSpec struct {
 	// nvidia.com/gpu, NVIDIA's single MIG strategy (a snapshot's;
 	// cluster.Node.MIGAsGPU).
 	MIGAsGPU bool
+	// ReplicaMilli is the milli-GPU of one nvidia.com/gpu device when it
+	// is less than a GPU: a time-slicing or MPS replica under NVIDIA's
+	// default naming, or a single-strategy MIG instance (a snapshot's;
+	// cluster.Node.ReplicaMilli); 0: a device is a GPU.
+	ReplicaMilli int64
 	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
 	// uses it.

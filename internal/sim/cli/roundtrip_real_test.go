@@ -234,12 +234,6 @@ var rtKnown = map[string]string{
 	// MIG device is a share any free GPU holds (a T4's), under every
 	// --sharing mode.
 	"mig7g-0": "MIG profile no node's layout has: class capacity, not size",
-	// A pending pod asking nvidia.com/gpu is simulated as whole GPUs of
-	// the nodes that serve whole GPUs only (the reader's warning); kube-
-	// scheduler counts nvidia.com/gpu, and binds it to a time-slicing or
-	// MPS replica (default naming) or a single-strategy MIG instance.
-	"w2-infer": "nvidia.com/gpu pending pods never placed on replicas or single-strategy MIG instances",
-	"w2-nbh":   "nvidia.com/gpu pending pods never placed on replicas or single-strategy MIG instances",
 }
 
 // rtGroup is a second-wave pod's group: its name without the trailing

@@ -55,9 +55,13 @@ func placedOn(rep *engine.Report) map[string]string {
 
 // TestSnapshotSingleStrategy: an H100 server under NVIDIA's single MIG
 // strategy, 56 nvidia.com/gpu of 1g.10gb (trace.TestSnapshotSingleMIG),
-// is 8 GPUs, not 56: with a T4 server of 2, 10 GPUs. Its GPUs serve only
-// MIG devices, so a pod of 4 nvidia.com/gpu fits neither (the T4 has 2)
-// in any mode; under --sharing mig the 8 GPUs are 7 x 1g.10gb each.
+// is 8 GPUs, not 56: with a T4 server of 2, 10 GPUs. Its nvidia.com/gpu
+// devices are MIG instances: a pending pod of 4 nvidia.com/gpu fits it as
+// kube-scheduler counts devices (4 of 56), as 4 instances' share of one
+// GPU, 4 x 142 = 568 milli-GPU (cluster.Node.Served), not the T4 (2);
+// under --sharing mig the 8 GPUs are 7 x 1g.10gb each, and 568 would be
+// a 4g.40gb instance, which the layout lacks: it fits nowhere (4
+// instances of one pod are not modelled).
 func TestSnapshotSingleStrategy(t *testing.T) {
 	items := []string{
 		nodeItem("h100-0", `"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3-MIG-1g.10gb","nvidia.com/gpu.count":"56","nvidia.com/mig.strategy":"single"`, `"nvidia.com/gpu":"56"`),
@@ -69,8 +73,9 @@ func TestSnapshotSingleStrategy(t *testing.T) {
 		if rep.GPUs != 10 {
 			t.Errorf("--sharing %q: %d GPUs, want 10", sharing, rep.GPUs)
 		}
-		if n := placedOn(rep)["ns/four"]; n != "" {
-			t.Errorf("--sharing %q: the 4-GPU pod placed on %s, want nowhere", sharing, n)
+		want := map[string]string{"": "h100-0", "mig": ""}[sharing]
+		if n := placedOn(rep)["ns/four"]; n != want {
+			t.Errorf("--sharing %q: the 4-GPU pod placed on %q, want %q", sharing, n, want)
 		}
 		if sharing == "mig" {
 			if l := rep.Sharing.MIGLayouts; len(l) != 1 || l[0].MIGGPUsPerNode != 8 || l[0].GPUsPerNode != 8 || strings.Join(l[0].Layout, "+") != strings.TrimSuffix(strings.Repeat("1g.10gb+", 7), "+") {

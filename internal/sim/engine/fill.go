@@ -56,8 +56,9 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
 			free -= took
-			r.ServedGPUMilli += asked[i].TotalGPUMilli()
-			r.PaddingGPUMilli += p.TotalGPUMilli() - asked[i].TotalGPUMilli()
+			served := held(c, node, &asked[i])
+			r.ServedGPUMilli += served
+			r.PaddingGPUMilli += held(c, node, p) - served
 			frag.update(c, node)
 			if use != nil {
 				use.add(c, node, gpus, k, i)

@@ -386,7 +386,7 @@ func (rp *replayer) evict(i int) error {
 		if err := rp.free(i, rp.runNode[i], rp.runGPUs[i]); err != nil {
 			return err
 		}
-		rp.tq.alloc[rp.team(i)] -= rp.pods[i].TotalGPUMilli()
+		rp.tq.alloc[rp.team(i)] -= held(rp.c, rp.runNode[i], &rp.pods[i])
 		rp.running[i] = false
 		rp.gen[i]++
 	case rp.isWaiting[i]:
@@ -449,7 +449,7 @@ func (rp *replayer) depart(d departure) error {
 	}
 	if rp.teamPod(d.pod) {
 		rp.running[d.pod] = false
-		rp.tq.alloc[rp.team(d.pod)] -= rp.pods[d.pod].TotalGPUMilli()
+		rp.tq.alloc[rp.team(d.pod)] -= held(rp.c, d.node, &rp.pods[d.pod])
 		if _, err := rp.tq.finished(d.pod, true, rp.pods); err != nil {
 			return err
 		}
@@ -489,9 +489,9 @@ func (rp *replayer) start(i int, node int, gpus cluster.GPUSet) error {
 	}
 	rp.frag.update(c, node)
 	rp.meter.Allocate(took, w.price(c.Nodes[node].ModelID))
-	asked := w.askedPods()[i].TotalGPUMilli()
+	asked := held(c, node, &w.askedPods()[i])
 	rp.r.ServedGPUMilli += asked
-	rp.r.PaddingGPUMilli += p.TotalGPUMilli() - asked
+	rp.r.PaddingGPUMilli += held(c, node, p) - asked
 	if rp.use != nil {
 		rp.use.add(c, node, gpus, i, i)
 	}
@@ -507,7 +507,7 @@ func (rp *replayer) start(i int, node int, gpus cluster.GPUSet) error {
 			rp.tq.waits[team] = append(rp.tq.waits[team], wait)
 		}
 		rp.started[i], rp.running[i], rp.runNode[i], rp.runGPUs[i], g = true, true, node, gpus, rp.gen[i]
-		rp.tq.alloc[rp.team(i)] += p.TotalGPUMilli()
+		rp.tq.alloc[rp.team(i)] += held(c, node, p)
 	}
 	if d := runFor(&w.specs[i]); !math.IsInf(d, 1) {
 		heap.Push(&rp.deps, departure{at: rp.now + d, pod: i, node: node, gpus: gpus, gen: g})

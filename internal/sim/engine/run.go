@@ -187,7 +187,8 @@ func (w *Workload) failReason(i int, dflt string) string {
 func (w *Workload) placement(seq, i int, c *cluster.Cluster, node int, gpus cluster.GPUSet, ok bool, start, wait float64, dflt string) Placement {
 	pl := Placement{Seq: seq, Pod: w.specs[i].Name, StartSeconds: start, WaitSeconds: wait}
 	if ok {
-		pl.Node, pl.GPUs, pl.GPUMilli = c.Nodes[node].Name, gpus, w.pods[i].GPUMilli
+		var buf cluster.Pod
+		pl.Node, pl.GPUs, pl.GPUMilli = c.Nodes[node].Name, gpus, c.Nodes[node].Served(&w.pods[i], &buf).GPUMilli
 		if w.pods[i].MIGProfile != 0 && gpus&c.Nodes[node].MIGGPUs == 0 {
 			pl.GPUMilli = cluster.MilliGPU // a MIG pod on a whole GPU
 		}
@@ -256,6 +257,14 @@ func allocate(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus clus
 		return 0, err
 	}
 	return before - c.Nodes[node].GPUFreeTotal(), nil
+}
+
+// held returns the milli-GPU pod p holds on node of c, as the node serves
+// it (cluster.Node.Served: k nvidia.com/gpu replicas are a share of one
+// GPU).
+func held(c *cluster.Cluster, node int, p *cluster.Pod) int64 {
+	var buf cluster.Pod
+	return c.Nodes[node].Served(p, &buf).TotalGPUMilli()
 }
 
 // release returns p's resources to node of c through pl and returns the

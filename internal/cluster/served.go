@@ -1,0 +1,49 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cluster
+
+import "github.com/gpuplane/gpuplane/internal/gpu"
+
+// Served returns pod p as node n serves it, the one home of a pod's shape
+// on a node: every entry point where a pod meets a node (Serves,
+// FreeAfter, Fits, Feasible, Add, Remove, and the placement policies)
+// takes it through Served first. On a node whose nvidia.com/gpu devices
+// are less than a GPU (ReplicaMilli), a pod of k nvidia.com/gpu devices
+// (ResourceGPU, asked by no claim) holds ReplicaShare(k, ReplicaMilli) of
+// one GPU, as kube-scheduler counts devices and NVIDIA's device plugin
+// gives the replicas (or instances) of one GPU: a ResourceShared pod on
+// a Shared node (time-slicing or MPS, default naming), a ResourceAny one
+// on a MIGAsGPU node (single MIG strategy; where its GPUs are MIG-enabled
+// in the simulation, an instance of the smallest profile that holds the
+// share). Otherwise it is p itself.
+// buf holds the served pod when it is not p; a pod Served returns is
+// served already (Served of it is itself). Where ReplicaMilli is 0 it
+// costs one branch.
+func (n *Node) Served(p *Pod, buf *Pod) *Pod {
+	if n.ReplicaMilli == 0 || p.Resource != ResourceGPU || p.Claim || p.NumGPU == 0 {
+		return p
+	}
+	*buf = *p
+	buf.NumGPU, buf.GPUMilli, buf.MIGProfile = 1, ReplicaShare(p.NumGPU, n.ReplicaMilli), 0
+	buf.Resource = ResourceAny
+	switch {
+	case n.Shared:
+		buf.Resource = ResourceShared
+	case n.MIGAsGPU && n.MIGGPUs != 0:
+		// Its GPUs MIG-enabled in the simulation (--sharing mig): the
+		// smallest profile that holds the share, as a running pod's
+		// share is made one (the profile order is every model's).
+		if k, ok := gpu.SmallestMIGProfile("A100-80GB", buf.GPUMilli, 0); ok {
+			buf.MIGProfile, buf.GPUMilli = int8(k+1), MIGMilli(k)
+		}
+	}
+	return buf
+}
+
+// ReplicaShare is the milli-GPU k devices of replica milli-GPU each hold
+// of one GPU: k × replica, at most a whole GPU. A snapshot reads a
+// running pod's replicas this way (internal/snapshot servedReplicas).
+func ReplicaShare(k int, replica int64) int64 {
+	return min(MilliGPU, int64(k)*replica)
+}
