@@ -82,3 +82,61 @@ func (s DevicePluginSetup) ReplicaMilli() int64 {
 // under MPS it defaults to true (api/config/v1/config.go), under
 // time-slicing to unset, false.
 func (s DevicePluginSetup) FailsRequestsOverOne() bool { return s.Sharing == "mps" }
+
+// PluginDevices is what a node's devices of nvidia.com/gpu (or of
+// nvidia.com/gpu.shared) are under a DevicePluginSetup: GPUs physical
+// GPUs, each device ReplicaMilli milli-GPU of one (0: a device is a whole
+// GPU), a replica (Replicas true: time-slicing or MPS) or one MIG instance
+// of MIGProfile (the single strategy). The simulator's snapshot reader
+// and gpuplane-scheduler both read a node by it, so that a pod of
+// nvidia.com/gpu: k holds on such a node what the kubelet gives it: k
+// replicas or k instances, never k GPUs.
+type PluginDevices struct {
+	GPUs         int64
+	ReplicaMilli int64
+	Replicas     bool
+	MIGProfile   string
+}
+
+// Devices returns what the node's devices of nvidia.com/gpu are, for
+// devices of them on GPUs of catalog model model:
+//   - single MIG strategy, a profile the catalog lays out on model (all
+//     GPUs in that profile, per instances each: mig-parted's
+//     all-<profile> layouts): ceil(devices/per) GPUs, each device the
+//     profile's share (MIGShareMilli);
+//   - Replicas > 1 (time-slicing or MPS): devices/Replicas GPUs (the
+//     plugin advertises each GPU Replicas times; the caller checks the
+//     division), each device ReplicaMilli of one;
+//   - otherwise one device per GPU.
+//
+// ok is false under the single strategy with a profile the catalog does
+// not lay out on model (or "-MIG-INVALID"): the caller reads the devices
+// as whole GPUs and says so.
+func (s DevicePluginSetup) Devices(model string, devices int64) (d PluginDevices, ok bool) {
+	switch {
+	case s.MIGProfile != "":
+		per, known := MIGFullCount(model, s.MIGProfile)
+		if !known || per <= 0 {
+			return PluginDevices{GPUs: devices}, false
+		}
+		return PluginDevices{
+			GPUs:         (devices + int64(per) - 1) / int64(per),
+			ReplicaMilli: MIGShareMilli(profileSlices(s.MIGProfile)),
+			MIGProfile:   s.MIGProfile,
+		}, true
+	case s.MIGInvalid:
+		return PluginDevices{GPUs: devices}, false
+	case s.Replicas > 1:
+		return PluginDevices{GPUs: devices / int64(s.Replicas), ReplicaMilli: s.ReplicaMilli(), Replicas: true}, true
+	}
+	return PluginDevices{GPUs: devices}, true
+}
+
+// profileSlices is the compute slices of a MIG profile name ("3g.40gb":
+// 3), 0 for a name of more slices than a GPU has.
+func profileSlices(profile string) int {
+	if c := apidra.MIGSlices(profile); c <= apidra.MIGComputeSlices {
+		return c
+	}
+	return 0
+}

@@ -114,3 +114,44 @@ func TestReadDevicePluginSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginDevices: what a node's nvidia.com/gpu devices are, worked out
+// by hand from NVIDIA's device plugin (github.com/NVIDIA/k8s-device-plugin
+// internal/rm: each GPU served Replicas times as "<uuid>::<i>"; the single
+// MIG strategy: each instance one nvidia.com/gpu device) and the MIG user
+// guide's all-<profile> layouts (A100-80GB: 7 x 1g.10gb, 2 x 3g.40gb;
+// A100-40GB: 3 x 2g.10gb, no 3g.40gb).
+func TestPluginDevices(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		labels  map[string]string
+		devices int64
+		want    PluginDevices
+		ok      bool
+	}{
+		{"plain", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}, 8,
+			PluginDevices{GPUs: 8}, true},
+		{"time-slicing x4, default naming", map[string]string{"nvidia.com/gpu.product": "NVIDIA-L4-SHARED", "nvidia.com/gpu.replicas": "4"}, 16,
+			PluginDevices{GPUs: 4, ReplicaMilli: 250, Replicas: true}, true},
+		{"mps x3", map[string]string{"nvidia.com/gpu.product": "Tesla-T4-SHARED", "nvidia.com/gpu.replicas": "3", "nvidia.com/gpu.sharing-strategy": "mps"}, 6,
+			PluginDevices{GPUs: 2, ReplicaMilli: 333, Replicas: true}, true},
+		{"single 1g.10gb", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "nvidia.com/mig.strategy": "single"}, 56,
+			PluginDevices{GPUs: 8, ReplicaMilli: 142, MIGProfile: "1g.10gb"}, true},
+		{"single 3g.40gb, 5 devices", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "nvidia.com/mig.strategy": "single"}, 5,
+			PluginDevices{GPUs: 3, ReplicaMilli: 428, MIGProfile: "3g.40gb"}, true},
+		{"single 2g.10gb on A100-40GB", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-2g.10gb", "nvidia.com/mig.strategy": "single"}, 6,
+			PluginDevices{GPUs: 2, ReplicaMilli: 285, MIGProfile: "2g.10gb"}, true},
+		{"single, a profile the model lacks", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-3g.40gb", "nvidia.com/mig.strategy": "single"}, 7,
+			PluginDevices{GPUs: 7}, false},
+		{"MIG-INVALID", map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-INVALID", "nvidia.com/mig.strategy": "single"}, 0,
+			PluginDevices{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ReadDevicePluginSetup(tc.labels)
+			got, ok := s.Devices(ModelOfProduct(s.Product), tc.devices)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("Devices = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -185,17 +185,16 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 }
 
 // devicePluginNode makes the empty state of device-plugin node n (of
-// ni): its GPUs from allocatable nvidia.com/gpu (with the unhealthy ones
-// its agent names), their model from the product label, their UUIDs from
-// the agent's annotation; st.reason says why a node with GPUs offers none.
+// ni): its GPUs from allocatable nvidia.com/gpu read as NVIDIA's device
+// plugin serves them (pluginDevices: replicas, single-strategy MIG
+// instances), with the unhealthy ones its agent names, their model from
+// the product label, their UUIDs from the agent's annotation; st.reason
+// says why a node with GPUs offers none.
 func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, error) {
 	alloc := ni.GetAllocatable()
-	gpus := 0
-	if q, ok := n.Status.Allocatable[gpuresource.GPU]; ok {
-		gpus = int(q.Value())
-	}
-	product := n.Labels[gpuresource.LabelGPUProduct]
 	st := &nodeState{}
+	setup, d, reason := pluginDevices(n)
+	gpus := int(d.GPUs)
 	if bad, total, ok := unhealthyGPUs(n); ok {
 		// The kubelet's allocatable leaves the unhealthy GPUs out, so its
 		// count would renumber the GPUs: count them all and hold those.
@@ -203,18 +202,30 @@ func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, er
 	}
 	model := ""
 	switch {
+	case reason != "":
+		st.reason, gpus = reason, 0
 	case gpus > cluster.MaxGPUsPerNode:
 		st.reason = fmt.Sprintf("node has %d GPUs, more than %d", gpus, cluster.MaxGPUsPerNode)
 		gpus = 0
-	case gpus > 0 && product == "":
+	case gpus > 0 && setup.Product == "":
 		st.reason = fmt.Sprintf("node has no GPU labels (%s)", gpuresource.LabelGPUProduct)
 		gpus = 0
 	case gpus > 0:
-		model = nodeModel(product)
+		model = nodeModel(setup.Product)
 	}
 	node, err := cluster.NewNode(n.Name, model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, gpus)
 	if err != nil {
 		return nil, node, err
+	}
+	if gpus > 0 {
+		// A pod of nvidia.com/gpu: k holds k replicas or k instances'
+		// share of one GPU here, as the kubelet gives it (cluster.Node.Served).
+		node.ReplicaMilli = d.ReplicaMilli
+		node.Shared = d.Replicas
+		if d.MIGProfile != "" {
+			// Every GPU serves only its instances, as nvidia.com/gpu.
+			node.MIGAsGPU, node.MIGOnly = true, cluster.GPUSet(1)<<uint(gpus)-1
+		}
 	}
 	if s := n.Annotations[gpuresource.AnnotationNodeGPUUUIDs]; s != "" {
 		if u := strings.Split(s, ","); len(u) == gpus {
@@ -222,6 +233,32 @@ func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, er
 		}
 	}
 	return st, node, nil
+}
+
+// pluginDevices reads node n's allocatable nvidia.com/gpu as NVIDIA's
+// device plugin serves it, by its gpu-feature-discovery labels
+// (gpu.DevicePluginSetup.Devices, the rule the snapshot reader applies):
+// time-slicing or MPS replicas under the default naming, 1/replicas of a
+// GPU each; single-strategy MIG instances of the product's profile; else
+// one device per GPU. reason is why a node with devices offers none: a
+// count of replicas that does not divide them, or single-strategy MIG
+// devices the catalog cannot lay out on the model ("-MIG-INVALID", an
+// unknown profile).
+func pluginDevices(n *v1.Node) (setup gpu.DevicePluginSetup, d gpu.PluginDevices, reason string) {
+	setup = gpu.ReadDevicePluginSetup(n.Labels)
+	q, ok := n.Status.Allocatable[gpuresource.GPU]
+	if !ok || q.Value() <= 0 {
+		return setup, d, ""
+	}
+	devices := q.Value()
+	if setup.Replicas > 1 && devices%int64(setup.Replicas) != 0 {
+		return setup, d, fmt.Sprintf("node has %d %s devices, not a multiple of its %s %d", devices, gpuresource.GPU, gpuresource.LabelGPUReplicas, setup.Replicas)
+	}
+	d, ok = setup.Devices(nodeModel(setup.Product), devices)
+	if !ok {
+		return setup, d, fmt.Sprintf("node's %s devices are MIG instances (%s=%s) the scheduler cannot lay out", gpuresource.GPU, gpuresource.LabelGPUProduct, n.Labels[gpuresource.LabelGPUProduct])
+	}
+	return setup, d, ""
 }
 
 // unplacedReport is a node's gpuresource.AnnotationNodeUnplacedPods: the

@@ -99,7 +99,7 @@ func TestPodRequest(t *testing.T) {
 		{name: "cpu only, memory rounded up to MiB", pod: newPod("a", "1500m", "1025Ki"),
 			want: cluster.Pod{CPUMilli: 1500, MemoryMiB: 2}},
 		{name: "two whole GPUs", pod: newPod("a", "8", "32Gi", withGPUs(2)),
-			want: cluster.Pod{CPUMilli: 8000, MemoryMiB: 32768, NumGPU: 2, GPUMilli: 1000}},
+			want: cluster.Pod{CPUMilli: 8000, MemoryMiB: 32768, NumGPU: 2, GPUMilli: 1000, Resource: cluster.ResourceGPU}},
 		{name: "a share of 300 milli-GPU", pod: newPod("a", "4", "15258Mi", withMilli(300)),
 			want: cluster.Pod{CPUMilli: 4000, MemoryMiB: 15258, NumGPU: 1, GPUMilli: 300}},
 		{name: "a share of 1000 is one GPU", pod: newPod("a", "1", "1Gi", withMilli(1000)),

@@ -56,6 +56,13 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 		return out, err
 	}
 	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
+	if out.NumGPU > 0 && gpuresource.PodRequests(gpuView(p))[gpuresource.GPU] > 0 {
+		// nvidia.com/gpu: k devices, which a node of replicas or
+		// single-strategy MIG instances serves as a share of one GPU
+		// (cluster.Node.Served); a share of gpuplane.io/gpu-milli fits
+		// any GPU by its share.
+		out.Resource = cluster.ResourceGPU
+	}
 	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
 		// A pod with ResourceClaims may ask its GPUs there
 		// (addClaimGPUs): its annotation is checked, and applied then.

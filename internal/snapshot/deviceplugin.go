@@ -31,7 +31,8 @@ func (n *Node) readSharing(labels map[string]string, whole, milli int64) {
 		// a pending pod of k devices is k replicas of one GPU, as a
 		// running one (cluster.Node.Served, servedReplicas). Renamed,
 		// the node serves no nvidia.com/gpu.
-		n.ReplicaMilli = n.Plugin.ReplicaMilli()
+		d, _ := n.Plugin.Devices(gpu.ModelOfProduct(n.Plugin.Product), whole)
+		n.ReplicaMilli = d.ReplicaMilli
 	}
 }
 

@@ -599,15 +599,14 @@ func (n *Node) countGPUs(path string, labels map[string]string, whole, milli int
 		// Served as nvidia.com/gpu only: a pod asking for
 		// nvidia.com/mig-<profile> fits none of them.
 		n.MIGAsGPU = true
-		if per, ok := gpu.MIGFullCount(model, profile); ok {
-			devices := gpus
-			gpus = (devices + int64(per) - 1) / int64(per)
+		setup := gpu.DevicePluginSetup{Replicas: 1, Product: base, MIGProfile: profile}
+		if d, ok := setup.Devices(model, gpus); ok {
 			n.SingleMIG = profile
 			// Each nvidia.com/gpu device is one instance: a pending
 			// pod of k devices holds k instances' share of one GPU
 			// (cluster.Node.Served), as a running one (servedMIG).
-			n.ReplicaMilli = gpu.MIGShareMilli(migSlices(profile))
-			return gpus, gpus, model, nil
+			n.ReplicaMilli = d.ReplicaMilli
+			return d.GPUs, d.GPUs, model, nil
 		}
 	}
 	switch {
