@@ -99,13 +99,14 @@ fuzz:
 controlplane:
 	hack/build-controlplane.sh
 
-# Issue 32's round trip: GPU Operator nodes on a real control plane, a
-# workload kube-scheduler's default profile places, `kubectl get
-# nodes,pods -A -o json` read back by simulate --snapshot; prints the
-# agreement table of docs/simulate-validation.md (about a minute).
+# Issue 32's round trips: GPU Operator nodes on a real control plane, a
+# workload placed by kube-scheduler's default profile and by
+# gpuplane-scheduler's own, `kubectl get nodes,pods -A -o json` read back
+# by simulate --snapshot; prints the agreement tables of
+# docs/simulate-validation.md (about two minutes).
 roundtrip:
 	hack/build-controlplane.sh
-	$(GO) test ./internal/sim/cli/ -run '^TestRoundTripRealControlPlane$$' -count=1 -v
+	$(GO) test ./internal/sim/cli/ -run '^TestRoundTrip(RealControlPlane|GPUplaneProfile)$$' -count=1 -v
 
 # A local control plane with fake GPU nodes (NODES: an openb node CSV or a
 # cluster YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the

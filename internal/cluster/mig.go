@@ -143,6 +143,8 @@ func (n *Node) Serves(p *Pod) bool {
 		return true
 	case n.MIGAsGPU && p.Resource == ResourceMIG:
 		return false
+	case p.Resource == ResourceMIG && n.MIGServed != 0:
+		return n.MIGServed&(1<<uint(p.MIGSlices())) != 0
 	case n.Serving == ServedByDRA:
 		return false
 	case n.Serving == ServedByDRAExtended:

@@ -58,6 +58,12 @@ type Node struct {
 	// snapshot's such node, and every node of gpuplane-scheduler): a
 	// device is a GPU.
 	ReplicaMilli int64
+	// MIGServed, when not 0, are the MIG devices the node's device plugin
+	// serves (trace.NodeSpec.MIGServed): bit c for c compute slices. A pod
+	// asking for a MIG device (ResourceMIG) of other slices is not served
+	// (Serves): NodeResourcesFit finds no such resource on the node. 0:
+	// any (every node but a snapshot's mixed-strategy one).
+	MIGServed uint8
 	// Labels, Taints and Unschedulable (spec.unschedulable, a cordoned
 	// node) are what Kubernetes' own filters read (NodeFilter); a pod
 	// without a Pod.Filter ignores them.

@@ -58,6 +58,11 @@ type Pod struct {
 	// NumGPU is then 1 and GPUMilli the instance's share (MIGMilli), by
 	// which policies score.
 	MIGProfile int8
+	// MIGDevice, when not 0, is the compute slices (1..7) of the MIG
+	// device (nvidia.com/mig-<profile>) a ResourceMIG pod asks for, kept
+	// whatever a sharing mode makes of its GPUMilli (MIGSlices,
+	// Node.MIGServed).
+	MIGDevice int8
 	// Resource is the extended resource the pod asks for, as a node's
 	// device plugin serves it; ResourceAny (a trace's pod) fits any GPU by
 	// share. Node.FreeAfter gives the rule.

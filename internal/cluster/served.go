@@ -3,7 +3,10 @@
 
 package cluster
 
-import "github.com/gpuplane/gpuplane/internal/gpu"
+import (
+	apidra "github.com/gpuplane/gpuplane/api/dra"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+)
 
 // Served returns pod p as node n serves it, the one home of a pod's shape
 // on a node: every entry point where a pod meets a node (Serves,
@@ -39,6 +42,30 @@ func (n *Node) Served(p *Pod, buf *Pod) *Pod {
 		}
 	}
 	return buf
+}
+
+// MIGSlices is the compute slices (1..7) of the MIG device p asks for:
+// MIGDevice, else its profile's (Pod.MIGProfile), else the fewest whose
+// share holds GPUMilli (gpu.MIGShareMilli rounds down: 142 is 1, 428 is
+// 3, 1000 is 7).
+func (p *Pod) MIGSlices() int {
+	if p.MIGDevice > 0 {
+		return int(p.MIGDevice)
+	}
+	if p.MIGProfile > 0 {
+		return gpu.MIGSlices(int(p.MIGProfile) - 1)
+	}
+	return int((p.GPUMilli*apidra.MIGComputeSlices + MilliGPU - 1) / MilliGPU)
+}
+
+// NoteMIGDevice records in MIGDevice the compute slices of the MIG device
+// a ResourceMIG pod asks for (not by a claim), from its share as read,
+// before a sharing mode changes the share. Every reader of a pod's
+// request calls it (trace.PodSpec.Pod, the engine's bound pods).
+func (p *Pod) NoteMIGDevice() {
+	if p.Resource == ResourceMIG && !p.Claim && p.MIGDevice == 0 {
+		p.MIGDevice = int8(p.MIGSlices())
+	}
 }
 
 // ReplicaShare is the milli-GPU k devices of replica milli-GPU each hold

@@ -149,3 +149,58 @@ func TestServedShape(t *testing.T) {
 		}
 	}
 }
+
+// TestMIGServed: a mixed-strategy node's device plugin serves exactly the
+// profiles of its layout as nvidia.com/mig-<profile> (NVIDIA's
+// k8s-device-plugin internal/rm: one resource per profile present), so
+// kube-scheduler's NodeResourcesFit finds no nvidia.com/mig-7g.80gb on an
+// A100 laid out as 1g.10gb, 2g.20gb and 3g.40gb. The node serves MIG
+// devices of 1, 2 and 3 slices (MIGServed 0b1110); a pod's slices come
+// from its share (142: 1, 285: 2, 428: 3, 1000: 7) or its profile; by
+// its share, a served device fits the node's GPU (simulated whole).
+func TestMIGServed(t *testing.T) {
+	n, err := NewNode("a100mix", "A100-80GB", 64000, 1<<18, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.MIGOnly, n.MIGServed = 0b11, 1<<1|1<<2|1<<3
+	mig := func(milli int64, profile int8) *Pod {
+		return &Pod{Name: "p", NumGPU: 1, GPUMilli: milli, MIGProfile: profile, Resource: ResourceMIG}
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *Pod
+		slices int
+		serves bool
+	}{
+		{"1g by share", mig(142, 0), 1, true},
+		{"2g by share", mig(285, 0), 2, true},
+		{"3g by share", mig(428, 0), 3, true},
+		{"4g by share", mig(571, 0), 4, false},
+		{"7g by share", mig(1000, 0), 7, false},
+		{"7g.80gb by profile", mig(1000, 7), 7, false},
+		{"1g.10gb by profile", mig(142, 1), 1, true},
+	} {
+		if got := tc.p.MIGSlices(); got != tc.slices {
+			t.Errorf("%s: %d slices, want %d", tc.name, got, tc.slices)
+		}
+		if got := n.Serves(tc.p); got != tc.serves {
+			t.Errorf("%s: Serves %v, want %v", tc.name, got, tc.serves)
+		}
+		if _, fits := n.FreeAfter(tc.p, 0); tc.p.MIGProfile == 0 && fits != tc.serves {
+			t.Errorf("%s: fits GPU 0 %v, want %v", tc.name, fits, tc.serves)
+		}
+	}
+	// --sharing exclusive makes a 3g device's share a whole GPU; the
+	// device it asks for stays 3 slices, which the node serves.
+	p := mig(428, 0)
+	p.NoteMIGDevice()
+	p.GPUMilli = MilliGPU
+	if p.MIGSlices() != 3 || !n.Serves(p) {
+		t.Errorf("3g device under exclusive: %d slices, served %v; want 3, true", p.MIGSlices(), n.Serves(p))
+	}
+	n.MIGServed = 0
+	if !n.Serves(mig(1000, 0)) {
+		t.Errorf("MIGServed 0 (any): a 7-slice device not served")
+	}
+}

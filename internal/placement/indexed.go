@@ -109,7 +109,7 @@ func (pl *IndexedPlacer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gp
 	default:
 		node = t.nth(pl.reservoir(t, best))
 	}
-	return node, selectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
+	return node, SelectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
 }
 
 // tree returns p's shape tree over c, brought up to date with the changes
@@ -144,7 +144,7 @@ func (pl *IndexedPlacer) value(st State, n *cluster.Node, p *cluster.Pod) int64 
 	if pl.uniform {
 		return 0
 	}
-	return score(pl.policy, st, n, p, &pl.served)
+	return Score(pl.policy, st, n, p, &pl.served)
 }
 
 // reservoir makes SelectHost's TieRandom draws over every fitting node in

@@ -121,7 +121,7 @@ func (pl *Placer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus clus
 		}
 		e := &row[i]
 		if e.version != n.Version+1 {
-			e.score = score(pl.policy, st, n, p, &pl.served)
+			e.score = Score(pl.policy, st, n, p, &pl.served)
 			e.version = n.Version + 1
 		}
 		pl.scores = append(pl.scores, e.score)
@@ -139,20 +139,22 @@ func (pl *Placer) Place(c *cluster.Cluster, p *cluster.Pod) (node int, gpus clus
 		best = SelectHost(pl.scores, pl.tie, pl.rng)
 	}
 	node = pl.cand[best]
-	return node, selectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
+	return node, SelectGPUs(pl.policy, st, &c.Nodes[node], p, &pl.served, pl.rng), true
 }
 
-// score is policy's score of n for p as n serves it (cluster.Node.Served:
+// Score is policy's score of n for p as n serves it (cluster.Node.Served:
 // nvidia.com/gpu replicas are a share of one GPU), so that every policy
 // scores, and fragmentation sees, the share the pod holds there.
 // buf holds the served pod (the placer's scratch: a pod on the stack
 // would escape through the interface call).
-func score(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod) int64 {
+// The simulator's placers and gpuplane-scheduler's Score both call it.
+func Score(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod) int64 {
 	return policy.Score(st, n, n.Served(p, buf))
 }
 
-// selectGPUs is policy's choice of GPUs of n for p as n serves it
+// SelectGPUs is policy's choice of GPUs of n for p as n serves it
 // (cluster.Node.Served): one GPU for a pod of replicas.
-func selectGPUs(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
+// The simulator's placers and gpuplane-scheduler's Reserve both call it.
+func SelectGPUs(policy Policy, st State, n *cluster.Node, p, buf *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
 	return policy.SelectGPUs(st, n, n.Served(p, buf), rng)
 }

@@ -325,7 +325,8 @@ func (pl *Plugin) Score(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fw
 	if !ok {
 		return 0, nil
 	}
-	return pl.policy.Score(score, &ns.node, pod), nil
+	var buf cluster.Pod
+	return placement.Score(pl.policy, score, &ns.node, pod, &buf), nil
 }
 
 // ScoreExtensions returns the plugin: it normalises its scores.
@@ -400,7 +401,8 @@ func (pl *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, p *v1.Pod, nod
 		return nil
 	}
 	pl.mu.Lock()
-	gpus := pl.policy.SelectGPUs(s.score, &ns.node, &s.pod, pl.rng)
+	var buf cluster.Pod
+	gpus := placement.SelectGPUs(pl.policy, s.score, &ns.node, &s.pod, &buf, pl.rng)
 	pl.mu.Unlock()
 	if err := ns.node.Add(&s.pod, gpus); err != nil {
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("no GPUs free on node %s: %v", nodeName, err))

@@ -26,6 +26,11 @@ func TestSnapshotReplicasZero(t *testing.T) {
 	if n := s.Nodes[0]; n.GPUs != 8 || n.Replicas != 1 || n.Shared || strings.Join(n.NodeSpec.MIG, " ") != "1g.10gb 1g.10gb 2g.20gb 3g.40gb" {
 		t.Errorf("%d GPUs, replicas %d, shared %v, layout %v; want 8, 1, false, 2 x 1g.10gb + 2g.20gb + 3g.40gb", n.GPUs, n.Replicas, n.Shared, n.NodeSpec.MIG)
 	}
+	// Its device plugin serves MIG devices of 1, 2 and 3 compute slices
+	// only (one resource per profile present: k8s-device-plugin internal/rm).
+	if m := s.Nodes[0].MIGServed; m != 1<<1|1<<2|1<<3 {
+		t.Errorf("MIGServed %b, want 1110", m)
+	}
 	if _, err := Read("s.json", strings.NewReader(list(strings.Replace(node, `replicas":"0"`, `replicas":"-1"`, 1)))); err == nil || !strings.Contains(err.Error(), "not a count of at least 0") {
 		t.Errorf("replicas -1: %v, want not a count", err)
 	}

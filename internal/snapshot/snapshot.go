@@ -645,6 +645,14 @@ func (n *Node) setModel(path string, labels map[string]string, gpus, migGPUs int
 			return fmt.Errorf("%s.metadata.labels%s: longer than %d characters", path, field(resource.LabelGPUProduct), trace.MaxModelLen)
 		}
 	}
+	if migGPUs > 0 && !n.MIGAsGPU {
+		// The mixed strategy: the plugin serves exactly these profiles.
+		for k, v := range n.MIG {
+			if c := migSlices(strings.TrimPrefix(k, resource.MIGPrefix)); v > 0 && c > 0 {
+				n.MIGServed |= 1 << uint(c)
+			}
+		}
+	}
 	if migGPUs > 0 {
 		n.NodeSpec.MIG = evenMIGLayout(n.MIG, int(migGPUs), n.Model)
 		if n.NodeSpec.MIG != nil && migGPUs < gpus {

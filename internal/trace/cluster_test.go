@@ -111,7 +111,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  false false 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  false false 0 [] 0 false 0 0  2 map[] [] false}]" // NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
+	want := "[{cpu-0 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
@@ -295,7 +295,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 false false 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 false false 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 false false 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 false false 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
+	want := "[{v100-r1-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}

@@ -60,6 +60,12 @@ type NodeSpec struct {
 	// default naming, or a single-strategy MIG instance (a snapshot's;
 	// cluster.Node.ReplicaMilli); 0: a device is a GPU.
 	ReplicaMilli int64
+	// MIGServed, when not 0, are the MIG devices the node's device plugin
+	// serves as nvidia.com/mig-<profile> (a snapshot's mixed-strategy
+	// node): bit c for a profile of c compute slices (1..7). A pod asking
+	// for a MIG device of other slices fits none of its GPUs
+	// (cluster.Node.MIGServed). 0: any.
+	MIGServed uint8
 	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
 	// uses it.

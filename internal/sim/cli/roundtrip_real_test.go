@@ -128,6 +128,7 @@ type rtPod struct {
 	node    string
 	pending string // wave 1: the failure class expected ("" runs)
 	on      string // the setup a pod that runs nowhere counts under
+	sched   string // spec.schedulerName ("": the default)
 }
 
 func (p rtPod) object(gated bool) *corev1.Pod {
@@ -140,7 +141,7 @@ func (p rtPod) object(gated bool) *corev1.Pod {
 		req[k] = v
 	}
 	o := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: rtNS},
-		Spec: corev1.PodSpec{NodeName: p.node, NodeSelector: p.sel,
+		Spec: corev1.PodSpec{NodeName: p.node, NodeSelector: p.sel, SchedulerName: p.sched,
 			Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Requests: req, Limits: p.gpu}}}}}
 	if p.tol {
 		o.Spec.Tolerations = []corev1.Toleration{{Key: rtTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
@@ -227,14 +228,7 @@ type rtRow struct {
 // does not yet model, by pod (wave 1) or group (wave 2); the test fails
 // on any other, and when one of these stops happening (update this and
 // docs/simulate-validation.md then).
-var rtKnown = map[string]string{
-	// kube-scheduler: Insufficient nvidia.com/mig-7g.80gb on every node,
-	// no node serves it. The simulator says no_room: it asks whether a
-	// pod fits an empty node on whole GPUs (engine preparePods), where a
-	// MIG device is a share any free GPU holds (a T4's), under every
-	// --sharing mode.
-	"mig7g-0": "MIG profile no node's layout has: class capacity, not size",
-}
+var rtKnown = map[string]string{}
 
 // rtGroup is a second-wave pod's group: its name without the trailing
 // index; the pods of a group are alike.

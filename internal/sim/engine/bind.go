@@ -59,6 +59,7 @@ func (w *Workload) Bind(file string, bound []Bound) ([]string, error) {
 		if err := p.Validate(); err != nil {
 			return warnings, fmt.Errorf("%s: pod %s: %w", file, trace.Quote(b.Pod.Name), err)
 		}
+		p.NoteMIGDevice()
 		w.sharing.convert(&p)
 		if done, msg := bindMIGAt(n, &p, b); done {
 			w.bound = true

@@ -120,6 +120,7 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
 		c.Nodes[i].Shared, c.Nodes[i].Serving, c.Nodes[i].MIGAsGPU, c.Nodes[i].ReplicaMilli = n.Shared, n.Serving, n.MIGAsGPU, n.ReplicaMilli
+		c.Nodes[i].MIGServed = n.MIGServed
 		c.Nodes[i].Labels, c.Nodes[i].Taints, c.Nodes[i].Unschedulable = n.Labels, n.Taints, n.Unschedulable
 		if n.MIG != nil && n.GPUs > 0 {
 			// The GPUs MIG-enabled in the cluster read (a snapshot's), or
