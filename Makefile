@@ -103,10 +103,10 @@ controlplane:
 # workload placed by kube-scheduler's default profile and by
 # gpuplane-scheduler's own, `kubectl get nodes,pods -A -o json` read back
 # by simulate --snapshot; prints the agreement tables of
-# docs/simulate-validation.md (about two minutes).
+# docs/simulate-validation.md; and the same on DRA (about two minutes).
 roundtrip:
 	hack/build-controlplane.sh
-	$(GO) test ./internal/sim/cli/ -run '^TestRoundTrip(RealControlPlane|GPUplaneProfile)$$' -count=1 -v
+	$(GO) test ./internal/sim/cli/ -run '^TestRoundTrip(RealControlPlane|GPUplaneProfile|DRA)$$' -count=1 -v
 
 # A local control plane with fake GPU nodes (NODES: an openb node CSV or a
 # cluster YAML) and gpuplane-scheduler (deploy/scheduler/config.yaml), in the

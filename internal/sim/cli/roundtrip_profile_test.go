@@ -4,9 +4,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
@@ -87,17 +85,5 @@ func rtSimulateExact(t *testing.T, file string) (map[string]engine.PodOutcome, s
 	t.Helper()
 	o := DefaultOptions()
 	o.SnapshotFile, o.Policies, o.TieBreak, o.Seeds, o.Format, o.Sharing = file, rtProfilePolicy, rtProfileTie, 1, "json", "mig"
-	var stdout, stderr strings.Builder
-	if err := Run(t.Context(), o, &stdout, &stderr); err != nil {
-		t.Fatalf("simulate --snapshot: %v\n%s", err, stderr.String())
-	}
-	var rep engine.Report
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]engine.PodOutcome{}
-	for _, p := range rep.SnapshotPods {
-		out[strings.TrimPrefix(p.Pod, rtNS+"/")] = p
-	}
-	return out, stderr.String()
+	return rtRun(t, o)
 }

@@ -397,7 +397,13 @@ func rtWait(t *testing.T, c *kube.Cluster, pods []rtPod) map[string]rtState {
 // rtSnapshot writes what `kubectl get nodes,pods -A -o json` prints.
 func rtSnapshot(t *testing.T, c *kube.Cluster, kubectl string) string {
 	t.Helper()
-	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", c.Kubeconfig, "get", "nodes,pods", "-A", "-o", "json").Output()
+	return rtSnapshotOf(t, c, kubectl, "nodes,pods")
+}
+
+// rtSnapshotOf writes what `kubectl get <kinds> -A -o json` prints.
+func rtSnapshotOf(t *testing.T, c *kube.Cluster, kubectl, kinds string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", c.Kubeconfig, "get", kinds, "-A", "-o", "json").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,6 +420,13 @@ func rtSimulate(t *testing.T, file string) (map[string]engine.PodOutcome, string
 	t.Helper()
 	o := DefaultOptions()
 	o.SnapshotFile, o.Policies, o.Seeds, o.Format, o.Sharing = file, "bestfit", 1, "json", "mig"
+	return rtRun(t, o)
+}
+
+// rtRun runs simulate with o (a --snapshot, JSON) and returns the outcome
+// of each pending pod by name, and stderr.
+func rtRun(t *testing.T, o Options) (map[string]engine.PodOutcome, string) {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	if err := Run(t.Context(), o, &stdout, &stderr); err != nil {
 		t.Fatalf("simulate --snapshot: %v\n%s", err, stderr.String())
@@ -474,12 +487,7 @@ func rtSetupOf(p rtPod, s rtState) string {
 // class the pod was made for and that the message names.
 func rtCheckWave1(t *testing.T, pods []rtPod, real map[string]rtState, sim map[string]engine.PodOutcome, stderr string, rows map[string]*rtRow) {
 	t.Helper()
-	var warned []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.Contains(l, "warning:") && (strings.Contains(l, "left out") || strings.Contains(l, "chosen again") || strings.Contains(l, "lacks")) {
-			warned = append(warned, l)
-		}
-	}
+	warned := rtLeftOut(stderr)
 	running := 0
 	for _, p := range pods {
 		s := real[p.name]
@@ -522,6 +530,18 @@ func rtCheckWave1(t *testing.T, pods []rtPod, real map[string]rtState, sim map[s
 	if sim == nil || running == 0 {
 		t.Errorf("%d pods run, outcomes %v", running, sim)
 	}
+}
+
+// rtLeftOut are the simulator's warnings of a running pod it did not put
+// where it runs.
+func rtLeftOut(stderr string) []string {
+	var warned []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "warning:") && (strings.Contains(l, "left out") || strings.Contains(l, "chosen again") || strings.Contains(l, "lacks")) {
+			warned = append(warned, l)
+		}
+	}
+	return warned
 }
 
 // rtReadRunning: the snapshot reader reads each pod kube-scheduler bound
