@@ -155,3 +155,36 @@ func TestPluginDevices(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDevicePluginSetup: any labels and device count read without a
+// panic, and what Devices answers holds together: no more GPUs than
+// devices, a device at most a whole GPU, replicas that divide into GPUs
+// (GPUs x Replicas ≤ devices), an instance of a profile the catalog lays
+// out on the model.
+func FuzzDevicePluginSetup(f *testing.F) {
+	f.Add("NVIDIA-L4-SHARED", "4", "time-slicing", "", int64(16))
+	f.Add("NVIDIA-H100-80GB-HBM3-MIG-1g.10gb", "1", "none", "single", int64(56))
+	f.Add("NVIDIA-A100-SXM4-80GB-MIG-INVALID", "0", "", "single", int64(0))
+	f.Add("Tesla-T4-SHARED", "3", "mps", "", int64(6))
+	f.Fuzz(func(t *testing.T, product, replicas, sharing, strategy string, devices int64) {
+		if devices < 0 || devices > 1<<20 {
+			return
+		}
+		s := ReadDevicePluginSetup(map[string]string{"nvidia.com/gpu.product": product, "nvidia.com/gpu.replicas": replicas,
+			"nvidia.com/gpu.sharing-strategy": sharing, "nvidia.com/mig.strategy": strategy})
+		if s.Replicas < 1 {
+			t.Fatalf("replicas %d", s.Replicas)
+		}
+		d, ok := s.Devices(ModelOfProduct(s.Product), devices)
+		switch {
+		case d.GPUs < 0 || d.GPUs > devices:
+			t.Fatalf("%d GPUs of %d devices", d.GPUs, devices)
+		case d.ReplicaMilli < 0 || d.ReplicaMilli > 1000:
+			t.Fatalf("a device %d milli-GPU", d.ReplicaMilli)
+		case d.Replicas && d.GPUs*int64(s.Replicas) > devices:
+			t.Fatalf("%d GPUs x %d replicas > %d devices", d.GPUs, s.Replicas, devices)
+		case ok && d.MIGProfile != "" && d.ReplicaMilli == 0:
+			t.Fatalf("MIG profile %s of no share", d.MIGProfile)
+		}
+	})
+}
