@@ -171,11 +171,6 @@ func rtDRASetup(t *testing.T, c *kube.Cluster) {
 		rtNode("cpu-0", "16", "64Gi", nil, nil),
 	}
 	nodes[1].Spec.Taints = nil
-	for _, n := range nodes {
-		if _, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	slices := buildSlices(t).Pool().Slices
 	for i, s := range slices {
 		sl := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("a100-0-gpu.nvidia.com-%d", i)},
@@ -185,21 +180,7 @@ func rtDRASetup(t *testing.T, c *kube.Cluster) {
 			t.Fatal(err)
 		}
 	}
-	rtPoll(t, c, "nodes Ready", func() (bool, error) {
-		l, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, n := range l.Items {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-		return ready == len(nodes), nil
-	})
+	rtCreateNodes(t, c, nodes)
 }
 
 func rtDRACreate(t *testing.T, c *kube.Cluster, p rtDRAPod, gated bool) {

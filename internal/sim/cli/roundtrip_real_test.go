@@ -283,7 +283,14 @@ func rtSetupCluster(t *testing.T, c *kube.Cluster) {
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rtNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	nodes := rtNodes()
+	rtCreateNodes(t, c, rtNodes())
+}
+
+// rtCreateNodes creates the nodes and waits until kwok has made every
+// node Ready.
+func rtCreateNodes(t *testing.T, c *kube.Cluster, nodes []*corev1.Node) {
+	t.Helper()
+	ctx := t.Context()
 	for _, n := range nodes {
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
