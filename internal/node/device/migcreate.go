@@ -51,11 +51,22 @@ type MIGManager interface {
 	// it. It fails, as NVML does, when the placement is not one of the
 	// profile's or overlaps a live instance.
 	CreateMIG(ctx context.Context, gpuUUID, giProfile string, start int) (MIGInstance, error)
-	// DestroyMIG destroys the GPU instance giID and its compute instances.
-	DestroyMIG(ctx context.Context, gpuUUID string, giID int) error
+	// DestroyMIG destroys the GPU instance giID and its compute instances
+	// when its MIG device is migUUID, the device the caller created:
+	// GPU instance IDs are reused once an instance is destroyed (a reboot,
+	// an administrator), so an ID alone may name another's device. A GPU
+	// instance whose MIG device has another UUID, or none (no compute
+	// instance), is left as it is and the error wraps ErrNotOwned; no
+	// GPU instance giID is an error wrapping ErrNotFound.
+	DestroyMIG(ctx context.Context, gpuUUID string, giID int, migUUID string) error
 }
 
 // ErrNotFound is wrapped by MIGManager.DestroyMIG's error when the GPU
 // instance does not exist (NVML_ERROR_NOT_FOUND), so that a caller undoing
 // its own work can tell "already gone" from a failure.
 var ErrNotFound = errors.New("not found")
+
+// ErrNotOwned is wrapped by MIGManager.DestroyMIG's error when the GPU
+// instance holds another MIG device than the one named (its ID was
+// reused): nothing is destroyed.
+var ErrNotOwned = errors.New("another MIG device")

@@ -162,10 +162,9 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 		if pd.MIG.UUID == "" {
 			continue
 		}
-		if err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID); err != nil && !errors.Is(err, device.ErrNotFound) {
-			return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
+		if err := d.destroyMIG(ctx, pd); err != nil {
+			return err
 		}
-		klog.FromContext(ctx).Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID)
 	}
 	delete(d.cp.Claims, uid)
 	var errs []error
@@ -184,4 +183,24 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 		return err
 	}
 	return d.cp.save(d.checkpointPath())
+}
+
+// destroyMIG destroys the MIG device created for pd, by its GPU instance
+// ID and only while that instance still holds the device of the UUID
+// recorded (device.MIGManager.DestroyMIG): an ID is reused once its
+// instance is gone (a reboot, an administrator), and another claim's
+// device may hold it now. A device gone, or replaced by another, is
+// logged and destroys nothing.
+func (d *Driver) destroyMIG(ctx context.Context, pd *PreparedDevice) error {
+	log := klog.FromContext(ctx)
+	err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID, pd.MIG.UUID)
+	switch {
+	case err == nil:
+		log.Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID, "gpuInstance", pd.MIG.GPUInstanceID)
+	case errors.Is(err, device.ErrNotFound), errors.Is(err, device.ErrNotOwned):
+		log.Info("Not destroying a MIG device: the one created for the claim is gone", "device", pd.Device, "mig", pd.MIG.UUID, "gpuInstance", pd.MIG.GPUInstanceID, "reason", err.Error())
+	default:
+		return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
+	}
+	return nil
 }

@@ -6,7 +6,9 @@ package mock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
@@ -204,8 +206,10 @@ func freeMIGSlot(gpuUUID, model, giProfile string, mp gpu.MIGProfile, start int,
 }
 
 // DestroyMIG destroys GPU instance giID of the GPU with its compute
-// instances; it fails when there is no such instance.
-func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) error {
+// instances when its MIG device is migUUID (device.MIGManager); it fails
+// when there is no such instance (device.ErrNotFound) or its device is
+// another (device.ErrNotOwned, nothing destroyed).
+func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int, migUUID string) error {
 	i, err := b.gpuIndex(gpuUUID)
 	if err != nil {
 		return err
@@ -216,18 +220,18 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 	if err != nil {
 		return err
 	}
-	kept := st.insts[:0]
-	found := false
+	var found []string
 	for _, in := range st.insts {
 		if in.GPUInstanceID == giID {
-			found = true
-			continue
+			found = append(found, in.UUID)
 		}
-		kept = append(kept, in)
 	}
-	st.insts = kept
-	if !found {
+	if len(found) == 0 {
 		return fmt.Errorf("mock: GPU %s: no GPU instance %d: %w", gpuUUID, giID, device.ErrNotFound)
 	}
+	if migUUID == "" || !slices.Contains(found, migUUID) {
+		return fmt.Errorf("mock: GPU %s: GPU instance %d holds MIG device %q, not %s: %w", gpuUUID, giID, strings.Join(found, ","), migUUID, device.ErrNotOwned)
+	}
+	st.insts = slices.DeleteFunc(st.insts, func(in device.MIGInstance) bool { return in.GPUInstanceID == giID })
 	return b.saveMIGState()
 }

@@ -353,11 +353,15 @@ func eachComputeInstance(gi nvml.GpuInstance, f func(ci nvml.ComputeInstance, p 
 }
 
 // DestroyMIG destroys GPU instance giID of the GPU, its compute instances
-// first (NVML refuses to destroy a GPU instance that has some). A GPU
-// instance that does not exist, or a GPU whose MIG mode is off, is an
-// error wrapping device.ErrNotFound; one in use (a process on it) fails
-// with NVML's ERROR_IN_USE.
-func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) error {
+// first (NVML refuses to destroy a GPU instance that has some), when one
+// of its MIG devices is migUUID. A GPU instance that does not exist, or
+// a GPU whose MIG mode is off, is an error wrapping device.ErrNotFound;
+// one whose MIG devices are others, or none, is left as it is with an
+// error wrapping device.ErrNotOwned; one in use (a process on it) fails
+// with NVML's ERROR_IN_USE. NVIDIA's driver keeps the UUID beside the
+// IDs for this check (cmd/gpu-kubelet-plugin/mig.go MigLiveTuple) but
+// leaves it commented out in deleteMigDevice (nvlib.go).
+func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int, migUUID string) error {
 	b.migMu.Lock()
 	defer b.migMu.Unlock()
 	g, on, err := b.migHandle(gpuUUID)
@@ -375,6 +379,9 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 		return nvErr(fmt.Sprintf("GPU %s: GPU instance %d", gpuUUID, giID), ret)
 	}
 	what := fmt.Sprintf("GPU %s: GPU instance %d", gpuUUID, giID)
+	if err := b.checkOwner(g, giID, migUUID, what); err != nil {
+		return err
+	}
 	err = eachComputeInstance(gi, func(ci nvml.ComputeInstance, _ int, _ nvml.ComputeInstanceProfileInfo) error {
 		if ret := ci.Destroy(); ret != nvml.SUCCESS && ret != nvml.ERROR_NOT_FOUND {
 			return fmt.Errorf("destroying a compute instance: %v", ret)
@@ -388,4 +395,24 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 		return nvErr(what+": destroying it", ret)
 	}
 	return nil
+}
+
+// checkOwner says whether a MIG device of GPU instance giID on g is
+// migUUID; an error wrapping device.ErrNotOwned when none is.
+func (b *Backend) checkOwner(g migGPU, giID int, migUUID, what string) error {
+	uuids, err := b.migUUIDs(g.d)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for id, uuid := range uuids {
+		if id[0] == giID {
+			if uuid == migUUID && migUUID != "" {
+				return nil
+			}
+			held = append(held, uuid)
+		}
+	}
+	slices.Sort(held)
+	return fmt.Errorf("nvml: %s holds MIG devices %v, not %s: %w", what, held, migUUID, device.ErrNotOwned)
 }

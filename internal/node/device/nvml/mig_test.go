@@ -154,16 +154,23 @@ func TestMIGManager(t *testing.T) {
 
 	// Destroy: compute instance first (else ERROR_IN_USE), then the GPU
 	// instance; a second time is device.ErrNotFound.
-	if err := b.DestroyMIG(ctx, g2, 1); err != nil {
+	// By GPU instance 1 with GPU instance 0's UUID: nothing destroyed.
+	if err := b.DestroyMIG(ctx, g2, 1, a.UUID); !errors.Is(err, device.ErrNotOwned) || !strings.Contains(err.Error(), "GPU instance 1 holds MIG devices [MIG-00000002-1-0], not "+a.UUID) {
+		t.Errorf("destroying gi1 by gi0's UUID: %v, want ErrNotOwned", err)
+	}
+	if got := liveMIG(t, b, g2); got != want {
+		t.Errorf("after a refused destroy:\n got %s\nwant %s", got, want)
+	}
+	if err := b.DestroyMIG(ctx, g2, 1, "MIG-00000002-1-0"); err != nil {
 		t.Fatal(err)
 	}
 	if got := liveMIG(t, b, g2); got != "MIG-00000002-0-0 3g.20gb gi0 ci0 19968MiB 42SM 3g.20gb@4+4" {
 		t.Errorf("after destroying gi1: %s", got)
 	}
-	if err := b.DestroyMIG(ctx, g2, 1); !errors.Is(err, device.ErrNotFound) {
+	if err := b.DestroyMIG(ctx, g2, 1, "MIG-00000002-1-0"); !errors.Is(err, device.ErrNotFound) {
 		t.Errorf("destroying gi1 again: %v, want ErrNotFound", err)
 	}
-	if err := b.DestroyMIG(ctx, g3, 0); !errors.Is(err, device.ErrNotFound) {
+	if err := b.DestroyMIG(ctx, g3, 0, "MIG-x"); !errors.Is(err, device.ErrNotFound) {
 		t.Errorf("destroying on a GPU without MIG mode: %v, want ErrNotFound", err)
 	}
 	if ins, err := b.MIGInstances(ctx, g3); err != nil || len(ins) != 0 {
