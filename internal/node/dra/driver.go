@@ -82,6 +82,11 @@ type Config struct {
 	// RediscoverInterval is how often Run discovers the GPUs again
 	// (Rediscover); 0: never, the devices are those found at start.
 	RediscoverInterval time.Duration
+	// BootIDPath is the file of the node's boot ID (default
+	// DefaultBootIDPath): the checkpoint records it, and claims prepared
+	// under another one were prepared before a reboot (checkBoot). A
+	// missing, unreadable or empty file fails New.
+	BootIDPath string
 	// OnRediscover, when set, is called by Run with the GPUs found after
 	// each rediscovery that changed the published devices (the node
 	// agent writes its labels again). It must not call the Driver's
@@ -139,6 +144,9 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
 		return nil, err
 	}
+	if err := d.checkBoot(ctx); err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
 	var f found
 	if d.res, f, err = d.resources(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
@@ -170,6 +178,9 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 // unprepare of that claim adopts it.
 func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 	for _, pc := range d.cp.Claims {
+		if pc.PreBoot {
+			continue // nothing it made survived the reboot
+		}
 		for _, pd := range pc.Devices {
 			if m := pd.MIG; m != nil && m.UUID == "" && pd.GPUUUID == gpuUUID && m.GIProfile == in.GIProfile && m.Start == in.Placement.Start {
 				return true
@@ -378,11 +389,24 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 
 // prepare prepares one claim in steps (prepare.go); d.mu is held. A
 // step that fails rolls back what the claim holds (rollback), so that a
-// failed prepare leaves nothing held and unprepare nothing to undo.
+// failed prepare leaves nothing held and unprepare nothing to undo. A
+// claim prepared before the node's reboot (PreBoot) is prepared anew from
+// its allocation: its MIG devices made again, its CDI specs written
+// again; where that fails the error says so.
 func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ []kubeletplugin.Device, err error) {
-	prev, interrupted := d.cp.Claims[c.UID]
-	if interrupted && prev.State == PrepareCompleted {
+	prev, recorded := d.cp.Claims[c.UID]
+	stale := recorded && prev.PreBoot
+	if recorded && !stale && prev.State == PrepareCompleted {
 		return result(prev), nil
+	}
+	interrupted := recorded && !stale
+	if stale {
+		prev = nil // nothing of it outlived the reboot
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("claim %s/%s was prepared before the node's reboot and cannot be prepared again: %w", c.Namespace, c.Name, err)
+			}
+		}()
 	}
 	defer func() {
 		if err != nil {
@@ -392,6 +416,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ [
 	pc, err := d.planClaim(ctx, c, prev)
 	if err != nil {
 		return nil, err
+	}
+	if stale {
+		if err := d.forgetStale(ctx, c.UID, d.cp.Claims[c.UID]); err != nil {
+			return nil, err
+		}
 	}
 	// Recorded before anything is created: a restart finds it.
 	d.cp.Claims[c.UID] = pc
@@ -465,10 +494,12 @@ func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevi
 	return nil
 }
 
-// ownedMIG reports whether another claim than self holds the MIG device.
+// ownedMIG reports whether another claim than self holds the MIG device;
+// a claim prepared before the node's reboot holds none (a device of its
+// recorded UUID now is another, the mock's UUIDs repeating after one).
 func (d *Driver) ownedMIG(uuid string, self types.UID) bool {
 	for uid, pc := range d.cp.Claims {
-		if uid == self {
+		if uid == self || pc.PreBoot {
 			continue
 		}
 		for _, pd := range pc.Devices {
@@ -505,6 +536,14 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	}
 	d.publishShares()
 	return out, nil
+}
+
+// forgetStale drops the record of claim uid prepared before the node's
+// reboot (release: its CDI specs removed, nothing destroyed), so that it
+// is prepared anew from its allocation. d.mu is held.
+func (d *Driver) forgetStale(ctx context.Context, uid types.UID, pc *PreparedClaim) error {
+	klog.FromContext(ctx).Info("Preparing again a claim prepared before the node's reboot", "claim", klog.KRef(pc.Namespace, pc.Name), "uid", uid)
+	return d.release(ctx, uid, pc, false)
 }
 
 // unprepare undoes one claim (release); d.mu is held.

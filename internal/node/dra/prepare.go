@@ -141,7 +141,8 @@ func (d *Driver) rollback(ctx context.Context, uid types.UID, interrupted bool) 
 // release undoes everything record pc of claim uid holds and drops it:
 // the MPS daemons no other claim uses (first: a MIG device an MPS server
 // holds is in use), the MIG devices created for it, the claim's CDI
-// specs and the device specs no other claim uses. lookup looks for a
+// specs and the device specs no other claim uses; of a claim prepared
+// before the node's reboot (PreBoot) nothing is destroyed. lookup looks for a
 // MIG device whose UUID is not recorded (an interrupted prepare's, at
 // its placement, held by no other claim). The record goes once all is
 // undone; an error leaves it, for the next try. d.mu is held.
@@ -151,7 +152,7 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 	}
 	for i := range pc.Devices {
 		pd := &pc.Devices[i]
-		if pd.MIG == nil {
+		if pd.MIG == nil || pc.PreBoot { // a MIG device does not outlive a reboot
 			continue
 		}
 		if pd.MIG.UUID == "" && lookup {
