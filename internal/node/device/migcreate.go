@@ -24,6 +24,11 @@ type MIGInstance struct {
 	GIProfile string
 	// Placement is the GPU instance's placement.
 	Placement MIGPlacement
+	// NoComputeInstance marks a GPU instance without a compute instance
+	// (left by a crash between the two creations, or made so by an
+	// administrator): no MIG device, no UUID (MIGDevice holds its GPU
+	// instance ID and memory), its placement taken all the same.
+	NoComputeInstance bool
 }
 
 // MIGOffer is what a GPU itself offers for MIG: by GPU instance profile
@@ -44,7 +49,8 @@ type MIGOfferer interface {
 // MIG-enabled GPUs, as the DRA plugin does on demand (internal/node/dra).
 // Methods are safe for concurrent use.
 type MIGManager interface {
-	// MIGInstances returns the GPU's live MIG devices.
+	// MIGInstances returns the GPU's live MIG devices, and its GPU
+	// instances without a compute instance (NoComputeInstance).
 	MIGInstances(ctx context.Context, gpuUUID string) ([]MIGInstance, error)
 	// CreateMIG creates a GPU instance of the GI profile at the placement
 	// starting at memory slot start, with one compute instance spanning

@@ -152,6 +152,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	f.log()
+	f.logHalfMade()
 	d.node = n
 	d.publishShares()
 	ignored := cfg.IgnoredXIDs
@@ -191,7 +192,8 @@ func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 }
 
 // static returns the live MIG devices made outside DRA, by GPU UUID: all
-// but those a claim's prepare created (logStatic logs them).
+// but those a claim's prepare created, and the GPU instances without a
+// compute instance (found.log logs them).
 func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device.MIGInstance, error) {
 	if d.mig == nil {
 		return nil, nil
@@ -206,7 +208,9 @@ func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device
 			return nil, err
 		}
 		for _, in := range live {
-			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
+			// A GPU instance without a compute instance is nobody's: its
+			// placement is taken, and it is not published (Build).
+			if !in.NoComputeInstance && (in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in)) {
 				continue
 			}
 			out[g.UUID] = append(out[g.UUID], in)
@@ -224,12 +228,14 @@ type found struct {
 }
 
 // log logs the MIG devices made outside DRA that are published, and
-// where the GPUs' MIG placements differ from the MIG table (OfferDiff),
-// once per GPU model.
+// where the GPUs' MIG placements differ from the MIG table (OfferDiff), once per
+// GPU model.
 func (f found) log() {
 	for gpu, ins := range f.static {
 		for _, in := range ins {
-			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+			if !in.NoComputeInstance {
+				klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -241,6 +247,21 @@ func (f found) log() {
 		seen[g.Model] = true
 		for _, line := range OfferDiff(g.Model, off) {
 			klog.InfoS("The GPU's MIG placements and the MIG table's differ: only those of both are published", "gpu", g.UUID, "model", g.Model, "difference", line)
+		}
+	}
+}
+
+// logHalfMade logs each GPU instance without a compute instance: a
+// crash between NVML's two creations, or an administrator, left it. It
+// holds no MIG device a claim could be given, so neither it nor any
+// placement it overlaps is published; destroying it (nvidia-smi mig -dgi)
+// frees them at the next rediscovery.
+func (f found) logHalfMade() {
+	for gpu, ins := range f.static {
+		for _, in := range ins {
+			if in.NoComputeInstance {
+				klog.InfoS("A GPU instance without a compute instance: not published, nor the placements it overlaps; destroy it to free them", "gpu", gpu, "gpuInstance", in.GPUInstanceID, "profile", in.GIProfile, "start", in.Placement.Start, "size", in.Placement.Size)
+			}
 		}
 	}
 }
@@ -498,6 +519,9 @@ func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevi
 // a claim prepared before the node's reboot holds none (a device of its
 // recorded UUID now is another, the mock's UUIDs repeating after one).
 func (d *Driver) ownedMIG(uuid string, self types.UID) bool {
+	if uuid == "" {
+		return false // not created yet: nobody's
+	}
 	for uid, pc := range d.cp.Claims {
 		if uid == self || pc.PreBoot {
 			continue
@@ -573,7 +597,7 @@ func (d *Driver) createMIGLookup(ctx context.Context, self types.UID, pd *Prepar
 // other claim owns, if there is one.
 func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string) bool) bool {
 	for _, in := range live {
-		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !owned(in.UUID) {
+		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !in.NoComputeInstance && !owned(in.UUID) {
 			m.GPUInstanceID, m.ComputeInstanceID, m.UUID = in.GPUInstanceID, in.ComputeInstanceID, in.UUID
 			return true
 		}

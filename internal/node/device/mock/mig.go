@@ -80,7 +80,9 @@ func (b *Backend) overlayMIG(n *device.Node) {
 		}
 		n.GPUs[i].MIG = nil
 		for _, in := range st.insts {
-			n.GPUs[i].MIG = append(n.GPUs[i].MIG, in.MIGDevice)
+			if !in.NoComputeInstance { // no MIG device
+				n.GPUs[i].MIG = append(n.GPUs[i].MIG, in.MIGDevice)
+			}
 		}
 	}
 }
@@ -108,6 +110,21 @@ func (b *Backend) MIGInstances(ctx context.Context, gpuUUID string) ([]device.MI
 // than the GPU has, more than 7 compute slices in all. The GPU instance
 // gets the smallest free ID.
 func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, start int) (device.MIGInstance, error) {
+	return b.create(gpuUUID, giProfile, start, true)
+}
+
+// CreateGPUInstance creates a GPU instance of giProfile at start without
+// a compute instance, what a crash between NVML's two creations or an
+// administrator (nvidia-smi mig -cgi without -C) leaves: no MIG device,
+// listed by MIGInstances as NoComputeInstance. It refuses what CreateMIG
+// refuses.
+func (b *Backend) CreateGPUInstance(ctx context.Context, gpuUUID, giProfile string, start int) (device.MIGInstance, error) {
+	return b.create(gpuUUID, giProfile, start, false)
+}
+
+// create is CreateMIG, with a compute instance spanning the GPU instance
+// when ci.
+func (b *Backend) create(gpuUUID, giProfile string, start int, ci bool) (device.MIGInstance, error) {
 	i, err := b.gpuIndex(gpuUUID)
 	if err != nil {
 		return device.MIGInstance{}, err
@@ -152,6 +169,10 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 		},
 		GIProfile: giProfile,
 		Placement: device.MIGPlacement{Start: start, Size: mp.Size},
+	}
+	if !ci {
+		in.MIGDevice = device.MIGDevice{GPUInstanceID: gi, MemoryMiB: mp.MemoryMiB}
+		in.NoComputeInstance = true
 	}
 	st.created++
 	st.insts = append(st.insts, in)

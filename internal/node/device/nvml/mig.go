@@ -242,10 +242,10 @@ func (b *Backend) migUUIDs(d nvml.Device) (map[[2]int]string, error) {
 	return out, nil
 }
 
-// MIGInstances returns the GPU's live MIG devices (GPU instances with a
-// compute instance; a GPU instance without one has no MIG device and is
-// not listed), ordered by GPU and compute instance ID; none when MIG mode
-// is off. GIProfile is the MIG table's name of the GPU instance profile
+// MIGInstances returns the GPU's live MIG devices, one per compute
+// instance, and each GPU instance without a compute instance (no MIG
+// device: NoComputeInstance, no UUID), ordered by GPU and compute
+// instance ID; none when MIG mode is off. GIProfile is the MIG table's name of the GPU instance profile
 // (NVIDIA's name with a spanning compute instance when the model is not in
 // the table).
 func (b *Backend) MIGInstances(ctx context.Context, gpuUUID string) ([]device.MIGInstance, error) {
@@ -298,7 +298,8 @@ func giProfileName(g migGPU, p int, info nvml.GpuInstanceProfileInfo) string {
 }
 
 // instancesOf returns the MIG devices of GPU instance gi (of NVML profile
-// p): one per compute instance.
+// p): one per compute instance; with none, the GPU instance alone
+// (NoComputeInstance).
 func (b *Backend) instancesOf(g migGPU, gi nvml.GpuInstance, p int, info nvml.GpuInstanceProfileInfo, giName string, uuids map[[2]int]string) ([]device.MIGInstance, error) {
 	gii, ret := gi.GetInfo()
 	if ret != nvml.SUCCESS {
@@ -324,6 +325,14 @@ func (b *Backend) instancesOf(g migGPU, gi nvml.GpuInstance, p int, info nvml.Gp
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nvml: GPU %s: GPU instance %d: %w", g.uuid, gii.Id, err)
+	}
+	if len(out) == 0 {
+		out = append(out, device.MIGInstance{
+			MIGDevice:         device.MIGDevice{GPUInstanceID: int(gii.Id), MemoryMiB: int64(info.MemorySizeMB)},
+			GIProfile:         giName,
+			Placement:         device.MIGPlacement{Start: int(gii.Placement.Start), Size: int(gii.Placement.Size)},
+			NoComputeInstance: true,
+		})
 	}
 	return out, nil
 }

@@ -180,3 +180,44 @@ func TestMIGManager(t *testing.T) {
 		t.Error("MIGInstances of an unknown GPU: no error")
 	}
 }
+
+// TestMIGInstancesHalfMade: a GPU instance without a compute instance
+// (made here straight through NVML, as a crash between the two creations
+// or nvidia-smi mig -cgi without -C leaves it) is listed, with no UUID
+// and NoComputeInstance, so that the DRA plugin keeps its placement
+// unpublished; Discover lists no MIG device for it. By hand, from
+// go-nvml's A100-40GB profiles: the 1-slice GPU instance profile, 4864
+// MiB, at slot 3 of size 1; go-nvml's mock numbers it GPU instance 0.
+func TestMIGInstancesHalfMade(t *testing.T) {
+	m := newMachine(t)
+	d2 := m.Devices[2].(*server.Device)
+	d2.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, ret := d2.GetGpuInstanceProfileInfo(nvml.GPU_INSTANCE_PROFILE_1_SLICE)
+	if ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	if _, ret := d2.CreateGpuInstanceWithPlacement(&info, &nvml.GpuInstancePlacement{Start: 3, Size: 1}); ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	ins, err := b.MIGInstances(context.Background(), d2.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 1 || !ins[0].NoComputeInstance || migString(ins[0]) != "  gi0 ci0 4864MiB 0SM 1g.5gb@3+1" {
+		t.Errorf("MIGInstances: %+v, want the GPU instance 1g.5gb@3+1 without a compute instance", ins)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(n.GPUs[2].MIG); got != 0 {
+		t.Errorf("Discover: %d MIG devices on GPU 2, want none", got)
+	}
+	if err := b.DestroyMIG(context.Background(), d2.UUID, 0, ""); !errors.Is(err, device.ErrNotOwned) {
+		t.Errorf("DestroyMIG of it: %v, want ErrNotOwned (it is nobody's)", err)
+	}
+}
