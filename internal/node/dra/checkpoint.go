@@ -99,6 +99,12 @@ type PreparedDevice struct {
 	// MPSDaemon is the ID of the MPS control daemon serving the device
 	// (under an MPS configuration), its directory <plugin dir>/mps/<ID>.
 	MPSDaemon string `json:"mpsDaemon,omitempty"`
+	// AdminAccess is the allocation's adminAccess (KEP-5018): the device
+	// is given beside the workloads that hold it and consumes nothing (no
+	// share, no configuration, no MIG device made or destroyed: a MIG
+	// placement's is recorded in StaticMIG), and never blocks nor is
+	// blocked by another claim.
+	AdminAccess bool `json:"adminAccess,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
 }

@@ -467,13 +467,16 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ [
 
 // conflict says which other claim holds device name, or a device that
 // overlaps it (the whole GPU and a MIG device of it); a shared device
-// is held by several claims.
+// is held by several claims, and admin access holds nothing.
 func (d *Driver) conflict(name string, e Entry, self types.UID) (string, bool) {
 	for uid, pc := range d.cp.Claims {
 		if uid == self {
 			continue
 		}
 		for _, pd := range pc.Devices {
+			if pd.AdminAccess {
+				continue
+			}
 			o, ok := d.res.Entries[pd.Device]
 			switch {
 			case pd.Device == name && !e.Shared:
