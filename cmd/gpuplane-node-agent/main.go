@@ -76,6 +76,7 @@ serves GPU metrics. It exits cleanly on SIGTERM or SIGINT.`,
 	f.StringVar(&o.DRA.CDIDir, "cdi-dir", o.DRA.CDIDir, "with --kubelet-api=dra: write a CDI spec of each prepared device here (e.g. /var/run/cdi); empty: rely on NVIDIA's container toolkit's specs for the devices (a share's or an MPS claim's own spec still goes to /var/run/cdi)")
 	f.StringVar(&o.DRA.ToolkitSpec, "cdi-toolkit-spec", o.DRA.ToolkitSpec, "with --cdi-dir: NVIDIA's container toolkit's CDI spec of the node's GPUs (e.g. /var/run/cdi/nvidia.yaml); the devices it names by UUID get no spec of the agent's, those it names by index get the agent's with their edits, the others (MIG devices made on demand) get its libraries and hooks")
 	f.DurationVar(&o.DRA.RediscoverInterval, "dra-rediscover-interval", o.DRA.RediscoverInterval, "with --kubelet-api=dra: how often to discover the GPUs again and publish a change (a MIG mode switched, a MIG device made outside DRA); 0: never")
+	f.StringVar(&o.DRA.BootIDFile, "dra-boot-id-file", o.DRA.BootIDFile, "with --kubelet-api=dra: the node's boot ID file, to which the checkpoint is keyed: claims prepared under another boot ID are prepared again (empty: /proc/sys/kernel/random/boot_id)")
 	f.BoolVar(&o.DRA.Shares, "dra-shares", o.DRA.Shares, "with --kubelet-api=dra: publish GPUs without MIG as shareable by memory and milli-GPU (allowMultipleAllocations)")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")

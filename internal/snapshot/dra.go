@@ -86,6 +86,9 @@ type draExact struct {
 	Capacity        *struct {
 		Requests map[string]string `json:"requests"`
 	} `json:"capacity"`
+	// AdminAccess asks the devices for monitoring (KEP-5018): they are
+	// given beside their workloads and consume nothing.
+	AdminAccess *bool `json:"adminAccess"`
 }
 
 type draRequest struct {
@@ -108,6 +111,24 @@ type draResult struct {
 	Pool             string            `json:"pool"`
 	Device           string            `json:"device"`
 	ConsumedCapacity map[string]string `json:"consumedCapacity"`
+	// AdminAccess marks a device given for monitoring (KEP-5018): it is
+	// not held (heldResults).
+	AdminAccess *bool `json:"adminAccess"`
+}
+
+// heldResults returns the results of rs that hold their device: all but
+// those of admin access, which upstream's scheduler counts as no
+// allocation (k8s.io/kubernetes v1.37.2
+// pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go:
+// "Is not considered as allocated").
+func heldResults(rs []draResult) []draResult {
+	var out []draResult
+	for _, r := range rs {
+		if r.AdminAccess == nil || !*r.AdminAccess {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 type draClaim struct {
@@ -363,9 +384,10 @@ type draAsk struct {
 	products []string
 }
 
-// asks returns what claim c's requests ask of driver gpu.nvidia.com, and
-// warnings of what the simulator does not read (other drivers, CEL it does
-// not parse, constraints, allocation mode All).
+// asks returns what claim c's requests ask of driver gpu.nvidia.com (a
+// request with admin access asks nothing), and warnings of what the
+// simulator does not read (other drivers, CEL it does not parse,
+// constraints, allocation mode All).
 func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 	var out []draAsk
 	var warn []string
@@ -381,6 +403,9 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		case len(r.FirstAvailable) > 0:
 			e = r.FirstAvailable[0]
 			warn = append(warn, path+": firstAvailable: simulated as its first subrequest")
+		}
+		if e.AdminAccess != nil && *e.AdminAccess {
+			continue // asks nothing: admin access consumes nothing
 		}
 		kind := d.classKind(e.DeviceClassName)
 		if kind == "" {
@@ -481,12 +506,12 @@ func (d *draObjects) claimsOf(file string, p *Pod, refs podClaims) draPod {
 		out.asks = append(out.asks, asks...)
 		out.warn = append(out.warn, w...)
 		if a := item.claim.Status.Allocation; a != nil {
-			out.results = append(out.results, a.Devices.Results...)
+			out.results = append(out.results, heldResults(a.Devices.Results)...)
 		}
 	}
 	if refs.extended != "" {
 		if item, ok := d.claims[refs.extended]; ok && item.claim.Status.Allocation != nil {
-			out.results = append(out.results, item.claim.Status.Allocation.Devices.Results...)
+			out.results = append(out.results, heldResults(item.claim.Status.Allocation.Devices.Results)...)
 		}
 	}
 	return out

@@ -260,3 +260,56 @@ func TestSnapshotDRAServing(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotDRAAdminAccess: a claim with admin access (KEP-5018) holds
+// nothing: upstream's scheduler counts its results as no allocation
+// (k8s.io/kubernetes v1.37.2 pkg/scheduler/framework/plugins/
+// dynamicresources/allocateddevices.go: "Is not considered as
+// allocated"). Node a100 publishes gpu-1 (tainted) and gpu-3; train holds
+// gpu-3; mon, running, has admin access to gpu-3 and gpu-1, and monp,
+// pending, asks admin access. By hand: gpu-1 is held by no workload, so
+// it is left out as tainted and free: the node has 1 GPU, gpu-3 (GPU 0);
+// train holds GPU 0 whole; mon and monp hold and ask no GPU.
+func TestSnapshotDRAAdminAccess(t *testing.T) {
+	in := list(
+		`{"kind":"DeviceClass","metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}`,
+		`{"kind":"Node","metadata":{"name":"a100"},"status":{"allocatable":{"cpu":"64","memory":"512Gi","pods":"110"}}}`,
+		`{"kind":"ResourceSlice","metadata":{"name":"a100-gpu.nvidia.com-0"},"spec":{"driver":"gpu.nvidia.com","nodeName":"a100","pool":{"name":"a100","resourceSliceCount":1},"devices":[`+
+			`{"name":"gpu-1","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-1"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}},"taints":[{"key":"gpu.nvidia.com/xid","value":"79","effect":"NoSchedule"}]},`+
+			`{"name":"gpu-3","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-3"},"productName":{"string":"NVIDIA A100-SXM4-80GB"}}}]}}`,
+		podJSON("train", "a100", "Running", `[{"name":"gpu","resourceClaimName":"train-gpu"}]`, ``),
+		draClaimJSON("train-gpu", `[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]`, `[{"request":"gpu","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-3"}]`),
+		podJSON("mon", "a100", "Running", `[{"name":"gpus","resourceClaimName":"mon-gpus"}]`, ``),
+		draClaimJSON("mon-gpus", `[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","allocationMode":"All","adminAccess":true}}]`,
+			`[{"request":"gpus","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-3","adminAccess":true},{"request":"gpus","driver":"gpu.nvidia.com","pool":"a100","device":"gpu-1","adminAccess":true}]`),
+		podJSON("monp", "", "Pending", `[{"name":"gpus","resourceClaimName":"monp-gpus"}]`, ``),
+		draClaimJSON("monp-gpus", `[{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","adminAccess":true}}]`, ``),
+	)
+	s, err := Read("admin.json", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Nodes) != 1 || s.Nodes[0].GPUs != 1 {
+		t.Fatalf("nodes %+v, want a100 with 1 GPU", s.Nodes)
+	}
+	type want struct {
+		numGPU   int8
+		milli    int16
+		resource cluster.ResourceKind
+		gpus     string
+	}
+	wants := map[string]want{
+		"ml/train": {1, 1000, cluster.ResourceGPU | cluster.ResourceClaimed, "[0]"},
+		"ml/mon":   {0, 0, cluster.ResourceAny, "[]"},
+		"ml/monp":  {0, 0, cluster.ResourceAny, "[]"},
+	}
+	for _, p := range s.Pods {
+		got := want{p.NumGPU, p.GPUMilli, p.Resource, fmt.Sprint(p.GPUs)}
+		if w, ok := wants[p.Name]; !ok || got != w {
+			t.Errorf("pod %s: %+v, want %+v", p.Name, got, w)
+		}
+	}
+	if w := strings.Join(s.Warnings, "\n"); strings.Contains(w, "allocationMode All") {
+		t.Errorf("a warning of the admin request, which asks nothing:\n%s", w)
+	}
+}

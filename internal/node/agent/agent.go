@@ -132,6 +132,9 @@ type DRAOptions struct {
 	// Shares publishes GPUs without MIG as shareable by memory and
 	// milli-GPU (--dra-shares).
 	Shares bool
+	// BootIDFile is the node's boot ID file (--dra-boot-id-file; empty:
+	// dra.DefaultBootIDPath), to which the checkpoint is keyed.
+	BootIDFile string
 }
 
 // MetricsOptions are the settings of the metrics endpoint.
@@ -477,6 +480,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		},
 		MIGMinorsPath: migMinors,
 		Shares:        o.DRA.Shares,
+		BootIDPath:    o.DRA.BootIDFile,
 		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
 	})
 	if err != nil {

@@ -36,8 +36,12 @@ const (
 // Checkpoint is the plugin's record of the claims it prepared, kept in a
 // JSON file so that unprepare, after a restart, knows what to undo.
 type Checkpoint struct {
-	Version int                          `json:"version"`
-	Claims  map[types.UID]*PreparedClaim `json:"claims"`
+	Version int `json:"version"`
+	// NodeBootID is the boot ID (Config.BootIDPath) of the boot the
+	// checkpoint was written in, as NVIDIA's driver records it
+	// (nodeBootID); empty in a checkpoint written before it was recorded.
+	NodeBootID string                       `json:"nodeBootID,omitempty"`
+	Claims     map[types.UID]*PreparedClaim `json:"claims"`
 	// Checksum is the kubelet's checkpoint checksum
 	// (k8s.io/kubernetes/pkg/kubelet/checkpointmanager/checksum, as
 	// NVIDIA's driver's checkpoint has it) of the checkpoint's compact
@@ -57,10 +61,14 @@ func (cp Checkpoint) sum() (checksum.Checksum, error) {
 
 // PreparedClaim is one claim's record.
 type PreparedClaim struct {
-	Namespace string           `json:"namespace"`
-	Name      string           `json:"name"`
-	State     string           `json:"state"`
-	Devices   []PreparedDevice `json:"devices"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	// PreBoot marks a claim prepared before the node's last reboot
+	// (checkBoot): nothing it held is live. Its next prepare prepares it
+	// anew; its unprepare destroys nothing and removes its CDI specs.
+	PreBoot bool             `json:"preBoot,omitempty"`
+	Devices []PreparedDevice `json:"devices"`
 }
 
 // PreparedDevice is one allocated device of a claim.
@@ -91,6 +99,12 @@ type PreparedDevice struct {
 	// MPSDaemon is the ID of the MPS control daemon serving the device
 	// (under an MPS configuration), its directory <plugin dir>/mps/<ID>.
 	MPSDaemon string `json:"mpsDaemon,omitempty"`
+	// AdminAccess is the allocation's adminAccess (KEP-5018): the device
+	// is given beside the workloads that hold it and consumes nothing (no
+	// share, no configuration, no MIG device made or destroyed: a MIG
+	// placement's is recorded in StaticMIG), and never blocks nor is
+	// blocked by another claim.
+	AdminAccess bool `json:"adminAccess,omitempty"`
 	// CDIDeviceIDs are what the kubelet was given.
 	CDIDeviceIDs []string `json:"cdiDeviceIDs,omitempty"`
 }

@@ -82,6 +82,11 @@ type Config struct {
 	// RediscoverInterval is how often Run discovers the GPUs again
 	// (Rediscover); 0: never, the devices are those found at start.
 	RediscoverInterval time.Duration
+	// BootIDPath is the file of the node's boot ID (default
+	// DefaultBootIDPath): the checkpoint records it, and claims prepared
+	// under another one were prepared before a reboot (checkBoot). A
+	// missing, unreadable or empty file fails New.
+	BootIDPath string
 	// OnRediscover, when set, is called by Run with the GPUs found after
 	// each rediscovery that changed the published devices (the node
 	// agent writes its labels again). It must not call the Driver's
@@ -139,11 +144,15 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	if d.cp, err = loadCheckpoint(d.checkpointPath()); err != nil {
 		return nil, err
 	}
+	if err := d.checkBoot(ctx); err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
 	var f found
 	if d.res, f, err = d.resources(ctx, n); err != nil {
 		return nil, fmt.Errorf("dra: %w", err)
 	}
 	f.log()
+	f.logHalfMade()
 	d.node = n
 	d.publishShares()
 	ignored := cfg.IgnoredXIDs
@@ -170,6 +179,9 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 // unprepare of that claim adopts it.
 func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 	for _, pc := range d.cp.Claims {
+		if pc.PreBoot {
+			continue // nothing it made survived the reboot
+		}
 		for _, pd := range pc.Devices {
 			if m := pd.MIG; m != nil && m.UUID == "" && pd.GPUUUID == gpuUUID && m.GIProfile == in.GIProfile && m.Start == in.Placement.Start {
 				return true
@@ -180,7 +192,8 @@ func (d *Driver) awaited(gpuUUID string, in device.MIGInstance) bool {
 }
 
 // static returns the live MIG devices made outside DRA, by GPU UUID: all
-// but those a claim's prepare created (logStatic logs them).
+// but those a claim's prepare created, and the GPU instances without a
+// compute instance (found.log logs them).
 func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device.MIGInstance, error) {
 	if d.mig == nil {
 		return nil, nil
@@ -195,7 +208,9 @@ func (d *Driver) static(ctx context.Context, n device.Node) (map[string][]device
 			return nil, err
 		}
 		for _, in := range live {
-			if in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in) {
+			// A GPU instance without a compute instance is nobody's: its
+			// placement is taken, and it is not published (Build).
+			if !in.NoComputeInstance && (in.ComputeInstanceID != 0 || d.ownedMIG(in.UUID, "") || d.awaited(g.UUID, in)) {
 				continue
 			}
 			out[g.UUID] = append(out[g.UUID], in)
@@ -213,12 +228,14 @@ type found struct {
 }
 
 // log logs the MIG devices made outside DRA that are published, and
-// where the GPUs' MIG placements differ from the MIG table (OfferDiff),
-// once per GPU model.
+// where the GPUs' MIG placements differ from the MIG table (OfferDiff), once per
+// GPU model.
 func (f found) log() {
 	for gpu, ins := range f.static {
 		for _, in := range ins {
-			klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+			if !in.NoComputeInstance {
+				klog.InfoS("A MIG device made outside DRA: published as it is, its placement's others not", "gpu", gpu, "mig", in.UUID, "profile", in.Profile, "start", in.Placement.Start)
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -230,6 +247,21 @@ func (f found) log() {
 		seen[g.Model] = true
 		for _, line := range OfferDiff(g.Model, off) {
 			klog.InfoS("The GPU's MIG placements and the MIG table's differ: only those of both are published", "gpu", g.UUID, "model", g.Model, "difference", line)
+		}
+	}
+}
+
+// logHalfMade logs each GPU instance without a compute instance: a
+// crash between NVML's two creations, or an administrator, left it. It
+// holds no MIG device a claim could be given, so neither it nor any
+// placement it overlaps is published; destroying it (nvidia-smi mig -dgi)
+// frees them at the next rediscovery.
+func (f found) logHalfMade() {
+	for gpu, ins := range f.static {
+		for _, in := range ins {
+			if in.NoComputeInstance {
+				klog.InfoS("A GPU instance without a compute instance: not published, nor the placements it overlaps; destroy it to free them", "gpu", gpu, "gpuInstance", in.GPUInstanceID, "profile", in.GIProfile, "start", in.Placement.Start, "size", in.Placement.Size)
+			}
 		}
 	}
 }
@@ -378,11 +410,24 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 
 // prepare prepares one claim in steps (prepare.go); d.mu is held. A
 // step that fails rolls back what the claim holds (rollback), so that a
-// failed prepare leaves nothing held and unprepare nothing to undo.
+// failed prepare leaves nothing held and unprepare nothing to undo. A
+// claim prepared before the node's reboot (PreBoot) is prepared anew from
+// its allocation: its MIG devices made again, its CDI specs written
+// again; where that fails the error says so.
 func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ []kubeletplugin.Device, err error) {
-	prev, interrupted := d.cp.Claims[c.UID]
-	if interrupted && prev.State == PrepareCompleted {
+	prev, recorded := d.cp.Claims[c.UID]
+	stale := recorded && prev.PreBoot
+	if recorded && !stale && prev.State == PrepareCompleted {
 		return result(prev), nil
+	}
+	interrupted := recorded && !stale
+	if stale {
+		prev = nil // nothing of it outlived the reboot
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("claim %s/%s was prepared before the node's reboot and cannot be prepared again: %w", c.Namespace, c.Name, err)
+			}
+		}()
 	}
 	defer func() {
 		if err != nil {
@@ -392,6 +437,11 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ [
 	pc, err := d.planClaim(ctx, c, prev)
 	if err != nil {
 		return nil, err
+	}
+	if stale {
+		if err := d.forgetStale(ctx, c.UID, d.cp.Claims[c.UID]); err != nil {
+			return nil, err
+		}
 	}
 	// Recorded before anything is created: a restart finds it.
 	d.cp.Claims[c.UID] = pc
@@ -417,13 +467,16 @@ func (d *Driver) prepare(ctx context.Context, c *resourceapi.ResourceClaim) (_ [
 
 // conflict says which other claim holds device name, or a device that
 // overlaps it (the whole GPU and a MIG device of it); a shared device
-// is held by several claims.
+// is held by several claims, and admin access holds nothing.
 func (d *Driver) conflict(name string, e Entry, self types.UID) (string, bool) {
 	for uid, pc := range d.cp.Claims {
 		if uid == self {
 			continue
 		}
 		for _, pd := range pc.Devices {
+			if pd.AdminAccess {
+				continue
+			}
 			o, ok := d.res.Entries[pd.Device]
 			switch {
 			case pd.Device == name && !e.Shared:
@@ -465,10 +518,15 @@ func (d *Driver) createMIG(ctx context.Context, self types.UID, pd *PreparedDevi
 	return nil
 }
 
-// ownedMIG reports whether another claim than self holds the MIG device.
+// ownedMIG reports whether another claim than self holds the MIG device;
+// a claim prepared before the node's reboot holds none (a device of its
+// recorded UUID now is another, the mock's UUIDs repeating after one).
 func (d *Driver) ownedMIG(uuid string, self types.UID) bool {
+	if uuid == "" {
+		return false // not created yet: nobody's
+	}
 	for uid, pc := range d.cp.Claims {
-		if uid == self {
+		if uid == self || pc.PreBoot {
 			continue
 		}
 		for _, pd := range pc.Devices {
@@ -507,6 +565,14 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	return out, nil
 }
 
+// forgetStale drops the record of claim uid prepared before the node's
+// reboot (release: its CDI specs removed, nothing destroyed), so that it
+// is prepared anew from its allocation. d.mu is held.
+func (d *Driver) forgetStale(ctx context.Context, uid types.UID, pc *PreparedClaim) error {
+	klog.FromContext(ctx).Info("Preparing again a claim prepared before the node's reboot", "claim", klog.KRef(pc.Namespace, pc.Name), "uid", uid)
+	return d.release(ctx, uid, pc, false)
+}
+
 // unprepare undoes one claim (release); d.mu is held.
 func (d *Driver) unprepare(ctx context.Context, uid types.UID) error {
 	pc, ok := d.cp.Claims[uid]
@@ -534,7 +600,7 @@ func (d *Driver) createMIGLookup(ctx context.Context, self types.UID, pd *Prepar
 // other claim owns, if there is one.
 func adoptMIG(live []device.MIGInstance, m *PreparedMIG, owned func(uuid string) bool) bool {
 	for _, in := range live {
-		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !owned(in.UUID) {
+		if in.GIProfile == m.GIProfile && in.Placement.Start == m.Start && in.ComputeInstanceID == 0 && !in.NoComputeInstance && !owned(in.UUID) {
 			m.GPUInstanceID, m.ComputeInstanceID, m.UUID = in.GPUInstanceID, in.ComputeInstanceID, in.UUID
 			return true
 		}

@@ -60,14 +60,23 @@ func (d *Driver) planClaim(ctx context.Context, c *resourceapi.ResourceClaim, pr
 		if !ok {
 			return nil, fmt.Errorf("device %s of request %s: no such device on node %s", r.Device, r.Request, d.cfg.NodeName)
 		}
-		if other, ok := d.conflict(r.Device, e, c.UID); ok {
+		admin := r.AdminAccess != nil && *r.AdminAccess
+		if other, ok := d.conflict(r.Device, e, c.UID); ok && !admin {
 			return nil, fmt.Errorf("device %s of request %s: %s", r.Device, r.Request, other)
 		}
 		g := d.node.GPUs[e.GPU]
 		pd := PreparedDevice{Requests: []string{r.Request}, Pool: r.Pool, Device: r.Device, ShareID: r.ShareID, GPUUUID: g.UUID, ConsumedCapacity: r.ConsumedCapacity, Config: configs[r.Device]}
 		// An interrupted prepare's daemon: stopped if this one fails first.
 		pd.MPSDaemon = prevDev[r.Device].MPSDaemon
+		if admin {
+			// Admin access consumes nothing (adminMIG, KEP-5018).
+			pd.AdminAccess, pd.ConsumedCapacity, pd.Config = true, nil, nil
+		}
 		switch {
+		case admin && e.MIG != nil:
+			if err := d.adminMIG(ctx, &pd, e); err != nil {
+				return nil, fmt.Errorf("device %s of request %s: %w", r.Device, r.Request, err)
+			}
 		case e.MIG != nil && e.MIG.UUID != "":
 			in, err := d.checkStatic(ctx, g.UUID, e.MIG.UUID)
 			if err != nil {
@@ -141,7 +150,8 @@ func (d *Driver) rollback(ctx context.Context, uid types.UID, interrupted bool) 
 // release undoes everything record pc of claim uid holds and drops it:
 // the MPS daemons no other claim uses (first: a MIG device an MPS server
 // holds is in use), the MIG devices created for it, the claim's CDI
-// specs and the device specs no other claim uses. lookup looks for a
+// specs and the device specs no other claim uses; of a claim prepared
+// before the node's reboot (PreBoot) nothing is destroyed. lookup looks for a
 // MIG device whose UUID is not recorded (an interrupted prepare's, at
 // its placement, held by no other claim). The record goes once all is
 // undone; an error leaves it, for the next try. d.mu is held.
@@ -151,7 +161,7 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 	}
 	for i := range pc.Devices {
 		pd := &pc.Devices[i]
-		if pd.MIG == nil {
+		if pd.MIG == nil || pc.PreBoot { // a MIG device does not outlive a reboot
 			continue
 		}
 		if pd.MIG.UUID == "" && lookup {
@@ -162,10 +172,9 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 		if pd.MIG.UUID == "" {
 			continue
 		}
-		if err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID); err != nil && !errors.Is(err, device.ErrNotFound) {
-			return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
+		if err := d.destroyMIG(ctx, pd); err != nil {
+			return err
 		}
-		klog.FromContext(ctx).Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID)
 	}
 	delete(d.cp.Claims, uid)
 	var errs []error
@@ -184,4 +193,67 @@ func (d *Driver) release(ctx context.Context, uid types.UID, pc *PreparedClaim, 
 		return err
 	}
 	return d.cp.save(d.checkpointPath())
+}
+
+// destroyMIG destroys the MIG device created for pd, by its GPU instance
+// ID and only while that instance still holds the device of the UUID
+// recorded (device.MIGManager.DestroyMIG): an ID is reused once its
+// instance is gone (a reboot, an administrator), and another claim's
+// device may hold it now. A device gone, or replaced by another, is
+// logged and destroys nothing.
+func (d *Driver) destroyMIG(ctx context.Context, pd *PreparedDevice) error {
+	log := klog.FromContext(ctx)
+	err := d.mig.DestroyMIG(ctx, pd.GPUUUID, pd.MIG.GPUInstanceID, pd.MIG.UUID)
+	switch {
+	case err == nil:
+		log.Info("Destroyed a MIG device", "device", pd.Device, "mig", pd.MIG.UUID, "gpuInstance", pd.MIG.GPUInstanceID)
+	case errors.Is(err, device.ErrNotFound), errors.Is(err, device.ErrNotOwned):
+		log.Info("Not destroying a MIG device: the one created for the claim is gone", "device", pd.Device, "mig", pd.MIG.UUID, "gpuInstance", pd.MIG.GPUInstanceID, "reason", err.Error())
+	default:
+		return fmt.Errorf("device %s: destroying MIG device %s: %w", pd.Device, pd.MIG.UUID, err)
+	}
+	return nil
+}
+
+// adminMIG gives admin access pd the MIG device at its placement e as it
+// is: the one made outside DRA, else the one a workload's claim created
+// there. Admin access never creates nor destroys a MIG device (it is
+// recorded as StaticMIG): on a placement where none is made it fails.
+// Upstream's allocator gives admin access any device, in use or not, and
+// counts it as holding nothing (k8s.io/dynamic-resource-allocation
+// v0.37.2 structured/internal/stable/allocator_stable.go allocateDevice:
+// "Mark as in use (unless we do admin access)"; k8s.io/kubernetes
+// pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go:
+// an adminAccess result "Is not considered as allocated"); KEP-5018.
+// d.mu is held.
+func (d *Driver) adminMIG(ctx context.Context, pd *PreparedDevice, e Entry) error {
+	uuid := e.MIG.UUID
+	if uuid == "" {
+		uuid = d.createdMIG(pd.Device)
+	}
+	if uuid == "" {
+		return fmt.Errorf("admin access never creates a MIG device, and none is made at this placement (no claim holds it)")
+	}
+	in, err := d.checkStatic(ctx, pd.GPUUUID, uuid)
+	if err != nil {
+		return err
+	}
+	pd.StaticMIG, pd.StaticInstance = uuid, &in
+	return nil
+}
+
+// createdMIG returns the UUID of the MIG device a workload's claim
+// prepared in this boot created for device name, "" for none.
+func (d *Driver) createdMIG(name string) string {
+	for _, pc := range d.cp.Claims {
+		if pc.PreBoot {
+			continue
+		}
+		for _, pd := range pc.Devices {
+			if pd.Device == name && pd.MIG != nil && pd.MIG.UUID != "" {
+				return pd.MIG.UUID
+			}
+		}
+	}
+	return ""
 }

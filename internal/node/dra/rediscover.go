@@ -40,6 +40,7 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("dra: rediscovery: %w", err)
 	}
+	f.logHalfMade() // at each rediscovery, until it is destroyed
 	if apiequality.Semantic.DeepEqual(res.Devices, d.res.Devices) && apiequality.Semantic.DeepEqual(res.Counters, d.res.Counters) {
 		return false, nil
 	}

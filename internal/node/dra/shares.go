@@ -14,9 +14,9 @@ type shareKey struct {
 	namespace, name, device, shareID string
 }
 
-// ClaimShare returns the fraction, in (0, 1], of device the prepared claim
-// namespace/name holds through share shareID ("" when allocated whole): 1
-// for a device allocated whole; for a share of a GPU (--dra-shares), the
+// ClaimShare returns the fraction, in [0, 1], of device the prepared claim
+// namespace/name holds through share shareID ("" when allocated whole): 0
+// for admin access (it holds nothing); 1 for a device allocated whole; for a share of a GPU (--dra-shares), the
 // milli-GPU it holds/1000 (heldMilli: the larger of its consumed milliGPU
 // and its memory's part of the GPU's). ok is false for a claim or device not prepared on this node. It
 // reads a copy taken after each prepare and unprepare, so it never waits on
@@ -53,6 +53,9 @@ func (d *Driver) publishShares() {
 
 // deviceShare is the fraction of its device pd holds.
 func (d *Driver) deviceShare(pd PreparedDevice) (float64, bool) {
+	if pd.AdminAccess {
+		return 0, true // holds nothing
+	}
 	if pd.ShareID == nil {
 		return 1, true
 	}

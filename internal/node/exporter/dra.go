@@ -21,10 +21,12 @@ import (
 // (that is in the ResourceClaim's status, which the DRA driver recorded when
 // it prepared the claim); *dra.Driver is one.
 type ClaimShares interface {
-	// ClaimShare returns the fraction, in (0, 1], of DRA device device the
+	// ClaimShare returns the fraction, in [0, 1], of DRA device device the
 	// claim namespace/name holds through share shareID ("" when allocated
 	// whole): milliGPU/1000 of its consumed capacity, 1 for a device
-	// allocated whole. ok is false when the claim or device is unknown.
+	// allocated whole, 0 for admin access (KEP-5018: it holds nothing, and
+	// its pod is no holder of the device). ok is false when the claim or
+	// device is unknown.
 	ClaimShare(namespace, name, device, shareID string) (share float64, ok bool)
 }
 
@@ -39,7 +41,7 @@ type draHolding struct {
 }
 
 // resolveDRA maps a DRA allocation of driver gpu.nvidia.com to a known
-// device: the device of its CDI device's UUID (nvidia.com/gpu=<UUID>, as
+// device (ok false for admin access, which holds none): the device of its CDI device's UUID (nvidia.com/gpu=<UUID>, as
 // gpuplane's driver names them), else by the device name's minor number (a
 // MIG placement counts on its GPU by its compute slices). ok is false when
 // it is no GPU of this node.
@@ -64,6 +66,9 @@ func (s *state) resolveDRA(a podresources.Allocation) (h draHolding, ok bool) {
 	h.share = -1
 	if s.claims != nil {
 		if v, found := s.claims.ClaimShare(a.DRA.ClaimNamespace, a.DRA.ClaimName, a.DRA.Device, a.DRA.ShareID); found {
+			if v == 0 {
+				return h, false // admin access: holds nothing
+			}
 			h.share = v
 		}
 	}

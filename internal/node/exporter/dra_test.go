@@ -147,3 +147,45 @@ func TestDRAWithoutClaimSource(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminAccessExporter: a claim with admin access (KEP-5018) holds
+// nothing: upstream counts its result as no allocation
+// (k8s.io/kubernetes v1.37.2 pkg/scheduler/framework/plugins/
+// dynamicresources/allocateddevices.go: "Is not considered as
+// allocated"), and gpuplane's DRA driver reports its share as 0
+// (dra.Driver.ClaimShare). Monitoring pod m has admin access to MIG-aaaa
+// beside workload i, and n to GPU 0 alone: MIG-aaaa has one pod (i, share
+// 1, its series keep i's labels), GPU 0 none.
+func TestAdminAccessExporter(t *testing.T) {
+	dev := podresourcestest.ClaimDevice
+	pods := []*v1.PodResources{
+		podresourcestest.Pod("web", "i", podresourcestest.DRAContainer("srv", "web", "i-mig", dev(apidra.DriverName, "node-a", "gpu-1-mig-3g40gb-9-4", "", "nvidia.com/gpu=MIG-aaaa"))),
+		podresourcestest.Pod("mon", "m", podresourcestest.DRAContainer("dcgm", "mon", "m-mon", dev(apidra.DriverName, "node-a", "gpu-1-mig-3g40gb-9-4", "", "nvidia.com/gpu=MIG-aaaa"))),
+		podresourcestest.Pod("mon", "n", podresourcestest.DRAContainer("dcgm", "mon", "n-mon", dev(apidra.DriverName, "node-a", "gpu-0", "", "nvidia.com/gpu=GPU-0000"))),
+	}
+	node := device.Node{GPUs: slices.Clone(testNode.GPUs)}
+	node.GPUs[0].Minor, node.GPUs[1].Minor = 0, 1
+	claims := fakeClaims{{"mon", "m-mon", "gpu-1-mig-3g40gb-9-4", ""}: 0, {"mon", "n-mon", "gpu-0", ""}: 0, {"web", "i-mig", "gpu-1-mig-3g40gb-9-4", ""}: 1}
+	s := newState(testFields(t), "node-a", nil, false)
+	s.claims = claims
+	s.setNode(node)
+	s.setMapping(&podresources.Mapping{Allocations: podresources.Flatten(pods)})
+	for _, tc := range []struct {
+		uuid   string
+		pods   int
+		shares []float64
+		target string // the pod its series are labelled with, "" for none
+	}{
+		{"MIG-aaaa", 1, []float64{1}, "i"},
+		{"GPU-0000", 0, nil, ""},
+	} {
+		dt := s.targets[tc.uuid]
+		if dt.pods != tc.pods || !slices.Equal(dt.shares, tc.shares) {
+			t.Errorf("%s: %d pods, shares %v; want %d, %v", tc.uuid, dt.pods, dt.shares, tc.pods, tc.shares)
+		}
+		labelled := len(dt.targets) == 1 && slices.Contains(dt.targets[0].values, tc.target)
+		if tc.target != "" && !labelled {
+			t.Errorf("%s: its series are not labelled with pod %s: %+v", tc.uuid, tc.target, dt.targets)
+		}
+	}
+}

@@ -6,7 +6,9 @@ package mock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
@@ -78,7 +80,9 @@ func (b *Backend) overlayMIG(n *device.Node) {
 		}
 		n.GPUs[i].MIG = nil
 		for _, in := range st.insts {
-			n.GPUs[i].MIG = append(n.GPUs[i].MIG, in.MIGDevice)
+			if !in.NoComputeInstance { // no MIG device
+				n.GPUs[i].MIG = append(n.GPUs[i].MIG, in.MIGDevice)
+			}
 		}
 	}
 }
@@ -106,6 +110,21 @@ func (b *Backend) MIGInstances(ctx context.Context, gpuUUID string) ([]device.MI
 // than the GPU has, more than 7 compute slices in all. The GPU instance
 // gets the smallest free ID.
 func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, start int) (device.MIGInstance, error) {
+	return b.create(gpuUUID, giProfile, start, true)
+}
+
+// CreateGPUInstance creates a GPU instance of giProfile at start without
+// a compute instance, what a crash between NVML's two creations or an
+// administrator (nvidia-smi mig -cgi without -C) leaves: no MIG device,
+// listed by MIGInstances as NoComputeInstance. It refuses what CreateMIG
+// refuses.
+func (b *Backend) CreateGPUInstance(ctx context.Context, gpuUUID, giProfile string, start int) (device.MIGInstance, error) {
+	return b.create(gpuUUID, giProfile, start, false)
+}
+
+// create is CreateMIG, with a compute instance spanning the GPU instance
+// when ci.
+func (b *Backend) create(gpuUUID, giProfile string, start int, ci bool) (device.MIGInstance, error) {
 	i, err := b.gpuIndex(gpuUUID)
 	if err != nil {
 		return device.MIGInstance{}, err
@@ -150,6 +169,10 @@ func (b *Backend) CreateMIG(ctx context.Context, gpuUUID, giProfile string, star
 		},
 		GIProfile: giProfile,
 		Placement: device.MIGPlacement{Start: start, Size: mp.Size},
+	}
+	if !ci {
+		in.MIGDevice = device.MIGDevice{GPUInstanceID: gi, MemoryMiB: mp.MemoryMiB}
+		in.NoComputeInstance = true
 	}
 	st.created++
 	st.insts = append(st.insts, in)
@@ -204,8 +227,10 @@ func freeMIGSlot(gpuUUID, model, giProfile string, mp gpu.MIGProfile, start int,
 }
 
 // DestroyMIG destroys GPU instance giID of the GPU with its compute
-// instances; it fails when there is no such instance.
-func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) error {
+// instances when its MIG device is migUUID (device.MIGManager); it fails
+// when there is no such instance (device.ErrNotFound) or its device is
+// another (device.ErrNotOwned, nothing destroyed).
+func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int, migUUID string) error {
 	i, err := b.gpuIndex(gpuUUID)
 	if err != nil {
 		return err
@@ -216,18 +241,18 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 	if err != nil {
 		return err
 	}
-	kept := st.insts[:0]
-	found := false
+	var found []string
 	for _, in := range st.insts {
 		if in.GPUInstanceID == giID {
-			found = true
-			continue
+			found = append(found, in.UUID)
 		}
-		kept = append(kept, in)
 	}
-	st.insts = kept
-	if !found {
+	if len(found) == 0 {
 		return fmt.Errorf("mock: GPU %s: no GPU instance %d: %w", gpuUUID, giID, device.ErrNotFound)
 	}
+	if migUUID == "" || !slices.Contains(found, migUUID) {
+		return fmt.Errorf("mock: GPU %s: GPU instance %d holds MIG device %q, not %s: %w", gpuUUID, giID, strings.Join(found, ","), migUUID, device.ErrNotOwned)
+	}
+	st.insts = slices.DeleteFunc(st.insts, func(in device.MIGInstance) bool { return in.GPUInstanceID == giID })
 	return b.saveMIGState()
 }

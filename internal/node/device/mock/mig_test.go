@@ -67,10 +67,18 @@ func TestCreateDestroyMIG(t *testing.T) {
 	if got := len(n.GPUs[0].MIG); got != 2 {
 		t.Fatalf("Discover: %d MIG devices, want 2", got)
 	}
-	if err := b.DestroyMIG(ctx, g0, 1); err != nil {
+	// Another UUID than GPU instance 1's (c's, instance 2's): nothing
+	// destroyed.
+	if err := b.DestroyMIG(ctx, g0, 1, c.UUID); !errors.Is(err, device.ErrNotOwned) {
+		t.Errorf("DestroyMIG of instance 1 with instance 2's UUID: %v, want ErrNotOwned", err)
+	}
+	if n, _ := b.Discover(ctx); len(n.GPUs[0].MIG) != 2 {
+		t.Fatalf("after a refused DestroyMIG: %d MIG devices, want 2", len(n.GPUs[0].MIG))
+	}
+	if err := b.DestroyMIG(ctx, g0, 1, a.UUID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DestroyMIG(ctx, g0, 1); !errors.Is(err, device.ErrNotFound) {
+	if err := b.DestroyMIG(ctx, g0, 1, a.UUID); !errors.Is(err, device.ErrNotFound) {
 		t.Errorf("second DestroyMIG: %v, want ErrNotFound", err)
 	}
 	// 4g starts at 0 only, where the 1g.10gb is; a 3g.40gb at 4 again gets

@@ -36,7 +36,7 @@ func TestMIGStateFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DestroyMIG(ctx, g0, c.GPUInstanceID); err != nil {
+	if err := b.DestroyMIG(ctx, g0, c.GPUInstanceID, c.UUID); err != nil {
 		t.Fatal(err)
 	}
 

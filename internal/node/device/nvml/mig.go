@@ -242,10 +242,10 @@ func (b *Backend) migUUIDs(d nvml.Device) (map[[2]int]string, error) {
 	return out, nil
 }
 
-// MIGInstances returns the GPU's live MIG devices (GPU instances with a
-// compute instance; a GPU instance without one has no MIG device and is
-// not listed), ordered by GPU and compute instance ID; none when MIG mode
-// is off. GIProfile is the MIG table's name of the GPU instance profile
+// MIGInstances returns the GPU's live MIG devices, one per compute
+// instance, and each GPU instance without a compute instance (no MIG
+// device: NoComputeInstance, no UUID), ordered by GPU and compute
+// instance ID; none when MIG mode is off. GIProfile is the MIG table's name of the GPU instance profile
 // (NVIDIA's name with a spanning compute instance when the model is not in
 // the table).
 func (b *Backend) MIGInstances(ctx context.Context, gpuUUID string) ([]device.MIGInstance, error) {
@@ -298,7 +298,8 @@ func giProfileName(g migGPU, p int, info nvml.GpuInstanceProfileInfo) string {
 }
 
 // instancesOf returns the MIG devices of GPU instance gi (of NVML profile
-// p): one per compute instance.
+// p): one per compute instance; with none, the GPU instance alone
+// (NoComputeInstance).
 func (b *Backend) instancesOf(g migGPU, gi nvml.GpuInstance, p int, info nvml.GpuInstanceProfileInfo, giName string, uuids map[[2]int]string) ([]device.MIGInstance, error) {
 	gii, ret := gi.GetInfo()
 	if ret != nvml.SUCCESS {
@@ -324,6 +325,14 @@ func (b *Backend) instancesOf(g migGPU, gi nvml.GpuInstance, p int, info nvml.Gp
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nvml: GPU %s: GPU instance %d: %w", g.uuid, gii.Id, err)
+	}
+	if len(out) == 0 {
+		out = append(out, device.MIGInstance{
+			MIGDevice:         device.MIGDevice{GPUInstanceID: int(gii.Id), MemoryMiB: int64(info.MemorySizeMB)},
+			GIProfile:         giName,
+			Placement:         device.MIGPlacement{Start: int(gii.Placement.Start), Size: int(gii.Placement.Size)},
+			NoComputeInstance: true,
+		})
 	}
 	return out, nil
 }
@@ -353,11 +362,15 @@ func eachComputeInstance(gi nvml.GpuInstance, f func(ci nvml.ComputeInstance, p 
 }
 
 // DestroyMIG destroys GPU instance giID of the GPU, its compute instances
-// first (NVML refuses to destroy a GPU instance that has some). A GPU
-// instance that does not exist, or a GPU whose MIG mode is off, is an
-// error wrapping device.ErrNotFound; one in use (a process on it) fails
-// with NVML's ERROR_IN_USE.
-func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) error {
+// first (NVML refuses to destroy a GPU instance that has some), when one
+// of its MIG devices is migUUID. A GPU instance that does not exist, or
+// a GPU whose MIG mode is off, is an error wrapping device.ErrNotFound;
+// one whose MIG devices are others, or none, is left as it is with an
+// error wrapping device.ErrNotOwned; one in use (a process on it) fails
+// with NVML's ERROR_IN_USE. NVIDIA's driver keeps the UUID beside the
+// IDs for this check (cmd/gpu-kubelet-plugin/mig.go MigLiveTuple) but
+// leaves it commented out in deleteMigDevice (nvlib.go).
+func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int, migUUID string) error {
 	b.migMu.Lock()
 	defer b.migMu.Unlock()
 	g, on, err := b.migHandle(gpuUUID)
@@ -375,6 +388,9 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 		return nvErr(fmt.Sprintf("GPU %s: GPU instance %d", gpuUUID, giID), ret)
 	}
 	what := fmt.Sprintf("GPU %s: GPU instance %d", gpuUUID, giID)
+	if err := b.checkOwner(g, giID, migUUID, what); err != nil {
+		return err
+	}
 	err = eachComputeInstance(gi, func(ci nvml.ComputeInstance, _ int, _ nvml.ComputeInstanceProfileInfo) error {
 		if ret := ci.Destroy(); ret != nvml.SUCCESS && ret != nvml.ERROR_NOT_FOUND {
 			return fmt.Errorf("destroying a compute instance: %v", ret)
@@ -388,4 +404,24 @@ func (b *Backend) DestroyMIG(ctx context.Context, gpuUUID string, giID int) erro
 		return nvErr(what+": destroying it", ret)
 	}
 	return nil
+}
+
+// checkOwner says whether a MIG device of GPU instance giID on g is
+// migUUID; an error wrapping device.ErrNotOwned when none is.
+func (b *Backend) checkOwner(g migGPU, giID int, migUUID, what string) error {
+	uuids, err := b.migUUIDs(g.d)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for id, uuid := range uuids {
+		if id[0] == giID {
+			if uuid == migUUID && migUUID != "" {
+				return nil
+			}
+			held = append(held, uuid)
+		}
+	}
+	slices.Sort(held)
+	return fmt.Errorf("nvml: %s holds MIG devices %v, not %s: %w", what, held, migUUID, device.ErrNotOwned)
 }

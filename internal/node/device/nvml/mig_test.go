@@ -154,16 +154,23 @@ func TestMIGManager(t *testing.T) {
 
 	// Destroy: compute instance first (else ERROR_IN_USE), then the GPU
 	// instance; a second time is device.ErrNotFound.
-	if err := b.DestroyMIG(ctx, g2, 1); err != nil {
+	// By GPU instance 1 with GPU instance 0's UUID: nothing destroyed.
+	if err := b.DestroyMIG(ctx, g2, 1, a.UUID); !errors.Is(err, device.ErrNotOwned) || !strings.Contains(err.Error(), "GPU instance 1 holds MIG devices [MIG-00000002-1-0], not "+a.UUID) {
+		t.Errorf("destroying gi1 by gi0's UUID: %v, want ErrNotOwned", err)
+	}
+	if got := liveMIG(t, b, g2); got != want {
+		t.Errorf("after a refused destroy:\n got %s\nwant %s", got, want)
+	}
+	if err := b.DestroyMIG(ctx, g2, 1, "MIG-00000002-1-0"); err != nil {
 		t.Fatal(err)
 	}
 	if got := liveMIG(t, b, g2); got != "MIG-00000002-0-0 3g.20gb gi0 ci0 19968MiB 42SM 3g.20gb@4+4" {
 		t.Errorf("after destroying gi1: %s", got)
 	}
-	if err := b.DestroyMIG(ctx, g2, 1); !errors.Is(err, device.ErrNotFound) {
+	if err := b.DestroyMIG(ctx, g2, 1, "MIG-00000002-1-0"); !errors.Is(err, device.ErrNotFound) {
 		t.Errorf("destroying gi1 again: %v, want ErrNotFound", err)
 	}
-	if err := b.DestroyMIG(ctx, g3, 0); !errors.Is(err, device.ErrNotFound) {
+	if err := b.DestroyMIG(ctx, g3, 0, "MIG-x"); !errors.Is(err, device.ErrNotFound) {
 		t.Errorf("destroying on a GPU without MIG mode: %v, want ErrNotFound", err)
 	}
 	if ins, err := b.MIGInstances(ctx, g3); err != nil || len(ins) != 0 {
@@ -171,5 +178,46 @@ func TestMIGManager(t *testing.T) {
 	}
 	if _, err := b.MIGInstances(ctx, "GPU-none"); err == nil {
 		t.Error("MIGInstances of an unknown GPU: no error")
+	}
+}
+
+// TestMIGInstancesHalfMade: a GPU instance without a compute instance
+// (made here straight through NVML, as a crash between the two creations
+// or nvidia-smi mig -cgi without -C leaves it) is listed, with no UUID
+// and NoComputeInstance, so that the DRA plugin keeps its placement
+// unpublished; Discover lists no MIG device for it. By hand, from
+// go-nvml's A100-40GB profiles: the 1-slice GPU instance profile, 4864
+// MiB, at slot 3 of size 1; go-nvml's mock numbers it GPU instance 0.
+func TestMIGInstancesHalfMade(t *testing.T) {
+	m := newMachine(t)
+	d2 := m.Devices[2].(*server.Device)
+	d2.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, ret := d2.GetGpuInstanceProfileInfo(nvml.GPU_INSTANCE_PROFILE_1_SLICE)
+	if ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	if _, ret := d2.CreateGpuInstanceWithPlacement(&info, &nvml.GpuInstancePlacement{Start: 3, Size: 1}); ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	ins, err := b.MIGInstances(context.Background(), d2.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 1 || !ins[0].NoComputeInstance || migString(ins[0]) != "  gi0 ci0 4864MiB 0SM 1g.5gb@3+1" {
+		t.Errorf("MIGInstances: %+v, want the GPU instance 1g.5gb@3+1 without a compute instance", ins)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(n.GPUs[2].MIG); got != 0 {
+		t.Errorf("Discover: %d MIG devices on GPU 2, want none", got)
+	}
+	if err := b.DestroyMIG(context.Background(), d2.UUID, 0, ""); !errors.Is(err, device.ErrNotOwned) {
+		t.Errorf("DestroyMIG of it: %v, want ErrNotOwned (it is nobody's)", err)
 	}
 }

@@ -422,7 +422,7 @@ func TestMIGXIDLive(t *testing.T) {
 		t.Errorf("XID on the MIG device created since the start: on %s, want %s", got, created.UUID)
 	}
 	// GPU 0's second 1g.5gb (GPU instance 2) is destroyed.
-	if err := b.DestroyMIG(ctx, d0.UUID, 2); err != nil {
+	if err := b.DestroyMIG(ctx, d0.UUID, 2, n.GPUs[0].MIG[2].UUID); err != nil {
 		t.Fatal(err)
 	}
 	if got := xid(d0, 2, 0); got != d0.UUID {
