@@ -530,3 +530,33 @@ func TestLostFault(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameBufferAsNvidiaSmi: the mock serves the frame buffer as DCGM and
+// nvidia-smi report it, used excluding reserved, with the H200 figures of
+// issue 35 (driver 580.159.04): total 143771 MiB, 615.125 MiB reserved,
+// nvidia-smi's memory.used 0 idle and 1011 MiB loaded.
+func TestFrameBufferAsNvidiaSmi(t *testing.T) {
+	for _, used := range []float64{0, 1011} {
+		p, err := ParseProfile("h200.yaml", []byte(fmt.Sprintf(`name: h200
+gpus:
+  - productName: NVIDIA H200
+    memoryMiB: 143771
+    telemetry: {memoryUsedMiB: %v, memoryReservedMiB: 615.125}
+`, used)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := b.Sample(context.Background())
+		if err != nil || len(ss) != 1 {
+			t.Fatalf("%d samples, %v; want 1", len(ss), err)
+		}
+		s := ss[0]
+		if *s.FBUsedMiB != used || *s.FBReservedMiB != 615.125 || *s.FBFreeMiB != 143771-615.125-used {
+			t.Errorf("used %v: FB used %v reserved %v free %v; want %v 615.125 %v", used, *s.FBUsedMiB, *s.FBReservedMiB, *s.FBFreeMiB, used, 143771-615.125-used)
+		}
+	}
+}
