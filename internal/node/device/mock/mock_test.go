@@ -560,3 +560,36 @@ gpus:
 		}
 	}
 }
+
+// TestMultiprocessorsDefault: a mock GPU without multiprocessors takes
+// NVIDIA's published SM count for its product (gpu.Multiprocessors: H200
+// 132, L40S 142); a profile's own count wins; a board without a published
+// count stays 0.
+func TestMultiprocessorsDefault(t *testing.T) {
+	p, err := ParseProfile("sm.yaml", []byte(`name: sm
+gpus:
+  - productName: NVIDIA H200
+  - productName: NVIDIA L40S
+  - productName: NVIDIA H200
+    multiprocessors: 100
+  - productName: NVIDIA B200
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, g := range n.GPUs {
+		got = append(got, g.Multiprocessors)
+	}
+	if fmt.Sprint(got) != "[132 142 100 0]" {
+		t.Errorf("SMs %v, want [132 142 100 0]", got)
+	}
+}

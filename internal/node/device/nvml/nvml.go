@@ -239,6 +239,10 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	if a, ret := d.GetAttributes(); ret == nvml.SUCCESS {
 		g.Multiprocessors = int(a.MultiprocessorCount)
 	}
+	if g.Multiprocessors == 0 {
+		// NOT_SUPPORTED on a whole H200 (issue 35): NVIDIA's published count.
+		g.Multiprocessors = gpu.Multiprocessors(g.ProductName)
+	}
 	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
 		g.MIGEnabled = true
 		migs, err := b.migDevices(d)

@@ -707,3 +707,28 @@ func TestFrameBufferAsNvidiaSmi(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiprocessorsFromCatalog: where nvmlDeviceGetAttributes is
+// NOT_SUPPORTED (a whole H200, driver 580.159.04, issue 35) discovery takes
+// NVIDIA's published SM count for the product (internal/gpu sm.go: H200
+// 132, as CUDA reported on that GPU); a product without one stays 0; where
+// NVML answers, its count stands (the A100's 108, TestDiscoverDGXA100).
+func TestMultiprocessorsFromCatalog(t *testing.T) {
+	m := newMachine(t)
+	for i, name := range map[int]string{2: "NVIDIA H200", 3: "NVIDIA Unknown Board"} {
+		d := m.Devices[i].(*server.Device)
+		d.GetNameFunc = func() (string, nvml.Return) { return name, nvml.SUCCESS }
+		d.GetAttributesFunc = func() (nvml.DeviceAttributes, nvml.Return) { return nvml.DeviceAttributes{}, nvml.ERROR_NOT_SUPPORTED }
+	}
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{n.GPUs[2].Multiprocessors, n.GPUs[3].Multiprocessors, n.GPUs[4].Multiprocessors}; got[0] != 132 || got[1] != 0 || got[2] != 108 {
+		t.Errorf("SMs of the H200, the unknown board, an A100: %v, want [132 0 108]", got)
+	}
+}
