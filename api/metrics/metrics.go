@@ -137,6 +137,42 @@ const (
 	PodResourcesUp = "gpuplane_pod_resources_up"
 )
 
+// The DRA kubelet plugin's series (internal/node/drametrics), under the
+// names, labels and buckets of NVIDIA's DRA driver (k8s-dra-driver-gpu,
+// pkg/metrics/dra_requests.go), each with LabelDriver (gpu.nvidia.com).
+const (
+	// DRARequestsTotal counts prepare and unprepare requests that
+	// succeeded, one per claim, by LabelDriver and LabelOperation
+	// (prepare, unprepare); a counter.
+	DRARequestsTotal = "nvidia_dra_requests_total"
+	// DRARequestDurationSeconds is the time to prepare or unprepare one
+	// claim that succeeded, in seconds, by LabelDriver and
+	// LabelOperation; a histogram.
+	DRARequestDurationSeconds = "nvidia_dra_request_duration_seconds"
+	// DRARequestsInFlight is the number of claims being prepared or
+	// unprepared, by LabelDriver and LabelOperation; a gauge.
+	DRARequestsInFlight = "nvidia_dra_requests_inflight"
+	// DRAPreparedDevices is the number of devices of prepared claims, by
+	// LabelNode, LabelDriver and LabelDeviceType (gpu, mig, vfio,
+	// unknown); a gauge.
+	DRAPreparedDevices = "nvidia_dra_prepared_devices"
+	// DRANodePrepareErrorsTotal counts claims whose prepare failed, by
+	// LabelDriver and LabelErrorType; a counter.
+	DRANodePrepareErrorsTotal = "nvidia_dra_node_prepare_errors_total"
+	// DRANodeUnprepareErrorsTotal counts claims whose unprepare failed, by
+	// LabelDriver and LabelErrorType; a counter.
+	DRANodeUnprepareErrorsTotal = "nvidia_dra_node_unprepare_errors_total"
+
+	// LabelDriver is the DRA driver's name.
+	LabelDriver = "driver"
+	// LabelDeviceType is a prepared device's type: gpu, mig, vfio, unknown.
+	LabelDeviceType = "device_type"
+	// LabelErrorType is the step that failed: NVIDIA's prepare_devices,
+	// unprepare_devices (gpuplane's only ones), lock_acquire,
+	// publish_resources.
+	LabelErrorType = "error_type"
+)
+
 // The series of `gpuplane cost --serve` (internal/cost/export), computed
 // over a trailing window; the Grafana dashboard queries them.
 const (

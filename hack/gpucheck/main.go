@@ -48,8 +48,11 @@ var errNoGPU = errors.New("no NVIDIA GPU/driver found")
 func main() {
 	seconds := flag.Int("seconds", 5, "how long to watch health events and to sample metrics, in seconds")
 	shares := flag.Bool("dra-shares", false, "print the ResourceSlices as --dra-shares publishes them")
+	var o extra
+	flag.StringVar(&o.facts, "facts", "", "write each GPU's SM count and frame buffer (MiB) as JSON to this file, for hack/gpu-check.sh to compare with nvidia-smi")
+	flag.StringVar(&o.mpsDir, "mps-dir", "", "check sharing.mps through the device plugin with a test kubelet on sockets in this directory (needs nvidia-cuda-mps-control)")
 	flag.Parse()
-	err := run(os.Stdout, time.Duration(*seconds)*time.Second, *shares)
+	err := run(os.Stdout, time.Duration(*seconds)*time.Second, *shares, o)
 	switch {
 	case errors.Is(err, errNoGPU):
 		fmt.Fprintf(os.Stderr, "gpucheck: %v\n", err)
@@ -60,7 +63,12 @@ func main() {
 	}
 }
 
-func run(w io.Writer, watch time.Duration, shares bool) error {
+// extra are the checks hack/gpu-check.sh asks for besides the report.
+type extra struct {
+	facts, mpsDir string
+}
+
+func run(w io.Writer, watch time.Duration, shares bool, o extra) error {
 	if watch <= 0 {
 		return fmt.Errorf("--seconds %v: must be positive", watch)
 	}
@@ -99,6 +107,22 @@ func run(w io.Writer, watch time.Duration, shares bool) error {
 	section(w, fmt.Sprintf("Metrics after sampling for %v", watch))
 	if err := scrape(ctx, w, b, host, watch); err != nil {
 		return err
+	}
+	if o.facts != "" {
+		section(w, "SM counts and frame buffer (facts for nvidia-smi: "+o.facts+")")
+		fs, err := facts(ctx, b, n)
+		if err != nil {
+			return err
+		}
+		if err := writeFacts(w, o.facts, fs); err != nil {
+			return err
+		}
+	}
+	if o.mpsDir != "" {
+		section(w, "MPS through the device plugin (sharing.mps, 2 replicas)")
+		if err := checkMPS(ctx, w, b, n, o.mpsDir); err != nil {
+			return err
+		}
 	}
 	section(w, "ResourceSlices (--kubelet-api=dra; live MIG devices published as they are, the placements they overlap or NVML does not list left out, as the plugin does)")
 	static, err := liveMIG(ctx, b, n)

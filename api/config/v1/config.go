@@ -118,8 +118,11 @@ type Config struct {
 // Flags is NVIDIA's flags section.
 type Flags struct {
 	// MIGStrategy is none (default), single or mixed.
-	MIGStrategy string      `json:"migStrategy,omitempty"`
-	Plugin      PluginFlags `json:"plugin,omitempty"`
+	MIGStrategy string `json:"migStrategy,omitempty"`
+	// MPSRoot is the host directory of the MPS daemons' directories under
+	// sharing.mps (default DefaultMPSRoot), NVIDIA's --mps-root.
+	MPSRoot string      `json:"mpsRoot,omitempty"`
+	Plugin  PluginFlags `json:"plugin,omitempty"`
 }
 
 // PluginFlags is NVIDIA's flags.plugin section.
@@ -137,6 +140,8 @@ type PluginFlags struct {
 // Sharing is NVIDIA's sharing section.
 type Sharing struct {
 	TimeSlicing TimeSlicing `json:"timeSlicing,omitempty"`
+	// MPS shares GPUs through MPS (mps.go); nil: not set.
+	MPS *MPS `json:"mps,omitempty"`
 }
 
 // TimeSlicing shares each device of a resource as Replicas devices.
@@ -307,19 +312,23 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, yamlError(file, err)
 	}
 	// NVIDIA's ReplicatedResources.UnmarshalJSON (replicas.go): a
-	// timeSlicing section without resources is refused.
+	// timeSlicing or mps section without resources is refused.
 	if line, ok := chk.Lines["sharing.timeSlicing"]; ok && len(c.Sharing.TimeSlicing.Resources) == 0 {
 		return nil, fmt.Errorf("%s:%d: sharing.timeSlicing.resources: no resources specified", file, line)
+	}
+	if _, ok := chk.Lines["sharing.mps"]; ok && c.Sharing.MPS == nil {
+		c.Sharing.MPS = &MPS{} // an empty section: refused by completeMPS
 	}
 	if err := c.complete(); err != nil {
 		return nil, chk.Locate(file, err)
 	}
-	for i, r := range c.Sharing.TimeSlicing.Resources {
-		f := fmt.Sprintf("sharing.timeSlicing.resources[%d]", i)
+	shared, section := c.SharedResources()
+	for i, r := range shared {
+		f := fmt.Sprintf("%s.resources[%d]", section, i)
 		if !r.Devices.IsAll() {
 			chk.Warnings = append(chk.Warnings, fmt.Sprintf("%s:%d: %s.devices: ignored, as NVIDIA's plugin ignores it: every device of %s is shared", file, chk.Lines[f+".devices"], f, r.Name))
 		}
-		if r.Rename != "" && !(c.Sharing.TimeSlicing.RenameByDefault && r.Rename == r.Name+resource.SharedSuffix) {
+		if r.Rename != "" && !(c.RenameByDefault() && r.Rename == r.Name+resource.SharedSuffix) {
 			chk.Warnings = append(chk.Warnings, fmt.Sprintf("%s:%d: %s.rename: ignored, as NVIDIA's plugin ignores it: only renameByDefault renames", file, chk.Lines[f+".rename"], f))
 		}
 	}
@@ -394,6 +403,9 @@ func (c *Config) complete() error {
 			return fmt.Errorf("%s.replicas: %d is out of range (1..1024)", f, r.Replicas)
 		}
 	}
+	if err := c.completeMPS(); err != nil {
+		return err
+	}
 	switch c.Gpuplane.ReplicaPolicy {
 	case "":
 		c.Gpuplane.ReplicaPolicy = ReplicaSpread
@@ -411,10 +423,12 @@ func (c *Config) complete() error {
 	return nil
 }
 
-// Replicas returns the time-slicing replicas of the named resource (as
-// NVIDIA names it before any rename), 1 when it is not shared.
+// Replicas returns the replicas of the named resource (as NVIDIA names it
+// before any rename) under the active sharing strategy, time-slicing or
+// MPS, 1 when it is not shared.
 func (c *Config) Replicas(name string) int {
-	for _, r := range c.Sharing.TimeSlicing.Resources {
+	shared, _ := c.SharedResources()
+	for _, r := range shared {
 		if r.Name == name {
 			return r.Replicas
 		}
@@ -433,9 +447,10 @@ func (c *Config) HasListStrategy(s string) bool {
 }
 
 // SharedName returns the advertised name of resource name with replicas
-// time-slicing replicas: <name>.shared under renameByDefault, else name.
+// replicas (time-slicing or MPS): <name>.shared under the strategy's
+// renameByDefault, else name.
 func (c *Config) SharedName(name string, replicas int) string {
-	if replicas > 1 && c.Sharing.TimeSlicing.RenameByDefault && !strings.HasSuffix(name, resource.SharedSuffix) {
+	if replicas > 1 && c.RenameByDefault() && !strings.HasSuffix(name, resource.SharedSuffix) {
 		return name + resource.SharedSuffix
 	}
 	return name
@@ -445,26 +460,30 @@ func (c *Config) SharedName(name string, replicas int) string {
 // that a bad one is named with its line and path (the decoder of the whole
 // file says neither). A file of another shape is left to that decoder.
 func checkDevices(file string, data []byte, lines map[string]int) error {
+	type section struct {
+		Resources []struct {
+			Devices json.RawMessage `json:"devices"`
+		} `json:"resources"`
+	}
 	var raw struct {
 		Sharing struct {
-			TimeSlicing struct {
-				Resources []struct {
-					Devices json.RawMessage `json:"devices"`
-				} `json:"resources"`
-			} `json:"timeSlicing"`
+			TimeSlicing section `json:"timeSlicing"`
+			MPS         section `json:"mps"`
 		} `json:"sharing"`
 	}
 	if sigsyaml.Unmarshal(data, &raw) != nil {
 		return nil
 	}
-	for i, r := range raw.Sharing.TimeSlicing.Resources {
-		if len(r.Devices) == 0 {
-			continue
-		}
-		var d Devices
-		if err := d.UnmarshalJSON(r.Devices); err != nil {
-			f := fmt.Sprintf("sharing.timeSlicing.resources[%d].devices", i)
-			return fmt.Errorf("%s:%d: %s: %w", file, lines[f], f, err)
+	for name, sec := range map[string]section{"timeSlicing": raw.Sharing.TimeSlicing, "mps": raw.Sharing.MPS} {
+		for i, r := range sec.Resources {
+			if len(r.Devices) == 0 {
+				continue
+			}
+			var d Devices
+			if err := d.UnmarshalJSON(r.Devices); err != nil {
+				f := fmt.Sprintf("sharing.%s.resources[%d].devices", name, i)
+				return fmt.Errorf("%s:%d: %s: %w", file, lines[f], f, err)
+			}
 		}
 	}
 	return nil

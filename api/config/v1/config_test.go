@@ -78,7 +78,13 @@ func TestParseConfigErrors(t *testing.T) {
 		{"version: v2", `version: "v2" is not supported`},
 		{"version: v1\nflags: {migStrategy: all}", `flags.migStrategy: "all"`},
 		{"version: v1\nflags: {colour: red}", `c.yaml:2: flags.colour: unknown field`},
-		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "c.yaml:2: sharing.mps: MPS sharing is not supported"},
+		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/mig-1g.10gb, replicas: 2}]}}", `c.yaml:2: sharing.mps.resources[0].name: "nvidia.com/mig-1g.10gb"; MPS shares whole GPUs only`},
+		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 101}]}}", "sharing.mps.resources[0].replicas: 101 is out of range (1..100"},
+		{"version: v1\nsharing: {mps: {renameByDefault: true}}", "sharing.mps.resources: no resources specified"},
+		{"version: v1\nflags: {migStrategy: mixed}\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "sharing.mps: migStrategy mixed is not supported with MPS"},
+		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}, timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "sharing.mps: cannot be combined with sharing.timeSlicing"},
+		{"version: v1\ngpuplane: {milliGPU: true}\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2}]}}", "gpuplane.milliGPU: cannot be combined with sharing.mps"},
+		{"version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 2, devices: some}]}}", `sharing.mps.resources[0].devices: devices set as "some"`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: volume-mounts}}", `flags.plugin.deviceListStrategy[0]: "volume-mounts"; want envvar`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: [envvar, volume-mounts]}}", `c.yaml:2: flags.plugin.deviceListStrategy[1]: "volume-mounts"; want envvar, cdi-annotations or cdi-cri`},
 		{"version: v1\nflags: {plugin: {deviceListStrategy: [cdi-cri, cdi-cri]}}", `flags.plugin.deviceListStrategy[1]: "cdi-cri" is listed twice`},
@@ -281,8 +287,8 @@ sharing:
       deviceListStrategy: envvar
 `
 	_, err := ParseConfig("c.yaml", []byte(y))
-	want := "c.yaml:4: flags.renameByDefault: unknown field; it belongs under sharing.timeSlicing\n" +
-		"c.yaml:5: flags.failRequestsGreaterThanOne: unknown field; it belongs under sharing.timeSlicing\n" +
+	want := "c.yaml:4: flags.renameByDefault: unknown field; it belongs under sharing.mps or sharing.timeSlicing\n" +
+		"c.yaml:5: flags.failRequestsGreaterThanOne: unknown field; it belongs under sharing.mps or sharing.timeSlicing\n" +
 		"c.yaml:11: sharing.timeSlicing.resources[0].deviceListStrategy: unknown field; it belongs under flags.plugin"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
@@ -320,5 +326,34 @@ flags:
 	}
 	if !reflect.DeepEqual(c.Warnings, want) || c.Flags.MIGStrategy != "mixed" {
 		t.Errorf("warnings %q, want %q", c.Warnings, want)
+	}
+}
+
+// TestMPSConfig: NVIDIA's sharing.mps (k8s-device-plugin 0.15 and later,
+// api/config/v1 sharing.go, replicas.go) is read as NVIDIA's plugin reads
+// it: the strategy is mps, replicas of nvidia.com/gpu, renamed to
+// nvidia.com/gpu.shared under renameByDefault, failRequestsGreaterThanOne
+// true unless set false (NVIDIA's config.go), the MPS root from
+// flags.mpsRoot else /run/nvidia/mps.
+func TestMPSConfig(t *testing.T) {
+	c, err := ParseConfig("c.yaml", []byte("version: v1\nsharing:\n  mps:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SharingStrategy() != SharingMPS || c.Replicas("nvidia.com/gpu") != 4 || c.SharedName("nvidia.com/gpu", 4) != "nvidia.com/gpu.shared" ||
+		!c.FailRequestsGreaterThanOne() || c.MPSRoot() != "/run/nvidia/mps" {
+		t.Errorf("strategy %s, replicas %d, name %s, failRequestsGreaterThanOne %v, root %s", c.SharingStrategy(), c.Replicas("nvidia.com/gpu"),
+			c.SharedName("nvidia.com/gpu", 4), c.FailRequestsGreaterThanOne(), c.MPSRoot())
+	}
+	c, err = ParseConfig("c.yaml", []byte("version: v1\nflags: {mpsRoot: /var/mps}\nsharing: {mps: {failRequestsGreaterThanOne: false, resources: [{name: nvidia.com/gpu, replicas: 2, rename: x}]}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FailRequestsGreaterThanOne() || c.SharedName("nvidia.com/gpu", 2) != "nvidia.com/gpu" || c.MPSRoot() != "/var/mps" || len(c.Warnings) != 1 ||
+		!strings.Contains(c.Warnings[0], "sharing.mps.resources[0].rename: ignored") {
+		t.Errorf("failRequestsGreaterThanOne %v, name %s, root %s, warnings %q", c.FailRequestsGreaterThanOne(), c.SharedName("nvidia.com/gpu", 2), c.MPSRoot(), c.Warnings)
+	}
+	if d := DefaultConfig(); d.SharingStrategy() != SharingNone {
+		t.Errorf("default strategy %s", d.SharingStrategy())
 	}
 }

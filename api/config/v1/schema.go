@@ -43,13 +43,23 @@ const (
 	notApplied = "not implemented by gpuplane"
 )
 
+// replicated is the schema of a sharing strategy's section, NVIDIA's
+// ReplicatedResources (replicas.go), the same for timeSlicing and mps.
+func replicated() *key {
+	return &key{Kids: map[string]*key{
+		"renameByDefault":            {},
+		"failRequestsGreaterThanOne": {},
+		"resources":                  {Items: &key{Kids: fields("name", "rename", "devices", "replicas")}},
+	}}
+}
+
 // schema is the whole file's schema.
 var schema = &key{Kids: map[string]*key{
 	"version": {},
 	"flags": {Kids: merge(
-		fields("migStrategy"),
+		fields("migStrategy", "mpsRoot"),
 		ignoredFields(noEffect, "failOnInitError", "nvidiaDriverRoot", "nvidiaDevRoot", "deviceDiscoveryStrategy"),
-		ignoredFields(notApplied, "mpsRoot", "gdrcopyEnabled", "gdsEnabled", "mofedEnabled"),
+		ignoredFields(notApplied, "gdrcopyEnabled", "gdsEnabled", "mofedEnabled"),
 		ignoredFields("gpuplane-node-agent's --node-feature-api flag does this", "useNodeFeatureAPI"),
 		map[string]*key{
 			"plugin": {Kids: merge(
@@ -62,12 +72,8 @@ var schema = &key{Kids: map[string]*key{
 	)},
 	"resources": {Ignored: "NVIDIA's plugin ignores it too (\"not yet supported\")"},
 	"sharing": {Kids: map[string]*key{
-		"timeSlicing": {Kids: map[string]*key{
-			"renameByDefault":            {},
-			"failRequestsGreaterThanOne": {},
-			"resources":                  {Items: &key{Kids: fields("name", "rename", "devices", "replicas")}},
-		}},
-		"mps": {Refused: "MPS sharing is not supported; use sharing.timeSlicing"},
+		"timeSlicing": replicated(),
+		"mps":         replicated(),
 	}},
 	"imex":     {Ignored: notApplied + ": no IMEX channels are passed to containers"},
 	"gpuplane": {Kids: fields("replicaPolicy", "ignoredXIDs", "milliGPU")},

@@ -69,7 +69,9 @@ type Job struct {
 	Util []float64
 	// MemoryMiB are frame-buffer used samples (DCGM_FI_DEV_FB_USED, MiB) of
 	// the device the job held, all GPUs' together; on a shared GPU they
-	// include the other pods' memory.
+	// include the other pods' memory. As DCGM and gpuplane's agent report
+	// it, the series excludes the memory the driver reserves (nvidia-smi's
+	// Reserved), which no smaller share could save.
 	MemoryMiB []float64
 }
 

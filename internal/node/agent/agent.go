@@ -23,11 +23,13 @@ import (
 	"k8s.io/klog/v2"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
+	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/device/nvml"
 	"github.com/gpuplane/gpuplane/internal/node/deviceplugin"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
+	"github.com/gpuplane/gpuplane/internal/node/drametrics"
 	"github.com/gpuplane/gpuplane/internal/node/exporter"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
@@ -465,7 +467,9 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		migMinors = "" // mock MIG devices have no capability nodes
 	}
 	lab := newLabeler(o, cfg, client, dyn)
+	dm := drametrics.New(apidra.DriverName, o.NodeName)
 	d, err := dra.New(ctx, b, dra.Config{
+		Metrics:            dm,
 		NodeName:           o.NodeName,
 		KubeClient:         client,
 		PluginDir:          o.DRA.PluginDir,
@@ -491,7 +495,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		return err
 	}
 	// The plugin's prepared claims give the exporter DRA pods' shares.
-	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, attribution{claims: d})
+	metrics, err := startMetrics(ctx, o.Metrics, b, o.NodeName, cfg, attribution{claims: d, collectors: dm.Collectors()})
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,15 @@ func TestRealKubeletDRAExtendedResource(t *testing.T) {
 	if got := d.cdiSpecs(); !slices.Equal(got, want) {
 		t.Errorf("CDI specs %v, want %v", got, want)
 	}
+	// The agent's metrics count the two claims as NVIDIA's DRA driver
+	// does (drametrics): two whole GPUs prepared, no prepare error.
+	mfs := d.a.scrape(t)
+	gpus := oneValue(t, mfs, "nvidia_dra_prepared_devices", map[string]string{"device_type": "gpu", "driver": "gpu.nvidia.com"})
+	preps := oneValue(t, mfs, "nvidia_dra_requests_total", map[string]string{"operation": "prepare"})
+	if gpus != 2 || preps < 2 || len(seriesOf(mfs, "nvidia_dra_node_prepare_errors_total", nil)) != 0 {
+		t.Errorf("nvidia_dra_prepared_devices{gpu} %v, nvidia_dra_requests_total{prepare} %v, prepare errors %v; want 2, at least 2, none",
+			gpus, preps, seriesOf(mfs, "nvidia_dra_node_prepare_errors_total", nil))
+	}
 	d.createLimitsPod("c", map[corev1.ResourceName]string{gpuresource.GPU: "1"})
 	t.Logf("third pod: %s", d.waitUnschedulable("c"))
 	n, err := d.c.Client.CoreV1().Nodes().Get(d.ctx, d.node, metav1.GetOptions{})

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
@@ -44,6 +45,9 @@ type attribution struct {
 	// names the devices given by the scheduler's choice
 	// (deviceplugin.Assignments.Translate).
 	translate func(exporter.PodSource) exporter.PodSource
+	// collectors are served besides the exporter's (the DRA plugin's
+	// nvidia_dra_* series, drametrics).
+	collectors []prometheus.Collector
 }
 
 // startMetrics listens on o.Addr and serves the backend's metrics, under
@@ -63,6 +67,7 @@ func startMetrics(ctx context.Context, o MetricsOptions, b device.Backend, nodeN
 		StaleAfter:     o.StaleAfter,
 		VirtualGPUs:    o.VirtualGPUs,
 		Claims:         at.claims,
+		Collectors:     at.collectors,
 	}
 	if opts.Hostname == "" {
 		opts.Hostname, _ = os.Hostname()

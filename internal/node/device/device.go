@@ -140,7 +140,11 @@ type GPU struct {
 	// NUMANode is the NUMA node the GPU is attached to; -1 when unknown.
 	NUMANode                   int
 	ComputeMajor, ComputeMinor int
-	Multiprocessors            int
+	// Multiprocessors is the GPU's SM count: NVML's
+	// (nvmlDeviceGetAttributes), else NVIDIA's published count for the
+	// product (gpu.Multiprocessors; a whole H200, where NVML answers
+	// NOT_SUPPORTED, issue 35); 0 only for a board with neither.
+	Multiprocessors int
 	// MIGEnabled is the current MIG mode; MIG lists the MIG devices when on.
 	MIGEnabled bool
 	MIG        []MIGDevice

@@ -327,7 +327,7 @@ func TestE2ERefusesBadSetup(t *testing.T) {
 	}{
 		{"nvml without driver", "dgx-h100", "version: v1\n", "NVML library (libnvidia-ml.so.1) not found", []string{"--backend", "nvml"}},
 		{"labels file in a missing directory", "dgx-h100", "version: v1\n", "labels file", []string{"--labels-file", "/nonexistent/dir/f"}},
-		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, renameByDefault: true}\n", "config.yaml:2: flags.renameByDefault: unknown field; it belongs under sharing.timeSlicing", nil},
+		{"unknown config field", "dgx-h100", "version: v1\nflags: {migStrategy: none, renameByDefault: true}\n", "config.yaml:2: flags.renameByDefault: unknown field; it belongs under sharing.mps or sharing.timeSlicing", nil},
 		{"bad replicas", "dgx-h100", "version: v1\nsharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: -2}]}}\n", "sharing.timeSlicing.resources[0].replicas", nil},
 		{"bad profile", "BADPROFILE", "version: v1\n", "gpus[0].numaNode", nil},
 		{"kubeconfig without node name", "dgx-h100", "version: v1\n", "--kubeconfig needs --node-name", []string{"--kubeconfig", "/nonexistent/kubeconfig", "--node-name="}},

@@ -16,6 +16,7 @@ import (
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/mps"
 )
 
 // KubeletSocketName is the kubelet's registration socket in the
@@ -33,6 +34,7 @@ type Manager struct {
 	cfg     *configv1.Config
 	health  *Health
 	plugins []*Plugin
+	mps     []mps.Daemon // the MPS control daemons started (mps.go)
 
 	// RetryInterval is the longest wait before registering again after a
 	// failure (default 2s). The first retry comes after RetryMin, and each
@@ -110,6 +112,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err := w.Add(m.dir); err != nil {
 		return fmt.Errorf("watching %s: %w", m.dir, err)
 	}
+	if err := m.startMPS(ctx); err != nil {
+		return err
+	}
+	defer m.stopMPS(ctx)
 	defer m.stop()
 	if err := m.start(); err != nil {
 		return err

@@ -400,7 +400,7 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 	if len(ids) == 0 {
 		return nil, errors.New("no device IDs in the request")
 	}
-	if p.res.Replicas > 1 && p.cfg.Sharing.TimeSlicing.FailRequestsGreaterThanOne && len(ids) > 1 {
+	if p.res.Replicas > 1 && p.cfg.FailRequestsGreaterThanOne() && len(ids) > 1 {
 		return nil, fmt.Errorf("request for %d replicas refused: failRequestsGreaterThanOne allows one replica per container", len(ids))
 	}
 	var uuids []string
@@ -430,6 +430,11 @@ func (p *Plugin) allocate(ids []string) (*pluginapi.ContainerAllocateResponse, e
 		return nil, fmt.Errorf("the %d milli-GPU units span %d GPUs; a share must lie on one GPU", len(seenID), len(gpus))
 	}
 	r := p.response(uuids, gpus)
+	if p.res.MPS {
+		if err := p.mpsResponse(r, gpus); err != nil {
+			return nil, err
+		}
+	}
 	if p.res.Milli {
 		setEnv(r, configv1.EnvGPUShare, strconv.Itoa(len(seenID)))
 	}

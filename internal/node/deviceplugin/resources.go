@@ -34,8 +34,10 @@ type Resource struct {
 	// Name is the resource name, e.g. nvidia.com/gpu or
 	// nvidia.com/mig-1g.10gb.shared.
 	Name string
-	// Replicas is the time-slicing replica count (1: not shared).
+	// Replicas is the replica count, time-slicing or MPS (1: not shared).
 	Replicas int
+	// MPS marks replicas served through MPS (sharing.mps, mps.go).
+	MPS bool
 	// Milli marks gpuplane.io/gpu-milli, whose devices are the milli-GPU
 	// units of GPUs (configv1.Extensions.MilliGPU).
 	Milli bool
@@ -58,18 +60,24 @@ func BuildResources(n device.Node, c *configv1.Config) ([]Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, r := range c.Sharing.TimeSlicing.Resources {
+	shared, section := c.SharedResources()
+	for i, r := range shared {
 		// A resource whose devices the strategy left out is not an error:
 		// Excluded reports those.
 		if len(byName[r.Name]) == 0 && len(excluded) == 0 {
-			return nil, fmt.Errorf("sharing.timeSlicing.resources[%d].name: resource %s does not exist on this node under migStrategy %s", i, r.Name, c.Flags.MIGStrategy)
+			return nil, fmt.Errorf("%s.resources[%d].name: resource %s does not exist on this node under migStrategy %s", section, i, r.Name, c.Flags.MIGStrategy)
 		}
 	}
 	var out []Resource
 	for name, devs := range byName {
 		reps := c.Replicas(name)
-		r := Resource{Name: c.SharedName(name, reps), Replicas: reps}
+		r := Resource{Name: c.SharedName(name, reps), Replicas: reps, MPS: mpsResource(c, reps)}
 		for _, d := range devs {
+			if r.MPS && d.MIG >= 0 {
+				// NVIDIA's plugin: "sharing using MPS is not supported
+				// for MIG devices" (internal/plugin/mps.go).
+				return nil, fmt.Errorf("%s: sharing using MPS is not supported for MIG devices (GPU %d has MIG devices under migStrategy %s)", section, d.GPU, c.Flags.MIGStrategy)
+			}
 			for k := 0; k < reps; k++ {
 				d.Replica = k
 				d.ID = device.NewID(d.UUID, k, reps)

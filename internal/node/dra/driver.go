@@ -24,6 +24,7 @@ import (
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/drametrics"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 )
 
@@ -87,6 +88,9 @@ type Config struct {
 	// under another one were prepared before a reboot (checkBoot). A
 	// missing, unreadable or empty file fails New.
 	BootIDPath string
+	// Metrics, when set, records each claim's prepare and unprepare and
+	// the prepared devices, as NVIDIA's DRA driver does (drametrics).
+	Metrics *drametrics.Metrics
 	// OnRediscover, when set, is called by Run with the GPUs found after
 	// each rediscovery that changed the published devices (the node
 	// agent writes its labels again). It must not call the Driver's
@@ -155,6 +159,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	f.logHalfMade()
 	d.node = n
 	d.publishShares()
+	d.countPrepared()
 	ignored := cfg.IgnoredXIDs
 	if ignored == nil {
 		ignored = configv1.DefaultIgnoredXIDs
@@ -398,13 +403,16 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	defer d.mu.Unlock()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
 	for _, c := range claims {
+		done := d.cfg.Metrics.Start(drametrics.Prepare)
 		devs, err := d.prepare(ctx, c)
+		done(err, drametrics.ErrPrepareDevices)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Preparing claim", "claim", klog.KObj(c), "uid", c.UID)
 		}
 		out[c.UID] = kubeletplugin.PrepareResult{Err: err, Devices: devs}
 	}
 	d.publishShares()
+	d.countPrepared()
 	return out, nil
 }
 
@@ -555,13 +563,16 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	defer d.mu.Unlock()
 	out := make(map[types.UID]error, len(claims))
 	for _, c := range claims {
+		done := d.cfg.Metrics.Start(drametrics.Unprepare)
 		err := d.unprepare(ctx, c.UID)
+		done(err, drametrics.ErrUnprepareDevices)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Unpreparing claim", "claim", c.NamespacedName, "uid", c.UID)
 		}
 		out[c.UID] = err
 	}
 	d.publishShares()
+	d.countPrepared()
 	return out, nil
 }
 

@@ -4,22 +4,17 @@
 package dra
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/gpuplane/gpuplane/internal/atomicfile"
+	"github.com/gpuplane/gpuplane/internal/node/mps"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,37 +30,20 @@ import (
 // set to the devices' UUIDs, then given the configuration's default
 // active thread percentage and pinned memory limits. NVIDIA's driver runs
 // the daemon in a Deployment; gpuplane runs nvidia-cuda-mps-control
-// itself, from the agent (which sees the host's driver). A share of a GPU
-// (--dra-shares) is served by one daemon per GPU that its claims have in
-// common (one MPS server per GPU), so that the per-client limits each
+// itself, from the agent (which sees the host's driver), with the code the
+// device plugin's sharing.mps uses too (internal/node/mps). A share of a
+// GPU (--dra-shares) is served by one daemon per GPU that its claims have
+// in common (one MPS server per GPU), so that the per-client limits each
 // share's container gets (shareEnv) bind.
 const (
 	// DefaultMPSControl is the MPS control program, looked up on PATH.
-	DefaultMPSControl = "nvidia-cuda-mps-control"
+	DefaultMPSControl = mps.DefaultControl
 	// mpsDirName is the daemons' directory in the plugin directory.
 	mpsDirName = "mps"
 	// mpsContainerPipeDir is where a container sees its daemon's pipe
 	// directory, NVIDIA's driver's (GetCDIContainerEdits).
 	mpsContainerPipeDir = "/tmp/nvidia-mps"
-	// mpsLaunched marks a daemon launched: the control program's -d
-	// succeeded (or was cut short, so it may have). A daemon without it
-	// never ran and needs no quit.
-	mpsLaunched = "launched"
-	// mpsStarted marks a daemon started and configured.
-	mpsStarted = "started"
-	// mpsTimeout bounds one run of the control program.
-	mpsTimeout = 30 * time.Second
 )
-
-// mpsDaemon is one MPS control daemon.
-type mpsDaemon struct {
-	// ID names the daemon and its directory.
-	ID string
-	// Root is the daemon's directory; PipeDir and LogDir are in it.
-	Root, PipeDir, LogDir string
-	// UUIDs are the GPUs or MIG devices it serves (CUDA_VISIBLE_DEVICES).
-	UUIDs []string
-}
 
 // mpsClaimID is the daemon ID of a claim's devices, NVIDIA's
 // (GetMpsControlDaemonID): the claim UID and the first 5 hex digits of the
@@ -83,10 +61,12 @@ func mpsSharedID(gpuUUID string) string {
 }
 
 // daemon returns the daemon id serving uuids.
-func (d *Driver) daemon(id string, uuids []string) mpsDaemon {
-	root := filepath.Join(d.cfg.PluginDir, mpsDirName, id)
-	return mpsDaemon{ID: id, Root: root, PipeDir: filepath.Join(root, "pipe"), LogDir: filepath.Join(root, "log"), UUIDs: uuids}
+func (d *Driver) daemon(id string, uuids []string) mps.Daemon {
+	return mps.New(filepath.Join(d.cfg.PluginDir, mpsDirName), id, uuids)
 }
+
+// mpsCtl runs Config.MPSControl, else mps.DefaultControl.
+func (d *Driver) mpsCtl() mps.Control { return mps.Control{Program: d.cfg.MPSControl} }
 
 // mpsLimits are the default pinned device memory limits of the daemon's
 // devices as the control program takes them ("<MiB>M"), by UUID, as
@@ -129,102 +109,27 @@ func mpsLimits(c *MPSConfig, uuids []string) (map[string]string, error) {
 	return out, nil
 }
 
-// startMPS starts daemon m and configures it from c, unless it was
-// started before (its mark). A daemon an interrupted prepare launched but
-// did not configure is told to quit first. A failure after the launch
-// leaves the daemon launched (its mark): the prepare's rollback tells it
-// to quit (stopMPS). Errors name the daemon.
-func (d *Driver) startMPS(ctx context.Context, m mpsDaemon, c *MPSConfig) error {
-	if _, err := os.Stat(filepath.Join(m.Root, mpsStarted)); err == nil {
+// startMPS starts daemon m and configures it from c (mps.Control.Start),
+// unless it was started before; the limits are checked first. Errors
+// name the daemon.
+func (d *Driver) startMPS(ctx context.Context, m mps.Daemon, c *MPSConfig) error {
+	if mps.Started(m) {
 		return nil
 	}
 	limits, err := mpsLimits(c, m.UUIDs)
 	if err != nil {
 		return err
 	}
-	if err := d.stopMPS(ctx, d.daemon(m.ID, nil)); err != nil {
-		return err
+	s := mps.Settings{PinnedMemLimits: limits}
+	if c != nil {
+		s.ActiveThreadPercentage = c.DefaultActiveThreadPercentage
 	}
-	for _, dir := range []string{m.PipeDir, m.LogDir} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
-		}
-	}
-	if err := d.mpsControl(ctx, m, ""); err != nil {
-		if mayHaveLaunched(err) {
-			_ = os.WriteFile(filepath.Join(m.Root, mpsLaunched), nil, 0o644) // best effort: the rollback tries quit
-		}
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(m.Root, mpsLaunched), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
-		_ = d.mpsControl(ctx, m, "quit") // without its mark nothing would stop it
-		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
-	}
-	cmds := []string{}
-	if c != nil && c.DefaultActiveThreadPercentage != nil {
-		cmds = append(cmds, fmt.Sprintf("set_default_active_thread_percentage %d", *c.DefaultActiveThreadPercentage))
-	}
-	for _, u := range m.UUIDs {
-		if v, ok := limits[u]; ok {
-			cmds = append(cmds, fmt.Sprintf("set_default_device_pinned_mem_limit %s %s", u, v))
-		}
-	}
-	for _, cmd := range cmds {
-		if err := d.mpsControl(ctx, m, cmd); err != nil {
-			return err
-		}
-	}
-	if err := atomicfile.Write(filepath.Join(m.Root, mpsStarted), []byte(strings.Join(m.UUIDs, ",")+"\n"), 0o644); err != nil {
-		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
-	}
-	klog.FromContext(ctx).Info("Started an MPS control daemon", "daemon", m.ID, "devices", m.UUIDs, "commands", cmds)
-	return nil
+	return d.mpsCtl().Start(ctx, m, s)
 }
 
-// mayHaveLaunched reports whether a failed run of the control program
-// with -d may have left a daemon running: it was started and did not
-// exit by itself (killed at mpsTimeout or by a signal). A program that
-// could not be run, or that exited with an error, started none.
-func mayHaveLaunched(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && !ee.Exited()
-}
-
-// stopMPS stops daemon m: a launched daemon (its launched or started
-// mark) is told to quit; then its directory is removed. A daemon never
-// launched (no directory, or a directory without a mark: the control
-// program could not run or failed) needs no quit and is no error.
-func (d *Driver) stopMPS(ctx context.Context, m mpsDaemon) error {
-	if _, err := os.Stat(m.Root); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	launched := false
-	for _, mark := range []string{mpsLaunched, mpsStarted} {
-		if _, err := os.Stat(filepath.Join(m.Root, mark)); err == nil {
-			launched = true
-		}
-	}
-	if launched {
-		if err := d.mpsControl(ctx, m, "quit"); err != nil {
-			return err
-		}
-	}
-	if err := os.RemoveAll(m.Root); err != nil {
-		return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
-	}
-	if launched {
-		klog.FromContext(ctx).Info("Stopped an MPS control daemon", "daemon", m.ID)
-	}
-	return nil
-}
-
-// mpsProgram is the MPS control program: Config.MPSControl, else
-// DefaultMPSControl.
-func (d *Driver) mpsProgram() string {
-	if d.cfg.MPSControl != "" {
-		return d.cfg.MPSControl
-	}
-	return DefaultMPSControl
+// stopMPS stops daemon m (mps.Control.Stop).
+func (d *Driver) stopMPS(ctx context.Context, m mps.Daemon) error {
+	return d.mpsCtl().Stop(ctx, m)
 }
 
 // checkMPSControl refuses claims under an MPS configuration where the
@@ -234,8 +139,8 @@ func (d *Driver) mpsProgram() string {
 func (d *Driver) checkMPSControl(pds []PreparedDevice) error {
 	for _, pd := range pds {
 		if c := pd.Config; c != nil && c.Sharing != nil && c.Sharing.Strategy == MPSStrategy {
-			if _, err := exec.LookPath(d.mpsProgram()); err != nil {
-				return fmt.Errorf("device %s: sharing strategy MPS needs NVIDIA's MPS control program, which the node agent cannot find (%w): this node refuses MPS claims until %s is on the agent's PATH", pd.Device, err, d.mpsProgram())
+			if err := d.mpsCtl().Find(); err != nil {
+				return fmt.Errorf("device %s: sharing strategy MPS needs NVIDIA's MPS control program, which the node agent cannot find (%w): this node refuses MPS claims until %s is on the agent's PATH", pd.Device, err, d.mpsCtl().Name())
 			}
 			return nil
 		}
@@ -246,46 +151,9 @@ func (d *Driver) checkMPSControl(pds []PreparedDevice) error {
 // logMPSControl logs at start when the MPS control program cannot be
 // found: claims under an MPS configuration will be refused.
 func (d *Driver) logMPSControl() {
-	if _, err := exec.LookPath(d.mpsProgram()); err != nil {
-		klog.InfoS("Claims under an MPS configuration will be refused: NVIDIA's MPS control program is not found", "program", d.mpsProgram(), "err", err)
+	if err := d.mpsCtl().Find(); err != nil {
+		klog.InfoS("Claims under an MPS configuration will be refused: NVIDIA's MPS control program is not found", "program", d.mpsCtl().Name(), "err", err)
 	}
-}
-
-// mpsControl runs the control program for daemon m: with cmd empty it
-// starts the daemon (-d; its output goes to a file in the log directory,
-// since the daemon keeps it open), else it sends cmd on its standard
-// input, as `echo cmd | nvidia-cuda-mps-control` does.
-func (d *Driver) mpsControl(ctx context.Context, m mpsDaemon, cmd string) error {
-	prog := d.mpsProgram()
-	ctx, cancel := context.WithTimeout(ctx, mpsTimeout)
-	defer cancel()
-	var c *exec.Cmd
-	var out bytes.Buffer
-	if cmd == "" {
-		c = exec.CommandContext(ctx, prog, "-d")
-		f, err := os.OpenFile(filepath.Join(m.LogDir, "start.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("MPS control daemon %s: %w", m.ID, err)
-		}
-		defer f.Close()
-		c.Stdout, c.Stderr = f, f
-	} else {
-		c = exec.CommandContext(ctx, prog)
-		c.Stdin = strings.NewReader(cmd + "\n")
-		c.Stdout, c.Stderr = &out, &out
-	}
-	c.Env = append(os.Environ(),
-		"CUDA_VISIBLE_DEVICES="+strings.Join(m.UUIDs, ","),
-		"CUDA_MPS_PIPE_DIRECTORY="+m.PipeDir,
-		"CUDA_MPS_LOG_DIRECTORY="+m.LogDir)
-	if err := c.Run(); err != nil {
-		what := "-d"
-		if cmd != "" {
-			what = strings.Fields(cmd)[0]
-		}
-		return fmt.Errorf("MPS control daemon %s: %s %s: %w: %s", m.ID, prog, what, err, strings.TrimSpace(out.String()))
-	}
-	return nil
 }
 
 // mpsGroups returns the MPS daemons a claim's devices need, with the
@@ -330,7 +198,7 @@ func (d *Driver) mpsGroups(uid types.UID, pds []PreparedDevice) map[string]mpsGr
 
 // mpsGroup is a daemon and the configuration it is started with.
 type mpsGroup struct {
-	daemon mpsDaemon
+	daemon mps.Daemon
 	config *MPSConfig
 }
 

@@ -80,6 +80,9 @@ type Options struct {
 	VirtualGPUs bool
 	// Logger receives backend errors; nil discards them.
 	Logger *slog.Logger
+	// Collectors are served besides the exporter's own series (the DRA
+	// plugin's nvidia_dra_*, internal/node/drametrics).
+	Collectors []prometheus.Collector
 	// Config is the node agent's configuration, the device plugin's too:
 	// gpuplane_device_health follows the same health policy
 	// (internal/node/health) with the same ignored XIDs. nil means
@@ -173,6 +176,11 @@ func New(opts Options) (*Exporter, error) {
 			return 1
 		}),
 	)
+	for _, c := range opts.Collectors {
+		if err := e.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("exporter: %w", err)
+		}
+	}
 	return e, nil
 }
 

@@ -25,9 +25,12 @@ import (
 type Options struct {
 	// MIGStrategy is configv1.MIGStrategyNone, Single or Mixed.
 	MIGStrategy string
-	// Replicas is the time-slicing replica count of nvidia.com/gpu (1 when
-	// not shared).
+	// Replicas is the replica count of nvidia.com/gpu, time-slicing or MPS
+	// (1 when not shared).
 	Replicas int
+	// Strategy is the sharing strategy of the replicas
+	// (configv1.SharingTimeSlicing, SharingMPS); empty: time-slicing.
+	Strategy string
 	// Renamed reports that the shared resource is renamed
 	// (nvidia.com/gpu.shared), in which case the product is not suffixed.
 	Renamed bool
@@ -38,7 +41,8 @@ func OptionsFrom(c *configv1.Config) Options {
 	return Options{
 		MIGStrategy: c.Flags.MIGStrategy,
 		Replicas:    c.Replicas(resource.GPU),
-		Renamed:     c.Sharing.TimeSlicing.RenameByDefault,
+		Strategy:    c.SharingStrategy(),
+		Renamed:     c.RenameByDefault(),
 	}
 }
 
@@ -48,7 +52,7 @@ func OptionsFrom(c *configv1.Config) Options {
 var Prefixes = []string{"nvidia.com/gpu.", "nvidia.com/mig", "nvidia.com/cuda.", resource.GPUPlanePrefix}
 
 // labelSharingStrategy is gpu-feature-discovery's sharing strategy label:
-// none or time-slicing ("" when the single MIG strategy does not fit).
+// none, time-slicing or mps ("" when the single MIG strategy does not fit).
 const labelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
 
 // Foreign are the label prefixes under Prefixes that others own and the
@@ -97,7 +101,7 @@ func Owned(key string) bool {
 //	nvidia.com/cuda.driver-version.{major,minor,revision,full}
 //	nvidia.com/cuda.runtime-version.{major,minor,full}
 //	nvidia.com/mig.capable, mig.strategy
-//	nvidia.com/gpu.sharing-strategy         none or time-slicing
+//	nvidia.com/gpu.sharing-strategy         none, time-slicing or mps
 //	nvidia.com/gpu.replicas
 //	nvidia.com/mig-<profile>.{count,memory,multiprocessors}  per MIG profile present
 //	gpuplane.io/gpu.model                   internal/gpu catalog name
@@ -136,7 +140,10 @@ func Compute(n device.Node, o Options) map[string]string {
 	l["nvidia.com/mig.strategy"] = o.MIGStrategy
 	l[labelSharingStrategy] = "none"
 	if o.Replicas > 1 {
-		l[labelSharingStrategy] = "time-slicing"
+		l[labelSharingStrategy] = configv1.SharingTimeSlicing
+		if o.Strategy == configv1.SharingMPS {
+			l[labelSharingStrategy] = configv1.SharingMPS
+		}
 	}
 	l[resource.LabelGPUReplicas] = strconv.Itoa(o.Replicas)
 	if invalid {

@@ -42,11 +42,29 @@ sharing: {timeSlicing: {renameByDefault: true, resources: [{name: nvidia.com/mig
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := OptionsFrom(c), (Options{MIGStrategy: "mixed", Replicas: 4, Renamed: true}); got != want {
+	if got, want := OptionsFrom(c), (Options{MIGStrategy: "mixed", Replicas: 4, Strategy: "time-slicing", Renamed: true}); got != want {
 		t.Errorf("OptionsFrom = %+v, want %+v", got, want)
 	}
-	if got, want := OptionsFrom(configv1.DefaultConfig()), (Options{MIGStrategy: "none", Replicas: 1}); got != want {
+	if got, want := OptionsFrom(configv1.DefaultConfig()), (Options{MIGStrategy: "none", Replicas: 1, Strategy: "none"}); got != want {
 		t.Errorf("OptionsFrom(default) = %+v, want %+v", got, want)
+	}
+}
+
+// TestMPSLabels: NVIDIA's sharing.mps gives gpu-feature-discovery's
+// sharing-strategy mps, the replicas, and the -SHARED product unless
+// renamed, as time-slicing does.
+func TestMPSLabels(t *testing.T) {
+	c, err := configv1.ParseConfig("c.yaml", []byte("version: v1\nsharing: {mps: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Compute(node(t, "dgx1-v100"), OptionsFrom(c))
+	for k, want := range map[string]string{
+		"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB-SHARED", "nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "4",
+	} {
+		if l[k] != want {
+			t.Errorf("%s = %q, want %q", k, l[k], want)
+		}
 	}
 }
 

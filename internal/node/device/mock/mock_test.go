@@ -530,3 +530,66 @@ func TestLostFault(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameBufferAsNvidiaSmi: the mock serves the frame buffer as DCGM and
+// nvidia-smi report it, used excluding reserved, with the H200 figures of
+// issue 35 (driver 580.159.04): total 143771 MiB, 615.125 MiB reserved,
+// nvidia-smi's memory.used 0 idle and 1011 MiB loaded.
+func TestFrameBufferAsNvidiaSmi(t *testing.T) {
+	for _, used := range []float64{0, 1011} {
+		p, err := ParseProfile("h200.yaml", []byte(fmt.Sprintf(`name: h200
+gpus:
+  - productName: NVIDIA H200
+    memoryMiB: 143771
+    telemetry: {memoryUsedMiB: %v, memoryReservedMiB: 615.125}
+`, used)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := b.Sample(context.Background())
+		if err != nil || len(ss) != 1 {
+			t.Fatalf("%d samples, %v; want 1", len(ss), err)
+		}
+		s := ss[0]
+		if *s.FBUsedMiB != used || *s.FBReservedMiB != 615.125 || *s.FBFreeMiB != 143771-615.125-used {
+			t.Errorf("used %v: FB used %v reserved %v free %v; want %v 615.125 %v", used, *s.FBUsedMiB, *s.FBReservedMiB, *s.FBFreeMiB, used, 143771-615.125-used)
+		}
+	}
+}
+
+// TestMultiprocessorsDefault: a mock GPU without multiprocessors takes
+// NVIDIA's published SM count for its product (gpu.Multiprocessors: H200
+// 132, L40S 142); a profile's own count wins; a board without a published
+// count stays 0.
+func TestMultiprocessorsDefault(t *testing.T) {
+	p, err := ParseProfile("sm.yaml", []byte(`name: sm
+gpus:
+  - productName: NVIDIA H200
+  - productName: NVIDIA L40S
+  - productName: NVIDIA H200
+    multiprocessors: 100
+  - productName: NVIDIA B200
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, g := range n.GPUs {
+		got = append(got, g.Multiprocessors)
+	}
+	if fmt.Sprint(got) != "[132 142 100 0]" {
+		t.Errorf("SMs %v, want [132 142 100 0]", got)
+	}
+}

@@ -8,6 +8,7 @@ package mock
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"embed"
 	"encoding/json"
@@ -58,7 +59,8 @@ type GPUSpec struct {
 	MemoryMiB int64 `json:"memoryMiB,omitempty"`
 	// NUMANode is the GPU's NUMA node (default 0; -1 for unknown).
 	NUMANode *int `json:"numaNode,omitempty"`
-	// Multiprocessors is the SM count (default 0, unknown).
+	// Multiprocessors is the SM count (default: NVIDIA's published count
+	// for the product name, gpu.Multiprocessors; 0 where it has none).
 	Multiprocessors int `json:"multiprocessors,omitempty"`
 	// MIG lists the GPU instances (e.g. ["3g.40gb", "1g.10gb"], or
 	// objects, see MIGSpec); a non-empty list turns MIG mode on. It must be
@@ -345,7 +347,7 @@ func (s GPUSpec) gpus(field, profile string, first int, seen map[string]string) 
 			NUMANode:        numa,
 			ComputeMajor:    m.ComputeMajor,
 			ComputeMinor:    m.ComputeMinor,
-			Multiprocessors: s.Multiprocessors,
+			Multiprocessors: cmp.Or(s.Multiprocessors, gpu.Multiprocessors(s.ProductName)),
 			MIGEnabled:      len(s.MIG) > 0 || s.MIGEnabled,
 		}
 		if g.UUID == "" {

@@ -39,6 +39,10 @@ type Backend struct {
 	// sysfs is the root of /sys, for the NUMA node of drivers that do not
 	// report it; tests point it elsewhere.
 	sysfs string
+	// memV2 says the library has nvmlDeviceGetMemoryInfo_v2 (older
+	// drivers lack it); go-nvml binds it lazily, so calling it on such a
+	// library would abort the process.
+	memV2 bool
 
 	migMu   sync.Mutex // serialises MIG creation and destruction (mig.go)
 	mu      sync.Mutex
@@ -71,7 +75,8 @@ func New(lib nvml.Interface) (b *Backend, err error) {
 		}
 		return nil, fmt.Errorf("nvml: initialising NVML: %v", ret)
 	}
-	return &Backend{lib: lib, cat: gpu.Default(), LostPollInterval: 5 * time.Second, sysfs: "/sys", lastXID: map[string]uint64{}, gpm: map[string]nvml.GpmSample{}, lost: map[int]bool{}}, nil
+	memV2 := lib.Extensions().LookupSymbol("nvmlDeviceGetMemoryInfo_v2") == nil
+	return &Backend{lib: lib, memV2: memV2, cat: gpu.Default(), LostPollInterval: 5 * time.Second, sysfs: "/sys", lastXID: map[string]uint64{}, gpm: map[string]nvml.GpmSample{}, lost: map[int]bool{}}, nil
 }
 
 // Close frees GPM samples and shuts NVML down.
@@ -233,6 +238,10 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 	g.ComputeMajor, g.ComputeMinor, _ = d.GetCudaComputeCapability()
 	if a, ret := d.GetAttributes(); ret == nvml.SUCCESS {
 		g.Multiprocessors = int(a.MultiprocessorCount)
+	}
+	if g.Multiprocessors == 0 {
+		// NOT_SUPPORTED on a whole H200 (issue 35): NVIDIA's published count.
+		g.Multiprocessors = gpu.Multiprocessors(g.ProductName)
 	}
 	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
 		g.MIGEnabled = true
@@ -639,7 +648,7 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 		if ret == nvml.SUCCESS {
 			s.GPUUtil, s.MemCopyUtil = f(float64(u.Gpu)), f(float64(u.Memory))
 		}
-		readTelemetry(d, &s)
+		readTelemetry(d, b.memV2, &s)
 		b.mu.Lock()
 		s.LastXID = f(float64(b.lastXID[g.UUID]))
 		b.mu.Unlock()
@@ -662,11 +671,9 @@ func (b *Backend) Sample(ctx context.Context) ([]device.Sample, error) {
 
 // readTelemetry reads GPU d's memory, temperature, power, energy, clocks,
 // PCIe, encoder and decoder, NVLink, ECC and row remapping into s; a
-// reading d does not support stays nil.
-func readTelemetry(d nvml.Device, s *device.Sample) {
-	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
-		s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/(1<<20)), f(float64(m.Free)/(1<<20))
-	}
+// reading d does not support stays nil. v2: see readMemory.
+func readTelemetry(d nvml.Device, v2 bool, s *device.Sample) {
+	readMemory(d, v2, s)
 	if t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
 		s.GPUTemp = f(float64(t))
 	}
@@ -691,9 +698,6 @@ func readTelemetry(d nvml.Device, s *device.Sample) {
 	if u, _, ret := d.GetDecoderUtilization(); ret == nvml.SUCCESS {
 		s.DecUtil = f(float64(u))
 	}
-	if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
-		s.FBReservedMiB = f(float64(m.Reserved) / (1 << 20))
-	}
 	// NVML's PCIe throughput is KiB/s over a 20 ms window.
 	if v, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES); ret == nvml.SUCCESS {
 		s.PCIeTxBytesPerSec = f(float64(v) * 1024)
@@ -712,6 +716,29 @@ func readTelemetry(d nvml.Device, s *device.Sample) {
 	}
 }
 
+// readMemory reads the frame buffer of GPU or MIG device d into s, MiB, as
+// DCGM reports it (DCGM_FI_DEV_FB_USED, _FB_FREE, _FB_RESERVED) and
+// nvidia-smi shows it: from nvmlDeviceGetMemoryInfo_v2, whose used excludes
+// the memory the driver reserves, so used + free + reserved = total. On a
+// driver without v2 (v2 false: the library lacks the symbol; or v2 returns
+// anything but NVML_SUCCESS) it falls back to nvmlDeviceGetMemoryInfo (v1),
+// whose used includes the reserved memory, and leaves FBReservedMiB nil. Measured on an H200 (driver 580.159.04,
+// idle): v1 used 615.1 MiB, v2 used 0 and reserved 615 MiB, nvidia-smi
+// used 0 (issue 35).
+func readMemory(d nvml.Device, v2 bool, s *device.Sample) {
+	const mib = 1 << 20
+	if v2 {
+		if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+			s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/mib), f(float64(m.Free)/mib)
+			s.FBReservedMiB = f(float64(m.Reserved) / mib)
+			return
+		}
+	}
+	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		s.FBUsedMiB, s.FBFreeMiB = f(float64(m.Used)/mib), f(float64(m.Free)/mib)
+	}
+}
+
 func (b *Backend) sampleMIG(parent nvml.Device, m device.MIGDevice, now time.Time) device.Sample {
 	s := device.Sample{UUID: m.UUID, Time: now}
 	max, ret := parent.GetMaxMigDeviceCount()
@@ -726,9 +753,7 @@ func (b *Backend) sampleMIG(parent nvml.Device, m device.MIGDevice, now time.Tim
 		if u, ret := md.GetUUID(); ret != nvml.SUCCESS || u != m.UUID {
 			continue
 		}
-		if mem, ret := md.GetMemoryInfo(); ret == nvml.SUCCESS {
-			s.FBUsedMiB, s.FBFreeMiB = f(float64(mem.Used)/(1<<20)), f(float64(mem.Free)/(1<<20))
-		}
+		readMemory(md, b.memV2, &s)
 		b.mu.Lock()
 		s.LastXID = f(float64(b.lastXID[m.UUID]))
 		b.mu.Unlock()

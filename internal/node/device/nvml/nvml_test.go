@@ -174,15 +174,10 @@ func complete(d *server.Device, i int) {
 	d.GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, notSupported() }
 	d.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) { return nvml.GpmSupport{}, nvml.SUCCESS } // Ampere: no GPM
 	d.RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
-	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
-		total := d.MemoryInfo.Total
-		return nvml.Memory{Total: total, Used: 1 << 30, Free: total - 1<<30}, nvml.SUCCESS
-	}
+	// 1 GiB used by processes, 300 MiB reserved by the driver.
+	setMemory(&d.Device, d.MemoryInfo.Total, 300<<20, 1<<30)
 	d.GetEncoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 5, 167000, nvml.SUCCESS }
 	d.GetDecoderUtilizationFunc = func() (uint32, uint32, nvml.Return) { return 11, 167000, nvml.SUCCESS }
-	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
-		return nvml.Memory_v2{Total: d.MemoryInfo.Total, Reserved: 300 << 20}, nvml.SUCCESS
-	}
 	d.GetPcieThroughputFunc = func(c nvml.PcieUtilCounter) (uint32, nvml.Return) {
 		if c == nvml.PCIE_UTIL_TX_BYTES {
 			return 2000, nvml.SUCCESS // KiB/s
@@ -200,6 +195,20 @@ func complete(d *server.Device, i int) {
 			binary.NativeEndian.PutUint64(v[k].Value[:], 123456789)
 		}
 		return nvml.SUCCESS
+	}
+}
+
+// setMemory makes d's memory info total, reserved and used bytes as NVML
+// gives them: v2 (nvmlDeviceGetMemoryInfo_v2) with used excluding the
+// reserved memory, v1 with used including it (used + reserved), the same
+// free in both (NVML's nvmlMemory_t and nvmlMemory_v2_t docs in nvml.h).
+func setMemory(d *mock.Device, total, reserved, used uint64) {
+	free := total - reserved - used
+	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
+		return nvml.Memory{Total: total, Used: used + reserved, Free: free}, nvml.SUCCESS
+	}
+	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+		return nvml.Memory_v2{Total: total, Reserved: reserved, Used: used, Free: free}, nvml.SUCCESS
 	}
 }
 
@@ -228,10 +237,9 @@ func migDevices(d *server.Device) []nvml.Device {
 				GetAttributesFunc: func() (nvml.DeviceAttributes, nvml.Return) {
 					return nvml.DeviceAttributes{MultiprocessorCount: p.MultiprocessorCount, MemorySizeMB: mem}, nvml.SUCCESS
 				},
-				GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
-					return nvml.Memory{Total: mem << 20, Used: 256 << 20, Free: (mem - 256) << 20}, nvml.SUCCESS
-				},
 			})
+			// 256 MiB used, 20 MiB reserved (figures of this test only).
+			setMemory(out[len(out)-1].(*mock.Device), mem<<20, 20<<20, 256<<20)
 		}
 	}
 	return out
@@ -309,7 +317,7 @@ func TestSampleDGXA100(t *testing.T) {
 	// Order: GPU 0, its three MIG devices, GPU 1, its MIG device, GPUs 2-7.
 	s := ss[0]
 	if *s.GPUUtil != 42 || *s.MemCopyUtil != 7 || *s.GPUTemp != 51 || *s.PowerW != 312.5 || *s.TotalEnergyMJ != 9e6 ||
-		*s.SMClockMHz != 1410 || *s.MemClockMHz != 1215 || *s.PCIeReplay != 3 || *s.FBUsedMiB != 1024 || *s.FBFreeMiB != 40960-1024 {
+		*s.SMClockMHz != 1410 || *s.MemClockMHz != 1215 || *s.PCIeReplay != 3 || *s.FBUsedMiB != 1024 || *s.FBFreeMiB != 40960-1024-300 {
 		t.Errorf("GPU 0 sample wrong: util %v/%v temp %v power %v energy %v clocks %v/%v replay %v fb %v/%v",
 			*s.GPUUtil, *s.MemCopyUtil, *s.GPUTemp, *s.PowerW, *s.TotalEnergyMJ, *s.SMClockMHz, *s.MemClockMHz, *s.PCIeReplay, *s.FBUsedMiB, *s.FBFreeMiB)
 	}
@@ -326,8 +334,8 @@ func TestSampleDGXA100(t *testing.T) {
 			*s.PCIeTxBytesPerSec, *s.PCIeRxBytesPerSec, *s.NVLinkBandwidthTotal)
 	}
 	mig := ss[1] // GPU 0's first MIG device (3g.20gb)
-	if !strings.HasPrefix(mig.UUID, "MIG-") || *mig.FBUsedMiB != 256 || *mig.FBFreeMiB != 19968-256 {
-		t.Errorf("MIG sample %s: %v/%v", mig.UUID, *mig.FBUsedMiB, *mig.FBFreeMiB)
+	if !strings.HasPrefix(mig.UUID, "MIG-") || *mig.FBUsedMiB != 256 || *mig.FBFreeMiB != 19968-256-20 || *mig.FBReservedMiB != 20 {
+		t.Errorf("MIG sample %s: used %v free %v reserved %v", mig.UUID, *mig.FBUsedMiB, *mig.FBFreeMiB, *mig.FBReservedMiB)
 	}
 	// NVML has no utilisation for a MIG device, and an A100 has no GPM.
 	if mig.GPUUtil != nil || mig.ProfGrEngineActive != nil || mig.EncUtil != nil {
@@ -627,5 +635,100 @@ func TestRecoveryClearsMIGDevices(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("recovered %v, want %v", got, want)
+	}
+}
+
+// TestFrameBufferAsNvidiaSmi checks DCGM_FI_DEV_FB_USED, _FB_FREE and
+// _FB_RESERVED against nvidia-smi's figures on the H200 of issue 35 (driver
+// 580.159.04): total 143771 MiB, of which the driver reserves 615.125 MiB
+// (v1 used 615.1 MiB idle; nvidia-smi shows Reserved 616 MiB, rounded up).
+// nvidia-smi's memory.used is v2's used: 0 idle, 1011 MiB under load. A
+// driver without v2 gives v1's used, reserved included, and no reserved.
+func TestFrameBufferAsNvidiaSmi(t *testing.T) {
+	const mib = 1 << 20
+	const total, reserved = 143771 * mib, 615*mib + mib/8
+	for _, tc := range []struct {
+		name               string
+		used               uint64
+		noSymbol, v2Fails  bool
+		wantUsed, wantFree float64
+		wantReserved       float64 // -1: none
+	}{
+		{name: "idle", used: 0, wantUsed: 0, wantFree: 143771 - 615.125, wantReserved: 615.125},
+		{name: "loaded", used: 1011 * mib, wantUsed: 1011, wantFree: 143771 - 615.125 - 1011, wantReserved: 615.125},
+		{name: "library without v2", noSymbol: true, wantUsed: 615.125, wantFree: 143771 - 615.125, wantReserved: -1},
+		{name: "v2 not supported", v2Fails: true, used: 1011 * mib, wantUsed: 1626.125, wantFree: 143771 - 1626.125, wantReserved: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine(t)
+			d := m.Devices[2].(*server.Device)
+			setMemory(&d.Device, total, reserved, tc.used)
+			if tc.noSymbol {
+				m.LookupSymbolFunc = func(s string) error {
+					if s == "nvmlDeviceGetMemoryInfo_v2" {
+						return fmt.Errorf("undefined symbol: %s", s)
+					}
+					return nil
+				}
+				d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+					t.Error("nvmlDeviceGetMemoryInfo_v2 called on a library without it")
+					return nvml.Memory_v2{}, nvml.ERROR_FUNCTION_NOT_FOUND
+				}
+			}
+			if tc.v2Fails {
+				d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) { return nvml.Memory_v2{}, nvml.ERROR_NOT_SUPPORTED }
+			}
+			b, err := New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss, err := b.Sample(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range ss {
+				if s.UUID != d.UUID {
+					continue
+				}
+				if *s.FBUsedMiB != tc.wantUsed || *s.FBFreeMiB != tc.wantFree {
+					t.Errorf("used %v free %v MiB, want %v %v", *s.FBUsedMiB, *s.FBFreeMiB, tc.wantUsed, tc.wantFree)
+				}
+				switch {
+				case tc.wantReserved < 0 && s.FBReservedMiB != nil:
+					t.Errorf("reserved %v, want none", *s.FBReservedMiB)
+				case tc.wantReserved >= 0 && (s.FBReservedMiB == nil || *s.FBReservedMiB != tc.wantReserved):
+					t.Errorf("reserved %v, want %v", s.FBReservedMiB, tc.wantReserved)
+				case tc.wantReserved >= 0 && *s.FBUsedMiB+*s.FBFreeMiB+*s.FBReservedMiB != 143771:
+					t.Errorf("used + free + reserved != total 143771 MiB")
+				}
+				return
+			}
+			t.Fatalf("no sample of %s", d.UUID)
+		})
+	}
+}
+
+// TestMultiprocessorsFromCatalog: where nvmlDeviceGetAttributes is
+// NOT_SUPPORTED (a whole H200, driver 580.159.04, issue 35) discovery takes
+// NVIDIA's published SM count for the product (internal/gpu sm.go: H200
+// 132, as CUDA reported on that GPU); a product without one stays 0; where
+// NVML answers, its count stands (the A100's 108, TestDiscoverDGXA100).
+func TestMultiprocessorsFromCatalog(t *testing.T) {
+	m := newMachine(t)
+	for i, name := range map[int]string{2: "NVIDIA H200", 3: "NVIDIA Unknown Board"} {
+		d := m.Devices[i].(*server.Device)
+		d.GetNameFunc = func() (string, nvml.Return) { return name, nvml.SUCCESS }
+		d.GetAttributesFunc = func() (nvml.DeviceAttributes, nvml.Return) { return nvml.DeviceAttributes{}, nvml.ERROR_NOT_SUPPORTED }
+	}
+	b, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{n.GPUs[2].Multiprocessors, n.GPUs[3].Multiprocessors, n.GPUs[4].Multiprocessors}; got[0] != 132 || got[1] != 0 || got[2] != 108 {
+		t.Errorf("SMs of the H200, the unknown board, an A100: %v, want [132 0 108]", got)
 	}
 }
