@@ -63,12 +63,10 @@ app.kubernetes.io/component: scheduler
 {{- end }}
 
 {{/* "true" when a MIG strategy other than none is configured
-(config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices. */}}
+(config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices; the
+strategy is validated in _validate.tpl. */}}
 {{- define "gpuplane.mig" -}}
 {{- $strategy := dig "flags" "migStrategy" "none" (.Values.config | default dict) -}}
-{{- if not (has $strategy (list "none" "single" "mixed")) -}}
-{{- fail (printf "config.flags.migStrategy: %q; want none, single or mixed" $strategy) -}}
-{{- end -}}
 {{- ne $strategy "none" -}}
 {{- end }}
 
@@ -155,4 +153,43 @@ the webhook reads all take this one list (docs/webhook.md, "Exemptions").
 */}}
 {{- define "gpuplane.webhook.excludeNamespaces" -}}
 {{- concat (list "kube-system" .Release.Namespace) (.Values.webhook.policy.excludeNamespaces | default list) | uniq | toJson }}
+{{- end }}
+
+{{/*
+The node agent's nodes in words, for the notes: nodeSelector's labels and
+affinity's required node selector terms (terms or-ed, expressions and-ed),
+e.g. "the nodes labelled a=true or b=true"; "every node" without either.
+*/}}
+{{- define "gpuplane.nodesInWords" -}}
+{{- $and := list -}}
+{{- range $k, $v := .Values.nodeSelector -}}
+{{- $and = append $and (printf "%s=%s" $k (toString $v)) -}}
+{{- end -}}
+{{- $or := list -}}
+{{- range (dig "nodeAffinity" "requiredDuringSchedulingIgnoredDuringExecution" "nodeSelectorTerms" list (.Values.affinity | default dict)) -}}
+{{- $term := list -}}
+{{- range .matchExpressions -}}
+{{- $vals := .values | default list -}}
+{{- if and (eq .operator "In") (eq (len $vals) 1) -}}
+{{- $term = append $term (printf "%s=%s" .key (first $vals)) -}}
+{{- else if eq .operator "Exists" -}}
+{{- $term = append $term (printf "%s (any value)" .key) -}}
+{{- else if eq .operator "DoesNotExist" -}}
+{{- $term = append $term (printf "no %s" .key) -}}
+{{- else -}}
+{{- $term = append $term (printf "%s %s (%s)" .key .operator (join ", " $vals)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $term -}}
+{{- $or = append $or (join " and " $term) -}}
+{{- end -}}
+{{- end -}}
+{{- if $or -}}
+{{- $and = append $and (join " or " $or) -}}
+{{- end -}}
+{{- if $and -}}
+the nodes labelled {{ join ", and " $and }}
+{{- else -}}
+every node
+{{- end -}}
 {{- end }}
