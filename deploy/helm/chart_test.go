@@ -567,7 +567,8 @@ func TestFlagsAccepted(t *testing.T) {
 	}
 	var used []string
 	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"},
-		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"}} {
+		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"},
+		{"--set", "nodeConfigs.name=configs,nodeConfigs.default=t4"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")

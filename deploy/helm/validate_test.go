@@ -85,6 +85,16 @@ func TestConfigsAgreeWithAgent(t *testing.T) {
 			if chartErr != nil && !strings.Contains(out, "config.") {
 				t.Errorf("the chart's error does not name the value:\n%s", out)
 			}
+			// The same as one of nodeConfigs.configs, in NVIDIA's chart's
+			// form (YAML text).
+			values = "nodeConfigs:\n  configs:\n    it: |\n      " + strings.ReplaceAll(strings.TrimRight(string(data), "\n"), "\n", "\n      ") + "\n"
+			out, chartErr = templateErr(t, "-f", valuesFile(t, values))
+			if (chartErr == nil) != want {
+				t.Errorf("the chart, as nodeConfigs.configs.it: %v, the file says %q\n%s", chartErr, first, out)
+			}
+			if chartErr != nil && !strings.Contains(out, "nodeConfigs.configs.it") {
+				t.Errorf("the chart's error does not name nodeConfigs.configs.it:\n%s", out)
+			}
 		})
 	}
 }

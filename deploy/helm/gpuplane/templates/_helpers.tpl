@@ -63,19 +63,47 @@ app.kubernetes.io/component: scheduler
 {{- end }}
 
 {{/* "true" when a MIG strategy other than none is configured
-(config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices; the
-strategy is validated in _validate.tpl. */}}
+(config.flags.migStrategy, or that of any of nodeConfigs.configs; always
+with nodeConfigs.name, whose configurations the chart cannot read), as
+NVIDIA's chart's addMigMonitorDevices; the strategies are validated in
+_validate.tpl. */}}
 {{- define "gpuplane.mig" -}}
-{{- $strategy := dig "flags" "migStrategy" "none" (.Values.config | default dict) -}}
-{{- ne $strategy "none" -}}
+{{- $strategies := list (dig "flags" "migStrategy" "none" (.Values.config | default dict)) -}}
+{{- range $name, $c := .Values.nodeConfigs.configs -}}
+{{- $strategies = append $strategies (dig "flags" "migStrategy" "none" (include "gpuplane.nodeConfig" $c | fromYaml)) -}}
+{{- end -}}
+{{- if .Values.nodeConfigs.name -}}
+{{- $strategies = append $strategies "unknown" -}}
+{{- end -}}
+{{- gt (len (without $strategies "none")) 0 -}}
+{{- end }}
+
+{{/* The ConfigMap of the per-node configurations (nodeConfigs): its name,
+or "" without them. */}}
+{{- define "gpuplane.nodeConfigs" -}}
+{{- if .Values.nodeConfigs.name -}}
+{{- .Values.nodeConfigs.name -}}
+{{- else if .Values.nodeConfigs.configs -}}
+{{- include "gpuplane.fullname" . }}-configs
+{{- end -}}
+{{- end }}
+
+{{/* One configuration of nodeConfigs.configs as YAML: a mapping as the
+config value, or NVIDIA's chart's form (config.map), YAML text. */}}
+{{- define "gpuplane.nodeConfig" -}}
+{{- if kindIs "string" . -}}
+{{- . -}}
+{{- else -}}
+{{- toYaml . -}}
+{{- end -}}
 {{- end }}
 
 {{/* "true" when the agent talks to the API server for --label-node,
---scheduler-choice (both also under scheduler.enabled) or
---node-feature-api; the DaemonSet of --kubelet-api=dra mounts the
+--scheduler-choice (both also under scheduler.enabled), --node-feature-api
+or --config-dir (nodeConfigs); the DaemonSet of --kubelet-api=dra mounts the
 service-account token too (_nodeagent.tpl). */}}
 {{- define "gpuplane.apiAccess" -}}
-{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
+{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI (ne (include "gpuplane.nodeConfigs" .) "") -}}
 {{- end }}
 
 {{/* Security context of the agent's container: securityContext, else

@@ -33,6 +33,44 @@ accepts.
 {{- if $v.config -}}
 {{- include "gpuplane.validateConfig" (dict "c" $v.config "where" "config") -}}
 {{- end -}}
+{{- include "gpuplane.validateNodeConfigs" . -}}
+{{- end }}
+
+{{/*
+nodeConfigs: instead of config; configs or the name of a ConfigMap, not
+both; each configuration as config, keys that can be ConfigMap keys, a
+default among them, NVIDIA's fallback strategies.
+*/}}
+{{- define "gpuplane.validateNodeConfigs" -}}
+{{- $n := .Values.nodeConfigs -}}
+{{- if and .Values.config (include "gpuplane.nodeConfigs" .) -}}
+{{- fail "config and nodeConfigs exclude each other: one configuration for every node, or one per node (the node label nvidia.com/device-plugin.config)" -}}
+{{- end -}}
+{{- if and $n.configs $n.name -}}
+{{- fail "nodeConfigs.configs and nodeConfigs.name exclude each other: the chart's ConfigMap or yours" -}}
+{{- end -}}
+{{- range $name, $c := $n.configs -}}
+{{- $w := printf "nodeConfigs.configs.%s" $name -}}
+{{- if or (not (regexMatch "^[-._a-zA-Z0-9]+$" $name)) (hasPrefix ".." $name) -}}
+{{- fail (printf "%s: not a ConfigMap key (letters, digits, -, _ and ., not starting with ..)" $w) -}}
+{{- end -}}
+{{- $m := $c -}}
+{{- if kindIs "string" $c -}}
+{{- $m = fromYaml $c -}}
+{{- if hasKey $m "Error" -}}
+{{- fail (printf "%s: %s" $w $m.Error) -}}
+{{- end -}}
+{{- end -}}
+{{- include "gpuplane.validateConfig" (dict "c" $m "where" $w) -}}
+{{- end -}}
+{{- if and $n.configs $n.default (not (hasKey $n.configs $n.default)) -}}
+{{- fail (printf "nodeConfigs.default: %q is not one of nodeConfigs.configs (%s)" $n.default (keys $n.configs | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- range $n.fallbackStrategies -}}
+{{- if not (has . (list "named" "single" "empty")) -}}
+{{- fail (printf "nodeConfigs.fallbackStrategies: %q; want named, single or empty (NVIDIA's config-manager's)" (toString .)) -}}
+{{- end -}}
+{{- end -}}
 {{- end }}
 
 {{/*
