@@ -278,4 +278,11 @@ func TestNotes(t *testing.T) {
 			t.Errorf("%v: notes print a raw value:\n%s", tc.args, got)
 		}
 	}
+	got := notes(t, "--set-json", `nodeConfigs={"configs":{"t4":{"version":"v1"},"a100":{"version":"v1"}},"default":"t4"}`)
+	if want := "One configuration per node, the keys of ConfigMap gpu-system/rel-gpuplane-configs (a100, t4): a node's label names its own,\n  kubectl label node <node> nvidia.com/device-plugin.config=<key> --overwrite\nand its agent restarts with it; an unlabelled node takes t4.\n"; !strings.Contains(got, want) {
+		t.Errorf("nodeConfigs: notes\n%s\nlack\n%s", got, want)
+	}
+	if got := notes(t); strings.Contains(got, "One configuration per node") {
+		t.Errorf("no nodeConfigs: notes\n%s", got)
+	}
 }
