@@ -136,7 +136,7 @@ where (the value's path, in the errors).
 {{- fail (printf "%s: this is a ConfigMap: pass one of its keys (%s), or all of them as nodeConfigs.configs" $w (keys (get $c "data" | default dict) | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- include "gpuplane.knownKeys" (dict "m" $c "where" $w "keys" (list "version" "flags" "resources" "sharing" "imex" "gpuplane")) -}}
-{{- if and (hasKey $c "version") (ne (toString $c.version) "v1") -}}
+{{- if and $c.version (ne (toString $c.version) "v1") -}}
 {{- fail (printf "%s.version: %q is not supported; want v1" $w (toString $c.version)) -}}
 {{- end -}}
 {{- $flags := $c.flags | default dict -}}
@@ -148,6 +148,7 @@ where (the value's path, in the errors).
 {{- include "gpuplane.knownKeys" (dict "m" ($flags.gfd | default dict) "where" (print $w ".flags.gfd") "keys" (list "oneshot" "noTimestamp" "sleepInterval" "outputFile" "machineTypeFile")) -}}
 {{- $plugin := $flags.plugin | default dict -}}
 {{- include "gpuplane.knownKeys" (dict "m" $plugin "where" (print $w ".flags.plugin") "keys" (list "passDeviceSpecs" "deviceListStrategy" "deviceIDStrategy" "cdiAnnotationPrefix" "nvidiaCTKPath" "containerDriverRoot" "sharedDevicesAllocationPolicy")) -}}
+{{- include "gpuplane.bools" (dict "m" $plugin "where" (print $w ".flags.plugin") "keys" (list "passDeviceSpecs")) -}}
 {{- $lists := $plugin.deviceListStrategy | default list -}}
 {{- if kindIs "string" $lists -}}{{- $lists = list $lists -}}{{- end -}}
 {{- range $i, $s := $lists -}}
@@ -171,6 +172,7 @@ where (the value's path, in the errors).
 {{- if hasKey $sharing "timeSlicing" -}}
 {{- $ts := $sharing.timeSlicing | default dict -}}
 {{- include "gpuplane.knownKeys" (dict "m" $ts "where" (print $w ".sharing.timeSlicing") "keys" (list "renameByDefault" "failRequestsGreaterThanOne" "resources")) -}}
+{{- include "gpuplane.bools" (dict "m" $ts "where" (print $w ".sharing.timeSlicing") "keys" (list "renameByDefault" "failRequestsGreaterThanOne")) -}}
 {{- if not $ts.resources -}}
 {{- fail (printf "%s.sharing.timeSlicing.resources: no resources specified" $w) -}}
 {{- end -}}
@@ -195,6 +197,12 @@ where (the value's path, in the errors).
 {{- end -}}
 {{- $gp := $c.gpuplane | default dict -}}
 {{- include "gpuplane.knownKeys" (dict "m" $gp "where" (print $w ".gpuplane") "keys" (list "replicaPolicy" "ignoredXIDs" "milliGPU")) -}}
+{{- include "gpuplane.bools" (dict "m" $gp "where" (print $w ".gpuplane") "keys" (list "milliGPU")) -}}
+{{- range $i, $x := $gp.ignoredXIDs | default list -}}
+{{- if not (and (or (kindIs "float64" $x) (kindIs "int64" $x)) (eq (float64 $x) (float64 (int64 $x))) (ge (int64 $x) 0)) -}}
+{{- fail (printf "%s.gpuplane.ignoredXIDs[%d]: %v; want an XID, a whole number from 0" $w $i $x) -}}
+{{- end -}}
+{{- end -}}
 {{- if not (has ($gp.replicaPolicy | default "spread") (list "spread" "pack")) -}}
 {{- fail (printf "%s.gpuplane.replicaPolicy: %q; want spread or pack" $w (toString $gp.replicaPolicy)) -}}
 {{- end -}}
@@ -228,6 +236,16 @@ dict of d, where and set (the key is there).
 {{- end -}}
 {{- else -}}
 {{- fail (printf "%s: want all, a count or a list of devices" .where) -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/* Fails on a key of m among keys whose value is not true or false: a
+dict of m, where and keys. */}}
+{{- define "gpuplane.bools" -}}
+{{- range $k := .keys -}}
+{{- if and (hasKey $.m $k) (not (kindIs "bool" (get $.m $k))) (not (kindIs "invalid" (get $.m $k))) -}}
+{{- fail (printf "%s.%s: %v; want true or false" $.where $k (get $.m $k)) -}}
 {{- end -}}
 {{- end -}}
 {{- end }}
