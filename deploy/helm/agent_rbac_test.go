@@ -67,6 +67,14 @@ var agentModes = []agentMode{
 		flags:  []string{"--node-feature-api"},
 		grants: []string{"get nodefeatures.nfd.k8s-sigs.io " + namespace, "create nodefeatures.nfd.k8s-sigs.io " + namespace, "update nodefeatures.nfd.k8s-sigs.io " + namespace},
 	},
+	{
+		// useNodeConfig gets the Node, followNodeConfig watches it with a
+		// fieldSelector (a watch is authorized as list and watch).
+		name:   "nodeConfigs",
+		values: []string{"nodeConfigs.name=gpu-operator-configs"},
+		flags:  []string{"--config-dir"},
+		grants: []string{"get nodes", "list nodes", "watch nodes"},
+	},
 }
 
 // renderMode renders the chart for a mode, its objects named after the
@@ -81,7 +89,7 @@ func renderMode(t *testing.T, m agentMode) rendered {
 // TestAgentRBACTemplate: the DaemonSet passes exactly the API flags of the
 // mode, and mounts the token only where one is passed.
 func TestAgentRBACTemplate(t *testing.T) {
-	api := []string{"--label-node", "--scheduler-choice", "--node-feature-api"}
+	api := []string{"--label-node", "--scheduler-choice", "--node-feature-api", "--config-dir"}
 	for _, m := range agentModes {
 		r := renderMode(t, m)
 		var ds appsv1.DaemonSet
@@ -89,8 +97,8 @@ func TestAgentRBACTemplate(t *testing.T) {
 		p := ds.Spec.Template.Spec
 		var got []string
 		for _, a := range p.Containers[0].Args {
-			if slices.Contains(api, a) {
-				got = append(got, a)
+			if flag, _, _ := strings.Cut(a, "="); slices.Contains(api, flag) {
+				got = append(got, flag)
 			}
 		}
 		if !slices.Equal(got, m.flags) {

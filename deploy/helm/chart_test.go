@@ -96,6 +96,19 @@ func helm(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// kubeVersion is the Kubernetes version the chart is rendered for: the
+// test cluster's (kube-apiserver and kubelet v1.37.2), the version
+// gpuplane-scheduler is built from. helm template without --kube-version
+// assumes v1.20.0, which the chart's kubeVersion refuses.
+const kubeVersion = "v1.37.2"
+
+// templateArgs returns the arguments of `helm template` of the chart as
+// release in namespace for kubeVersion, then args: every chart test renders
+// through it.
+func templateArgs(args ...string) []string {
+	return append([]string{"template", release, chart, "--namespace", namespace, "--kube-version", kubeVersion}, args...)
+}
+
 // writeValues writes fullValues to a file and returns its path.
 func writeValues(t *testing.T) string {
 	t.Helper()
@@ -132,7 +145,7 @@ func (r rendered) keys() []string {
 
 func render(t *testing.T, args ...string) rendered {
 	t.Helper()
-	out := helm(t, append([]string{"template", release, chart, "--namespace", namespace}, args...)...)
+	out := helm(t, templateArgs(args...)...)
 	r := rendered{}
 	for doc := range strings.SplitSeq(out, "\n---\n") {
 		var meta struct {
@@ -165,8 +178,8 @@ func render(t *testing.T, args ...string) rendered {
 }
 
 func TestLint(t *testing.T) {
-	helm(t, "lint", chart, "--strict")
-	helm(t, "lint", chart, "--strict", "-f", writeValues(t))
+	helm(t, "lint", chart, "--strict", "--kube-version", kubeVersion)
+	helm(t, "lint", chart, "--strict", "--kube-version", kubeVersion, "-f", writeValues(t))
 }
 
 // TestAlertsCopy checks the chart's copy of the alert rules is
@@ -398,7 +411,7 @@ func TestTemplateMIG(t *testing.T) {
 		}
 	}
 	// A strategy the agent would refuse at start is refused when rendering.
-	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "config.flags.migStrategy=bogus").CombinedOutput()
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "config.flags.migStrategy=bogus")...).CombinedOutput()
 	if want := `config.flags.migStrategy: "bogus"; want none, single or mixed`; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("migStrategy bogus: %v %s, want %q", err, out, want)
 	}
@@ -554,7 +567,8 @@ func TestFlagsAccepted(t *testing.T) {
 	}
 	var used []string
 	for _, args := range [][]string{nil, {"-f", writeValues(t)}, {"--set", "nodeFeatureAPI=true"}, {"--set", "scheduler.enabled=true"},
-		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"}} {
+		{"--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiDir=/var/run/cdi", "--set", "nodeAgent.dra.shares=true"},
+		{"--set", "nodeConfigs.name=configs,nodeConfigs.default=t4"}} {
 		_, c := agent(t, render(t, args...))
 		for _, a := range c.Args {
 			name, _, _ := strings.Cut(a, "=")
@@ -605,7 +619,7 @@ func TestTemplateDeviceClasses(t *testing.T) {
 			t.Errorf("%s: extendedResourceName %q, want %q", tc.name, got, tc.ext)
 		}
 	}
-	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=bogus").CombinedOutput()
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "nodeAgent.kubeletAPI=bogus")...).CombinedOutput()
 	if want := `nodeAgent.kubeletAPI: "bogus"; want device-plugin or dra`; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("kubeletAPI bogus: %v %s, want %q", err, out, want)
 	}
@@ -684,7 +698,7 @@ func TestTemplateDRA(t *testing.T) {
 // in the policy's CEL.
 func TestTemplateDRAComputeShareMemory(t *testing.T) {
 	for _, bad := range []string{"1Mb", "1Mi'})", "-1Mi"} {
-		out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.shares=true", "--set", "nodeAgent.dra.computeShareMemory="+bad, "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy").CombinedOutput()
+		out, err := exec.Command(helmBin(t), templateArgs("--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.shares=true", "--set", "nodeAgent.dra.computeShareMemory="+bad, "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")...).CombinedOutput()
 		if want := "nodeAgent.dra.computeShareMemory: \""; err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("%q: %v %s, want %s", bad, err, out, want)
 		}
@@ -695,7 +709,7 @@ func TestTemplateDRAComputeShareMemory(t *testing.T) {
 // cdiDir has its directory mounted read-only, one inside none more;
 // without cdiDir the template fails (the agent would refuse the flag).
 func TestTemplateDRAToolkitSpec(t *testing.T) {
-	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiToolkitSpec=/etc/cdi/nvidia.yaml").CombinedOutput()
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.cdiToolkitSpec=/etc/cdi/nvidia.yaml")...).CombinedOutput()
 	if want := "nodeAgent.dra.cdiToolkitSpec needs nodeAgent.dra.cdiDir"; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("a toolkit spec without cdiDir: %v %s, want %s", err, out, want)
 	}

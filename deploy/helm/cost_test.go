@@ -106,7 +106,7 @@ func TestCostTemplate(t *testing.T) {
 		t.Error("a ServiceMonitor with cost.serviceMonitor.enabled=false")
 	}
 
-	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "cost.enabled=true").CombinedOutput()
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "cost.enabled=true")...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "cost.prometheus (the Prometheus URL") {
 		t.Errorf("without cost.prometheus: %v %s", err, out)
 	}

@@ -92,7 +92,7 @@ func TestNodeNamePolicyTemplate(t *testing.T) {
 		t.Errorf("gpuNames %s, want %s", vars["gpuNames"], want)
 	}
 
-	out, err := exec.Command(helmBin(t), "template", release, chart, "--set", "scheduler.enabled=true", "--set-json", `scheduler.nodeNamePolicy.allowedUsers=["a'b"]`).CombinedOutput()
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "scheduler.enabled=true", "--set-json", `scheduler.nodeNamePolicy.allowedUsers=["a'b"]`)...).CombinedOutput()
 	if want := `scheduler.nodeNamePolicy.allowedUsers: "a'b" is not a user name`; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("a quote in a user name: %v %s, want %q", err, out, want)
 	}

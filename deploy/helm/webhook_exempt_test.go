@@ -122,7 +122,7 @@ func TestExemptionsOneList(t *testing.T) {
 	// DaemonSet, the webhook's Deployment, ...) and NVIDIA's device
 	// plugin, with the chart's policy file.
 	dir := t.TempDir()
-	manifests := helm(t, append([]string{"template", release, chart, "--namespace", namespace}, args...)...) + "---\n" + devicePluginDaemonSet
+	manifests := helm(t, templateArgs(args...)...) + "---\n" + devicePluginDaemonSet
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

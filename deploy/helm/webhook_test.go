@@ -226,7 +226,7 @@ func TestWebhookTemplateErrors(t *testing.T) {
 		{[]string{"--set", "webhook.enabled=true"}, "webhook.policy.teams is required with webhook.enabled"},
 		{[]string{"--set", "webhook.enabled=true", "--set", "webhook.policy.teams[0].name=a"}, "webhook.enabled needs webhook.certManager.enabled or webhook.tls.caBundle"},
 	} {
-		out, err := exec.Command(helmBin(t), append([]string{"template", release, chart}, c.args...)...).CombinedOutput()
+		out, err := exec.Command(helmBin(t), templateArgs(c.args...)...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), c.want) {
 			t.Errorf("%v: %v %s, want %q", c.args, err, out, c.want)
 		}

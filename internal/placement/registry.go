@@ -23,7 +23,11 @@ const (
 	DefaultPopularity = 0.95
 )
 
-// Names lists the policy names New accepts, in the order reports use.
+// Names lists the policy names New accepts, in the order reports use: the
+// one home of the names. The chart's copy (deploy/helm/gpuplane,
+// gpuplane.policyNames in templates/_validate.tpl, which refuses
+// scheduler.policy outside it) is checked against it by deploy/helm
+// TestPolicyNames.
 var Names = []string{"random", "dotproduct", "gpupacking", "gpuclustering", "bestfit", "fgd", "leastallocated", "mostallocated", "fgdcm"}
 
 // registry maps each name of Names to its constructor.

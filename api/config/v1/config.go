@@ -300,6 +300,9 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlx.Syntax(file, err)
 	}
+	if err := configMapError(file, &doc); err != nil {
+		return nil, err
+	}
 	chk := yamlx.Check(file, &doc, schema)
 	if err := chk.Err(); err != nil {
 		return nil, err

@@ -56,6 +56,9 @@ type Options struct {
 	// ConfigFile is the configuration file, api/config/v1 (--config);
 	// empty: configv1.DefaultConfig().
 	ConfigFile string
+	// NodeConfig selects the configuration per node instead, by its label
+	// nvidia.com/device-plugin.config (--config-dir).
+	NodeConfig NodeConfigOptions
 	// NodeName is this node's name (--node-name).
 	NodeName string
 	// LabelsFile is the node-feature-discovery features file the labels
@@ -174,6 +177,7 @@ func DefaultOptions() Options {
 		Backend:             "nvml",
 		MockProfile:         "dgx-h100",
 		DevicePluginDir:     "/var/lib/kubelet/device-plugins",
+		NodeConfig:          NodeConfigOptions{FallbackStrategies: slices.Clone(configv1.DefaultFallbackStrategies)},
 		NodeName:            os.Getenv("NODE_NAME"),
 		KubeletAPI:          KubeletAPIDevicePlugin,
 		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute},
@@ -196,6 +200,9 @@ func (o Options) Check() error {
 	}
 	if o.KubeletAPI != "" && o.KubeletAPI != KubeletAPIDevicePlugin && o.KubeletAPI != KubeletAPIDRA {
 		return fmt.Errorf("--kubelet-api %q: want %s or %s", o.KubeletAPI, KubeletAPIDevicePlugin, KubeletAPIDRA)
+	}
+	if err := o.NodeConfig.check(o.ConfigFile, o.NodeName); err != nil {
+		return err
 	}
 	if o.KubeletAPI == KubeletAPIDRA && o.NodeName == "" {
 		return fmt.Errorf("--kubelet-api=dra needs --node-name (or $NODE_NAME)")
@@ -255,10 +262,10 @@ func restConfig(o Options) (*rest.Config, error) {
 			return nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
 		return rc, nil
-	case o.LabelNode || o.NodeFeatureAPI || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA:
+	case o.LabelNode || o.NodeFeatureAPI || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA || o.NodeConfig.Dir != "":
 		rc, err := rest.InClusterConfig()
 		if err != nil {
-			return nil, fmt.Errorf("--label-node, --node-feature-api, --scheduler-choice or --kubelet-api=dra: %w", err)
+			return nil, fmt.Errorf("--label-node, --node-feature-api, --scheduler-choice, --kubelet-api=dra or --config-dir: %w", err)
 		}
 		return rc, nil
 	}
@@ -283,16 +290,25 @@ func kubeClient(rc *rest.Config) (kubernetes.Interface, error) {
 // checked before any server starts, so the agent never runs
 // half-configured. Under SchedulerChoice, Allocate gives pods that carry
 // gpuplane-scheduler's choice the chosen GPUs (deviceplugin.Assignments).
-func Run(ctx context.Context, o Options) error {
+// Under NodeConfig it returns an error wrapping ErrNodeConfigChanged when
+// the node's label comes to select another configuration.
+func Run(ctx context.Context, o Options) (err error) {
 	defer klog.Flush()
 	if err := o.Check(); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(o)
+	client, dyn, err := apiClients(o)
 	if err != nil {
 		return err
 	}
-	client, dyn, err := apiClients(o)
+	if o.NodeConfig.Dir != "" {
+		var stop func(error) error
+		if ctx, o.ConfigFile, stop, err = useNodeConfig(ctx, o.NodeConfig, client, o.NodeName); err != nil {
+			return err
+		}
+		defer func() { err = stop(err) }()
+	}
+	cfg, err := loadConfig(o)
 	if err != nil {
 		return err
 	}
@@ -374,9 +390,11 @@ func apiClients(o Options) (kubernetes.Interface, dynamic.Interface, error) {
 	// (docs/node-agent.md, "Permissions"): the Node's labels (--label-node:
 	// get, patch on nodes), gpuplane-scheduler's choice on pods
 	// (--scheduler-choice: list, patch on pods) and the DRA plugin
-	// (--kubelet-api=dra: ResourceSlices, ResourceClaims, get on nodes).
+	// (--kubelet-api=dra: ResourceSlices, ResourceClaims, get on nodes)
+	// and the Node's configuration label (--config-dir: get, list, watch
+	// on nodes).
 	var client kubernetes.Interface
-	if o.LabelNode || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA {
+	if o.LabelNode || o.SchedulerChoice || o.KubeletAPI == KubeletAPIDRA || o.NodeConfig.Dir != "" {
 		if client, err = kubeClient(rc); err != nil {
 			return nil, nil, err
 		}

@@ -63,21 +63,47 @@ app.kubernetes.io/component: scheduler
 {{- end }}
 
 {{/* "true" when a MIG strategy other than none is configured
-(config.flags.migStrategy), as NVIDIA's chart's addMigMonitorDevices. */}}
+(config.flags.migStrategy, or that of any of nodeConfigs.configs; always
+with nodeConfigs.name, whose configurations the chart cannot read), as
+NVIDIA's chart's addMigMonitorDevices; the strategies are validated in
+_validate.tpl. */}}
 {{- define "gpuplane.mig" -}}
-{{- $strategy := dig "flags" "migStrategy" "none" (.Values.config | default dict) -}}
-{{- if not (has $strategy (list "none" "single" "mixed")) -}}
-{{- fail (printf "config.flags.migStrategy: %q; want none, single or mixed" $strategy) -}}
+{{- $strategies := list (dig "flags" "migStrategy" "none" (.Values.config | default dict)) -}}
+{{- range $name, $c := .Values.nodeConfigs.configs -}}
+{{- $strategies = append $strategies (dig "flags" "migStrategy" "none" (include "gpuplane.nodeConfig" $c | fromYaml)) -}}
 {{- end -}}
-{{- ne $strategy "none" -}}
+{{- if .Values.nodeConfigs.name -}}
+{{- $strategies = append $strategies "unknown" -}}
+{{- end -}}
+{{- gt (len (without $strategies "none")) 0 -}}
+{{- end }}
+
+{{/* The ConfigMap of the per-node configurations (nodeConfigs): its name,
+or "" without them. */}}
+{{- define "gpuplane.nodeConfigs" -}}
+{{- if .Values.nodeConfigs.name -}}
+{{- .Values.nodeConfigs.name -}}
+{{- else if .Values.nodeConfigs.configs -}}
+{{- include "gpuplane.fullname" . }}-configs
+{{- end -}}
+{{- end }}
+
+{{/* One configuration of nodeConfigs.configs as YAML: a mapping as the
+config value, or NVIDIA's chart's form (config.map), YAML text. */}}
+{{- define "gpuplane.nodeConfig" -}}
+{{- if kindIs "string" . -}}
+{{- . -}}
+{{- else -}}
+{{- toYaml . -}}
+{{- end -}}
 {{- end }}
 
 {{/* "true" when the agent talks to the API server for --label-node,
---scheduler-choice (both also under scheduler.enabled) or
---node-feature-api; the DaemonSet of --kubelet-api=dra mounts the
+--scheduler-choice (both also under scheduler.enabled), --node-feature-api
+or --config-dir (nodeConfigs); the DaemonSet of --kubelet-api=dra mounts the
 service-account token too (_nodeagent.tpl). */}}
 {{- define "gpuplane.apiAccess" -}}
-{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI -}}
+{{- or .Values.labelNode .Values.schedulerChoice .Values.scheduler.enabled .Values.nodeFeatureAPI (ne (include "gpuplane.nodeConfigs" .) "") -}}
 {{- end }}
 
 {{/* Security context of the agent's container: securityContext, else
@@ -155,4 +181,43 @@ the webhook reads all take this one list (docs/webhook.md, "Exemptions").
 */}}
 {{- define "gpuplane.webhook.excludeNamespaces" -}}
 {{- concat (list "kube-system" .Release.Namespace) (.Values.webhook.policy.excludeNamespaces | default list) | uniq | toJson }}
+{{- end }}
+
+{{/*
+The node agent's nodes in words, for the notes: nodeSelector's labels and
+affinity's required node selector terms (terms or-ed, expressions and-ed),
+e.g. "the nodes labelled a=true or b=true"; "every node" without either.
+*/}}
+{{- define "gpuplane.nodesInWords" -}}
+{{- $and := list -}}
+{{- range $k, $v := .Values.nodeSelector -}}
+{{- $and = append $and (printf "%s=%s" $k (toString $v)) -}}
+{{- end -}}
+{{- $or := list -}}
+{{- range (dig "nodeAffinity" "requiredDuringSchedulingIgnoredDuringExecution" "nodeSelectorTerms" list (.Values.affinity | default dict)) -}}
+{{- $term := list -}}
+{{- range .matchExpressions -}}
+{{- $vals := .values | default list -}}
+{{- if and (eq .operator "In") (eq (len $vals) 1) -}}
+{{- $term = append $term (printf "%s=%s" .key (first $vals)) -}}
+{{- else if eq .operator "Exists" -}}
+{{- $term = append $term (printf "%s (any value)" .key) -}}
+{{- else if eq .operator "DoesNotExist" -}}
+{{- $term = append $term (printf "no %s" .key) -}}
+{{- else -}}
+{{- $term = append $term (printf "%s %s (%s)" .key .operator (join ", " $vals)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $term -}}
+{{- $or = append $or (join " and " $term) -}}
+{{- end -}}
+{{- end -}}
+{{- if $or -}}
+{{- $and = append $and (join " or " $or) -}}
+{{- end -}}
+{{- if $and -}}
+the nodes labelled {{ join ", and " $and }}
+{{- else -}}
+every node
+{{- end -}}
 {{- end }}

@@ -90,6 +90,15 @@ spec:
             {{- if $r.Values.config }}
             - --config=/etc/gpuplane/config.yaml
             {{- end }}
+            {{- if include "gpuplane.nodeConfigs" $r }}
+            {{- with $r.Values.nodeConfigs }}
+            - --config-dir=/etc/gpuplane/configs
+            {{- with .default }}
+            - --default-config={{ . }}
+            {{- end }}
+            - --fallback-strategies={{ join "," .fallbackStrategies }}
+            {{- end }}
+            {{- end }}
             {{- if or $r.Values.labelNode $r.Values.scheduler.enabled }}
             - --label-node
             {{- end }}
@@ -192,6 +201,11 @@ spec:
               mountPath: /etc/gpuplane
               readOnly: true
             {{- end }}
+            {{- if include "gpuplane.nodeConfigs" $r }}
+            - name: configs
+              mountPath: /etc/gpuplane/configs
+              readOnly: true
+            {{- end }}
             {{- if $r.Values.labelsFile }}
             - name: labels-dir
               mountPath: {{ dir $r.Values.labelsFile }}
@@ -233,6 +247,13 @@ spec:
         - name: config
           configMap:
             name: {{ include "gpuplane.fullname" $r }}
+        {{- end }}
+        {{- with include "gpuplane.nodeConfigs" $r }}
+        # One file per configuration; the node's label
+        # nvidia.com/device-plugin.config names its own.
+        - name: configs
+          configMap:
+            name: {{ . }}
         {{- end }}
         {{- if $r.Values.labelsFile }}
         - name: labels-dir
