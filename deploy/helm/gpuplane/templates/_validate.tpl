@@ -164,9 +164,36 @@ where (the value's path, in the errors).
 {{- end -}}
 {{- $sharing := $c.sharing | default dict -}}
 {{- include "gpuplane.knownKeys" (dict "m" $sharing "where" (print $w ".sharing") "keys" (list "timeSlicing" "mps")) -}}
-{{- /* The one home of the chart's MPS refusal: the agent's schema.go refuses sharing.mps. */ -}}
+{{- /* sharing.mps as the agent checks it (api/config/v1 mps.go completeMPS). */ -}}
+{{- $mps := false -}}
 {{- if hasKey $sharing "mps" -}}
-{{- fail (printf "%s.sharing.mps: MPS sharing is not supported; use sharing.timeSlicing" $w) -}}
+{{- $mps = true -}}
+{{- $m := $sharing.mps | default dict -}}
+{{- include "gpuplane.knownKeys" (dict "m" $m "where" (print $w ".sharing.mps") "keys" (list "renameByDefault" "failRequestsGreaterThanOne" "resources")) -}}
+{{- include "gpuplane.bools" (dict "m" $m "where" (print $w ".sharing.mps") "keys" (list "renameByDefault" "failRequestsGreaterThanOne")) -}}
+{{- if not $m.resources -}}
+{{- fail (printf "%s.sharing.mps.resources: no resources specified" $w) -}}
+{{- end -}}
+{{- if ($sharing.timeSlicing | default dict).resources -}}
+{{- fail (printf "%s.sharing.mps: cannot be combined with sharing.timeSlicing: one sharing strategy at a time" $w) -}}
+{{- end -}}
+{{- if eq (toString $flags.migStrategy) "mixed" -}}
+{{- fail (printf "%s.sharing.mps: migStrategy mixed is not supported with MPS, as in NVIDIA's plugin" $w) -}}
+{{- end -}}
+{{- range $i, $r := $m.resources -}}
+{{- $f := printf "%s.sharing.mps.resources[%d]" $w $i -}}
+{{- include "gpuplane.knownKeys" (dict "m" $r "where" $f "keys" (list "name" "rename" "devices" "replicas")) -}}
+{{- if ne (toString $r.name) "nvidia.com/gpu" -}}
+{{- fail (printf "%s.name: %q; MPS shares whole GPUs only (nvidia.com/gpu), as NVIDIA's plugin" $f (toString $r.name)) -}}
+{{- end -}}
+{{- if gt $i 0 -}}
+{{- fail (printf "%s.name: %q is listed twice" $f (toString $r.name)) -}}
+{{- end -}}
+{{- $n := $r.replicas | default 0 -}}
+{{- if or (not (or (kindIs "float64" $n) (kindIs "int64" $n) (kindIs "int" $n))) (ne (float64 $n) (float64 (int64 $n))) (lt (int64 $n) 1) (gt (int64 $n) 100) -}}
+{{- fail (printf "%s.replicas: %v is out of range (1..100)" $f $n) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- $gpuReplicas := 1 -}}
 {{- if hasKey $sharing "timeSlicing" -}}
@@ -205,6 +232,9 @@ where (the value's path, in the errors).
 {{- end -}}
 {{- if not (has ($gp.replicaPolicy | default "spread") (list "spread" "pack")) -}}
 {{- fail (printf "%s.gpuplane.replicaPolicy: %q; want spread or pack" $w (toString $gp.replicaPolicy)) -}}
+{{- end -}}
+{{- if and $gp.milliGPU $mps -}}
+{{- fail (printf "%s.gpuplane.milliGPU: cannot be combined with sharing.mps: both would share the same GPUs under two counts" $w) -}}
 {{- end -}}
 {{- if and $gp.milliGPU (gt (int64 $gpuReplicas) 1) -}}
 {{- fail (printf "%s.gpuplane.milliGPU: cannot be combined with time-slicing of nvidia.com/gpu (sharing.timeSlicing.resources)" $w) -}}
