@@ -102,6 +102,9 @@ type target struct {
 	v      variant
 	values []string
 	labels []*dto.LabelPair
+	// text is labels in the text format, {name="value",...}, rendered once
+	// per label set; nil when the registry would refuse one (text.go).
+	text []byte
 }
 
 type sampleAt struct {
@@ -136,6 +139,9 @@ type state struct {
 	samples   map[string]sampleAt
 	devHealth *health.State
 	mapping   *podresources.Mapping
+	// textSize is the size of the last snapshot's text, the next one's
+	// first guess.
+	textSize int
 	// Rebuilt when devices or the mapping change.
 	targets map[string]*deviceTargets
 }
@@ -440,7 +446,8 @@ func (c *shareAcc) value() float64 {
 
 // newTarget returns the target of variant v with those label values.
 func (s *state) newTarget(v variant, values []string) target {
-	return target{v: v, values: values, labels: labelPairs(v.labelNames(s.base), values)}
+	labels := labelPairs(v.labelNames(s.base), values)
+	return target{v: v, values: values, labels: labels, text: labelText(labels)}
 }
 
 // labelPairs returns the label pairs of names and values, sorted by name as
@@ -484,13 +491,14 @@ func (s *state) snapshot() *snapshot {
 					if p == nil {
 						continue
 					}
-					labels := t.labels
+					mt := t
 					if f.Name == xidField {
 						code, msg := xidLabelValues(*p)
 						names := append(t.v.labelNames(s.base), xidLabels...)
-						labels = labelPairs(names, append(slices.Clip(t.values), code, msg))
+						mt.labels = labelPairs(names, append(slices.Clip(t.values), code, msg))
+						mt.text = labelText(mt.labels)
 					}
-					g.metrics = append(g.metrics, newMetric(s.fdescs[i], t.v, labels, *p))
+					g.metrics = append(g.metrics, newMetric(s.fdescs[i], mt, *p))
 				}
 			}
 			snap.groups = append(snap.groups, g)
@@ -500,17 +508,20 @@ func (s *state) snapshot() *snapshot {
 			healthy = 0
 		}
 		fixed = append(fixed,
-			newMetric(s.health, dt.own.v, dt.own.labels, healthy),
-			newMetric(s.pods, dt.own.v, dt.own.labels, float64(dt.pods)))
+			newMetric(s.health, dt.own, healthy),
+			newMetric(s.pods, dt.own, float64(dt.pods)))
 		for i, t := range dt.containers {
-			fixed = append(fixed, newMetric(s.alloc, t.v, t.labels, 1))
+			fixed = append(fixed, newMetric(s.alloc, t, 1))
 			if dt.shares[i] >= 0 {
-				fixed = append(fixed, newMetric(s.share, t.v, t.labels, dt.shares[i]))
+				fixed = append(fixed, newMetric(s.share, t, dt.shares[i]))
 			}
 		}
 	}
 	snap.groups = append(snap.groups, group{metrics: fixed})
-	snap.text = renderText(snap.groups)
+	snap.text = renderText(snap.groups, s.textSize)
+	if snap.text != nil {
+		s.textSize = len(snap.text.buf)
+	}
 	return snap
 }
 
@@ -520,14 +531,15 @@ type constMetric struct {
 	fam     *descs
 	desc    *prometheus.Desc
 	labels  []*dto.LabelPair
+	text    []byte // target.text
 	value   float64
 	gauge   *dto.Gauge
 	counter *dto.Counter
 }
 
-// newMetric returns the series of family fam under label set v.
-func newMetric(fam *descs, v variant, labels []*dto.LabelPair, val float64) *constMetric {
-	m := &constMetric{fam: fam, desc: fam.d[v], labels: labels, value: val}
+// newMetric returns the series of family fam under label set t.
+func newMetric(fam *descs, t target, val float64) *constMetric {
+	m := &constMetric{fam: fam, desc: fam.d[t.v], labels: t.labels, text: t.text, value: val}
 	if fam.counter {
 		m.counter = &dto.Counter{Value: &m.value}
 	} else {

@@ -62,7 +62,7 @@ type textEntry struct {
 // the registry's checks or be written as plain legacy names: a label value
 // that is not UTF-8, a metric or label name outside [a-zA-Z_:][a-zA-Z0-9_:]*,
 // or two series of one family with the same label values.
-func renderText(groups []group) *textSnapshot {
+func renderText(groups []group, sizeHint int) *textSnapshot {
 	byFam := make(map[*descs][]textEntry)
 	for gi, g := range groups {
 		for _, m := range g.metrics {
@@ -74,7 +74,7 @@ func renderText(groups []group) *textSnapshot {
 		fams = append(fams, f)
 	}
 	slices.SortFunc(fams, func(a, b *descs) int { return strings.Compare(a.name, b.name) })
-	t := &textSnapshot{families: make([]textFamily, 0, len(fams))}
+	t := &textSnapshot{families: make([]textFamily, 0, len(fams)), buf: make([]byte, 0, sizeHint+sizeHint/8)}
 	for i, f := range fams {
 		if (i > 0 && fams[i-1].name == f.name) || !model.LegacyValidation.IsValidMetricName(f.name) {
 			return nil // the registry would merge or refuse them
@@ -90,7 +90,7 @@ func renderText(groups []group) *textSnapshot {
 
 // renderFamily renders the series of family f.
 func (t *textSnapshot) renderFamily(f *descs, entries []textEntry) (textFamily, bool) {
-	slices.SortStableFunc(entries, func(a, b textEntry) int { return compareLabels(a.m.labels, b.m.labels) })
+	slices.SortFunc(entries, func(a, b textEntry) int { return compareLabels(a.m.labels, b.m.labels) }) // no ties: equal label sets are refused below
 	tf := textFamily{name: f.name, series: make([]textSeries, 0, len(entries))}
 	start := len(t.buf)
 	typ := "gauge"
@@ -137,12 +137,27 @@ func compareLabels(a, b []*dto.LabelPair) int {
 }
 
 // appendSeries appends m's line, name{label="value",...} value, as
-// expfmt's writeSample writes it; false when a label value is not UTF-8.
+// expfmt's writeSample writes it; false when m has no label text.
 func appendSeries(buf []byte, name string, m *constMetric) ([]byte, bool) {
+	if m.text == nil {
+		return buf, false
+	}
 	buf = append(buf, name...)
-	for i, lp := range m.labels {
+	buf = append(buf, m.text...)
+	buf = append(buf, ' ')
+	buf = appendFloat(buf, m.value)
+	return append(buf, '\n'), true
+}
+
+// labelText returns labels as expfmt's writeNameAndLabelPairs writes
+// them after the name, {name="value",...} (empty without labels), or nil
+// when a value is not UTF-8 or a name not a legacy label name: the
+// registry would refuse the series.
+func labelText(labels []*dto.LabelPair) []byte {
+	buf := []byte{}
+	for i, lp := range labels {
 		if !utf8.ValidString(lp.GetValue()) || !model.LegacyValidation.IsValidLabelName(lp.GetName()) {
-			return buf, false
+			return nil
 		}
 		if i == 0 {
 			buf = append(buf, '{')
@@ -154,12 +169,10 @@ func appendSeries(buf []byte, name string, m *constMetric) ([]byte, bool) {
 		buf = appendEscaped(buf, lp.GetValue(), true)
 		buf = append(buf, '"')
 	}
-	if len(m.labels) > 0 {
+	if len(labels) > 0 {
 		buf = append(buf, '}')
 	}
-	buf = append(buf, ' ')
-	buf = appendFloat(buf, m.value)
-	return append(buf, '\n'), true
+	return buf
 }
 
 // appendEscaped escapes backslashes and newlines (and double quotes in a
