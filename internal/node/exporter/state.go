@@ -65,13 +65,14 @@ func (v variant) labelNames(base []string) []string {
 type descs struct {
 	name, help string
 	counter    bool
+	header     []byte // # HELP and # TYPE lines (text.go)
 	d          [variants]*prometheus.Desc
 }
 
 // newDescs returns the descriptors of a metric whose device labels are base,
 // with the labels extra after the others.
 func newDescs(name, help string, counter bool, base, extra []string) *descs {
-	d := &descs{name: name, help: help, counter: counter}
+	d := &descs{name: name, help: help, counter: counter, header: textHeader(name, help, counter)}
 	for v := range variant(variants) {
 		d.d[v] = prometheus.NewDesc(name, help, append(v.labelNames(base), extra...), nil)
 	}
@@ -139,9 +140,6 @@ type state struct {
 	samples   map[string]sampleAt
 	devHealth *health.State
 	mapping   *podresources.Mapping
-	// textSize is the size of the last snapshot's text, the next one's
-	// first guess.
-	textSize int
 	// Rebuilt when devices or the mapping change.
 	targets map[string]*deviceTargets
 }
@@ -464,9 +462,9 @@ func labelPairs(names, values []string) []*dto.LabelPair {
 // snapshot is what a scrape serves: groups of ready-made metrics.
 type snapshot struct {
 	groups []group
-	// text is the groups in Prometheus's text format (text.go); nil when
-	// a series is one the registry would refuse, so that scrapes take the
-	// registry's path and its errors.
+	// text is the groups' series in the registry's order (text.go); nil
+	// when a series is one the registry would refuse, so that scrapes take
+	// the registry's path and its errors.
 	text *textSnapshot
 }
 
@@ -518,10 +516,7 @@ func (s *state) snapshot() *snapshot {
 		}
 	}
 	snap.groups = append(snap.groups, group{metrics: fixed})
-	snap.text = renderText(snap.groups, s.textSize)
-	if snap.text != nil {
-		s.textSize = len(snap.text.buf)
-	}
+	snap.text = orderText(snap.groups)
 	return snap
 }
 
