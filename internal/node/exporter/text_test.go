@@ -140,6 +140,20 @@ func TestTextMatchesRegistry(t *testing.T) {
 		e.current.Store(e.state.snapshot())
 		assertTextMatchesRegistry(t, e)
 	})
+	t.Run("help with backslashes and quotes", func(t *testing.T) {
+		fields, _, err := ParseFields("f.csv", []byte(`DCGM_FI_DEV_GPU_UTIL, gauge, a \ b "c" \n d`+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(Options{Backend: newFakeBackend(testNode, nil), Fields: fields, Hostname: "node-a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.state.setNode(testNode)
+		e.state.addSamples(testSamples, time.Now())
+		e.current.Store(e.state.snapshot())
+		assertTextMatchesRegistry(t, e)
+	})
 	t.Run("dense MIG node", func(t *testing.T) {
 		assertTextMatchesRegistry(t, newDenseExporter(t))
 	})
