@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
 )
 
@@ -164,4 +166,121 @@ func BenchmarkRunCPU(b *testing.B) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(fb.sampleCalls()), "cpu-ns/sample")
+}
+
+// denseProfile is a mock DGX A100 with every GPU in MIG mode, split into
+// seven 1g.10gb devices (56 MIG devices).
+const denseProfile = `name: dense-a100-mig
+driverVersion: "550.54.15"
+cudaDriverVersion: "12.4"
+gpus:
+  - count: 8
+    productName: NVIDIA A100-SXM4-80GB
+    numaNode: 0
+    multiprocessors: 108
+    mig: [1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]
+    telemetry: {utilizationPct: [25, 75], powerW: 300, smClockMHz: 1410, memClockMHz: 1593}
+links:
+  all: NV12
+`
+
+// newDenseExporter returns an exporter of the mock dense node, its devices
+// and one sample of them known, and each of the 56 MIG devices held by one
+// pod (the device plugin's mixed strategy: nvidia.com/mig-1g.10gb).
+func newDenseExporter(b testing.TB) *Exporter {
+	p, err := mock.ParseProfile("dense.yaml", []byte(denseProfile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	be, err := mock.New(p, mock.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	node, err := be.Discover(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var allocs []podresources.Allocation
+	for _, g := range node.GPUs {
+		for _, m := range g.MIG {
+			allocs = append(allocs, podresources.Allocation{ResourceName: "nvidia.com/mig-1g.10gb", DeviceID: m.UUID,
+				Owner: podresources.Owner{Namespace: "team-a", Pod: fmt.Sprintf("job-%d", len(allocs)), Container: "main"}})
+		}
+	}
+	if len(allocs) != 56 {
+		b.Fatalf("%d MIG devices, want 56", len(allocs))
+	}
+	mapping := &podresources.Mapping{Allocations: allocs}
+	e, err := New(Options{Backend: be, Hostname: "node-a", Pods: &fakePods{mapping: mapping}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	samples, err := be.Sample(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.state.setNode(node)
+	e.state.setMapping(mapping)
+	t0 := time.Now()
+	e.now = func() time.Time { return t0 } // samples never go stale here
+	if e.state.addSamples(samples, t0) {
+		b.Fatal("a sample of an unknown device")
+	}
+	e.current.Store(e.state.snapshot())
+	return e
+}
+
+// countingWriter is an http.ResponseWriter that counts the body's bytes
+// and keeps none, as a server writing to a socket.
+type countingWriter struct {
+	header http.Header
+	code   int
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header         { return w.header }
+func (w *countingWriter) WriteHeader(code int)        { w.code = code }
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// BenchmarkScrapeDense serves /metrics of the dense node (8 A100-80GB in MIG
+// mode, 56 1g.10gb devices, 56 pods): one scrape through the HTTP handler,
+// plain text and gzip-compressed (as Prometheus asks), with the median and
+// 99th percentile of the scrapes' durations (p50-ns, p99-ns). The response
+// is counted, not kept.
+func BenchmarkScrapeDense(b *testing.B) {
+	e := newDenseExporter(b)
+	h := e.Handler()
+	series := 0
+	mfs, err := e.Gatherer().Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		series += len(mf.GetMetric())
+	}
+	for _, enc := range []string{"identity", "gzip"} {
+		b.Run(enc, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Header.Set("Accept-Encoding", enc)
+			var size int
+			var took []time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				w := &countingWriter{header: http.Header{}, code: http.StatusOK}
+				h.ServeHTTP(w, req)
+				took = append(took, time.Since(start))
+				if w.code != http.StatusOK {
+					b.Fatal(w.code)
+				}
+				size = w.n
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
+			b.ReportMetric(float64(size), "bytes/scrape")
+			b.ReportMetric(float64(series), "series")
+		})
+	}
 }

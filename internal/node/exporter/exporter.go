@@ -95,8 +95,11 @@ type Options struct {
 type Exporter struct {
 	opts     Options
 	registry *prometheus.Registry
-	current  atomic.Pointer[snapshot]
-	now      func() time.Time
+	// others holds what registry holds but the exporter's own series:
+	// what a scrape gathers beside the snapshot's text (text.go).
+	others  *prometheus.Registry
+	current atomic.Pointer[snapshot]
+	now     func() time.Time
 
 	backendErrors  *prometheus.CounterVec
 	scrapeDuration prometheus.Histogram
@@ -134,6 +137,7 @@ func New(opts Options) (*Exporter, error) {
 	e := &Exporter{
 		opts:     opts,
 		registry: prometheus.NewRegistry(),
+		others:   prometheus.NewRegistry(),
 		now:      time.Now,
 		state:    newState(opts.Fields, opts.Hostname, *opts.Config.Gpuplane.IgnoredXIDs, opts.VirtualGPUs),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -153,8 +157,8 @@ func New(opts Options) (*Exporter, error) {
 	e.state.claims = opts.Claims
 	e.current.Store(&snapshot{})
 	pods := opts.Pods
-	e.registry.MustRegister(
-		(*collector)(e),
+	e.registry.MustRegister((*collector)(e))
+	own := []prometheus.Collector{
 		e.backendErrors,
 		e.scrapeDuration,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -175,11 +179,12 @@ func New(opts Options) (*Exporter, error) {
 			}
 			return 1
 		}),
-	)
-	for _, c := range opts.Collectors {
+	}
+	for _, c := range append(own, opts.Collectors...) {
 		if err := e.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("exporter: %w", err)
 		}
+		e.others.MustRegister(c) // registry would have refused a conflict
 	}
 	return e, nil
 }
@@ -189,12 +194,16 @@ func (e *Exporter) Gatherer() prometheus.Gatherer { return e.registry }
 
 // Handler serves the metrics in Prometheus's text format (or protobuf when
 // asked). OpenMetrics stays off: it would append _total to dcgm-exporter's
-// counter names, e.g. DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION.
+// counter names, e.g. DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION. A text scrape,
+// plain or gzip, writes the snapshot's ready-made text (text.go); others
+// go through promhttp and the registry, with the same result.
 func (e *Exporter) Handler() http.Handler {
 	h := promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		h.ServeHTTP(w, r)
+		if !e.serveText(w, r, e.others) {
+			h.ServeHTTP(w, r)
+		}
 		e.scrapeDuration.Observe(time.Since(start).Seconds())
 	})
 }

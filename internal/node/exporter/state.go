@@ -60,17 +60,23 @@ func (v variant) labelNames(base []string) []string {
 	return names
 }
 
-// descs holds a metric's descriptor for each label set.
-type descs [variants]*prometheus.Desc
+// descs is a metric family: its name, help and type, and its descriptor
+// for each label set.
+type descs struct {
+	name, help string
+	counter    bool
+	header     []byte // # HELP and # TYPE lines (text.go)
+	d          [variants]*prometheus.Desc
+}
 
 // newDescs returns the descriptors of a metric whose device labels are base,
 // with the labels extra after the others.
-func newDescs(name, help string, base, extra []string) *descs {
-	var d descs
+func newDescs(name, help string, counter bool, base, extra []string) *descs {
+	d := &descs{name: name, help: help, counter: counter, header: textHeader(name, help, counter)}
 	for v := range variant(variants) {
-		d[v] = prometheus.NewDesc(name, help, append(v.labelNames(base), extra...), nil)
+		d.d[v] = prometheus.NewDesc(name, help, append(v.labelNames(base), extra...), nil)
 	}
-	return &d
+	return d
 }
 
 // gpuplane's per-device metrics, published with the samples.
@@ -97,6 +103,9 @@ type target struct {
 	v      variant
 	values []string
 	labels []*dto.LabelPair
+	// text is labels in the text format, {name="value",...}, rendered once
+	// per label set; nil when the registry would refuse one (text.go).
+	text []byte
 }
 
 type sampleAt struct {
@@ -174,16 +183,16 @@ func newState(fields []Field, hostname string, ignoredXIDs []uint64, virtualGPUs
 			s.fields = append(s.fields, f)
 		}
 	}
-	s.health = newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.", s.base, nil)
-	s.pods = newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.", s.base, nil)
-	s.alloc = newDescs(allocationName, "1 for each container the device is allocated to.", s.base, nil)
-	s.share = newDescs(shareName, "Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli; for a DRA device its consumed milliGPU/1000, and for a DRA MIG device not yet discovered its compute slices/7 of the GPU.", s.base, nil)
+	s.health = newDescs(healthName, "Whether the device is healthy (1) or not (0): it, or the GPU of a MIG device, is lost or had an XID error not caused by an application.", false, s.base, nil)
+	s.pods = newDescs(podsName, "Number of pods the device is allocated to; above 1 when the GPU is shared by time-slicing.", false, s.base, nil)
+	s.alloc = newDescs(allocationName, "1 for each container the device is allocated to.", false, s.base, nil)
+	s.share = newDescs(shareName, "Fraction of the device (GPU or MIG device) the container holds: 1 whole, k/replicas for k time-slicing replicas, units/1000 for gpuplane.io/gpu-milli; for a DRA device its consumed milliGPU/1000, and for a DRA MIG device not yet discovered its compute slices/7 of the GPU.", false, s.base, nil)
 	for _, f := range s.fields {
 		var extra []string
 		if f.Name == xidField {
 			extra = xidLabels
 		}
-		s.fdescs = append(s.fdescs, newDescs(f.Name, f.Help, s.base, extra))
+		s.fdescs = append(s.fdescs, newDescs(f.Name, f.Help, f.Type == Counter, s.base, extra))
 	}
 	s.setNode(device.Node{})
 	return s
@@ -435,7 +444,8 @@ func (c *shareAcc) value() float64 {
 
 // newTarget returns the target of variant v with those label values.
 func (s *state) newTarget(v variant, values []string) target {
-	return target{v: v, values: values, labels: labelPairs(v.labelNames(s.base), values)}
+	labels := labelPairs(v.labelNames(s.base), values)
+	return target{v: v, values: values, labels: labels, text: labelText(labels)}
 }
 
 // labelPairs returns the label pairs of names and values, sorted by name as
@@ -452,19 +462,23 @@ func labelPairs(names, values []string) []*dto.LabelPair {
 // snapshot is what a scrape serves: groups of ready-made metrics.
 type snapshot struct {
 	groups []group
+	// text is the groups' series in the registry's order (text.go); nil
+	// when a series is one the registry would refuse, so that scrapes take
+	// the registry's path and its errors.
+	text *textSnapshot
 }
 
 // group is the metrics of one sample, served while it is fresh, or (when
 // at is zero) metrics that never go stale.
 type group struct {
 	at      time.Time
-	metrics []prometheus.Metric
+	metrics []*constMetric
 }
 
 // snapshot builds the metrics of the current state.
 func (s *state) snapshot() *snapshot {
 	snap := &snapshot{}
-	var fixed []prometheus.Metric
+	var fixed []*constMetric
 	for _, d := range s.devices {
 		dt := s.targets[d.uuid]
 		if smp, ok := s.samples[d.uuid]; ok {
@@ -475,13 +489,14 @@ func (s *state) snapshot() *snapshot {
 					if p == nil {
 						continue
 					}
-					labels := t.labels
+					mt := t
 					if f.Name == xidField {
 						code, msg := xidLabelValues(*p)
 						names := append(t.v.labelNames(s.base), xidLabels...)
-						labels = labelPairs(names, append(slices.Clip(t.values), code, msg))
+						mt.labels = labelPairs(names, append(slices.Clip(t.values), code, msg))
+						mt.text = labelText(mt.labels)
 					}
-					g.metrics = append(g.metrics, newMetric(s.fdescs[i][t.v], labels, *p, f.Type == Counter))
+					g.metrics = append(g.metrics, newMetric(s.fdescs[i], mt, *p))
 				}
 			}
 			snap.groups = append(snap.groups, g)
@@ -491,34 +506,39 @@ func (s *state) snapshot() *snapshot {
 			healthy = 0
 		}
 		fixed = append(fixed,
-			newMetric(s.health[dt.own.v], dt.own.labels, healthy, false),
-			newMetric(s.pods[dt.own.v], dt.own.labels, float64(dt.pods), false))
+			newMetric(s.health, dt.own, healthy),
+			newMetric(s.pods, dt.own, float64(dt.pods)))
 		for i, t := range dt.containers {
-			fixed = append(fixed, newMetric(s.alloc[t.v], t.labels, 1, false))
+			fixed = append(fixed, newMetric(s.alloc, t, 1))
 			if dt.shares[i] >= 0 {
-				fixed = append(fixed, newMetric(s.share[t.v], t.labels, dt.shares[i], false))
+				fixed = append(fixed, newMetric(s.share, t, dt.shares[i]))
 			}
 		}
 	}
 	snap.groups = append(snap.groups, group{metrics: fixed})
+	snap.text = orderText(snap.groups)
 	return snap
 }
 
 // constMetric is a metric whose protobuf parts are built once per snapshot
 // and shared, read-only, by every scrape of it.
 type constMetric struct {
+	fam     *descs
 	desc    *prometheus.Desc
 	labels  []*dto.LabelPair
+	text    []byte // target.text
+	value   float64
 	gauge   *dto.Gauge
 	counter *dto.Counter
 }
 
-func newMetric(d *prometheus.Desc, labels []*dto.LabelPair, v float64, counter bool) *constMetric {
-	m := &constMetric{desc: d, labels: labels}
-	if counter {
-		m.counter = &dto.Counter{Value: &v}
+// newMetric returns the series of family fam under label set t.
+func newMetric(fam *descs, t target, val float64) *constMetric {
+	m := &constMetric{fam: fam, desc: fam.d[t.v], labels: t.labels, text: t.text, value: val}
+	if fam.counter {
+		m.counter = &dto.Counter{Value: &m.value}
 	} else {
-		m.gauge = &dto.Gauge{Value: &v}
+		m.gauge = &dto.Gauge{Value: &m.value}
 	}
 	return m
 }
