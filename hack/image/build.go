@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 )
 
 // binary is one program of the image, built from ./cmd/<Name> into
@@ -63,9 +64,9 @@ func goBuild(ctx context.Context, root string, p platform, version, commit, dir 
 				args = append(args, "./cmd/"+b.Name)
 			}
 		}
-		e := append(env, "CGO_ENABLED=0")
+		e := append(slices.Clip(env), "CGO_ENABLED=0")
 		if cgo {
-			e = append(env, "CGO_ENABLED=1")
+			e = append(slices.Clip(env), "CGO_ENABLED=1")
 			if p.OS != runtime.GOOS || p.Arch != runtime.GOARCH {
 				cc := os.Getenv(p.ccEnv())
 				if cc == "" {
