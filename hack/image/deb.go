@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ulikunitz/xz"
 )
@@ -88,6 +89,10 @@ func forArch(pkgs []debPkg, arch string) ([]debPkg, error) {
 	return out, nil
 }
 
+// debClient fetches the .debs; a stalled mirror fails the build instead
+// of hanging it.
+var debClient = &http.Client{Timeout: 5 * time.Minute}
+
 // errOffline is wrapped by fetchDeb when the mirror cannot be reached.
 var errOffline = errors.New("deb.debian.org unreachable")
 
@@ -103,7 +108,7 @@ func fetchDeb(ctx context.Context, cacheDir string, p debPkg) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := debClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w: %v", p.Name, p.Version, errOffline, err)
 	}

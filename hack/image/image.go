@@ -69,7 +69,7 @@ func (s spec) image(ctx context.Context, p platform) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, err := s.debianTree(ctx, p, debs)
+	base, err := s.debianTree(ctx, debs)
 	if err != nil {
 		return nil, err
 	}
@@ -86,32 +86,38 @@ func (s spec) image(ctx context.Context, p platform) (v1.Image, error) {
 		return nil, err
 	}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	for _, l := range []struct {
-		t       tree
-		created string
-	}{
-		{base, "hack/image: Debian packages " + debNames(debs)},
-		{top, "hack/image: go build -trimpath ./cmd/... (" + p.String() + ")"},
-	} {
-		gz, err := l.t.gzipLayer(s.Epoch)
-		if err != nil {
-			return nil, err
-		}
-		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(gz)), nil
-		}, tarball.WithMediaType(types.OCILayer))
-		if err != nil {
-			return nil, err
-		}
-		img, err = mutate.Append(img, mutate.Addendum{
-			Layer:     layer,
-			MediaType: types.OCILayer,
-			History:   v1.History{Created: v1.Time{Time: s.Epoch}, CreatedBy: l.created},
-		})
-		if err != nil {
-			return nil, err
-		}
+	if img, err = appendLayer(img, base, s.Epoch, "hack/image: Debian packages "+debNames(debs)); err != nil {
+		return nil, err
 	}
+	if img, err = appendLayer(img, top, s.Epoch, "hack/image: go build -trimpath ./cmd/... ("+p.String()+")"); err != nil {
+		return nil, err
+	}
+	return s.configure(img, p)
+}
+
+// appendLayer adds the tree as a gzip-compressed OCI layer, with a history
+// entry saying what made it.
+func appendLayer(img v1.Image, t tree, epoch time.Time, createdBy string) (v1.Image, error) {
+	gz, err := t.gzipLayer(epoch)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(gz)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Append(img, mutate.Addendum{
+		Layer:     layer,
+		MediaType: types.OCILayer,
+		History:   v1.History{Created: v1.Time{Time: epoch}, CreatedBy: createdBy},
+	})
+}
+
+// configure sets the image's platform, creation time, entrypoint, user,
+// PATH and labels, and the labels as the manifest's annotations.
+func (s spec) configure(img v1.Image, p platform) (v1.Image, error) {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return nil, err
@@ -172,7 +178,7 @@ func (s spec) index(ctx context.Context, ps []platform) (v1.ImageIndex, error) {
 // ca-certificates' postinst would write, and each package's control
 // stanza in /var/lib/dpkg/status.d (as distroless images keep them) so
 // SBOM and vulnerability scanners see the packages.
-func (s spec) debianTree(ctx context.Context, p platform, debs []debPkg) (tree, error) {
+func (s spec) debianTree(ctx context.Context, debs []debPkg) (tree, error) {
 	t := tree{}
 	for _, l := range [][2]string{{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}, {"sbin", "usr/sbin"}} {
 		if err := t.add(l[0], &node{typ: tar.TypeSymlink, mode: 0o777, link: l[1]}); err != nil {
