@@ -19,7 +19,7 @@ LDFLAGS := -X github.com/gpuplane/gpuplane/internal/version.version=$(VERSION) \
 # checks that the cgo packages compile without a word.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build gpuplane cost node-agent scheduler webhook test bench fuzz cold-build cgo-warnings controlplane roundtrip cluster cluster-down cluster-restart cluster-status
+.PHONY: build gpuplane cost node-agent scheduler webhook image lint-workflows test bench fuzz cold-build cgo-warnings controlplane roundtrip cluster cluster-down cluster-restart cluster-status
 # Every binary under cmd/ into bin/: gpuplane (offline tools), gpuplane-cost
 # (which gpuplane cost runs), and one per in-cluster role
 # (gpuplane-node-agent, gpuplane-scheduler, gpuplane-webhook). The
@@ -48,6 +48,29 @@ scheduler:
 # bin/gpuplane-webhook.
 webhook:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/gpuplane-webhook
+
+# bin/gpuplane-image.tar: the image of every role (the chart's
+# image.repository, tagged with Chart.yaml's appVersion) as an OCI layout
+# archive, built without a container runtime by hack/image from the Go
+# modules and the Debian packages of hack/image/debian.lock; the same
+# checkout gives the same digest (docs/image.md). PLATFORMS=linux/amd64,linux/arm64
+# writes an index of both (a cross build of the agent needs CC_linux_arm64).
+PLATFORMS ?=
+image:
+	$(GO) run ./hack/image --out bin/gpuplane-image.tar $(if $(PLATFORMS),--platform $(PLATFORMS))
+
+# actionlint over .github/workflows (with shellcheck over their run:
+# scripts where shellcheck is on PATH; .ci/run installs it), built once from
+# the Go module proxy into $${GPUPLANE_CACHE:-$$HOME/.cache/gpuplane}/bin.
+# .ci/run calls it.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(or $(GPUPLANE_CACHE),$(HOME)/.cache/gpuplane)/bin/actionlint-$(ACTIONLINT_VERSION)
+lint-workflows: $(ACTIONLINT)
+	$(ACTIONLINT)
+
+$(ACTIONLINT):
+	tmp=$$(mktemp -d) && GOBIN=$$tmp $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) && \
+		mkdir -p $(@D) && mv $$tmp/actionlint $@ && rmdir $$tmp
 
 # The README's test command: vet, then every test.
 test:

@@ -13,13 +13,13 @@ import (
 	"testing"
 )
 
-// TestSPDX keeps the license header on every Go, shell and make file git
-// tracks, as Kubernetes' hack/verify-boilerplate does: within the first
+// TestSPDX keeps the license header on every Go, shell and make file and
+// GitHub workflow git tracks, as Kubernetes' hack/verify-boilerplate does: within the first
 // three lines, "SPDX-License-Identifier: Apache-2.0".
 func TestSPDX(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	out, err := exec.Command("git", "-C", root, "ls-files", "*.go", "*.sh", "Makefile", ".ci/run", "Dockerfile").Output()
+	out, err := exec.Command("git", "-C", root, "ls-files", "*.go", "*.sh", "Makefile", ".ci/run", ".github/workflows/*.yaml").Output()
 	if err != nil {
 		t.Skipf("git ls-files: %v (not a git checkout)", err)
 	}

@@ -131,11 +131,14 @@ spec:
             {{- end }}
             {{- if eq $r.Values.backend "nvml" }}
             # For the NVIDIA container runtime: every GPU and the driver's
-            # NVML library (utility) in the container.
+            # NVML library (utility) in the container; with DRA also the
+            # driver's MPS programs, nvidia-cuda-mps-control and -server
+            # (compute), which the agent runs for MPS claims on the
+            # image's glibc (docs/image.md).
             - name: NVIDIA_VISIBLE_DEVICES
               value: all
             - name: NVIDIA_DRIVER_CAPABILITIES
-              value: utility
+              value: {{ if eq $mode "dra" }}compute,utility{{ else }}utility{{ end }}
             {{- if or (eq (include "gpuplane.mig" $r) "true") (eq $mode "dra") }}
             # MIG: the MIG monitoring capability in the container, as
             # NVIDIA's chart gives its device plugin.
