@@ -78,6 +78,24 @@ _validate.tpl. */}}
 {{- gt (len (without $strategies "none")) 0 -}}
 {{- end }}
 
+{{/* The host directory of the MPS daemons (flags.mpsRoot, NVIDIA's
+--mps-root, default /run/nvidia/mps) when the config or one of
+nodeConfigs.configs shares GPUs with sharing.mps, else "". A ConfigMap
+given by name (nodeConfigs.name) is not read. */}}
+{{- define "gpuplane.mpsRoot" -}}
+{{- $configs := list (.Values.config | default dict) -}}
+{{- range $name, $c := .Values.nodeConfigs.configs -}}
+{{- $configs = append $configs (include "gpuplane.nodeConfig" $c | fromYaml) -}}
+{{- end -}}
+{{- $root := "" -}}
+{{- range $configs -}}
+{{- if and (not $root) (hasKey (.sharing | default dict) "mps") -}}
+{{- $root = dig "flags" "mpsRoot" "/run/nvidia/mps" . -}}
+{{- end -}}
+{{- end -}}
+{{- $root -}}
+{{- end }}
+
 {{/* The ConfigMap of the per-node configurations (nodeConfigs): its name,
 or "" without them. */}}
 {{- define "gpuplane.nodeConfigs" -}}

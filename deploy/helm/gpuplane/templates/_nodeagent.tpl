@@ -131,14 +131,14 @@ spec:
             {{- end }}
             {{- if eq $r.Values.backend "nvml" }}
             # For the NVIDIA container runtime: every GPU and the driver's
-            # NVML library (utility) in the container; with DRA also the
-            # driver's MPS programs, nvidia-cuda-mps-control and -server
-            # (compute), which the agent runs for MPS claims on the
-            # image's glibc (docs/image.md).
+            # NVML library (utility) in the container; with DRA or
+            # sharing.mps also the driver's MPS programs,
+            # nvidia-cuda-mps-control and -server (compute), which the
+            # agent runs on the image's glibc (docs/image.md).
             - name: NVIDIA_VISIBLE_DEVICES
               value: all
             - name: NVIDIA_DRIVER_CAPABILITIES
-              value: {{ if eq $mode "dra" }}compute,utility{{ else }}utility{{ end }}
+              value: {{ if or (eq $mode "dra") (include "gpuplane.mpsRoot" $r) }}compute,utility{{ else }}utility{{ end }}
             {{- if or (eq (include "gpuplane.mig" $r) "true") (eq $mode "dra") }}
             # MIG: the MIG monitoring capability in the container, as
             # NVIDIA's chart gives its device plugin.
@@ -213,6 +213,16 @@ spec:
             - name: labels-dir
               mountPath: {{ dir $r.Values.labelsFile }}
             {{- end }}
+            {{- with include "gpuplane.mpsRoot" $r }}
+            # sharing.mps: the daemons' pipe and log directories under
+            # <mpsRoot>, which Allocate mounts into containers, and their
+            # shared memory, <mpsRoot>/shm, as the agent's /dev/shm (what
+            # containers get as theirs), as NVIDIA's mps-control-daemon.
+            - name: mps-root
+              mountPath: {{ . }}
+            - name: mps-shm
+              mountPath: /dev/shm
+            {{- end }}
       volumes:
         - name: device-plugin
           hostPath:
@@ -262,6 +272,16 @@ spec:
         - name: labels-dir
           hostPath:
             path: {{ dir $r.Values.labelsFile }}
+            type: DirectoryOrCreate
+        {{- end }}
+        {{- with include "gpuplane.mpsRoot" $r }}
+        - name: mps-root
+          hostPath:
+            path: {{ . }}
+            type: DirectoryOrCreate
+        - name: mps-shm
+          hostPath:
+            path: {{ . }}/shm
             type: DirectoryOrCreate
         {{- end }}
       {{- with $r.Values.nodeSelector }}
