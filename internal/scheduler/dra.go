@@ -33,6 +33,7 @@ type draGPU struct {
 	tainted bool   // a NoSchedule or NoExecute device taint: never chosen
 	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
 	mem     int64  // its memory capacity, bytes (0: none published)
+	shares  int64  // its "shares" capacity, NVIDIA's integer shares (0: none published)
 	used    int64  // milli-GPU held by allocated claims (1000: whole)
 	// mig is set when MIG placements of the GPU are published (MIG on
 	// demand); migHeld are those allocated.
@@ -241,6 +242,9 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 	if c, ok := d.Capacity[apidra.CapacityMemory]; ok {
 		g.mem = c.Value.Value()
 	}
+	if c, ok := d.Capacity[apidra.CapacityShares]; ok {
+		g.shares = c.Value.Value()
+	}
 	return g, true
 }
 
@@ -255,8 +259,11 @@ func draMinor(name string) (int, error) {
 
 // deviceUse is the milli-GPU allocated claims hold of GPU g in pool: all
 // of it when it is allocated whole; of a shared GPU what its claims
-// consume together, gpuresource.SharedGPUMilli of their milliGPU and
-// memory (a claim that asks neither consumes memory's default, all).
+// consume together, gpuresource.SharedGPUMilliShares of their milliGPU,
+// memory and NVIDIA's shares (a claim that asks neither consumes
+// memory's default: all of it in NVIDIA's memory mode, none in its
+// unlimited and integer modes, where milliGPU's default 1 and a share
+// count).
 func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 	if st == nil {
 		return 0
@@ -266,15 +273,18 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 		return gpuresource.MilliPerGPU
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
-		var milli, mem int64
+		var milli, mem, shares int64
 		if q := c[apidra.CapacityMilliGPU]; q != nil {
 			milli = q.Value()
 		}
 		if q := c[apidra.CapacityMemory]; q != nil {
 			mem = q.Value()
 		}
-		if milli > 0 || mem > 0 {
-			return gpuresource.SharedGPUMilli(milli, mem, g.mem)
+		if q := c[apidra.CapacityShares]; q != nil {
+			shares = q.Value()
+		}
+		if milli > 0 || mem > 0 || shares > 0 {
+			return gpuresource.SharedGPUMilliShares(milli, mem, g.mem, shares, g.shares)
 		}
 		if !g.shared {
 			return gpuresource.MilliPerGPU

@@ -6,6 +6,7 @@ package scheduler
 import (
 	"testing"
 
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -37,11 +38,54 @@ func TestDeviceUse(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
+	// NVIDIA's integer shares (sigs.k8s.io/dra-driver-nvidia-gpu, commit
+	// 95932046, --consumable-shares=4: "shares" 4, memory default 0): three
+	// claims of integer-sharing.yaml's shape consume 3 shares, 0 memory and
+	// 3 milliGPU: 3/4 of the GPU, 750; in the unlimited mode two such
+	// claims consume 2 milliGPU and no memory: 2, a milli-GPU each.
+	g4 := g
+	g4.shares = 4
+	for _, c := range []struct {
+		name     string
+		g        draGPU
+		consumed structured.ConsumedCapacity
+		want     int64
+	}{
+		{"three of 4 shares", g4, structured.ConsumedCapacity{apidra.CapacityMilliGPU: q("3"), apidra.CapacityMemory: q("0"), apidra.CapacityShares: q("3")}, 750},
+		{"two unlimited", g, structured.ConsumedCapacity{apidra.CapacityMilliGPU: q("2"), apidra.CapacityMemory: q("0")}, 2},
+	} {
+		st := &structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](), AggregatedCapacity: structured.ConsumedCapacityCollection{id: c.consumed}}
+		if got := deviceUse(st, "n", c.g); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
 	whole := &structured.AllocatedState{AllocatedDevices: sets.New(id)}
 	if got := deviceUse(whole, "n", g); got != 1000 {
 		t.Errorf("allocated whole: %d", got)
 	}
 	if got := deviceUse(&structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID]()}, "n", g); got != 0 {
 		t.Errorf("free: %d", got)
+	}
+}
+
+// TestWholeGPUShares: a GPU published in NVIDIA's integer mode (its
+// "shares" capacity 4, memory 80Gi, gpuplane's milliGPU) reads as shared
+// with 4 shares and 80Gi; in its unlimited mode (no shares), 0 shares.
+func TestWholeGPUShares(t *testing.T) {
+	caps := map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+		apidra.CapacityMemory:   {Value: resource.MustParse("80Gi")},
+		apidra.CapacityMilliGPU: {Value: resource.MustParse("1k")},
+	}
+	shared, typ := true, apidra.TypeGPU
+	d := &resourceapi.Device{Name: "gpu-0", AllowMultipleAllocations: &shared, Capacity: caps,
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{apidra.AttrType: {StringValue: &typ}}}
+	g, ok := wholeGPU(d)
+	if !ok || !g.shared || g.shares != 0 || g.mem != 80<<30 {
+		t.Errorf("unlimited: %+v %v", g, ok)
+	}
+	caps[apidra.CapacityShares] = resourceapi.DeviceCapacity{Value: resource.MustParse("4")}
+	g, ok = wholeGPU(d)
+	if !ok || !g.shared || g.shares != 4 || g.mem != 80<<30 {
+		t.Errorf("4 shares: %+v %v", g, ok)
 	}
 }
