@@ -34,6 +34,7 @@ type draGPU struct {
 	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
 	mem     int64  // its memory capacity, bytes (0: none published)
 	shares  int64  // its "shares" capacity, NVIDIA's integer shares (0: none published)
+	plain   int64  // shared: milli-GPU a claim asking no capacity holds (plainShare)
 	used    int64  // milli-GPU held by allocated claims (1000: whole)
 	// mig is set when MIG placements of the GPU are published (MIG on
 	// demand); migHeld are those allocated.
@@ -245,7 +246,31 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 	if c, ok := d.Capacity[apidra.CapacityShares]; ok {
 		g.shares = c.Value.Value()
 	}
+	if g.shared {
+		g.plain = plainShare(d, g.mem, g.shares)
+	}
 	return g, true
+}
+
+// plainShare is the milli-GPU a claim that asks no capacity holds of
+// shared device d (memory mem bytes, shares shares): what the defaults of
+// its capacities' request policies consume, a capacity without a policy
+// all of it (upstream's allocator, KEP 5075), read by
+// gpuresource.SharedGPUMilliShares: all of the GPU in NVIDIA's memory
+// mode (memory defaults to all), 1 in its unlimited mode (milliGPU's
+// default), 1000/N in its integer mode N (shares default 1).
+func plainShare(d *resourceapi.Device, mem, shares int64) int64 {
+	def := func(name string) int64 {
+		c, ok := d.Capacity[resourceapi.QualifiedName(name)]
+		switch {
+		case !ok:
+			return 0
+		case c.RequestPolicy != nil && c.RequestPolicy.Default != nil:
+			return c.RequestPolicy.Default.Value()
+		}
+		return c.Value.Value()
+	}
+	return gpuresource.SharedGPUMilliShares(def(apidra.CapacityMilliGPU), def(apidra.CapacityMemory), mem, def(apidra.CapacityShares), shares)
 }
 
 // draMinor returns the minor of a whole GPU's device name "gpu-<minor>".
