@@ -75,6 +75,14 @@ type Ask struct {
 	// MilliGPU is a share of a GPU (capacity.requests.milliGPU, 1..999),
 	// 0 for whole devices.
 	MilliGPU int64
+	// Shares is NVIDIA's integer share (capacity.requests.shares, its
+	// driver's --consumable-shares=N), 0 when not asked. Its part of the
+	// GPU, Shares/N, depends on the N of the node it lands on, which
+	// admission cannot know: the device is counted whole, and a Note says
+	// so. (A claim of NVIDIA's unlimited or integer modes that asks
+	// nothing, as its demo templates do, is counted as the whole device it
+	// names, as any share is.)
+	Shares int64
 	// AdminAccess: the request asks for admin access, which upstream's
 	// allocator lets share any device and consume nothing.
 	AdminAccess bool
@@ -143,6 +151,15 @@ func (a *Ask) read(e ExactRequest) {
 				a.Notes = append(a.Notes, fmt.Sprintf("request %s: capacity.requests.milliGPU %q is not 1..1000: counted as whole GPUs", a.Request, v))
 			} else if m < 1000 {
 				a.MilliGPU = m
+			}
+		}
+		if v, ok := e.Capacity.Requests[CapacityShares]; ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				a.Notes = append(a.Notes, fmt.Sprintf("request %s: capacity.requests.shares %q is not a positive integer: counted as whole GPUs", a.Request, v))
+			} else {
+				a.Shares = n
+				a.Notes = append(a.Notes, fmt.Sprintf("request %s: capacity.requests.shares %d: its part of a GPU depends on the node's count of shares: counted as whole GPUs", a.Request, n))
 			}
 		}
 	}

@@ -59,6 +59,24 @@ func TestAsks(t *testing.T) {
 				{Request: "nic", Class: "rdma.example.com", Count: 1, Notes: []string{`request nic: device class "rdma.example.com" is not gpu.nvidia.com or mig.nvidia.com: not counted as GPUs`}},
 				{Request: "big", Class: "gpu.nvidia.com", Type: "gpu", Count: 1, Notes: []string{`request big: selector "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0" not read (only gpu.nvidia.com attributes productName, profile and type compared with ==, joined by &&)`}},
 			}},
+		// NVIDIA's consumable-shares demo templates
+		// (sigs.k8s.io/dra-driver-nvidia-gpu, commit 95932046,
+		// demo/specs/consumable-shares): integer-sharing.yaml's and
+		// unlimited-sharing.yaml's ask one plain device, counted as 1;
+		// memory-sharing.yaml's asks memory 4Gi, a share counted whole;
+		// a request of 2 shares (of the driver's N) is counted whole too,
+		// with a Note.
+		{"consumable-shares demos", `{"devices":{"requests":[
+			{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}},
+			{"name":"gpu4gi","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"memory":"4Gi"}}}},
+			{"name":"two","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"shares":"2"}}}},
+			{"name":"bad","exactly":{"deviceClassName":"gpu.nvidia.com","capacity":{"requests":{"shares":"0.5"}}}}]}}`,
+			[]Ask{
+				{Request: "gpu", Class: "gpu.nvidia.com", Type: "gpu", Count: 1},
+				{Request: "gpu4gi", Class: "gpu.nvidia.com", Type: "gpu", Count: 1},
+				{Request: "two", Class: "gpu.nvidia.com", Type: "gpu", Count: 1, Shares: 2, Notes: []string{"request two: capacity.requests.shares 2: its part of a GPU depends on the node's count of shares: counted as whole GPUs"}},
+				{Request: "bad", Class: "gpu.nvidia.com", Type: "gpu", Count: 1, Notes: []string{`request bad: capacity.requests.shares "0.5" is not a positive integer: counted as whole GPUs`}},
+			}},
 	} {
 		var spec ClaimSpec
 		if err := json.Unmarshal([]byte(c.spec), &spec); err != nil {

@@ -58,8 +58,14 @@ const (
 	CapacityMultiprocessors = "multiprocessors"
 	// CapacityMilliGPU is a shared GPU's compute share, in thousandths
 	// of the GPU (1..1000), gpuplane's (NVIDIA's driver has "shares",
-	// a count it is told).
+	// a count it is told: CapacityShares).
 	CapacityMilliGPU = "milliGPU"
+	// CapacityShares is a shared GPU's count of equal shares, NVIDIA's
+	// "shares" (its driver's --consumable-shares=N publishes N of them,
+	// each claim taking 1 by default; sigs.k8s.io/dra-driver-nvidia-gpu
+	// cmd/gpu-kubelet-plugin/consumable_shares.go). A claim holding s of
+	// N holds s/N of the GPU (resource.SharedGPUMilliShares).
+	CapacityShares = "shares"
 )
 
 // Counter names in a MIG-enabled GPU's counter set. The memory and

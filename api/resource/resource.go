@@ -71,6 +71,23 @@ func IsGPU(name string) bool {
 // part of the memory; a claim that asks neither, or milliGPU alone,
 // holds the whole GPU. gpuMemBytes <= 0: the milliGPU alone.
 func SharedGPUMilli(milli, memBytes, gpuMemBytes int64) int64 {
+	return SharedGPUMilliShares(milli, memBytes, gpuMemBytes, 0, 0)
+}
+
+// SharedGPUMilliShares is SharedGPUMilli with NVIDIA's integer shares
+// too (its driver's --consumable-shares=N: a "shares" capacity of N per
+// GPU, sigs.k8s.io/dra-driver-nvidia-gpu
+// cmd/gpu-kubelet-plugin/consumable_shares.go): shares of gpuShares are
+// shares/gpuShares of the GPU, in thousandths rounded up (1 of 3 is
+// 334), and the allocations hold the largest of the three parts, at most
+// MilliPerGPU. shares or gpuShares <= 0: no shares part. An allocation of
+// NVIDIA's unlimited mode consumes no memory and no shares, and so holds
+// its milliGPU, the default 1: the smallest share.
+func SharedGPUMilliShares(milli, memBytes, gpuMemBytes, shares, gpuShares int64) int64 {
+	if gpuShares > 0 && shares > 0 {
+		s := (min(shares, gpuShares)*MilliPerGPU + gpuShares - 1) / gpuShares
+		milli = max(milli, s)
+	}
 	if gpuMemBytes > 0 && memBytes > 0 {
 		// In float64, which is exact for the ratio of any two memory
 		// sizes below 9 TB and cannot overflow as memBytes*MilliPerGPU can.

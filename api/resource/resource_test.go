@@ -46,3 +46,31 @@ func TestSharedGPUMilli(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedGPUMilliShares: NVIDIA's integer shares
+// (sigs.k8s.io/dra-driver-nvidia-gpu, commit 95932046, --consumable-shares=N
+// publishes "shares" of value N, default 1) as thousandths of the GPU,
+// worked out by hand.
+func TestSharedGPUMilliShares(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		milli, mem, gpuMem, shares, gpuShares, want int64
+	}{
+		{1, 0, 80 * gib, 1, 4, 250},          // 1 of 4 (demo integer-sharing.yaml): 1000/4
+		{1, 0, 80 * gib, 4, 4, 1000},         // all 4
+		{1, 0, 80 * gib, 1, 3, 334},          // 1000/3 = 333.3, rounded up
+		{1, 0, 80 * gib, 2, 3, 667},          // 2000/3 = 666.7, rounded up
+		{1, 40 * gib, 80 * gib, 1, 4, 500},   // memory's half beats a quarter
+		{600, 0, 80 * gib, 1, 4, 600},        // milliGPU 600 beats a quarter
+		{1, 0, 80 * gib, 9, 4, 1000},         // more than the GPU has: at most all
+		{1, 0, 80 * gib, 0, 0, 1},            // unlimited mode: milliGPU's default alone, the smallest share
+		{1, 0, 80 * gib, 1, 0, 1},            // shares unknown on the GPU: no shares part
+		{1, 1 << 20, 80 * gib, 1, 1000, 1},   // 1 of 1000, 1Mi: 1
+		{1, 0, 80 * gib, 1, 1 << 40, 1},      // 1 of 2^40: rounded up to 1
+		{250, 20 * gib, 80 * gib, 0, 0, 250}, // as SharedGPUMilli
+	} {
+		if got := SharedGPUMilliShares(c.milli, c.mem, c.gpuMem, c.shares, c.gpuShares); got != c.want {
+			t.Errorf("SharedGPUMilliShares(%d, %d, %d, %d, %d) = %d, want %d", c.milli, c.mem, c.gpuMem, c.shares, c.gpuShares, got, c.want)
+		}
+	}
+}

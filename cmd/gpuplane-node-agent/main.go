@@ -81,6 +81,7 @@ serves GPU metrics. It exits cleanly on SIGTERM or SIGINT.`,
 	f.DurationVar(&o.DRA.RediscoverInterval, "dra-rediscover-interval", o.DRA.RediscoverInterval, "with --kubelet-api=dra: how often to discover the GPUs again and publish a change (a MIG mode switched, a MIG device made outside DRA); 0: never")
 	f.StringVar(&o.DRA.BootIDFile, "dra-boot-id-file", o.DRA.BootIDFile, "with --kubelet-api=dra: the node's boot ID file, to which the checkpoint is keyed: claims prepared under another boot ID are prepared again (empty: /proc/sys/kernel/random/boot_id)")
 	f.BoolVar(&o.DRA.Shares, "dra-shares", o.DRA.Shares, "with --kubelet-api=dra: publish GPUs without MIG as shareable by memory and milli-GPU (allowMultipleAllocations)")
+	f.StringVar(&o.DRA.ConsumableShares, "dra-consumable-shares", o.DRA.ConsumableShares, "with --kubelet-api=dra: publish GPUs without MIG as shareable in one of NVIDIA's DRA driver's --consumable-shares modes: memory (as --dra-shares), unlimited (a claim that asks nothing holds 1 milli-GPU), or an integer N of 1..1000 (a \"shares\" capacity of N, a claim takes 1 by default); implies --dra-shares")
 	m := &o.Metrics
 	f.StringVar(&m.Addr, "metrics-addr", m.Addr, "address to serve GPU metrics on, at /metrics (empty: no metrics)")
 	f.StringVar(&m.File, "metrics-file", m.File, "metrics file selecting the DCGM fields served, in dcgm-exporter's counters format (default: all)")

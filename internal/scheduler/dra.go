@@ -33,6 +33,8 @@ type draGPU struct {
 	tainted bool   // a NoSchedule or NoExecute device taint: never chosen
 	shared  bool   // allowMultipleAllocations with milliGPU (--dra-shares)
 	mem     int64  // its memory capacity, bytes (0: none published)
+	shares  int64  // its "shares" capacity, NVIDIA's integer shares (0: none published)
+	plain   int64  // shared: milli-GPU a claim asking no capacity holds (plainShare)
 	used    int64  // milli-GPU held by allocated claims (1000: whole)
 	// mig is set when MIG placements of the GPU are published (MIG on
 	// demand); migHeld are those allocated.
@@ -241,7 +243,34 @@ func wholeGPU(d *resourceapi.Device) (draGPU, bool) {
 	if c, ok := d.Capacity[apidra.CapacityMemory]; ok {
 		g.mem = c.Value.Value()
 	}
+	if c, ok := d.Capacity[apidra.CapacityShares]; ok {
+		g.shares = c.Value.Value()
+	}
+	if g.shared {
+		g.plain = plainShare(d, g.mem, g.shares)
+	}
 	return g, true
+}
+
+// plainShare is the milli-GPU a claim that asks no capacity holds of
+// shared device d (memory mem bytes, shares shares): what the defaults of
+// its capacities' request policies consume, a capacity without a policy
+// all of it (upstream's allocator, KEP 5075), read by
+// gpuresource.SharedGPUMilliShares: all of the GPU in NVIDIA's memory
+// mode (memory defaults to all), 1 in its unlimited mode (milliGPU's
+// default), 1000/N in its integer mode N (shares default 1).
+func plainShare(d *resourceapi.Device, mem, shares int64) int64 {
+	def := func(name string) int64 {
+		c, ok := d.Capacity[resourceapi.QualifiedName(name)]
+		switch {
+		case !ok:
+			return 0
+		case c.RequestPolicy != nil && c.RequestPolicy.Default != nil:
+			return c.RequestPolicy.Default.Value()
+		}
+		return c.Value.Value()
+	}
+	return gpuresource.SharedGPUMilliShares(def(apidra.CapacityMilliGPU), def(apidra.CapacityMemory), mem, def(apidra.CapacityShares), shares)
 }
 
 // draMinor returns the minor of a whole GPU's device name "gpu-<minor>".
@@ -255,8 +284,11 @@ func draMinor(name string) (int, error) {
 
 // deviceUse is the milli-GPU allocated claims hold of GPU g in pool: all
 // of it when it is allocated whole; of a shared GPU what its claims
-// consume together, gpuresource.SharedGPUMilli of their milliGPU and
-// memory (a claim that asks neither consumes memory's default, all).
+// consume together, gpuresource.SharedGPUMilliShares of their milliGPU,
+// memory and NVIDIA's shares (a claim that asks neither consumes
+// memory's default: all of it in NVIDIA's memory mode, none in its
+// unlimited and integer modes, where milliGPU's default 1 and a share
+// count).
 func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 	if st == nil {
 		return 0
@@ -266,15 +298,18 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 		return gpuresource.MilliPerGPU
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
-		var milli, mem int64
+		var milli, mem, shares int64
 		if q := c[apidra.CapacityMilliGPU]; q != nil {
 			milli = q.Value()
 		}
 		if q := c[apidra.CapacityMemory]; q != nil {
 			mem = q.Value()
 		}
-		if milli > 0 || mem > 0 {
-			return gpuresource.SharedGPUMilli(milli, mem, g.mem)
+		if q := c[apidra.CapacityShares]; q != nil {
+			shares = q.Value()
+		}
+		if milli > 0 || mem > 0 || shares > 0 {
+			return gpuresource.SharedGPUMilliShares(milli, mem, g.mem, shares, g.shares)
 		}
 		if !g.shared {
 			return gpuresource.MilliPerGPU

@@ -59,6 +59,9 @@ type draAsk struct {
 	gpus    int
 	milli   int64
 	profile string
+	// plain: one GPU of class gpu.nvidia.com asking no capacity, whose
+	// share is the defaults of the node's shared GPUs (nodeState.plain).
+	plain bool
 }
 
 // modelClaims returns what claims of these specs ask in the placement
@@ -115,6 +118,7 @@ func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 			a.milli = q.Value()
 		}
 	}
+	a.plain = a.gpus == 1 && (req.Capacity == nil || len(req.Capacity.Requests) == 0)
 	switch {
 	case a.gpus > cluster.MaxGPUsPerNode, a.milli < 1:
 		return draAsk{}, false
@@ -133,18 +137,19 @@ func modelClaims(specs []*resourceapi.ResourceClaimSpec) (draAsk, bool) {
 // (cluster.Pod.MIGProfile), since one profile name may sit at different
 // indices of the models' tables (1g.10gb: 0 on A100-80GB, 2 on
 // A100-40GB): each restricted to the models of its index. req is then the
-// variant of the most models.
-func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]cluster.Pod, ok bool) {
+// variant of the most models. plain reports one GPU asked with no
+// capacity (draAsk.plain): its share is the node's (podState.onNode).
+func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]cluster.Pod, plain, ok bool) {
 	if req.NumGPU != 0 || len(p.Spec.ResourceClaims) == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	specs, ok := cs.claimSpecs(p)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	a, ok := modelClaims(specs)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	var models cluster.ModelSet
 	if spec, has := p.Annotations[gpuresource.AnnotationGPUModel]; has {
@@ -154,7 +159,7 @@ func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]c
 	}
 	if a.profile == "" {
 		req.NumGPU, req.GPUMilli, req.Models = a.gpus, a.milli, models
-		return nil, true
+		return nil, a.plain, true
 	}
 	byIndex := migProfileModels(a.profile)
 	var best int8 = -1
@@ -177,10 +182,10 @@ func (cs claimSource) addClaimGPUs(p *v1.Pod, req *cluster.Pod) (migs map[int8]c
 		}
 	}
 	if best < 0 {
-		return nil, false // a profile no model (the pod allows) has: upstream's to refuse
+		return nil, false, false // a profile no model (the pod allows) has: upstream's to refuse
 	}
 	*req = migs[best]
-	return migs, true
+	return migs, false, true
 }
 
 // migProfileModels returns, by index k of gpu.MIGProfiles, the catalog

@@ -49,6 +49,9 @@ func buildDRANode(ni fwk.NodeInfo, dn *draNode) (*nodeState, error) {
 	for i, g := range dn.gpus[:gpus] {
 		st.devices = append(st.devices, g.name)
 		st.shares = st.shares || g.shared
+		if g.shared {
+			st.plain = max(st.plain, g.plain)
+		}
 		if g.tainted {
 			st.unhealthy |= 1 << uint(i)
 		}

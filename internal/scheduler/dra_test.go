@@ -166,7 +166,7 @@ func TestModelClaims(t *testing.T) {
 		want  draAsk
 		ok    bool
 	}{
-		{name: "one GPU, count defaulted", specs: one(exact(func(*resourceapi.ExactDeviceRequest) {})), want: draAsk{gpus: 1, milli: 1000}, ok: true},
+		{name: "one GPU, count defaulted (plain: no capacity)", specs: one(exact(func(*resourceapi.ExactDeviceRequest) {})), want: draAsk{gpus: 1, milli: 1000, plain: true}, ok: true},
 		{name: "four GPUs", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Count = 4 })), want: draAsk{gpus: 4, milli: 1000}, ok: true},
 		{name: "a share of 250", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("250") })), want: draAsk{gpus: 1, milli: 250}, ok: true},
 		{name: "milliGPU 1000 is whole", specs: one(exact(func(r *resourceapi.ExactDeviceRequest) { r.Capacity = capacity("1000") })), want: draAsk{gpus: 1, milli: 1000}, ok: true},
@@ -371,8 +371,8 @@ func TestMIGClaimPerModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migs, ok := cs.addClaimGPUs(p, &req)
-	if !ok || len(migs) != 2 || req.MIGProfile != 1 || req.GPUMilli != 142 {
+	migs, plain, ok := cs.addClaimGPUs(p, &req)
+	if !ok || plain || len(migs) != 2 || req.MIGProfile != 1 || req.GPUMilli != 142 {
 		t.Fatalf("ok %v, %d variants, pod %+v; want 2 variants, profile index 0 (MIGProfile 1), 142 milli-GPU", ok, len(migs), req)
 	}
 	s := &podState{pod: req, migs: map[int8]migVariant{}}

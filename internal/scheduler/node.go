@@ -42,6 +42,10 @@ type nodeState struct {
 	dra     bool
 	devices []string
 	shares  bool
+	// plain is the milli-GPU a claim asking no capacity holds of the
+	// node's shared GPUs (the largest of draGPU.plain); 0 when none is
+	// shared.
+	plain int64
 }
 
 // catalog is the built-in GPU catalog; read only.

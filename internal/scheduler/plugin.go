@@ -161,6 +161,10 @@ type podState struct {
 	// index in each node model's table, with their scores' states
 	// (dra_claims.go addClaimGPUs); pod is one of them.
 	migs map[int8]migVariant
+	// plain: the claim asks one GPU of class gpu.nvidia.com and no
+	// capacity; on a node whose GPUs are shared it holds what their
+	// request policies' defaults consume (onNode).
+	plain bool
 }
 
 type migVariant struct {
@@ -180,6 +184,20 @@ func (s *podState) forNode(n *cluster.Node) (*cluster.Pod, placement.State, bool
 		}
 	}
 	return &s.pod, s.score, false
+}
+
+// onNode is pod p (s.pod or a MIG variant) as it asks node ns's GPUs: a
+// plain claim (s.plain) on a DRA node whose shared GPUs give such a claim
+// less than a GPU (nodeState.plain: NVIDIA's unlimited and integer
+// share modes) asks that share, not a whole GPU. The score state is the
+// pod's: built-in policies keep none (placement.State).
+func (s *podState) onNode(p *cluster.Pod, ns *nodeState) *cluster.Pod {
+	if !s.plain || !ns.dra || ns.plain <= 0 || ns.plain >= cluster.MilliGPU {
+		return p
+	}
+	v := *p
+	v.GPUMilli = ns.plain
+	return &v
 }
 
 // Clone returns the state itself: it is not changed after PreFilter.
@@ -214,8 +232,8 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, n
 		}
 		pl.nodes.setDRA(v)
 	}
-	migs, claimGPUs := pl.claims.addClaimGPUs(p, &req)
-	state := &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs}
+	migs, plain, claimGPUs := pl.claims.addClaimGPUs(p, &req)
+	state := &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs, plain: plain}
 	for k, v := range migs {
 		if state.migs == nil {
 			state.migs = map[int8]migVariant{}
@@ -299,6 +317,7 @@ func (pl *Plugin) Filter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni f
 		return st
 	}
 	pod, _, ok := s.forNode(&ns.node)
+	pod = s.onNode(pod, ns)
 	if !ok {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("GPU model %s has no MIG profile of the claim's", ns.node.Model))
 	}
@@ -325,6 +344,7 @@ func (pl *Plugin) Score(ctx context.Context, cs fwk.CycleState, p *v1.Pod, ni fw
 	if !ok {
 		return 0, nil
 	}
+	pod = s.onNode(pod, ns)
 	var buf cluster.Pod
 	return placement.Score(pl.policy, score, &ns.node, pod, &buf), nil
 }

@@ -232,6 +232,7 @@ type draGPU struct {
 	product string
 	shared  bool  // allowMultipleAllocations
 	mem     int64 // its memory capacity, bytes (0: none or unreadable)
+	shares  int64 // its "shares" capacity, NVIDIA's integer shares (0: none or unreadable)
 	mig     bool  // MIG placements with counters are published
 	tainted bool  // a NoSchedule or NoExecute taint
 }
@@ -278,6 +279,9 @@ func (d *draObjects) nodes() map[string]*draNode {
 				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
 				if c, ok := dev.Capacity[apidra.CapacityMemory]; ok {
 					g.mem, _ = trace.QuantityValue(c.Value)
+				}
+				if c, ok := dev.Capacity[apidra.CapacityShares]; ok {
+					g.shares, _ = trace.QuantityValue(c.Value)
 				}
 				for _, t := range dev.Taints {
 					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
@@ -435,6 +439,8 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 				}
 			} else if _, mem := e.Capacity.Requests[apidra.CapacityMemory]; mem {
 				warn = append(warn, path+": capacity.requests.memory without milliGPU (a memory share): simulated as a whole GPU, since its share depends on the GPU it gets")
+			} else if _, sh := e.Capacity.Requests[apidra.CapacityShares]; sh {
+				warn = append(warn, path+": capacity.requests.shares without milliGPU (NVIDIA's integer shares): simulated as a whole GPU, since its share depends on the GPU's count of shares")
 			}
 		}
 		warn = append(warn, a.selectors(path, e.Selectors)...)
@@ -717,7 +723,7 @@ func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string 
 			continue
 		}
 		gpus = append(gpus, idx[e.gpu])
-		if m, ok := consumedMilli(r.ConsumedCapacity, dn.gpus[e.gpu].mem); ok {
+		if m, ok := consumedMilli(r.ConsumedCapacity, dn.gpus[e.gpu].mem, dn.gpus[e.gpu].shares); ok {
 			milli = m
 		}
 		if e.profile != "" {
@@ -773,11 +779,12 @@ func claimRefs(o *kubeObject) podClaims {
 }
 
 // consumedMilli is the milli-GPU an allocation of a shared GPU of gpuMem
-// bytes holds by what it consumes (resource.SharedGPUMilli of its
-// milliGPU and memory); ok is false when it consumes neither readably, or
+// bytes and gpuShares shares (NVIDIA's "shares" capacity, 0: none) holds
+// by what it consumes (resource.SharedGPUMilliShares of its milliGPU,
+// memory and shares); ok is false when it consumes none readably, or
 // holds the whole GPU.
-func consumedMilli(consumed map[string]string, gpuMem int64) (int64, bool) {
-	var milli, mem int64
+func consumedMilli(consumed map[string]string, gpuMem, gpuShares int64) (int64, bool) {
+	var milli, mem, shares int64
 	if v, ok := consumed[apidra.CapacityMilliGPU]; ok {
 		if m, err := trace.QuantityValue(v); err == nil && m >= 1 && m <= cluster.MilliGPU {
 			milli = m
@@ -788,9 +795,14 @@ func consumedMilli(consumed map[string]string, gpuMem int64) (int64, bool) {
 			mem = m
 		}
 	}
-	if milli == 0 && mem == 0 {
+	if v, ok := consumed[apidra.CapacityShares]; ok {
+		if m, err := trace.QuantityValue(v); err == nil && m > 0 {
+			shares = m
+		}
+	}
+	if milli == 0 && mem == 0 && shares == 0 {
 		return 0, false
 	}
-	m := resource.SharedGPUMilli(milli, mem, gpuMem)
+	m := resource.SharedGPUMilliShares(milli, mem, gpuMem, shares, gpuShares)
 	return m, m >= 1 && m < cluster.MilliGPU
 }

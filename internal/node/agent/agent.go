@@ -137,6 +137,11 @@ type DRAOptions struct {
 	// Shares publishes GPUs without MIG as shareable by memory and
 	// milli-GPU (--dra-shares).
 	Shares bool
+	// ConsumableShares is how shared GPUs are published, one of NVIDIA's
+	// driver's --consumable-shares modes: memory, unlimited or an integer
+	// count of shares (--dra-consumable-shares; dra.ParseShareMode); set,
+	// it implies Shares. Empty: memory.
+	ConsumableShares string
 	// BootIDFile is the node's boot ID file (--dra-boot-id-file; empty:
 	// dra.DefaultBootIDPath), to which the checkpoint is keyed.
 	BootIDFile string
@@ -233,14 +238,28 @@ func (o Options) Check() error {
 // refused without it (dra false), rather than ignored.
 func (o DRAOptions) check(dra bool) error {
 	switch {
-	case !dra && (o.CDIDir != "" || o.ToolkitSpec != "" || o.Shares):
-		return fmt.Errorf("--cdi-dir, --cdi-toolkit-spec and --dra-shares need --kubelet-api=dra")
+	case !dra && (o.CDIDir != "" || o.ToolkitSpec != "" || o.Shares || o.ConsumableShares != ""):
+		return fmt.Errorf("--cdi-dir, --cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra")
 	case o.ToolkitSpec != "" && o.CDIDir == "":
 		return fmt.Errorf("--cdi-toolkit-spec needs --cdi-dir")
 	case o.RediscoverInterval < 0:
 		return fmt.Errorf("--dra-rediscover-interval %v: must not be negative (0: never)", o.RediscoverInterval)
 	}
-	return nil
+	_, err := o.shareMode()
+	return err
+}
+
+// shareMode is the share mode --dra-consumable-shares names (memory when
+// empty).
+func (o DRAOptions) shareMode() (dra.ShareMode, error) {
+	if o.ConsumableShares == "" {
+		return dra.ShareMode{}, nil
+	}
+	m, err := dra.ParseShareMode(o.ConsumableShares)
+	if err != nil {
+		return m, fmt.Errorf("--dra-consumable-shares: %w", err)
+	}
+	return m, nil
 }
 
 // openBackend opens the device backend the options name.
@@ -486,6 +505,10 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	}
 	lab := newLabeler(o, cfg, client, dyn)
 	dm := drametrics.New(apidra.DriverName, o.NodeName)
+	mode, err := o.DRA.shareMode()
+	if err != nil {
+		return err
+	}
 	d, err := dra.New(ctx, b, dra.Config{
 		Metrics:            dm,
 		NodeName:           o.NodeName,
@@ -501,7 +524,8 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 			}
 		},
 		MIGMinorsPath: migMinors,
-		Shares:        o.DRA.Shares,
+		Shares:        o.DRA.Shares || o.DRA.ConsumableShares != "",
+		ShareMode:     mode,
 		BootIDPath:    o.DRA.BootIDFile,
 		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
 	})

@@ -52,8 +52,11 @@ type Options struct {
 	// Shares publishes each GPU without MIG mode with
 	// allowMultipleAllocations: claims share it by memory (1Mi steps) and
 	// by compute (milliGPU, 1..1000); a claim that asks for neither takes
-	// all of both.
+	// all of both. ShareMode adds NVIDIA's other modes.
 	Shares bool
+	// ShareMode is how a shared GPU is published (the zero value:
+	// NVIDIA's "memory" mode, as above).
+	ShareMode ShareMode
 	// MIG publishes every MIG placement of the MIG-enabled GPUs, to be
 	// created on prepare: the backend implements device.MIGManager.
 	// Without it MIG-enabled GPUs are not published.
@@ -148,7 +151,7 @@ func Build(n device.Node, o Options) (Resources, error) {
 		}
 		entry := Entry{GPU: i}
 		if o.Shares {
-			share(&whole)
+			share(&whole, o.ShareMode)
 			entry.Shared = true
 		}
 		r.Devices = append(r.Devices, whole)
@@ -336,27 +339,44 @@ func copyCounters(c map[string]resourceapi.Counter) map[string]resourceapi.Count
 }
 
 // share makes a whole GPU shareable, as NVIDIA's driver does with
-// --consumable-shares: memory in 1Mi steps (its maximum rounded down to
-// a step), defaulting to all of it, and gpuplane's compute share,
-// milliGPU 1..1000, defaulting to 1. So a claim that asks neither holds
-// the whole GPU (all its memory), one that asks memory alone, as NVIDIA's
-// driver's memory shares do, shares by memory, and one that asks
-// milliGPU alone holds all the memory: a compute share asks both
-// (apiresource.SharedGPUMilli is the share a claim holds).
-func share(d *resourceapi.Device) {
+// --consumable-shares (sigs.k8s.io/dra-driver-nvidia-gpu, commit
+// 95932046, cmd/gpu-kubelet-plugin/consumable_shares.go
+// applyConsumableShares): memory in 1Mi steps (its maximum rounded down
+// to a step), and gpuplane's compute share, milliGPU 1..1000, defaulting
+// to 1. In mode "memory" (m's zero value) memory defaults to all of it,
+// from 1Mi: a claim that asks neither holds the whole GPU (all its
+// memory), one that asks memory alone, as NVIDIA's driver's memory
+// shares do, shares by memory, and one that asks milliGPU alone holds
+// all the memory: a compute share asks both. In modes unlimited and
+// integer memory defaults to 0, from 0, as NVIDIA's; the integer mode
+// adds NVIDIA's "shares", m.Shares of them, 1 by default. The share a
+// claim holds is apiresource.SharedGPUMilliShares of what it consumes.
+func share(d *resourceapi.Device, m ShareMode) {
 	d.AllowMultipleAllocations = ptr.To(true)
 	mem := d.Capacity[apidra.CapacityMemory]
 	step := resource.MustParse("1Mi")
 	maxMem := resource.NewQuantity(mem.Value.Value()/step.Value()*step.Value(), resource.BinarySI)
+	def, low := maxMem.DeepCopy(), step.DeepCopy()
+	if m.Unlimited || m.Shares > 0 {
+		def, low = intQ(0), intQ(0)
+	}
 	d.Capacity[apidra.CapacityMemory] = resourceapi.DeviceCapacity{
 		Value: *maxMem,
 		RequestPolicy: &resourceapi.CapacityRequestPolicy{
-			Default:    ptr.To(maxMem.DeepCopy()),
-			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr.To(step.DeepCopy()), Max: ptr.To(maxMem.DeepCopy()), Step: ptr.To(step.DeepCopy())},
+			Default:    ptr.To(def),
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{Min: ptr.To(low), Max: ptr.To(maxMem.DeepCopy()), Step: ptr.To(step.DeepCopy())},
 		},
 	}
-	full := intQ(device.MilliUnits)
-	d.Capacity[apidra.CapacityMilliGPU] = resourceapi.DeviceCapacity{
+	d.Capacity[apidra.CapacityMilliGPU] = countCap(device.MilliUnits)
+	if m.Shares > 0 {
+		d.Capacity[apidra.CapacityShares] = countCap(m.Shares)
+	}
+}
+
+// countCap is a capacity of n units, 1..n in steps of 1, defaulting to 1.
+func countCap(n int64) resourceapi.DeviceCapacity {
+	full := intQ(n)
+	return resourceapi.DeviceCapacity{
 		Value: full,
 		RequestPolicy: &resourceapi.CapacityRequestPolicy{
 			Default:    ptr.To(intQ(1)),

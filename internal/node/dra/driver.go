@@ -71,6 +71,8 @@ type Config struct {
 	ToolkitSpec string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
+	// ShareMode is how shared GPUs are published (Options.ShareMode).
+	ShareMode ShareMode
 	// PCIeRoot resolves the pcieRoot attribute (Options.PCIeRoot);
 	// default: from sysfs (deviceattribute).
 	PCIeRoot func(busID string) (string, error)
@@ -322,7 +324,7 @@ func MIGOffers(ctx context.Context, b any, n device.Node) (map[string]device.MIG
 }
 
 func (d *Driver) options() Options {
-	return Options{Shares: d.cfg.Shares, MIG: d.mig != nil, PCIeRoot: d.cfg.PCIeRoot}
+	return Options{Shares: d.cfg.Shares, ShareMode: d.cfg.ShareMode, MIG: d.mig != nil, PCIeRoot: d.cfg.PCIeRoot}
 }
 
 func (d *Driver) checkpointPath() string { return filepath.Join(d.cfg.PluginDir, checkpointFile) }
@@ -643,7 +645,7 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 		}
 	}
 	pd.CDIDeviceIDs = []string{CDIDeviceID(uuid)}
-	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.gpuMemBytes(*pd), d.mpsEdits(*pd))
+	id, err := writeClaimCDISpec(d.claimCDIDir(), uid, *pd, d.gpuMemBytes(*pd), d.gpuShares(), d.mpsEdits(*pd))
 	if err != nil {
 		return fmt.Errorf("device %s: the claim's CDI spec: %w", pd.Device, err)
 	}

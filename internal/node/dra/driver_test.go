@@ -425,20 +425,20 @@ func TestShareEnvMPS(t *testing.T) {
 		Config:           &DeviceConfig{Kind: GpuConfigKind, Sharing: &Sharing{Strategy: MPSStrategy}}}
 	want := "GPUPLANE_GPU_SHARE=251,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=26,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=20480M"
 	const gpuMem = 80 << 30
-	if got := strings.Join(shareEnv(pd, gpuMem), ","); got != want {
+	if got := strings.Join(shareEnv(pd, gpuMem, 0), ","); got != want {
 		t.Errorf("shareEnv = %s, want %s", got, want)
 	}
 	mem := pd
 	mem.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("1"), apidra.CapacityMemory: resource.MustParse("40Gi")}
-	if got, want := strings.Join(shareEnv(mem, gpuMem), ","), "GPUPLANE_GPU_SHARE=500,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=40960M"; got != want {
+	if got, want := strings.Join(shareEnv(mem, gpuMem, 0), ","), "GPUPLANE_GPU_SHARE=500,CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50,CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-a=40960M"; got != want {
 		t.Errorf("memory share: %s, want %s", got, want)
 	}
 	pd.Config.Sharing.Strategy = TimeSlicingStrategy
-	if got := strings.Join(shareEnv(pd, gpuMem), ","); got != "GPUPLANE_GPU_SHARE=251" {
+	if got := strings.Join(shareEnv(pd, gpuMem, 0), ","); got != "GPUPLANE_GPU_SHARE=251" {
 		t.Errorf("time-slicing: %s", got)
 	}
 	delete(pd.ConsumedCapacity, apidra.CapacityMilliGPU)
-	if got := shareEnv(pd, gpuMem); got != nil {
+	if got := shareEnv(pd, gpuMem, 0); got != nil {
 		t.Errorf("no milliGPU: %v, want none", got)
 	}
 }

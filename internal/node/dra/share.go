@@ -35,20 +35,21 @@ func claimCDISpecPath(dir string, uid types.UID, device string) string {
 }
 
 // shareEnv is the environment of a container given pd, a share of a GPU
-// of gpuMem bytes: GPUPLANE_GPU_SHARE, the milli-GPU it holds (heldMilli:
-// its consumed milliGPU, or its memory's part when larger, as for a
-// memory share); and under an MPS configuration (GpuConfig sharing
+// of gpuMem bytes and gpuShares shares (0: none published):
+// GPUPLANE_GPU_SHARE, the milli-GPU it holds (heldMilli: its consumed
+// milliGPU, or its memory's or its shares' part when larger, as for a
+// memory share or NVIDIA's integer shares); and under an MPS configuration (GpuConfig sharing
 // strategy MPS) the limits of CUDA's MPS client from the share,
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (the held milli-GPU/10, rounded up) and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (<GPU UUID>=<MiB>M, its
 // consumed memory), as NVIDIA's MPS documentation names them ("Per-client
 // limits", CUDA MPS guide section 4). They bind under the GPU's MPS
 // control daemon, which prepare starts for a share under MPS (mps.go).
 // nil when pd consumes no milliGPU (not a share).
-func shareEnv(pd PreparedDevice, gpuMem int64) []string {
+func shareEnv(pd PreparedDevice, gpuMem, gpuShares int64) []string {
 	if _, ok := pd.ConsumedCapacity[apidra.CapacityMilliGPU]; !ok {
 		return nil
 	}
-	milli := heldMilli(pd, gpuMem)
+	milli := heldMilli(pd, gpuMem, gpuShares)
 	env := []string{configv1.EnvGPUShare + "=" + strconv.FormatInt(milli, 10)}
 	if pd.Config == nil || pd.Config.Sharing == nil || pd.Config.Sharing.Strategy != MPSStrategy {
 		return env
@@ -63,8 +64,8 @@ func shareEnv(pd PreparedDevice, gpuMem int64) []string {
 // writeClaimCDISpec writes the claim's spec of pd into dir when pd is a
 // share or is served by an MPS daemon (mps, its edits), and returns its
 // CDI device ID ("" when pd is neither).
-func writeClaimCDISpec(dir string, uid types.UID, pd PreparedDevice, gpuMem int64, mps *cdispec.ContainerEdits) (string, error) {
-	edits := cdispec.ContainerEdits{Env: shareEnv(pd, gpuMem)}
+func writeClaimCDISpec(dir string, uid types.UID, pd PreparedDevice, gpuMem, gpuShares int64, mps *cdispec.ContainerEdits) (string, error) {
+	edits := cdispec.ContainerEdits{Env: shareEnv(pd, gpuMem, gpuShares)}
 	if mps != nil {
 		edits.Env = append(edits.Env, mps.Env...)
 		edits.Mounts = mps.Mounts

@@ -59,7 +59,7 @@ func (d *Driver) deviceShare(pd PreparedDevice) (float64, bool) {
 	if pd.ShareID == nil {
 		return 1, true
 	}
-	m := heldMilli(pd, d.gpuMemBytes(pd))
+	m := heldMilli(pd, d.gpuMemBytes(pd), d.gpuShares())
 	return float64(m) / apiresource.MilliPerGPU, m > 0
 }
 
@@ -72,15 +72,28 @@ func (d *Driver) gpuMemBytes(pd PreparedDevice) int64 {
 	return d.node.GPUs[e.GPU].MemoryMiB << 20
 }
 
+// gpuShares is the "shares" capacity of a shared GPU (ShareMode.Shares),
+// 0 when none is published.
+func (d *Driver) gpuShares() int64 {
+	if !d.cfg.Shares {
+		return 0
+	}
+	return d.cfg.ShareMode.Shares
+}
+
 // heldMilli is the milli-GPU a share pd holds of its GPU of gpuMem bytes
-// (apiresource.SharedGPUMilli of what it consumes).
-func heldMilli(pd PreparedDevice, gpuMem int64) int64 {
-	var milli, mem int64
+// and gpuShares shares (apiresource.SharedGPUMilliShares of what it
+// consumes).
+func heldMilli(pd PreparedDevice, gpuMem, gpuShares int64) int64 {
+	var milli, mem, shares int64
 	if q, ok := pd.ConsumedCapacity[apidra.CapacityMilliGPU]; ok {
 		milli = q.Value()
 	}
 	if q, ok := pd.ConsumedCapacity[apidra.CapacityMemory]; ok {
 		mem = q.Value()
 	}
-	return apiresource.SharedGPUMilli(milli, mem, gpuMem)
+	if q, ok := pd.ConsumedCapacity[apidra.CapacityShares]; ok {
+		shares = q.Value()
+	}
+	return apiresource.SharedGPUMilliShares(milli, mem, gpuMem, shares, gpuShares)
 }

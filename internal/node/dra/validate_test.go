@@ -49,6 +49,10 @@ func TestSlicesValid(t *testing.T) {
 	}{
 		{"A100 MIG and whole", func() (Resources, error) { return Build(n, Options{MIG: true, PCIeRoot: fakeRoot}) }},
 		{"shares", func() (Resources, error) { return Build(n, Options{MIG: true, Shares: true}) }},
+		{"unlimited shares", func() (Resources, error) {
+			return Build(n, Options{Shares: true, ShareMode: ShareMode{Unlimited: true}})
+		}},
+		{"4 shares", func() (Resources, error) { return Build(n, Options{Shares: true, ShareMode: ShareMode{Shares: 4}}) }},
 		{"8 H100 MIG", func() (Resources, error) { return Build(n8, Options{MIG: true}) }},
 	} {
 		r, err := tc.r()

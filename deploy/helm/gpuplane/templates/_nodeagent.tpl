@@ -83,6 +83,16 @@ spec:
             {{- if .shares }}
             - --dra-shares
             {{- end }}
+            {{- $cs := "" }}
+            {{- if not (kindIs "invalid" .consumableShares) }}
+            {{- $cs = toString .consumableShares }}
+            {{- end }}
+            {{- if ne $cs "" }}
+            {{- if not (regexMatch "^(memory|unlimited|[1-9][0-9]{0,2}|1000)$" $cs) }}
+            {{- fail (printf "nodeAgent.dra.consumableShares: %q; want memory, unlimited or a count 1..1000 (NVIDIA's --consumable-shares modes)" $cs) }}
+            {{- end }}
+            - --dra-consumable-shares={{ $cs }}
+            {{- end }}
             {{- end }}
             {{- end }}
             - --pod-resources-socket={{ $r.Values.podResourcesDir }}/kubelet.sock
