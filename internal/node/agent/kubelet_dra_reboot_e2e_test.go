@@ -86,12 +86,14 @@ func TestRealKubeletDRAReboot(t *testing.T) {
 		if len(live) != 1 || live[0] == a {
 			return fmt.Errorf("live MIG devices %v, want one new", live)
 		}
+		// The CDI spec is written after the device is made: wait for it
+		// too.
+		if s := d.cdiSpecs(); !slices.Contains(s, "gpuplane_nvidia.com_gpu_"+live[0]+".json") {
+			return fmt.Errorf("no CDI spec of the device made again %s: %v", live[0], s)
+		}
 		b = live[0]
 		return nil
 	})
-	if !slices.Contains(d.cdiSpecs(), "gpuplane_nvidia.com_gpu_"+b+".json") {
-		t.Errorf("no CDI spec of the device made again %s: %v", b, d.cdiSpecs())
-	}
 	if n := d.logCount(`"Destroyed a MIG device"`); n != 0 {
 		t.Errorf("%d MIG devices destroyed across the reboot, want none", n)
 	}
