@@ -41,7 +41,7 @@ const (
 )
 
 // helmInstall is how CI gets helm (Debian has no package).
-const helmInstall = "GOBIN=/usr/local/bin go install helm.sh/helm/v3/cmd/helm@v3.22.0"
+const helmInstall = "GOBIN=/usr/local/bin go install helm.sh/helm/v3/cmd/helm@v3.21.4"
 
 // fullValues turns on everything optional.
 const fullValues = `backend: mock
