@@ -66,6 +66,12 @@ spec:
             - --mock-profile={{ $r.Values.mock.profile }}
             {{- end }}
             - --device-plugin-dir={{ $r.Values.devicePluginDir }}
+            {{- with $r.Values.nodeAgent.driverRoot }}
+            {{- if eq (clean .) "/" }}
+            {{- fail "nodeAgent.driverRoot: / cannot be mounted at its own path; leave it empty for a driver installed on the host" }}
+            {{- end }}
+            - --driver-root={{ . }}
+            {{- end }}
             {{- if eq $mode "dra" }}
             {{- with $r.Values.nodeAgent.dra }}
             - --kubelet-api=dra
@@ -209,6 +215,15 @@ spec:
             {{- end }}
             {{- end }}
             {{- end }}
+            {{- with $r.Values.nodeAgent.driverRoot }}
+            # The containerized driver's files, for the CDI specs: at the
+            # host's path, which the specs name; the driver container's
+            # mounts propagate.
+            - name: driver-root
+              mountPath: {{ . }}
+              readOnly: true
+              mountPropagation: HostToContainer
+            {{- end }}
             {{- if $r.Values.config }}
             - name: config
               mountPath: /etc/gpuplane
@@ -265,6 +280,12 @@ spec:
             type: DirectoryOrCreate
         {{- end }}
         {{- end }}
+        {{- end }}
+        {{- with $r.Values.nodeAgent.driverRoot }}
+        - name: driver-root
+          hostPath:
+            path: {{ . }}
+            type: Directory
         {{- end }}
         {{- if $r.Values.config }}
         - name: config
