@@ -102,12 +102,17 @@ type Options struct {
 	KubeletAPI string
 	// DRA are the DRA plugin's settings, with KubeletAPIDRA.
 	DRA DRAOptions
-	// DriverRoot is the NVIDIA driver's root (--driver-root, NVIDIA's
-	// --nvidia-driver-root): with DRA.CDIDir and no DRA.ToolkitSpec, the
-	// CDI specs get the driver's files found under it
-	// (gpucdi.DriverEdits). Empty: / on the nvml backend, none on the
+	// DriverRoot is the NVIDIA driver's root on the host (--driver-root,
+	// NVIDIA's --nvidia-driver-root): with DRA.CDIDir and no
+	// DRA.ToolkitSpec, the CDI specs get the driver's files found under
+	// it (gpucdi.DriverEdits). Empty: / on the nvml backend, none on the
 	// mock backend (its specs have device nodes alone).
 	DriverRoot string
+	// ContainerDriverRoot is where the agent sees DriverRoot, when it
+	// runs in a container that mounts it elsewhere
+	// (--container-driver-root, NVIDIA's; e.g. /driver-root); empty:
+	// DriverRoot itself.
+	ContainerDriverRoot string
 	// CDIHookPath is nvidia-cdi-hook's path on the host, run by the
 	// runtime for the specs' hooks (--nvidia-cdi-hook-path).
 	CDIHookPath string
@@ -544,7 +549,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		CDIDir:             o.DRA.CDIDir,
 		ToolkitSpec:        o.DRA.ToolkitSpec,
 		DriverEdits:        edits,
-		DevRoot:            gpucdi.DevRoot(o.driverRoot()),
+		DevRoot:            o.driverConfig("").HostDevRoot(),
 		RediscoverInterval: o.DRA.RediscoverInterval,
 		OnRediscover: func(ctx context.Context, n device.Node) {
 			if err := lab.write(ctx, n); err != nil {
@@ -583,13 +588,19 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	return err
 }
 
-// driverRoot is the driver root the options give (DriverRoot): / on the
-// nvml backend when empty; "" (none) on the mock backend.
-func (o Options) driverRoot() string {
-	if o.DriverRoot == "" && o.Backend == "nvml" {
-		return gpucdi.DefaultDriverRoot
+// driverConfig is the driver root the options give, for a driver of
+// version: DriverRoot on the host (/ on the nvml backend when empty; ""
+// for none on the mock backend), seen at ContainerDriverRoot when set.
+func (o Options) driverConfig(version string) gpucdi.DriverConfig {
+	host := o.DriverRoot
+	if host == "" && o.Backend == "nvml" {
+		host = gpucdi.DefaultDriverRoot
 	}
-	return o.DriverRoot
+	c := gpucdi.DriverConfig{Root: host, HostRoot: host, Version: version, HookPath: o.CDIHookPath}
+	if o.ContainerDriverRoot != "" && host != "" {
+		c.Root = o.ContainerDriverRoot
+	}
+	return c
 }
 
 // driverEdits returns the container edits of the driver's files under
@@ -602,11 +613,12 @@ func (o Options) driverRoot() string {
 // container that does not see the host's driver keeps serving nodes
 // whose NVIDIA runtime injects the libraries (NVIDIA_VISIBLE_DEVICES).
 func driverEdits(o Options, n device.Node) (*cdispec.ContainerEdits, error) {
-	root := o.driverRoot()
+	c := o.driverConfig(n.DriverVersion)
+	root := c.Root
 	if o.DRA.CDIDir == "" || root == "" {
 		return nil, nil
 	}
-	e, err := gpucdi.DriverEdits(gpucdi.DriverConfig{Root: root, Version: n.DriverVersion, HookPath: o.CDIHookPath})
+	e, err := gpucdi.DriverEdits(c)
 	if err != nil && o.DriverRoot == "" {
 		klog.ErrorS(err, "CDI specs without the NVIDIA driver's files: give --driver-root where the agent sees the driver", "driverRoot", root)
 		return nil, nil
@@ -631,7 +643,7 @@ func writeDevicePluginCDI(o Options, cfg *configv1.Config, n device.Node) error 
 	if err != nil {
 		return err
 	}
-	s := gpucdi.NodeSpecs{Dir: o.DRA.CDIDir, DevRoot: gpucdi.DevRoot(o.driverRoot()), Common: edits}
+	s := gpucdi.NodeSpecs{Dir: o.DRA.CDIDir, DevRoot: o.driverConfig("").HostDevRoot(), Common: edits}
 	if o.Backend == "nvml" {
 		if s.MIGMinors, err = gpucdi.ReadMIGMinors(gpucdi.DefaultMIGMinorsPath); err != nil && hasMIG(n) {
 			return err

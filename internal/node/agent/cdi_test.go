@@ -117,3 +117,26 @@ func TestDriverEditsRoot(t *testing.T) {
 }
 
 func mockNodeVersion(v string) device.Node { return device.Node{DriverVersion: v} }
+
+// TestContainerDriverRoot: --driver-root /run/nvidia/driver seen at
+// --container-driver-root (the fake tree): the specs name the host's
+// paths, the fake libcuda at /run/nvidia/driver<lib dir>, and the
+// device nodes under /run/nvidia/driver/dev (the fake tree has a dev
+// directory).
+func TestContainerDriverRoot(t *testing.T) {
+	const host = "/run/nvidia/driver"
+	fake := gpucditest.New(t, "550.54.15")
+	o := DefaultOptions()
+	o.Backend, o.DriverRoot, o.ContainerDriverRoot, o.DRA.CDIDir = "mock", host, fake.Root, t.TempDir()
+	e, err := driverEdits(o, mockNodeVersion("550.54.15"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := host + gpucditest.LibDir + "/libcuda.so.550.54.15"
+	if !slices.ContainsFunc(e.Mounts, func(m *cdispec.Mount) bool { return m.HostPath == lib }) {
+		t.Errorf("mounts %v: want %s", e.Mounts, lib)
+	}
+	if got := o.driverConfig("").HostDevRoot(); got != host {
+		t.Errorf("device nodes' root %s, want %s", got, host)
+	}
+}

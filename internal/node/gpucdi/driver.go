@@ -11,6 +11,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/nvidia-container-toolkit/pkg/nvcdi"
+	transformroot "github.com/NVIDIA/nvidia-container-toolkit/pkg/nvcdi/transform/root"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 )
 
@@ -40,6 +41,27 @@ type DriverConfig struct {
 	// runtime runs for the spec's hooks (default DefaultHookPath, where
 	// NVIDIA's container toolkit installs it).
 	HookPath string
+	// HostRoot is Root's path on the host when the agent sees the driver
+	// elsewhere (in a container that mounts the host's / at
+	// /driver-root): the edits' host paths under Root are rewritten to
+	// it, device nodes under DevRoot(Root) to HostDevRoot, with nvcdi's
+	// own transform (pkg/nvcdi/transform/root, as NVIDIA's DRA driver and
+	// device plugin do). Empty: Root.
+	HostRoot string
+}
+
+// HostDevRoot is the host's path of the device nodes' root,
+// DevRoot(c.Root) seen from the host: HostRoot (else Root) when Root
+// holds a dev directory, else "/".
+func (c DriverConfig) HostDevRoot() string {
+	host := c.HostRoot
+	if host == "" {
+		host = c.Root
+	}
+	if c.Root != "" && DevRoot(c.Root) == c.Root {
+		return host
+	}
+	return "/"
 }
 
 // DevRoot returns the root of the device nodes of driver root root: root
@@ -103,7 +125,18 @@ func DriverEdits(c DriverConfig) (*cdispec.ContainerEdits, error) {
 	if e == nil || e.ContainerEdits == nil {
 		return nil, errors.New("nvcdi gave no edits")
 	}
-	return e.ContainerEdits, nil
+	if c.HostRoot == "" || c.HostRoot == c.Root {
+		return e.ContainerEdits, nil
+	}
+	s := &cdispec.Spec{Kind: Kind, ContainerEdits: *e.ContainerEdits}
+	t := transformroot.NewDriverTransformer(
+		transformroot.WithDriverRoot(c.Root), transformroot.WithTargetDriverRoot(c.HostRoot),
+		transformroot.WithDevRoot(DevRoot(c.Root)), transformroot.WithTargetDevRoot(c.HostDevRoot()),
+	)
+	if err := t.Transform(s); err != nil {
+		return nil, fmt.Errorf("driver root %s as %s on the host: %w", c.Root, c.HostRoot, err)
+	}
+	return &s.ContainerEdits, nil
 }
 
 // versionNVML is the NVML nvcdi is given: it initialises and answers the

@@ -202,3 +202,37 @@ func TestSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestDriverEditsHostRoot: an agent in a container that sees the host's
+// driver root /run/nvidia/driver at the fake tree's path gets edits
+// naming the host's paths (nvcdi's transform/root, as NVIDIA's DRA
+// driver): each mount's host path under /run/nvidia/driver, the void
+// mount's /dev/null and the hook program's path untouched; the device
+// nodes' root is the host's too, the fake tree having a dev directory.
+func TestDriverEditsHostRoot(t *testing.T) {
+	const host = "/run/nvidia/driver"
+	d := gpucditest.New(t, version)
+	c := gpucdi.DriverConfig{Root: d.Root, HostRoot: host, Version: version, HookPath: hookPath}
+	e, err := gpucdi.DriverEdits(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range e.Mounts {
+		want := host + m.ContainerPath
+		if m.HostPath == "/dev/null" {
+			want = "/dev/null"
+		}
+		if m.HostPath != want {
+			t.Errorf("mount %s: host path %s, want %s", m.ContainerPath, m.HostPath, want)
+		}
+	}
+	if len(e.Mounts) == 0 || len(hookArgs(t, e, "update-ldcache")) != 1 {
+		t.Errorf("mounts %v, hooks %v", e.Mounts, e.Hooks)
+	}
+	if got := c.HostDevRoot(); got != host {
+		t.Errorf("HostDevRoot %s, want %s", got, host)
+	}
+	if got := (gpucdi.DriverConfig{Root: t.TempDir(), HostRoot: "/"}).HostDevRoot(); got != "/" {
+		t.Errorf("HostDevRoot of a root without dev: %s, want /", got)
+	}
+}

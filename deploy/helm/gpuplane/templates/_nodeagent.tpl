@@ -67,10 +67,8 @@ spec:
             {{- end }}
             - --device-plugin-dir={{ $r.Values.devicePluginDir }}
             {{- with $r.Values.nodeAgent.driverRoot }}
-            {{- if eq (clean .) "/" }}
-            {{- fail "nodeAgent.driverRoot: / cannot be mounted at its own path; leave it empty for a driver installed on the host" }}
-            {{- end }}
             - --driver-root={{ . }}
+            - --container-driver-root=/driver-root
             {{- end }}
             {{- if eq $mode "dra" }}
             {{- with $r.Values.nodeAgent.dra }}
@@ -215,12 +213,12 @@ spec:
             {{- end }}
             {{- end }}
             {{- end }}
-            {{- with $r.Values.nodeAgent.driverRoot }}
-            # The containerized driver's files, for the CDI specs: at the
-            # host's path, which the specs name; the driver container's
-            # mounts propagate.
+            {{- if $r.Values.nodeAgent.driverRoot }}
+            # The driver's files, for the CDI specs, at /driver-root as
+            # NVIDIA's DRA driver mounts them (the specs name the host's
+            # paths); a driver container's mounts propagate.
             - name: driver-root
-              mountPath: {{ . }}
+              mountPath: /driver-root
               readOnly: true
               mountPropagation: HostToContainer
             {{- end }}
