@@ -128,6 +128,14 @@ if [ "$rc" -ne 0 ]; then
 fi
 command -v nvidia-cuda-mps-control >/dev/null || echo "SKIP mps: nvidia-cuda-mps-control not on PATH" >>"$results"
 
+echo "== frame buffer against nvidia-smi (idle)"
+if [ -s "$out/facts.json" ] && command -v nvidia-smi >/dev/null; then
+	nvidia-smi --query-gpu=uuid,memory.used,memory.reserved,memory.total --format=csv,noheader,nounits >"$out/smi-memory.csv" || true
+	python3 "$here/gpucheck/fbcompare.py" "$out/facts.json" "$out/smi-memory.csv" >>"$results" || true
+else
+	echo "SKIP fb: no facts from gpucheck or no nvidia-smi" >>"$results"
+fi
+
 echo "== cuInit with only the CDI spec's edits"
 if [ ! -s "$spec" ]; then
 	echo "SKIP cdi-cuinit: no whole GPU's CDI spec from gpucheck" >>"$results"
@@ -161,14 +169,6 @@ if python3 -c 'import torch' 2>/dev/null; then
 	cat "$out/cudaload.txt"
 else
 	echo "SKIP metrics-load: torch is not installed (no CUDA load)" >>"$results"
-fi
-
-echo "== frame buffer against nvidia-smi"
-if [ -s "$out/facts.json" ] && command -v nvidia-smi >/dev/null; then
-	nvidia-smi --query-gpu=uuid,memory.used,memory.reserved,memory.total --format=csv,noheader,nounits >"$out/smi-memory.csv" || true
-	python3 "$here/gpucheck/fbcompare.py" "$out/facts.json" "$out/smi-memory.csv" >>"$results" || true
-else
-	echo "SKIP fb: no facts from gpucheck or no nvidia-smi" >>"$results"
 fi
 
 summary 0
