@@ -22,8 +22,10 @@
 #                 unprepare of a whole GPU (its CDI spec, made with the
 #                 driver's files under $GPU_CHECK_DRIVER_ROOT, default /,
 #                 by NVIDIA's nvcdi; every node and mount present), the
-#                 prepare latency, two 500-milliGPU MPS shares of it (with
-#                 nvidia-cuda-mps-control), no spec left after unprepare
+#                 prepare latency, two MPS shares of it, 500 milliGPU and
+#                 20 GiB each (with nvidia-cuda-mps-control; with torch,
+#                 a matmul client under each at 30-70 % of one alone and a
+#                 24 GiB allocation refused), no spec left after unprepare
 #   mig-*         one MIG device created and destroyed through the plugin,
 #                 only on a GPU already in MIG mode with a free placement
 #                 (SKIP otherwise: MIG mode is never changed)
@@ -109,6 +111,9 @@ spec=$out/cdi-gpu.json
 args=(--seconds "$seconds" --facts "$out/facts.json" --dra-dir "$dradir/dra" --driver-root "$driver_root" --cdi-spec-out "$spec")
 if command -v nvidia-cuda-mps-control >/dev/null; then
 	args+=(--mps-dir "$dradir")
+	if python3 -c 'import torch' 2>/dev/null; then
+		args+=(--mps-load "$here/gpucheck/mpsload.py")
+	fi
 fi
 
 rc=0

@@ -5,10 +5,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,6 +45,9 @@ type draCheck struct {
 	specOut string
 	// mps runs the MPS share step (needs nvidia-cuda-mps-control).
 	mps bool
+	// mpsLoad, when set, is mpsload.py, run with python3 under the MPS
+	// shares (needs torch): their throughput and memory limit.
+	mpsLoad string
 }
 
 // node is the node name of checkDRA's claims and pool.
@@ -96,7 +101,7 @@ func checkDRA(ctx context.Context, w io.Writer, b device.Backend, n device.Node,
 	}
 	claims := []*resourceapi.ResourceClaim{whole}
 	if c.mps {
-		claims = append(claims, checkMPSShares(ctx, w, d, name, cfg.CDIDir)...)
+		claims = append(claims, checkMPSShares(ctx, w, d, n.GPUs[gi].UUID, name, cfg.CDIDir, c.mpsLoad)...)
 	}
 	if err := unprepare(ctx, d, claims); err != nil {
 		verdict(w, false, "dra-unprepare", "%v", err)
@@ -174,11 +179,20 @@ func checkMIG(ctx context.Context, w io.Writer, b device.Backend, n device.Node,
 	verdict(w, err == nil && aerr == nil && len(after) == len(before), "mig-destroy", "%s unprepared: %v; %d live MIG devices on %s before, %d after (%v)", name, err, len(before), gpu, len(after), aerr)
 }
 
-// checkMPSShares prepares two 500-milliGPU shares of device name under
-// MPS and checks each claim's spec gives its client 50 % of the SMs and
-// the daemon's pipe; it returns the claims to unprepare.
-func checkMPSShares(ctx context.Context, w io.Writer, d *dra.Driver, name, cdiDir string) []*resourceapi.ResourceClaim {
+// checkMPSShares prepares two shares (500 milliGPU, 20 GiB) of device
+// name, GPU gpu, under MPS and checks each claim's spec gives its client
+// 50 % of the SMs, a 20480 MiB pinned memory limit and the daemon's pipe;
+// with load, mpsLoad's checks run under them. It returns the claims to
+// unprepare.
+func checkMPSShares(ctx context.Context, w io.Writer, d *dra.Driver, gpu, name, cdiDir, load string) []*resourceapi.ResourceClaim {
+	var alone float64
+	if load != "" {
+		r, err := runLoad(ctx, load, []string{"CUDA_VISIBLE_DEVICES=" + gpu}, "matmul", "8")
+		alone = r.TFLOPS
+		verdict(w, err == nil && alone > 0, "dra-mps-alone", "one client without MPS: %.1f TFLOP/s, %v", alone, err)
+	}
 	var out []*resourceapi.ResourceClaim
+	var envs [][]string
 	for i := range 2 {
 		cl := claim(fmt.Sprint("mps-", i), []string{name}, types.UID(fmt.Sprint("share-", i)), mpsShare)
 		start := time.Now()
@@ -189,16 +203,75 @@ func checkMPSShares(ctx context.Context, w io.Writer, d *dra.Driver, name, cdiDi
 			continue
 		}
 		out = append(out, cl)
-		env := claimEnv(cdiDir, ids)
-		ok := slices.Contains(env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50") && slices.Contains(env, "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps")
+		env, hostEnv := claimEnv(cdiDir, ids)
+		ok := slices.Contains(env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50") && slices.Contains(env, "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps") &&
+			slices.Contains(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="+gpu+"=20480M")
 		verdict(w, ok, "dra-mps", "share %d prepared in %.1f ms, CDI IDs %v, claim env %v", i, ms, ids, env)
+		envs = append(envs, append(hostEnv, "CUDA_VISIBLE_DEVICES="+gpu))
+	}
+	if load == "" {
+		fmt.Fprintln(w, "SKIP dra-mps-load: no torch (no CUDA clients under the shares)")
+	} else if len(envs) == 2 {
+		checkMPSLoad(ctx, w, load, envs, alone)
 	}
 	return out
 }
 
+// checkMPSLoad runs two matmul clients at once, one under each share's
+// environment: each must run at 30 to 70 % of one client alone (50 % of
+// the SMs each; issue 35's H200: 48 % and 48 %); and a 24 GiB allocation
+// under the 20 GiB limit must fail.
+func checkMPSLoad(ctx context.Context, w io.Writer, load string, envs [][]string, alone float64) {
+	type res struct {
+		r   loadResult
+		err error
+	}
+	ch := make([]chan res, len(envs))
+	for i, env := range envs {
+		ch[i] = make(chan res, 1)
+		go func() {
+			r, err := runLoad(ctx, load, env, "matmul", "8")
+			ch[i] <- res{r, err}
+		}()
+	}
+	for i := range envs {
+		r := <-ch[i]
+		frac := r.r.TFLOPS / alone
+		verdict(w, r.err == nil && alone > 0 && frac >= 0.3 && frac <= 0.7, "dra-mps-throughput", "share %d: %.1f TFLOP/s, %.0f %% of one alone, with the other share's client running; %v", i, r.r.TFLOPS, 100*frac, r.err)
+	}
+	r, err := runLoad(ctx, load, envs[0], "alloc", "24")
+	verdict(w, err == nil && !r.Allocated, "dra-mps-memlimit", "24 GiB under the 20 GiB share: allocated %v (%s), %v", r.Allocated, r.Error, err)
+}
+
+// loadResult is mpsload.py's line.
+type loadResult struct {
+	TFLOPS    float64 `json:"tflops"`
+	Allocated bool    `json:"allocated"`
+	Error     string  `json:"error"`
+}
+
+// runLoad runs python3 load args with env added and returns its last
+// line, parsed.
+func runLoad(ctx context.Context, load string, env []string, args ...string) (loadResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "python3", append([]string{load}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	var r loadResult
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err == nil && jerr != nil {
+		err = fmt.Errorf("mpsload.py %v: %q: %w", args, out, jerr)
+	}
+	if err == nil && r.Error != "" && !slices.Contains(args, "alloc") {
+		err = errors.New(r.Error)
+	}
+	return r, err
+}
+
 // claim is an allocated claim of devices on draNode (requests r0, r1,
-// ...), each a 500-milliGPU share when share is set, under the opaque
-// GpuConfig config when set.
+// ...), each a share of 500 milliGPU and 20 GiB when share is set, under
+// the opaque GpuConfig config when set.
 func claim(name string, devices []string, share types.UID, config string) *resourceapi.ResourceClaim {
 	c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "gpucheck", Name: name, UID: types.UID("gpucheck-" + name)}}
 	c.Status.Allocation = &resourceapi.AllocationResult{}
@@ -206,7 +279,7 @@ func claim(name string, devices []string, share types.UID, config string) *resou
 		r := resourceapi.DeviceRequestAllocationResult{Request: fmt.Sprint("r", i), Driver: apidra.DriverName, Pool: draNode, Device: dev}
 		if share != "" {
 			r.ShareID = &share
-			r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("500")}
+			r.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("500"), apidra.CapacityMemory: resource.MustParse("20Gi")}
 		}
 		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results, r)
 	}
@@ -275,20 +348,31 @@ func checkSpecs(w io.Writer, dir string, ids []string) {
 }
 
 // claimEnv returns the environment of the claim's own CDI device among
-// ids (gpuplane.io/claim=...), read from its spec in dir.
-func claimEnv(dir string, ids []string) []string {
+// ids (gpuplane.io/claim=...), read from its spec in dir, as a container
+// gets it and as a process on the host needs it: each variable naming a
+// mount's container path (CUDA_MPS_PIPE_DIRECTORY) given its host path.
+func claimEnv(dir string, ids []string) (env, host []string) {
 	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	for _, id := range ids {
-		if strings.HasPrefix(id, "gpuplane.io/claim=") {
-			if dev := cache.GetDevice(id); dev != nil {
-				return dev.ContainerEdits.Env
-			}
+		dev := cache.GetDevice(id)
+		if !strings.HasPrefix(id, "gpuplane.io/claim=") || dev == nil {
+			continue
 		}
+		for _, v := range dev.ContainerEdits.Env {
+			k, val, _ := strings.Cut(v, "=")
+			for _, m := range dev.ContainerEdits.Mounts {
+				if m.ContainerPath == val {
+					val = m.HostPath
+				}
+			}
+			host = append(host, k+"="+val)
+		}
+		return dev.ContainerEdits.Env, host
 	}
-	return nil
+	return nil, nil
 }
 
 // copySpec copies the spec at path to out.

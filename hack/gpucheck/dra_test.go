@@ -27,12 +27,35 @@ gpus:
   - productName: NVIDIA A100-SXM4-80GB
 `
 
+// fakeLoad stands for mpsload.py where there is no GPU: a matmul client
+// runs at 400 TFLOP/s alone and at 48 % of it under
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 (issue 35's H200); an allocation
+// fits under CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=<UUID>=<MiB>M or fails; a
+// CUDA_MPS_PIPE_DIRECTORY that is not a directory on the host fails.
+const fakeLoad = `import json, os, sys
+pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
+if pipe is not None and not os.path.isdir(pipe):
+    print(json.dumps({"error": "no pipe directory " + pipe}))
+    sys.exit(1)
+pct = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+if sys.argv[1] == "matmul":
+    print(json.dumps({"tflops": 400.0 * (0.48 if pct == "50" else 1.0)}))
+else:
+    limit = os.environ.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "")
+    mib = int(limit.rsplit("=", 1)[1].rstrip("M")) if limit else 1 << 30
+    fits = float(sys.argv[2]) * 1024 <= mib
+    print(json.dumps({"allocated": fits, "error": "" if fits else "CUDA out of memory"}))
+`
+
 // TestCheckDRA runs the DRA step of hack/gpu-check.sh on the mock with a
 // fake driver tree and a fake nvidia-cuda-mps-control (the daemon starts
-// and quits): every line passes, in order: the driver's files found, the
-// prepare latency, the whole GPU gpu-1 (one CDI ID), its spec's nodes
-// and mounts present on the fake tree, two MPS shares at 50 % of the SMs
-// (500 milliGPU each), the smallest MIG device of GPU 0 (in MIG mode,
+// and quits) and mpsload.py (fakeLoad): every line passes, in order: the
+// driver's files found, the prepare latency, the whole GPU gpu-1 (one
+// CDI ID), its spec's nodes and mounts present on the fake tree, a client
+// alone, two MPS shares of 500 milliGPU and 20 GiB (50 % of the SMs,
+// 20480 MiB pinned), their clients at 48 % of one alone each (within
+// 30-70 %, run with the host's pipe directory), 24 GiB refused under
+// 20 GiB, the smallest MIG device of GPU 0 (in MIG mode,
 // empty) created with its spec and destroyed, and no spec left. The whole
 // GPU's spec is copied out with the fake libcuda mounted; then, where
 // this test may make a mount namespace (root, unshare), cdi_cuinit.py
@@ -62,8 +85,12 @@ func TestCheckDRA(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	specOut := filepath.Join(t.TempDir(), "cdi-gpu.json")
+	load := filepath.Join(t.TempDir(), "mpsload.py")
+	if err := os.WriteFile(load, []byte(fakeLoad), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
-	if err := checkDRA(ctx, &out, b, n, draCheck{dir: dir, driverRoot: fake.Root, specOut: specOut, mps: true}); err != nil {
+	if err := checkDRA(ctx, &out, b, n, draCheck{dir: dir, driverRoot: fake.Root, specOut: specOut, mps: true, mpsLoad: load}); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -72,8 +99,8 @@ func TestCheckDRA(t *testing.T) {
 		name, _, _ := strings.Cut(rest, ":")
 		names = append(names, v+" "+name)
 	}
-	want := "PASS dra-driver-files,PASS dra-prepare-latency,PASS dra-whole,PASS dra-cdi-files,PASS dra-mps,PASS dra-mps," +
-		"PASS mig-create,PASS dra-cdi-files,PASS mig-destroy,PASS dra-unprepare"
+	want := "PASS dra-driver-files,PASS dra-prepare-latency,PASS dra-whole,PASS dra-cdi-files,PASS dra-mps-alone,PASS dra-mps,PASS dra-mps," +
+		"PASS dra-mps-throughput,PASS dra-mps-throughput,PASS dra-mps-memlimit,PASS mig-create,PASS dra-cdi-files,PASS mig-destroy,PASS dra-unprepare"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("lines %s, want %s:\n%s", got, want, out.String())
 	}

@@ -54,6 +54,7 @@ func main() {
 	flag.StringVar(&o.draDir, "dra-dir", "", "prepare and unprepare a whole GPU (and with --mps-dir two MPS shares) through the DRA plugin, its checkpoint, daemons and CDI specs in this directory")
 	flag.StringVar(&o.driverRoot, "driver-root", "/", "with --dra-dir: the NVIDIA driver's root, whose files the CDI specs get")
 	flag.StringVar(&o.specOut, "cdi-spec-out", "", "with --dra-dir: copy the whole GPU's CDI spec here before unprepare (for the cuInit check)")
+	flag.StringVar(&o.mpsLoad, "mps-load", "", "with --dra-dir and --mps-dir: hack/gpucheck/mpsload.py, run with python3 (torch) under the MPS shares")
 	flag.Parse()
 	err := run(os.Stdout, time.Duration(*seconds)*time.Second, *shares, o)
 	switch {
@@ -70,6 +71,7 @@ func main() {
 type extra struct {
 	facts, mpsDir               string
 	draDir, driverRoot, specOut string
+	mpsLoad                     string
 }
 
 func run(w io.Writer, watch time.Duration, shares bool, o extra) error {
@@ -130,7 +132,7 @@ func run(w io.Writer, watch time.Duration, shares bool, o extra) error {
 	}
 	if o.draDir != "" {
 		section(w, "DRA prepare and unprepare (CDI specs with the driver under "+o.driverRoot+")")
-		c := draCheck{dir: o.draDir, driverRoot: o.driverRoot, migMinors: dra.DefaultMIGMinorsPath, specOut: o.specOut, mps: o.mpsDir != ""}
+		c := draCheck{dir: o.draDir, driverRoot: o.driverRoot, migMinors: dra.DefaultMIGMinorsPath, specOut: o.specOut, mps: o.mpsDir != "", mpsLoad: o.mpsLoad}
 		if err := checkDRA(ctx, w, b, n, c); err != nil {
 			return err
 		}
