@@ -16,9 +16,10 @@ import (
 // (cgo), Kubernetes, gRPC or Prometheus package, which the in-cluster
 // binaries need and which made a first `go run ./cmd/gpuplane simulate`
 // compile for minutes, and no cgo or net at all (cobra's pflag
-// would bring both: they cost about 40% of the cold build).
+// would bring both: they cost about 40% of the cold build), nor NVIDIA's
+// CDI generator (nvidia-container-toolkit's nvcdi, the node agent's).
 func TestOfflineDeps(t *testing.T) {
-	testenv.NoDeps(t, "k8s.io", "sigs.k8s.io", "google.golang.org/grpc", "github.com/NVIDIA/go-nvml", "github.com/prometheus", "github.com/spf13", "runtime/cgo", "net")
+	testenv.NoDeps(t, "k8s.io", "sigs.k8s.io", "google.golang.org/grpc", "github.com/NVIDIA/go-nvml", "github.com/NVIDIA/nvidia-container-toolkit", "tags.cncf.io", "github.com/prometheus", "github.com/spf13", "runtime/cgo", "net")
 }
 
 // TestCommandLine: help with two dashes that fits a screen, -o for

@@ -142,3 +142,46 @@ func TestFBCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsCompare runs metricscompare.py on the issue's H200 under a
+// bf16 load (nvidia-smi: 97 %, 655 W, 52 C): the agent's 96 %, 648.5 W,
+// 51 C pass; a utilization of 12 % while the load runs fails (outside
+// 20 points, and a loaded GPU must be over 50 %), as does 400 W (outside
+// max(15 W, 15 %)); idle, nvidia-smi's "[N/A]" power is a SKIP; a MIG
+// device's series (GPU_I_ID) is not the GPU's.
+func TestMetricsCompare(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	scrape := func(util, power string) string {
+		return write("scrape.txt", `# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",pci_bus_id="00000000:19:00.0",device="nvidia0",modelName="NVIDIA H200",Hostname="h"} `+util+`
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",GPU_I_ID="1",GPU_I_PROFILE="1g.18gb",Hostname="h"} 3
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a",Hostname="h"} `+power+`
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="h"} 51
+`)
+	}
+	for _, tc := range []struct {
+		util, power, smi, label string
+		want                    []string
+	}{
+		{"96", "648.5", "GPU-a, 97, 655.0, 52\n", "load", []string{"PASS metrics-load-util GPU-a: agent 96, nvidia-smi 97", "PASS metrics-load-power GPU-a: agent 648.5, nvidia-smi 655", "PASS metrics-load-temp GPU-a: agent 51, nvidia-smi 52"}},
+		{"12", "400", "GPU-a, 97, 655.0, 52\n", "load", []string{"FAIL metrics-load-util GPU-a: agent 12, nvidia-smi 97", "FAIL metrics-load-power GPU-a: agent 400, nvidia-smi 655", "PASS metrics-load-temp GPU-a: agent 51, nvidia-smi 52"}},
+		{"0", "70", "GPU-a, 0, [N/A], 50\n", "idle", []string{"PASS metrics-idle-util GPU-a: agent 0, nvidia-smi 0", "SKIP metrics-idle-power GPU-a: agent 70.0, nvidia-smi None", "PASS metrics-idle-temp GPU-a: agent 51, nvidia-smi 50"}},
+	} {
+		out, err := exec.Command(py, "metricscompare.py", scrape(tc.util, tc.power), write("smi.csv", tc.smi), tc.label).CombinedOutput()
+		fail := strings.HasPrefix(tc.want[0], "FAIL")
+		if got := strings.Split(strings.TrimSpace(string(out)), "\n"); strings.Join(got, "\n") != strings.Join(tc.want, "\n") || (err != nil) != fail {
+			t.Errorf("util %s, power %s, %s: %v\n%s", tc.util, tc.power, tc.label, err, out)
+		}
+	}
+}

@@ -51,6 +51,10 @@ func main() {
 	var o extra
 	flag.StringVar(&o.facts, "facts", "", "write each GPU's SM count and frame buffer (MiB) as JSON to this file, for hack/gpu-check.sh to compare with nvidia-smi")
 	flag.StringVar(&o.mpsDir, "mps-dir", "", "check sharing.mps through the device plugin with a test kubelet on sockets in this directory (needs nvidia-cuda-mps-control)")
+	flag.StringVar(&o.draDir, "dra-dir", "", "prepare and unprepare a whole GPU (and with --mps-dir two MPS shares) through the DRA plugin, its checkpoint, daemons and CDI specs in this directory")
+	flag.StringVar(&o.driverRoot, "driver-root", "/", "with --dra-dir: the NVIDIA driver's root, whose files the CDI specs get")
+	flag.StringVar(&o.specOut, "cdi-spec-out", "", "with --dra-dir: copy the whole GPU's CDI spec here before unprepare (for the cuInit check)")
+	flag.StringVar(&o.mpsLoad, "mps-load", "", "with --dra-dir and --mps-dir: hack/gpucheck/mpsload.py, run with python3 (torch) under the MPS shares")
 	flag.Parse()
 	err := run(os.Stdout, time.Duration(*seconds)*time.Second, *shares, o)
 	switch {
@@ -65,7 +69,9 @@ func main() {
 
 // extra are the checks hack/gpu-check.sh asks for besides the report.
 type extra struct {
-	facts, mpsDir string
+	facts, mpsDir               string
+	draDir, driverRoot, specOut string
+	mpsLoad                     string
 }
 
 func run(w io.Writer, watch time.Duration, shares bool, o extra) error {
@@ -121,6 +127,13 @@ func run(w io.Writer, watch time.Duration, shares bool, o extra) error {
 	if o.mpsDir != "" {
 		section(w, "MPS through the device plugin (sharing.mps, 2 replicas)")
 		if err := checkMPS(ctx, w, b, n, o.mpsDir); err != nil {
+			return err
+		}
+	}
+	if o.draDir != "" {
+		section(w, "DRA prepare and unprepare (CDI specs with the driver under "+o.driverRoot+")")
+		c := draCheck{dir: o.draDir, driverRoot: o.driverRoot, migMinors: dra.DefaultMIGMinorsPath, specOut: o.specOut, mps: o.mpsDir != "", mpsLoad: o.mpsLoad}
+		if err := checkDRA(ctx, w, b, n, c); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	apidra "github.com/gpuplane/gpuplane/api/dra"
@@ -31,6 +32,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/node/drametrics"
 	"github.com/gpuplane/gpuplane/internal/node/exporter"
+	"github.com/gpuplane/gpuplane/internal/node/gpucdi"
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
@@ -100,6 +102,20 @@ type Options struct {
 	KubeletAPI string
 	// DRA are the DRA plugin's settings, with KubeletAPIDRA.
 	DRA DRAOptions
+	// DriverRoot is the NVIDIA driver's root on the host (--driver-root,
+	// NVIDIA's --nvidia-driver-root): with DRA.CDIDir and no
+	// DRA.ToolkitSpec, the CDI specs get the driver's files found under
+	// it (gpucdi.DriverEdits). Empty: / on the nvml backend, none on the
+	// mock backend (its specs have device nodes alone).
+	DriverRoot string
+	// ContainerDriverRoot is where the agent sees DriverRoot, when it
+	// runs in a container that mounts it elsewhere
+	// (--container-driver-root, NVIDIA's; e.g. /driver-root); empty:
+	// DriverRoot itself.
+	ContainerDriverRoot string
+	// CDIHookPath is nvidia-cdi-hook's path on the host, run by the
+	// runtime for the specs' hooks (--nvidia-cdi-hook-path).
+	CDIHookPath string
 }
 
 // The kubelet APIs of Options.KubeletAPI.
@@ -121,9 +137,10 @@ type DRAOptions struct {
 	// RegistrarDir is the kubelet's plugin registration directory
 	// (--dra-registrar-dir).
 	RegistrarDir string
-	// CDIDir is where CDI specs of prepared devices are written
-	// (--cdi-dir); empty: none, NVIDIA's container toolkit's specs are
-	// used.
+	// CDIDir is where CDI specs are written (--cdi-dir): of each
+	// prepared device with DRA; of every device at start on the device
+	// plugin under the cdi-cri or cdi-annotations strategy. Empty: none,
+	// NVIDIA's container toolkit's specs are used.
 	CDIDir string
 	// ToolkitSpec is NVIDIA's container toolkit's CDI spec of the node's
 	// GPUs (--cdi-toolkit-spec, e.g. /var/run/cdi/nvidia.yaml): with
@@ -186,6 +203,7 @@ func DefaultOptions() Options {
 		NodeName:            os.Getenv("NODE_NAME"),
 		KubeletAPI:          KubeletAPIDevicePlugin,
 		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute},
+		CDIHookPath:         gpucdi.DefaultHookPath,
 		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
 		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
 		Metrics: MetricsOptions{
@@ -238,8 +256,8 @@ func (o Options) Check() error {
 // refused without it (dra false), rather than ignored.
 func (o DRAOptions) check(dra bool) error {
 	switch {
-	case !dra && (o.CDIDir != "" || o.ToolkitSpec != "" || o.Shares || o.ConsumableShares != ""):
-		return fmt.Errorf("--cdi-dir, --cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra")
+	case !dra && (o.ToolkitSpec != "" || o.Shares || o.ConsumableShares != ""):
+		return fmt.Errorf("--cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra")
 	case o.ToolkitSpec != "" && o.CDIDir == "":
 		return fmt.Errorf("--cdi-toolkit-spec needs --cdi-dir")
 	case o.RediscoverInterval < 0:
@@ -341,6 +359,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	m, err := deviceplugin.NewManager(ctx, b, cfg, o.DevicePluginDir)
 	if err != nil {
+		return err
+	}
+	if err := writeDevicePluginCDI(o, cfg, m.Node()); err != nil {
 		return err
 	}
 	var translate func(exporter.PodSource) exporter.PodSource
@@ -509,6 +530,16 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if err != nil {
 		return err
 	}
+	var edits *cdispec.ContainerEdits
+	if o.DRA.ToolkitSpec == "" && o.DRA.CDIDir != "" {
+		n, err := b.Discover(ctx)
+		if err != nil {
+			return err
+		}
+		if edits, err = driverEdits(o, n); err != nil {
+			return err
+		}
+	}
 	d, err := dra.New(ctx, b, dra.Config{
 		Metrics:            dm,
 		NodeName:           o.NodeName,
@@ -517,6 +548,8 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		RegistrarDir:       o.DRA.RegistrarDir,
 		CDIDir:             o.DRA.CDIDir,
 		ToolkitSpec:        o.DRA.ToolkitSpec,
+		DriverEdits:        edits,
+		DevRoot:            o.driverConfig("").HostDevRoot(),
 		RediscoverInterval: o.DRA.RediscoverInterval,
 		OnRediscover: func(ctx context.Context, n device.Node) {
 			if err := lab.write(ctx, n); err != nil {
@@ -553,4 +586,78 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	err = d.Run(ctx)
 	klog.InfoS("Stopped node agent")
 	return err
+}
+
+// driverConfig is the driver root the options give, for a driver of
+// version: DriverRoot on the host (/ on the nvml backend when empty; ""
+// for none on the mock backend), seen at ContainerDriverRoot when set.
+func (o Options) driverConfig(version string) gpucdi.DriverConfig {
+	host := o.DriverRoot
+	if host == "" && o.Backend == "nvml" {
+		host = gpucdi.DefaultDriverRoot
+	}
+	c := gpucdi.DriverConfig{Root: host, HostRoot: host, Version: version, HookPath: o.CDIHookPath}
+	if o.ContainerDriverRoot != "" && host != "" {
+		c.Root = o.ContainerDriverRoot
+	}
+	return c
+}
+
+// driverEdits returns the container edits of the driver's files under
+// the driver root (gpucdi.DriverEdits) for the specs of --cdi-dir, of
+// n's driver version; nil without --cdi-dir or a driver root. Under a
+// --driver-root given, a root without the driver is an error: specs
+// without its libraries give containers a GPU they cannot initialise.
+// Under the default (/), it is logged and the specs have the device
+// nodes alone, as before the driver's files were added: an agent in a
+// container that does not see the host's driver keeps serving nodes
+// whose NVIDIA runtime injects the libraries (NVIDIA_VISIBLE_DEVICES).
+func driverEdits(o Options, n device.Node) (*cdispec.ContainerEdits, error) {
+	c := o.driverConfig(n.DriverVersion)
+	root := c.Root
+	if o.DRA.CDIDir == "" || root == "" {
+		return nil, nil
+	}
+	e, err := gpucdi.DriverEdits(c)
+	if err != nil && o.DriverRoot == "" {
+		klog.ErrorS(err, "CDI specs without the NVIDIA driver's files: give --driver-root where the agent sees the driver", "driverRoot", root)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--cdi-dir, --driver-root %s: %w", root, err)
+	}
+	klog.InfoS("CDI specs get the NVIDIA driver's files", "driverRoot", root, "driver", n.DriverVersion, "mounts", len(e.Mounts), "hooks", len(e.Hooks))
+	return e, nil
+}
+
+// writeDevicePluginCDI writes, with --cdi-dir and a CDI device-list
+// strategy (cdi-cri, cdi-annotations), the CDI spec of every device of n
+// the device plugin may name (gpucdi.WriteNodeSpecs), as NVIDIA's plugin
+// writes its spec at start; without --cdi-dir the names are left to
+// NVIDIA's container toolkit's spec.
+func writeDevicePluginCDI(o Options, cfg *configv1.Config, n device.Node) error {
+	if o.DRA.CDIDir == "" || (!cfg.HasListStrategy(configv1.ListCDICRI) && !cfg.HasListStrategy(configv1.ListCDIAnnotations)) {
+		return nil
+	}
+	edits, err := driverEdits(o, n)
+	if err != nil {
+		return err
+	}
+	s := gpucdi.NodeSpecs{Dir: o.DRA.CDIDir, DevRoot: o.driverConfig("").HostDevRoot(), Common: edits}
+	if o.Backend == "nvml" {
+		if s.MIGMinors, err = gpucdi.ReadMIGMinors(gpucdi.DefaultMIGMinorsPath); err != nil && hasMIG(n) {
+			return err
+		}
+	}
+	uuids, err := gpucdi.WriteNodeSpecs(s, n)
+	if err != nil {
+		return fmt.Errorf("--cdi-dir: %w", err)
+	}
+	klog.InfoS("Wrote the CDI specs of the devices", "dir", o.DRA.CDIDir, "devices", len(uuids))
+	return nil
+}
+
+// hasMIG reports whether a GPU of n is in MIG mode.
+func hasMIG(n device.Node) bool {
+	return slices.ContainsFunc(n.GPUs, func(g device.GPU) bool { return g.MIGEnabled })
 }

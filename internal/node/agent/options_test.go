@@ -45,8 +45,8 @@ func TestCheckDRAFlags(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"shares, device plugin", func(o *Options) { o.DRA.Shares = true }, "--cdi-dir, --cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra"},
-		{"cdi dir, device plugin", func(o *Options) { o.DRA.CDIDir = "/var/run/cdi" }, "--cdi-dir, --cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra"},
+		{"shares, device plugin", func(o *Options) { o.DRA.Shares = true }, "--cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra"},
+		{"toolkit spec, device plugin", func(o *Options) { o.DRA.CDIDir, o.DRA.ToolkitSpec = "/var/run/cdi", "/var/run/cdi/nvidia.yaml" }, "--cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra"},
 		{"toolkit spec alone", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.ToolkitSpec = "/var/run/cdi/nvidia.yaml" }, "--cdi-toolkit-spec needs --cdi-dir"},
 		{"negative interval", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.RediscoverInterval = -time.Second }, "--dra-rediscover-interval -1s: must not be negative"},
 		{"dra, all set", func(o *Options) {

@@ -4,108 +4,35 @@
 package dra
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/gpuplane/gpuplane/internal/atomicfile"
-
 	cdiapi "tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/gpuplane/gpuplane/internal/node/gpucdi"
 )
 
-// CDI device names: kind nvidia.com/gpu, device name the GPU's or MIG
-// device's UUID, as NVIDIA's container toolkit names them (nvidia-ctk cdi
-// generate, --device-name-strategy uuid; its default index strategy
-// names the same devices "0" and "0:1").
+// CDI device names and spec files: gpucdi's, shared with the device
+// plugin.
 const (
-	cdiKind = "nvidia.com/gpu"
+	cdiKind = gpucdi.Kind
 	// DefaultCDIDir is the CDI directory for transient specs, the
 	// runtimes' (containerd, CRI-O) and NVIDIA's DRA driver's.
-	DefaultCDIDir = "/var/run/cdi"
+	DefaultCDIDir = gpucdi.DefaultDir
 )
 
 // CDIDeviceID is the qualified CDI device name of a GPU or MIG device.
-func CDIDeviceID(uuid string) string { return cdiKind + "=" + uuid }
+func CDIDeviceID(uuid string) string { return gpucdi.DeviceID(uuid) }
 
 // cdiDevice is what a CDI spec gives a container for one device.
-type cdiDevice struct {
-	// UUID is the GPU's or MIG device's UUID, the CDI device name.
-	UUID string
-	// Minor is the GPU's device node minor (/dev/nvidia<Minor>), the
-	// parent's for a MIG device.
-	Minor int
-	// CapNodes are a MIG device's capability device nodes
-	// (/dev/nvidia-caps/nvidia-cap<N> of its GPU and compute instance,
-	// migMinors.capNodes); none for a whole GPU.
-	CapNodes []string
-	// Own are the container edits of the toolkit spec's device for this
-	// one under an index name (toolkitIndexed: its /dev/dri nodes and
-	// their hooks), merged into the device's; nil: none.
-	Own *cdispec.ContainerEdits
-	// Common are the container edits every device of the node's NVIDIA
-	// container toolkit spec gets (driver libraries, hooks, control
-	// nodes), merged into the device's; nil: none.
-	Common *cdispec.ContainerEdits
-}
+type cdiDevice = gpucdi.Device
 
-// cdiSpecPath is the spec file of one device in dir: one file per device,
-// named after the kind and the device, so that a device prepared for two
-// claims (a shared GPU) has one spec and unprepare removes it with its
-// last claim.
-func cdiSpecPath(dir, uuid string) string {
-	return filepath.Join(dir, "gpuplane_"+strings.ReplaceAll(cdiKind, "/", "_")+"_"+uuid+".json")
-}
-
-// cdiSpec returns the spec of one device: its device node, a MIG
-// device's capability nodes, and the control devices every CUDA process
-// opens (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools), the
-// nodes nvidia-ctk's spec gives the same device, with d.Common merged in
-// (the toolkit spec's libraries and hooks); without it the spec mounts
-// no driver library and runs no hook (docs/dra.md).
-func cdiSpec(d cdiDevice) *cdispec.Spec {
-	dev := func(p string) *cdispec.DeviceNode { return &cdispec.DeviceNode{Path: p} }
-	nodes := []*cdispec.DeviceNode{dev(fmt.Sprintf("/dev/nvidia%d", d.Minor))}
-	for _, p := range d.CapNodes {
-		nodes = append(nodes, dev(p))
-	}
-	nodes = append(nodes, dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools"))
-	edits := cdispec.ContainerEdits{DeviceNodes: nodes, Env: []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID}}
-	mergeEdits(&edits, d.Own)
-	mergeEdits(&edits, d.Common)
-	s := &cdispec.Spec{Kind: cdiKind, Devices: []cdispec.Device{{Name: d.UUID, ContainerEdits: edits}}}
-	v, err := cdispec.MinimumRequiredVersion(s)
-	if err != nil {
-		v = cdispec.CurrentVersion
-	}
-	s.Version = v
-	return s
-}
-
-// mergeEdits adds c's device nodes that e lacks (by path), its
-// environment but NVIDIA_VISIBLE_DEVICES, its mounts and hooks to e; a
-// nil c adds nothing.
-func mergeEdits(e *cdispec.ContainerEdits, c *cdispec.ContainerEdits) {
-	if c == nil {
-		return
-	}
-	for _, n := range c.DeviceNodes {
-		if !slices.ContainsFunc(e.DeviceNodes, func(o *cdispec.DeviceNode) bool { return o.Path == n.Path }) {
-			e.DeviceNodes = append(e.DeviceNodes, n)
-		}
-	}
-	for _, v := range c.Env {
-		if !strings.HasPrefix(v, "NVIDIA_VISIBLE_DEVICES=") {
-			e.Env = append(e.Env, v)
-		}
-	}
-	e.Mounts = append(e.Mounts, c.Mounts...)
-	e.Hooks = append(e.Hooks, c.Hooks...)
-}
+// cdiSpecPath is the spec file of one device in dir (gpucdi.SpecPath).
+func cdiSpecPath(dir, uuid string) string { return gpucdi.SpecPath(dir, uuid) }
 
 // readToolkitSpec reads NVIDIA's container toolkit's CDI spec of the
 // node's GPUs (nvidia-ctk cdi generate, e.g. /var/run/cdi/nvidia.yaml)
@@ -171,22 +98,8 @@ func gpuNodes(e cdispec.ContainerEdits) []string {
 }
 
 // writeCDISpec writes the spec of d into dir, atomically.
-func writeCDISpec(dir string, d cdiDevice) error {
-	data, err := json.MarshalIndent(cdiSpec(d), "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("CDI directory: %w", err)
-	}
-	return atomicfile.Write(cdiSpecPath(dir, d.UUID), data, 0o644)
-}
+func writeCDISpec(dir string, d cdiDevice) error { return gpucdi.WriteSpec(dir, d) }
 
 // removeCDISpec removes the spec of the device uuid from dir; a missing
 // file is no error.
-func removeCDISpec(dir, uuid string) error {
-	if err := os.Remove(cdiSpecPath(dir, uuid)); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
+func removeCDISpec(dir, uuid string) error { return gpucdi.RemoveSpec(dir, uuid) }

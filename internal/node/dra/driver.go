@@ -20,6 +20,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
 	configv1 "github.com/gpuplane/gpuplane/api/config/v1"
 	apidra "github.com/gpuplane/gpuplane/api/dra"
@@ -69,6 +70,15 @@ type Config struct {
 	// hooks), and those of the toolkit's device for it under an index name
 	// (toolkitIndexed). Empty or missing: the plugin's specs alone.
 	ToolkitSpec string
+	// DriverEdits, with CDIDir, are the container edits every device's
+	// spec gets when ToolkitSpec gives none: the driver's libraries,
+	// binaries, IPC sockets, control nodes and NVIDIA's hooks, from
+	// nvcdi (gpucdi.DriverEdits). Nil: none, the spec has the device
+	// nodes alone (the mock backend's default).
+	DriverEdits *cdispec.ContainerEdits
+	// DevRoot is where the host's device nodes are, the spec's host
+	// paths (gpucdi.DevRoot of the driver root); "" or "/": /dev.
+	DevRoot string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
 	// ShareMode is how shared GPUs are published (Options.ShareMode).
@@ -658,7 +668,8 @@ func (d *Driver) writeCDI(uid types.UID, pd *PreparedDevice) error {
 // writeDeviceCDI writes the spec of pd's CDI device uuid into CDIDir,
 // unless the toolkit's spec has a device of that name, with the edits of
 // the toolkit's device for it under an index name (toolkitIndexed) and
-// those common to the toolkit's devices merged in. The kubelet is always
+// those common to the toolkit's devices merged in; without a toolkit
+// spec, with DriverEdits. The kubelet is always
 // given uuid, never an index name: that is positional, and a toolkit
 // spec generated again (after a MIG layout change) may give it to
 // another device.
@@ -671,14 +682,14 @@ func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) error {
 		return nil
 	}
 	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-	dev := cdiDevice{UUID: uuid, Minor: g.Minor}
+	dev := cdiDevice{UUID: uuid, Minor: g.Minor, DevRoot: d.cfg.DevRoot, Common: d.cfg.DriverEdits}
 	in, mig := pd.migInstance()
 	if mig && d.cfg.MIGMinorsPath != "" {
 		caps, err := readMIGMinors(d.cfg.MIGMinorsPath)
 		if err != nil {
 			return err
 		}
-		if dev.CapNodes, err = caps.capNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID); err != nil {
+		if dev.CapNodes, err = caps.CapNodes(g.Minor, in.GPUInstanceID, in.ComputeInstanceID); err != nil {
 			return err
 		}
 	}

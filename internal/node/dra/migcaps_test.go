@@ -55,12 +55,12 @@ func TestParseMIGMinors(t *testing.T) {
 		{0, 1, 0, "/dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap13"},
 		{1, 2, 3, "/dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap160"},
 	} {
-		got, err := m.capNodes(c.gpu, c.gi, c.ci)
+		got, err := m.CapNodes(c.gpu, c.gi, c.ci)
 		if err != nil || strings.Join(got, " ") != c.want {
 			t.Errorf("gpu%d gi%d ci%d: %v %v, want %s", c.gpu, c.gi, c.ci, got, err, c.want)
 		}
 	}
-	if _, err := m.capNodes(32, 0, 0); err == nil || !strings.Contains(err.Error(), "gpu32/gi0/access is not in the MIG minors table") {
+	if _, err := m.CapNodes(32, 0, 0); err == nil || !strings.Contains(err.Error(), "gpu32/gi0/access is not in the MIG minors table") {
 		t.Errorf("a GPU past the table: %v", err)
 	}
 }
@@ -79,7 +79,7 @@ func TestParseMIGMinorsErrors(t *testing.T) {
 	// An empty table parses, and names no capability.
 	if m, err := parseMIGMinors(strings.NewReader(""), "mig-minors"); err != nil || len(m) != 0 {
 		t.Errorf("an empty table: %v %v", m, err)
-	} else if _, err := m.capNodes(0, 1, 0); err == nil || !strings.Contains(err.Error(), "gpu0/gi1/access is not in the MIG minors table") {
+	} else if _, err := m.CapNodes(0, 1, 0); err == nil || !strings.Contains(err.Error(), "gpu0/gi1/access is not in the MIG minors table") {
 		t.Errorf("a capability of an empty table: %v", err)
 	}
 	if _, err := readMIGMinors(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "MIG minors table") {
@@ -100,7 +100,7 @@ func FuzzParseMIGMinors(f *testing.F) {
 			}
 			return
 		}
-		m.capNodes(0, 0, 0)
+		m.CapNodes(0, 0, 0)
 	})
 }
 

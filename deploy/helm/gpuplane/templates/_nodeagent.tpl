@@ -66,6 +66,10 @@ spec:
             - --mock-profile={{ $r.Values.mock.profile }}
             {{- end }}
             - --device-plugin-dir={{ $r.Values.devicePluginDir }}
+            {{- with $r.Values.nodeAgent.driverRoot }}
+            - --driver-root={{ . }}
+            - --container-driver-root=/driver-root
+            {{- end }}
             {{- if eq $mode "dra" }}
             {{- with $r.Values.nodeAgent.dra }}
             - --kubelet-api=dra
@@ -209,6 +213,15 @@ spec:
             {{- end }}
             {{- end }}
             {{- end }}
+            {{- if $r.Values.nodeAgent.driverRoot }}
+            # The driver's files, for the CDI specs, at /driver-root as
+            # NVIDIA's DRA driver mounts them (the specs name the host's
+            # paths); a driver container's mounts propagate.
+            - name: driver-root
+              mountPath: /driver-root
+              readOnly: true
+              mountPropagation: HostToContainer
+            {{- end }}
             {{- if $r.Values.config }}
             - name: config
               mountPath: /etc/gpuplane
@@ -265,6 +278,12 @@ spec:
             type: DirectoryOrCreate
         {{- end }}
         {{- end }}
+        {{- end }}
+        {{- with $r.Values.nodeAgent.driverRoot }}
+        - name: driver-root
+          hostPath:
+            path: {{ . }}
+            type: Directory
         {{- end }}
         {{- if $r.Values.config }}
         - name: config
