@@ -141,9 +141,10 @@ type GPU struct {
 	NUMANode                   int
 	ComputeMajor, ComputeMinor int
 	// Multiprocessors is the GPU's SM count: NVML's
-	// (nvmlDeviceGetAttributes), else NVIDIA's published count for the
-	// product (gpu.Multiprocessors; a whole H200, where NVML answers
-	// NOT_SUPPORTED, issue 35); 0 only for a board with neither.
+	// (nvmlDeviceGetAttributes), else the count gpu.Multiprocessors cites
+	// for the product (NVIDIA's published count, else a public CUDA report;
+	// a whole H200, where NVML answers NOT_SUPPORTED, issue 35); 0 only for
+	// a board with neither.
 	Multiprocessors int
 	// MIGEnabled is the current MIG mode; MIG lists the MIG devices when on.
 	MIGEnabled bool

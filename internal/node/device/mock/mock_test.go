@@ -562,9 +562,9 @@ gpus:
 }
 
 // TestMultiprocessorsDefault: a mock GPU without multiprocessors takes
-// NVIDIA's published SM count for its product (gpu.Multiprocessors: H200
-// 132, L40S 142); a profile's own count wins; a board without a published
-// count stays 0.
+// the SM count internal/gpu cites for its product (gpu.Multiprocessors:
+// H200 132, L40S 142, B200 148 as CUDA reported in pytorch/ao pull request
+// 4002); a profile's own count wins; a board without a cited count stays 0.
 func TestMultiprocessorsDefault(t *testing.T) {
 	p, err := ParseProfile("sm.yaml", []byte(`name: sm
 gpus:
@@ -573,6 +573,8 @@ gpus:
   - productName: NVIDIA H200
     multiprocessors: 100
   - productName: NVIDIA B200
+  - productName: NVIDIA GB200
+    memoryMiB: 190464
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -589,7 +591,7 @@ gpus:
 	for _, g := range n.GPUs {
 		got = append(got, g.Multiprocessors)
 	}
-	if fmt.Sprint(got) != "[132 142 100 0]" {
-		t.Errorf("SMs %v, want [132 142 100 0]", got)
+	if fmt.Sprint(got) != "[132 142 100 148 0]" {
+		t.Errorf("SMs %v, want [132 142 100 148 0]", got)
 	}
 }

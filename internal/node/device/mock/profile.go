@@ -59,8 +59,8 @@ type GPUSpec struct {
 	MemoryMiB int64 `json:"memoryMiB,omitempty"`
 	// NUMANode is the GPU's NUMA node (default 0; -1 for unknown).
 	NUMANode *int `json:"numaNode,omitempty"`
-	// Multiprocessors is the SM count (default: NVIDIA's published count
-	// for the product name, gpu.Multiprocessors; 0 where it has none).
+	// Multiprocessors is the SM count (default: the count gpu.Multiprocessors
+	// cites for the product name; 0 where it has none).
 	Multiprocessors int `json:"multiprocessors,omitempty"`
 	// MIG lists the GPU instances (e.g. ["3g.40gb", "1g.10gb"], or
 	// objects, see MIGSpec); a non-empty list turns MIG mode on. It must be

@@ -240,7 +240,7 @@ func (b *Backend) gpu(i int, d nvml.Device) (device.GPU, error) {
 		g.Multiprocessors = int(a.MultiprocessorCount)
 	}
 	if g.Multiprocessors == 0 {
-		// NOT_SUPPORTED on a whole H200 (issue 35): NVIDIA's published count.
+		// NOT_SUPPORTED on a whole H200 (issue 35): the product's cited count.
 		g.Multiprocessors = gpu.Multiprocessors(g.ProductName)
 	}
 	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
