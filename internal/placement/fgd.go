@@ -20,12 +20,20 @@ import (
 //
 // A GPU-sharing pod is tried on every GPU it fits and scored by the best
 // (the lowest-indexed of equally good GPUs is chosen); a pod of whole GPUs
-// takes the first free GPUs. A pod asking for a MIG profile is a
-// GPU-sharing pod: on a MIG-enabled GPU it takes slices/7 of the GPU
-// (cluster.Node.FreeAfter), and fragmentation sees a MIG GPU's free slices
-// as one free share below a whole GPU (fragView), an approximation (a free
-// 3g instance and three free 1g instances look alike). Source: FGDScore in
+// takes the first free GPUs. Source: FGDScore in
 // github.com/hkust-adsl/kubernetes-scheduler-simulator.
+//
+// A pod asking for a MIG profile is a GPU-sharing pod: on a MIG-enabled
+// GPU it takes slices/7 of the GPU (cluster.Node.FreeAfter), and on a GPU
+// of MIG on demand it is tried at every free placement (MIGStart).
+// Fragmentation sees a MIG GPU by the profiles it can still place
+// (TargetWorkload.FragMIG, over the profiles the workload asks for), and
+// a MIG pod padded to a whole GPU adds the padding (1000 − its share) to
+// the fragmentation after it: capacity allocated that no pod uses. Among
+// a MIG pod's GPUs and placements the least fragmentation after it wins
+// (the score, rounded, would tie them), the lowest GPU and start of equal
+// ones. This project's extension (issue 37); figures in
+// docs/simulate-validation.md, "DRA figures".
 type FGD struct {
 	// Target is the workload fragmentation is measured against; read only.
 	Target *TargetWorkload

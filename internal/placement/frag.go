@@ -293,7 +293,7 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 }
 
 // NodeFrag returns Frag for node n's current free resources, as fragView
-// shows its GPUs.
+// and MIGView show its GPUs (FragMIG).
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
 	if n.MIGGPUs == 0 {
 		return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
