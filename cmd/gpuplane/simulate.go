@@ -13,8 +13,7 @@ import (
 
 const simulateDoc = `Usage: gpuplane simulate [flags]
 
-Replays a workload on a modelled GPU cluster through gpuplane's placement core, compares
-policies (allocation, fragmentation, waits, cost), recommends one. Default: openb's statistics.
+Replays a workload through gpuplane's placement core; compares and recommends policies.
 
 Flags:
 `
@@ -54,6 +53,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, once all fit")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: random (kube-scheduler's) or first")
 	f.StringVar(&o.GPUAPI, "gpu-api", o.GPUAPI, "GPUs in the node: the policy's, or dra's")
+	f.StringVar(&o.DRAMIGOrder, "dra-mig-order", o.DRAMIGOrder, "dra: MIG placements in table or the core's order")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
 	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: MIG layouts, an NVIDIA mig-parted config file")
@@ -63,7 +63,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.Size, "size", o.Size, "nodes to add for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
 	c.alias("o", "format")
 	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "FORMAT",
-		"tie-break": "random|first", "gpu-api": "API", "sharing": "MODES", "size": "TARGET",
+		"tie-break": "random|first", "gpu-api": "API", "dra-mig-order": "ORDER", "sharing": "MODES", "size": "TARGET",
 		"placements": "FILE", "prices": "FILE", "teams": "FILE", "snapshot": "FILE", "mig-config": "FILE", "mig-config-name": "NAME",
 		"policies": "LIST|all", "seeds": "N", "seed": "S", "inflate": "X", "popularity": "P", "parallel": "N"} {
 		c.args[name] = arg

@@ -159,3 +159,92 @@ func (n *Node) AddDynamicMIGAt(p *Pod, g, start int) error {
 	m.Starts[k] = m.Starts[k]&^(1<<uint(first)) | 1<<uint(at)
 	return nil
 }
+
+// placeable returns the profiles (bit k: gpu.MIGProfiles' index k) that
+// MIG-enabled GPU m serves now, by FreeAfter's rule: a static GPU those
+// with a free instance, a GPU of MIG on demand those with a placement
+// whose memory slots are free and whose compute slices fit.
+func (m *MIGGPU) placeable() uint8 {
+	var s uint8
+	for k := range gpu.NumMIGProfiles {
+		if m.Dynamic {
+			if _, ok := m.freePlacement(k); ok {
+				s |= 1 << uint(k)
+			}
+		} else if m.Free[k] > 0 {
+			s |= 1 << uint(k)
+		}
+	}
+	return s
+}
+
+// MIGPlaceable returns the MIG profiles (bit k: gpu.MIGProfiles' index k)
+// that GPU g serves now (FreeAfter's rule: a static MIG GPU those of which
+// it has a free instance, a GPU of MIG on demand those with a placement
+// whose memory slots are free and whose compute slices fit); 0 for a GPU
+// that is not MIG-enabled.
+func (n *Node) MIGPlaceable(g int) uint8 {
+	if !n.MIGGPUs.Has(g) {
+		return 0
+	}
+	return n.MIG[g].placeable()
+}
+
+// MIGPlaceableAfter is MIGPlaceable(g) once an instance of profile k is
+// held on GPU g: on a GPU of MIG on demand at the placement that starts at
+// memory slot start, on a static one any free instance of k (start is not
+// read). ok is false, and the profiles are those of now, when GPU g is not
+// MIG-enabled or that instance is not free.
+func (n *Node) MIGPlaceableAfter(g, k, start int) (profiles uint8, ok bool) {
+	if !n.MIGGPUs.Has(g) || k < 0 || k >= gpu.NumMIGProfiles {
+		return n.MIGPlaceable(g), false
+	}
+	m := n.MIG[g] // a copy
+	if !m.Dynamic {
+		if m.Free[k] == 0 {
+			return m.placeable(), false
+		}
+		m.Free[k]--
+		m.Held[k]++
+		return m.placeable(), true
+	}
+	i := placementAt(k, start)
+	if i < 0 || m.Slots&migMasks[k][i] != 0 || m.heldSlices()+gpu.MIGSlices(k) > 7 {
+		return m.placeable(), false
+	}
+	m.Slots |= migMasks[k][i]
+	m.Held[k]++
+	return m.placeable(), true
+}
+
+// MIGFreeStarts returns the start slots (bit s: memory slot s) of the
+// free placements of profile k on GPU g, a GPU of MIG on demand: those
+// whose memory slots are free, when the compute slices fit; 0 for any
+// other GPU.
+func (n *Node) MIGFreeStarts(g, k int) uint8 {
+	if !n.MIGGPUs.Has(g) || !n.MIG[g].Dynamic || k < 0 || k >= gpu.NumMIGProfiles {
+		return 0
+	}
+	m := &n.MIG[g]
+	if m.heldSlices()+gpu.MIGSlices(k) > 7 {
+		return 0
+	}
+	var s uint8
+	for _, mask := range migMasks[k] {
+		if m.Slots&mask == 0 {
+			s |= 1 << uint(bits.TrailingZeros8(mask))
+		}
+	}
+	return s
+}
+
+// placementAt returns the index of profile k's placement that starts at
+// memory slot start, -1 if none.
+func placementAt(k, start int) int {
+	for i, mask := range migMasks[k] {
+		if bits.TrailingZeros8(mask) == start {
+			return i
+		}
+	}
+	return -1
+}

@@ -148,3 +148,57 @@ func TestAddDynamicMIGAt(t *testing.T) {
 		}
 	}
 }
+
+// TestMIGPlaceable works the profiles a GPU serves by hand, from NVIDIA's
+// A100 placements (internal/gpu's table; profile indices 0 1g.10gb,
+// 2 1g.20gb, 3 2g.20gb, 4 3g.40gb, 5 4g.40gb, 6 7g.80gb): with a 3g.40gb
+// at slot 0, 1g.10gb starts at 4, 5, 6, 1g.20gb and 2g.20gb at 4, 3g.40gb
+// at 4, and no 4g or 7g fits (slot 0 is held). A 1g.10gb at slot 6 keeps
+// 2g.20gb at 4; one at slot 4 leaves 1g.10gb (5, 6), 1g+me and 1g.20gb
+// (at 6, slots 6-7), and no 2g.20gb (its starts are 0, 2, 4).
+// On a static GPU of 4g.40gb + 3g.40gb, taking the 4g leaves the 3g.
+func TestMIGPlaceable(t *testing.T) {
+	n, err := NewNode("n", "A100-80GB", 64000, 1<<20, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.EnableDynamicMIG(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.HoldDynamicMIG(0, 4, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := n.MIGPlaceable(0), uint8(1<<0|1<<1|1<<2|1<<3|1<<4); got != want {
+		t.Errorf("MIGPlaceable = %07b, want %07b", got, want)
+	}
+	if got, want := n.MIGFreeStarts(0, 0), uint8(1<<4|1<<5|1<<6); got != want {
+		t.Errorf("1g.10gb free starts = %08b, want %08b", got, want)
+	}
+	if got := n.MIGFreeStarts(0, 5); got != 0 {
+		t.Errorf("4g.40gb free starts = %08b, want none", got)
+	}
+	if got, ok := n.MIGPlaceableAfter(0, 0, 6); !ok || got != 1<<0|1<<1|1<<2|1<<3 {
+		t.Errorf("after a 1g at 6: %07b %v, want 1g, 1g+me, 1g.20gb, 2g", got, ok)
+	}
+	if got, ok := n.MIGPlaceableAfter(0, 0, 4); !ok || got != 1<<0|1<<1|1<<2 {
+		t.Errorf("after a 1g at 4: %07b %v, want 1g.10gb, 1g+me, 1g.20gb", got, ok)
+	}
+	if _, ok := n.MIGPlaceableAfter(0, 0, 7); ok {
+		t.Error("a 1g.10gb at slot 7 was accepted")
+	}
+	if n.MIGPlaceable(0) != uint8(1<<0|1<<1|1<<2|1<<3|1<<4) {
+		t.Error("MIGPlaceableAfter changed the node")
+	}
+	if err := n.EnableMIG(1, []string{"4g.40gb", "3g.40gb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.MIGPlaceable(1); got != 1<<4|1<<5 {
+		t.Errorf("static 4g+3g: %07b, want 3g and 4g", got)
+	}
+	if got, ok := n.MIGPlaceableAfter(1, 5, 0); !ok || got != 1<<4 {
+		t.Errorf("static, after the 4g: %07b %v, want 3g", got, ok)
+	}
+	if n.MIGFreeStarts(1, 4) != 0 {
+		t.Error("a static GPU has free starts")
+	}
+}

@@ -41,3 +41,8 @@ func (f FGDCM) Score(s State, n *cluster.Node, p *cluster.Pod) int64 {
 func (f FGDCM) SelectGPUs(s State, n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
 	return f.fgd.SelectGPUs(s, n, p, rng)
 }
+
+// MIGStart is FGD's, with FragCM.
+func (f FGDCM) MIGStart(s State, n *cluster.Node, p *cluster.Pod, g int) int {
+	return f.fgd.MIGStart(s, n, p, g)
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // TargetPod is one pod shape of a target workload with its frequency.
@@ -15,6 +16,9 @@ type TargetPod struct {
 	NumGPU   int
 	GPUMilli int64
 	Models   cluster.ModelSet
+	// MIGProfile is the MIG profile the shape asks for, as
+	// cluster.Pod.MIGProfile (0: none; k+1: gpu.MIGProfiles' index k).
+	MIGProfile int8
 	// Freq is the shape's share of the target workload, 0..1.
 	Freq float64
 	// Count is how many pods of the source workload have this shape.
@@ -44,9 +48,17 @@ type fragGroup struct {
 	numGPU   int
 	gpuMilli int64
 	models   cluster.ModelSet
-	cpu      []int64   // ascending
-	cum      []float64 // cum[i] = Σ freq of cpu[0..i]
-	total    float64
+	// mig is the MIG profile (gpu.MIGProfiles' index) that serves the
+	// shape on a MIG-enabled GPU: the smallest whose compute slices hold
+	// its share (gpu.SmallestMIGProfile, as `--sharing mig` converts a
+	// share); -1 for a shape of whole GPUs, which no MIG GPU serves.
+	mig int
+	// migPod: the shape asks for MIG profile mig; on a GPU without MIG
+	// it takes the whole GPU (cluster.Node.FreeAfter).
+	migPod bool
+	cpu    []int64   // ascending
+	cum    []float64 // cum[i] = Σ freq of cpu[0..i]
+	total  float64
 }
 
 // NewTargetWorkload builds the target workload of pods: shapes (CPU, GPU
@@ -61,18 +73,19 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 		milli  int64
 		num    int
 		models cluster.ModelSet
+		mig    int8
 	}
 	counts := map[key]int{}
 	mem := map[key]int64{} // Σ MemoryMiB
 	for i := range pods {
 		p := &pods[i]
-		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models}
+		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models, p.MIGProfile}
 		counts[k]++
 		mem[k] += p.MemoryMiB
 	}
 	shapes := make([]TargetPod, 0, len(counts))
 	for k, c := range counts {
-		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, Count: c, MemoryMiB: mem[k] / int64(c)})
+		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, MIGProfile: k.mig, Count: c, MemoryMiB: mem[k] / int64(c)})
 	}
 	sort.Slice(shapes, func(i, j int) bool {
 		a, b := shapes[i], shapes[j]
@@ -85,8 +98,10 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 			return a.GPUMilli > b.GPUMilli
 		case a.NumGPU != b.NumGPU:
 			return a.NumGPU > b.NumGPU
+		case a.Models != b.Models:
+			return a.Models > b.Models
 		}
-		return a.Models > b.Models
+		return a.MIGProfile > b.MIGProfile
 	})
 	total := float64(len(pods))
 	want := popularity * total
@@ -117,10 +132,10 @@ func (tw *TargetWorkload) index() {
 	if milli > 0 {
 		tw.cpuPerGPU, tw.memPerGPU = cpu/milli, mem/milli
 	}
-	byGroup := map[[3]int64][]int{}
-	var order [][3]int64
+	byGroup := map[[4]int64][]int{}
+	var order [][4]int64
 	for i, p := range tw.Pods {
-		k := [3]int64{int64(p.NumGPU), p.GPUMilli, int64(p.Models)}
+		k := [4]int64{int64(p.NumGPU), p.GPUMilli, int64(p.Models), int64(p.MIGProfile)}
 		if _, ok := byGroup[k]; !ok {
 			order = append(order, k)
 		}
@@ -129,7 +144,13 @@ func (tw *TargetWorkload) index() {
 	for _, k := range order {
 		idx := byGroup[k]
 		sort.Slice(idx, func(a, b int) bool { return tw.Pods[idx[a]].CPUMilli < tw.Pods[idx[b]].CPUMilli })
-		g := fragGroup{numGPU: int(k[0]), gpuMilli: k[1], models: cluster.ModelSet(k[2])}
+		g := fragGroup{numGPU: int(k[0]), gpuMilli: k[1], models: cluster.ModelSet(k[2]), mig: -1, migPod: k[3] != 0}
+		if g.migPod {
+			g.mig = int(k[3]) - 1
+		} else if g.numGPU == 1 && g.gpuMilli > 0 && g.gpuMilli < cluster.MilliGPU {
+			// Every MIG model has A100's slice grid (internal/gpu).
+			g.mig, _ = gpu.SmallestMIGProfile("A100-80GB", g.gpuMilli, 0)
+		}
 		for _, i := range idx {
 			g.total += tw.Pods[i].Freq
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
@@ -151,6 +172,32 @@ func (tw *TargetWorkload) index() {
 // Fragmentation", USENIX ATC 2023, §3.2, as implemented by
 // NodeGpuShareFragAmount in github.com/hkust-adsl/kubernetes-scheduler-simulator.
 func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) float64 {
+	return tw.FragMIG(modelID, cpuFree, gpuFree, nil)
+}
+
+// FragMIG is Frag on a node with MIG-enabled GPUs, measured in MIG
+// profiles and slots rather than in free shares: mig[g] is 0 for a GPU
+// without MIG, else MIGView's byte (bit 7 set, bit k when MIG profile k
+// has a free instance or placement; cluster.Node.MIGPlaceable), and
+// gpuFree[g] its free share below a whole GPU (fragView). For each shape:
+//   - a MIG GPU serves a shape of one shared GPU when the shape's profile
+//     (the one it asks for, TargetPod.MIGProfile, else the smallest whose
+//     compute slices hold its share) is placeable there, whatever its
+//     free share; otherwise its free share is the shape's fragment. So a
+//     GPU of MIG on demand with a 3g.40gb at slot 0 (slots 0-3 held)
+//     is a fragment for a 4g shape, whose only start is slot 0, and not
+//     for a 3g one (start 4);
+//   - a MIG GPU is outside the view of a shape of whole GPUs: it can
+//     never serve one (MIG mode is the administrator's), so its free
+//     share is neither usable nor a fragment for it (counted as a
+//     fragment, FGD would gain by filling MIG GPUs with 7g instances that
+//     a whole GPU serves as well, and MIG pods would then take whole GPUs
+//     padded);
+//   - a shape asking for a MIG profile fits a GPU without MIG only when
+//     the GPU is wholly free (it takes it whole, cluster.Node.FreeAfter).
+//
+// nil mig is Frag.
+func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, mig []uint8) float64 {
 	var idle int64
 	for _, f := range gpuFree {
 		idle += f
@@ -168,15 +215,26 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 		}
 		cnt := 0
 		var below int64
-		for _, f := range gpuFree {
-			if f >= g.gpuMilli {
+		Lg := L
+		for i, f := range gpuFree {
+			fits := f >= g.gpuMilli
+			switch {
+			case g.mig < 0 && mig != nil && mig[i] != 0:
+				Lg -= float64(f) // outside a shape of whole GPUs' view
+				continue
+			case mig != nil && mig[i] != 0:
+				fits = g.mig >= 0 && mig[i]&(1<<uint(g.mig)) != 0
+			case g.migPod:
+				fits = f == cluster.MilliGPU
+			}
+			if fits {
 				cnt++
 			} else {
 				below += f
 			}
 		}
 		if cnt < g.numGPU {
-			frag += g.total * L
+			frag += g.total * Lg
 			continue
 		}
 		// Shapes whose CPU fits see only the GPUs below their share as
@@ -186,7 +244,7 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 		if k > 0 {
 			fit = g.cum[k-1]
 		}
-		frag += fit*float64(below) + (g.total-fit)*L
+		frag += fit*float64(below) + (g.total-fit)*Lg
 	}
 	return frag
 }
@@ -206,7 +264,12 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 // an FGD fill of the openb default trace, seed 42, 354 nodes hold idle
 // GPUs with under 4 cores free).
 func (tw *TargetWorkload) FragCM(modelID int, cpuFree, memFree int64, gpuFree []int64) float64 {
-	f := tw.Frag(modelID, cpuFree, gpuFree)
+	return tw.FragCMMIG(modelID, cpuFree, memFree, gpuFree, nil)
+}
+
+// FragCMMIG is FragCM with FragMIG's view of MIG-enabled GPUs (mig).
+func (tw *TargetWorkload) FragCMMIG(modelID int, cpuFree, memFree int64, gpuFree []int64, mig []uint8) float64 {
+	f := tw.FragMIG(modelID, cpuFree, gpuFree, mig)
 	var idle int64
 	for _, g := range gpuFree {
 		idle += g
@@ -230,19 +293,20 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 }
 
 // NodeFrag returns Frag for node n's current free resources, as fragView
-// shows its GPUs.
+// and MIGView show its GPUs (FragMIG).
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
 	if n.MIGGPUs == 0 {
 		return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
 	}
 	var buf [cluster.MaxGPUsPerNode]int64
-	return tw.Frag(n.ModelID, n.CPUFree, fragView(n, buf[:0]))
+	var mbuf [cluster.MaxGPUsPerNode]uint8
+	return tw.FragMIG(n.ModelID, n.CPUFree, fragView(n, buf[:0]), MIGView(n, mbuf[:0]))
 }
 
 // fragView appends n's free share per GPU to buf as fragmentation sees it:
 // a MIG-enabled GPU (of MIG on demand too) shows at most 999 milli-GPU
-// free, since no pod of a whole GPU can use it; its free slices count as
-// one free share.
+// free, since no pod of a whole GPU can use it; which shapes it serves is
+// MIGView's.
 func fragView(n *cluster.Node, buf []int64) []int64 {
 	buf = append(buf, n.GPUFree...)
 	for g := range buf {
@@ -252,3 +316,23 @@ func fragView(n *cluster.Node, buf []int64) []int64 {
 	}
 	return buf
 }
+
+// MIGView appends, per GPU of n, what FragMIG reads of it to buf: 0 for a
+// GPU without MIG, else 1<<7 | n.MIGPlaceable(g). It returns nil when n
+// has no MIG-enabled GPU.
+func MIGView(n *cluster.Node, buf []uint8) []uint8 {
+	if n.MIGGPUs == 0 {
+		return nil
+	}
+	for g := range n.GPUFree {
+		var v uint8
+		if n.MIGGPUs.Has(g) {
+			v = migGPU | n.MIGPlaceable(g)
+		}
+		buf = append(buf, v)
+	}
+	return buf
+}
+
+// migGPU marks a MIG-enabled GPU in MIGView's bytes.
+const migGPU = 1 << 7

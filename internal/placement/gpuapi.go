@@ -77,15 +77,59 @@ func DRAGPUs(n *cluster.Node, p *cluster.Pod) cluster.GPUSet {
 	return 0
 }
 
+// DRAOrder is the order in which gpuplane's DRA driver publishes the MIG
+// placements of a GPU of MIG on demand, which upstream's allocator takes
+// first fit (DRAGPUs).
+type DRAOrder int
+
+const (
+	// TableOrder: GPU order, then internal/gpu's table order (profile,
+	// then start), as internal/node/dra Build publishes them: a MIG
+	// instance takes the first GPU and placement that are free.
+	TableOrder DRAOrder = iota
+	// CoreOrder: the placement core's preference first, so that the
+	// allocator's first fit is the policy's GPU (SelectGPUs) and start
+	// (MIGStarter) for a pod asking for a MIG profile. Issue 37 asks the
+	// driver to publish this order (republished as instances come and
+	// go); the driver does not yet, so this models what it would give.
+	CoreOrder
+)
+
+// ParseDRAOrder parses "table" or "core".
+func ParseDRAOrder(s string) (DRAOrder, error) {
+	switch s {
+	case "table":
+		return TableOrder, nil
+	case "core":
+		return CoreOrder, nil
+	}
+	return 0, fmt.Errorf("unknown DRA MIG order %q (table or core)", s)
+}
+
+func (o DRAOrder) String() string {
+	if o == CoreOrder {
+		return "core"
+	}
+	return "table"
+}
+
 // WithGPUAPI returns pol with its GPU choice made by api: pol itself for
 // DevicePlugin; for DRA a policy that scores and chooses nodes as pol
 // does (it keeps pol's Normalizer and UniformRandom) and takes DRAGPUs
-// on the chosen node. Name stays pol's.
+// on the chosen node. Name stays pol's. It is WithDRAOrder(pol, api,
+// TableOrder).
 func WithGPUAPI(pol Policy, api GPUAPI) Policy {
+	return WithDRAOrder(pol, api, TableOrder)
+}
+
+// WithDRAOrder is WithGPUAPI with the MIG placements published in order
+// (DRAOrder): under CoreOrder a pod asking for a MIG profile takes pol's
+// GPUs and start (MIGStarter), every other pod DRAGPUs.
+func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder) Policy {
 	if api != DRA {
 		return pol
 	}
-	d := draChoice{pol}
+	d := draChoice{pol, order == CoreOrder}
 	if nz, ok := pol.(Normalizer); ok {
 		return draNormalized{d, nz}
 	}
@@ -95,12 +139,29 @@ func WithGPUAPI(pol Policy, api GPUAPI) Policy {
 	return d
 }
 
-// draChoice is a policy whose GPUs are DRA's choice.
-type draChoice struct{ Policy }
+// draChoice is a policy whose GPUs are DRA's choice; core: the driver
+// publishes MIG placements in the core's order (CoreOrder).
+type draChoice struct {
+	Policy
+	core bool
+}
 
-// SelectGPUs returns DRAGPUs(n, p).
-func (draChoice) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) cluster.GPUSet {
+// SelectGPUs returns DRAGPUs(n, p), or under CoreOrder the policy's GPUs
+// for a pod asking for a MIG profile.
+func (d draChoice) SelectGPUs(st State, n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
+	if d.core && p.MIGProfile != 0 {
+		return d.Policy.SelectGPUs(st, n, p, rng)
+	}
 	return DRAGPUs(n, p)
+}
+
+// MIGStart is the policy's start under CoreOrder (MIGStarter), else -1:
+// the first free placement in table order.
+func (d draChoice) MIGStart(st State, n *cluster.Node, p *cluster.Pod, g int) int {
+	if ms, ok := d.Policy.(MIGStarter); ok && d.core {
+		return ms.MIGStart(st, n, p, g)
+	}
+	return -1
 }
 
 type draNormalized struct {

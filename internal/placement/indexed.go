@@ -69,10 +69,10 @@ func NewIndexedPlacer(policy Policy, tie TieBreak, rng *rand.Rand) *IndexedPlace
 // Policy returns the placer's policy.
 func (pl *IndexedPlacer) Policy() Policy { return pl.policy }
 
-// Allocate binds p to node i of c on gpus (cluster.Cluster.Allocate) and
-// notes the change.
+// Allocate binds p to node i of c on gpus as the policy places it
+// (Allocate: a MIG instance at the policy's start) and notes the change.
 func (pl *IndexedPlacer) Allocate(c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error {
-	if err := c.Allocate(i, p, gpus); err != nil {
+	if err := Allocate(pl.policy, c, i, p, gpus); err != nil {
 		return err
 	}
 	pl.log = append(pl.log, int32(i))

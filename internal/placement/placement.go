@@ -57,6 +57,34 @@ type Policy interface {
 	SelectGPUs(s State, n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet
 }
 
+// MIGStarter is implemented by policies that choose the placement of a
+// MIG instance on a GPU of MIG on demand (FGD, FGDCM): MIGStart returns
+// the start slot (memory slot 0..7) the policy gives the instance of p,
+// a pod asking for a MIG profile, on GPU g of n, or -1 to take the first
+// free placement (cluster.Node.Add's rule).
+type MIGStarter interface {
+	MIGStart(s State, n *cluster.Node, p *cluster.Pod, g int) int
+}
+
+// Allocate binds p to node i of c on gpus as policy places it: a pod
+// asking for a MIG profile on one GPU of MIG on demand at the start the
+// policy gives it (MIGStarter; cluster.Node.AddDynamicMIGAt), any other
+// pod, or with no start given, by cluster.Cluster.Allocate. The
+// simulator's placers call it.
+func Allocate(policy Policy, c *cluster.Cluster, i int, p *cluster.Pod, gpus cluster.GPUSet) error {
+	ms, ok := policy.(MIGStarter)
+	if !ok || p.MIGProfile == 0 || gpus.Count() != 1 || i < 0 || i >= len(c.Nodes) {
+		return c.Allocate(i, p, gpus)
+	}
+	n := &c.Nodes[i]
+	g := gpus.Indices()[0]
+	var buf cluster.Pod
+	if start := ms.MIGStart(nil, n, n.Served(p, &buf), g); start >= 0 {
+		return n.AddDynamicMIGAt(p, g, start)
+	}
+	return c.Allocate(i, p, gpus)
+}
+
 // Normalizer is implemented by policies whose raw scores are rescaled over
 // the nodes that fit, as kube-scheduler's ScoreExtensions.NormalizeScore:
 // NormalizeScores rescales scores (one per fitting node) in place. A score

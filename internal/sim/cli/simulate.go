@@ -77,6 +77,9 @@ type Options struct {
 	// GPUAPI is device-plugin or dra (--gpu-api): who chooses the GPUs
 	// inside the chosen node (placement.GPUAPI).
 	GPUAPI string
+	// DRAMIGOrder is table or core (--dra-mig-order): the order in which
+	// the DRA driver publishes MIG placements (placement.DRAOrder).
+	DRAMIGOrder string
 	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
 	// (--parallel).
 	Parallel int
@@ -118,14 +121,14 @@ type Options struct {
 // selectHost; the paper's simulator takes the first of equals:
 // --tie-break first).
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin", DRAMIGOrder: "table"}
 }
 
 // normalized returns o with the words of its enumerated flags in lower case
 // and trimmed, as --sharing and --policies take them: --format JSON,
 // --mode Replay, --tie-break First, --policies ALL.
 func (o Options) normalized() Options {
-	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak, &o.GPUAPI} {
+	for _, p := range []*string{&o.Mode, &o.Format, &o.TieBreak, &o.GPUAPI, &o.DRAMIGOrder} {
 		*p = strings.ToLower(strings.TrimSpace(*p))
 	}
 	if strings.EqualFold(strings.TrimSpace(o.Policies), "all") {
@@ -193,6 +196,11 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	}
 	if _, err := placement.ParseGPUAPI(o.GPUAPI); err != nil {
 		return nil, 0, fmt.Errorf("--gpu-api: %w", err)
+	}
+	if order, err := placement.ParseDRAOrder(o.DRAMIGOrder); err != nil {
+		return nil, 0, fmt.Errorf("--dra-mig-order: %w", err)
+	} else if order != placement.TableOrder && o.GPUAPI != placement.DRA.String() {
+		return nil, 0, errors.New("--dra-mig-order applies to --gpu-api dra")
 	}
 	if o.Sharing != "" {
 		if _, err := engine.ParseSharing(o.Sharing); err != nil {
@@ -272,6 +280,7 @@ type input struct {
 	pols         []string
 	tie          placement.TieBreak
 	api          placement.GPUAPI
+	order        placement.DRAOrder
 	nodes        []trace.NodeSpec
 	pods         []trace.PodSpec
 	nName, pName string
@@ -287,8 +296,9 @@ func readInputs(o Options, stderr io.Writer) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, _ := placement.ParseGPUAPI(o.GPUAPI) // checked
-	in := &input{pols: pols, tie: tie, api: api, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
+	api, _ := placement.ParseGPUAPI(o.GPUAPI)          // checked
+	order, _ := placement.ParseDRAOrder(o.DRAMIGOrder) // checked
+	in := &input{pols: pols, tie: tie, api: api, order: order, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
 	if o.PricesFile != "" {
 		read, err := readInput("prices", o.PricesFile, func(f *os.File) error { return in.prices.ReadPrices(o.PricesFile, f) })
 		if err != nil {
@@ -439,7 +449,7 @@ func (in *input) bind(o Options, w *engine.Workload, stderr io.Writer) ([]engine
 func (in *input) simulate(ctx context.Context, o Options, w *engine.Workload, bound []engine.Bound, stderr io.Writer) (*engine.Report, []engine.Result, error) {
 	snap := in.snap != nil
 	cfg := engine.Config{Mode: o.Mode, Policies: in.pols, Seeds: o.Seeds, Seed: o.Seed,
-		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel,
+		Inflate: o.Inflate, Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, DRAOrder: in.order, Parallel: o.Parallel,
 		Placements: o.PlacementsFile != "" || snap, NodeDetail: o.OutDir != "", Teams: in.teams, Once: snap, Gangs: o.Gangs}
 	if err := w.Check(cfg); err != nil {
 		return nil, nil, BadInput(err) // the workload, as the options run it
@@ -486,6 +496,9 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 	rep.Params = &engine.Params{Policies: in.pols, Seeds: o.Seeds, FirstSeed: o.Seed, TieBreak: o.TieBreak, Popularity: o.Popularity, Gangs: o.Gangs, PricesUSDPerGPUHour: w.Prices()}
 	if in.api != placement.DevicePlugin {
 		rep.Params.GPUAPI = in.api.String()
+	}
+	if in.order != placement.TableOrder {
+		rep.Params.DRAMIGOrder = in.order.String()
 	}
 	if o.Mode == "fill" && in.snap == nil {
 		rep.Params.Inflate = o.Inflate

@@ -223,7 +223,7 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 			return 0, err
 		}
 		r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
-			Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+			Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, DRAOrder: in.order, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
 		if err != nil {
 			return 0, err
 		}

@@ -29,6 +29,10 @@ type Config struct {
 	// (device plugin, the default) or upstream's DRA allocator
 	// (placement.WithGPUAPI).
 	GPUAPI placement.GPUAPI
+	// DRAOrder is the order in which the DRA driver publishes MIG
+	// placements under GPUAPI dra (placement.WithDRAOrder): the table's
+	// (the default) or the core's.
+	DRAOrder placement.DRAOrder
 	// Parallel is the number of runs at once; 0 means GOMAXPROCS.
 	Parallel int
 	// Progress, if set, is told how far Run is: once with 0 and the
@@ -234,6 +238,9 @@ type Params struct {
 	TieBreak  string   `json:"tie_break"`
 	// GPUAPI is device-plugin or dra (Config.GPUAPI); absent: device-plugin.
 	GPUAPI string `json:"gpu_api,omitempty"`
+	// DRAMIGOrder is core under --dra-mig-order core (Config.DRAOrder);
+	// absent: table.
+	DRAMIGOrder string `json:"dra_mig_order,omitempty"`
 	// Gangs: pods NAME#i started together (Config.Gangs).
 	Gangs      bool    `json:"gangs,omitempty"`
 	Popularity float64 `json:"popularity"`
