@@ -152,7 +152,7 @@ var nvidiaExamples = []nvidiaExample{
 		}},
 	{file: "gpu-cel-nomatch.yaml", pods: 1, pending: "cannot allocate all claims",
 		want:   "pending: no device has that productName (the scheduler's message)",
-		nvidia: "the same (tests/bats/test_gpu_basic.bats expects the pod pending)"},
+		nvidia: "the same (tests/bats/test_gpu_robustness.bats, \"CEL selector rejects non-matching productName\": the pod stays Pending)"},
 	{file: "gpu-first-available.yaml", pods: 2, notes: []string{"claim gpu: request gpu: firstAvailable read as its first alternative",
 		"claim gpu: request gpu: firstAvailable read as its first alternative", "claim gpu: request gpu: selector \"device.attributes['gpu.nvidia.com'].productName.contains('H100')\" not read"},
 		want:   "pod-mig: subrequest mig-1g, a 1g.5gb made; pod-h100: no H100, subrequest a100, a whole GPU",
