@@ -179,3 +179,63 @@ func TestDRAAndDevicePluginConserve(t *testing.T) {
 		map[string]float64{"ml/train": 4, "web/mig3": 15.0 / 14, "web/mig1": 4.0 / 7, "ml/share-a": 1, "ml/share-b": 1, "nlp/a": 3, "nlp/ts": 1, "nlp/ts2": 0.75})
 	check(alloc.ByNode, map[string]int64{"dra-a": 7282, "dp-b": 1277}, nil)
 }
+
+// TestDRAAdminAccessPriced: a pod whose only claim on a GPU has admin
+// access (KEP-5018, monitoring) pays nothing, and the GPU's time goes to
+// its workload or to idle. Upstream's allocator lets admin access share
+// any device and consume nothing (k8s.io/dynamic-resource-allocation
+// v0.37.2 structured/internal/stable/allocator_stable.go, allocateDevice:
+// "Mark as in use (unless we do admin access)"), so the node agent serves
+// no series for it (internal/node/exporter TestAdminAccessExporter: MIG
+// device MIG-aaaa keeps workload web/i's labels, share 1; GPU-0000, which
+// only monitoring pod mon/n reads, has no pod series). Here those series
+// over 2 hours at the default prices (H100-80GB 1106, A100-80GB 393 c/h),
+// by hand: web/i 3/7 * 2 = 6/7 GPU-hours, 336.857 c, 337; mon/m and
+// mon/n no row; idle: the H100 2 GPU-hours, 2212 c, the A100 8/7,
+// 449.143 c, 449; rows and idle add up to the asset, 2998 c.
+func TestDRAAdminAccessPriced(t *testing.T) {
+	const (
+		h100 = `Hostname="node-a",UUID="GPU-0000",device="nvidia0",gpu="0",modelName="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:07:00.0"`
+		a100 = `Hostname="node-a",UUID="GPU-1111",device="nvidia1",gpu="1",modelName="NVIDIA A100-SXM4-80GB",pci_bus_id="00000000:0F:00.0"`
+		migA = a100 + `,GPU_I_PROFILE="3g.40gb",GPU_I_ID="1"`
+	)
+	var lines []string
+	for _, ts := range []int{0, 1800, 3600, 5400} {
+		at := " " + strconv.Itoa(ts)
+		lines = append(lines,
+			`gpuplane_device_health{`+h100+`} 1`+at,
+			`gpuplane_device_health{`+a100+`} 1`+at,
+			`gpuplane_device_allocation_share{`+migA+`,namespace="web",pod="i",container="srv"} 1`+at)
+	}
+	f, err := ParseOpenMetrics("admin.om", om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: 7_200_000, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Input.Prices = prices.Default()
+	l, err := alloc.Compute(r.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := l.Report(alloc.ByPod)
+	rows := map[string]int64{}
+	for _, x := range rep.Rows {
+		rows[x.Key] = x.CostCents
+	}
+	idle := map[string]int64{}
+	for _, x := range rep.Idle {
+		idle[x.Node+"/"+x.Model] = x.CostCents
+	}
+	if want := map[string]int64{"web/i": 337}; fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("rows %v, want %v", rows, want)
+	}
+	if want := map[string]int64{"node-a/A100-80GB": 449, "node-a/H100-80GB": 2212}; fmt.Sprint(idle) != fmt.Sprint(want) {
+		t.Errorf("idle %v, want %v", idle, want)
+	}
+	if rep.AssetCents != 2998 {
+		t.Errorf("asset %d c, want 2998", rep.AssetCents)
+	}
+}

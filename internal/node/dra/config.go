@@ -212,7 +212,7 @@ func (d *Driver) configsFor(c *resourceapi.ResourceClaim) (map[string]*DeviceCon
 			kind = MigDeviceConfigKind
 		}
 		for _, oc := range slices.Backward(configs) {
-			named := slices.Contains(oc.requests, r.Request)
+			named := namesRequest(oc.requests, r.Request)
 			if !named && (len(oc.requests) > 0 || oc.config.Kind != kind) {
 				continue
 			}
@@ -227,6 +227,19 @@ func (d *Driver) configsFor(c *resourceapi.ResourceClaim) (map[string]*DeviceCon
 		}
 	}
 	return out, nil
+}
+
+// namesRequest reports whether a configuration's requests name the
+// result's request: its name, or for a firstAvailable result
+// ("<request>/<subrequest>") its main request's name alone, which "applies
+// to all subrequests" (k8s.io/api v0.37.2 resource/v1 types.go,
+// DeviceClaimConfiguration.Requests). NVIDIA's driver compares the names
+// only (sigs.k8s.io/dra-driver-nvidia-gpu commit 95932046,
+// cmd/gpu-kubelet-plugin/device_state.go getConfigResultsMap), so there a
+// configuration naming "gpu" misses result "gpu/mig-1g".
+func namesRequest(requests []string, request string) bool {
+	main, _, _ := strings.Cut(request, "/")
+	return slices.Contains(requests, request) || slices.Contains(requests, main)
 }
 
 func deviceType(e Entry) string {

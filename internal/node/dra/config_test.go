@@ -170,3 +170,30 @@ func TestPrepareConfig(t *testing.T) {
 		t.Errorf("recorded config %+v, want the class's TimeSlicing, interval Long", pd.Config)
 	}
 }
+
+// TestNamesRequest: which results a configuration's requests name, by
+// resource/v1's rule (k8s.io/api v0.37.2 types.go,
+// DeviceClaimConfiguration.Requests: "References to subrequests must
+// include the name of the main request and may include the subrequest
+// using the format <main request>[/<subrequest>]. If just the main
+// request is given, the configuration applies to all subrequests.").
+func TestNamesRequest(t *testing.T) {
+	for _, c := range []struct {
+		requests []string
+		request  string
+		want     bool
+	}{
+		{[]string{"gpu"}, "gpu", true},
+		{[]string{"gpu"}, "gpu/mig-1g", true},
+		{[]string{"gpu/mig-1g"}, "gpu/mig-1g", true},
+		{[]string{"gpu/mig-1g"}, "gpu/whole", false},
+		{[]string{"gpu/mig-1g"}, "gpu", false},
+		{[]string{"gpu"}, "gpu2", false},
+		{[]string{"gpu"}, "gpus/x", false},
+		{nil, "gpu", false},
+	} {
+		if got := namesRequest(c.requests, c.request); got != c.want {
+			t.Errorf("requests %q, result %q: %v, want %v", c.requests, c.request, got, c.want)
+		}
+	}
+}
