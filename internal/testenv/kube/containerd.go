@@ -344,9 +344,8 @@ func mountsUnder(dir string) []string {
 
 // ContainerLog returns what a container of a pod wrote (stdout and stderr
 // in order, the last run's), read from the kubelet's pod log directory
-// (podLogsDir/<namespace>_<pod>_<uid>/<container>/<restart>.log), in
-// the CRI's log format: "<RFC 3339 time> <stream> <P|F> <text>", a P
-// (partial) line continued by the next.
+// (podLogsDir/<namespace>_<pod>_<uid>/<container>/<restart>.log, in the
+// CRI's log format: readCRILog).
 func (k *KubeletNode) ContainerLog(namespace, pod, container string) (string, error) {
 	files, err := filepath.Glob(filepath.Join(k.Dir, "pod-logs", namespace+"_"+pod+"_*", container, "*.log"))
 	if err != nil {
@@ -355,7 +354,14 @@ func (k *KubeletNode) ContainerLog(namespace, pod, container string) (string, er
 	if len(files) == 0 {
 		return "", fmt.Errorf("no log of container %s of pod %s/%s under %s", container, namespace, pod, filepath.Join(k.Dir, "pod-logs"))
 	}
-	b, err := os.ReadFile(files[len(files)-1])
+	return readCRILog(files[len(files)-1])
+}
+
+// readCRILog returns the text of a container log file in the CRI's format
+// (k8s.io/cri-api, "<RFC 3339 time> <stream> <P|F> <text>" a line, a P
+// line continued by the next).
+func readCRILog(file string) (string, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return "", err
 	}
@@ -363,7 +369,7 @@ func (k *KubeletNode) ContainerLog(namespace, pod, container string) (string, er
 	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		f := strings.SplitN(line, " ", 4)
 		if len(f) < 3 {
-			return "", fmt.Errorf("%s: not a CRI log line: %q", files[len(files)-1], line)
+			return "", fmt.Errorf("%s: not a CRI log line: %q", file, line)
 		}
 		if len(f) == 4 {
 			out.WriteString(f[3])

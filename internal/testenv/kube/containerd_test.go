@@ -8,8 +8,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,8 +22,12 @@ import (
 // drives it (k8s.io/kubernetes pkg/kubelet/kuberuntime: RunPodSandbox,
 // CreateContainer, StartContainer). The probe image, imported from its OCI
 // archive with no registry, is the sandbox's image and the container's;
-// the container (host network, runc) prints its device nodes, which are
-// only those every container gets: no /dev/nvidia*. After stop no
+// the container (host network, runc) asks for the CDI device
+// gpuplane.test/fake=a, whose spec in the node's CDI directory gives a
+// device node /dev/fake0 (a char device 240:7, of the majors Linux keeps
+// for local use, Documentation/admin-guide/devices.txt, made with mknod
+// under the test's directory) and GPUPLANE_FAKE=a: it prints exactly
+// that device beyond the OCI defaults, and that variable. After stop no
 // process is left in containerd's cgroup, no mount under its directory,
 // no shim socket.
 func TestContainerd(t *testing.T) {
@@ -70,12 +76,26 @@ func TestContainerd(t *testing.T) {
 	if err := c.Import(ctx, archive); err != nil {
 		t.Fatal(err)
 	}
+	fake := filepath.Join(dir, "fake0")
+	if err := syscall.Mknod(fake, syscall.S_IFCHR|0o666, 240<<8|7); err != nil {
+		t.Fatal(err)
+	}
+	spec := "cdiVersion: 0.6.0\nkind: gpuplane.test/fake\ndevices:\n  - name: a\n    containerEdits:\n      env: [GPUPLANE_FAKE=a]\n      deviceNodes: [{path: /dev/fake0, hostPath: " + fake + "}]\n"
+	if err := os.WriteFile(filepath.Join(c.CDIDir, "fake.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := runProbe(ctx, c, filepath.Join(dir, "logs"), cg)
 	if err != nil {
 		t.Fatalf("%v\ncontainerd log:\n%s", err, tail(c.Log, 30))
 	}
-	if !strings.Contains(out, "env PATH=") || strings.Contains(out, "/dev/nvidia") {
-		t.Errorf("the container printed:\n%s\nwant its environment (PATH) and no /dev/nvidia*", out)
+	var devs []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "device ") {
+			devs = append(devs, line)
+		}
+	}
+	if want := []string{"device /dev/fake0 c 240:7"}; !slices.Equal(devs, want) || !strings.Contains(out, "\nenv GPUPLANE_FAKE=a\n") {
+		t.Errorf("the container printed:\n%s\nwant the device nodes %q and env GPUPLANE_FAKE=a", out, want)
 	}
 	stopped = true
 	if err := c.stop(); err != nil {
@@ -89,8 +109,8 @@ func TestContainerd(t *testing.T) {
 	}
 }
 
-// runProbe runs `probe devices` in a pod sandbox on the host network,
-// its cgroups under cg, and returns what it printed (its CRI log file).
+// runProbe runs `probe devices` with the CDI device gpuplane.test/fake=a
+// in a pod sandbox on the host network, its cgroups under cg, and returns what it printed (its CRI log file).
 func runProbe(ctx context.Context, c *Containerd, logDir, cg string) (out string, err error) {
 	err = c.withCRI(ctx, func(rt runtimeapi.RuntimeServiceClient) error {
 		sc := &runtimeapi.PodSandboxConfig{
@@ -106,10 +126,11 @@ func runProbe(ctx context.Context, c *Containerd, logDir, cg string) (out string
 			return err
 		}
 		cr, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, SandboxConfig: sc, Config: &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: "main"},
-			Image:    &runtimeapi.ImageSpec{Image: ProbeImage},
-			Args:     []string{"devices"},
-			LogPath:  "main.log",
+			Metadata:   &runtimeapi.ContainerMetadata{Name: "main"},
+			Image:      &runtimeapi.ImageSpec{Image: ProbeImage},
+			Args:       []string{"devices"},
+			CDIDevices: []*runtimeapi.CDIDevice{{Name: "gpuplane.test/fake=a"}},
+			LogPath:    "main.log",
 		}})
 		if err != nil {
 			return err
@@ -136,8 +157,7 @@ func runProbe(ctx context.Context, c *Containerd, logDir, cg string) (out string
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(logDir, "main.log"))
-		out = string(b)
+		out, err = readCRILog(filepath.Join(logDir, "main.log"))
 		return err
 	})
 	return out, err
