@@ -268,13 +268,25 @@ func (k *KubeletNode) claimHost() error {
 
 // StartKubeletNodeT starts a kubelet node for a test (StartKubeletNode)
 // and stops it when the test ends (before a cluster started earlier with
-// StartT), printing its log's tail first if the test failed. A missing
-// kubelet, or a test not run as root, skips the test, or fails it under
-// CI (see Binary).
+// StartT), printing its log's tail first if the test failed, and fails the
+// test if the node left anything on the host (Leftovers). A missing
+// kubelet (with Containerd: containerd, its shim, ctr or runc), or a test
+// not run as root, skips the test, or fails it under CI (see Binary).
 func StartKubeletNodeT(t testing.TB, c *Cluster, name string, o KubeletOptions) *KubeletNode {
 	t.Helper()
 	if o.Kubelet == "" {
 		o.Kubelet = Binary(t, "kubelet")
+	}
+	if o.Containerd {
+		for _, p := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
+			Binary(t, p)
+		}
+		if _, err := findRunc(); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set but %v", err)
+			}
+			t.Skip(err)
+		}
 	}
 	if os.Geteuid() != 0 {
 		// The mounts, cgroups and sysctls need root.
@@ -290,6 +302,9 @@ func StartKubeletNodeT(t testing.TB, c *Cluster, name string, o KubeletOptions) 
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("kubelet %s log (%s):\n%s", name, k.Log, tail(k.Log, 40))
+			if k.Containerd != nil {
+				t.Logf("containerd log (%s):\n%s", k.Containerd.Log, tail(k.Containerd.Log, 30))
+			}
 		}
 		if err := k.Stop(); err != nil {
 			t.Error(err)
