@@ -5,6 +5,8 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -401,4 +403,25 @@ func (k *KubeletNode) Leftovers() []string {
 		out = append(out, "process "+strconv.Itoa(pid))
 	}
 	return out
+}
+
+// removeShimSockets removes the shim sockets a killed node's shims left
+// in shimSocketDir: one per task in its containerd's state
+// (state/io.containerd.runtime.v2.task/<namespace>/<id>), named by the
+// SHA-256 of <containerd address>/<namespace>/<id> (containerd
+// pkg/shim/util_unix.go, CreateSocketAddress), then the directories when
+// empty.
+func removeShimSockets(nodeDir string) {
+	address := filepath.Join(nodeDir, "containerd", "containerd.sock")
+	state := filepath.Join(nodeDir, "containerd", "state", "io.containerd.runtime.v2.task")
+	nss, _ := os.ReadDir(state)
+	for _, ns := range nss {
+		ids, _ := os.ReadDir(filepath.Join(state, ns.Name()))
+		for _, id := range ids {
+			d := sha256.Sum256([]byte(filepath.Join(address, ns.Name(), id.Name())))
+			_ = os.Remove(filepath.Join(shimSocketDir, hex.EncodeToString(d[:])))
+		}
+	}
+	_ = os.Remove(shimSocketDir)
+	_ = os.Remove(filepath.Dir(shimSocketDir))
 }

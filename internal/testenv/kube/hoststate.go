@@ -323,8 +323,10 @@ func (h *hostState) reap() ([]*nodeEntry, error) {
 			_ = syscall.Kill(e.Kubelet, syscall.SIGKILL)
 			waitGone(e.Kubelet, e.KubeletStart)
 		}
-		// A real-container node's containerd shims and containers.
+		// A real-container node's containerd shims and containers, and
+		// the shims' sockets.
 		killCgroupProcs(e.cgroupName())
+		removeShimSockets(e.Dir)
 		if err := removeCgroups(e.cgroupName()); err != nil {
 			errs = append(errs, err)
 			continue
