@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -109,7 +110,100 @@ func TestRealKubeletContainerdCDI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var devs, env []string
+	devs, env := nvidiaLines(out)
+	wantDevs := []string{"/dev/nvidia5 c 195:5", "/dev/nvidia6 c 195:6", "/dev/nvidiactl c 195:255"}
+	if !slices.Equal(devs, wantDevs) {
+		t.Errorf("NVIDIA device nodes in the container %q, want %q; the container printed:\n%s", devs, wantDevs, out)
+	}
+	if want := []string{"NVIDIA_VISIBLE_DEVICES=void"}; !slices.Equal(env, want) {
+		t.Errorf("NVIDIA environment in the container %q, want %q", env, want)
+	}
+}
+
+// TestRealKubeletContainerdDRA: the DRA path in a real container. The
+// agent serves its GPUs through DRA (--kubelet-api=dra) on a node whose
+// pods containerd and runc run, with NVIDIA's toolkit spec
+// (writeFakeNvidiaCDI) as --cdi-toolkit-spec: a device the spec names by
+// UUID is given to the kubelet by that name. A pod with a claim for one
+// gpu.nvidia.com device (shared with a pod that holds it) runs the
+// probe, which prints from inside exactly
+// the allocated GPU's node /dev/nvidia<minor> (char 195:<minor>, the
+// device gpu-<minor>), /dev/nvidiactl (195:255) and
+// NVIDIA_VISIBLE_DEVICES=void.
+func TestRealKubeletContainerdDRA(t *testing.T) {
+	d := startDRAEnvWith(t, kube.KubeletOptions{Containerd: true}, realProfile)
+	writeFakeNvidiaCDI(t, d.dir, d.cdiDir, 8)
+	// A claim of its own, not from a template (the controller deletes a
+	// generated claim once its pod has finished), held by a pod that
+	// keeps running (probe pause), so that it stays allocated after the
+	// probe has finished.
+	claim := "one"
+	if _, err := d.c.Client.ResourceV1().ResourceClaims("default").Create(d.ctx, &resourcev1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: claim},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
+			Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com"},
+		}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range []struct{ name, arg string }{{"holder", "pause"}, {"a", "devices"}} {
+		d.createPodSpec(pod.name, corev1.PodSpec{
+			HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: new(bool),
+			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &claim}},
+			Containers: []corev1.Container{{
+				Name: "main", Image: kube.ProbeImage, ImagePullPolicy: corev1.PullNever, Args: []string{pod.arg},
+				Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}},
+			}},
+		})
+		if pod.name == "holder" {
+			d.waitRunning("holder")
+		}
+	}
+	d.poll("pod a Succeeded", func() error {
+		p, err := d.pod("a")
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			d.fail("pod a Failed: %+v", p.Status)
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		}
+		return nil
+	})
+	c, err := d.c.Client.ResourceV1().ResourceClaims("default").Get(d.ctx, claim, metav1.GetOptions{})
+	if err != nil || c.Status.Allocation == nil {
+		t.Fatalf("claim %s: %v, allocation %+v", claim, err, c.Status.Allocation)
+	}
+	var devs []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		devs = append(devs, r.Device)
+	}
+	var minor int
+	if len(devs) != 1 {
+		t.Fatalf("allocated %v, want one device", devs)
+	}
+	if _, err := fmt.Sscanf(devs[0], "gpu-%d", &minor); err != nil {
+		t.Fatalf("allocated %q: %v", devs[0], err)
+	}
+	out, err := d.k.ContainerLog("default", "a", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotDevs, env := nvidiaLines(out)
+	wantDevs := []string{fmt.Sprintf("/dev/nvidia%d c 195:%d", minor, minor), "/dev/nvidiactl c 195:255"}
+	if !slices.Equal(gotDevs, wantDevs) {
+		t.Errorf("NVIDIA device nodes in the container %q, want %q; the container printed:\n%s", gotDevs, wantDevs, out)
+	}
+	if want := []string{"NVIDIA_VISIBLE_DEVICES=void"}; !slices.Equal(env, want) {
+		t.Errorf("NVIDIA environment in the container %q, want %q", env, want)
+	}
+}
+
+// nvidiaLines returns the /dev/nvidia* device lines ("<path> <c|b>
+// <major>:<minor>") and NVIDIA_* variables of the probe's output.
+func nvidiaLines(out string) (devs, env []string) {
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if d, ok := strings.CutPrefix(line, "device "); ok && strings.HasPrefix(d, "/dev/nvidia") {
 			devs = append(devs, d)
@@ -118,11 +212,5 @@ func TestRealKubeletContainerdCDI(t *testing.T) {
 			env = append(env, "NVIDIA_"+v)
 		}
 	}
-	wantDevs := []string{"/dev/nvidia5 c 195:5", "/dev/nvidia6 c 195:6", "/dev/nvidiactl c 195:255"}
-	if !slices.Equal(devs, wantDevs) {
-		t.Errorf("NVIDIA device nodes in the container %q, want %q; the container printed:\n%s", devs, wantDevs, out)
-	}
-	if want := []string{"NVIDIA_VISIBLE_DEVICES=void"}; !slices.Equal(env, want) {
-		t.Errorf("NVIDIA environment in the container %q, want %q", env, want)
-	}
+	return devs, env
 }
