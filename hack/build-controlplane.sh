@@ -3,12 +3,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the control-plane programs listed in internal/testenv/kube/binaries.txt
 # (etcd, kube-apiserver, kubectl, kubelet, kube-controller-manager, kwok,
-# kueue)
+# kueue, containerd, its runc shim, ctr)
 # from the Go module proxy into
 # ${GPUPLANE_CACHE:-$HOME/.cache/gpuplane}/bin/<name>-<version>, skipping
 # those already there. The missing programs of one module are built in one
-# go build, so the packages they share (most of k8s.io/kubernetes) compile
-# once. With the binaries cached it takes a moment; cold figures are in
+# go build (or one go install), so the packages they share (most of
+# k8s.io/kubernetes, of containerd) compile once. With the binaries cached it takes a moment; cold figures are in
 # docs/cluster.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,9 +18,10 @@ bin="$(cd "$bin" && pwd)"
 tmp="$(mktemp -d "$bin/.build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-# Missing "tools" programs by module: module -> "name=package ...".
-declare -A batch version_of
-while read -r name version how pkg; do
+# Missing "tools" programs by module: module -> "name=package ...";
+# missing "install" programs by "version tags": -> "name=package ...".
+declare -A batch version_of install
+while read -r name version how pkg tags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   out="$bin/$name-$version"
   if [[ -x "$out" ]]; then
@@ -39,11 +40,7 @@ while read -r name version how pkg; do
     version_of[$module]=$version
     ;;
   install)
-    echo "build-controlplane: $name $version: building $pkg ..."
-    start=$SECONDS
-    GOBIN="$tmp" go install "$pkg@$version"
-    mv "$tmp/$name" "$out"
-    echo "build-controlplane: $name $version: built in $((SECONDS - start)) s"
+    install["$version ${tags#tags=}"]+=" $name=$pkg"
     ;;
   *)
     echo "build-controlplane: $name: unknown way to build: $how" >&2
@@ -51,6 +48,29 @@ while read -r name version how pkg; do
     ;;
   esac
 done < internal/testenv/kube/binaries.txt
+
+# One go install per version and tags: go install builds several packages
+# only of one module at one version, and compiles what they share once.
+for key in "${!install[@]}"; do
+  read -r version tags <<<"$key"
+  names=() pkgs=()
+  for np in ${install[$key]}; do
+    names+=("${np%%=*}") pkgs+=("${np#*=}@$version")
+  done
+  flags=()
+  [[ -n "$tags" ]] && flags+=(-tags "$tags")
+  if [[ "${pkgs[0]}" == github.com/containerd/containerd/v2/* ]]; then
+    # Stamp the version as containerd's Makefile does.
+    flags+=(-ldflags "-X github.com/containerd/containerd/v2/version.Version=$version")
+  fi
+  echo "build-controlplane: ${names[*]} $version: building in one go install ..."
+  start=$SECONDS
+  GOBIN="$tmp" go install "${flags[@]}" "${pkgs[@]}"
+  for n in "${names[@]}"; do
+    mv "$tmp/$n" "$bin/$n-$version"
+  done
+  echo "build-controlplane: ${names[*]} $version: built in $((SECONDS - start)) s"
+done
 
 for module in "${!batch[@]}"; do
   version="${version_of[$module]}"

@@ -38,6 +38,16 @@ type draEnv struct {
 // the node's ResourceSlices.
 func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 	t.Helper()
+	return startDRAEnvWith(t, kube.KubeletOptions{}, profile, agentArgs...)
+}
+
+// startDRAEnvWith is startDRAEnv with the kubelet node's options. On a
+// real-container node (KubeletOptions.Containerd) the agent writes its
+// CDI specs into containerd's CDI directory and reads NVIDIA's toolkit
+// spec from nvidia.yaml there (--cdi-toolkit-spec, as
+// /var/run/cdi/nvidia.yaml on a GPU node), which the test writes.
+func startDRAEnvWith(t *testing.T, o kube.KubeletOptions, profile string, agentArgs ...string) *draEnv {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs gpuplane-node-agent, gpuplane-scheduler and a kubelet")
 	}
@@ -50,12 +60,16 @@ func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 		}
 	})
 	c := kube.StartT(t, kube.Options{})
-	e := startRealEnvOn(t, c, profile, "version: v1\n")
+	e := startRealEnvWith(t, c, o, profile, "version: v1\n")
 	if err := kube.InstallDeviceClasses(e.ctx, c.Client, filepath.Join("..", "..", "..", kube.DeviceClassTemplate)); err != nil {
 		t.Fatal(err)
 	}
 	kube.StartGPUplaneSchedulerT(t, c, kube.DefaultProfileOnly)
 	d := &draEnv{realEnv: e, pluginDir: filepath.Join(e.k.RootDir, "plugins", apidra.DriverName), cdiDir: filepath.Join(e.dir, "cdi")}
+	if e.k.Containerd != nil {
+		d.cdiDir = e.k.Containerd.CDIDir
+		agentArgs = append([]string{"--cdi-toolkit-spec", filepath.Join(d.cdiDir, "nvidia.yaml")}, agentArgs...)
+	}
 	d.agentArgs = append([]string{"--kubelet-api=dra", "--kubeconfig", c.Kubeconfig,
 		"--dra-plugin-dir", d.pluginDir, "--dra-registrar-dir", filepath.Join(e.k.RootDir, "plugins_registry"),
 		"--cdi-dir", d.cdiDir}, agentArgs...)

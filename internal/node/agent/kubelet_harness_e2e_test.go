@@ -52,8 +52,15 @@ func startRealEnv(t *testing.T, profile, config string) *realEnv {
 // startRealEnvOn is startRealEnv on a cluster of one's own.
 func startRealEnvOn(t *testing.T, c *kube.Cluster, profile, config string) *realEnv {
 	t.Helper()
+	return startRealEnvWith(t, c, kube.KubeletOptions{}, profile, config)
+}
+
+// startRealEnvWith is startRealEnvOn with the kubelet node's options (a
+// real runtime: KubeletOptions.Containerd).
+func startRealEnvWith(t *testing.T, c *kube.Cluster, o kube.KubeletOptions, profile, config string) *realEnv {
+	t.Helper()
 	e := &realEnv{t: t, c: c, node: "gpu-node", dir: t.TempDir()}
-	e.k = kube.StartKubeletNodeT(t, c, e.node, kube.KubeletOptions{})
+	e.k = kube.StartKubeletNodeT(t, c, e.node, o)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	e.ctx = ctx

@@ -20,11 +20,12 @@ import (
 var binariesTxt string
 
 // Version returns the version of a program listed in binaries.txt
-// ("etcd", "kube-apiserver", "kubectl", "kwok"), or "" for an unknown name.
+// ("etcd", "kube-apiserver", "kubectl", "kwok", "containerd"), or "" for an
+// unknown name.
 func Version(name string) string {
 	for _, line := range strings.Split(binariesTxt, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 4 && f[0] == name {
+		if (len(f) == 4 || len(f) == 5) && f[0] == name {
 			return f[1]
 		}
 	}

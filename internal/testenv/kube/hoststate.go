@@ -301,7 +301,8 @@ func removeCgroups(name string) error {
 }
 
 // reap cleans up after the nodes whose owner has died: kills a kubelet
-// still running (Pdeathsig should have), removes their cgroups, their
+// still running (Pdeathsig should have) and every process left in the
+// node's cgroups (a real-container node's shims and containers), removes their cgroups, their
 // directory when it was a temporary one, and their entry; then removes
 // any cgroup under the prefix that no entry names (a start killed
 // between the two). When no entry is left it restores the sysctls. It
@@ -322,6 +323,10 @@ func (h *hostState) reap() ([]*nodeEntry, error) {
 			_ = syscall.Kill(e.Kubelet, syscall.SIGKILL)
 			waitGone(e.Kubelet, e.KubeletStart)
 		}
+		// A real-container node's containerd shims and containers, and
+		// the shims' sockets.
+		killCgroupProcs(e.cgroupName())
+		removeShimSockets(e.Dir)
 		if err := removeCgroups(e.cgroupName()); err != nil {
 			errs = append(errs, err)
 			continue
@@ -339,6 +344,7 @@ func (h *hostState) reap() ([]*nodeEntry, error) {
 		ds, _ := os.ReadDir(hier)
 		for _, d := range ds {
 			if d.IsDir() && strings.HasPrefix(d.Name(), cgroupPrefix) && !named[d.Name()] {
+				killCgroupProcs(d.Name())
 				if err := removeCgroups(d.Name()); err != nil {
 					errs = append(errs, err)
 				}
@@ -356,6 +362,60 @@ func (h *hostState) reap() ([]*nodeEntry, error) {
 // waitGone waits (up to 5 s) until a killed process has gone.
 func waitGone(pid int, start uint64) {
 	for i := 0; i < 500 && alive(pid, start); i++ {
+		sleep10ms()
+	}
+}
+
+// joinCgroup moves a process into the cgroup name under every cgroup v1
+// hierarchy (every one on a cgroup v2 host); its children are born there.
+func joinCgroup(name string, pid int) error {
+	for _, h := range cgroupHierarchies(false) {
+		f := filepath.Join(h, name, "cgroup.procs")
+		if err := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// cgroupProcs returns the processes in the cgroup name or below it, in
+// any hierarchy, each once.
+func cgroupProcs(name string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, h := range cgroupHierarchies(true) {
+		_ = filepath.WalkDir(filepath.Join(h, name), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					out = append(out, pid)
+				}
+			}
+			return nil
+		})
+	}
+	sort.Ints(out)
+	return out
+}
+
+// killCgroupProcs kills (SIGKILL) every process in the cgroup name or
+// below it, a containerd shim and its container's processes left by a
+// killed test, and waits (up to 5 s) until they have gone.
+func killCgroupProcs(name string) {
+	for i := 0; i < 500; i++ {
+		procs := cgroupProcs(name)
+		if len(procs) == 0 {
+			return
+		}
+		if i%50 == 0 {
+			for _, pid := range procs {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		sleep10ms()
 	}
 }

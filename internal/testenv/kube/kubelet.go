@@ -71,6 +71,10 @@ type KubeletOptions struct {
 	// ReadyTimeout bounds the wait for the Node to be Ready (default 2
 	// minutes); the context can end it sooner.
 	ReadyTimeout time.Duration
+	// Containerd runs the node's pods in real containers: containerd and
+	// runc (containerd.go), with ProbeImage imported, instead of the
+	// recording fake runtime. Pods must use hostNetwork.
+	Containerd bool
 }
 
 // KubeletNode is a running kubelet node.
@@ -89,6 +93,9 @@ type KubeletNode struct {
 	// of CreateContainer (cri.ReadRecords, or Records).
 	Runtime   *cri.Runtime
 	RecordDir string
+	// Containerd is the real runtime instead, with KubeletOptions.Containerd
+	// (Runtime is then nil).
+	Containerd *Containerd
 	// Log is the kubelet's log file (all runs, appended).
 	Log string
 	// Port is the kubelet's HTTPS port and HealthzPort its healthz port,
@@ -152,15 +159,13 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 		return nil, err
 	}
 
-	if k.Runtime, err = cri.Start(filepath.Join(k.Dir, "cri.sock"), k.RecordDir); err != nil {
-		return nil, fmt.Errorf("fake runtime: %w", err)
+	if o.Containerd {
+		if err := k.startContainerd(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := k.startFakeRuntime(); err != nil {
+		return nil, err
 	}
-	// The image filesystem is the root dir's: the kubelet's stats look
-	// its device up.
-	k.Runtime.ImageService.SetFakeFilesystemUsage([]*runtimeapi.FilesystemUsage{{
-		Timestamp: time.Now().UnixNano(), FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: k.RootDir},
-		UsedBytes: &runtimeapi.UInt64Value{}, InodesUsed: &runtimeapi.UInt64Value{},
-	}})
 	if err := k.writeFiles(o); err != nil {
 		return nil, err
 	}
@@ -168,6 +173,41 @@ func (c *Cluster) StartKubeletNode(ctx context.Context, name string, o KubeletOp
 		return nil, err
 	}
 	return k, nil
+}
+
+// startFakeRuntime starts the recording fake runtime.
+func (k *KubeletNode) startFakeRuntime() (err error) {
+	if k.Runtime, err = cri.Start(filepath.Join(k.Dir, "cri.sock"), k.RecordDir); err != nil {
+		return fmt.Errorf("fake runtime: %w", err)
+	}
+	// The image filesystem is the root dir's: the kubelet's stats look
+	// its device up.
+	k.Runtime.ImageService.SetFakeFilesystemUsage([]*runtimeapi.FilesystemUsage{{
+		Timestamp: time.Now().UnixNano(), FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: k.RootDir},
+		UsedBytes: &runtimeapi.UInt64Value{}, InodesUsed: &runtimeapi.UInt64Value{},
+	}})
+	return nil
+}
+
+// startContainerd starts containerd in the node's cgroup and imports
+// ProbeImage, its sandbox image, into it.
+func (k *KubeletNode) startContainerd(ctx context.Context) (err error) {
+	archive, err := writeProbeImage(k.Dir)
+	if err != nil {
+		return err
+	}
+	if k.Containerd, err = startContainerd(ctx, k.Dir, k.entry.cgroupName(), ProbeImage); err != nil {
+		return err
+	}
+	return k.Containerd.Import(ctx, archive)
+}
+
+// endpoint is the runtime's CRI endpoint.
+func (k *KubeletNode) endpoint() string {
+	if k.Containerd != nil {
+		return "unix://" + k.Containerd.Socket
+	}
+	return k.Runtime.Endpoint()
 }
 
 // fillDefaults gives o the kubelet found on the PATH, the host's IP and a
@@ -228,13 +268,25 @@ func (k *KubeletNode) claimHost() error {
 
 // StartKubeletNodeT starts a kubelet node for a test (StartKubeletNode)
 // and stops it when the test ends (before a cluster started earlier with
-// StartT), printing its log's tail first if the test failed. A missing
-// kubelet, or a test not run as root, skips the test, or fails it under
-// CI (see Binary).
+// StartT), printing its log's tail first if the test failed, and fails the
+// test if the node left anything on the host (Leftovers). A missing
+// kubelet (with Containerd: containerd, its shim, ctr or runc), or a test
+// not run as root, skips the test, or fails it under CI (see Binary).
 func StartKubeletNodeT(t testing.TB, c *Cluster, name string, o KubeletOptions) *KubeletNode {
 	t.Helper()
 	if o.Kubelet == "" {
 		o.Kubelet = Binary(t, "kubelet")
+	}
+	if o.Containerd {
+		for _, p := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
+			Binary(t, p)
+		}
+		if _, err := findRunc(); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set but %v", err)
+			}
+			t.Skip(err)
+		}
 	}
 	if os.Geteuid() != 0 {
 		// The mounts, cgroups and sysctls need root.
@@ -250,9 +302,15 @@ func StartKubeletNodeT(t testing.TB, c *Cluster, name string, o KubeletOptions) 
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("kubelet %s log (%s):\n%s", name, k.Log, tail(k.Log, 40))
+			if k.Containerd != nil {
+				t.Logf("containerd log (%s):\n%s", k.Containerd.Log, tail(k.Containerd.Log, 30))
+			}
 		}
 		if err := k.Stop(); err != nil {
 			t.Error(err)
+		}
+		if left := k.Leftovers(); len(left) > 0 {
+			t.Errorf("kubelet node %s left on the host: %s", name, strings.Join(left, "; "))
 		}
 	})
 	return k
@@ -396,8 +454,8 @@ func (k *KubeletNode) config(pkiDir string) map[string]any {
 		"failCgroupV1":             false,
 		"cgroupDriver":             "cgroupfs",
 		"cgroupRoot":               "/" + k.entry.cgroupName(),
-		"containerRuntimeEndpoint": k.Runtime.Endpoint(),
-		"imageServiceEndpoint":     k.Runtime.Endpoint(),
+		"containerRuntimeEndpoint": k.endpoint(),
+		"imageServiceEndpoint":     k.endpoint(),
 		"address":                  "127.0.0.1",
 		"port":                     k.Port,
 		"readOnlyPort":             0,
@@ -457,8 +515,16 @@ func (k *KubeletNode) start(ctx context.Context, timeout time.Duration, since ti
 	defer cancel()
 	args := append([]string{"-c", namespaceScript, "gpuplane-kubelet", k.DevicePluginDir, filepath.Join(k.Dir, "cwd"), k.bin}, k.args...)
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
+	sh := "/bin/sh"
+	if k.Containerd != nil {
+		// containerd's mount namespace, where runc finds the kubelet's
+		// volume mounts (nsenter execs sh: one process).
+		attr.Unshareflags = 0
+		args = append([]string{"--mount=/proc/" + strconv.Itoa(k.Containerd.proc.cmd.Process.Pid) + "/ns/mnt", "--", "/bin/sh"}, args...)
+		sh = "nsenter"
+	}
 	t0 := time.Now()
-	p, err := startProcAttr("kubelet "+k.Name, "/bin/sh", args, nil, k.Log, attr, func(*proc) {})
+	p, err := startProcAttr("kubelet "+k.Name, sh, args, nil, k.Log, attr, func(*proc) {})
 	if err != nil {
 		return err
 	}
@@ -572,7 +638,9 @@ func (k *KubeletNode) Restart(ctx context.Context) error {
 }
 
 // Stop stops the kubelet (SIGTERM, 30 seconds' grace, then SIGKILL) and
-// the fake runtime, removes the node's cgroups, restores the sysctls when
+// the fake runtime, or removes every pod sandbox from containerd and stops
+// it (containerd.go: an error if a process, mount or shim socket of it is
+// left), removes the node's cgroups, restores the sysctls when
 // no other test kubelet runs on the machine, and removes a temporary Dir.
 // The Node object stays in the cluster. Calling it again returns the
 // first result.
@@ -589,6 +657,11 @@ func (k *KubeletNode) Stop() error {
 		}
 		if k.Runtime != nil {
 			k.Runtime.Stop()
+		}
+		if k.Containerd != nil {
+			if err := k.Containerd.stop(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if k.entry != nil {
 			h, err := lockHostState()

@@ -189,15 +189,27 @@ func TestKubeletNode(t *testing.T) {
 // kubelet node runs leaves the kubelet dead (Pdeathsig) and its cgroups,
 // directory and sysctl changes behind, and the next start of any test
 // node (here its first step, reap) removes and restores them.
-func TestKubeletKilled(t *testing.T) {
+func TestKubeletKilled(t *testing.T) { testKubeletKilled(t, false) }
+
+// TestKubeletKilledContainerd is TestKubeletKilled with a real-container
+// node (KubeletOptions.Containerd) running a pod: the shims and the
+// pod's processes outlive the killed test (they are not its children),
+// and reap kills them before it removes the cgroups.
+func TestKubeletKilledContainerd(t *testing.T) { testKubeletKilled(t, true) }
+
+func testKubeletKilled(t *testing.T, containerd bool) {
 	if os.Getenv("GPUPLANE_KUBELET_CHILD") != "" {
-		killedChild()
+		killedChild(containerd)
 		return
 	}
 	kubeletBinary(t)
 	Binary(t, "kube-controller-manager")
+	if containerd {
+		Binary(t, "containerd")
+	}
 	before, aloneBefore := sysctlsAlone(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKubeletKilled$")
+	shimsBefore := dirNames(shimSocketDir)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
 	cmd.Env = append(os.Environ(), "GPUPLANE_KUBELET_CHILD=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -258,6 +270,9 @@ func TestKubeletKilled(t *testing.T) {
 	if len(nodeCgroups(cgroup)) == 0 {
 		t.Fatalf("no cgroups %s left to clean up: the test proves nothing", cgroup)
 	}
+	if containerd && len(cgroupProcs(cgroup)) == 0 {
+		t.Fatalf("no shim or container process left in %s: the test proves nothing", cgroup)
+	}
 	h, err := lockHostState()
 	if err != nil {
 		t.Fatal(err)
@@ -271,6 +286,14 @@ func TestKubeletKilled(t *testing.T) {
 	if left := nodeCgroups(cgroup); len(left) != 0 {
 		t.Errorf("cgroups left after reap: %v", left)
 	}
+	if left := cgroupProcs(cgroup); len(left) != 0 {
+		t.Errorf("processes left after reap: %v", left)
+	}
+	for n := range dirNames(shimSocketDir) {
+		if !shimsBefore[n] {
+			t.Errorf("shim socket %s left after reap", filepath.Join(shimSocketDir, n))
+		}
+	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("node directory %s left after reap (%v)", dir, err)
 	}
@@ -281,15 +304,19 @@ func TestKubeletKilled(t *testing.T) {
 }
 
 // killedChild is TestKubeletKilled's child: it starts a cluster and a
-// kubelet node, prints what the parent checks, and waits to be killed.
-func killedChild() {
+// kubelet node (with containerd, and a pod running `probe pause` on it),
+// prints what the parent checks, and waits to be killed.
+func killedChild(containerd bool) {
 	ctx := context.Background()
 	c, err := Start(ctx, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	k, err := c.StartKubeletNode(ctx, "killed-0", KubeletOptions{})
+	k, err := c.StartKubeletNode(ctx, "killed-0", KubeletOptions{Containerd: containerd})
+	if err == nil && containerd {
+		err = runPausePod(ctx, c, k.Name)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		c.Stop()
@@ -386,4 +413,29 @@ func TestTwoKubeletNodes(t *testing.T) {
 	if got, alone := sysctlsAlone(t); aloneBefore && alone && fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("sysctls %v after both stopped, %v before", got, before)
 	}
+}
+
+// runPausePod runs a host-network pod of the probe image (its default
+// argument, pause) on the node and waits (up to 2 minutes) until it is
+// Running.
+func runPausePod(ctx context.Context, c *Cluster, node string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pause"},
+		Spec: corev1.PodSpec{NodeName: node, HostNetwork: true, AutomountServiceAccountToken: new(bool),
+			Containers: []corev1.Container{{Name: "main", Image: ProbeImage, ImagePullPolicy: corev1.PullNever}}},
+	}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return c.waitUntil(ctx, "pod pause Running", func(ctx context.Context) error {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "pause", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
 }
