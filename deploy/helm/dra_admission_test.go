@@ -310,3 +310,96 @@ func draCluster(t *testing.T, file string, nss []string, probe *corev1.Pod) (adm
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestClaimPolicyModelsResourcesOnCluster: the claim policy's
+// allowed-models and allowed-resources on a real kube-apiserver, against
+// the webhook's rules on a pod naming the same template. Team limited
+// (namespace limited) may use model NVIDIA-A100-SXM4-40GB and resource
+// nvidia.com/mig-1g.5gb. By hand, as docs/webhook.md "DRA claims" counts
+// claims: a 1g.5gb MIG device of an A100 is admitted; a whole A100
+// (resource nvidia.com/gpu) is refused by allowed-resources; a 2g.10gb
+// MIG device of an H100 by allowed-models (NVIDIA-H100-80GB-HBM3, the
+// productName with hyphens) and allowed-resources; the same through
+// firstAvailable's first alternative. The policy's message is the
+// webhook's first for the pod, less the claim's name in the pod (the API
+// server names only the first validation that fails).
+func TestClaimPolicyModelsResourcesOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	must(t, os.WriteFile(file, []byte(`apiVersion: gpuplane.io/v1alpha1
+kind: GPUPolicy
+teams:
+- name: limited
+  namespaces: [limited]
+  allowedModels: [NVIDIA-A100-SXM4-40GB]
+  allowedResources: [nvidia.com/mig-1g.5gb]
+  maxGPUsPerPod: 8
+`), 0o644))
+	pol := readPolicy(t, file)
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: "probe"}, Spec: corev1.PodSpec{
+		Containers:  []corev1.Container{{Name: "c", Image: "busybox"}},
+		Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+	}}
+	admin, _ := draCluster(t, file, []string{"limited"}, probe)
+	ctx := t.Context()
+	sel := func(e string) []resourcev1.DeviceSelector {
+		return []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: e}}}
+	}
+	const a100, h100 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-40GB'", "device.attributes['gpu.nvidia.com'].productName == \"NVIDIA H100 80GB HBM3\""
+	const p1g, p2g = " && device.attributes['gpu.nvidia.com'].profile == '1g.5gb'", " && device.attributes['gpu.nvidia.com'].profile == '2g.10gb'"
+	exact := func(class, s string) resourcev1.DeviceRequest {
+		return resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class, Selectors: sel(s), AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}
+	}
+	first := resourcev1.DeviceRequest{Name: "gpu", FirstAvailable: []resourcev1.DeviceSubRequest{
+		{Name: "h100", DeviceClassName: "mig.nvidia.com", Selectors: sel(h100 + p2g), AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1},
+		{Name: "a100", DeviceClassName: "mig.nvidia.com", Selectors: sel(a100 + p1g), AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1},
+	}}
+	cases := []struct {
+		name string
+		req  resourcev1.DeviceRequest
+		// rules the webhook refuses the pod by (and the policy the
+		// template), in the webhook's order.
+		rules []string
+	}{
+		{"mig-1g-a100", exact("mig.nvidia.com", a100+p1g), nil},
+		{"whole-a100", exact("gpu.nvidia.com", a100), []string{policy.RuleResource}},
+		{"mig-2g-h100", exact("mig.nvidia.com", h100+p2g), []string{policy.RuleModel, policy.RuleResource}},
+		{"first-h100", first, []string{policy.RuleModel, policy.RuleResource}},
+	}
+	for _, c := range cases {
+		tpl := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: c.name}}
+		tpl.Spec.Spec.Devices.Requests = []resourcev1.DeviceRequest{c.req}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: c.name}, Spec: corev1.PodSpec{
+			Containers:     []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpus"}}}}},
+			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &tpl.Name}},
+		}}
+		// The webhook's rules, the template's spec as the webhook reads it.
+		wp := webhook.FromPodSpec(nil, &pod.Spec)
+		wp.Name, wp.Namespace = pod.Name, pod.Namespace
+		wp.Claims[0].Spec = claimSpec(t, tpl.Spec.Spec)
+		var rules, msgs []string
+		for _, v := range pol.Validate(wp, policy.Namespace{Name: "limited", Labels: map[string]string{"kubernetes.io/metadata.name": "limited"}}) {
+			rules = append(rules, v.Rule)
+			msgs = append(msgs, strings.Replace(v.String(), "claim gpus request", "request", 1))
+		}
+		if strings.Join(rules, ",") != strings.Join(c.rules, ",") {
+			t.Errorf("%s: the webhook refuses by %v, want %v: %v", c.name, rules, c.rules, msgs)
+		}
+		_, err := admin.ResourceV1().ResourceClaimTemplates("limited").Create(ctx, tpl, metav1.CreateOptions{})
+		switch {
+		case len(c.rules) == 0 && err != nil:
+			t.Errorf("%s: %v, want admitted", c.name, err)
+		case len(c.rules) == 0:
+		case err == nil:
+			t.Errorf("%s: admitted, want %v", c.name, msgs)
+		default:
+			// The API server names the first validation that fails, in
+			// the webhook's order of rules.
+			if want := claimPolicyPrefix("ResourceClaimTemplate", "limited", c.name) + msgs[0]; !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v\nwant %q", c.name, err, want)
+			}
+		}
+	}
+}

@@ -5,8 +5,11 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/gpuplane/gpuplane/api/dra"
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // The claim policy: a second ValidatingAdmissionPolicy, of
@@ -32,6 +35,34 @@ func celAskGPUs(e string) string {
 		e, dra.GPUDeviceClass, dra.MIGDeviceClass, dra.AllCount)
 }
 
+// perAsk is a list, per request of the claim, of f of the request that
+// api/dra Asks reads (exactly, or firstAvailable's first alternative), or
+// none for a request of neither; f may name the request's index i.
+func perAsk(f func(e string) string, none string) string {
+	return `variables.requests.transformList(i, r, has(r.exactly) ? ` + f("r.exactly") + ` : size(r.?firstAvailable.orValue([])) > 0 ? ` + f("r.firstAvailable[0]") + ` : ` + none + `)`
+}
+
+// celAttr is, of request e, the values its selectors compare attribute
+// attr of the driver with (api/dra ParseSelectorClause: clauses between
+// &&, each device.attributes['gpu.nvidia.com'].ATTR == 'VALUE', either
+// quote), in order.
+func celAttr(e, attr string) string {
+	clause := `^device\.attributes\[["']` + regexp.QuoteMeta(dra.DriverName) + `["']\]\.` + attr + `\s*==\s*["'][^"']*["']$`
+	lit := strings.ReplaceAll(strings.ReplaceAll(clause, `\`, `\\`), `'`, `\'`)
+	return fmt.Sprintf(`%s.?selectors.orValue([]).map(s, s.?cel.?expression.orValue('').split('&&').map(c, c.trim())).flatten().filter(c, c.matches('%s')).map(c, c.find('["\'][^"\']*["\']$')).map(v, v.substring(1, size(v) - 1))`, e, lit)
+}
+
+// celAskResource is ClaimAsk.Resource in CEL, of request e of index i:
+// the MIG profile's resource (its last profile selector, askProfiles[i],
+// + as .), MIGPrefix<any>, gpuplane.io/gpu-milli for
+// capacity.requests.milliGPU 1..999, else nvidia.com/gpu.
+func celAskResource(e string) string {
+	profiles := `variables.askProfiles[i]`
+	milli := fmt.Sprintf(`string(%s.?capacity.?requests[?'%s'].orValue(''))`, e, dra.CapacityMilliGPU)
+	return fmt.Sprintf(`(%[1]s.?deviceClassName.orValue('') == '%[2]s' ? (size(%[3]s) > 0 ? '%[4]s' + %[3]s[size(%[3]s) - 1].replace('+', '.') : '%[4]s<any>') : %[5]s.matches('^[0-9]{1,3}$') && int(%[5]s) >= 1 && int(%[5]s) < 1000 ? '%[6]s' : '%[7]s')`,
+		e, dra.MIGDeviceClass, profiles, resource.MIGPrefix, milli, resource.GPUMilli, resource.GPU)
+}
+
 // ClaimVariables are the claim policy's variables after the data
 // variables.
 func ClaimVariables() []Variable {
@@ -42,17 +73,39 @@ func ClaimVariables() []Variable {
 		{"requests", `(request.kind.kind == 'ResourceClaimTemplate' ? object.spec.spec : object.spec).?devices.?requests.orValue([])`},
 		// The GPUs they ask (api/dra Asks, Ask.GPUs): exactly, or
 		// firstAvailable's first alternative.
-		{"gpus", `variables.requests.map(r, has(r.exactly) ? ` + celAskGPUs("r.exactly") + ` : size(r.?firstAvailable.orValue([])) > 0 ? ` + celAskGPUs("r.firstAvailable[0]") + ` : 0).sum()`},
+		{"askGPUs", perAsk(celAskGPUs, "0")},
+		{"gpus", `variables.askGPUs.sum()`},
+		// allowed-models: the productName selectors' values, as node
+		// labels (spaces as hyphens), of every request.
+		{"models", `variables.teamAllowedModels[variables.teamIndex]`},
+		{"picked", perAsk(func(e string) string { return celAttr(e, dra.AttrProductName) }, "[]") + `.flatten().map(m, m.replace(' ', '-'))`},
+		// allowed-resources: the resource of each request that counts
+		// GPUs (ClaimAsk.Resource), where the team allows it not.
+		{"allowedResources", `variables.teamAllowedResources[variables.teamIndex]`},
+		{"askProfiles", perAsk(func(e string) string { return celAttr(e, dra.AttrProfile) }, "[]")},
+		{"askResources", perAsk(celAskResource, "''")},
+		{"badResources", `variables.requests.transformList(i, r, variables.askGPUs[i] > 0 && !variables.allowedResources.exists(p, p == variables.askResources[i] || (p.endsWith('*') && variables.askResources[i].startsWith(p.substring(0, size(p) - 1)))), 'request ' + r.name + ': resource ' + variables.askResources[i])`},
 	}...)
 }
 
 // ClaimValidations are the claim policy's rules, with the webhook's
-// messages for a pod, "the claim" for "the pod".
+// messages for a pod: "the claim" for "the pod", "request R" for "claim C
+// request R" (the claim's name in a pod is not known).
 func ClaimValidations() []Validation {
 	return []Validation{{
 		Expression:        `variables.team == '' || variables.teamMaxGPUs[variables.teamIndex] == 0 || variables.gpus <= variables.teamMaxGPUs[variables.teamIndex]`,
 		Message:           "gpuplane GPU policy: max-gpus-per-pod: a claim of more GPUs than the team allows per pod",
 		MessageExpression: `variables.refuses + 'max-gpus-per-pod: the claim asks for ' + string(variables.gpus) + ' GPUs, team ' + variables.team + ' allows at most ' + string(variables.teamMaxGPUs[variables.teamIndex]) + ' per pod; ask for fewer or split the work'`,
+		Reason:            "Forbidden",
+	}, {
+		Expression:        `variables.team == '' || size(variables.models) == 0 || variables.picked.all(m, m in variables.models)`,
+		Message:           "gpuplane GPU policy: allowed-models: a claim of a GPU model the team may not use",
+		MessageExpression: `variables.refuses + variables.picked.filter(m, !(m in variables.models)).map(m, 'allowed-models: GPU model "' + m + '" is not allowed for team ' + variables.team + '; select one of ' + variables.models.join(', ') + ' with ` + resource.LabelGPUProduct + `').join('; ')`,
+		Reason:            "Forbidden",
+	}, {
+		Expression:        `variables.team == '' || size(variables.allowedResources) == 0 || size(variables.badResources) == 0`,
+		Message:           "gpuplane GPU policy: allowed-resources: a claim of a GPU resource the team may not use",
+		MessageExpression: `variables.refuses + variables.badResources.map(b, 'allowed-resources: ' + b + ' is not allowed for team ' + variables.team + '; use one of ' + variables.allowedResources.join(', ')).join('; ')`,
 		Reason:            "Forbidden",
 	}}
 }

@@ -280,9 +280,10 @@ const AdmissionPolicyLogicHeader = `# The CEL of gpuplane's GPU policy as a Vali
 # only sees that a pod has a claim (claimPod), and never refuses a pod for
 # what its claims ask. The claim policy (claimVariables, claimValidations)
 # checks each ResourceClaimTemplate and ResourceClaim as it is written
-# instead: one claim of more GPUs than the team allows a pod is refused;
-# several claims of one pod that exceed it together are the webhook's to
-# refuse (docs/webhook.md, "DRA claims").
+# instead: one claim of more GPUs than the team allows a pod, or of a model
+# or resource the team may not use, is refused; several claims of one pod
+# that exceed the limit together are the webhook's to refuse
+# (docs/webhook.md, "DRA claims").
 `
 
 // AdmissionPolicyLogic is the YAML of LogicVariables, Validations,

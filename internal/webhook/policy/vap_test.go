@@ -241,8 +241,8 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 // the mutating one), named NAME-claims, of resource.k8s.io/v1
 // ResourceClaimTemplates and ResourceClaims on CREATE and UPDATE,
 // failurePolicy Fail, with the pod policy's data variables and binding
-// scope, every variable naming only those before it, and one validation:
-// max-gpus-per-pod. What it counts is checked on kube-apiserver
+// scope, every variable naming only those before it, and three
+// validations: max-gpus-per-pod, allowed-models, allowed-resources. What it counts is checked on kube-apiserver
 // (deploy/helm TestAdmissionPolicyDRAOnCluster).
 func TestClaimAdmissionPolicy(t *testing.T) {
 	p, err := Parse("small.yaml", []byte(smallPolicy))
@@ -305,9 +305,14 @@ func TestClaimAdmissionPolicy(t *testing.T) {
 			}
 			defined[v.Name] = true
 		}
-		if v := vap.Spec.Validations; len(v) != 1 || !strings.HasPrefix(v[0].Message, "gpuplane GPU policy: "+RuleMaxGPUs+": ") ||
-			!strings.Contains(v[0].MessageExpression, "'"+RuleMaxGPUs+": the claim asks for ' + string(variables.gpus) + ' GPUs, team '") || v[0].Reason != "Forbidden" {
-			t.Errorf("validations %+v", v)
+		v := vap.Spec.Validations
+		if len(v) != 3 || !strings.Contains(v[0].MessageExpression, "'"+RuleMaxGPUs+": the claim asks for ' + string(variables.gpus) + ' GPUs, team '") {
+			t.Fatalf("validations %+v", v)
+		}
+		for i, r := range []string{RuleMaxGPUs, RuleModel, RuleResource} {
+			if !strings.HasPrefix(v[i].Message, "gpuplane GPU policy: "+r+": ") || !strings.Contains(v[i].MessageExpression, r+": ") || v[i].Reason != "Forbidden" {
+				t.Errorf("validation %d %+v, want rule %s", i, v[i], r)
+			}
 		}
 	}
 }
