@@ -147,7 +147,10 @@ func TestAdmissionPolicyDRAOnCluster(t *testing.T) {
 // TestAdmissionPolicyNVIDIAExamplesOnCluster: NVIDIA's DRA examples (the
 // 12 fixtures of internal/node/agent/testdata/nvidia-dra, in the shapes of
 // k8s-dra-driver-gpu demo/specs/quickstart; each at most 8 GPUs a pod)
-// under their policy (one team, 8 GPUs a pod), on a real kube-apiserver
+// under their policy (one team, 8 GPUs a pod; here also allowedResources
+// nvidia.com/*, which admits every GPU resource and makes the claim policy
+// read every selector: a CEL error would refuse, failurePolicy Fail), on a
+// real kube-apiserver
 // with the chart's pod and claim policies and no webhook: every
 // ResourceClaimTemplate and ResourceClaim is admitted, and so is a
 // ResourceClaim of each template's spec (as the resourceclaim controller
@@ -157,8 +160,14 @@ func TestAdmissionPolicyNVIDIAExamplesOnCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	file := nvidiaTestdata + "policy.yaml"
+	data, err := os.ReadFile(nvidiaTestdata + "policy.yaml")
+	must(t, err)
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	must(t, os.WriteFile(file, append(data, "  allowedResources: [\"nvidia.com/*\"]\n"...), 0o644))
 	pol := readPolicy(t, file)
+	if got := pol.Teams[0].AllowedResources; len(got) != 1 || got[0] != "nvidia.com/*" {
+		t.Fatalf("allowedResources %v", got)
+	}
 	fixtures, err := filepath.Glob(nvidiaTestdata + "gpu-*.yaml")
 	must(t, err)
 	if len(fixtures) != 12 {
