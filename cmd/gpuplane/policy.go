@@ -110,7 +110,10 @@ apply -f -) that check in the API server, with CEL, the rules of a GPUPolicy
 file that CEL can say (docs/webhook.md, "In the API server"): they hold when
 gpuplane-webhook is down. Then a MutatingAdmissionPolicy and its binding
 that add what the webhook adds (Kubernetes 1.36 or later; --mutating=false
-before). The chart installs the same objects from webhook.policy.
+before). Last, the claim policy NAME-claims and its binding: each
+ResourceClaimTemplate and ResourceClaim of more GPUs than its team allows a
+pod is refused (docs/webhook.md, "DRA claims"). The chart installs the same
+objects from webhook.policy.
 kube-system, the policy's excludeNamespaces and each --exclude-namespace
 are not checked, as by gpuplane policy check.
 

@@ -69,7 +69,7 @@ func TestPolicyVAP(t *testing.T) {
 		t.Errorf("binding not named or scoped by the flags:\n%s", out.String())
 	}
 	out.Reset()
-	if code := execute([]string{"policy", "vap", "--policy", file, "--mutating=false"}, &out, &errb); code != 0 || strings.Count(out.String(), "\n---\n") != 1 || strings.Contains(out.String(), "kind: Mutating") {
+	if code := execute([]string{"policy", "vap", "--policy", file, "--mutating=false"}, &out, &errb); code != 0 || strings.Count(out.String(), "\n---\n") != 3 || strings.Contains(out.String(), "kind: Mutating") || !strings.Contains(out.String(), "name: gpuplane-gpu-policy-claims\n") {
 		t.Errorf("--mutating=false: exit %d, %s", code, out.String())
 	}
 	errb.Reset()

@@ -114,8 +114,8 @@ func TestExemptionsOneList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(out), "values: [kube-system, gpu-system, gpu-operator]"); n != 2 {
-		t.Errorf("policy vap: %d bindings exclude %v, want 2:\n%s", n, want, out)
+	if n := strings.Count(string(out), "values: [kube-system, gpu-system, gpu-operator]"); n != 3 {
+		t.Errorf("policy vap: %d bindings exclude %v, want 3 (pods, mutation, claims):\n%s", n, want, out)
 	}
 
 	// The audit: helm template's output as it is (the node agent's

@@ -119,8 +119,8 @@ func generatedDocs(t *testing.T, file string) []string {
 		t.Fatal(err)
 	}
 	docs := strings.Split(string(out), "\n---\n")
-	if len(docs) != 4 {
-		t.Fatalf("%d documents, want 4:\n%s", len(docs), out)
+	if len(docs) != 6 {
+		t.Fatalf("%d documents, want 6:\n%s", len(docs), out)
 	}
 	return docs
 }
@@ -142,11 +142,11 @@ func generated(t *testing.T, file string) (*admissionregistrationv1.ValidatingAd
 		t.Fatal(err)
 	}
 	docs := strings.Split(string(out), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("%d documents, want 2:\n%s", len(docs), out)
+	if len(docs) != 4 {
+		t.Fatalf("%d documents, want 4:\n%s", len(docs), out)
 	}
-	if mdocs := generatedDocs(t, file); mdocs[0] != docs[0] || mdocs[1] != strings.TrimSuffix(docs[1], "\n") {
-		t.Errorf("with Mutating, the validating policy differs")
+	if mdocs := generatedDocs(t, file); mdocs[0] != docs[0] || mdocs[1] != docs[1] || mdocs[4] != docs[2] || mdocs[5] != docs[3] {
+		t.Errorf("with Mutating, the validating policies differ")
 	}
 	var vap admissionregistrationv1.ValidatingAdmissionPolicy
 	var vapb admissionregistrationv1.ValidatingAdmissionPolicyBinding
@@ -192,8 +192,21 @@ teams:
 		if !reflect.DeepEqual(vapb.Spec, gvapb.Spec) {
 			t.Errorf("%s: binding %+v, generated %+v", file, vapb.Spec, gvapb.Spec)
 		}
-		m, mb := mutatingObjects(t, file)
+		// The claim policy (ResourceClaimTemplates, ResourceClaims).
+		r := render(t, "-f", policyValues(t, file))
+		var cvap, gcvap admissionregistrationv1.ValidatingAdmissionPolicy
+		var cvapb, gcvapb admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		r.get(t, "ValidatingAdmissionPolicy", webhookName+"-claims", &cvap)
+		r.get(t, "ValidatingAdmissionPolicyBinding", webhookName+"-claims", &cvapb)
 		docs := generatedDocs(t, file)
+		must(t, yaml.UnmarshalStrict([]byte(docs[4]), &gcvap))
+		must(t, yaml.UnmarshalStrict([]byte(docs[5]), &gcvapb))
+		if !reflect.DeepEqual(cvap.Spec, gcvap.Spec) || !reflect.DeepEqual(cvapb.Spec, gcvapb.Spec) {
+			a, _ := yaml.Marshal(cvap.Spec)
+			b, _ := yaml.Marshal(gcvap.Spec)
+			t.Errorf("%s: the chart's claim policy differs from gpuplane policy vap's:\nchart:\n%s\ngenerated:\n%s", file, a, b)
+		}
+		m, mb := mutatingObjects(t, file)
 		var gm admissionregistrationv1.MutatingAdmissionPolicy
 		var gmb admissionregistrationv1.MutatingAdmissionPolicyBinding
 		must(t, yaml.UnmarshalStrict([]byte(docs[2]), &gm))

@@ -35,7 +35,8 @@ import (
 // that the pod has one (claimPod): such a pod is no taint squatter, and
 // it needs no model selector; its claimed GPUs are the webhook's to count.
 // With failurePolicy Fail, the policy never refuses a pod for what its
-// claims ask. docs/webhook.md has the table.
+// claims ask; the claim policy (claimvap.go) checks each claim when it is
+// written. docs/webhook.md has the table.
 
 // RuleTeamLabel is the rule only the admission policy checks: a GPU pod
 // labelled with another team's name. The webhook sets the label instead.
@@ -85,14 +86,7 @@ func celList(s []string) string {
 // variables; they may name those and each other in order.
 func LogicVariables() []Variable {
 	quantity := func(q string) string { return "quantity(string(" + q + ")).asInteger()" }
-	return []Variable{
-		{"nsLabels", `namespaceObject.metadata.?labels.orValue({})`},
-		// Indexes of the teams the namespace matches; the first one wins
-		// (Policy.TeamOf).
-		{"teamMatches", `variables.teamNames.transformList(i, n, request.namespace in variables.teamNamespaces[i] || (size(variables.teamSelectors[i]) > 0 && variables.teamSelectors[i].all(k, k in variables.nsLabels && variables.nsLabels[k] == variables.teamSelectors[i][k])), i)`},
-		{"team", `size(variables.teamMatches) > 0 ? variables.teamNames[variables.teamMatches[0]] : ''`},
-		// The team's index, 0 when none (then no rule reads it).
-		{"teamIndex", `size(variables.teamMatches) > 0 ? variables.teamMatches[0] : 0`},
+	return append(teamVariables(), []Variable{
 		{"labels", `object.metadata.?labels.orValue({})`},
 		{"refuses", `'gpuplane GPU policy refuses pod ' + request.namespace + '/' + object.metadata.?name.orValue(object.metadata.?generateName.orValue('')) + ': '`},
 		// Init containers, then containers, as Pod.Containers. The
@@ -129,6 +123,21 @@ func LogicVariables() []Variable {
 		{"toleratesGPU", `object.spec.?tolerations.orValue([]).exists(t, (t.?effect.orValue('') == '' || t.effect == variables.taintEffect) && (t.?key.orValue('') == '' || t.key == variables.taintKey) && (t.?operator.orValue('') == 'Exists' || (t.?operator.orValue('') in ['', 'Equal'] && t.?key.orValue('') != '' && t.?value.orValue('') == variables.taintValue)))`},
 		{"schedulerName", `variables.teamSchedulerNames[variables.teamIndex]`},
 		{"sharedUse", `variables.containers.transformList(i, c, variables.gpuNames[i].filter(r, r.endsWith('` + resource.SharedSuffix + `') || r == '` + resource.GPUMilli + `').map(r, 'container ' + c.name + ': training pods may not use time-sliced or fractional GPUs (' + r + '): no memory or fault isolation; ask for ` + resource.GPU + ` or a MIG profile')).flatten()`},
+	}...)
+}
+
+// teamVariables are the variables, after the data variables, that find
+// the team of the request's namespace (Policy.TeamOf): the pod policy's
+// and the claim policy's.
+func teamVariables() []Variable {
+	return []Variable{
+		{"nsLabels", `namespaceObject.metadata.?labels.orValue({})`},
+		// Indexes of the teams the namespace matches; the first one wins
+		// (Policy.TeamOf).
+		{"teamMatches", `variables.teamNames.transformList(i, n, request.namespace in variables.teamNamespaces[i] || (size(variables.teamSelectors[i]) > 0 && variables.teamSelectors[i].all(k, k in variables.nsLabels && variables.nsLabels[k] == variables.teamSelectors[i][k])), i)`},
+		{"team", `size(variables.teamMatches) > 0 ? variables.teamNames[variables.teamMatches[0]] : ''`},
+		// The team's index, 0 when none (then no rule reads it).
+		{"teamIndex", `size(variables.teamMatches) > 0 ? variables.teamMatches[0] : 0`},
 	}
 }
 
@@ -269,17 +278,25 @@ const AdmissionPolicyLogicHeader = `# The CEL of gpuplane's GPU policy as a Vali
 # and its paramRef's: it cannot count the GPUs of the pod's resource claims
 # (ResourceClaims, ResourceClaimTemplates), which the webhook counts. It
 # only sees that a pod has a claim (claimPod), and never refuses a pod for
-# what its claims ask (docs/webhook.md, "DRA claims").
+# what its claims ask. The claim policy (claimVariables, claimValidations)
+# checks each ResourceClaimTemplate and ResourceClaim as it is written
+# instead: one claim of more GPUs than the team allows a pod, or of a model
+# or resource the team may not use, is refused; several claims of one pod
+# that exceed the limit together are the webhook's to refuse
+# (docs/webhook.md, "DRA claims").
 `
 
-// AdmissionPolicyLogic is the YAML of LogicVariables, Validations and
-// Mutations, as the chart ships it (files/gpu-policy-cel.yaml).
+// AdmissionPolicyLogic is the YAML of LogicVariables, Validations,
+// Mutations, ClaimVariables and ClaimValidations, as the chart ships it (files/gpu-policy-cel.yaml).
 func AdmissionPolicyLogic() ([]byte, error) {
 	return marshal(AdmissionPolicyLogicHeader, struct {
 		Variables   []Variable   `yaml:"variables"`
 		Validations []Validation `yaml:"validations"`
 		Mutations   []Mutation   `yaml:"mutations"`
-	}{LogicVariables(), Validations(), Mutations()})
+		// The claim policy's (ClaimVariables, ClaimValidations).
+		ClaimVariables   []Variable   `yaml:"claimVariables"`
+		ClaimValidations []Validation `yaml:"claimValidations"`
+	}{LogicVariables(), Validations(), Mutations(), ClaimVariables(), ClaimValidations()})
 }
 
 // AdmissionPolicyOptions name and scope the admission policy.
@@ -352,7 +369,11 @@ type (
 // AdmissionPolicies returns the YAML of the ValidatingAdmissionPolicy
 // (pods on CREATE, failurePolicy Fail) and its binding that check the
 // rules of p that CEL can say, in every namespace but
-// p.ExcludedNamespaces(o.ExcludeNamespaces...).
+// p.ExcludedNamespaces(o.ExcludeNamespaces...); with o.Mutating, the
+// MutatingAdmissionPolicy and its binding; last, the claim policy
+// (ResourceClaimTemplates and ResourceClaims, claimPolicy) named
+// o.Name-claims and its binding, scoped as the pod policy's. Documents
+// are separated by "---" lines: 4, or 6 with o.Mutating.
 func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	if o.Name == "" {
 		o.Name = "gpuplane-gpu-policy"
@@ -374,7 +395,7 @@ func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 	b.Spec.ValidationActions = o.ValidationActions
 	b.Spec.MatchResources.NamespaceSelector.MatchExpressions = []matchExpression{{Key: "kubernetes.io/metadata.name", Operator: "NotIn", Values: p.ExcludedNamespaces(o.ExcludeNamespaces...)}}
 	head := "# gpuplane's GPU policy in the API server (docs/webhook.md, \"In the API\n# server\"): the rules CEL can say, which hold when gpuplane-webhook is down.\n" +
-		"# It cannot read a pod's ResourceClaims and ResourceClaimTemplates, so it\n# counts no GPU they claim (docs/webhook.md, \"DRA claims\").\n"
+		"# It cannot read a pod's ResourceClaims and ResourceClaimTemplates; the claim\n# policy checks each of them (docs/webhook.md, \"DRA claims\").\n"
 	vb, err := marshal(head, v)
 	if err != nil {
 		return nil, err
@@ -384,16 +405,33 @@ func (p *Policy) AdmissionPolicies(o AdmissionPolicyOptions) ([]byte, error) {
 		return nil, err
 	}
 	out := append(append(vb, "---\n"...), bb...)
-	if !o.Mutating {
-		return out, nil
+	if o.Mutating {
+		if out, err = appendMutating(out, v, b); err != nil {
+			return nil, err
+		}
 	}
+	cv, cb := claimPolicy(o.Name+"-claims", data), b
+	cb.Metadata.Name, cb.Spec.PolicyName = cv.Metadata.Name, cv.Metadata.Name
+	head = "# gpuplane's GPU policy of ResourceClaimTemplates and ResourceClaims: a claim\n# of more GPUs than the team allows a pod is refused when it is written\n# (docs/webhook.md, \"DRA claims\").\n"
+	return appendDocs(out, head, cv, cb)
+}
+
+// appendMutating appends to out the MutatingAdmissionPolicy and binding
+// made of the validating policy v and its binding b.
+func appendMutating(out []byte, v vap, b binding) ([]byte, error) {
 	// The same variables, the mutations; reinvoked when a webhook changes
 	// the pod after it (IfNeeded), as the webhook's mutation is idempotent.
 	v.Kind, b.Kind = "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"
 	v.Spec.ReinvocationPolicy = "IfNeeded"
 	v.Spec.Validations, v.Spec.Mutations = nil, Mutations()
 	b.Spec.ValidationActions = nil
-	head = "# gpuplane's GPU policy's mutation in the API server: the GPU taint's\n# toleration, the team's schedulerName and the team label, as the webhook's.\n"
+	head := "# gpuplane's GPU policy's mutation in the API server: the GPU taint's\n# toleration, the team's schedulerName and the team label, as the webhook's.\n"
+	return appendDocs(out, head, v, b)
+}
+
+// appendDocs appends to out the policy v, headed by head, and its
+// binding b, each after a "---" line.
+func appendDocs(out []byte, head string, v vap, b binding) ([]byte, error) {
 	for _, x := range []struct {
 		head string
 		v    any

@@ -95,7 +95,7 @@ func TestAdmissionPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.Split(string(out), "\n---\n")
-	if len(docs) != 2 {
+	if len(docs) != 4 {
 		t.Fatalf("%d documents:\n%s", len(docs), out)
 	}
 	var vap struct {
@@ -203,7 +203,7 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.Split(string(out), "\n---\n")
-	if len(docs) != 4 {
+	if len(docs) != 6 {
 		t.Fatalf("%d documents:\n%s", len(docs), out)
 	}
 	var m struct {
@@ -234,5 +234,85 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 	spec, _ := b["spec"].(map[string]any)
 	if b["kind"] != "MutatingAdmissionPolicyBinding" || spec["policyName"] != "gpuplane-gpu-policy" || spec["validationActions"] != nil || spec["matchResources"] == nil {
 		t.Errorf("binding %v", b)
+	}
+}
+
+// TestClaimAdmissionPolicy: the claim policy follows the pod policy (and
+// the mutating one), named NAME-claims, of resource.k8s.io/v1
+// ResourceClaimTemplates and ResourceClaims on CREATE and UPDATE,
+// failurePolicy Fail, with the pod policy's data variables and binding
+// scope, every variable naming only those before it, and three
+// validations: max-gpus-per-pod, allowed-models, allowed-resources. What it counts is checked on kube-apiserver
+// (deploy/helm TestAdmissionPolicyDRAOnCluster).
+func TestClaimAdmissionPolicy(t *testing.T) {
+	p, err := Parse("small.yaml", []byte(smallPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mutating := range []bool{false, true} {
+		out, err := p.AdmissionPolicies(AdmissionPolicyOptions{Name: "gp", ExcludeNamespaces: []string{"gpu-system"}, Mutating: mutating})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := strings.Split(string(out), "\n---\n")
+		var vap struct {
+			Kind     string
+			Metadata struct{ Name string }
+			Spec     struct {
+				FailurePolicy    string `yaml:"failurePolicy"`
+				MatchConstraints struct {
+					ResourceRules []struct {
+						APIGroups   []string `yaml:"apiGroups"`
+						APIVersions []string `yaml:"apiVersions"`
+						Operations  []string
+						Resources   []string
+					} `yaml:"resourceRules"`
+				} `yaml:"matchConstraints"`
+				Variables   []Variable
+				Validations []Validation
+			}
+		}
+		if err := yaml.Unmarshal([]byte(docs[len(docs)-2]), &vap); err != nil {
+			t.Fatal(err)
+		}
+		if vap.Kind != "ValidatingAdmissionPolicy" || vap.Metadata.Name != "gp-claims" || vap.Spec.FailurePolicy != "Fail" {
+			t.Errorf("mutating %v: policy %s %s failurePolicy %s", mutating, vap.Kind, vap.Metadata.Name, vap.Spec.FailurePolicy)
+		}
+		r := vap.Spec.MatchConstraints.ResourceRules
+		if len(r) != 1 || !slices.Equal(r[0].APIGroups, []string{"resource.k8s.io"}) || !slices.Equal(r[0].APIVersions, []string{"v1"}) ||
+			!slices.Equal(r[0].Operations, []string{"CREATE", "UPDATE"}) || !slices.Equal(r[0].Resources, []string{"resourceclaimtemplates", "resourceclaims"}) {
+			t.Errorf("resourceRules %+v", r)
+		}
+		// The binding: the pod policy's, with the claim policy's name.
+		wantBinding := strings.ReplaceAll(docs[1], "name: gp\n", "name: gp-claims\n")
+		wantBinding = strings.ReplaceAll(wantBinding, "policyName: gp\n", "policyName: gp-claims\n")
+		if got := strings.TrimSuffix(docs[len(docs)-1], "\n"); got != strings.TrimSuffix(wantBinding, "\n") {
+			t.Errorf("binding:\n%s\nwant:\n%s", got, wantBinding)
+		}
+		data, err := p.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(vap.Spec.Variables[:len(data)], data) {
+			t.Errorf("data variables %v, want %v", vap.Spec.Variables[:len(data)], data)
+		}
+		defined := map[string]bool{}
+		for _, v := range vap.Spec.Variables {
+			for _, m := range variableRef.FindAllStringSubmatch(v.Expression, -1) {
+				if !defined[m[1]] {
+					t.Errorf("variable %s names variables.%s, not defined before it", v.Name, m[1])
+				}
+			}
+			defined[v.Name] = true
+		}
+		v := vap.Spec.Validations
+		if len(v) != 3 || !strings.Contains(v[0].MessageExpression, "'"+RuleMaxGPUs+": the claim asks for ' + string(variables.gpus) + ' GPUs, team '") {
+			t.Fatalf("validations %+v", v)
+		}
+		for i, r := range []string{RuleMaxGPUs, RuleModel, RuleResource} {
+			if !strings.HasPrefix(v[i].Message, "gpuplane GPU policy: "+r+": ") || !strings.Contains(v[i].MessageExpression, r+": ") || v[i].Reason != "Forbidden" {
+				t.Errorf("validation %d %+v, want rule %s", i, v[i], r)
+			}
+		}
 	}
 }
