@@ -49,20 +49,30 @@ func publishSlices(t testing.TB, c kubernetes.Interface, node string, n device.N
 			r.Devices[i].Taints = append(r.Devices[i].Taints, tt)
 		}
 	}
+	for _, s := range nodeSlices(node, r) {
+		if _, err := c.ResourceV1().ResourceSlices().Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("ResourceSlice of %s: %v", node, err)
+		}
+	}
+}
+
+// nodeSlices returns node's ResourceSlices of r (dra.Build's content),
+// split by Resources.Pool and named with the index first as the kubelet
+// plugin's resourceslice controller does; pool generation 1.
+func nodeSlices(node string, r dra.Resources) []*resourcev1.ResourceSlice {
 	pool := r.Pool()
+	out := make([]*resourcev1.ResourceSlice, len(pool.Slices))
 	for i, s := range pool.Slices {
-		_, err := c.ResourceV1().ResourceSlices().Create(t.Context(), &resourcev1.ResourceSlice{
+		out[i] = &resourcev1.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04x-gpu.nvidia.com", node, i)},
 			Spec: resourcev1.ResourceSliceSpec{
 				Driver: apidra.DriverName, NodeName: ptr.To(node),
 				Pool:    resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
 				Devices: s.Devices, SharedCounters: s.SharedCounters,
 			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("ResourceSlice of %s: %v", node, err)
 		}
 	}
+	return out
 }
 
 // installClasses creates the chart's DeviceClasses.
@@ -98,12 +108,19 @@ func createGPUTemplate(t testing.TB, c kubernetes.Interface, name string, count,
 // fields unused) whose GPUs come from a claim of template.
 func createClaimPod(t testing.TB, c kubernetes.Interface, s podSpec, template string) {
 	t.Helper()
+	if _, err := c.CoreV1().Pods("default").Create(t.Context(), makeClaimPod(s, template), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeClaimPod returns a pod of spec s (CPU, memory, model, scheduler; its
+// GPU fields unused) whose container's GPUs come from a claim "gpu" of
+// template.
+func makeClaimPod(s podSpec, template string) *v1.Pod {
 	p := makePod(podSpec{name: s.name, cpu: s.cpu, mem: s.mem, model: s.model, scheduler: s.scheduler})
 	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &template}}
 	p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
-	if _, err := c.CoreV1().Pods("default").Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	return p
 }
 
 // podDevices returns the devices of gpu.nvidia.com allocated to pod p

@@ -4,6 +4,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -49,6 +51,15 @@ import (
 // scheduler, taken from its first binding, to DIR/nodes=N-profile=P.pprof,
 // and its heap profile once every pod is bound to
 // DIR/heap-nodes=N-profile=P.pprof.
+//
+// With GPUPLANE_THROUGHPUT_API=dra the nodes have no nvidia.com/gpu: each
+// publishes its 8 GPUs as gpuplane's DRA driver does (dra.Build with
+// Shares, one ResourceSlice a node), the chart's DeviceClasses are
+// installed, and the pods ask through ResourceClaimTemplates of class
+// gpu.nvidia.com (half one whole GPU, half a share of 500 milliGPU and
+// 1Mi), their claims made by kube-controller-manager's resourceclaim
+// controller before the scheduler starts; the sub-benchmarks and profile
+// files are then named "dra-nodes=N".
 //
 // One iteration takes minutes: run with -benchtime 1x.
 // GPUPLANE_THROUGHPUT sets the node counts (default "1000,5000"),
@@ -83,19 +94,38 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 		}
 	}
+	var useDRA bool
+	switch s := os.Getenv("GPUPLANE_THROUGHPUT_API"); s {
+	case "", "device-plugin":
+	case "dra":
+		useDRA = true
+	default:
+		b.Fatalf("GPUPLANE_THROUGHPUT_API=%q: want device-plugin or dra", s)
+	}
 	for _, n := range counts {
 		// One control plane per node count, for every profile in turn:
 		// the profiles are compared on the same nodes, in the same minutes.
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+		name := fmt.Sprintf("nodes=%d", n)
+		if useDRA {
+			name = "dra-" + name
+		}
+		b.Run(name, func(b *testing.B) {
 			var ns []kube.Node
 			for i := range n {
-				ns = append(ns, kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"})
+				node := kube.Node{Name: fmt.Sprintf("node-%05d", i), CPUMilli: 96000, MemoryMiB: 512 << 10, GPUs: 8, Model: "V100M16"}
+				if useDRA {
+					node.GPUs, node.Model = 0, ""
+				}
+				ns = append(ns, node)
 			}
 			c := startThroughputCluster(b, ns)
+			if useDRA {
+				publishThroughputDRA(b, c, ns)
+			}
 			for k, profile := range profiles {
 				b.Run("profile="+profile, func(b *testing.B) {
 					for range b.N {
-						r := runThroughput(b, c, n, profile, pods)
+						r := runThroughput(b, c, name, profile, pods, useDRA)
 						b.Logf("%s, %d nodes, %d pods: %.1f pods/s, %.2f ms CPU a pod, peak RSS %.0f MiB, heap %.0f MiB",
 							profile, n, pods, r.podsPerSec, r.cpuMsPerPod, r.peakRSSMiB, r.heapMiB)
 						b.ReportMetric(r.podsPerSec, "pods/s")
@@ -103,7 +133,7 @@ func BenchmarkThroughput(b *testing.B) {
 						b.ReportMetric(r.heapMiB, "MiB-heap")
 						b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
 						if k < len(profiles)-1 {
-							deletePods(b, c)
+							deletePods(b, c, useDRA)
 						}
 					}
 				})
@@ -139,24 +169,88 @@ func startThroughputCluster(b *testing.B, nodes []kube.Node) *kube.Cluster {
 	return c
 }
 
+// publishThroughputDRA installs the chart's DeviceClasses, publishes
+// each node's 8 V100M16 as gpuplane's DRA driver does (dra.Build with
+// Shares) and creates the ResourceClaimTemplates "gpu-whole" (one whole
+// GPU) and "gpu-share" (500 milliGPU and 1Mi of one).
+func publishThroughputDRA(b *testing.B, c *kube.Cluster, nodes []kube.Node) {
+	installClasses(b, c.Client)
+	r, err := dra.Build(draGPUs(8, "V100M16", 16<<10), dra.Options{Shares: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(nodes); i = int(next.Add(1)) - 1 {
+				for _, s := range nodeSlices(nodes[i].Name, r) {
+					if _, err := c.Client.ResourceV1().ResourceSlices().Create(b.Context(), s, metav1.CreateOptions{}); err != nil {
+						errs <- fmt.Errorf("ResourceSlice of %s: %w", nodes[i].Name, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	createGPUTemplate(b, c.Client, "gpu-whole", 1, 0)
+	createGPUTemplate(b, c.Client, "gpu-share", 1, 500)
+}
+
 // deletePods deletes every pod of the default namespace and waits until
-// none is left, the nodes empty again for the next profile. The API
+// none is left, the nodes empty again for the next profile; with claims,
+// then every ResourceClaim too, their devices free again. The API
 // server, loaded, may fail or time out the DeleteCollection of 10,000 pods
 // and go on deleting: the request is made again when a minute passes with
 // pods left, for up to 15 minutes.
-func deletePods(b *testing.B, c *kube.Cluster) {
-	ctx := b.Context()
+func deletePods(b *testing.B, c *kube.Cluster, claims bool) {
 	pods := c.Client.CoreV1().Pods("default")
 	zero := int64(0)
+	deleteAll(b, "pods", func(ctx context.Context) error {
+		return pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	}, func(ctx context.Context) (int, error) {
+		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	})
+	if !claims {
+		return
+	}
+	rc := c.Client.ResourceV1().ResourceClaims("default")
+	deleteAll(b, "claims", func(ctx context.Context) error {
+		return rc.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}, func(ctx context.Context) (int, error) {
+		l, err := rc.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	})
+}
+
+// deleteAll calls del, then polls left once a second until it returns 0,
+// calling del again each minute, for up to 15 minutes; what names the
+// objects in the error.
+func deleteAll(b *testing.B, what string, del func(context.Context) error, left func(context.Context) (int, error)) {
+	ctx := b.Context()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var last error
 	for polls := 0; polls < 15*60; polls++ {
 		if polls%60 == 0 {
-			last = pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+			last = del(ctx)
 		}
-		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		if err == nil && len(l.Items) == 0 {
+		k, err := left(ctx)
+		if err == nil && k == 0 {
 			return
 		}
 		if err != nil {
@@ -168,7 +262,34 @@ func deletePods(b *testing.B, c *kube.Cluster) {
 		case <-tick.C:
 		}
 	}
-	b.Fatalf("pods left after 15 minutes of deletes: %v", last)
+	b.Fatalf("%s left after 15 minutes of deletes: %v", what, last)
+}
+
+// waitClaims waits until n ResourceClaims exist in the default namespace
+// (the resourceclaim controller's, one a pod), for up to 15 minutes.
+func waitClaims(b *testing.B, c *kube.Cluster, n int) {
+	rc := c.Client.ResourceV1().ResourceClaims("default")
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	k := 0
+	for range 15 * 30 {
+		l, err := rc.List(b.Context(), metav1.ListOptions{Limit: 1})
+		if err == nil {
+			k = len(l.Items)
+			if l.RemainingItemCount != nil {
+				k += int(*l.RemainingItemCount)
+			}
+			if k >= n {
+				return
+			}
+		}
+		select {
+		case <-b.Context().Done():
+			b.Fatal(b.Context().Err())
+		case <-tick.C:
+		}
+	}
+	b.Fatalf("%d of %d ResourceClaims made after 15 minutes", k, n)
 }
 
 // throughput is one run's figures.
@@ -181,10 +302,12 @@ type throughput struct {
 	cpuMsPerPod float64
 }
 
-// runThroughput creates the pods on c (nodes nodes), starts the scheduler
-// and returns pods/s from its first binding to its last, its CPU time and
-// its memory.
-func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n int) throughput {
+// runThroughput creates the pods on c (the nodes named by nodes, e.g.
+// "nodes=1000"), starts the scheduler and returns pods/s from its first
+// binding to its last, its CPU time and its memory. With claims the pods
+// ask through publishThroughputDRA's templates, and the scheduler starts
+// once every pod's claim exists.
+func runThroughput(b *testing.B, c *kube.Cluster, nodes string, profile string, n int, claims bool) throughput {
 	ctx := b.Context()
 	schedulerName := profile
 	if strings.HasPrefix(profile, "gpuplane") {
@@ -206,12 +329,20 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 					return
 				}
 				spec := podSpec{name: fmt.Sprintf("%s-%05d", profile, i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
-				if i%2 == 0 {
+				var pod *v1.Pod
+				switch {
+				case claims && i%2 == 0:
+					pod = makeClaimPod(spec, "gpu-whole")
+				case claims:
+					pod = makeClaimPod(spec, "gpu-share")
+				case i%2 == 0:
 					spec.gpus = 1
-				} else {
+					pod = makePod(spec)
+				default:
 					spec.milli = 500
+					pod = makePod(spec)
 				}
-				if _, err := c.Client.CoreV1().Pods("default").Create(ctx, makePod(spec), metav1.CreateOptions{}); err != nil {
+				if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}
@@ -223,6 +354,9 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 	case err := <-errs:
 		b.Fatal(err)
 	default:
+	}
+	if claims {
+		waitClaims(b, c, n)
 	}
 
 	// An informer notes when each pod is first seen bound; it re-lists when
@@ -285,7 +419,7 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 			return
 		}
 		if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
-			saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("nodes=%d-profile=%s.pprof", nodes, profile)))
+			saveCPUProfile(b, port, filepath.Join(dir, fmt.Sprintf("%s-profile=%s.pprof", nodes, profile)))
 		}
 	}()
 	select {
@@ -308,7 +442,7 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes int, profile string, n i
 		b.Fatalf("heap profile: %v", err)
 	}
 	if dir := os.Getenv("GPUPLANE_THROUGHPUT_PPROF"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-nodes=%d-profile=%s.pprof", nodes, profile)), heap, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("heap-%s-profile=%s.pprof", nodes, profile)), heap, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
