@@ -45,7 +45,8 @@ func startDRAEnv(t *testing.T, profile string, agentArgs ...string) *draEnv {
 // real-container node (KubeletOptions.Containerd) the agent writes its
 // CDI specs into containerd's CDI directory and reads NVIDIA's toolkit
 // spec from nvidia.yaml there (--cdi-toolkit-spec, as
-// /var/run/cdi/nvidia.yaml on a GPU node), which the test writes.
+// /var/run/cdi/nvidia.yaml on a GPU node), which the test writes, unless
+// agentArgs give --driver-root (the agent's own specs alone).
 func startDRAEnvWith(t *testing.T, o kube.KubeletOptions, profile string, agentArgs ...string) *draEnv {
 	t.Helper()
 	if testing.Short() {
@@ -68,6 +69,8 @@ func startDRAEnvWith(t *testing.T, o kube.KubeletOptions, profile string, agentA
 	d := &draEnv{realEnv: e, pluginDir: filepath.Join(e.k.RootDir, "plugins", apidra.DriverName), cdiDir: filepath.Join(e.dir, "cdi")}
 	if e.k.Containerd != nil {
 		d.cdiDir = e.k.Containerd.CDIDir
+	}
+	if e.k.Containerd != nil && !slices.Contains(agentArgs, "--driver-root") {
 		agentArgs = append([]string{"--cdi-toolkit-spec", filepath.Join(d.cdiDir, "nvidia.yaml")}, agentArgs...)
 	}
 	d.agentArgs = append([]string{"--kubelet-api=dra", "--kubeconfig", c.Kubeconfig,

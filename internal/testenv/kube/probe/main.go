@@ -13,11 +13,16 @@
 //	                 device <path> <c|b> <major>:<minor>   every device
 //	                   node under /dev but those every container gets
 //	                 env <NAME>=<value>                   the environment
+//	probe devices DIR...
+//	               the same, and first, for each file under each DIR
+//	               (not following links; a DIR missing is none):
+//	                 file <path> <sha256 of its content, hex>
 //
 // Tests read the container's log (kube.KubeletNode.ContainerLog).
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,8 +34,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: probe pause|devices")
+	if len(os.Args) < 2 || (len(os.Args) > 2 && os.Args[1] != "devices") {
+		fmt.Fprintln(os.Stderr, "usage: probe pause|devices [DIR...]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -39,7 +44,12 @@ func main() {
 		signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
 		<-c
 	case "devices":
-		lines, err := devices("/dev")
+		lines, err := files(os.Args[2:])
+		if err == nil {
+			var devs []string
+			devs, err = devices("/dev")
+			lines = append(lines, devs...)
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -95,4 +105,31 @@ func devices(root string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// files lists the regular files under dirs (not following links), as
+// "file <path> <sha256 hex>", sorted by path within each dir; a dir that
+// does not exist gives none.
+func files(dirs []string) ([]string, error) {
+	var out []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if os.IsNotExist(err) && p == dir {
+				return filepath.SkipDir
+			}
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("file %s %x", p, sha256.Sum256(b)))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
