@@ -82,90 +82,106 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	if err != nil {
 		return nil, err
 	}
-	// The node agent's report of the pods the scheduler did not place
-	// (gpuresource.AnnotationNodeUnplacedPods) is the node's truth: those
-	// pods are counted on the GPUs the kubelet gave them. While the node
-	// carries the report, a GPU pod bound to it that is neither placed by
-	// the scheduler nor reported yet makes every GPU no pod is known to
-	// hold held (unattributed): it may run on any. Without the report,
-	// pods whose GPUs are unknown (bound by another scheduler, or reserved
-	// in a gang cycle before Reserve) are added after the known ones, on
-	// the first GPUs that hold them: the node is never over-committed.
-	report, reporting := unplacedPods(n)
-	unattributed := false
-	var unknown []*cluster.Pod
-	var claims []claim
+	b := nodeBuild{node: &node, held: held}
+	b.report, b.reporting = unplacedPods(n)
 	for _, pi := range ni.GetPods() {
-		p := pi.GetPod()
-		if p.UID == skip {
-			continue
-		}
-		req, err := podRequest(p)
-		if err != nil {
-			// A pod already on the node with a request we would refuse
-			// (bound by another scheduler): count CPU and memory only,
-			// and its GPUs from the report, if any.
-			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
-			if _, reported := report[p.Namespace+"/"+p.Name]; reporting && !reported && isGPUPod(p) && !terminal(p) {
-				unattributed = true
-			}
-		}
-		if req.NumGPU == 0 {
-			if err := node.Add(&req, 0); err != nil {
+		if p := pi.GetPod(); p.UID != skip {
+			if err := b.addPod(p); err != nil {
 				return nil, err
 			}
-			continue
-		}
-		set, ok, err := parseAssignment(p)
-		if err != nil {
-			// A hand-edited annotation must not stop scheduling on the
-			// node: count the pod on the first GPUs that hold it.
-			klog.ErrorS(err, "Ignoring the GPU choice of a pod")
-			ok = false
-		}
-		// The scheduler's own record (what it bound, or the annotation it
-		// first saw) wins over the annotation; when they disagree, the GPUs
-		// the annotation claims are held too (conflict.go).
-		if rec, recorded := held(p.UID); recorded {
-			if ok && set != rec {
-				claims = append(claims, claim{pod: req, gpus: set &^ rec})
-			}
-			set, ok = rec, true
-		}
-		if real, reported := report[p.Namespace+"/"+p.Name]; reported {
-			// Its GPUs are held from the report below; what its record or
-			// annotation names besides is held too (either may be stale).
-			if ok {
-				claims = append(claims, claim{pod: req, gpus: set &^ real.gpus()})
-			}
-			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
-			if err := node.Add(&req, 0); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if !ok && reporting {
-			if !terminal(p) {
-				unattributed = true
-			}
-			req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
-			if err := node.Add(&req, 0); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if !ok || node.Add(&req, set) != nil {
-			unknown = append(unknown, &req)
 		}
 	}
-	for _, r := range report.sorted() {
+	b.finish(st.unhealthy)
+	st.node = node
+	return st, nil
+}
+
+// nodeBuild counts a device-plugin node's pods on its GPUs (buildNodeWith).
+// The node agent's report of the pods the scheduler did not place
+// (gpuresource.AnnotationNodeUnplacedPods) is the node's truth: those
+// pods are counted on the GPUs the kubelet gave them. While the node
+// carries the report, a GPU pod bound to it that is neither placed by
+// the scheduler nor reported yet makes every GPU no pod is known to
+// hold held (unattributed): it may run on any. Without the report,
+// pods whose GPUs are unknown (bound by another scheduler, or reserved
+// in a gang cycle before Reserve) are added after the known ones, on
+// the first GPUs that hold them: the node is never over-committed.
+type nodeBuild struct {
+	node         *cluster.Node
+	held         func(types.UID) (cluster.GPUSet, bool)
+	report       unplacedReport
+	reporting    bool
+	unattributed bool
+	unknown      []*cluster.Pod
+	claims       []claim
+}
+
+// addPod counts pod p: on the GPUs the scheduler's record, its annotation
+// or the report give it, else later (unknown, unattributed).
+func (b *nodeBuild) addPod(p *v1.Pod) error {
+	req, err := podRequest(p)
+	_, reported := b.report[p.Namespace+"/"+p.Name]
+	if err != nil {
+		// A pod already on the node with a request we would refuse
+		// (bound by another scheduler): count CPU and memory only,
+		// and its GPUs from the report, if any.
+		req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+		if b.reporting && !reported && isGPUPod(p) && !terminal(p) {
+			b.unattributed = true
+		}
+	}
+	if req.NumGPU == 0 {
+		return b.node.Add(&req, 0)
+	}
+	set, ok, err := parseAssignment(p)
+	if err != nil {
+		// A hand-edited annotation must not stop scheduling on the
+		// node: count the pod on the first GPUs that hold it.
+		klog.ErrorS(err, "Ignoring the GPU choice of a pod")
+		ok = false
+	}
+	// The scheduler's own record (what it bound, or the annotation it
+	// first saw) wins over the annotation; when they disagree, the GPUs
+	// the annotation claims are held too (conflict.go).
+	if rec, recorded := b.held(p.UID); recorded {
+		if ok && set != rec {
+			b.claims = append(b.claims, claim{pod: req, gpus: set &^ rec})
+		}
+		set, ok = rec, true
+	}
+	switch {
+	case reported:
+		// Its GPUs are held from the report (finish); what its record or
+		// annotation names besides is held too (either may be stale).
+		if ok {
+			b.claims = append(b.claims, claim{pod: req, gpus: set &^ b.report[p.Namespace+"/"+p.Name].gpus()})
+		}
+	case !ok && b.reporting:
+		b.unattributed = b.unattributed || !terminal(p)
+	case !ok || b.node.Add(&req, set) != nil:
+		b.unknown = append(b.unknown, &req)
+		return nil
+	default:
+		return nil
+	}
+	req.NumGPU, req.GPUMilli, req.Models = 0, 0, 0
+	return b.node.Add(&req, 0)
+}
+
+// finish holds, after every pod is counted, the reported pods' GPUs, the
+// unknown pods' first-fit GPUs, the GPUs annotations claim against the
+// record, the unhealthy GPUs and, while a GPU pod is unattributed, every
+// GPU.
+func (b *nodeBuild) finish(unhealthy cluster.GPUSet) {
+	node := b.node
+	for _, r := range b.report.sorted() {
 		for _, g := range r.held {
-			holdMilli(&node, r.pod+" (reported by the node agent)", g.gpu, g.milli)
+			holdMilli(node, r.pod+" (reported by the node agent)", g.gpu, g.milli)
 		}
 	}
-	for _, p := range unknown {
+	for _, p := range b.unknown {
 		p.Models = 0
-		if err := node.Add(p, firstFit(&node, p)); err != nil {
+		if err := node.Add(p, firstFit(node, p)); err != nil {
 			// The node is over-committed already (a pod we did not place):
 			// account its CPU and memory, and leave its GPUs.
 			p.NumGPU, p.GPUMilli = 0, 0
@@ -175,17 +191,15 @@ func buildNodeWith(ni fwk.NodeInfo, skip types.UID, held func(types.UID) (cluste
 	// Last, the GPUs that annotations claim against the record: held on
 	// whatever share of them is still free, so that neither the recorded nor
 	// the claimed GPUs are handed out again.
-	for _, c := range claims {
-		holdClaim(&node, &c)
+	for _, c := range b.claims {
+		holdClaim(node, &c)
 	}
-	if st.unhealthy != 0 {
-		holdClaim(&node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: cluster.MilliGPU}, gpus: st.unhealthy})
+	if unhealthy != 0 {
+		holdClaim(node, &claim{pod: cluster.Pod{Name: "unhealthy GPUs", GPUMilli: cluster.MilliGPU}, gpus: unhealthy})
 	}
-	if unattributed {
-		holdClaim(&node, &claim{pod: cluster.Pod{Name: "GPUs of pods the node agent has not reported yet", GPUMilli: 1000}, gpus: cluster.GPUSet(1)<<uint(len(node.GPUFree)) - 1})
+	if b.unattributed {
+		holdClaim(node, &claim{pod: cluster.Pod{Name: "GPUs of pods the node agent has not reported yet", GPUMilli: 1000}, gpus: cluster.GPUSet(1)<<uint(len(node.GPUFree)) - 1})
 	}
-	st.node = node
-	return st, nil
 }
 
 // devicePluginNode makes the empty state of device-plugin node n (of
