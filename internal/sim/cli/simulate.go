@@ -140,89 +140,113 @@ func (o Options) normalized() Options {
 // check checks the options that need no input file and returns the parsed
 // policies and tie-break.
 func (o Options) check() ([]string, placement.TieBreak, error) {
-	if o.PodsFile != "" && o.NodesFile == "" && o.SnapshotFile == "" {
-		return nil, 0, errors.New("--pods needs --nodes (--nodes alone runs the built-in pods on them)")
-	}
-	if o.Mode != "fill" && o.Mode != "replay" {
-		return nil, 0, fmt.Errorf("unknown --mode %q (fill or replay)", o.Mode)
-	}
-	if o.Mode == "replay" && o.InflateSet {
-		return nil, 0, errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
-	}
-	if o.Gangs && (o.Mode != "replay" || o.TeamsFile != "") {
-		return nil, 0, errors.New("--gangs applies to --mode replay without --teams (teams admit a gang whole already)")
-	}
-	if o.TeamsFile != "" && o.Mode != "replay" {
-		return nil, 0, errors.New("--teams applies to --mode replay only")
-	}
-	if o.Format != "table" && o.Format != "json" && o.Format != "values" {
-		return nil, 0, fmt.Errorf("unknown --format %q (table, json or values)", o.Format)
-	}
-	if o.Format == "values" && o.Size != "" {
-		return nil, 0, errors.New("-o values writes a simulation's recommendation as chart values; --size recommends a cluster, not a configuration")
+	if err := o.checkModes(); err != nil {
+		return nil, 0, err
 	}
 	pols, err := placement.ParseNames(o.Policies)
 	if err != nil {
 		return nil, 0, err
 	}
-	if o.Seeds < 1 || o.Seeds > 10000 {
-		return nil, 0, fmt.Errorf("--seeds %d out of range 1..10000", o.Seeds)
-	}
-	if o.Seed > math.MaxUint64-uint64(o.Seeds-1) {
-		return nil, 0, fmt.Errorf("--seed %d + --seeds %d overflows", o.Seed, o.Seeds)
-	}
-	if !(o.Inflate > 0 && o.Inflate <= 100) {
-		return nil, 0, fmt.Errorf("--inflate %v out of range (0, 100]", o.Inflate)
-	}
-	if o.Parallel < 0 || o.Parallel > 4096 {
-		return nil, 0, fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
-	}
-	if o.OutDir != "" {
-		if err := htmlkit.CheckDir(o.OutDir, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--out: %w", err)
-		}
-	}
-	if o.PlacementsFile != "" {
-		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
-			return nil, 0, fmt.Errorf("--placements: %w", err)
-		}
-	}
-	if !(o.Popularity > 0 && o.Popularity <= 1) {
-		return nil, 0, fmt.Errorf("--popularity %v out of range (0, 1]", o.Popularity)
-	}
 	tie, err := placement.ParseTieBreak(o.TieBreak)
 	if err != nil {
 		return nil, 0, err
 	}
+	for _, c := range []func() error{o.checkRanges, o.checkOutputs, o.checkGPUAPI, o.checkSize, o.checkSnapshot} {
+		if err := c(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return pols, tie, nil
+}
+
+// checkModes checks --mode, --format and the options that apply to one
+// mode or format only.
+func (o Options) checkModes() error {
+	if o.PodsFile != "" && o.NodesFile == "" && o.SnapshotFile == "" {
+		return errors.New("--pods needs --nodes (--nodes alone runs the built-in pods on them)")
+	}
+	if o.Mode != "fill" && o.Mode != "replay" {
+		return fmt.Errorf("unknown --mode %q (fill or replay)", o.Mode)
+	}
+	if o.Mode == "replay" && o.InflateSet {
+		return errors.New("--inflate applies to --mode fill only: replay runs the trace's pods at their own times")
+	}
+	if o.Gangs && (o.Mode != "replay" || o.TeamsFile != "") {
+		return errors.New("--gangs applies to --mode replay without --teams (teams admit a gang whole already)")
+	}
+	if o.TeamsFile != "" && o.Mode != "replay" {
+		return errors.New("--teams applies to --mode replay only")
+	}
+	if o.Format != "table" && o.Format != "json" && o.Format != "values" {
+		return fmt.Errorf("unknown --format %q (table, json or values)", o.Format)
+	}
+	if o.Format == "values" && o.Size != "" {
+		return errors.New("-o values writes a simulation's recommendation as chart values; --size recommends a cluster, not a configuration")
+	}
+	return nil
+}
+
+// checkRanges checks the numeric options' ranges.
+func (o Options) checkRanges() error {
+	if o.Seeds < 1 || o.Seeds > 10000 {
+		return fmt.Errorf("--seeds %d out of range 1..10000", o.Seeds)
+	}
+	if o.Seed > math.MaxUint64-uint64(o.Seeds-1) {
+		return fmt.Errorf("--seed %d + --seeds %d overflows", o.Seed, o.Seeds)
+	}
+	if !(o.Inflate > 0 && o.Inflate <= 100) {
+		return fmt.Errorf("--inflate %v out of range (0, 100]", o.Inflate)
+	}
+	if o.Parallel < 0 || o.Parallel > 4096 {
+		return fmt.Errorf("--parallel %d out of range 0..4096", o.Parallel)
+	}
+	if !(o.Popularity > 0 && o.Popularity <= 1) {
+		return fmt.Errorf("--popularity %v out of range (0, 1]", o.Popularity)
+	}
+	return nil
+}
+
+// checkOutputs checks that --out and --placements may be written.
+func (o Options) checkOutputs() error {
+	if o.OutDir != "" {
+		if err := htmlkit.CheckDir(o.OutDir, o.Force); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if o.PlacementsFile != "" {
+		if err := checkNewFile(o.PlacementsFile, o.Force); err != nil {
+			return fmt.Errorf("--placements: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkGPUAPI checks --gpu-api, --dra-mig-order, --sharing and the MIG
+// configuration options against each other.
+func (o Options) checkGPUAPI() error {
 	if _, err := placement.ParseGPUAPI(o.GPUAPI); err != nil {
-		return nil, 0, fmt.Errorf("--gpu-api: %w", err)
+		return fmt.Errorf("--gpu-api: %w", err)
 	}
 	if order, err := placement.ParseDRAOrder(o.DRAMIGOrder); err != nil {
-		return nil, 0, fmt.Errorf("--dra-mig-order: %w", err)
+		return fmt.Errorf("--dra-mig-order: %w", err)
 	} else if order != placement.TableOrder && o.GPUAPI != placement.DRA.String() {
-		return nil, 0, errors.New("--dra-mig-order applies to --gpu-api dra")
+		return errors.New("--dra-mig-order applies to --gpu-api dra")
 	}
 	if o.Sharing != "" {
 		if _, err := engine.ParseSharing(o.Sharing); err != nil {
-			return nil, 0, fmt.Errorf("--sharing: %w", err)
+			return fmt.Errorf("--sharing: %w", err)
 		}
 	}
 	if (o.MIGConfig != "" || o.MIGConfigName != "") && !strings.Contains(strings.ToLower(o.Sharing), "mig") {
-		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --sharing with mig")
+		return errors.New("--mig-config and --mig-config-name apply to --sharing with mig")
 	}
 	if (o.MIGConfig != "" || o.MIGConfigName != "") && o.GPUAPI == placement.DRA.String() {
-		return nil, 0, errors.New("--mig-config and --mig-config-name apply to --gpu-api device-plugin: under dra MIG instances are made per claim (MIG on demand); leave them out")
+		return errors.New("--mig-config and --mig-config-name apply to --gpu-api device-plugin: under dra MIG instances are made per claim (MIG on demand); leave them out")
 	}
 	if o.MIGConfigName != "" && o.MIGConfig == "" {
-		return nil, 0, errors.New("--mig-config-name needs --mig-config")
+		return errors.New("--mig-config-name needs --mig-config")
 	}
-	if err := o.checkSize(); err != nil {
-		return nil, 0, err
-	}
-	if err := o.checkSnapshot(); err != nil {
-		return nil, 0, err
-	}
-	return pols, tie, nil
+	return nil
 }
 
 // Run runs the simulation the options describe: the report goes to stdout
