@@ -70,25 +70,42 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		allow.Warnings = pod.Notes()
 	}
 	if mutate {
-		ops := h.policy.Mutate(pod, ns)
-		if op := h.gangOp(ctx, req, ns.Labels); op != nil {
-			ops = append(ops, *op)
-		}
-		if len(ops) == 0 {
-			return allow, nil, nil
-		}
-		patch, err := json.Marshal(ops)
-		if err != nil {
+		if err := h.patch(ctx, req, pod, ns, allow); err != nil {
 			return nil, nil, err
 		}
-		pt := admissionv1.PatchTypeJSONPatch
-		allow.Patch, allow.PatchType = patch, &pt
 		return allow, nil, nil
 	}
 	vs := h.policy.Validate(pod, ns)
 	if len(vs) == 0 {
 		return allow, nil, nil
 	}
+	refusal, rules := refuse(req, pod, vs)
+	refusal.Warnings = allow.Warnings
+	return refusal, rules, nil
+}
+
+// patch sets on allow the JSON patch of the policy's mutations of pod and
+// the gang's, if any.
+func (h *Handler) patch(ctx context.Context, req *admissionv1.AdmissionRequest, pod *policy.Pod, ns policy.Namespace, allow *admissionv1.AdmissionResponse) error {
+	ops := h.policy.Mutate(pod, ns)
+	if op := h.gangOp(ctx, req, ns.Labels); op != nil {
+		ops = append(ops, *op)
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	allow.Patch, allow.PatchType = patch, &pt
+	return nil
+}
+
+// refuse is the refusal of pod for violations vs (at least one), with the
+// rules broken, each once.
+func refuse(req *admissionv1.AdmissionRequest, pod *policy.Pod, vs []policy.Violation) (*admissionv1.AdmissionResponse, []string) {
 	msgs := make([]string, len(vs))
 	var rules []string
 	for i, v := range vs {
@@ -104,9 +121,7 @@ func (h *Handler) admit(ctx context.Context, req *admissionv1.AdmissionRequest, 
 		// (k8s.io/api admission/v1).
 		name = pod.Name
 	}
-	refusal := deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; ")))
-	refusal.Warnings = allow.Warnings
-	return refusal, rules, nil
+	return deny(req.UID, http.StatusForbidden, fmt.Sprintf("gpuplane GPU policy refuses %s %s/%s: %s", what, pod.Namespace, name, strings.Join(msgs, "; "))), rules
 }
 
 // readClaims gives the pod's claims their specs (policy.Claim.Spec) with
