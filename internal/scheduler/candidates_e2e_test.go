@@ -5,6 +5,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -85,18 +86,7 @@ func TestCandidatesFilteredOut(t *testing.T) {
 	if _, err := c.Client.CoreV1().Nodes().Update(ctx, n0, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The scheduler sees the taint before c: a pod with a node selector
-	// for n0 alone stays pending with the taint as its reason.
-	probe := makePod(podSpec{name: "probe", cpu: "1", mem: "1Gi"})
-	probe.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "n0"}
-	if _, err := pods.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var msg string
-	waitFor(t, s, "probe refused for the taint", rejected(c.Client, "probe", &msg))
-	if !strings.Contains(msg, "untolerated taint") {
-		t.Fatalf("probe refused with %q, want the taint", msg)
-	}
+	waitTaintSeen(t, s, c.Client, "n0")
 
 	createPod(t, c.Client, podSpec{name: "c", cpu: "1", mem: "1Gi", gpus: 1})
 	waitFor(t, s, "c bound", bound(c.Client, "c"))
@@ -130,4 +120,44 @@ func failedScheduling(c kubernetes.Interface, pod string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// waitTaintSeen returns once the scheduler s has seen node's NoSchedule
+// taint: a probe pod with a node selector for node alone stays pending
+// with the taint as its reason. A probe the scheduler bound before its
+// informer had the taint (a race under load) is deleted and another one
+// created.
+func waitTaintSeen(t *testing.T, s *schedulerProc, c kubernetes.Interface, node string) {
+	t.Helper()
+	pods := c.CoreV1().Pods("default")
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("probe-%d", i)
+		probe := makePod(podSpec{name: name, cpu: "1", mem: "1Gi"})
+		probe.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+		if _, err := pods.Create(t.Context(), probe, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var msg string
+		boundTo := false
+		waitFor(t, s, name+" refused for the taint, or bound", func() (bool, error) {
+			p, err := pods.Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			msg, boundTo = unschedulable(p), p.Spec.NodeName != ""
+			return msg != "" || boundTo, nil
+		})
+		if !boundTo {
+			if !strings.Contains(msg, "untolerated taint") {
+				t.Fatalf("%s refused with %q, want the taint", name, msg)
+			}
+			return
+		}
+		if i == 4 {
+			t.Fatalf("the scheduler bound 5 probes to %s after its taint", node)
+		}
+		if err := pods.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
