@@ -41,19 +41,7 @@ func TestDRAPodsPriced(t *testing.T) {
 			`gpuplane_device_allocation_share{`+migA+`,namespace="web",pod="i",container="srv"} 1`+at,
 			`gpuplane_device_allocation_share{`+a100+`,namespace="web",pod="j",container="srv"} 0.14285714285714285`+at)
 	}
-	f, err := ParseOpenMetrics("dra.om", om(lines...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ReadOpenMetrics(f, Window{From: 0, To: 7_200_000, Step: 1_800_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Input.Prices = prices.Default()
-	l, err := alloc.Compute(r.Input)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := ledgerOf(t, "dra.om", lines, 7_200_000)
 	rows := map[string]alloc.Row{}
 	for _, x := range l.Report(alloc.ByPod).Rows {
 		rows[x.Key] = x
@@ -136,19 +124,7 @@ func TestDRAAndDevicePluginConserve(t *testing.T) {
 			lines = append(lines, share(p1, "nlp", "ts2", "0.5")+at)
 		}
 	}
-	f, err := ParseOpenMetrics("mixed.om", om(lines...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ReadOpenMetrics(f, Window{From: 0, To: 14_400_000, Step: 1_800_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Input.Prices = prices.Default()
-	l, err := alloc.Compute(r.Input)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := ledgerOf(t, "mixed.om", lines, 14_400_000)
 	check := func(by alloc.By, rows map[string]int64, hours map[string]float64) {
 		t.Helper()
 		rep := l.Report(by)
@@ -207,19 +183,7 @@ func TestDRAAdminAccessPriced(t *testing.T) {
 			`gpuplane_device_health{`+a100+`} 1`+at,
 			`gpuplane_device_allocation_share{`+migA+`,namespace="web",pod="i",container="srv"} 1`+at)
 	}
-	f, err := ParseOpenMetrics("admin.om", om(lines...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ReadOpenMetrics(f, Window{From: 0, To: 7_200_000, Step: 1_800_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Input.Prices = prices.Default()
-	l, err := alloc.Compute(r.Input)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := ledgerOf(t, "admin.om", lines, 7_200_000)
 	rep := l.Report(alloc.ByPod)
 	rows := map[string]int64{}
 	for _, x := range rep.Rows {
@@ -238,4 +202,24 @@ func TestDRAAdminAccessPriced(t *testing.T) {
 	if rep.AssetCents != 2998 {
 		t.Errorf("asset %d c, want 2998", rep.AssetCents)
 	}
+}
+
+// ledgerOf prices the OpenMetrics lines (a scrape every 30 minutes, file
+// name for errors) from 0 to to milliseconds at the default prices.
+func ledgerOf(t *testing.T, name string, lines []string, to int64) *alloc.Ledger {
+	t.Helper()
+	f, err := ParseOpenMetrics(name, om(lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadOpenMetrics(f, Window{From: 0, To: to, Step: 1_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Input.Prices = prices.Default()
+	l, err := alloc.Compute(r.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
