@@ -45,11 +45,19 @@ var about = map[string]string{
 	"A10":     "NVIDIA A10 24 GB",
 	"G2":      "undisclosed openb model, memory unknown, priced as a V100",
 	"G3":      "undisclosed openb model, memory unknown, priced as a V100",
+	"MI250X":  "AMD Instinct MI250X 128 GB (two GCDs of 64 GB)",
+	"MI300X":  "AMD Instinct MI300X 192 GB",
+	"MI325X":  "AMD Instinct MI325X 256 GB",
+	"MI355X":  "AMD Instinct MI355X 288 GB",
+	"Gaudi2":  "Intel Gaudi 2 96 GB",
+	"Gaudi3":  "Intel Gaudi 3 128 GB",
 }
 
 // About says what a catalog model is: for an openb code, the GPU it stands
-// for ("V100M16": "NVIDIA V100 16 GB (openb code)"); for another catalog
-// model, "NVIDIA " and its name; "" for a name the catalog lacks.
+// for ("V100M16": "NVIDIA V100 16 GB (openb code)"); for an AMD or Intel
+// model, its maker's name for it ("MI300X": "AMD Instinct MI300X 192
+// GB"); for another catalog model, "NVIDIA " and its name; "" for a name
+// the catalog lacks.
 func About(name string) string {
 	m, ok := Lookup(name)
 	if !ok {

@@ -43,10 +43,11 @@ func TestFromLabel(t *testing.T) {
 
 func TestAbout(t *testing.T) {
 	for in, want := range map[string]string{
-		"V100M16": "NVIDIA V100 16 GB (openb code)",
-		"g2":      "undisclosed openb model, memory unknown, priced as a V100",
-		"L40S":    "NVIDIA L40S",
-		"MI300X":  "",
+		"V100M16":    "NVIDIA V100 16 GB (openb code)",
+		"g2":         "undisclosed openb model, memory unknown, priced as a V100",
+		"L40S":       "NVIDIA L40S",
+		"MI300X":     "AMD Instinct MI300X 192 GB",
+		"Ascend910B": "",
 	} {
 		if got := About(in); got != want {
 			t.Errorf("About(%q) = %q, want %q", in, got, want)

@@ -54,18 +54,18 @@ func TestDefaultPricesCoverTheCatalog(t *testing.T) {
 	if got := p.USDPerHour("T4"); got != 0.35 {
 		t.Errorf("T4 = %v USD/h, want 0.35 (GCP)", got)
 	}
-	if got := p.USDPerHour("MI300X"); got != 0 {
+	if got := p.USDPerHour("Ascend910B"); got != 0 {
 		t.Errorf("unpriced model = %v USD/h, want 0", got)
 	}
 }
 
 func TestReadPrices(t *testing.T) {
 	c := Default()
-	err := c.ReadPrices("prices.txt", strings.NewReader("# per GPU-hour\nT4 0.50\nH100-80GB, 2.99\nMI300X 4.10 # new model\n\n"))
+	err := c.ReadPrices("prices.txt", strings.NewReader("# per GPU-hour\nT4 0.50\nH100-80GB, 2.99\nAscend910B 4.10 # new model\n\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]float64{"T4": 0.50, "H100-80GB": 2.99, "MI300X": 4.10, "P100": 1.46} {
+	for name, want := range map[string]float64{"T4": 0.50, "H100-80GB": 2.99, "Ascend910B": 4.10, "P100": 1.46} {
 		if got := c.USDPerHour(name); got != want {
 			t.Errorf("price %s = %v, want %v", name, got, want)
 		}
