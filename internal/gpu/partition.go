@@ -176,7 +176,10 @@ type Split struct {
 //     and of the CUs. The memory mode must be the model's and its NUMA
 //     domains must divide the GPUs (NPS4 needs QPX or CPX), as the amdgpu
 //     driver checks a mode (Linux drivers/gpu/drm/amd/amdgpu/
-//     aqua_vanjaram.c, __aqua_vanjaram_is_valid_mode).
+//     aqua_vanjaram.c, __aqua_vanjaram_is_valid_mode) and AMD's DRA
+//     driver lists the MI300X-class modes (ROCm/k8s-gpu-dra-driver, its
+//     consts package, ValidPartitionConfigs: SPX, DPX, QPX, CPX with
+//     NPS1; QPX and CPX with NPS4).
 //
 // A mode the model does not have is an error naming the model.
 func Partitions(model string, p Partition) (Split, error) {
