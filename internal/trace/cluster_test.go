@@ -52,7 +52,7 @@ func TestReadClusterErrors(t *testing.T) {
 		{"empty", "", "c.yaml:1: empty file"},
 		{"top key", "groups: []\n", `c.yaml:1: unknown field "groups" (want nodeGroups)`},
 		{"empty list", "nodeGroups: []\n", "c.yaml:1: field nodeGroups: want a non-empty list of node groups"},
-		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, gpus, cpu, memoryGiB, mig, labels, cpuMilli, memoryMiB); did you mean "memoryGiB"?`},
+		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, vendor, partition, gpus, cpu, memoryGiB, mig, labels, cpuMilli, memoryMiB); did you mean "memoryGiB"?`},
 		{"both spellings", g("count: 1\n    model: T4\n    cpu: 2\n    cpuMilli: 2000"), "c.yaml:2: nodeGroups[0].cpuMilli: given with cpu; give one"},
 		{"fraction of millicores", g("count: 1\n    model: T4\n    cpuMilli: 1.5"), "c.yaml:4: nodeGroups[0].cpuMilli: 1.5 is not a whole number"},
 		{"fractional count", g("count: 2.5\n    model: T4"), "c.yaml:2: nodeGroups[0].count: 2.5 is not a whole number"},
@@ -111,7 +111,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
+	want := "[{cpu-0 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // Vendor nvidia (the zero value), Partition "", NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
@@ -295,7 +295,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
+	want := "[{v100-r1-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}

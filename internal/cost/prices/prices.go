@@ -126,6 +126,20 @@ func (p *Prices) USDPerHour(model string) float64 {
 	return pr.USDPerHour
 }
 
+// PartitionUSDPerHour returns the price of one GPU of the named model in
+// AMD partition mode part in USD per GPU-hour: its share of the device's
+// price, the device being gpu.Partitions GPUs (an MI300X in CPX/NPS1 is
+// 8: 6.00 / 8 = 0.75 USD per GPU-hour; an MI250X's GCD half its price);
+// USDPerHour for a model without partitions; 0 for a model without a
+// price or in a mode it lacks.
+func (p *Prices) PartitionUSDPerHour(model string, part gpu.Partition) float64 {
+	s, err := gpu.Partitions(model, part)
+	if err != nil {
+		return 0
+	}
+	return p.USDPerHour(model) / float64(s.GPUs)
+}
+
 // Models returns the priced model names, sorted.
 func (p *Prices) Models() []string {
 	out := make([]string, 0, len(p.byModel))

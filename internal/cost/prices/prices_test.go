@@ -217,3 +217,23 @@ func TestPricesIgnoreCase(t *testing.T) {
 		t.Errorf("%d models, want the %d defaults and mygpu", got, len(defaults))
 	}
 }
+
+// TestPartitionUSDPerHour: a partition costs its share of the device. The
+// MI300X's default 6.00 USD per hour over CPX's 8 GPUs is 0.75, over
+// QPX's 4 1.50; an MI250X's GCD half of 3.93, 1.965; an H100-80GB its
+// price; a mode the model lacks 0.
+func TestPartitionUSDPerHour(t *testing.T) {
+	p := Default()
+	for _, tc := range []struct {
+		model, mode string
+		want        float64
+	}{{"MI300X", "CPX/NPS1", 0.75}, {"MI300X", "QPX/NPS4", 1.50}, {"MI300X", "", 6.00}, {"MI250X", "", 1.965}, {"H100-80GB", "", 11.06}, {"H100-80GB", "CPX", 0}} {
+		part, err := gpu.ParsePartition(tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.PartitionUSDPerHour(tc.model, part); got != tc.want {
+			t.Errorf("%s %s: %v USD/h, want %v", tc.model, tc.mode, got, tc.want)
+		}
+	}
+}
