@@ -11,11 +11,18 @@ import "strings"
 // "NVIDIA-H100-80GB-HBM3", "Tesla-T4", "NVIDIA-L4"), "-SHARED" appended
 // when time-slicing shares the GPU under its own resource name
 // (github.com/NVIDIA/k8s-device-plugin, internal/lm/resource.go,
-// productLabel). Only a label that begins with NVIDIA- or Tesla- (case
-// aside) is read; a MIG device's label (MODEL-MIG-PROFILE), a product the
-// catalog lacks and any other name give false.
+// productLabel), or AMD's node labeller in amd.com/gpu.product-name: the
+// amdgpu driver's product name with '_' for ' ' ("AMD_Instinct_MI300X";
+// ROCm/k8s-device-plugin, cmd/k8s-node-labeller/main.go). Only a label
+// that begins with NVIDIA-, Tesla- or AMD_ (case aside) is read; a MIG
+// device's label (MODEL-MIG-PROFILE), a product the catalog lacks and
+// any other name give false.
 func FromLabel(label string) (Model, bool) {
 	u := strings.ToUpper(label)
+	if strings.HasPrefix(u, "AMD_") {
+		m, ok := Lookup(ModelOfProduct(label))
+		return m, ok && m.Vendor == AMD
+	}
 	if !strings.HasPrefix(u, "NVIDIA-") && !strings.HasPrefix(u, "TESLA-") || IsMIGLabel(label) {
 		return Model{}, false
 	}

@@ -30,6 +30,9 @@ func TestFromLabel(t *testing.T) {
 		"NVIDIA-RTX-PRO-6000":              "",
 		"A100-SXM4-80GB":                   "", // no NVIDIA- or Tesla- prefix
 		"T4":                               "",
+		"AMD_Instinct_MI300X":              "MI300X", // AMD's node labeller
+		"AMD_Instinct_MI355X":              "MI355X",
+		"AMD_Instinct_MI210":               "", // not catalogued
 	} {
 		m, ok := FromLabel(in)
 		if ok != (want != "") || m.Name != want {

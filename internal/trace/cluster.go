@@ -342,7 +342,8 @@ func ReadClusterFile(path string) ([]NodeGroup, error) {
 // COUNT nodes either way, of the model's gpu.TypicalServer each (GPUs, CPU
 // and memory per node). MODEL is a catalog name (case aside) or NVIDIA's
 // product label as gpu-feature-discovery publishes it
-// ("NVIDIA-A100-SXM4-80GB", "Tesla-T4"; gpu.FromLabel). A model without a
+// ("NVIDIA-A100-SXM4-80GB", "Tesla-T4"; gpu.FromLabel), or AMD's node
+// labeller's amd.com/gpu.product-name ("AMD_Instinct_MI300X"). A model without a
 // typical server (H100-NVL, H20, GH200) must be given in a cluster YAML
 // file. Errors quote the item and name the field.
 func ParseNodeSpec(spec string) ([]NodeGroup, error) {
@@ -382,7 +383,7 @@ func parseSpecItem(i int, item string) (NodeGroup, error) {
 	if !ok {
 		return NodeGroup{}, fmt.Errorf("node spec item %d %s: model %s has no typical server; describe its nodes in a cluster YAML file", i, q, Quote(name))
 	}
-	return NodeGroup{Name: strings.ToLower(name), Count: n, Model: m.Name, Vendor: m.Vendor, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i}, nil
+	return NodeGroup{Name: strings.ToLower(strings.ReplaceAll(name, "_", "-")), Count: n, Model: m.Name, Vendor: m.Vendor, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i}, nil
 }
 
 // splitSpecItem returns the model and count of a node spec item's fields:

@@ -52,14 +52,15 @@ func TestReadClusterVendors(t *testing.T) {
 	}
 }
 
-// TestNodeSpecVendors: the short spec gives a catalog model's vendor.
+// TestNodeSpecVendors: the short spec gives a catalog model's vendor, and
+// reads AMD's node labeller's product name as NVIDIA's product labels.
 func TestNodeSpecVendors(t *testing.T) {
-	groups, err := ParseNodeSpec("H100-80GB x 8, MI300X x 8, Gaudi3 x 2")
+	groups, err := ParseNodeSpec("H100-80GB x 8, AMD_Instinct_MI300X x 8, Gaudi3 x 2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []gpu.Vendor{gpu.NVIDIA, gpu.AMD, gpu.Intel} {
-		if groups[i].Vendor != want || groups[i].GPUs != 8 {
+		if groups[i].Vendor != want || groups[i].GPUs != 8 || i == 1 && (groups[i].Model != "MI300X" || groups[i].Name != "amd-instinct-mi300x") {
 			t.Errorf("group %d: %s, %d GPUs; want %s, 8", i, groups[i].Vendor, groups[i].GPUs, want)
 		}
 	}

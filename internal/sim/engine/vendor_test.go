@@ -44,7 +44,7 @@ func TestPrepareMixedVendors(t *testing.T) {
 	}
 	// Two modes of one model: its GPUs would have two prices.
 	nodes = append(nodes, trace.NodeSpec{Name: "m2", CPUMilli: 1000, MemoryMiB: 1024, GPUs: 8, Model: "MI300X", Vendor: gpu.AMD, Line: 4})
-	if _, err := Prepare("nodes", nodes, "pods", pods, 0.95, nil); err == nil || !strings.Contains(err.Error(), `nodes:4: node m2: model MI300X in partition mode "CPX/NPS1" and ""`) {
+	if _, err := Prepare("nodes", nodes, "pods", pods, 0.95, nil); err == nil || !strings.Contains(err.Error(), `nodes:4: node m2: model MI300X in partition modes CPX/NPS1 and none`) {
 		t.Errorf("two modes: %v", err)
 	}
 }

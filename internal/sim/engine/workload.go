@@ -167,10 +167,18 @@ func vendorNode(n *cluster.Node, s trace.NodeSpec, mode map[int]gpu.Partition) e
 		return nil
 	}
 	if m, seen := mode[n.ModelID]; seen && m != s.Partition {
-		return fmt.Errorf("node %s: model %s in partition mode %q and %q: give the nodes of one model one mode", n.Name, n.Model, m, s.Partition)
+		return fmt.Errorf("node %s: model %s in partition modes %s and %s: give the nodes of one model one mode", n.Name, n.Model, modeName(m), modeName(s.Partition))
 	}
 	mode[n.ModelID] = s.Partition
 	return nil
+}
+
+// modeName is a partition mode in an error: "CPX/NPS1", or "none".
+func modeName(p gpu.Partition) string {
+	if p == (gpu.Partition{}) {
+		return "none"
+	}
+	return p.String()
 }
 
 // preparePods turns w's pod specs into pods, finds those that fit no node
