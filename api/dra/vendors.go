@@ -12,9 +12,6 @@ const (
 	// "nps1" in lower case, "spx_nps1" a GPU not partitioned.
 	AMDDriverName = "gpu.amd.com"
 	AMDTypeGPU    = "amdgpu"
-	// AMDMemoryPartitionTaint is the taint AMD's driver puts on a node
-	// whose GPUs are in a memory mode other than NPS1.
-	AMDMemoryPartitionTaint = "gpu.amd.com/memory-partition-mode"
 	// GaudiDriverName is Intel's DRA driver for Gaudi and its
 	// DeviceClass (github.com/intel/intel-resource-drivers-for-kubernetes,
 	// the Gaudi driver); a device's "model" attribute is "Gaudi2" or
