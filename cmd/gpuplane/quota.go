@@ -20,7 +20,10 @@ one ResourceFlavor per GPU model, one ClusterQueue per team in one Cohort,
 a LocalQueue and a ResourceQuota in each team namespace (docs/quota.md).
 It refuses a plan whose nominal quotas exceed the cluster's GPUs of a model.
 
-The ClusterQueues cover nvidia.com/gpu only: Kueue admits their workloads
+The ClusterQueues cover nvidia.com/gpu, and amd.com/gpu and habana.ai/gaudi
+where the teams file names AMD Instinct or Intel Gaudi models (their
+flavors select amd.com/gpu.product-name and gpuplane.io/gpu.model): Kueue
+admits their workloads
 only with resources.excludeResourcePrefixes in its Configuration leaving
 cpu, memory, ephemeral-storage and hugepages- out of quota; --kueue-config
 writes that Configuration (docs/quota.md).

@@ -125,6 +125,9 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 
 // Serves reports whether the node serves the resource kind p asks for at
 // all (Pod.Resource, Pod.Claim), as kube-scheduler sees it (Serving): a
+// vendor's resource only that vendor's nodes (ResourceKind.Vendor,
+// Node.Vendor: amd.com/gpu an AMD node, habana.ai/gaudi an Intel one,
+// nvidia.com/gpu and NVIDIA's claims an NVIDIA one); a
 // claim only a node whose ResourceSlices publish GPUs (its
 // DynamicResources plugin); a pod of ResourceAny that asks by no claim
 // (a trace's) every node; an extended resource only a node that
@@ -136,11 +139,18 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 func (n *Node) Serves(p *Pod) bool {
 	var buf Pod
 	p = n.Served(p, &buf)
+	if (p.Claim || p.Resource != ResourceAny) && p.Resource.Vendor() != n.Vendor {
+		// A vendor's resource (or NVIDIA's claim class) on another
+		// vendor's node: its device plugin advertises none of it.
+		return false
+	}
 	switch {
 	case p.Claim:
 		return n.Serving != ServedByDevicePlugin
 	case p.Resource == ResourceAny:
 		return true
+	case p.Resource >= ResourceAMD:
+		return n.Serving != ServedByDRA
 	case n.MIGAsGPU && p.Resource == ResourceMIG:
 		return false
 	case p.Resource == ResourceMIG && n.MIGServed != 0:

@@ -18,6 +18,15 @@ type Node struct {
 	// (gpu.ModelID), -1 for a CPU-only node.
 	Model   string
 	ModelID int
+	// Vendor is the maker of the node's GPUs: its catalog model's
+	// (gpu.VendorOf; NVIDIA, the zero value, for a CPU-only node), or
+	// what its node list says of a model the catalog lacks. A pod asking
+	// a vendor's resource fits only that vendor's nodes (Serves).
+	Vendor gpu.Vendor
+	// Partition is the AMD partition mode of the node's GPUs, each GPU
+	// then one partition of a device (gpu.Partitions: an MI300X in CPX is
+	// 8 of them); the zero value: whole devices.
+	Partition gpu.Partition
 	// CPUMilli and MemoryMiB are the allocatable capacity.
 	CPUMilli, MemoryMiB int64
 	// CPUFree and MemoryFree are what is not yet allocated.
@@ -82,7 +91,8 @@ type Node struct {
 }
 
 // NewNode returns a node with cpuMilli millicores, memoryMiB MiB and gpus
-// GPUs of the named model (ignored when gpus is 0), all free. A scheduler
+// GPUs of the named model (ignored when gpus is 0), all free, of the
+// model's vendor (gpu.VendorOf). A scheduler
 // builds a node's state from its allocatable capacity this way, then calls
 // Add for every pod bound to it with the GPUs the pod holds.
 func NewNode(name, model string, cpuMilli, memoryMiB int64, gpus int) (Node, error) {
@@ -102,12 +112,29 @@ func NewNode(name, model string, cpuMilli, memoryMiB int64, gpus int) (Node, err
 		if err != nil {
 			return Node{}, fmt.Errorf("node %s: %w", name, err)
 		}
-		n.Model, n.ModelID = gpu.ModelName(id), id
+		n.Model, n.ModelID, n.Vendor = gpu.ModelName(id), id, gpu.VendorOf(model)
 	}
 	for i := range n.GPUFree {
 		n.GPUFree[i] = MilliGPU
 	}
 	return n, nil
+}
+
+// NewPartitionedNode is NewNode for a node of devices physical devices of
+// model in partition mode p: devices × gpu.Partitions(model, p).GPUs GPUs
+// (an MI300X in CPX is 8), its Partition p. A mode the model lacks, or
+// more than MaxGPUsPerNode GPUs, is an error naming the node.
+func NewPartitionedNode(name, model string, p gpu.Partition, cpuMilli, memoryMiB int64, devices int) (Node, error) {
+	s, err := gpu.Partitions(model, p)
+	if err != nil {
+		return Node{}, fmt.Errorf("node %s: %w", name, err)
+	}
+	if devices > 0 && devices*s.GPUs > MaxGPUsPerNode {
+		return Node{}, fmt.Errorf("node %s: %d devices of %d GPUs each (%s %s) are more than %d GPUs", name, devices, s.GPUs, model, p, MaxGPUsPerNode)
+	}
+	n, err := NewNode(name, model, cpuMilli, memoryMiB, devices*s.GPUs)
+	n.Partition = p
+	return n, err
 }
 
 // GPUs returns the node's GPU count.

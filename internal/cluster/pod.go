@@ -104,7 +104,41 @@ const (
 	// ResourceShared is one nvidia.com/gpu.shared replica: only the GPUs
 	// of a node that serves them (Node.Shared).
 	ResourceShared
+	// ResourceAMD is amd.com/gpu, AMD's device plugin's: whole GPUs (a
+	// partition of a partitioned GPU is one) of an AMD node only.
+	ResourceAMD
+	// ResourceGaudi is habana.ai/gaudi, Intel's Gaudi device plugin's:
+	// whole Gaudi devices of an Intel node only.
+	ResourceGaudi
 )
+
+// Vendor returns the vendor whose device plugin serves the resource:
+// AMD's for ResourceAMD, Intel's for ResourceGaudi, NVIDIA's for the
+// others (ResourceAny, by a claim, is a claim of NVIDIA's class).
+func (k ResourceKind) Vendor() gpu.Vendor {
+	switch k {
+	case ResourceAMD:
+		return gpu.AMD
+	case ResourceGaudi:
+		return gpu.Intel
+	}
+	return gpu.NVIDIA
+}
+
+// ResourceOf returns the resource kind of a whole-device resource name as
+// the vendors' device plugins advertise it: nvidia.com/gpu, amd.com/gpu,
+// habana.ai/gaudi; false for any other name.
+func ResourceOf(name string) (ResourceKind, bool) {
+	switch name {
+	case resource.GPU:
+		return ResourceGPU, true
+	case resource.AMDGPU:
+		return ResourceAMD, true
+	case resource.Gaudi:
+		return ResourceGaudi, true
+	}
+	return 0, false
+}
 
 // Name returns the resource's name as kube-scheduler names it.
 func (k ResourceKind) Name() string {
@@ -113,6 +147,10 @@ func (k ResourceKind) Name() string {
 		return resource.GPU + resource.SharedSuffix
 	case ResourceMIG:
 		return "nvidia.com/mig-*"
+	case ResourceAMD:
+		return resource.AMDGPU
+	case ResourceGaudi:
+		return resource.Gaudi
 	}
 	return resource.GPU
 }
@@ -179,8 +217,10 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("gpu_milli %d below %d with num_gpu %d: only one GPU can be shared", p.GPUMilli, MilliGPU, p.NumGPU)
 	case p.MIGProfile < 0 || int(p.MIGProfile) > gpu.NumMIGProfiles:
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
-	case p.Resource > ResourceShared:
+	case p.Resource > ResourceGaudi:
 		return fmt.Errorf("resource kind %d out of range", p.Resource)
+	case p.Resource >= ResourceAMD && (p.Claim || p.GPUMilli != MilliGPU || p.MIGProfile != 0):
+		return fmt.Errorf("%s with gpu_milli %d: the vendor's device plugin serves whole devices, not by claim", p.Resource.Name(), p.GPUMilli)
 	case p.Claim && p.Resource == ResourceShared:
 		return fmt.Errorf("a claim of %s: a ResourceClaim asks for no time-sliced replica", p.Resource.Name())
 	case p.Resource == ResourceShared && p.NumGPU != 1, p.Resource == ResourceMIG && p.NumGPU != 1:

@@ -1,15 +1,19 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package gpu is gpuplane's GPU model catalog: the models gpuplane knows and
-// their hardware facts (memory, MIG capability, architecture, compute
-// capability, NVML product names). Prices are internal/cost/prices's.
+// Package gpu is gpuplane's accelerator model catalog: the models gpuplane
+// knows, of three vendors (Vendor: NVIDIA GPUs, AMD Instinct GPUs, Intel
+// Gaudi accelerators), and their hardware facts (memory, compute units,
+// partition scheme, architecture, compute capability, product names).
+// Prices are internal/cost/prices's.
 //
 // Model names are the short names used by the Alibaba openb trace (P100, T4,
 // V100M16, V100M32, A10, G2, G3) and by NVIDIA's data-centre line (A100-40GB,
 // A100-80GB, H100-80GB, H200-141GB, L4, L40S, and the other GPUs NVIDIA's
 // MIG user guide lists as MIG-capable: H100-NVL (94 GB), H20 (96 GB),
-// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB), B200 (180 GB)).
+// GH200 (the H100 of a GH200 Grace Hopper superchip, 96 GB), B200 (180 GB)),
+// AMD's Instinct names (MI250X, MI300X, MI325X, MI355X) and Intel's
+// (Gaudi2, Gaudi3).
 package gpu
 
 import (
@@ -17,12 +21,22 @@ import (
 	"strings"
 )
 
-// Model describes one GPU model.
+// Model describes one accelerator model: one physical device (an AMD
+// MI250X is one model of two GCDs, an MI300X one of eight XCDs; Partitions
+// says how many schedulable GPUs a device is).
 type Model struct {
-	// Name is the catalog name, e.g. "A100-80GB" or "V100M16".
+	// Name is the catalog name, e.g. "A100-80GB", "V100M16" or "MI300X".
 	Name string
-	// MemoryMiB is the frame-buffer size in MiB as the vendor's data sheet
-	// gives it (GB × 1024); 0 when undisclosed.
+	// Vendor is the model's maker; NVIDIA (the zero value) for every model
+	// of NVIDIA's.
+	Vendor Vendor
+	// ComputeUnits is the device's compute units as its vendor counts
+	// them, where gpuplane reads them: AMD's compute units (CUs), Intel
+	// Gaudi's tensor processor cores (TPCs); 0 for NVIDIA's models (their
+	// SMs are sm.go's, by product).
+	ComputeUnits int
+	// MemoryMiB is the frame-buffer (HBM) size of one device in MiB as the
+	// vendor's data sheet gives it (GB × 1024); 0 when undisclosed.
 	MemoryMiB int64
 	// MIGCapable reports whether the model supports Multi-Instance GPU.
 	MIGCapable bool
@@ -32,8 +46,10 @@ type Model struct {
 	Family string
 	// ComputeMajor and ComputeMinor are the CUDA compute capability.
 	ComputeMajor, ComputeMinor int
-	// ProductNames are substrings of NVML product names (nvmlDeviceGetName)
-	// that identify this model, matched case-insensitively.
+	// ProductNames are substrings of product names that identify this
+	// model, matched case-insensitively: NVML's (nvmlDeviceGetName) for
+	// NVIDIA, the amdgpu driver's product_name for AMD ("AMD Instinct
+	// MI300X"), Intel's for Gaudi ("HL-325" is a Gaudi 3 OAM).
 	ProductNames []string
 	// PCIDeviceIDs are the PCI device IDs of the model's boards, as
 	// mig-parted's device-filter writes them (device << 16 | vendor
@@ -90,6 +106,24 @@ var catalog = []Model{
 	// gpus/b200.go); the vendored pci.ids predates both.
 	{Name: "B200", MemoryMiB: 180 * 1024, MIGCapable: true, Family: "blackwell", ComputeMajor: 10, ComputeMinor: 0, ProductNames: []string{" B200"},
 		PCIDeviceIDs: []uint32{0x290110DE, 0x2B0010DE}},
+	// AMD Instinct (CDNA 2, 3, 4). Memory and CUs: AMD's data sheets,
+	// www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html
+	// (192 GB HBM3, 304 CUs), .../mi300/mi325x.html (256 GB HBM3E, 304
+	// CUs), .../mi350/mi355x.html (288 GB HBM3E, 256 CUs),
+	// .../mi200/mi250x.html (128 GB HBM2e, 220 CUs on two GCDs). Product
+	// names as the amdgpu driver's product_name gives them, which AMD's
+	// node labeller writes in amd.com/gpu.product-name with '_' for ' '
+	// (ROCm/k8s-device-plugin, cmd/k8s-node-labeller/main.go).
+	{Name: "MI250X", Vendor: AMD, ComputeUnits: 220, MemoryMiB: 128 * 1024, Family: "cdna2", ProductNames: []string{"MI250X"}},
+	{Name: "MI300X", Vendor: AMD, ComputeUnits: 304, MemoryMiB: 192 * 1024, Family: "cdna3", ProductNames: []string{"MI300X"}},
+	{Name: "MI325X", Vendor: AMD, ComputeUnits: 304, MemoryMiB: 256 * 1024, Family: "cdna3", ProductNames: []string{"MI325X"}},
+	{Name: "MI355X", Vendor: AMD, ComputeUnits: 256, MemoryMiB: 288 * 1024, Family: "cdna4", ProductNames: []string{"MI355X"}},
+	// Intel Gaudi: Gaudi 2 (96 GB HBM2E, 24 TPCs and 2 MMEs; Intel Gaudi 2
+	// AI accelerator white paper, habana.ai), Gaudi 3 (128 GB HBM2e, 64
+	// TPCs and 8 MMEs; Intel Gaudi 3 AI Accelerator White Paper,
+	// intel.com). HL-225 and HL-325 are their OAM boards.
+	{Name: "Gaudi2", Vendor: Intel, ComputeUnits: 24, MemoryMiB: 96 * 1024, Family: "gaudi2", ProductNames: []string{"Gaudi2", "Gaudi 2", "HL-225"}},
+	{Name: "Gaudi3", Vendor: Intel, ComputeUnits: 64, MemoryMiB: 128 * 1024, Family: "gaudi3", ProductNames: []string{"Gaudi3", "Gaudi 3", "HL-325"}},
 	// Not catalogued yet: GB200, the 144 GB GH200, A30, RTX PRO 6000
 	// Blackwell (the cost example, examples/cost/day.om, uses "NVIDIA RTX
 	// PRO 6000 Blackwell" as its GPU outside the catalog).

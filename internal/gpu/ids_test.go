@@ -22,8 +22,9 @@ func freshIDs(t *testing.T) {
 func TestModelID(t *testing.T) {
 	freshIDs(t)
 	// The catalog lists P100, T4, V100M16, V100M32, A10, G2, G3, A100-40GB,
-	// A100-80GB, H100-80GB, H200-141GB, L4, L40S, H100-NVL, H20, GH200, B200: IDs 0..16 in that
-	// order, so the first new name gets 17.
+	// A100-80GB, H100-80GB, H200-141GB, L4, L40S, H100-NVL, H20, GH200, B200,
+	// MI250X, MI300X, MI325X, MI355X, Gaudi2, Gaudi3: IDs 0..22 in that
+	// order, so the first new name gets 23.
 	for _, tc := range []struct {
 		name     string
 		in       string
@@ -34,9 +35,11 @@ func TestModelID(t *testing.T) {
 		{"catalog lower case", "t4", 1, "T4"},
 		{"catalog mixed case", "h100-80gb", 9, "H100-80GB"},
 		{"catalog last", "L40S", 12, "L40S"},
-		{"new name", "MI300X", 17, "MI300X"},
-		{"new name again, other case", "mi300x", 17, "MI300X"},
-		{"second new name", "Gaudi3", 18, "Gaudi3"},
+		{"catalog AMD", "MI300X", 18, "MI300X"},
+		{"catalog Intel, lower case", "gaudi3", 22, "Gaudi3"},
+		{"new name", "Ascend910B", 23, "Ascend910B"},
+		{"new name again, other case", "ascend910b", 23, "Ascend910B"},
+		{"second new name", "MLU370", 24, "MLU370"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, err := ModelID(tc.in)
@@ -51,7 +54,7 @@ func TestModelID(t *testing.T) {
 	if _, err := ModelID(""); err == nil {
 		t.Error("ModelID(\"\") accepted an empty name")
 	}
-	for _, id := range []int{-1, 19, 64} {
+	for _, id := range []int{-1, 25, 64} {
 		if got := ModelName(id); got != "" {
 			t.Errorf("ModelName(%d) = %q for an ID never given out", id, got)
 		}
@@ -60,18 +63,18 @@ func TestModelID(t *testing.T) {
 
 func TestModelIDRefusesThe65thModel(t *testing.T) {
 	freshIDs(t)
-	// 17 catalog models + 47 new names = 64.
-	for i := 0; i < 47; i++ {
+	// 23 catalog models + 41 new names = 64.
+	for i := 0; i < 41; i++ {
 		id, err := ModelID(fmt.Sprintf("test-model-%d", i))
-		if err != nil || id != 17+i {
-			t.Fatalf("new model %d: ID %d, %v; want %d", i, id, err, 17+i)
+		if err != nil || id != 23+i {
+			t.Fatalf("new model %d: ID %d, %v; want %d", i, id, err, 23+i)
 		}
 	}
 	if _, err := ModelID("one-too-many"); err == nil || !strings.Contains(err.Error(), "more than 64 GPU models") {
 		t.Fatalf("65th model: err = %v, want \"more than 64 GPU models\"", err)
 	}
 	// Known names still resolve when the table is full.
-	if id, err := ModelID("TEST-MODEL-46"); err != nil || id != 63 {
+	if id, err := ModelID("TEST-MODEL-40"); err != nil || id != 63 {
 		t.Fatalf("known name in a full table: %d, %v; want 63", id, err)
 	}
 }
@@ -108,8 +111,8 @@ func TestModelIDConcurrent(t *testing.T) {
 	}
 	seen := map[int]bool{}
 	for _, id := range want {
-		if id < 17 || id > 24 || seen[id] {
-			t.Fatalf("IDs %v: want 8 distinct IDs 17..24", want)
+		if id < 23 || id > 30 || seen[id] {
+			t.Fatalf("IDs %v: want 8 distinct IDs 23..30", want)
 		}
 		seen[id] = true
 	}
@@ -126,7 +129,7 @@ func TestParseModels(t *testing.T) {
 		{"one model", "T4", 1 << 1, "T4"},
 		// V100M16 is ID 2, V100M32 ID 3; spaces and empty parts ignored.
 		{"two models, spaces", " v100m32 | V100M16 |", 1<<2 | 1<<3, "V100M16|V100M32"},
-		{"new model", "A10|NewGPU", 1<<4 | 1<<17, "A10|NewGPU"},
+		{"new model", "A10|NewGPU", 1<<4 | 1<<23, "A10|NewGPU"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseModels(tc.spec)

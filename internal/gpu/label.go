@@ -11,11 +11,18 @@ import "strings"
 // "NVIDIA-H100-80GB-HBM3", "Tesla-T4", "NVIDIA-L4"), "-SHARED" appended
 // when time-slicing shares the GPU under its own resource name
 // (github.com/NVIDIA/k8s-device-plugin, internal/lm/resource.go,
-// productLabel). Only a label that begins with NVIDIA- or Tesla- (case
-// aside) is read; a MIG device's label (MODEL-MIG-PROFILE), a product the
-// catalog lacks and any other name give false.
+// productLabel), or AMD's node labeller in amd.com/gpu.product-name: the
+// amdgpu driver's product name with '_' for ' ' ("AMD_Instinct_MI300X";
+// ROCm/k8s-device-plugin, cmd/k8s-node-labeller/main.go). Only a label
+// that begins with NVIDIA-, Tesla- or AMD_ (case aside) is read; a MIG
+// device's label (MODEL-MIG-PROFILE), a product the catalog lacks and
+// any other name give false.
 func FromLabel(label string) (Model, bool) {
 	u := strings.ToUpper(label)
+	if strings.HasPrefix(u, "AMD_") {
+		m, ok := Lookup(ModelOfProduct(label))
+		return m, ok && m.Vendor == AMD
+	}
 	if !strings.HasPrefix(u, "NVIDIA-") && !strings.HasPrefix(u, "TESLA-") || IsMIGLabel(label) {
 		return Model{}, false
 	}
@@ -45,11 +52,19 @@ var about = map[string]string{
 	"A10":     "NVIDIA A10 24 GB",
 	"G2":      "undisclosed openb model, memory unknown, priced as a V100",
 	"G3":      "undisclosed openb model, memory unknown, priced as a V100",
+	"MI250X":  "AMD Instinct MI250X 128 GB (two GCDs of 64 GB)",
+	"MI300X":  "AMD Instinct MI300X 192 GB",
+	"MI325X":  "AMD Instinct MI325X 256 GB",
+	"MI355X":  "AMD Instinct MI355X 288 GB",
+	"Gaudi2":  "Intel Gaudi 2 96 GB",
+	"Gaudi3":  "Intel Gaudi 3 128 GB",
 }
 
 // About says what a catalog model is: for an openb code, the GPU it stands
-// for ("V100M16": "NVIDIA V100 16 GB (openb code)"); for another catalog
-// model, "NVIDIA " and its name; "" for a name the catalog lacks.
+// for ("V100M16": "NVIDIA V100 16 GB (openb code)"); for an AMD or Intel
+// model, its maker's name for it ("MI300X": "AMD Instinct MI300X 192
+// GB"); for another catalog model, "NVIDIA " and its name; "" for a name
+// the catalog lacks.
 func About(name string) string {
 	m, ok := Lookup(name)
 	if !ok {

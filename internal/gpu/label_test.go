@@ -30,6 +30,9 @@ func TestFromLabel(t *testing.T) {
 		"NVIDIA-RTX-PRO-6000":              "",
 		"A100-SXM4-80GB":                   "", // no NVIDIA- or Tesla- prefix
 		"T4":                               "",
+		"AMD_Instinct_MI300X":              "MI300X", // AMD's node labeller
+		"AMD_Instinct_MI355X":              "MI355X",
+		"AMD_Instinct_MI210":               "", // not catalogued
 	} {
 		m, ok := FromLabel(in)
 		if ok != (want != "") || m.Name != want {
@@ -43,10 +46,11 @@ func TestFromLabel(t *testing.T) {
 
 func TestAbout(t *testing.T) {
 	for in, want := range map[string]string{
-		"V100M16": "NVIDIA V100 16 GB (openb code)",
-		"g2":      "undisclosed openb model, memory unknown, priced as a V100",
-		"L40S":    "NVIDIA L40S",
-		"MI300X":  "",
+		"V100M16":    "NVIDIA V100 16 GB (openb code)",
+		"g2":         "undisclosed openb model, memory unknown, priced as a V100",
+		"L40S":       "NVIDIA L40S",
+		"MI300X":     "AMD Instinct MI300X 192 GB",
+		"Ascend910B": "",
 	} {
 		if got := About(in); got != want {
 			t.Errorf("About(%q) = %q, want %q", in, got, want)

@@ -27,16 +27,17 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Canonical(B200) = %q", got)
 	}
 	for name, want := range map[string][]string{
-		"H100":      {"H100-80GB", "H100-NVL"},
-		"h100":      {"H100-80GB", "H100-NVL"},
-		"A100":      {"A100-40GB", "A100-80GB"},
-		"V100M61":   {"V100M16"}, // two letters swapped: one edit
-		"A100-80G":  {"A100-80GB"},
-		"T4":        nil,               // known
-		"B200":      nil,               // known
-		"GB300":     {"B200", "GH200"}, // not catalogued: two edits from each
-		"MI300X":    nil,               // nothing near
-		"A100-80GB": nil,
+		"H100":       {"H100-80GB", "H100-NVL"},
+		"h100":       {"H100-80GB", "H100-NVL"},
+		"A100":       {"A100-40GB", "A100-80GB"},
+		"V100M61":    {"V100M16"}, // two letters swapped: one edit
+		"A100-80G":   {"A100-80GB"},
+		"T4":         nil,               // known
+		"B200":       nil,               // known
+		"GB300":      {"B200", "GH200"}, // not catalogued: two edits from each
+		"Ascend910B": nil,               // nothing near
+		"MI300":      {"MI300X"},        // the start of MI300X
+		"A100-80GB":  nil,
 	} {
 		if got := Suggest(name); !reflect.DeepEqual(got, want) {
 			t.Errorf("Suggest(%q) = %q, want %q", name, got, want)

@@ -24,6 +24,10 @@ func TestTypicalServer(t *testing.T) {
 	if !ok || s.GPUs != 8 || s.CPUMilli != 96000 || s.MemoryMiB != 393216 {
 		t.Errorf("L4 = %+v, %v", s, ok)
 	}
+	// Azure ND MI300X v5: 8 GPUs, 96 vCPUs, 1,850 GiB = 1,894,400 MiB.
+	if s, ok := TypicalServer("MI300X"); !ok || s.GPUs != 8 || s.CPUMilli != 96000 || s.MemoryMiB != 1894400 {
+		t.Errorf("MI300X = %+v, %v", s, ok)
+	}
 	s, ok = TypicalServer("L40S")
 	if !ok || s.GPUs != 8 || s.CPUMilli != 192000 || s.MemoryMiB != 1572864 {
 		t.Errorf("L40S = %+v, %v", s, ok)

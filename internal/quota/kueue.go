@@ -126,7 +126,8 @@ const ConfigAPIVersion = "config.kueue.x-k8s.io/v1beta2"
 // for besides nvidia.com/gpu. Kueue refuses a workload that requests a
 // resource its ClusterQueue does not cover unless the name starts with
 // one of these (Kueue's pkg/cache/scheduler WithExcludedResourcePrefixes,
-// pkg/resources), and Plan's ClusterQueues cover nvidia.com/gpu only.
+// pkg/resources), and Plan's ClusterQueues cover the accelerators only
+// (nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi).
 var ExcludedResources = []string{"cpu", "memory", "ephemeral-storage", "hugepages-"}
 
 // GPU APIs a cluster serves its GPUs through (gpuplane quota --gpu-api,

@@ -14,6 +14,7 @@ import (
 
 	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/api/resource"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
@@ -67,16 +68,21 @@ func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
 
 // Plan returns the Kueue objects of a teams file on a cluster whose GPUs
 // per model are capacity, after CheckCapacity: a Cohort; one
-// ResourceFlavor per model, selecting nodes by resource.LabelGPUProduct; one
-// WorkloadPriorityClass and one ClusterQueue per team (covering resource.GPU,
-// one flavor per model of the team's quotas, preemption
+// ResourceFlavor per model, selecting nodes by its vendor's product label
+// (productLabel: resource.LabelGPUProduct for NVIDIA's models, AMD's
+// amd.com/gpu.product-name, gpuplane.io/gpu.model for Gaudi); one
+// WorkloadPriorityClass and one ClusterQueue per team (a resource group
+// covering resource.GPU, and amd.com/gpu and habana.ai/gaudi where the
+// team has those vendors' models, one flavor per model of the team's
+// quotas, preemption
 // reclaimWithinCohort Any, borrowWithinCohort LowerPriority and
 // withinClusterQueue LowerPriority as
 // https://kueue.sigs.k8s.io/docs/concepts/preemption/ describes, the rules
 // internal/sim/kueue applies in simulate --teams); a
 // LocalQueue named after the team in each of its namespaces; and a core/v1
-// ResourceQuota per namespace capping requests.nvidia.com/gpu at the most
-// GPUs Kueue can admit to the team (see HardCap). file names the teams
+// ResourceQuota per namespace capping requests.nvidia.com/gpu (and each
+// other vendor's resource the plan names) at the most GPUs of that
+// vendor Kueue can admit to the team (see HardCap). file names the teams
 // file in errors. The objects are those of a device-plugin cluster; see
 // PlanFor.
 func Plan(file string, t *Teams, capacity map[string]int) ([]any, error) {
@@ -125,7 +131,10 @@ func PlanFor(file string, t *Teams, capacity map[string]int, api string) ([]any,
 	for _, tm := range t.Teams {
 		hard := HardCap(t, tm.Name)
 		for _, ns := range tm.Namespaces {
-			caps := map[string]int{"requests." + resource.GPU: hard}
+			caps := map[string]int{"requests." + resource.GPU: hardCap(t, tm.Name, gpu.NVIDIA)}
+			for _, v := range planVendors(models) {
+				caps["requests."+vendorResource[v]] = hardCap(t, tm.Name, v)
+			}
 			if api == DRA {
 				caps[DRADevicesQuota] = hard
 			}
@@ -149,8 +158,8 @@ func planFlavors(file string, t *Teams) (map[string]string, []string, error) {
 			if _, ok := flavor[q.Model]; ok {
 				continue
 			}
-			if q.Product == "" {
-				return nil, nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, resource.LabelGPUProduct)
+			if q.Product == "" && gpu.VendorOf(q.Model) != gpu.Intel {
+				return nil, nil, fmt.Errorf("%s:%d: product: model %s has no %s value; give product: in one of its quotas", file, q.line, q.Model, productLabel[gpu.VendorOf(q.Model)])
 			}
 			name := FlavorName(q.Model)
 			if name == "" {
@@ -180,9 +189,13 @@ func resourceFlavors(t *Teams, flavor map[string]string, models []string) []any 
 				}
 			}
 		}
+		v := gpu.VendorOf(m)
+		if product == "" {
+			product = m // Intel: gpuplane's model label holds the model
+		}
 		objs = append(objs, Object{APIVersion: APIVersion, Kind: "ResourceFlavor",
 			Metadata: Metadata{Name: flavor[m], Labels: map[string]string{"gpuplane.io/model": m}},
-			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{resource.LabelGPUProduct: product}}})
+			Spec:     ResourceFlavorSpec{NodeLabels: map[string]string{productLabel[v]: product}}})
 	}
 	return objs
 }
@@ -190,17 +203,28 @@ func resourceFlavors(t *Teams, flavor map[string]string, models []string) []any 
 // clusterQueue returns team tm's ClusterQueue: its quotas by flavor, in
 // the cohort, with Kueue's preemption as gpuplane plans it.
 func clusterQueue(t *Teams, tm Team, flavor map[string]string) Object {
-	rg := ResourceGroup{CoveredResources: []string{resource.GPU}}
+	// One resource group per vendor's resource (Kueue: a resource is in
+	// one group, and each flavor of a group covers all its resources):
+	// nvidia.com/gpu first, as every plan had it, then amd.com/gpu and
+	// habana.ai/gaudi where the team has quotas of those vendors' models.
+	groups := []ResourceGroup{{CoveredResources: []string{resource.GPU}}}
+	at := map[gpu.Vendor]int{gpu.NVIDIA: 0}
 	for _, q := range tm.Quotas {
-		rg.Flavors = append(rg.Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
-			Name: resource.GPU, NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
+		v := gpu.VendorOf(q.Model)
+		i, ok := at[v]
+		if !ok {
+			i, at[v] = len(groups), len(groups)
+			groups = append(groups, ResourceGroup{CoveredResources: []string{vendorResource[v]}})
+		}
+		groups[i].Flavors = append(groups[i].Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
+			Name: vendorResource[v], NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
 	}
 	return Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
 		Spec: ClusterQueueSpec{
 			CohortName: t.Cohort,
 			NamespaceSelector: LabelSelector{MatchExpressions: []Requirement{{
 				Key: "kubernetes.io/metadata.name", Operator: "In", Values: tm.Namespaces}}},
-			ResourceGroups: []ResourceGroup{rg},
+			ResourceGroups: groups,
 			Preemption:     Preemption{ReclaimWithinCohort: "Any", BorrowWithinCohort: BorrowWithinCohort{Policy: "LowerPriority"}, WithinClusterQueue: "LowerPriority"},
 		}}
 }
@@ -213,6 +237,15 @@ func clusterQueue(t *Teams, tm Team, flavor map[string]string) Object {
 // neither GPU models nor a cap shared by several namespaces, so each of the
 // team's namespaces gets the whole cap.
 func HardCap(t *Teams, team string) int {
+	return hardCap(t, team, anyVendor)
+}
+
+// anyVendor makes hardCap count every vendor's models.
+const anyVendor = gpu.Vendor(255)
+
+// hardCap is HardCap over the models of vendor v (gpu.VendorOf), or of
+// every vendor (anyVendor): a ResourceQuota caps each vendor's resource.
+func hardCap(t *Teams, team string, v gpu.Vendor) int {
 	lendable := map[string]int{}
 	for _, tm := range t.Teams {
 		if tm.Name == team {
@@ -232,6 +265,9 @@ func HardCap(t *Teams, team string) int {
 			continue
 		}
 		for _, q := range tm.Quotas {
+			if v != anyVendor && gpu.VendorOf(q.Model) != v {
+				continue
+			}
 			borrow := lendable[q.Model]
 			if q.BorrowingLimit != nil && *q.BorrowingLimit < borrow {
 				borrow = *q.BorrowingLimit
@@ -240,6 +276,35 @@ func HardCap(t *Teams, team string) int {
 		}
 	}
 	return total
+}
+
+// vendorResource is the extended resource each vendor's device plugin
+// advertises, which a ClusterQueue covers and a ResourceQuota caps:
+// nvidia.com/gpu, amd.com/gpu (ROCm/k8s-device-plugin), habana.ai/gaudi
+// (HabanaAI's Gaudi device plugin).
+var vendorResource = map[gpu.Vendor]string{gpu.NVIDIA: resource.GPU, gpu.AMD: resource.AMDGPU, gpu.Intel: resource.Gaudi}
+
+// productLabel is the node label a model's ResourceFlavor selects its
+// nodes by: gpu-feature-discovery's nvidia.com/gpu.product, AMD's node
+// labeller's amd.com/gpu.product-name (AMD_Instinct_MI300X), and for
+// Intel Gaudi, whose device plugin labels none, gpuplane's
+// gpuplane.io/gpu.model (the catalog model, the quota's product by
+// default).
+var productLabel = map[gpu.Vendor]string{gpu.NVIDIA: resource.LabelGPUProduct, gpu.AMD: resource.LabelAMDProductName, gpu.Intel: resource.LabelGPUModel}
+
+// planVendors returns the vendors other than NVIDIA of models, AMD then
+// Intel.
+func planVendors(models []string) []gpu.Vendor {
+	var out []gpu.Vendor
+	for _, v := range []gpu.Vendor{gpu.AMD, gpu.Intel} {
+		for _, m := range models {
+			if gpu.VendorOf(m) == v {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // FlavorName is the ResourceFlavor name of a GPU model: lowercase, with

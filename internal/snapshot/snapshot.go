@@ -484,6 +484,9 @@ func readNode(path string, item int, o *kubeObject) (Node, error) {
 	if err != nil {
 		return n, err
 	}
+	if ok, err := n.readVendor(path, rpath, res, labels, whole+milli+int64(len(n.MIG))); ok || err != nil {
+		return n, err
+	}
 	n.readSharing(labels, whole, milli)
 	gpus, migGPUs, single, err := n.countGPUs(path, labels, whole, milli)
 	if err != nil {
@@ -696,7 +699,7 @@ func requests(c *kubeContainer) map[string]string {
 const sharedGPU = resource.GPU + resource.SharedSuffix
 
 // podResources are the resources the simulator models, in their units.
-var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli, sharedGPU}
+var podResources = []string{"cpu", "memory", resource.GPU, resource.GPUMilli, sharedGPU, resource.AMDGPU, resource.Gaudi}
 
 // podRequests returns the pod's effective requests of podResources and the
 // MIG resources (by profile) as kube-scheduler computes them: each
@@ -810,6 +813,9 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 		// share back to a profile of c slices (gpu.MIGShareMilli).
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
 		warn = append(warn, fmt.Sprintf("%s: pod %s asks for %s: simulated as %d milli-GPU, under --sharing mig as the smallest profile of %d compute slices, else as a share of a MIG-enabled GPU (a GPU without MIG serves no MIG device)", path, trace.Quote(name), k, p.GPUMilli, c))
+	}
+	if err := vendorRequest(path, name, req, &p); err != nil {
+		return p, nil, err
 	}
 	models, w := podModels(path, o)
 	warn = append(warn, w...)

@@ -28,8 +28,13 @@ type NodeGroup struct {
 	Count int
 	// Model is the GPU model, a gpu catalog name ("" for CPU-only nodes).
 	Model string
-	// GPUs per node.
+	// GPUs per node: physical devices, each Partitions' GPUs.
 	GPUs int
+	// Vendor is the maker of the GPUs (the vendor field; the model's,
+	// gpu.VendorOf, when not given); Partition their AMD partition mode
+	// (the partition field, e.g. CPX/NPS1; zero: whole devices).
+	Vendor    gpu.Vendor
+	Partition gpu.Partition
 	// CPUMilli in millicores, MemoryMiB in MiB, per node.
 	CPUMilli, MemoryMiB int64
 	// MIG is the MIG layout of every GPU of the group: the profile names
@@ -57,7 +62,7 @@ const (
 
 // groupKeys are the keys of a node group in a cluster YAML file; the last
 // two are the node YAML spellings of make cluster, still read.
-var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "mig", "labels", "cpuMilli", "memoryMiB"}
+var groupKeys = []string{"name", "count", "model", "vendor", "partition", "gpus", "cpu", "memoryGiB", "mig", "labels", "cpuMilli", "memoryMiB"}
 
 // ReadCluster reads a cluster YAML file, the one node format that gpuplane
 // simulate --nodes, gpuplane quota --nodes and make cluster NODES= read
@@ -67,12 +72,19 @@ var groupKeys = []string{"name", "count", "model", "gpus", "cpu", "memoryGiB", "
 //	  - name: a100      # node name prefix (default: the model, lower case)
 //	    count: 4        # nodes
 //	    model: A100-80GB
-//	    gpus: 8         # GPUs per node
+//	    vendor: nvidia  # optional: nvidia, amd or intel (default: the model's)
+//	    partition: CPX/NPS1  # optional AMD partition mode (MI300X, MI325X, MI355X)
+//	    gpus: 8         # GPUs (physical devices) per node
 //	    cpu: 128        # CPU cores per node (decimal allowed)
 //	    memoryGiB: 2048 # memory per node in GiB (decimal allowed)
 //	    mig: [3g.40gb, 3g.40gb]  # optional MIG layout of each GPU
 //	    labels: {topology.kubernetes.io/rack: r1}  # optional node labels
 //
+// A node of gpus devices in partition mode P has gpus ×
+// gpu.Partitions(model, P).GPUs GPUs (8 MI300X in CPX/NPS1: 64), each a
+// GPU to the simulator, as AMD's device plugin advertises one amd.com/gpu
+// per partition. A vendor given must be a catalog model's own; it names
+// the maker of a model the catalog lacks.
 // gpus, cpu and memoryGiB default to the model's gpu.TypicalServer, and
 // are required for a model without one (gpus is 0 without a model); a
 // model outside the GPU catalog
@@ -113,8 +125,9 @@ func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
 // rawGroup is a node group as written, before defaults.
 type rawGroup struct {
 	NodeGroup
-	seen     map[string]bool
-	cpu, mem float64 // cores, GiB
+	seen              map[string]bool
+	cpu, mem          float64 // cores, GiB
+	vendor, partition string
 }
 
 // readGroup reads one node group mapping.
@@ -143,6 +156,10 @@ func readGroupFields(file, path string, g *yaml.Node) (rawGroup, error) {
 			rg.Count, err = yamlx.Int(file, p, v, 0, maxGroupNodes)
 		case "model":
 			rg.Model, err = yamlx.Scalar(file, p, v)
+		case "vendor":
+			rg.vendor, err = yamlx.Scalar(file, p, v)
+		case "partition":
+			rg.partition, err = yamlx.Scalar(file, p, v)
 		case "gpus":
 			rg.GPUs, err = yamlx.Int(file, p, v, 0, maxGPUsPerNode)
 		case "cpu":
@@ -216,6 +233,9 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 	if (ng.Model == "") != (ng.GPUs == 0) {
 		return ng, fmt.Errorf("%s: %d GPUs of model %s: give a model exactly when the nodes have GPUs", field("gpus"), ng.GPUs, Quote(ng.Model))
 	}
+	if err := rg.devices(&ng, field); err != nil {
+		return ng, err
+	}
 	if ng.MIG != nil {
 		if _, err := gpu.PlaceMIG(ng.Model, ng.MIG); err != nil {
 			return ng, fmt.Errorf("%s: %v", field("mig"), err)
@@ -231,6 +251,24 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 		return ng, fmt.Errorf("%s: %v", field("name"), err)
 	}
 	return ng, nil
+}
+
+// devices checks a group's vendor and partition fields and sets them in
+// ng (vendorOf, partitionGPUs); field names a field in errors.
+func (rg rawGroup) devices(ng *NodeGroup, field func(string) string) error {
+	v, err := vendorOf(ng.Model, rg.vendor)
+	if err != nil {
+		return fmt.Errorf("%s: %v", field("vendor"), err)
+	}
+	p, err := gpu.ParsePartition(rg.partition)
+	if err == nil {
+		_, err = partitionGPUs(ng.Model, p, ng.GPUs)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", field("partition"), err)
+	}
+	ng.Vendor, ng.Partition = v, p
+	return nil
 }
 
 // readLabels reads a group's node labels: qualified names (an optional
@@ -304,7 +342,8 @@ func ReadClusterFile(path string) ([]NodeGroup, error) {
 // COUNT nodes either way, of the model's gpu.TypicalServer each (GPUs, CPU
 // and memory per node). MODEL is a catalog name (case aside) or NVIDIA's
 // product label as gpu-feature-discovery publishes it
-// ("NVIDIA-A100-SXM4-80GB", "Tesla-T4"; gpu.FromLabel). A model without a
+// ("NVIDIA-A100-SXM4-80GB", "Tesla-T4"; gpu.FromLabel), or AMD's node
+// labeller's amd.com/gpu.product-name ("AMD_Instinct_MI300X"). A model without a
 // typical server (H100-NVL, H20, GH200) must be given in a cluster YAML
 // file. Errors quote the item and name the field.
 func ParseNodeSpec(spec string) ([]NodeGroup, error) {
@@ -344,7 +383,7 @@ func parseSpecItem(i int, item string) (NodeGroup, error) {
 	if !ok {
 		return NodeGroup{}, fmt.Errorf("node spec item %d %s: model %s has no typical server; describe its nodes in a cluster YAML file", i, q, Quote(name))
 	}
-	return NodeGroup{Name: strings.ToLower(name), Count: n, Model: m.Name, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i}, nil
+	return NodeGroup{Name: strings.ToLower(strings.ReplaceAll(name, "_", "-")), Count: n, Model: m.Name, Vendor: m.Vendor, GPUs: s.GPUs, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, Line: i}, nil
 }
 
 // splitSpecItem returns the model and count of a node spec item's fields:
@@ -413,7 +452,8 @@ func looksLikeSpec(arg string) bool {
 }
 
 // Nodes expands node groups into nodes: group g gives g.Count nodes named
-// g.Name-0, g.Name-1, …, each with the group's line.
+// g.Name-0, g.Name-1, …, each with the group's line, and g.GPUs devices
+// in g.Partition as their GPUs (partitionGPUs).
 func Nodes(groups []NodeGroup) []NodeSpec {
 	total := 0
 	for _, g := range groups {
@@ -421,8 +461,9 @@ func Nodes(groups []NodeGroup) []NodeSpec {
 	}
 	out := make([]NodeSpec, 0, total)
 	for _, g := range groups {
+		gpus, _ := partitionGPUs(g.Model, g.Partition, g.GPUs) // checked by ReadCluster
 		for i := range g.Count {
-			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: g.GPUs, Model: g.Model, MIG: g.MIG, Line: g.Line})
+			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: gpus, Model: g.Model, Vendor: g.Vendor, Partition: g.Partition, MIG: g.MIG, Line: g.Line})
 		}
 	}
 	return out

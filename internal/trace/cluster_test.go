@@ -52,20 +52,20 @@ func TestReadClusterErrors(t *testing.T) {
 		{"empty", "", "c.yaml:1: empty file"},
 		{"top key", "groups: []\n", `c.yaml:1: unknown field "groups" (want nodeGroups)`},
 		{"empty list", "nodeGroups: []\n", "c.yaml:1: field nodeGroups: want a non-empty list of node groups"},
-		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, gpus, cpu, memoryGiB, mig, labels, cpuMilli, memoryMiB); did you mean "memoryGiB"?`},
+		{"unknown key", g("count: 1\n    model: T4\n    memory: 3"), `c.yaml:4: nodeGroups[0]: unknown field "memory" (known: name, count, model, vendor, partition, gpus, cpu, memoryGiB, mig, labels, cpuMilli, memoryMiB); did you mean "memoryGiB"?`},
 		{"both spellings", g("count: 1\n    model: T4\n    cpu: 2\n    cpuMilli: 2000"), "c.yaml:2: nodeGroups[0].cpuMilli: given with cpu; give one"},
 		{"fraction of millicores", g("count: 1\n    model: T4\n    cpuMilli: 1.5"), "c.yaml:4: nodeGroups[0].cpuMilli: 1.5 is not a whole number"},
 		{"fractional count", g("count: 2.5\n    model: T4"), "c.yaml:2: nodeGroups[0].count: 2.5 is not a whole number"},
 		{"bad label key", g("count: 1\n    model: T4\n    labels: {'bad key!': x}"), `c.yaml:4: nodeGroups[0].labels: key "bad key!" is not a qualified name`},
 		{"bad label value", g("count: 1\n    model: T4\n    labels: {rack: -r1}"), `c.yaml:4: nodeGroups[0].labels: rack: value "-r1" is not a label value`},
 		{"label not a mapping", g("count: 1\n    model: T4\n    labels: [a]"), `c.yaml:4: nodeGroups[0].labels: want a mapping of strings`},
-		{"other model, no cpu", g("count: 1\n    model: MI300X\n    gpus: 8\n    memoryGiB: 2048"), `c.yaml:2: nodeGroups[0].model: model "MI300X" is not in the GPU catalog`},
+		{"other model, no cpu", g("count: 1\n    model: Ascend910B\n    gpus: 8\n    memoryGiB: 2048"), `c.yaml:2: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
 		{"repeated key", g("count: 1\n    count: 2"), "c.yaml:3: nodeGroups[0].count: given twice"},
 		{"not integer", g("count: many"), `c.yaml:2: nodeGroups[0].count: "many" is not an integer`},
 		{"too many GPUs", g("count: 1\n    model: T4\n    gpus: 65"), "c.yaml:4: nodeGroups[0].gpus: value 65 above 64"},
 		{"negative cpu", g("count: 1\n    model: T4\n    cpu: -1"), "c.yaml:4: nodeGroups[0].cpu: negative value -1"},
 		{"missing count", g("model: T4"), "c.yaml:2: nodeGroups[0].count: missing"},
-		{"unknown model", g("count: 1\n    model: MI300X"), `c.yaml:2: nodeGroups[0].model: model "MI300X" is not in the GPU catalog`},
+		{"unknown model", g("count: 1\n    model: Ascend910B"), `c.yaml:2: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
 		{"no typical server", g("count: 1\n    model: H20\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "H20" has no typical server to take it from`},
 		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
 		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
@@ -89,7 +89,7 @@ func TestReadClusterErrors(t *testing.T) {
 // with gpus, cpu and memory.
 func TestReadClusterNodeYAML(t *testing.T) {
 	in := "nodeGroups:\n- name: v100-r1\n  count: 2\n  cpuMilli: 96000\n  memoryMiB: 786432\n  gpus: 8\n  model: V100M32\n  labels:\n    topology.kubernetes.io/rack: r1\n" +
-		"- {name: b, count: 1, model: MI300X, gpus: 8, cpu: 224, memoryGiB: 2048}\n"
+		"- {name: b, count: 1, model: Ascend910B, gpus: 8, cpu: 224, memoryGiB: 2048}\n"
 	groups, err := ReadCluster("n.yaml", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestReadClusterNodeYAML(t *testing.T) {
 	if g.CPUMilli != 96000 || g.MemoryMiB != 786432 || g.GPUs != 8 || g.Labels["topology.kubernetes.io/rack"] != "r1" || len(g.Labels) != 1 {
 		t.Errorf("group 0: %+v", g)
 	}
-	if g := groups[1]; g.Model != "MI300X" || g.CPUMilli != 224000 || g.MemoryMiB != 2097152 || g.Labels != nil {
+	if g := groups[1]; g.Model != "Ascend910B" || g.CPUMilli != 224000 || g.MemoryMiB != 2097152 || g.Labels != nil {
 		t.Errorf("group 1: %+v", g)
 	}
 }
@@ -111,7 +111,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
+	want := "[{cpu-0 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // Vendor nvidia (the zero value), Partition "", NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
@@ -295,7 +295,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
+	want := "[{v100-r1-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}

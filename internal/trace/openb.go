@@ -48,6 +48,11 @@ type NodeSpec struct {
 	GPUs                int
 	// Model is the GPU model ("" for a CPU-only node).
 	Model string
+	// Vendor is the maker of its GPUs (a node list's vendor; the model's,
+	// gpu.VendorOf, when not given) and Partition their AMD partition
+	// mode, GPUs then counting partitions (gpu.Partitions).
+	Vendor    gpu.Vendor
+	Partition gpu.Partition
 	// Shared reports that the node serves its GPUs as time-sliced
 	// replicas under nvidia.com/gpu.shared (a snapshot's; cluster.Node.Shared).
 	Shared bool
@@ -720,6 +725,7 @@ func nodeRows(t *table, names *nameSet, n *NodeSpec) ([]NodeSpec, error) {
 	var out []NodeSpec
 	var a arena
 	sn, cpu, mem, gpu, model := t.column("sn"), t.column("cpu_milli"), t.column("memory_mib"), t.column("gpu"), t.column("model")
+	vendor, partition := t.column("vendor"), t.column("partition")
 	for {
 		err := t.next()
 		if err == io.EOF {
@@ -751,13 +757,36 @@ func nodeRows(t *table, names *nameSet, n *NodeSpec) ([]NodeSpec, error) {
 		if n.GPUs == 0 {
 			n.Model, n.IgnoredModel = "", n.Model
 		}
+		if err := nodeVendor(t, vendor, partition, n); err != nil {
+			return out, err
+		}
 		out = append(out, *n)
 	}
 }
 
+// nodeVendor reads a node row's optional vendor and partition columns
+// into n (deviceGPUs: its gpu column then counts devices, each
+// Partitions' GPUs).
+func nodeVendor(t *table, vendor, partition column, n *NodeSpec) error {
+	v, err := vendorOf(n.Model, t.str(vendor))
+	if err != nil {
+		return t.errf("vendor", "%v", err)
+	}
+	p, err := gpu.ParsePartition(t.str(partition))
+	if err == nil {
+		n.GPUs, err = partitionGPUs(n.Model, p, n.GPUs)
+	}
+	if err != nil {
+		return t.errf("partition", "%v", err)
+	}
+	n.Vendor, n.Partition = v, p
+	return nil
+}
+
 // ReadPods reads an openb pod list (columns name, cpu_milli, memory_mib,
 // num_gpu, gpu_milli, and optionally gpu_spec, qos, pod_phase,
-// creation_time, deletion_time, scheduled_time). A pod's num_gpu is 0..64,
+// creation_time, deletion_time, scheduled_time, resource: the
+// accelerator resource the pod asks for, podResource). A pod's num_gpu is 0..64,
 // its gpu_milli 0 without GPUs and 1..1000 with them, and below 1000 only
 // when num_gpu is 1.
 //
@@ -822,7 +851,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 	out := make([]PodSpec, 0, rows)
 	var a arena
 	nameCol, cpu, mem := t.column("name"), t.column("cpu_milli"), t.column("memory_mib")
-	numGPU, gpuMilli, gpuSpec := t.column("num_gpu"), t.column("gpu_milli"), t.column("gpu_spec")
+	numGPU, gpuMilli, gpuSpec, res := t.column("num_gpu"), t.column("gpu_milli"), t.column("gpu_spec"), t.column("resource")
 	qos, phase := t.column("qos"), t.column("pod_phase")
 	creation, deletion, scheduled := t.column("creation_time"), t.column("deletion_time"), t.column("scheduled_time")
 	for {
@@ -862,15 +891,11 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		case p.NumGPU > 1 && p.GPUMilli < cluster.MilliGPU:
 			return out, t.errf("gpu_milli", "%d milli-GPU with num_gpu %d: only a single GPU can be shared", p.GPUMilli, p.NumGPU)
 		}
-		if p.GPUSpec, err = t.text(gpuSpec, maxGPUSpecLen); err != nil {
-			return out, err
+		if p.Resource, err = podResource(t.str(res), int(p.NumGPU), int(p.GPUMilli)); err != nil {
+			return out, t.errf("resource", "%v", err)
 		}
-		for rest := p.GPUSpec; len(rest) > MaxModelLen; {
-			m, more, _ := strings.Cut(rest, "|")
-			if len(strings.TrimSpace(m)) > MaxModelLen {
-				return out, t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), MaxModelLen)
-			}
-			rest = more
+		if p.GPUSpec, err = t.gpuSpec(gpuSpec); err != nil {
+			return out, err
 		}
 		if p.QoS, err = t.text(qos, maxTextLen); err != nil {
 			return out, err
@@ -892,6 +917,23 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		}
 		out = append(out, *p)
 	}
+}
+
+// gpuSpec reads a pod row's gpu_spec column: models joined by '|', each
+// at most MaxModelLen characters.
+func (t *table) gpuSpec(c column) (string, error) {
+	spec, err := t.text(c, maxGPUSpecLen)
+	if err != nil {
+		return "", err
+	}
+	for rest := spec; len(rest) > MaxModelLen; {
+		m, more, _ := strings.Cut(rest, "|")
+		if len(strings.TrimSpace(m)) > MaxModelLen {
+			return "", t.errf("gpu_spec", "GPU model %s longer than %d characters", Quote(m), MaxModelLen)
+		}
+		rest = more
+	}
+	return spec, nil
 }
 
 // ReadNodesFile and ReadPodsFile open path and read it.

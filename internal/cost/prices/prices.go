@@ -45,6 +45,10 @@ const (
 	srcAzureNC = "estimate: Azure NC40ads H100 v5 on-demand (1x H100 NVL), East US, 2025, as last seen; check before use"
 	srcH20     = "estimate: no public on-demand list price outside China; priced as the H100-80GB (GCP) by assumption"
 	srcLambda  = "estimate: Lambda Cloud on-demand, per GPU, 2025, as last seen; check before use"
+	srcOCIMI   = "estimate: Oracle Cloud BM.GPU.MI300X.8 on-demand, per GPU, 2025, as last seen; check before use"
+	srcAsMI    = "estimate: no on-demand list price seen; priced as the MI300X (Oracle Cloud) by assumption"
+	srcAsA100  = "estimate: no on-demand list price per device seen; priced as the A100-80GB (GCP) by assumption"
+	srcAsH100  = "estimate: no on-demand list price per device seen; priced as the H100-80GB (GCP) by assumption"
 )
 
 // defaults are the default prices, by internal/gpu catalog model name.
@@ -66,6 +70,14 @@ var defaults = map[string]Price{
 	"H20":        {11.06, srcH20},
 	"GH200":      {1.49, srcLambda},
 	"B200":       {4.99, srcLambda},
+	// AMD and Intel: a price is one device's (a partition of an AMD GPU
+	// costs its share, internal/sim's node prices).
+	"MI300X": {6.00, srcOCIMI},
+	"MI325X": {6.00, srcAsMI},
+	"MI355X": {6.00, srcAsMI},
+	"MI250X": {3.93, srcAsA100},
+	"Gaudi2": {3.93, srcAsA100},
+	"Gaudi3": {11.06, srcAsH100},
 }
 
 // Prices are GPU prices by model name: the internal/gpu catalog's names and
@@ -112,6 +124,20 @@ func (p *Prices) key(model string) string {
 func (p *Prices) USDPerHour(model string) float64 {
 	pr, _ := p.Get(model)
 	return pr.USDPerHour
+}
+
+// PartitionUSDPerHour returns the price of one GPU of the named model in
+// AMD partition mode part in USD per GPU-hour: its share of the device's
+// price, the device being gpu.Partitions GPUs (an MI300X in CPX/NPS1 is
+// 8: 6.00 / 8 = 0.75 USD per GPU-hour; an MI250X's GCD half its price);
+// USDPerHour for a model without partitions; 0 for a model without a
+// price or in a mode it lacks.
+func (p *Prices) PartitionUSDPerHour(model string, part gpu.Partition) float64 {
+	s, err := gpu.Partitions(model, part)
+	if err != nil {
+		return 0
+	}
+	return p.USDPerHour(model) / float64(s.GPUs)
 }
 
 // Models returns the priced model names, sorted.

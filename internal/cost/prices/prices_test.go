@@ -54,18 +54,18 @@ func TestDefaultPricesCoverTheCatalog(t *testing.T) {
 	if got := p.USDPerHour("T4"); got != 0.35 {
 		t.Errorf("T4 = %v USD/h, want 0.35 (GCP)", got)
 	}
-	if got := p.USDPerHour("MI300X"); got != 0 {
+	if got := p.USDPerHour("Ascend910B"); got != 0 {
 		t.Errorf("unpriced model = %v USD/h, want 0", got)
 	}
 }
 
 func TestReadPrices(t *testing.T) {
 	c := Default()
-	err := c.ReadPrices("prices.txt", strings.NewReader("# per GPU-hour\nT4 0.50\nH100-80GB, 2.99\nMI300X 4.10 # new model\n\n"))
+	err := c.ReadPrices("prices.txt", strings.NewReader("# per GPU-hour\nT4 0.50\nH100-80GB, 2.99\nAscend910B 4.10 # new model\n\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]float64{"T4": 0.50, "H100-80GB": 2.99, "MI300X": 4.10, "P100": 1.46} {
+	for name, want := range map[string]float64{"T4": 0.50, "H100-80GB": 2.99, "Ascend910B": 4.10, "P100": 1.46} {
 		if got := c.USDPerHour(name); got != want {
 			t.Errorf("price %s = %v, want %v", name, got, want)
 		}
@@ -215,5 +215,25 @@ func TestPricesIgnoreCase(t *testing.T) {
 	}
 	if got := len(p.Models()); got != len(defaults)+1 {
 		t.Errorf("%d models, want the %d defaults and mygpu", got, len(defaults))
+	}
+}
+
+// TestPartitionUSDPerHour: a partition costs its share of the device. The
+// MI300X's default 6.00 USD per hour over CPX's 8 GPUs is 0.75, over
+// QPX's 4 1.50; an MI250X's GCD half of 3.93, 1.965; an H100-80GB its
+// price; a mode the model lacks 0.
+func TestPartitionUSDPerHour(t *testing.T) {
+	p := Default()
+	for _, tc := range []struct {
+		model, mode string
+		want        float64
+	}{{"MI300X", "CPX/NPS1", 0.75}, {"MI300X", "QPX/NPS4", 1.50}, {"MI300X", "", 6.00}, {"MI250X", "", 1.965}, {"H100-80GB", "", 11.06}, {"H100-80GB", "CPX", 0}} {
+		part, err := gpu.ParsePartition(tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.PartitionUSDPerHour(tc.model, part); got != tc.want {
+			t.Errorf("%s %s: %v USD/h, want %v", tc.model, tc.mode, got, tc.want)
+		}
 	}
 }

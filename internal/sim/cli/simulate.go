@@ -291,7 +291,7 @@ func run(ctx context.Context, o Options, stdout, errs io.Writer) error {
 		return err
 	}
 	in.describe(o, w, rep)
-	rep.Recommendation = report.Recommend(rep, in.nodes, in.prices.USDPerHour)
+	rep.Recommendation = report.Recommend(rep, in.nodes, gpuPrice(in.nodes, in.prices))
 	rep.Warnings = stderr.list()
 	return writeReports(o, rep, placed, stdout, stderr)
 }
@@ -605,4 +605,19 @@ func readInput(role, path string, read func(*os.File) error) (engine.Input, erro
 		return engine.Input{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return engine.Input{Role: role, Name: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// gpuPrice returns the price of one GPU of a model of nodes in USD per
+// GPU-hour, as the engine prices it: the model's price over the GPUs its
+// partition mode makes of a device (cost.Prices.PartitionUSDPerHour: an
+// MI300X in CPX/NPS1 costs 1/8 of the device per GPU; the engine refuses
+// two modes of one model).
+func gpuPrice(nodes []trace.NodeSpec, p *cost.Prices) func(model string) float64 {
+	mode := map[string]gpu.Partition{}
+	for _, n := range nodes {
+		if n.Partition != (gpu.Partition{}) {
+			mode[strings.ToLower(n.Model)] = n.Partition
+		}
+	}
+	return func(model string) float64 { return p.PartitionUSDPerHour(model, mode[strings.ToLower(model)]) }
 }

@@ -96,7 +96,7 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 		}
 	}
 	rep.WallTime = time.Since(start).Seconds()
-	rep.Recommendation = report.RecommendSizing(rep, in.nodes, grow, in.prices.USDPerHour)
+	rep.Recommendation = report.RecommendSizing(rep, in.nodes, grow, gpuPrice(in.nodes, in.prices))
 	return in.writeSize(o, rep, stdout, stderr)
 }
 

@@ -113,13 +113,17 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 // shown as the node list first writes it.
 func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster, error) {
 	c := cluster.New()
-	spelling := map[int]string{} // model ID -> the node list's first spelling
+	spelling := map[int]string{}    // model ID -> the node list's first spelling
+	mode := map[int]gpu.Partition{} // model ID -> its nodes' partition mode
 	for _, n := range nodes {
 		i, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
 		}
 		c.Nodes[i].Shared, c.Nodes[i].Serving, c.Nodes[i].MIGAsGPU, c.Nodes[i].ReplicaMilli = n.Shared, n.Serving, n.MIGAsGPU, n.ReplicaMilli
+		if err := vendorNode(&c.Nodes[i], n, mode); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", nodesFile, n.Line, err)
+		}
 		c.Nodes[i].MIGServed = n.MIGServed
 		c.Nodes[i].Labels, c.Nodes[i].Taints, c.Nodes[i].Unschedulable = n.Labels, n.Taints, n.Unschedulable
 		if n.MIG != nil && n.GPUs > 0 {
@@ -147,6 +151,34 @@ func templateCluster(nodesFile string, nodes []trace.NodeSpec) (*cluster.Cluster
 		}
 	}
 	return c, nil
+}
+
+// vendorNode gives node n of the template the vendor and partition mode
+// its spec says (a vendor other than NVIDIA for a model the catalog
+// lacks: NewNode took the catalog's). Every node of one model must be in
+// one mode (mode, by model ID), as a model's GPUs have one price
+// (modelPrices: a partition costs its share of the device).
+func vendorNode(n *cluster.Node, s trace.NodeSpec, mode map[int]gpu.Partition) error {
+	if s.Vendor != gpu.NVIDIA {
+		n.Vendor = s.Vendor
+	}
+	n.Partition = s.Partition
+	if n.ModelID < 0 {
+		return nil
+	}
+	if m, seen := mode[n.ModelID]; seen && m != s.Partition {
+		return fmt.Errorf("node %s: model %s in partition modes %s and %s: give the nodes of one model one mode", n.Name, n.Model, modeName(m), modeName(s.Partition))
+	}
+	mode[n.ModelID] = s.Partition
+	return nil
+}
+
+// modeName is a partition mode in an error: "CPX/NPS1", or "none".
+func modeName(p gpu.Partition) string {
+	if p == (gpu.Partition{}) {
+		return "none"
+	}
+	return p.String()
 }
 
 // preparePods turns w's pod specs into pods, finds those that fit no node
@@ -324,7 +356,10 @@ func modelPrices(c *cluster.Cluster, prices *cost.Prices) []float64 {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID >= 0 {
-			byID[n.ModelID] = prices.USDPerHour(gpu.ModelName(n.ModelID))
+			// A partition of an AMD GPU costs its share of the device
+			// (an MI300X in CPX: 1/8); every node of a model is in one
+			// mode (vendorNode).
+			byID[n.ModelID] = prices.PartitionUSDPerHour(gpu.ModelName(n.ModelID), n.Partition)
 		}
 	}
 	return byID

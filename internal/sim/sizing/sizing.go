@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	cost "github.com/gpuplane/gpuplane/internal/cost/prices"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
 	"github.com/gpuplane/gpuplane/internal/trace"
 	"math"
@@ -160,11 +161,13 @@ func types(list []trace.NodeSpec) [][]trace.NodeSpec {
 		model    string
 		mig      string             // the MIG layout of each GPU and how many GPUs have it (NodeSpec.MIG, MIGGPUs)
 		serving  cluster.GPUServing // a DRA node is a type of its own (NodeSpec.Serving)
+		vendor   gpu.Vendor         // an uncatalogued model's maker, a partition mode (NodeSpec)
+		part     gpu.Partition
 	}
 	var types [][]trace.NodeSpec
 	index := map[key]int{}
 	for _, s := range list {
-		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs), s.Serving}
+		k := key{s.CPUMilli, s.MemoryMiB, s.GPUs, strings.ToLower(s.Model), strings.Join(s.MIG, ";") + "/" + strconv.Itoa(s.MIGGPUs), s.Serving, s.Vendor, s.Partition}
 		if s.GPUs == 0 {
 			k.model = ""
 		}
@@ -304,7 +307,7 @@ func (s *search) try(n int) (bool, error) {
 	for _, x := range nodes {
 		st.GPUs += x.GPUs
 		if x.GPUs > 0 {
-			st.USDPerHour += float64(x.GPUs) * s.prices.USDPerHour(x.Model)
+			st.USDPerHour += float64(x.GPUs) * s.prices.PartitionUSDPerHour(x.Model, x.Partition)
 		}
 	}
 	s.r.Curve = append(s.r.Curve, st)

@@ -1,0 +1,34 @@
+// Copyright 2026 The gpuplane Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package resource
+
+// AMD's names: the extended resource its device plugin advertises and the
+// node labels its node labeller writes (github.com/ROCm/k8s-device-plugin,
+// cmd/k8s-device-plugin/main.go getResourceList, and
+// cmd/k8s-node-labeller/main.go createLabelPrefix and labelGenerators:
+// "amd.com/gpu." and the property's name).
+const (
+	AMDPrefix = "amd.com/"
+	// AMDGPU is the resource of AMD GPUs under the device plugin's single
+	// resource naming strategy (its default): one device per GPU, or per
+	// partition of a partitioned GPU (an MI300X in CPX is 8). Under its
+	// mixed strategy each partition mode is a resource of its own,
+	// "amd.com/" and LabelAMDPartition's value (amd.com/cpx_nps1), which
+	// gpuplane does not read.
+	AMDGPU = "amd.com/gpu"
+	// LabelAMDProductName is the GPUs' product name with '_' for ' ' and
+	// no parentheses, e.g. "AMD_Instinct_MI300X".
+	LabelAMDProductName = "amd.com/gpu.product-name"
+	// LabelAMDPartition is the node's partition mode when all its GPUs
+	// share one, compute and memory mode in lower case joined by '_':
+	// "cpx_nps1" (internal/pkg/amdgpu UniquePartitionConfigCount). The
+	// labeller's other labels (amd.com/gpu.vram, .cu-count, .device-id,
+	// .compute-partitioning-supported, ...) gpuplane does not read.
+	LabelAMDPartition = "amd.com/gpu.compute-memory-partition"
+)
+
+// Intel Gaudi's name: the extended resource of Intel's (Habana Labs')
+// Gaudi device plugin (github.com/HabanaAI/habanalabs-k8s-device-plugin,
+// its resourceName), one device per Gaudi accelerator.
+const Gaudi = "habana.ai/gaudi"
