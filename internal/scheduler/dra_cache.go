@@ -71,11 +71,11 @@ func (c *draCache) update(sl []*resourceapi.ResourceSlice, st *structured.Alloca
 	pools := map[string]bool{} // pools whose slices changed
 	c.readSlices(sl, dirty, pools)
 	for pool := range pools {
-		g, any := int64(0), false
+		g, found := int64(0), false
 		for _, s := range c.byPool[pool] {
-			g, any = max(g, s.gen), true
+			g, found = max(g, s.gen), true
 		}
-		if any {
+		if found {
 			c.gen[pool] = g
 		} else {
 			delete(c.gen, pool)
