@@ -5,10 +5,9 @@ package scheduler
 
 import (
 	"fmt"
-	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -58,23 +57,33 @@ type draNode struct {
 	// them (slices by name, devices in order): the placement core's GPU
 	// indices, so that placement.DRAGPUs's index is the device taken.
 	gpus []draGPU
-	// key changes whenever anything above changes.
-	key uint64
+}
+
+// equal reports whether n and o are the same view of a node: every field
+// of every GPU, in order.
+func (n *draNode) equal(o *draNode) bool {
+	return slices.EqualFunc(n.gpus, o.gpus, draGPU.equal)
+}
+
+// equal reports whether g and h agree in every field.
+func (g draGPU) equal(h draGPU) bool {
+	return g.name == h.name && g.product == h.product && g.tainted == h.tainted && g.shared == h.shared &&
+		g.mem == h.mem && g.shares == h.shares && g.plain == h.plain && g.used == h.used &&
+		g.mig == h.mig && g.migOnly == h.migOnly && slices.Equal(g.migHeld, h.migHeld)
 }
 
 // draView is the DRA state of every node that has a pool of
 // gpu.nvidia.com, by node name.
 type draView map[string]*draNode
 
-// collectDRA reads the DRA state from the framework's shared DRA manager:
+// readDRA reads the DRA state from the framework's shared DRA manager:
 // the ResourceSlices with device taint rules applied, and the allocated
 // devices of all claims, in-flight allocations included
 // (GatherAllocatedState, which DynamicResources' Filter reads too).
-// Slices are parsed once (parts).
-func collectDRA(m fwk.SharedDRAManager, parts *sliceParts) (draView, error) {
+func readDRA(m fwk.SharedDRAManager) ([]*resourceapi.ResourceSlice, *structured.AllocatedState, error) {
 	sl, err := m.ResourceSlices().ListWithDeviceTaintRules()
 	if err != nil {
-		return nil, fmt.Errorf("listing ResourceSlices: %w", err)
+		return nil, nil, fmt.Errorf("listing ResourceSlices: %w", err)
 	}
 	var st *structured.AllocatedState
 	for range 5 {
@@ -84,9 +93,9 @@ func collectDRA(m fwk.SharedDRAManager, parts *sliceParts) (draView, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gathering allocated devices: %w", err)
+		return nil, nil, fmt.Errorf("gathering allocated devices: %w", err)
 	}
-	return buildDRAView(sl, st, parts), nil
+	return sl, st, nil
 }
 
 // slicePart is what one ResourceSlice publishes of the devices the core
@@ -98,23 +107,13 @@ type slicePart struct {
 	parents []string
 }
 
-// sliceParts caches each slice's part by the slice object: the informer
-// replaces an object on every change, so a pointer seen again is the
-// same content. Entries of slices gone are dropped at each buildDRAView.
-type sliceParts struct {
-	mu sync.Mutex
-	m  map[*resourceapi.ResourceSlice]*slicePart
+// equal reports whether p and q publish the same GPUs and placements.
+func (p *slicePart) equal(q *slicePart) bool {
+	return slices.EqualFunc(p.gpus, q.gpus, draGPU.equal) && maps.Equal(p.migs, q.migs) && slices.Equal(p.parents, q.parents)
 }
 
-// parse returns the part of slice s, from the cache when present (parts
-// may be nil: no cache).
-func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourceapi.ResourceSlice]*slicePart) *slicePart {
-	if parts != nil {
-		if p, ok := parts.m[s]; ok {
-			next[s] = p
-			return p
-		}
-	}
+// parseSlice reads what slice s publishes of the devices the core models.
+func parseSlice(s *resourceapi.ResourceSlice) *slicePart {
 	p := &slicePart{}
 	for i := range s.Spec.Devices {
 		d := &s.Spec.Devices[i]
@@ -136,14 +135,14 @@ func (parts *sliceParts) parse(s *resourceapi.ResourceSlice, next map[*resourcea
 			}
 		}
 	}
-	next[s] = p
 	return p
 }
 
-// buildDRAView is collectDRA's pure part: the view of slices with the
-// allocated state st. Of each pool only the slices of its newest
-// generation count, as in the allocator (structured GatherPools).
-func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState, parts *sliceParts) draView {
+// buildDRAView is the view of slices sl with the allocated state st, every
+// node built afresh (draCache.update builds the same view incrementally;
+// this is its reference in tests). Of each pool only the slices of its
+// newest generation count, as in the allocator (structured GatherPools).
+func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState) draView {
 	gen := map[string]int64{}
 	var mine []*resourceapi.ResourceSlice
 	for _, s := range sl {
@@ -154,11 +153,6 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 		gen[s.Spec.Pool.Name] = max(gen[s.Spec.Pool.Name], s.Spec.Pool.Generation)
 	}
 	slices.SortFunc(mine, func(a, b *resourceapi.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
-	if parts != nil {
-		parts.mu.Lock()
-		defer parts.mu.Unlock()
-	}
-	next := make(map[*resourceapi.ResourceSlice]*slicePart, len(mine))
 	v := draView{}
 	pools := map[string][]*slicePart{} // pool name -> its parts, for MIG devices
 	for _, s := range mine {
@@ -174,7 +168,7 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 			dn = &draNode{}
 			v[node] = dn
 		}
-		p := parts.parse(s, next)
+		p := parseSlice(s)
 		for _, g := range p.gpus {
 			dn.addGPU(g, st, s.Spec.Pool.Name)
 		}
@@ -182,13 +176,7 @@ func buildDRAView(sl []*resourceapi.ResourceSlice, st *structured.AllocatedState
 			pools[s.Spec.Pool.Name] = append(pools[s.Spec.Pool.Name], p)
 		}
 	}
-	if parts != nil {
-		parts.m = next
-	}
 	holdMIG(v, pools, st)
-	for _, dn := range v {
-		dn.key = dn.fingerprint()
-	}
 	return v
 }
 
@@ -298,16 +286,7 @@ func deviceUse(st *structured.AllocatedState, pool string, g draGPU) int64 {
 		return gpuresource.MilliPerGPU
 	}
 	if c, ok := st.AggregatedCapacity[id]; ok {
-		var milli, mem, shares int64
-		if q := c[apidra.CapacityMilliGPU]; q != nil {
-			milli = q.Value()
-		}
-		if q := c[apidra.CapacityMemory]; q != nil {
-			mem = q.Value()
-		}
-		if q := c[apidra.CapacityShares]; q != nil {
-			shares = q.Value()
-		}
+		milli, mem, shares := quantity(c, apidra.CapacityMilliGPU), quantity(c, apidra.CapacityMemory), quantity(c, apidra.CapacityShares)
 		if milli > 0 || mem > 0 || shares > 0 {
 			return gpuresource.SharedGPUMilliShares(milli, mem, g.mem, shares, g.shares)
 		}
@@ -375,21 +354,17 @@ func holdMIG(v draView, pools map[string][]*slicePart, st *structured.AllocatedS
 	}
 	for _, dn := range v {
 		for i := range dn.gpus {
-			slices.SortFunc(dn.gpus[i].migHeld, func(a, b migDevice) int {
-				if c := strings.Compare(a.profile, b.profile); c != 0 {
-					return c
-				}
-				return a.start - b.start
-			})
+			sortMIG(dn.gpus[i].migHeld)
 		}
 	}
 }
 
-// fingerprint hashes everything buildNode reads of n.
-func (n *draNode) fingerprint() uint64 {
-	h := fnv.New64a()
-	for _, g := range n.gpus {
-		fmt.Fprintf(h, "%s|%s|%t|%t|%d|%t|%v;", g.name, g.product, g.tainted, g.shared, g.used, g.mig, g.migHeld)
-	}
-	return h.Sum64() | 1 // never 0, which no view has
+// sortMIG orders placements by profile, then start slot.
+func sortMIG(m []migDevice) {
+	slices.SortFunc(m, func(a, b migDevice) int {
+		if c := strings.Compare(a.profile, b.profile); c != 0 {
+			return c
+		}
+		return a.start - b.start
+	})
 }

@@ -86,7 +86,7 @@ func draManager(t *testing.T, objs ...runtime.Object) *dynamicresources.DefaultD
 // v1.37.2 pkg/scheduler/framework/plugins/dynamicresources/
 // allocateddevices.go, foreachAllocatedDevice: "Is not considered as
 // allocated"); gpuplane's view is read from that manager
-// (collectDRA, GatherAllocatedState). Worked by hand on node n1, four
+// (readDRA, GatherAllocatedState). Worked by hand on node n1, four
 // whole GPUs, gpu-2 and gpu-3 published shared: workload claim "work"
 // holds gpu-0 and "share" 300 milli-GPU of gpu-2; monitoring claim "mon"
 // has admin access to all four. GPU free: gpu-0 0 (the workload's),
@@ -100,10 +100,11 @@ func TestDRAAdminAccessHoldsNothing(t *testing.T) {
 		allocatedClaim("work", "n1", false, nil, "gpu-0"),
 		allocatedClaim("share", "n1", false, map[string]string{"gpu-2": "300"}, "gpu-2"),
 		allocatedClaim("mon", "n1", true, nil, "gpu-0", "gpu-1", "gpu-2", "gpu-3"))
-	v, err := collectDRA(m, nil)
+	sl1, st, err := readDRA(m)
 	if err != nil {
 		t.Fatal(err)
 	}
+	v := buildDRAView(sl1, st)
 	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi")), "", noRecord, v["n1"])
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,8 @@ func TestDRAAdminAccessHoldsNothing(t *testing.T) {
 	m = draManager(t, sl, sh,
 		allocatedClaim("work", "n1", false, nil, "gpu-0"),
 		allocatedClaim("share", "n1", false, map[string]string{"gpu-2": "300"}, "gpu-2"))
-	if v2, err := collectDRA(m, nil); err != nil || fmt.Sprint(v2["n1"].gpus) != fmt.Sprint(v["n1"].gpus) {
+	sl2, st2, err := readDRA(m)
+	if v2 := buildDRAView(sl2, st2); err != nil || !v2["n1"].equal(v["n1"]) {
 		t.Errorf("without the monitor: %+v (%v), want %+v", v2["n1"], err, v["n1"])
 	}
 }

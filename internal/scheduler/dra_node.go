@@ -130,6 +130,6 @@ func (pl *Plugin) wireDRA(h fwk.Handle) {
 	if h == nil || h.SharedDRAManager() == nil {
 		return
 	}
-	pl.dra = h.SharedDRAManager()
+	pl.dra, pl.draCache = h.SharedDRAManager(), newDRACache()
 	pl.claims.claim = pl.dra.ResourceClaims().Get
 }

@@ -75,7 +75,7 @@ func TestDRANodeHealth(t *testing.T) {
 	stale := draSlice("n1-gpu.nvidia.com-old", "n1", 1, false, 8, 9)
 	other := draSlice("n1-other", "n1", 2, false, 10)
 	other.Spec.Driver = "nic.example.com"
-	v := buildDRAView([]*resourceapi.ResourceSlice{s, stale, other}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6"), nil)
+	v := buildDRAView([]*resourceapi.ResourceSlice{s, stale, other}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6"))
 	dn := v["n1"]
 	if len(v) != 1 || dn == nil || len(dn.gpus) != 8 {
 		t.Fatalf("view %v: want node n1 with 8 GPUs", v)
@@ -98,10 +98,10 @@ func TestDRANodeHealth(t *testing.T) {
 	if ok, _ := cluster.Fits(&st.node, &two); ok {
 		t.Error("a 2-GPU pod fits; only gpu-7 is free")
 	}
-	// The key follows the allocations: gpu-7 taken changes it.
-	v2 := buildDRAView([]*resourceapi.ResourceSlice{s}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6", "gpu-7"), nil)
-	if v2["n1"].key == dn.key {
-		t.Error("key unchanged after gpu-7 was allocated")
+	// The view follows the allocations: gpu-7 taken changes it.
+	v2 := buildDRAView([]*resourceapi.ResourceSlice{s}, allocated("n1", "gpu-0", "gpu-1", "gpu-2", "gpu-4", "gpu-5", "gpu-6", "gpu-7"))
+	if v2["n1"].equal(dn) {
+		t.Error("view unchanged after gpu-7 was allocated")
 	}
 }
 
@@ -120,7 +120,7 @@ func TestDRANodeShares(t *testing.T) {
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("300"), "memory": resource.MustParse("1Mi")}))
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id0, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("200"), "memory": resource.MustParse("1Mi")}))
 	st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id1, map[resourceapi.QualifiedName]resource.Quantity{apidra.CapacityMilliGPU: resource.MustParse("1000"), "memory": resource.MustParse("80Gi")}))
-	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st, nil)["n1"]
+	dn := buildDRAView([]*resourceapi.ResourceSlice{s}, st)["n1"]
 	held := newPod("held", "4", "8Gi", withGPUs(1), onNode("n1"))
 	ns, err := buildNodeWith(nodeInfo(gpuNode("n1", "", 0, "64", "512Gi"), held), "", noRecord, dn)
 	if err != nil {
@@ -232,7 +232,7 @@ func migSlices(t testing.TB, node string, gpus int) []*resourceapi.ResourceSlice
 // models whose MIG table has it at each index: a 3g.40gb is A100-80GB's
 // and H100-80GB's (index 4), not A100-40GB's.
 func TestDRANodeMIG(t *testing.T) {
-	dn := buildDRAView(migSlices(t, "n1", 1), allocated("n1", "gpu-0-mig-1g10gb-19-3"), nil)["n1"]
+	dn := buildDRAView(migSlices(t, "n1", 1), allocated("n1", "gpu-0-mig-1g10gb-19-3"))["n1"]
 	if dn == nil || len(dn.gpus) != 1 || !dn.gpus[0].mig || len(dn.gpus[0].migHeld) != 1 {
 		t.Fatalf("view %+v: want one MIG GPU with one device held", dn)
 	}
@@ -304,8 +304,9 @@ func TestDRAFilter(t *testing.T) {
 // BenchmarkBuildDRAView is the per-cycle cost of reading DRA (PreFilter
 // gathers the view once a cycle): 1,000 nodes of 8 MIG-mode A100-80GB,
 // every placement published (208 devices a node, dra.Build), 2,000 MIG
-// devices allocated; slices parsed afresh, and from the cache as in the
-// plugin (sliceParts) once they were seen.
+// devices allocated; every node built afresh (buildDRAView), and by the
+// plugin's cache (draCache.update) when one node's allocation changed
+// since the last cycle (a MIG device taken and given back in turn).
 func BenchmarkBuildDRAView(b *testing.B) {
 	var sl []*resourceapi.ResourceSlice
 	st := allocated("")
@@ -316,21 +317,29 @@ func BenchmarkBuildDRAView(b *testing.B) {
 			st.AllocatedDevices.Insert(structured.MakeDeviceID(apidra.DriverName, node, fmt.Sprintf("gpu-%d-mig-1g10gb-19-0", g)))
 		}
 	}
-	for _, cached := range []bool{false, true} {
-		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
-			var parts *sliceParts
-			if cached {
-				parts = &sliceParts{}
-				buildDRAView(sl, st, parts)
+	b.Run("full", func(b *testing.B) {
+		for range b.N {
+			if v := buildDRAView(sl, st); len(v) != 1000 {
+				b.Fatalf("%d nodes", len(v))
 			}
-			b.ResetTimer()
-			for range b.N {
-				if v := buildDRAView(sl, st, parts); len(v) != 1000 {
-					b.Fatalf("%d nodes", len(v))
-				}
+		}
+	})
+	b.Run("cache", func(b *testing.B) {
+		c := newDRACache()
+		c.update(sl, st)
+		id := structured.MakeDeviceID(apidra.DriverName, "n0000", "gpu-5-mig-1g10gb-19-0")
+		b.ResetTimer()
+		for range b.N {
+			if st.AllocatedDevices.Has(id) {
+				st.AllocatedDevices.Delete(id)
+			} else {
+				st.AllocatedDevices.Insert(id)
 			}
-		})
-	}
+			if ch := c.update(sl, st); len(ch) != 1 || len(c.view) != 1000 {
+				b.Fatalf("%d nodes changed of %d", len(ch), len(c.view))
+			}
+		}
+	})
 }
 
 // TestMIGClaimPerModel: a pod whose claim (from a template) asks a

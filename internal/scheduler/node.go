@@ -387,7 +387,7 @@ type nodeCache struct {
 	track   bool
 	changed []string
 	// dra is the DRA state of the nodes with a gpu.nvidia.com pool, as
-	// setDRA last saw it.
+	// updateDRA last left it.
 	dra draView
 }
 
@@ -477,23 +477,26 @@ func (c *nodeCache) recordFirstSeen(uid types.UID, node string, gpus cluster.GPU
 	return gpus, false
 }
 
-// setDRA makes v the DRA state and moves the epoch of every node whose
-// state in it changed (appeared, went, or has another key), so their
+// updateDRA applies the nodes whose DRA state changed (draCache.update:
+// the new state, nil for a node gone) and moves their epochs, so their
 // cached states are rebuilt and the node index refreshes them.
-func (c *nodeCache) setDRA(v draView) {
+func (c *nodeCache) updateDRA(changed draView) {
+	if len(changed) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for name, dn := range v {
-		if old, ok := c.dra[name]; !ok || old.key != dn.key {
-			c.bump(name)
-		}
+	if c.dra == nil {
+		c.dra = draView{}
 	}
-	for name := range c.dra {
-		if _, ok := v[name]; !ok {
-			c.bump(name)
+	for name, dn := range changed {
+		if dn == nil {
+			delete(c.dra, name)
+		} else {
+			c.dra[name] = dn
 		}
+		c.bump(name)
 	}
-	c.dra = v
 }
 
 // draNode returns a node's DRA state, nil when it has none.

@@ -61,11 +61,12 @@ type Plugin struct {
 	mu  sync.Mutex
 	rng *rand.Rand // SelectGPUs of random policies; used under mu
 
-	// dra is the framework's shared DRA manager (nil without one) and
-	// claims finds pods' claims (dra_claims.go).
-	dra    fwk.SharedDRAManager
-	claims claimSource
-	parts  sliceParts
+	// dra is the framework's shared DRA manager (nil without one),
+	// claims finds pods' claims (dra_claims.go) and draCache keeps the
+	// DRA view between cycles (dra_cache.go).
+	dra      fwk.SharedDRAManager
+	claims   claimSource
+	draCache *draCache
 }
 
 var (
@@ -226,11 +227,11 @@ func (pl *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, p *v1.Pod, n
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
 	if pl.dra != nil {
-		v, err := collectDRA(pl.dra, &pl.parts)
+		sl, st, err := readDRA(pl.dra)
 		if err != nil {
 			return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
 		}
-		pl.nodes.setDRA(v)
+		pl.nodes.updateDRA(pl.draCache.update(sl, st))
 	}
 	migs, plain, claimGPUs := pl.claims.addClaimGPUs(p, &req)
 	state := &podState{pod: req, score: pl.policy.PreScore(&req), claimGPUs: claimGPUs, plain: plain}
