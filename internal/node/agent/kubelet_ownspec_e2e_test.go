@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,13 +21,6 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/gpucdi/gpucditest"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
-
-// Fake numbers of the driver tree's control nodes: nvidiactl is 195:255
-// (nv.h, NV_CONTROL_DEVICE_MINOR); nvidia-uvm's major is dynamic
-// (nvidia-modprobe reads it from /proc/devices), 511 here, minors 0 and 1
-// for nvidia-uvm and nvidia-uvm-tools (kernel-open/nvidia-uvm uvm.c,
-// NVIDIA_UVM_PRIMARY_MINOR_NUMBER and NVIDIA_UVM_TOOLS_MINOR_NUMBER).
-const fakeUVMMajor = 511
 
 // ownDriver is a fake driver tree for the agent's own CDI specs.
 type ownDriver struct {
@@ -46,26 +38,9 @@ type ownDriver struct {
 func newOwnDriver(t *testing.T, n int) ownDriver {
 	t.Helper()
 	d := ownDriver{Driver: gpucditest.New(t, "550.54.15")}
-	dev := filepath.Join(d.Root, "dev")
-	nodes := map[string]int{"nvidiactl": nvidiaMajor<<8 | 255, "nvidia-uvm": fakeUVMMajor << 8, "nvidia-uvm-tools": fakeUVMMajor<<8 | 1}
-	for i := 0; i < n; i++ {
-		nodes[fmt.Sprintf("nvidia%d", i)] = nvidiaMajor<<8 | i
-	}
-	for name, rdev := range nodes {
-		p := filepath.Join(dev, name)
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		// The old dev_t encoding, exact for major < 4096, minor < 256.
-		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, rdev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.hookLog = filepath.Join(d.Root, "hook.log")
-	hook := filepath.Join(d.Root, "nvidia-cdi-hook")
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho \"$@\" >> "+d.hookLog+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	d.CharDevices(t, n)
+	var hook string
+	hook, d.hookLog = d.Hook(t)
 	d.args = []string{"--driver-root", d.Root, "--nvidia-cdi-hook-path", hook}
 	return d
 }
