@@ -28,6 +28,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,12 +127,14 @@ func webhookTLS(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
 // tree with character device nodes, and the values that install the
 // chart there.
 type realNode struct {
-	t      *testing.T
-	ctx    context.Context
-	c      *kube.Cluster
-	k      *kube.KubeletNode
-	driver gpucditest.Driver
-	values string // the values file
+	t       *testing.T
+	ctx     context.Context
+	c       *kube.Cluster
+	k       *kube.KubeletNode
+	driver  gpucditest.Driver
+	values  []string // helm's -f arguments: the values files
+	dra     bool     // the agent serves its GPUs through DRA
+	sockets []string // the directories where the agent puts its sockets
 }
 
 // mockGPUs is the number of GPUs of the mock profile the agent runs,
@@ -145,10 +148,12 @@ const mockGPUs = 8
 // as nodeAgent.driverRoot, the fake hook); the scheduler, the webhook
 // (a certificate of the test's in a Secret) and cost; every role in the
 // node's network on ports free now, reaching the API server at
-// 127.0.0.1 (the test cluster has no kube-proxy).
-func startRealNode(t *testing.T, archive string) *realNode {
+// 127.0.0.1 (the test cluster has no kube-proxy). With dra, the agent
+// serves its GPUs through DRA instead (draValues), writing the prepared
+// devices' specs.
+func startRealNode(t *testing.T, archive string, dra bool) *realNode {
 	t.Helper()
-	e := &realNode{t: t, ctx: t.Context()}
+	e := &realNode{t: t, ctx: t.Context(), dra: dra}
 	e.c = kube.StartT(t, kube.Options{ServiceAccountTokens: true})
 	e.k = kube.StartKubeletNodeT(t, e.c, "gpu-node", kube.KubeletOptions{
 		Containerd: true, Labels: map[string]string{"nvidia.com/gpu.present": "true"},
@@ -178,13 +183,38 @@ func startRealNode(t *testing.T, archive string) *realNode {
 	values := fmt.Sprintf(realNodeValues, strconv.Quote(u.Port()), freePort(t), e.driver.Root,
 		e.k.Containerd.CDIDir, hook, e.k.DevicePluginDir, filepath.Dir(e.k.PodResourcesSocket),
 		freePort(t), freePort(t), freePort(t), base64.StdEncoding.EncodeToString(caPEM), freePort(t), freePort(t))
-	e.values = filepath.Join(t.TempDir(), "values.yaml")
-	if err := os.WriteFile(e.values, []byte(values), 0o644); err != nil {
-		t.Fatal(err)
+	e.addValues(values)
+	e.sockets = []string{e.k.DevicePluginDir}
+	if dra {
+		plugins, registrar := filepath.Join(e.k.RootDir, "plugins"), filepath.Join(e.k.RootDir, "plugins_registry")
+		e.addValues(fmt.Sprintf(draValues, plugins, registrar, e.k.Containerd.CDIDir))
+		e.sockets = append(e.sockets, filepath.Join(plugins, "gpu.nvidia.com"), registrar)
 	}
 	go bindDefault(e.ctx, e.c, e.k.Name)
 	return e
 }
+
+// addValues writes values to a file that helm is given after those
+// before (-f), whose values it overrides.
+func (e *realNode) addValues(values string) {
+	e.t.Helper()
+	p := filepath.Join(e.t.TempDir(), "values.yaml")
+	if err := os.WriteFile(p, []byte(values), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.values = append(e.values, "-f", p)
+}
+
+// draValues switch the agent to DRA: the kubelet's plugin and
+// registration directories, and containerd's CDI directory for the
+// prepared devices' specs.
+const draValues = `nodeAgent:
+  kubeletAPI: dra
+  dra:
+    pluginsDir: %s
+    registrarDir: %s
+    cdiDir: %s
+`
 
 // realNodeValues are the chart's values for the real node (startRealNode
 // fills them in).
@@ -343,12 +373,12 @@ func (e *realNode) waitGPUs(n int64) {
 }
 
 // runGPUPod runs the probe (kube.ProbeImage, "devices" and the fake
-// driver's library directory) in a pod asking for gpus GPUs through the
-// chart's scheduler (profile gpuplane), waits until it has Succeeded and
-// returns what it printed.
+// driver's library directory) in a pod asking for gpus GPUs (with DRA, a
+// claim from claimTemplate) through the chart's scheduler (profile
+// gpuplane), waits until it has Succeeded and returns what it printed.
 func (e *realNode) runGPUPod(name string, gpus int) string {
 	e.t.Helper()
-	if _, err := e.c.Client.CoreV1().Pods("default").Create(e.ctx, &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
 			SchedulerName: "gpuplane", HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
@@ -359,7 +389,13 @@ func (e *realNode) runGPUPod(name string, gpus int) string {
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuresource.GPU: *resource.NewQuantity(int64(gpus), resource.DecimalSI)}},
 			}},
 		},
-	}, metav1.CreateOptions{}); err != nil {
+	}
+	if e.dra {
+		tmpl := e.claimTemplate(gpus)
+		pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &tmpl}}
+		pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}
+	}
+	if _, err := e.c.Client.CoreV1().Pods("default").Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.poll("pod "+name+" Succeeded", func() error {
@@ -434,6 +470,26 @@ func (e *realNode) checkGPUPod(name, out string, gpus int) []int {
 	return minors
 }
 
+// claimTemplate creates, once, the ResourceClaimTemplate gpu-<n> of
+// default: one request of exactly n devices of the chart's DeviceClass
+// gpu.nvidia.com. It returns its name.
+func (e *realNode) claimTemplate(n int) string {
+	e.t.Helper()
+	name := fmt.Sprintf("gpu-%d", n)
+	_, err := e.c.Client.ResourceV1().ResourceClaimTemplates("default").Create(e.ctx, &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: int64(n),
+			}}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		e.t.Fatal(err)
+	}
+	return name
+}
+
 // waitAgentAnnotated waits until the agent's Ready pod carries the pod
 // annotation key (a rolled DaemonSet) and no other agent pod is left.
 func (e *realNode) waitAgentAnnotated(key string) {
@@ -455,8 +511,9 @@ func (e *realNode) waitAgentAnnotated(key string) {
 }
 
 // checkNothingLeft waits until the release namespace has no pod left and
-// the node has no device-plugin socket but the kubelet's and no CDI spec
-// of the agent's (gpuplane_*.json in containerd's CDI directory).
+// the node has no socket of the agent's (device plugin; with DRA its
+// plugin's and registration's) and no CDI spec of the agent's
+// (gpuplane_*.json in containerd's CDI directory).
 func (e *realNode) checkNothingLeft() {
 	e.t.Helper()
 	e.poll("nothing of the release on the node", func() error {
@@ -467,13 +524,15 @@ func (e *realNode) checkNothingLeft() {
 		if n := len(pods.Items); n > 0 {
 			return fmt.Errorf("%d pods left in %s", n, namespace)
 		}
-		entries, err := os.ReadDir(e.k.DevicePluginDir)
-		if err != nil {
-			return err
-		}
-		for _, d := range entries {
-			if d.Type()&os.ModeSocket != 0 && d.Name() != "kubelet.sock" {
-				return fmt.Errorf("socket %s left in %s", d.Name(), e.k.DevicePluginDir)
+		for _, dir := range e.sockets {
+			entries, err := os.ReadDir(dir)
+			if err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			for _, d := range entries {
+				if d.Type()&os.ModeSocket != 0 && d.Name() != "kubelet.sock" {
+					return fmt.Errorf("socket %s left in %s", d.Name(), dir)
+				}
 			}
 		}
 		if specs, _ := filepath.Glob(filepath.Join(e.k.Containerd.CDIDir, "gpuplane_*.json")); len(specs) > 0 {
@@ -514,7 +573,17 @@ func (e *realNode) deletePods(names ...string) {
 // NVIDIA_VISIBLE_DEVICES=void (checkGPUPod). helm upgrade rolls the
 // agent (a pod annotation), after which a 1-GPU pod runs the same way;
 // helm uninstall leaves no pod, no plugin socket and no CDI spec.
-func TestHelmRealNodeDevicePlugin(t *testing.T) {
+func TestHelmRealNodeDevicePlugin(t *testing.T) { testHelmRealNode(t, false) }
+
+// TestHelmRealNodeDRA: the same with the agent serving its GPUs through
+// DRA (nodeAgent.kubeletAPI dra, the chart's DeviceClasses): the pods ask
+// through claims from ResourceClaimTemplates of 2 and 1 gpu.nvidia.com
+// devices, which the chart's scheduler allocates; the agent writes each
+// prepared device's spec, removed at unprepare; after uninstall no
+// socket is left in the plugin and registration directories either.
+func TestHelmRealNodeDRA(t *testing.T) { testHelmRealNode(t, true) }
+
+func testHelmRealNode(t *testing.T, dra bool) {
 	if testing.Short() {
 		t.Skip("builds the image, runs containerd, runc and a kubelet")
 	}
@@ -522,9 +591,9 @@ func TestHelmRealNodeDevicePlugin(t *testing.T) {
 	t0 := time.Now()
 	archive := imageArchive(t)
 	t.Logf("image archive %s: %.1f s", archive, time.Since(t0).Seconds())
-	e := startRealNode(t, archive)
+	e := startRealNode(t, archive, dra)
 	t1 := time.Now()
-	e.helm("install", release, chart, "-f", e.values)
+	e.helm(append([]string{"install", release, chart}, e.values...)...)
 	roles := e.waitRoles()
 	t.Logf("helm install to every role Ready: %.1f s", time.Since(t1).Seconds())
 	want := "ghcr.io/gpuplane/gpuplane:" + appVersion(t)
@@ -533,15 +602,19 @@ func TestHelmRealNodeDevicePlugin(t *testing.T) {
 			t.Errorf("%s: image %s on node %q, want %s on %s", role, img, p.Spec.NodeName, want, e.k.Name)
 		}
 	}
-	e.waitGPUs(mockGPUs)
+	if !dra {
+		e.waitGPUs(mockGPUs)
+	}
 	e.checkGPUPod("two", e.runGPUPod("two", 2), 2)
 	e.checkGPUPod("one", e.runGPUPod("one", 1), 1)
 
 	const upgraded = "gpuplane.io/test-upgrade"
-	e.helm("upgrade", release, chart, "-f", e.values, "--set", "podAnnotations.gpuplane\\.io/test-upgrade=yes")
+	e.helm(append([]string{"upgrade", release, chart, "--set", "podAnnotations.gpuplane\\.io/test-upgrade=yes"}, e.values...)...)
 	e.waitAgentAnnotated(upgraded)
 	e.waitRoles()
-	e.waitGPUs(mockGPUs)
+	if !dra {
+		e.waitGPUs(mockGPUs)
+	}
 	e.checkGPUPod("three", e.runGPUPod("three", 1), 1)
 
 	e.deletePods("two", "one", "three")
