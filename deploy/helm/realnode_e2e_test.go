@@ -285,17 +285,24 @@ func (e *realNode) helm(args ...string) string {
 	return helm(e.t, append(args, "--kubeconfig", e.c.Kubeconfig, "--namespace", namespace)...)
 }
 
+// pollTimeout bounds each wait of the real-node tests: the longest, every
+// role Ready after helm install, took %s here (docs/cluster.md).
+const pollTimeout = 5 * time.Minute
+
 // poll calls cond every 200 ms until it returns nil, failing the test
-// with its last error when the test's context ends or the kubelet exits.
+// with its last error after pollTimeout, when the test's context ends or
+// when the kubelet exits.
 func (e *realNode) poll(what string, cond func() error) {
 	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, pollTimeout)
+	defer cancel()
 	for {
 		err := cond()
 		if err == nil {
 			return
 		}
 		select {
-		case <-e.ctx.Done():
+		case <-ctx.Done():
 			e.t.Fatalf("waiting for %s: %v", what, err)
 		case <-e.k.Exited():
 			e.t.Fatalf("waiting for %s: the kubelet exited; last: %v", what, err)
