@@ -251,6 +251,7 @@ cost:
   enabled: true
   port: %d
   prometheus: http://127.0.0.1:%d
+  serviceMonitor: {enabled: false}
 `
 
 // bindDefault binds every pending pod of the default scheduler to node,
