@@ -166,8 +166,10 @@ func startRealNode(t *testing.T, archive string, dra bool) *realNode {
 	e.driver = gpucditest.New(t, "550.54.15")
 	e.driver.CharDevices(t, mockGPUs)
 	hook, _ := e.driver.Hook(t)
-	if _, err := e.c.Client.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, ns := range []string{namespace, teamNS} {
+		if _, err := e.c.Client.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	caPEM, certPEM, keyPEM := webhookTLS(t)
 	if _, err := e.c.Client.CoreV1().Secrets(namespace).Create(e.ctx, &corev1.Secret{
@@ -216,6 +218,11 @@ const draValues = `nodeAgent:
     cdiDir: %s
 `
 
+// teamNS is where the GPU pods run: the namespace of the webhook policy's
+// one team, whose admission policy refuses a GPU pod in a namespace of
+// no team (docs/webhook.md, rule team).
+const teamNS = "research"
+
 // realNodeValues are the chart's values for the real node (startRealNode
 // fills them in).
 const realNodeValues = `image: {pullPolicy: Never}
@@ -245,7 +252,7 @@ webhook:
   policy:
     teams:
       - name: research
-        namespaces: [research]
+        namespaces: [` + teamNS + `]
         allowedResources: [nvidia.com/gpu]
 cost:
   enabled: true
@@ -403,11 +410,11 @@ func (e *realNode) runGPUPod(name string, gpus int) string {
 		pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &tmpl}}
 		pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}
 	}
-	if _, err := e.c.Client.CoreV1().Pods("default").Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := e.c.Client.CoreV1().Pods(teamNS).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.poll("pod "+name+" Succeeded", func() error {
-		p, err := e.c.Client.CoreV1().Pods("default").Get(e.ctx, name, metav1.GetOptions{})
+		p, err := e.c.Client.CoreV1().Pods(teamNS).Get(e.ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -419,7 +426,7 @@ func (e *realNode) runGPUPod(name string, gpus int) string {
 		}
 		return nil
 	})
-	out, err := e.k.ContainerLog("default", name, "main")
+	out, err := e.k.ContainerLog(teamNS, name, "main")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -479,12 +486,12 @@ func (e *realNode) checkGPUPod(name, out string, gpus int) []int {
 }
 
 // claimTemplate creates, once, the ResourceClaimTemplate gpu-<n> of
-// default: one request of exactly n devices of the chart's DeviceClass
+// teamNS: one request of exactly n devices of the chart's DeviceClass
 // gpu.nvidia.com. It returns its name.
 func (e *realNode) claimTemplate(n int) string {
 	e.t.Helper()
 	name := fmt.Sprintf("gpu-%d", n)
-	_, err := e.c.Client.ResourceV1().ResourceClaimTemplates("default").Create(e.ctx, &resourcev1.ResourceClaimTemplate{
+	_, err := e.c.Client.ResourceV1().ResourceClaimTemplates(teamNS).Create(e.ctx, &resourcev1.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
 			Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
@@ -550,18 +557,18 @@ func (e *realNode) checkNothingLeft() {
 	})
 }
 
-// deletePods deletes the pods of the default namespace and waits until
+// deletePods deletes the GPU pods (in teamNS) and waits until
 // they are gone.
 func (e *realNode) deletePods(names ...string) {
 	e.t.Helper()
 	for _, n := range names {
-		if err := e.c.Client.CoreV1().Pods("default").Delete(e.ctx, n, metav1.DeleteOptions{}); err != nil {
+		if err := e.c.Client.CoreV1().Pods(teamNS).Delete(e.ctx, n, metav1.DeleteOptions{}); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	e.poll("the GPU pods gone", func() error {
 		for _, n := range names {
-			if _, err := e.c.Client.CoreV1().Pods("default").Get(e.ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := e.c.Client.CoreV1().Pods(teamNS).Get(e.ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("pod %s: %v", n, err)
 			}
 		}
