@@ -154,7 +154,9 @@ const mockGPUs = 8
 func startRealNode(t *testing.T, archive string, dra bool) *realNode {
 	t.Helper()
 	e := &realNode{t: t, ctx: t.Context(), dra: dra}
-	e.c = kube.StartT(t, kube.Options{ServiceAccountTokens: true})
+	// The Workload API the chart's scheduler (featureGates
+	// GenericWorkload=true) watches, and its bootstrap RBAC.
+	e.c = kube.StartT(t, kube.Options{ServiceAccountTokens: true, FeatureGates: kube.WorkloadFeatureGates, RuntimeConfig: kube.WorkloadRuntimeConfig})
 	e.k = kube.StartKubeletNodeT(t, e.c, "gpu-node", kube.KubeletOptions{
 		Containerd: true, Labels: map[string]string{"nvidia.com/gpu.present": "true"},
 	})
@@ -345,11 +347,33 @@ func (e *realNode) waitRoles() map[string]corev1.Pod {
 			status = append(status, fmt.Sprintf("%s %s ready=%v %s", p.Name, p.Status.Phase, ready(p), waiting(p)))
 		}
 		if len(got) != len(roles) {
-			return fmt.Errorf("%d of %d roles Ready; pods: %s", len(got), len(roles), strings.Join(status, "; "))
+			return fmt.Errorf("%d of %d roles Ready; pods: %s%s", len(got), len(roles), strings.Join(status, "; "), e.notReadyLogs(pods.Items))
 		}
 		return nil
 	})
 	return got
+}
+
+// notReadyLogs returns the tail of the log of each container of the pods
+// that is not Ready, for a failure message.
+func (e *realNode) notReadyLogs(pods []corev1.Pod) string {
+	var b strings.Builder
+	for _, p := range pods {
+		if ready(p) {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			out, err := e.k.ContainerLog(p.Namespace, p.Name, c.Name)
+			if err != nil {
+				out = err.Error()
+			}
+			if lines := strings.Split(out, "\n"); len(lines) > 15 {
+				out = strings.Join(lines[len(lines)-15:], "\n")
+			}
+			fmt.Fprintf(&b, "\n--- %s/%s:\n%s", p.Name, c.Name, out)
+		}
+	}
+	return b.String()
 }
 
 func ready(p corev1.Pod) bool {
