@@ -296,7 +296,7 @@ func (e *realNode) helm(args ...string) string {
 }
 
 // pollTimeout bounds each wait of the real-node tests: the longest, every
-// role Ready after helm install, took %s here (docs/cluster.md).
+// role Ready after helm install, took 18 to 24 s here (docs/cluster.md).
 const pollTimeout = 5 * time.Minute
 
 // poll calls cond every 200 ms until it returns nil, failing the test
