@@ -79,7 +79,7 @@ func TestSchedulerTemplate(t *testing.T) {
 	var d appsv1.Deployment
 	r.get(t, "Deployment", schedulerName, &d)
 	c := d.Spec.Template.Spec.Containers[0]
-	if want := []string{"--config=/etc/gpuplane-scheduler/config.yaml", "--feature-gates=GenericWorkload=true", "-v=2"}; !slices.Equal(c.Args, want) {
+	if want := []string{"--config=/etc/gpuplane-scheduler/config.yaml", "--secure-port=10259", "--feature-gates=GenericWorkload=true", "-v=2"}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %v, want %v", c.Args, want)
 	}
 	if d.Spec.Template.Spec.ServiceAccountName != schedulerName {

@@ -11,6 +11,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -361,9 +362,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := writeDevicePluginCDI(o, cfg, m.Node()); err != nil {
+	removeCDI, err := writeDevicePluginCDI(o, cfg, m.Node())
+	if err != nil {
 		return err
 	}
+	defer func() {
+		if err := removeCDI(); err != nil {
+			klog.ErrorS(err, "Removing the CDI specs of the devices")
+		}
+	}()
 	var translate func(exporter.PodSource) exporter.PodSource
 	if o.SchedulerChoice {
 		var closeKubelet func()
@@ -550,6 +557,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		ToolkitSpec:        o.DRA.ToolkitSpec,
 		DriverEdits:        edits,
 		DevRoot:            o.driverConfig("").HostDevRoot(),
+		LocalDevRoot:       o.localDevRoot(),
 		RediscoverInterval: o.DRA.RediscoverInterval,
 		OnRediscover: func(ctx context.Context, n device.Node) {
 			if err := lab.write(ctx, n); err != nil {
@@ -603,6 +611,17 @@ func (o Options) driverConfig(version string) gpucdi.DriverConfig {
 	return c
 }
 
+// localDevRoot is where the agent sees the device nodes of its driver
+// root (gpucdi.DevRoot of driverConfig's Root): the specs list only the
+// control nodes present there; "" without a driver root (the mock
+// backend's default), and the specs list all of them.
+func (o Options) localDevRoot() string {
+	if r := o.driverConfig("").Root; r != "" {
+		return gpucdi.DevRoot(r)
+	}
+	return ""
+}
+
 // driverEdits returns the container edits of the driver's files under
 // the driver root (gpucdi.DriverEdits) for the specs of --cdi-dir, of
 // n's driver version; nil without --cdi-dir or a driver root. Under a
@@ -634,27 +653,38 @@ func driverEdits(o Options, n device.Node) (*cdispec.ContainerEdits, error) {
 // strategy (cdi-cri, cdi-annotations), the CDI spec of every device of n
 // the device plugin may name (gpucdi.WriteNodeSpecs), as NVIDIA's plugin
 // writes its spec at start; without --cdi-dir the names are left to
-// NVIDIA's container toolkit's spec.
-func writeDevicePluginCDI(o Options, cfg *configv1.Config, n device.Node) error {
+// NVIDIA's container toolkit's spec. It returns remove, which removes
+// the specs written (Run calls it as the agent exits, so that an
+// uninstalled agent leaves no spec naming devices nothing serves); a
+// no-op when none were. On an error the specs written so far are removed.
+func writeDevicePluginCDI(o Options, cfg *configv1.Config, n device.Node) (remove func() error, err error) {
+	remove = func() error { return nil }
 	if o.DRA.CDIDir == "" || (!cfg.HasListStrategy(configv1.ListCDICRI) && !cfg.HasListStrategy(configv1.ListCDIAnnotations)) {
-		return nil
+		return remove, nil
 	}
 	edits, err := driverEdits(o, n)
 	if err != nil {
-		return err
+		return remove, err
 	}
-	s := gpucdi.NodeSpecs{Dir: o.DRA.CDIDir, DevRoot: o.driverConfig("").HostDevRoot(), Common: edits}
+	s := gpucdi.NodeSpecs{Dir: o.DRA.CDIDir, DevRoot: o.driverConfig("").HostDevRoot(), LocalDevRoot: o.localDevRoot(), Common: edits}
 	if o.Backend == "nvml" {
 		if s.MIGMinors, err = gpucdi.ReadMIGMinors(gpucdi.DefaultMIGMinorsPath); err != nil && hasMIG(n) {
-			return err
+			return remove, err
 		}
 	}
 	uuids, err := gpucdi.WriteNodeSpecs(s, n)
+	remove = func() error {
+		var errs []error
+		for _, u := range uuids {
+			errs = append(errs, gpucdi.RemoveSpec(o.DRA.CDIDir, u))
+		}
+		return errors.Join(errs...)
+	}
 	if err != nil {
-		return fmt.Errorf("--cdi-dir: %w", err)
+		return remove, errors.Join(fmt.Errorf("--cdi-dir: %w", err), remove())
 	}
 	klog.InfoS("Wrote the CDI specs of the devices", "dir", o.DRA.CDIDir, "devices", len(uuids))
-	return nil
+	return remove, nil
 }
 
 // hasMIG reports whether a GPU of n is in MIG mode.

@@ -6,6 +6,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -26,7 +27,9 @@ import (
 // profile's 4 × 7 + 2 × 4 = 36 MIG devices and its 2 GPUs without MIG,
 // 38, all valid in the CDI library's cache; each has its GPU's node
 // (a MIG device its parent's) under the fake dev root and the fake
-// libcuda mounted. Under envvar alone, or without --cdi-dir, none.
+// libcuda mounted. Under envvar alone, or without --cdi-dir, none. The
+// remove function it returns (run as the agent exits) leaves the
+// directory as it found it: empty but for a file of someone else's.
 func TestDevicePluginCDI(t *testing.T) {
 	b, err := mock.Open("dgx-a100-80gb-mig", mock.Options{})
 	if err != nil {
@@ -50,7 +53,7 @@ func TestDevicePluginCDI(t *testing.T) {
 		strategy, dir string
 	}{{"envvar", t.TempDir()}, {"cdi-cri", ""}} {
 		o.DRA.CDIDir = c.dir
-		if err := writeDevicePluginCDI(o, cfg(c.strategy), n); err != nil {
+		if _, err := writeDevicePluginCDI(o, cfg(c.strategy), n); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := filepath.Glob(filepath.Join(c.dir, "*")); c.dir != "" && len(got) != 0 {
@@ -58,9 +61,23 @@ func TestDevicePluginCDI(t *testing.T) {
 		}
 	}
 	o.DRA.CDIDir = t.TempDir()
-	if err := writeDevicePluginCDI(o, cfg("cdi-cri"), n); err != nil {
+	// NVIDIA's toolkit's spec, which the agent must leave alone.
+	other := filepath.Join(o.DRA.CDIDir, "nvidia.yaml")
+	if err := os.WriteFile(other, []byte("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices: [{name: all, containerEdits: {deviceNodes: [{path: /dev/nvidiactl}]}}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	remove, err := writeDevicePluginCDI(o, cfg("cdi-cri"), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := remove(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := filepath.Glob(filepath.Join(o.DRA.CDIDir, "*")); !slices.Equal(got, []string{other}) {
+			t.Errorf("after remove: %v, want %s alone", got, other)
+		}
+	}()
 	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(o.DRA.CDIDir), cdiapi.WithAutoRefresh(false))
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +85,8 @@ func TestDevicePluginCDI(t *testing.T) {
 	if errs := cache.GetErrors(); len(errs) != 0 {
 		t.Fatalf("CDI cache: %v", errs)
 	}
-	if got := len(cache.ListDevices()); got != 38 {
-		t.Errorf("%d CDI devices, want 38", got)
+	if got := len(cache.ListDevices()); got != 38+1 {
+		t.Errorf("%d CDI devices, want 38 and the toolkit's all", got)
 	}
 	for i, g := range n.GPUs {
 		uuids := []string{g.UUID}

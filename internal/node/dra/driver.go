@@ -79,6 +79,9 @@ type Config struct {
 	// DevRoot is where the host's device nodes are, the spec's host
 	// paths (gpucdi.DevRoot of the driver root); "" or "/": /dev.
 	DevRoot string
+	// LocalDevRoot is where the plugin sees DevRoot: when set, the specs
+	// list only the control nodes present there (gpucdi.Device).
+	LocalDevRoot string
 	// Shares publishes GPUs without MIG as shareable (Options.Shares).
 	Shares bool
 	// ShareMode is how shared GPUs are published (Options.ShareMode).
@@ -682,7 +685,7 @@ func (d *Driver) writeDeviceCDI(pd PreparedDevice, uuid string) error {
 		return nil
 	}
 	g := d.node.GPUs[d.res.Entries[pd.Device].GPU]
-	dev := cdiDevice{UUID: uuid, Minor: g.Minor, DevRoot: d.cfg.DevRoot, Common: d.cfg.DriverEdits}
+	dev := cdiDevice{UUID: uuid, Minor: g.Minor, DevRoot: d.cfg.DevRoot, LocalDevRoot: d.cfg.LocalDevRoot, Common: d.cfg.DriverEdits}
 	in, mig := pd.migInstance()
 	if mig && d.cfg.MIGMinorsPath != "" {
 		caps, err := readMIGMinors(d.cfg.MIGMinorsPath)

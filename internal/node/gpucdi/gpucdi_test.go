@@ -137,8 +137,7 @@ func TestDriverEditsVersion(t *testing.T) {
 // share is given on the fake driver and reads them back through the CDI
 // library's cache, as containerd and CRI-O do: every spec valid, no
 // conflict, each device with its own nodes (host paths under the fake
-// dev root), the driver's mounts and hooks, and its
-// NVIDIA_VISIBLE_DEVICES.
+// dev root), the driver's mounts and hooks, and NVIDIA_VISIBLE_DEVICES=void.
 func TestSpecs(t *testing.T) {
 	d := gpucditest.New(t, version)
 	common, err := gpucdi.DriverEdits(gpucdi.DriverConfig{Root: d.Root, Version: version, HookPath: hookPath})
@@ -191,8 +190,8 @@ func TestSpecs(t *testing.T) {
 		if !slices.Equal(gotNodes, wantNodes) {
 			t.Errorf("%s: nodes %v, want %v", dev.UUID, gotNodes, wantNodes)
 		}
-		if !slices.Contains(e.Env, "NVIDIA_VISIBLE_DEVICES="+dev.UUID) {
-			t.Errorf("%s: env %v", dev.UUID, e.Env)
+		if !slices.Contains(e.Env, "NVIDIA_VISIBLE_DEVICES=void") {
+			t.Errorf("%s: env %v, want NVIDIA_VISIBLE_DEVICES=void", dev.UUID, e.Env)
 		}
 		if !slices.ContainsFunc(e.Mounts, func(m *cdispec.Mount) bool { return m.HostPath == d.Lib("libcuda.so.1") }) {
 			t.Errorf("%s: no mount of %s", dev.UUID, d.Lib("libcuda.so.1"))
@@ -234,5 +233,66 @@ func TestDriverEditsHostRoot(t *testing.T) {
 	}
 	if got := (gpucdi.DriverConfig{Root: t.TempDir(), HostRoot: "/"}).HostDevRoot(); got != "/" {
 		t.Errorf("HostDevRoot of a root without dev: %s, want /", got)
+	}
+}
+
+// TestSpecsTwoDevices: the specs of two GPUs on a node whose driver has
+// made /dev/nvidiactl and /dev/nvidia-uvm but not /dev/nvidia-uvm-tools
+// (the agent sees the dev root at local, the host at /run/nvidia/driver),
+// no driver edits. Worked out by hand: GPU-aaaa (minor 2) gets
+// /dev/nvidia2, /dev/nvidiactl, /dev/nvidia-uvm; GPU-bbbb (minor 7)
+// /dev/nvidia7 and the same two; each node's host path is
+// /run/nvidia/driver + its path; each spec's env is exactly
+// NVIDIA_VISIBLE_DEVICES=void, so a container given both sees one value
+// (a per-device UUID would give it two, the last one winning).
+func TestSpecsTwoDevices(t *testing.T) {
+	local := t.TempDir()
+	for _, p := range []string{"/dev/nvidiactl", "/dev/nvidia-uvm"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(local, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(local, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	const host = "/run/nvidia/driver"
+	for _, d := range []gpucdi.Device{{UUID: "GPU-aaaa", Minor: 2}, {UUID: "GPU-bbbb", Minor: 7}} {
+		d.DevRoot, d.LocalDevRoot = host, local
+		if err := gpucdi.WriteSpec(dir, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := cache.GetErrors(); len(errs) != 0 {
+		t.Fatalf("CDI cache errors: %v", errs)
+	}
+	want := map[string][]string{
+		"GPU-aaaa": {"/dev/nvidia2", "/dev/nvidiactl", "/dev/nvidia-uvm"},
+		"GPU-bbbb": {"/dev/nvidia7", "/dev/nvidiactl", "/dev/nvidia-uvm"},
+	}
+	var env []string
+	for uuid, nodes := range want {
+		cd := cache.GetDevice(gpucdi.DeviceID(uuid))
+		if cd == nil {
+			t.Fatalf("%s: not in the CDI cache", gpucdi.DeviceID(uuid))
+		}
+		var got []string
+		for _, n := range cd.ContainerEdits.DeviceNodes {
+			got = append(got, n.Path)
+			if n.HostPath != host+n.Path {
+				t.Errorf("%s: node %s host path %s, want %s", uuid, n.Path, n.HostPath, host+n.Path)
+			}
+		}
+		if !slices.Equal(got, nodes) {
+			t.Errorf("%s: nodes %v, want %v", uuid, got, nodes)
+		}
+		env = append(env, cd.ContainerEdits.Env...)
+	}
+	if w := []string{"NVIDIA_VISIBLE_DEVICES=void", "NVIDIA_VISIBLE_DEVICES=void"}; !slices.Equal(env, w) {
+		t.Errorf("env of the two specs %v, want %v", env, w)
 	}
 }

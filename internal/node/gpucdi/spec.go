@@ -55,6 +55,11 @@ type Device struct {
 	// driver root): a node's host path is DevRoot + its path; "" or "/":
 	// the same path.
 	DevRoot string
+	// LocalDevRoot is where the agent sees DevRoot (DevRoot of the driver
+	// root as the agent sees it, e.g. /driver-root in a container): when
+	// set, the spec lists only the ControlNodes present under it; empty:
+	// all of ControlNodes.
+	LocalDevRoot string
 	// Own are the container edits of the toolkit spec's device for this
 	// one under an index name (its /dev/dri nodes and their hooks),
 	// merged into the device's; nil: none.
@@ -74,11 +79,38 @@ func SpecPath(dir, uuid string) string {
 	return filepath.Join(dir, "gpuplane_"+strings.ReplaceAll(Kind, "/", "_")+"_"+uuid+".json")
 }
 
+// ControlNodes are the control devices every CUDA process opens, which
+// nvidia-ctk's spec gives every device (nvidia-container-toolkit v1.20.2
+// pkg/nvcdi/common-nvml.go, controlDeviceNodeDiscoverer, which like
+// PresentControlNodes keeps only the nodes that exist).
+// /dev/nvidia-uvm and /dev/nvidia-uvm-tools exist only once nvidia-uvm is
+// loaded (nvidia-modprobe -u makes them), and a spec naming a node that
+// is not there makes the runtime refuse the container.
+var ControlNodes = []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
+
+// PresentControlNodes returns those of ControlNodes that exist under
+// devRoot ("" or "/": the host's /dev), in ControlNodes' order.
+func PresentControlNodes(devRoot string) []string {
+	var out []string
+	for _, p := range ControlNodes {
+		if _, err := os.Stat(filepath.Join(devRoot, p)); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// VisibleVoid is the spec's NVIDIA_VISIBLE_DEVICES, as nvidia-ctk's specs
+// set it (nvidia-container-toolkit v1.20.2 pkg/nvcdi/wrapper.go,
+// GetCommonEdits: "to prevent duplicate device injection from NVIDIA
+// Container Runtime"): the devices are given by the spec's edits. A per-device UUID would be wrong for a container
+// given two devices: each spec's value overrides the other's.
+const VisibleVoid = "NVIDIA_VISIBLE_DEVICES=void"
+
 // Spec returns the spec of one device: its device node, a MIG device's
-// capability nodes, and the control devices every CUDA process opens
-// (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools), the nodes
-// nvidia-ctk's spec gives the same device, with d.Own and d.Common merged
-// in; NVIDIA_VISIBLE_DEVICES=<UUID> for the runtimes that read it.
+// capability nodes, and the control nodes (ControlNodes; with
+// d.LocalDevRoot only those present there), with d.Own and d.Common
+// merged in; env NVIDIA_VISIBLE_DEVICES=void (VisibleVoid).
 func Spec(d Device) *cdispec.Spec {
 	dev := func(p string) *cdispec.DeviceNode {
 		n := &cdispec.DeviceNode{Path: p}
@@ -91,8 +123,14 @@ func Spec(d Device) *cdispec.Spec {
 	for _, p := range d.CapNodes {
 		nodes = append(nodes, dev(p))
 	}
-	nodes = append(nodes, dev("/dev/nvidiactl"), dev("/dev/nvidia-uvm"), dev("/dev/nvidia-uvm-tools"))
-	edits := cdispec.ContainerEdits{DeviceNodes: nodes, Env: []string{"NVIDIA_VISIBLE_DEVICES=" + d.UUID}}
+	control := ControlNodes
+	if d.LocalDevRoot != "" {
+		control = PresentControlNodes(d.LocalDevRoot)
+	}
+	for _, p := range control {
+		nodes = append(nodes, dev(p))
+	}
+	edits := cdispec.ContainerEdits{DeviceNodes: nodes, Env: []string{VisibleVoid}}
 	MergeEdits(&edits, d.Own)
 	MergeEdits(&edits, d.Common)
 	s := &cdispec.Spec{Kind: Kind, Devices: []cdispec.Device{{Name: d.UUID, ContainerEdits: edits}}}
@@ -154,10 +192,11 @@ type NodeSpecs struct {
 	// MIGMinors gives MIG devices their capability nodes (ReadMIGMinors
 	// of DefaultMIGMinorsPath); nil: none (the mock backend's devices).
 	MIGMinors MIGMinors
-	// DevRoot and Common are every Device's (Device.DevRoot,
-	// Device.Common).
-	DevRoot string
-	Common  *cdispec.ContainerEdits
+	// DevRoot, LocalDevRoot and Common are every Device's
+	// (Device.DevRoot, Device.LocalDevRoot, Device.Common).
+	DevRoot      string
+	LocalDevRoot string
+	Common       *cdispec.ContainerEdits
 }
 
 // WriteNodeSpecs writes the spec of every device of n a container can be
@@ -185,7 +224,7 @@ func WriteNodeSpecs(s NodeSpecs, n device.Node) ([]string, error) {
 			}
 		}
 		for _, d := range devs {
-			d.DevRoot, d.Common = s.DevRoot, s.Common
+			d.DevRoot, d.LocalDevRoot, d.Common = s.DevRoot, s.LocalDevRoot, s.Common
 			if err := WriteSpec(s.Dir, d); err != nil {
 				return uuids, fmt.Errorf("device %s: CDI spec: %w", d.UUID, err)
 			}

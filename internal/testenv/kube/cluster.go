@@ -93,6 +93,16 @@ type Options struct {
 	// SIGKILL (default 30 s). kube-apiserver with watches open waits up to
 	// its --request-timeout (60 s) for them to close (docs/cluster.md).
 	StopGrace time.Duration
+	// ServiceAccountTokens turns kube-apiserver's ServiceAccount
+	// admission plugin on: pods get their service account's token (a
+	// projected volume the kubelet mounts, with the cluster's CA from
+	// kube-root-ca.crt), as in a real cluster, for pods that use the API
+	// server from a container (the chart's roles). It needs the
+	// controller manager (its serviceaccount controller makes each
+	// namespace's default ServiceAccount, which the plugin requires, and
+	// root-ca-certificate-publisher kube-root-ca.crt). Off, the plugin is
+	// disabled and pods run without a token.
+	ServiceAccountTokens bool
 	// OnExit, if set, is called (on its own goroutine) when a process
 	// exits that no Stop, StopComponent or Kill asked to, with the error
 	// Err would give.
@@ -133,6 +143,9 @@ type Cluster struct {
 // time. On error nothing is left running and the error carries the tail
 // of the failing process's log.
 func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
+	if o.ServiceAccountTokens && o.NoControllerManager {
+		return nil, errors.New("kube.Options: ServiceAccountTokens needs the controller manager (NoControllerManager is set)")
+	}
 	c := &Cluster{Dir: o.Dir, exited: make(chan struct{}), grace: o.StopGrace, onExit: o.OnExit}
 	if c.grace <= 0 {
 		c.grace = 30 * time.Second
@@ -292,6 +305,9 @@ func apiServerArgs(o Options, dir, etcdURL string, port int, pk *pki) []string {
 		// the default ServiceAccount that the ServiceAccount plugin
 		// requires of every Pod.
 		"--disable-admission-plugins=TaintNodesByCondition,ServiceAccount",
+	}
+	if o.ServiceAccountTokens {
+		args[len(args)-1] = "--disable-admission-plugins=TaintNodesByCondition"
 	}
 	if o.FeatureGates != "" {
 		args = append(args, "--feature-gates="+o.FeatureGates)

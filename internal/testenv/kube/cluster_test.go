@@ -169,3 +169,30 @@ func TestStartReportsExit(t *testing.T) {
 		t.Errorf("error %q, want kube-apiserver's exit and its log line", msg)
 	}
 }
+
+// TestServiceAccountTokensArgs: by default kube-apiserver runs without
+// the ServiceAccount admission plugin (pods get no token);
+// ServiceAccountTokens leaves it on, TaintNodesByCondition still off; it
+// is refused without the controller manager, which makes the default
+// ServiceAccounts the plugin requires.
+func TestServiceAccountTokensArgs(t *testing.T) {
+	pk := &pki{}
+	for _, c := range []struct {
+		tokens bool
+		want   string
+	}{{false, "--disable-admission-plugins=TaintNodesByCondition,ServiceAccount"}, {true, "--disable-admission-plugins=TaintNodesByCondition"}} {
+		args := apiServerArgs(Options{ServiceAccountTokens: c.tokens}, t.TempDir(), "http://127.0.0.1:1", 1, pk)
+		var got []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--disable-admission-plugins=") {
+				got = append(got, a)
+			}
+		}
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("ServiceAccountTokens %v: %v, want [%s]", c.tokens, got, c.want)
+		}
+	}
+	if _, err := Start(context.Background(), Options{ServiceAccountTokens: true, NoControllerManager: true}); err == nil {
+		t.Error("ServiceAccountTokens without the controller manager: no error")
+	}
+}

@@ -176,8 +176,17 @@ func startContainerd(ctx context.Context, nodeDir, cgroupRoot, pause string) (_ 
 		return nil, err
 	}
 	c.shimsBef = dirNames(shimSocketDir)
+	// The Go runtime makes the new namespace's mounts private
+	// (MS_REC|MS_PRIVATE on /, after CLONE_NEWNS); sh makes them shared
+	// again, a peer group of the namespace's own, before it becomes
+	// containerd: a pod's hostPath mount with HostToContainer or
+	// Bidirectional propagation (the chart's driver root) needs its
+	// source on a shared or slave mount, which containerd's CRI checks
+	// (internal/cri/opts/spec_linux.go, ensureShared/ensureSharedOrSlave).
+	// Nothing propagates to or from the host's namespace.
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
-	if c.proc, err = startProcAttr("containerd", bin, []string{"--config", config}, nil, c.Log, attr, func(*proc) {}); err != nil {
+	args := []string{"-c", `mount --make-rshared / && exec "$0" "$@"`, bin, "--config", config}
+	if c.proc, err = startProcAttr("containerd", "/bin/sh", args, nil, c.Log, attr, func(*proc) {}); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -239,3 +239,25 @@ the nodes labelled {{ join ", and " $and }}
 every node
 {{- end -}}
 {{- end }}
+
+{{/* A role's pod network: hostNetwork, with the DNS policy that keeps
+cluster names resolving in it. */}}
+{{- define "gpuplane.podNetwork" -}}
+{{- if .Values.hostNetwork }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end }}
+{{- end }}
+
+{{/* The API server's address for client-go's in-cluster configuration
+(kubernetesServiceHost, kubernetesServicePort): env entries, or nothing. */}}
+{{- define "gpuplane.apiServerEnv" -}}
+{{- with .Values.kubernetesServiceHost }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.kubernetesServicePort }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- end }}

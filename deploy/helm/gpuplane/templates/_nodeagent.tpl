@@ -43,6 +43,9 @@ spec:
         {{- end }}
     spec:
       serviceAccountName: {{ include "gpuplane.serviceAccountName" $r }}
+      {{- with include "gpuplane.podNetwork" $r }}
+      {{- . | nindent 6 }}
+      {{- end }}
       # The API token only where the agent uses the API server.
       automountServiceAccountToken: {{ or (eq (include "gpuplane.apiAccess" $r) "true") (eq $mode "dra") }}
       {{- with $r.Values.imagePullSecrets }}
@@ -69,6 +72,9 @@ spec:
             {{- with $r.Values.nodeAgent.driverRoot }}
             - --driver-root={{ . }}
             - --container-driver-root=/driver-root
+            {{- end }}
+            {{- if and (ne $mode "dra") $r.Values.nodeAgent.cdiDir }}
+            - --cdi-dir={{ $r.Values.nodeAgent.cdiDir }}
             {{- end }}
             {{- if eq $mode "dra" }}
             {{- with $r.Values.nodeAgent.dra }}
@@ -129,6 +135,9 @@ spec:
             {{- toYaml . | nindent 12 }}
             {{- end }}
           env:
+            {{- with include "gpuplane.apiServerEnv" $r }}
+            {{- . | nindent 12 }}
+            {{- end }}
             # --node-name defaults to $NODE_NAME: the Node --label-node
             # patches and the Hostname label of the metrics.
             - name: NODE_NAME
@@ -196,6 +205,10 @@ spec:
             - name: pod-resources
               mountPath: {{ $r.Values.podResourcesDir }}
               readOnly: true
+            {{- if and (ne $mode "dra") $r.Values.nodeAgent.cdiDir }}
+            - name: cdi
+              mountPath: {{ $r.Values.nodeAgent.cdiDir }}
+            {{- end }}
             {{- if eq $mode "dra" }}
             - name: dra-plugins
               mountPath: {{ $r.Values.nodeAgent.dra.pluginsDir }}
@@ -255,6 +268,12 @@ spec:
           hostPath:
             path: {{ $r.Values.podResourcesDir }}
             type: Directory
+        {{- if and (ne $mode "dra") $r.Values.nodeAgent.cdiDir }}
+        - name: cdi
+          hostPath:
+            path: {{ $r.Values.nodeAgent.cdiDir }}
+            type: DirectoryOrCreate
+        {{- end }}
         {{- if eq $mode "dra" }}
         - name: dra-plugins
           hostPath:

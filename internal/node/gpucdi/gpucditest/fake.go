@@ -7,9 +7,11 @@
 package gpucditest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -108,4 +110,51 @@ func write(t testing.TB, path, data string, mode os.FileMode) {
 	if err := os.WriteFile(path, []byte(data), mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Character device numbers of the fake nodes CharDevices makes: the
+// NVIDIA driver's major 195, /dev/nvidia<i> minor i, /dev/nvidiactl minor
+// 255 (NVIDIA's open-gpu-kernel-modules kernel-open/common/inc/nv.h,
+// NV_MAJOR_DEVICE_NUMBER, NV_CONTROL_DEVICE_MINOR); nvidia-uvm's major is
+// dynamic (nvidia-modprobe reads it from /proc/devices), UVMMajor here,
+// minors 0 and 1 for nvidia-uvm and nvidia-uvm-tools (kernel-open/
+// nvidia-uvm/uvm.c, NVIDIA_UVM_PRIMARY_MINOR_NUMBER,
+// NVIDIA_UVM_TOOLS_MINOR_NUMBER).
+const (
+	NvidiaMajor = 195
+	UVMMajor    = 511
+)
+
+// CharDevices replaces the tree's device nodes by character devices
+// (mknod, so root only; nothing behind them): /dev/nvidia<i> 195:i for
+// i < n, /dev/nvidiactl 195:255, /dev/nvidia-uvm 511:0 and
+// /dev/nvidia-uvm-tools 511:1, for a runtime that gives them to a
+// container through CDI.
+func (d Driver) CharDevices(t testing.TB, n int) {
+	t.Helper()
+	nodes := map[string]int{"nvidiactl": NvidiaMajor<<8 | 255, "nvidia-uvm": UVMMajor << 8, "nvidia-uvm-tools": UVMMajor<<8 | 1}
+	for i := 0; i < n; i++ {
+		nodes[fmt.Sprintf("nvidia%d", i)] = NvidiaMajor<<8 | i
+	}
+	for name, rdev := range nodes {
+		p := filepath.Join(d.Root, "dev", name)
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		// The old dev_t encoding, exact for major < 4096, minor < 256.
+		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, rdev); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Hook writes a fake nvidia-cdi-hook in the tree that appends its
+// arguments to a log, a line a call, and exits 0; it returns the hook's
+// path and the log's.
+func (d Driver) Hook(t testing.TB) (hook, log string) {
+	t.Helper()
+	log = filepath.Join(d.Root, "hook.log")
+	hook = filepath.Join(d.Root, "nvidia-cdi-hook")
+	write(t, hook, "#!/bin/sh\necho \"$@\" >> "+log+"\n", 0o755)
+	return hook, log
 }
