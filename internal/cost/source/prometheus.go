@@ -48,9 +48,13 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 	var ts []int64
 	var vs []float64
 	for _, name := range Metrics {
-		q := fmt.Sprintf("last_over_time(%s[%dms])", name, w.Step-1)
+		sel := name
+		if name == KSMPodRequests {
+			sel += `{resource=~"amd_com_gpu|habana_ai_gaudi"}` // vendorResources
+		}
+		q := fmt.Sprintf("last_over_time(%s[%dms])", sel, w.Step-1)
 		if w.Step == 1 {
-			q = name // no window shorter than 1 ms
+			q = sel // no window shorter than 1 ms
 		}
 		for start := w.From; start <= last; start += maxPoints * w.Step {
 			end := min(start+(maxPoints-1)*w.Step, last)
