@@ -32,3 +32,19 @@ const (
 // Gaudi device plugin (github.com/HabanaAI/habanalabs-k8s-device-plugin,
 // its resourceName), one device per Gaudi accelerator.
 const Gaudi = "habana.ai/gaudi"
+
+// AMDInstinctPrefix starts AMD's node labeller's product name of an AMD
+// Instinct GPU (LabelAMDProductName): the amdgpu driver's product name
+// "AMD Instinct MI300X" with '_' for ' ' is "AMD_Instinct_MI300X"; what
+// follows it is gpuplane's catalog name of the model (internal/gpu:
+// MI250X, MI300X, MI325X, MI355X).
+const AMDInstinctPrefix = "AMD_Instinct_"
+
+// IsAccelerator reports whether name is an extended resource whose devices
+// are accelerators of any vendor gpuplane knows: NVIDIA's and gpuplane's
+// (IsGPU), AMD's amd.com/gpu, Intel's habana.ai/gaudi. AMD's partition
+// resources under its device plugin's mixed strategy (amd.com/cpx_nps1)
+// are not: gpuplane reads the single strategy's amd.com/gpu only.
+func IsAccelerator(name string) bool {
+	return IsGPU(name) || name == AMDGPU || name == Gaudi
+}

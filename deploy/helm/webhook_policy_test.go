@@ -255,7 +255,7 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 	c := kube.StartT(t, kube.Options{})
 	ctx := t.Context()
 	admin := c.Client
-	nsLabels := map[string]map[string]string{"research": nil, "serve": {"gpuplane.io/team": "inference"}, "other": nil, namespace: nil}
+	nsLabels := map[string]map[string]string{"research": nil, "serve": {"gpuplane.io/team": "inference"}, "mixed": nil, "other": nil, namespace: nil}
 	for ns, l := range nsLabels {
 		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: l}}, metav1.CreateOptions{})
 		must(t, err)
@@ -389,6 +389,16 @@ func TestAdmissionPolicyOnCluster(t *testing.T) {
 			}
 		})...),
 			"max-gpus-per-pod: the pod asks for 40 GPUs, team research allows at most 8 per pod; ask for fewer or split the work"},
+		// AMD's and Intel's resources are GPUs (team mixed: at most 4,
+		// nvidia.com/gpu and amd.com/gpu, models MI300X and H100): 4 + 2
+		// is 6; AMD's labeller's AMD_Instinct_MI300X is the MI300X.
+		{mk("mixed", "amd-four", gpu("amd.com/gpu", 4), selector(map[string]string{"amd.com/gpu.product-name": "AMD_Instinct_MI300X"})), ""},
+		{mk("mixed", "amd-and-nvidia", gpu("amd.com/gpu", 4), container("cuda"), gpu("nvidia.com/gpu", 2), selector(map[string]string{"amd.com/gpu.product-name": "AMD_Instinct_MI300X"})),
+			"max-gpus-per-pod: the pod asks for 6 GPUs, team mixed allows at most 4 per pod; ask for fewer or split the work"},
+		{mk("mixed", "gaudi", gpu("habana.ai/gaudi", 1), selector(map[string]string{"gpuplane.io/gpu.model": "MI300X"})),
+			"allowed-resources: container main: resource habana.ai/gaudi is not allowed for team mixed; use one of nvidia.com/gpu, amd.com/gpu"},
+		{mk("mixed", "mi325x", gpu("amd.com/gpu", 1), selector(map[string]string{"amd.com/gpu.product-name": "AMD_Instinct_MI325X"})),
+			`allowed-models: GPU model "AMD_Instinct_MI325X" is not allowed for team mixed; select one of MI300X, NVIDIA-H100-80GB-HBM3 with nvidia.com/gpu.product`},
 		// Only the admission policy: the webhook sets the label instead.
 		{mk("research", "other-team", gpu("nvidia.com/gpu", 1), selector(h100), label("gpuplane.io/team", "inference")),
 			"team-label: the pod is labelled gpuplane.io/team=inference, but namespace research belongs to team research; set it to research or leave it out (gpuplane-webhook sets it)"},

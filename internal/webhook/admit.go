@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/webhook/policy"
 )
 
@@ -255,7 +254,7 @@ func FromPodSpec(labels map[string]string, s *corev1.PodSpec) *policy.Pod {
 	if a := s.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 			for _, e := range term.MatchExpressions {
-				if e.Key == resource.LabelGPUProduct && e.Operator == corev1.NodeSelectorOpIn {
+				if slices.Contains(policy.ModelLabels, e.Key) && e.Operator == corev1.NodeSelectorOpIn {
 					p.ModelAffinity = append(p.ModelAffinity, e.Values)
 				}
 			}

@@ -63,6 +63,12 @@ type GPU struct {
 	// Multi-Instance GPU User Guide, "Supported MIG Profiles", 7g = whole
 	// GPU).
 	MIGSlices int
+	// Partition, for an AMD GPU that is a partition of a device (an
+	// amd.com/gpu of a node in CPX: one of 8 of an MI300X), is the
+	// device's partition mode; the GPU is priced at its share of the
+	// device's price (cost.Prices.PartitionUSDPerHour: 6.00 / 8 = 0.75
+	// USD per hour). The zero value: a whole device.
+	Partition gpu.Partition
 	// Start and End bound the GPU's life in the cluster, [Start, End) in
 	// Unix milliseconds, for a node added or removed within the window: it
 	// costs, and is idle, only then. 0 means the window's From (Start) or
@@ -389,6 +395,9 @@ func Compute(in Input) (*Ledger, error) {
 	unpriced := map[string]bool{}
 	for gi, g := range in.GPUs {
 		pr, ok := prices.Get(g.Model)
+		if g.Partition != (gpu.Partition{}) {
+			pr.USDPerHour = prices.PartitionUSDPerHour(g.Model, g.Partition)
+		}
 		if (!ok || pr.USDPerHour == 0) && !unpriced[g.Model] {
 			unpriced[g.Model] = true
 			l.Warnings = append(l.Warnings, fmt.Sprintf("no price for GPU model %q; its GPUs cost 0", g.Model))

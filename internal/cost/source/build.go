@@ -47,6 +47,12 @@ type builder struct {
 	bad          int // share values that are no fraction
 	unattributed int
 	warnings     []string
+	// The vendors' requests (vendor.go): node models, request series by
+	// key in order of arrival, running containers' grid indexes.
+	vendorNodes  map[string]vendorNode
+	requests     map[string]*request
+	requestOrder []string
+	running      map[string]map[int64]bool
 }
 
 type gpuInfo struct{ node, model string }
@@ -74,6 +80,7 @@ func newBuilder(w Window) *builder {
 		w: w, n: w.points(), cat: gpu.Default(), gpus: map[string]gpuInfo{}, life: map[string]*seen{}, known: map[string]*seen{}, data: make([]bool, w.points()),
 		unknownModel: map[string]bool{}, noUUID: map[string]int{}, shares: map[string]*shareRuns{},
 		util: map[string]map[string][]float32{}, fb: map[usageKey]*Usage{},
+		vendorNodes: map[string]vendorNode{}, requests: map[string]*request{}, running: map[string]map[int64]bool{},
 	}
 }
 
@@ -106,6 +113,10 @@ func (b *builder) gpu(l map[string]string) gpuInfo {
 // earlier piece of the series) of the series key of metric, labelled l.
 func (b *builder) add(metric, key string, l map[string]string, t []int64, v []float64) error {
 	if len(t) == 0 {
+		return nil
+	}
+	if metric == KSMPodRequests || metric == KSMNodeLabels || metric == KSMContainerRunning {
+		b.addVendor(metric, key, l, t, v)
 		return nil
 	}
 	raw := key
@@ -284,7 +295,8 @@ func (b *builder) closeRun(s *shareRuns) {
 // finish returns the Result.
 func (b *builder) finish() (*Result, error) {
 	w := b.w
-	if len(b.gpus) == 0 {
+	vgpus, vholds := b.vendorHoldings()
+	if len(b.gpus) == 0 && len(vgpus) == 0 {
 		return nil, fmt.Errorf("no GPU series (%s, %s) from %s to %s: no node agent data in the window", metrics.DeviceHealth, metrics.DeviceAllocationShare,
 			time.UnixMilli(w.From).UTC().Format(time.RFC3339), time.UnixMilli(w.To).UTC().Format(time.RFC3339))
 	}
@@ -295,7 +307,7 @@ func (b *builder) finish() (*Result, error) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s series without a UUID label: not placed on any GPU", n, m))
 		}
 	}
-	r.Input.GPUs = b.gpuList()
+	r.Input.GPUs = append(b.gpuList(), vgpus...)
 	// Utilisation: the graphics engine activity where the device has any,
 	// else DCGM_FI_DEV_GPU_UTIL / 100.
 	for k, g := range b.util[metrics.DCGMProfGrEngineActive] {
@@ -311,6 +323,7 @@ func (b *builder) finish() (*Result, error) {
 		b.closeRun(s)
 		r.Input.Holdings = append(r.Input.Holdings, s.out...)
 	}
+	r.Input.Holdings = append(r.Input.Holdings, vholds...)
 	if b.bad > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s values are no fraction k/n with n <= 1024 in (0, 1]; not counted (the first: %s)", b.bad, metrics.DeviceAllocationShare, b.badAt))
 	}

@@ -48,10 +48,7 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 	var ts []int64
 	var vs []float64
 	for _, name := range Metrics {
-		q := fmt.Sprintf("last_over_time(%s[%dms])", name, w.Step-1)
-		if w.Step == 1 {
-			q = name // no window shorter than 1 ms
-		}
+		q := promQuery(name, w.Step)
 		for start := w.From; start <= last; start += maxPoints * w.Step {
 			end := min(start+(maxPoints-1)*w.Step, last)
 			val, warns, _, err := v1.QueryRange(ctx, q, promv1.Range{Start: time.UnixMilli(start), End: time.UnixMilli(end), Step: time.Duration(w.Step) * time.Millisecond})
@@ -91,6 +88,30 @@ func ReadPrometheus(ctx context.Context, address string, w Window) (*Result, err
 		return nil, err
 	}
 	return b.finish()
+}
+
+// vendorRequests selects kube-state-metrics' requests of vendorResources.
+const vendorRequests = KSMPodRequests + `{resource=~"amd_com_gpu|habana_ai_gaudi"}`
+
+// promQuery is the range query of metric name at step (ms): its last
+// sample in each step, last_over_time(name[step - 1ms]); of
+// kube-state-metrics' requests, those of vendorResources only, and of its
+// running containers, those with such a request (the cluster's other
+// containers are of no use here).
+func promQuery(name string, step int64) string {
+	last := func(sel string) string {
+		if step == 1 {
+			return sel // no window shorter than 1 ms
+		}
+		return fmt.Sprintf("last_over_time(%s[%dms])", sel, step-1)
+	}
+	switch name {
+	case KSMPodRequests:
+		return last(vendorRequests)
+	case KSMContainerRunning:
+		return last(name) + " and on(namespace, pod, container) " + last(vendorRequests)
+	}
+	return last(name)
 }
 
 // coarseStepSpan is how much of the window's end checkCoarseStep counts

@@ -21,8 +21,9 @@ import (
 )
 
 // Metrics are the metric names read, in the order read: the node agent's
-// series (api/metrics; docs/metrics.md).
-var Metrics = []string{metrics.DeviceHealth, metrics.DeviceAllocationShare, metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil, metrics.DCGMDevFBUsed}
+// series (api/metrics; docs/metrics.md), then kube-state-metrics' of the
+// AMD and Gaudi pods' requests (vendor.go).
+var Metrics = []string{metrics.DeviceHealth, metrics.DeviceAllocationShare, metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil, metrics.DCGMDevFBUsed, KSMNodeLabels, KSMContainerRunning, KSMPodRequests}
 
 // DefaultStep is the default time between two evaluations, in milliseconds:
 // 30 s, at least the Helm chart's ServiceMonitor interval (15 s,

@@ -340,7 +340,7 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 	}
 	for _, term := range s.Affinity.NodeAffinity.Required.Terms {
 		for _, e := range term.MatchExpressions {
-			if e.Key == resource.LabelGPUProduct && e.Operator == "In" {
+			if slices.Contains(ModelLabels, e.Key) && e.Operator == "In" {
 				p.ModelAffinity = append(p.ModelAffinity, e.Values)
 			}
 		}
@@ -350,7 +350,7 @@ func (t *template) pod(file string, line int) (*Pod, error) {
 			res := map[string]int64{}
 			for _, m := range []map[string]string{c.Resources.Requests, c.Resources.Limits} {
 				for r, q := range m {
-					if !resource.IsGPU(r) {
+					if !resource.IsAccelerator(r) {
 						continue
 					}
 					n, err := strconv.ParseInt(q, 10, 64)

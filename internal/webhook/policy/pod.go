@@ -23,8 +23,8 @@ type Pod struct {
 	Owners        []string
 	SchedulerName string
 	NodeSelector  map[string]string
-	// ModelAffinity holds, per required node-affinity term that names
-	// resource.LabelGPUProduct with operator In, its values.
+	// ModelAffinity holds, per required node-affinity expression that
+	// names one of ModelLabels with operator In, its values.
 	ModelAffinity [][]string
 	Tolerations   []Toleration
 	// Containers are the init containers, then the containers.
@@ -100,8 +100,9 @@ const (
 // are training workers only when labelled ray.io/node-type=worker.
 var TrainingOwners = []string{"PyTorchJob", "MPIJob", "TFJob", "JAXJob", "RayJob"}
 
-// GPUPod reports whether a container of p asks for a GPU resource, or a
-// claim of p for a GPU or MIG device (ClaimAsks).
+// GPUPod reports whether a container of p asks for a GPU resource of any
+// vendor (resource.IsAccelerator: NVIDIA's and gpuplane's, amd.com/gpu,
+// habana.ai/gaudi), or a claim of p for a GPU or MIG device (ClaimAsks).
 func (p *Pod) GPUPod() bool {
 	for _, a := range p.ClaimAsks() {
 		if a.GPUs() > 0 {
@@ -110,7 +111,7 @@ func (p *Pod) GPUPod() bool {
 	}
 	for _, c := range p.Containers {
 		for r, n := range c.Resources {
-			if n > 0 && resource.IsGPU(r) {
+			if n > 0 && resource.IsAccelerator(r) {
 				return true
 			}
 		}
@@ -118,8 +119,10 @@ func (p *Pod) GPUPod() bool {
 	return false
 }
 
-// GPUs is the pod's GPU count: a whole GPU, a MIG device or a time-sliced
-// replica counts one, gpuplane.io/gpu-milli counts milli/1000 rounded up.
+// GPUs is the pod's GPU count: a whole GPU, a MIG device, a time-sliced
+// replica, an amd.com/gpu (a GPU or a partition of one) or a
+// habana.ai/gaudi device counts one, gpuplane.io/gpu-milli counts
+// milli/1000 rounded up; 4 amd.com/gpu and 2 nvidia.com/gpu are 6.
 // Each container's GPUs of every kind are counted as one resource, whose
 // effective request api/resource's PodRequests computes as Kubernetes does
 // (k8s.io/component-helpers resource.PodRequests, KEP 753): the larger of
@@ -149,7 +152,7 @@ func (c *Container) gpus() int64 {
 	var n int64
 	for r, q := range c.Resources {
 		switch {
-		case q <= 0 || !resource.IsGPU(r):
+		case q <= 0 || !resource.IsAccelerator(r):
 		case strings.TrimSuffix(r, resource.SharedSuffix) == resource.GPUMilli:
 			n += (q + resource.MilliPerGPU - 1) / resource.MilliPerGPU
 		default:
@@ -268,17 +271,38 @@ func (pol *Policy) Validate(p *Pod, ns Namespace) []Violation {
 	return append(vs, pol.resourceViolations(team, p)...)
 }
 
+// ModelLabels are the node labels by which a pod selects a GPU model
+// (nodeSelector, or required node affinity with operator In): NVIDIA's
+// gpu-feature-discovery's nvidia.com/gpu.product, AMD's node labeller's
+// amd.com/gpu.product-name, and gpuplane's catalog model
+// gpuplane.io/gpu.model (the one label of a Gaudi node, whose device
+// plugin labels none; internal/quota's flavors select by it too).
+var ModelLabels = []string{resource.LabelGPUProduct, resource.LabelAMDProductName, resource.LabelGPUModel}
+
+// modelKey is the name under which allowed-models compares a model: AMD's
+// node labeller's product name less resource.AMDInstinctPrefix, so that
+// AMD_Instinct_MI300X and gpuplane's catalog name MI300X are one model;
+// any other name as it is.
+func modelKey(m string) string { return strings.TrimPrefix(m, resource.AMDInstinctPrefix) }
+
+// modelAllowed reports whether model m is one of allowed (modelKey).
+func modelAllowed(allowed []string, m string) bool {
+	return slices.ContainsFunc(allowed, func(a string) bool { return modelKey(a) == modelKey(m) })
+}
+
 // modelViolations are the allowed-models rule's: the models the pod
-// selects by nodeSelector, required node affinity and its claims'
-// productName selectors.
+// selects by nodeSelector and required node affinity on ModelLabels, and
+// its claims' productName selectors.
 func modelViolations(team *Team, p *Pod) []Violation {
 	if len(team.AllowedModels) == 0 {
 		return nil
 	}
 	var vs []Violation
 	var picked []string
-	if m, ok := p.NodeSelector[resource.LabelGPUProduct]; ok {
-		picked = []string{m}
+	for _, k := range ModelLabels {
+		if m, ok := p.NodeSelector[k]; ok {
+			picked = append(picked, m)
+		}
 	}
 	for _, vals := range p.ModelAffinity {
 		picked = append(picked, vals...)
@@ -294,7 +318,7 @@ func modelViolations(team *Team, p *Pod) []Violation {
 			"team %s may use only GPU models %s; add nodeSelector %s: <one of them>", team.Name, want, resource.LabelGPUProduct)})
 	}
 	for _, m := range picked {
-		if !slices.Contains(team.AllowedModels, m) {
+		if !modelAllowed(team.AllowedModels, m) {
 			vs = append(vs, Violation{Rule: RuleModel, Message: fmt.Sprintf(
 				"GPU model %q is not allowed for team %s; select one of %s with %s", m, team.Name, want, resource.LabelGPUProduct)})
 		}
@@ -326,7 +350,7 @@ func (pol *Policy) resourceViolations(team *Team, p *Pod) []Violation {
 	for _, c := range p.Containers {
 		names := make([]string, 0, len(c.Resources))
 		for r, q := range c.Resources {
-			if q > 0 && resource.IsGPU(r) {
+			if q > 0 && resource.IsAccelerator(r) {
 				names = append(names, r)
 			}
 		}

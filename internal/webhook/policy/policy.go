@@ -100,12 +100,17 @@ type Team struct {
 	// NamespaceSelector matches namespaces by label (matchLabels).
 	NamespaceSelector *Selector `yaml:"namespaceSelector"`
 	// AllowedResources lists the GPU resources the team's pods may ask
-	// for, exactly (nvidia.com/gpu) or by a prefix ending in *
-	// (nvidia.com/mig-*); empty allows every GPU resource.
+	// for, exactly (nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi) or by a
+	// prefix ending in * (nvidia.com/mig-*); empty allows every GPU
+	// resource of every vendor (resource.IsAccelerator).
 	AllowedResources []string `yaml:"allowedResources"`
-	// AllowedModels lists the values of the node label
-	// nvidia.com/gpu.product a pod may select; when set, a GPU pod must
-	// select one of them by nodeSelector or required node affinity.
+	// AllowedModels lists the models a pod may select, as the values of
+	// the node labels ModelLabels (nvidia.com/gpu.product,
+	// amd.com/gpu.product-name, gpuplane.io/gpu.model); an AMD model as
+	// its labeller's product name (AMD_Instinct_MI300X) or gpuplane's
+	// catalog name (MI300X), the two being one (modelKey). When set, a
+	// GPU pod must select one of them by nodeSelector or required node
+	// affinity.
 	AllowedModels []string `yaml:"allowedModels"`
 	// MaxGPUsPerPod caps the GPUs of one pod (see GPUs); 0 is no cap.
 	MaxGPUsPerPod int64 `yaml:"maxGPUsPerPod"`
@@ -231,13 +236,28 @@ func (p *Policy) checkTeams(doc *yaml.Node, bad badField) error {
 		}
 		for _, r := range t.AllowedResources {
 			name := strings.TrimSuffix(r, "*")
-			if !(strings.HasSuffix(r, "*") && (strings.HasPrefix(name, resource.NVIDIAPrefix) || strings.HasPrefix(name, resource.GPUPlanePrefix))) && !resource.IsGPU(name) {
-				return bad(yamlx.Lookup(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, or a prefix ending in *)", r, resource.GPUMilli)
+			if !(strings.HasSuffix(r, "*") && hasVendorPrefix(name)) && !resource.IsAccelerator(name) {
+				return bad(yamlx.Lookup(n, "allowedResources"), field+".allowedResources", "%q is not a GPU resource (nvidia.com/gpu, nvidia.com/mig-<profile>, either with .shared, %s, %s, %s, or a prefix ending in *)", r, resource.GPUMilli, resource.AMDGPU, resource.Gaudi)
 			}
 		}
 	}
 	return nil
 }
+
+// hasVendorPrefix reports whether resource name (or prefix) r begins with
+// the resource prefix of a vendor gpuplane knows: nvidia.com/,
+// gpuplane.io/, amd.com/ or habana.ai/.
+func hasVendorPrefix(r string) bool {
+	for _, p := range []string{resource.NVIDIAPrefix, resource.GPUPlanePrefix, resource.AMDPrefix, gaudiPrefix} {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// gaudiPrefix is the prefix of Intel's Gaudi device plugin's resource.
+const gaudiPrefix = "habana.ai/"
 
 // TeamOf returns the team of namespace ns, or nil when no team matches.
 func (p *Policy) TeamOf(ns Namespace) *Team {

@@ -30,7 +30,7 @@ func TestParseDefaults(t *testing.T) {
 	if p.TeamLabel != DefaultTeamLabel || p.TrainingLabel != DefaultTrainingLabel || p.GPUTaint.Key != "nvidia.com/gpu" || p.GPUTaint.Effect != "NoSchedule" {
 		t.Errorf("defaults: %+v", p)
 	}
-	if len(p.Teams) != 2 || p.Teams[0].MaxGPUsPerPod != 8 || p.Teams[1].NamespaceSelector.MatchLabels["gpuplane.io/team"] != "inference" {
+	if len(p.Teams) != 3 || p.Teams[0].MaxGPUsPerPod != 8 || p.Teams[1].NamespaceSelector.MatchLabels["gpuplane.io/team"] != "inference" || p.Teams[2].MaxGPUsPerPod != 4 {
 		t.Errorf("teams: %+v", p.Teams)
 	}
 }

@@ -56,15 +56,15 @@ type Validation struct {
 	Reason            string `yaml:"reason" json:"reason"`
 }
 
-// gpuPattern and notGPU are resource.IsGPU in CEL: a name is a GPU
-// resource when it matches gpuPattern (RE2, as CEL's matches) and is not
-// notGPU (the MIG prefix and .shared, no profile).
+// gpuPattern and notGPU are resource.IsAccelerator in CEL: a name is a
+// GPU resource when it matches gpuPattern (RE2, as CEL's matches) and is
+// not notGPU (the MIG prefix and .shared, no profile).
 const (
-	gpuPattern = `^(nvidia\.com/gpu|gpuplane\.io/gpu-milli|nvidia\.com/mig-.+)(\.shared)?$`
+	gpuPattern = `^((nvidia\.com/gpu|gpuplane\.io/gpu-milli|nvidia\.com/mig-.+)(\.shared)?|amd\.com/gpu|habana\.ai/gaudi)$`
 	notGPU     = resource.MIGPrefix + resource.SharedSuffix
 )
 
-// isGPU is resource.IsGPU in CEL, of resource name r.
+// isGPU is resource.IsAccelerator in CEL, of resource name r.
 func isGPU(r string) string {
 	return fmt.Sprintf(`(%[1]s.matches('%[2]s') && %[1]s != '%[3]s')`, r, strings.ReplaceAll(gpuPattern, `\`, `\\`), notGPU)
 }
@@ -72,6 +72,12 @@ func isGPU(r string) string {
 // celGPUCount is Container.gpus' count of one resource r with count n.
 func celGPUCount(r, n string) string {
 	return fmt.Sprintf(`(%[1]s.startsWith('%[3]s') ? (%[2]s + %[4]d) / %[5]d : %[2]s)`, r, n, resource.GPUMilli, resource.MilliPerGPU-1, resource.MilliPerGPU)
+}
+
+// celModelKey is modelKey in CEL, of model name m.
+func celModelKey(m string) string {
+	p := resource.AMDInstinctPrefix
+	return fmt.Sprintf(`(%[1]s.startsWith('%[2]s') ? %[1]s.substring(%[3]d) : %[1]s)`, m, p, len(p))
 }
 
 func celList(s []string) string {
@@ -114,8 +120,11 @@ func LogicVariables() []Variable {
 		{"gpus", `(variables.gpuCounts.transformList(i, n, i < variables.initCount, n + variables.gpuCounts.transformList(j, m, j < i && variables.sidecar[j], m).sum()) + [variables.gpuCounts.transformList(i, n, i >= variables.initCount || variables.sidecar[i], n).sum()]).max()`},
 		{"models", `variables.teamAllowedModels[variables.teamIndex]`},
 		// The models the pod selects: nodeSelector, then required node
-		// affinity's In terms.
-		{"picked", `object.spec.?nodeSelector.orValue({}).filter(k, k == '` + resource.LabelGPUProduct + `').map(k, object.spec.nodeSelector[k]) + object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(t, t.?matchExpressions.orValue([]).filter(e, e.key == '` + resource.LabelGPUProduct + `' && e.operator == 'In').map(e, e.?values.orValue([])).flatten()).flatten()`},
+		// affinity's In terms, on ModelLabels.
+		{"picked", `object.spec.?nodeSelector.orValue({}).filter(k, k in ` + celList(ModelLabels) + `).map(k, object.spec.nodeSelector[k]) + object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([]).map(t, t.?matchExpressions.orValue([]).filter(e, e.key in ` + celList(ModelLabels) + ` && e.operator == 'In').map(e, e.?values.orValue([])).flatten()).flatten()`},
+		// The models the pod selects that the team may not use
+		// (modelAllowed: compared by modelKey).
+		{"badModels", `variables.picked.filter(m, !variables.models.exists(a, ` + celModelKey("a") + ` == ` + celModelKey("m") + `))`},
 		{"allowedResources", `variables.teamAllowedResources[variables.teamIndex]`},
 		{"badResources", `variables.containers.transformList(i, c, variables.gpuNames[i].filter(r, !variables.allowedResources.exists(p, p == r || (p.endsWith('*') && r.startsWith(p.substring(0, size(p) - 1))))).map(r, 'container ' + c.name + ': resource ' + r)).flatten()`},
 		{"training", `variables.labels[?variables.trainingLabel].orValue('') == 'true' || variables.labels[?'ray.io/node-type'].orValue('') == 'worker' || object.metadata.?ownerReferences.orValue([]).exists(o, o.kind in ` + celList(TrainingOwners) + `)`},
@@ -159,9 +168,9 @@ func Validations() []Validation {
 			Reason:            "Forbidden",
 		},
 		{
-			Expression:        team + `size(variables.models) == 0 || variables.picked.all(m, m in variables.models)`,
+			Expression:        team + `size(variables.models) == 0 || size(variables.badModels) == 0`,
 			Message:           "gpuplane GPU policy: allowed-models: a GPU model the team may not use",
-			MessageExpression: `variables.refuses + variables.picked.filter(m, !(m in variables.models)).map(m, 'allowed-models: GPU model "' + m + '" is not allowed for team ' + variables.team + '; select one of ' + variables.models.join(', ') + ' with ` + resource.LabelGPUProduct + `').join('; ')`,
+			MessageExpression: `variables.refuses + variables.badModels.map(m, 'allowed-models: GPU model "' + m + '" is not allowed for team ' + variables.team + '; select one of ' + variables.models.join(', ') + ' with ` + resource.LabelGPUProduct + `').join('; ')`,
 			Reason:            "Forbidden",
 		},
 		{

@@ -15,7 +15,7 @@ import (
 )
 
 // TestGPUPatternIsIsGPU: the CEL test of a GPU resource name is
-// resource.IsGPU (CEL's matches is RE2, as Go's regexp).
+// resource.IsAccelerator (CEL's matches is RE2, as Go's regexp).
 func TestGPUPatternIsIsGPU(t *testing.T) {
 	re := regexp.MustCompile(gpuPattern)
 	for _, r := range []string{
@@ -23,9 +23,10 @@ func TestGPUPatternIsIsGPU(t *testing.T) {
 		"nvidia.com/mig-1g.10gb", "nvidia.com/mig-1g.10gb.shared", "nvidia.com/mig-x.shared.shared", "nvidia.com/mig-.shared",
 		"nvidia.com/mig-", "nvidia.com/gpu.shared.shared", "nvidia.com/gpux", "xnvidia.com/gpu", "cpu", "memory",
 		"amd.com/gpu", "gpuplane.io/gpu", "nvidia.com/gpu-milli",
+		"habana.ai/gaudi", "amd.com/gpu.shared", "habana.ai/gaudi.shared", "amd.com/gpux", "xamd.com/gpu", "amd.com/cpx_nps1", "habana.ai/gaudi2",
 	} {
-		if got, want := re.MatchString(r) && r != notGPU, resource.IsGPU(r); got != want {
-			t.Errorf("%s: CEL says GPU %v, resource.IsGPU %v", r, got, want)
+		if got, want := re.MatchString(r) && r != notGPU, resource.IsAccelerator(r); got != want {
+			t.Errorf("%s: CEL says GPU %v, resource.IsAccelerator %v", r, got, want)
 		}
 	}
 }
