@@ -51,6 +51,20 @@ func hookArgs(t *testing.T, e *cdispec.ContainerEdits, name string) []string {
 // (the fake tree has no libcuda.so link, so no second link); ldconfig
 // over the library directory; no device node, since the fake ones are
 // regular files.
+// loadCache reads the specs in dir with the CDI library's cache, as
+// containerd does, and fails the test on any spec error.
+func loadCache(t *testing.T, dir string) *cdiapi.Cache {
+	t.Helper()
+	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := cache.GetErrors(); len(errs) != 0 {
+		t.Fatalf("CDI cache errors: %v", errs)
+	}
+	return cache
+}
+
 func TestDriverEdits(t *testing.T) {
 	d := gpucditest.New(t, version)
 	e, err := gpucdi.DriverEdits(gpucdi.DriverConfig{Root: d.Root, Version: version, HookPath: hookPath})
@@ -162,13 +176,7 @@ func TestSpecs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := cache.GetErrors(); len(errs) != 0 {
-		t.Fatalf("CDI cache errors: %v", errs)
-	}
+	cache := loadCache(t, dir)
 	for _, dev := range devs {
 		cd := cache.GetDevice(gpucdi.DeviceID(dev.UUID))
 		if cd == nil {
@@ -263,13 +271,7 @@ func TestSpecsTwoDevices(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cache, err := cdiapi.NewCache(cdiapi.WithSpecDirs(dir), cdiapi.WithAutoRefresh(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := cache.GetErrors(); len(errs) != 0 {
-		t.Fatalf("CDI cache errors: %v", errs)
-	}
+	cache := loadCache(t, dir)
 	want := map[string][]string{
 		"GPU-aaaa": {"/dev/nvidia2", "/dev/nvidiactl", "/dev/nvidia-uvm"},
 		"GPU-bbbb": {"/dev/nvidia7", "/dev/nvidiactl", "/dev/nvidia-uvm"},
