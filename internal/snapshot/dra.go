@@ -25,7 +25,9 @@ import (
 // internal/node/dra Build: a device "gpu-<minor>" of type gpu per GPU, each
 // MIG placement of a MIG-mode GPU a device of type mig consuming the GPU's
 // counters, a shareable GPU with allowMultipleAllocations and capacity
-// milliGPU) and the claims that ask for them.
+// milliGPU), the devices AMD's and Intel's Gaudi DRA drivers publish
+// (gpu.amd.com, gaudi.intel.com: addVendor) and the claims that ask for
+// them.
 
 // draAttr is a device attribute; the reader reads string ones only.
 type draAttr struct {
@@ -716,8 +718,9 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 	return warn
 }
 
-// applyDRA gives each node without device-plugin GPUs the GPUs driver
-// gpu.nvidia.com publishes for it (its slices), and each pod with claims
+// applyDRA gives each node without device-plugin GPUs the GPUs or
+// devices its slices publish (gpu.nvidia.com, gpu.amd.com,
+// gaudi.intel.com: nodes), and each pod with claims
 // its GPU request from them: a pending pod's from its claims' requests (or
 // templates), a running pod's from the devices allocated to it; a pod
 // whose containers ask for no GPU extended resource asks by its claims
