@@ -105,10 +105,12 @@ const (
 	// of a node that serves them (Node.Shared).
 	ResourceShared
 	// ResourceAMD is amd.com/gpu, AMD's device plugin's: whole GPUs (a
-	// partition of a partitioned GPU is one) of an AMD node only.
+	// partition of a partitioned GPU is one) of an AMD node only; with
+	// Claim, a claim of AMD's DRA driver's devices (gpu.amd.com).
 	ResourceAMD
 	// ResourceGaudi is habana.ai/gaudi, Intel's Gaudi device plugin's:
-	// whole Gaudi devices of an Intel node only.
+	// whole Gaudi devices of an Intel node only; with Claim, a claim of
+	// Intel's Gaudi DRA driver's (gaudi.intel.com).
 	ResourceGaudi
 )
 
@@ -219,8 +221,8 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
 	case p.Resource > ResourceGaudi:
 		return fmt.Errorf("resource kind %d out of range", p.Resource)
-	case p.Resource >= ResourceAMD && (p.Claim || p.GPUMilli != MilliGPU || p.MIGProfile != 0):
-		return fmt.Errorf("%s with gpu_milli %d: the vendor's device plugin serves whole devices, not by claim", p.Resource.Name(), p.GPUMilli)
+	case p.Resource >= ResourceAMD && (p.GPUMilli != MilliGPU || p.MIGProfile != 0):
+		return fmt.Errorf("%s with gpu_milli %d: the vendor's device plugin and DRA driver serve whole devices", p.Resource.Name(), p.GPUMilli)
 	case p.Claim && p.Resource == ResourceShared:
 		return fmt.Errorf("a claim of %s: a ResourceClaim asks for no time-sliced replica", p.Resource.Name())
 	case p.Resource == ResourceShared && p.NumGPU != 1, p.Resource == ResourceMIG && p.NumGPU != 1:

@@ -96,9 +96,26 @@ func TestVendorResources(t *testing.T) {
 	if _, why := Fits(&n, &p); why != "Insufficient amd.com/gpu" {
 		t.Errorf("amd.com/gpu on an NVIDIA node: %q, want Insufficient amd.com/gpu", why)
 	}
-	for _, bad := range []Pod{pod(ResourceAMD, 1, 500), {NumGPU: 1, GPUMilli: 1000, Resource: ResourceGaudi, Claim: true}} {
-		if err := bad.Validate(); err == nil {
-			t.Errorf("%+v: no error", bad)
+	if bad := pod(ResourceAMD, 1, 500); bad.Validate() == nil {
+		t.Errorf("500 milli of amd.com/gpu: no error")
+	}
+	// A claim of Intel's Gaudi DRA driver's devices (gaudi.intel.com):
+	// valid, and it fits a Gaudi node whose ResourceSlices publish them
+	// (ServedByDRA), not one its device plugin serves, nor another
+	// vendor's DRA node.
+	claim := Pod{NumGPU: 1, GPUMilli: 1000, Resource: ResourceGaudi, Claim: true}
+	if err := claim.Validate(); err != nil {
+		t.Errorf("a claim of 1 Gaudi: %v", err)
+	}
+	for name, want := range map[string]bool{"h100": false, "gaudi3": true} {
+		n := nodes[name]
+		n.Serving = ServedByDRA
+		dp := nodes["gaudi3"]
+		if got, _ := Fits(&n, &claim); got != want {
+			t.Errorf("a claim of 1 Gaudi on DRA node %s: fits %v, want %v", name, got, want)
+		}
+		if got, _ := Fits(&dp, &claim); got {
+			t.Errorf("a claim of 1 Gaudi on a device-plugin Gaudi node: fits")
 		}
 	}
 	for name, want := range map[string]ResourceKind{"amd.com/gpu": ResourceAMD, "habana.ai/gaudi": ResourceGaudi, "nvidia.com/gpu": ResourceGPU} {

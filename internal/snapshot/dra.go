@@ -25,7 +25,9 @@ import (
 // internal/node/dra Build: a device "gpu-<minor>" of type gpu per GPU, each
 // MIG placement of a MIG-mode GPU a device of type mig consuming the GPU's
 // counters, a shareable GPU with allowMultipleAllocations and capacity
-// milliGPU) and the claims that ask for them.
+// milliGPU), the devices AMD's and Intel's Gaudi DRA drivers publish
+// (gpu.amd.com, gaudi.intel.com: addVendor) and the claims that ask for
+// them.
 
 // draAttr is a device attribute; the reader reads string ones only.
 type draAttr struct {
@@ -47,9 +49,13 @@ type draDevice struct {
 }
 
 // attr returns the string attribute name of d, unqualified or qualified
-// by the driver's domain ("gpu.nvidia.com/productName").
-func (d *draDevice) attr(name string) string {
-	for _, k := range []string{name, apidra.DriverName + "/" + name} {
+// by driver gpu.nvidia.com's domain ("gpu.nvidia.com/productName").
+func (d *draDevice) attr(name string) string { return d.attrOf(apidra.DriverName, name) }
+
+// attrOf returns the string attribute name of d, unqualified or qualified
+// by driver's domain ("gpu.amd.com/productName"); "" if it has none.
+func (d *draDevice) attrOf(driver, name string) string {
+	for _, k := range []string{name, driver + "/" + name} {
 		if a, ok := d.Attributes[k]; ok && a.String != nil {
 			return *a.String
 		}
@@ -58,6 +64,7 @@ func (d *draDevice) attr(name string) string {
 }
 
 type draSlice struct {
+	where    string // file:line: path, for warnings
 	Metadata struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
@@ -190,7 +197,7 @@ func (d *draObjects) read(file, path string, line int, o *kubeObject, raw json.R
 	var err error
 	switch o.Kind {
 	case "ResourceSlice":
-		var s draSlice
+		s := draSlice{where: where}
 		if err = json.Unmarshal(raw, &s); err == nil {
 			d.slices = append(d.slices, s)
 		}
@@ -235,6 +242,8 @@ type draGPU struct {
 	shares  int64 // its "shares" capacity, NVIDIA's integer shares (0: none or unreadable)
 	mig     bool  // MIG placements with counters are published
 	tainted bool  // a NoSchedule or NoExecute taint
+	// partition is an AMD GPU's partitionProfile ("cpx_nps1").
+	partition string
 }
 
 // draEntry is what an allocated device of a node stands for: GPU index
@@ -247,54 +256,129 @@ type draEntry struct {
 
 // draNode is a node's GPUs from its slices, and its devices by name.
 type draNode struct {
+	driver  string // the driver whose slices these are
 	pool    string
 	gpus    []draGPU
 	devices map[string]draEntry
 }
 
-// nodes returns, by node name, the GPUs driver gpu.nvidia.com publishes
-// for it: the slices of each node sorted by name (the order upstream's
-// allocator walks them), devices in order; the GPUs indexed in the order
-// their first device comes (a whole GPU, type gpu, or a MIG device, type
-// mig, which names its GPU by parentUUID and its start by the last number
-// of its name).
-func (d *draObjects) nodes() map[string]*draNode {
+// nodes returns, by node name, the GPUs the drivers gpuplane reads
+// publish for it (gpu.nvidia.com: addNVIDIA; AMD's gpu.amd.com and
+// Intel's gaudi.intel.com: addVendor): the slices of each node sorted by
+// name (the order upstream's allocator walks them), devices in order. A
+// node's slices are of one driver; a slice of another driver, or of one
+// gpuplane does not read, is warned about (naming it) and left out.
+func (d *draObjects) nodes() (map[string]*draNode, []string) {
 	sort.SliceStable(d.slices, func(i, j int) bool { return d.slices[i].Metadata.Name < d.slices[j].Metadata.Name })
 	out := map[string]*draNode{}
-	for _, s := range d.slices {
-		if s.Spec.Driver != apidra.DriverName || s.Spec.NodeName == "" {
+	var warn []string
+	for i := range d.slices {
+		s := &d.slices[i]
+		drv, node := s.Spec.Driver, s.Spec.NodeName
+		if node == "" {
 			continue
 		}
-		n := out[s.Spec.NodeName]
-		if n == nil {
-			n = &draNode{pool: s.Spec.Pool.Name, devices: map[string]draEntry{}}
-			out[s.Spec.NodeName] = n
+		if drv != apidra.DriverName && drv != apidra.AMDDriverName && drv != apidra.GaudiDriverName {
+			warn = append(warn, fmt.Sprintf("%s: ResourceSlice %s of node %s: driver %s is none gpuplane reads (%s, %s, %s): its %d devices are not simulated",
+				s.where, trace.Quote(s.Metadata.Name), trace.Quote(node), trace.Quote(drv), apidra.DriverName, apidra.AMDDriverName, apidra.GaudiDriverName, len(s.Spec.Devices)))
+			continue
 		}
-		for _, dev := range s.Spec.Devices {
-			switch dev.attr(apidra.AttrType) {
-			case apidra.TypeGPU:
-				i := n.gpuOf(dev.attr(apidra.AttrUUID), dev.attr(apidra.AttrProductName))
-				g := &n.gpus[i]
-				g.device = dev.Name
-				g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
-				if c, ok := dev.Capacity[apidra.CapacityMemory]; ok {
-					g.mem, _ = trace.QuantityValue(c.Value)
-				}
-				if c, ok := dev.Capacity[apidra.CapacityShares]; ok {
-					g.shares, _ = trace.QuantityValue(c.Value)
-				}
-				for _, t := range dev.Taints {
-					g.tainted = g.tainted || t.Effect == "NoSchedule" || t.Effect == "NoExecute"
-				}
-				n.devices[dev.Name] = draEntry{gpu: i, start: -1}
-			case apidra.TypeMIG:
-				i := n.gpuOf(dev.attr(apidra.AttrParentUUID), dev.attr(apidra.AttrProductName))
-				n.gpus[i].mig = n.gpus[i].mig || len(dev.ConsumesCounters) > 0
-				n.devices[dev.Name] = draEntry{gpu: i, profile: dev.attr(apidra.AttrProfile), start: migStart(dev.Name)}
-			}
+		n := out[node]
+		if n == nil {
+			n = &draNode{driver: drv, pool: s.Spec.Pool.Name, devices: map[string]draEntry{}}
+			out[node] = n
+		}
+		switch {
+		case n.driver != drv:
+			warn = append(warn, fmt.Sprintf("%s: ResourceSlice %s: node %s has slices of %s too; a node of two vendors' devices is not simulated: its devices of %s are left out",
+				s.where, trace.Quote(s.Metadata.Name), trace.Quote(node), n.driver, drv))
+		case drv == apidra.DriverName:
+			n.addNVIDIA(s)
+		default:
+			warn = append(warn, n.addVendor(s)...)
 		}
 	}
-	return out
+	return out, warn
+}
+
+// addNVIDIA adds the GPUs of slice s of driver gpu.nvidia.com to n, the
+// GPUs indexed in the order their first device comes (a whole GPU, type
+// gpu, or a MIG device, type mig, which names its GPU by parentUUID and
+// its start by the last number of its name).
+func (n *draNode) addNVIDIA(s *draSlice) {
+	for _, dev := range s.Spec.Devices {
+		switch dev.attr(apidra.AttrType) {
+		case apidra.TypeGPU:
+			i := n.gpuOf(dev.attr(apidra.AttrUUID), dev.attr(apidra.AttrProductName))
+			g := &n.gpus[i]
+			g.device = dev.Name
+			g.shared = dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations
+			g.mem = dev.capacity(apidra.CapacityMemory)
+			g.shares = dev.capacity(apidra.CapacityShares)
+			g.tainted = dev.tainted()
+			n.devices[dev.Name] = draEntry{gpu: i, start: -1}
+		case apidra.TypeMIG:
+			i := n.gpuOf(dev.attr(apidra.AttrParentUUID), dev.attr(apidra.AttrProductName))
+			n.gpus[i].mig = n.gpus[i].mig || len(dev.ConsumesCounters) > 0
+			n.devices[dev.Name] = draEntry{gpu: i, profile: dev.attr(apidra.AttrProfile), start: migStart(dev.Name)}
+		}
+	}
+}
+
+// addVendor adds the devices of slice s of AMD's or Intel's Gaudi driver
+// to n, each a GPU of its own in the order published: an AMD device of
+// type amdgpu (a whole GPU) or amdgpu-partition (a partition, which AMD's
+// driver publishes as a device, a schedulable GPU), of its productName
+// and partitionProfile; a Gaudi of its model. It returns a warning naming
+// the slice for each device of another type, or without the attribute
+// that names its model, or whose model the catalog lacks (simulated
+// unpriced).
+func (n *draNode) addVendor(s *draSlice) []string {
+	var warn []string
+	drv := s.Spec.Driver
+	for _, dev := range s.Spec.Devices {
+		g := draGPU{device: dev.Name, mem: dev.capacity(apidra.CapacityMemory), tainted: dev.tainted()}
+		attr := apidra.AttrGaudiModel
+		if drv == apidra.AMDDriverName {
+			attr = apidra.AttrProductName
+			if t := dev.attrOf(drv, apidra.AttrType); t != apidra.AMDTypeGPU && t != apidra.AMDTypePartition {
+				warn = append(warn, fmt.Sprintf("%s: ResourceSlice %s: device %s of type %s is neither %s nor %s: not simulated", s.where, trace.Quote(s.Metadata.Name), trace.Quote(dev.Name), trace.Quote(t), apidra.AMDTypeGPU, apidra.AMDTypePartition))
+				continue
+			}
+			g.partition = dev.attrOf(drv, apidra.AttrAMDPartitionProfile)
+		}
+		g.product = dev.attrOf(drv, attr)
+		if _, known := gpu.Lookup(gpu.ModelOfProduct(g.product)); !known {
+			warn = append(warn, fmt.Sprintf("%s: ResourceSlice %s: device %s's %s %s is no model gpuplane knows: simulated unpriced", s.where, trace.Quote(s.Metadata.Name), trace.Quote(dev.Name), attr, trace.Quote(g.product)))
+		}
+		n.devices[dev.Name] = draEntry{gpu: len(n.gpus), start: -1}
+		n.gpus = append(n.gpus, g)
+	}
+	return warn
+}
+
+// capacity returns d's capacity name (bytes for memory), 0 if it has
+// none or it does not read.
+func (d *draDevice) capacity(name string) int64 {
+	c, ok := d.Capacity[name]
+	if !ok {
+		return 0
+	}
+	v, err := trace.QuantityValue(c.Value)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// tainted reports whether d has a NoSchedule or NoExecute taint.
+func (d *draDevice) tainted() bool {
+	for _, t := range d.Taints {
+		if t.Effect == "NoSchedule" || t.Effect == "NoExecute" {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuOf returns the index in n.gpus of the GPU of UUID uuid, adding it
@@ -324,18 +408,23 @@ func migStart(name string) int {
 	return n.Start
 }
 
-// draClassKind is what a device class selects of driver gpu.nvidia.com:
-// "gpu" (whole GPUs, shares), "mig", or "" (another driver, or unknown).
+// draClassKind is what a device class selects: of driver gpu.nvidia.com
+// "gpu" (whole GPUs, shares) or "mig"; AMD's or Intel's Gaudi driver's
+// devices, their driver's name (gpu.amd.com, gaudi.intel.com, whole
+// devices); or "" (another driver, or unknown).
 func (d *draObjects) classKind(name string) string {
 	c, ok := d.classes[name]
 	if !ok {
 		// The chart's DeviceClasses (deploy/helm/gpuplane
-		// templates/deviceclass.yaml), when the List lacks them.
+		// templates/deviceclass.yaml) and the vendors' charts' (named
+		// as their drivers: api/dra vendors.go), when the List lacks them.
 		switch name {
 		case apidra.GPUDeviceClass:
 			return apidra.TypeGPU
 		case apidra.MIGDeviceClass:
 			return apidra.TypeMIG
+		case apidra.AMDDriverName, apidra.GaudiDriverName:
+			return name
 		}
 		return ""
 	}
@@ -345,7 +434,12 @@ func (d *draObjects) classKind(name string) string {
 			continue
 		}
 		e := s.CEL.Expression
-		if !strings.Contains(e, "'"+apidra.DriverName+"'") && !strings.Contains(e, `"`+apidra.DriverName+`"`) {
+		for _, v := range []string{apidra.AMDDriverName, apidra.GaudiDriverName} {
+			if names(e, v) {
+				return v
+			}
+		}
+		if !names(e, apidra.DriverName) {
 			return ""
 		}
 		for _, k := range []string{apidra.TypeGPU, apidra.TypeMIG} {
@@ -355,6 +449,11 @@ func (d *draObjects) classKind(name string) string {
 		}
 	}
 	return kind
+}
+
+// names reports whether CEL expression e names driver in quotes.
+func names(e, driver string) bool {
+	return strings.Contains(e, "'"+driver+"'") || strings.Contains(e, `"`+driver+`"`)
 }
 
 // mapsGPU reports whether a DeviceClass of the snapshot maps the extended
@@ -381,7 +480,7 @@ var typeRE = regexp.MustCompile(`device\.attributes\[["']` + regexp.QuoteMeta(ap
 // device of profile (a name; "" any: the first published, the smallest);
 // products are the productName values its selectors allow (nil: any).
 type draAsk struct {
-	kind     string // "gpu" or "mig"
+	kind     string // "gpu" or "mig", or a vendor's driver (classKind)
 	count    int64
 	milli    int64 // 0: whole GPUs
 	profile  string
@@ -413,7 +512,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		}
 		kind := d.classKind(e.DeviceClassName)
 		if kind == "" {
-			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices: not simulated", path, trace.Quote(e.DeviceClassName), apidra.DriverName))
+			warn = append(warn, fmt.Sprintf("%s: device class %s is not one of driver %s's GPUs or MIG devices, nor %s's or %s's devices: not simulated", path, trace.Quote(e.DeviceClassName), apidra.DriverName, apidra.AMDDriverName, apidra.GaudiDriverName))
 			continue
 		}
 		a := draAsk{kind: kind, count: 1}
@@ -426,6 +525,13 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 		}
 		if a.count < 1 || a.count > cluster.MaxGPUsPerNode {
 			warn = append(warn, fmt.Sprintf("%s: count %d outside 1..%d: not simulated", path, a.count, cluster.MaxGPUsPerNode))
+			continue
+		}
+		if vendorKind(kind) != cluster.ResourceGPU {
+			if len(e.Selectors) > 0 || e.Capacity != nil {
+				warn = append(warn, fmt.Sprintf("%s: selectors and capacity of %s's devices are not simulated: simulated as %d of its whole devices", path, kind, a.count))
+			}
+			out = append(out, a)
 			continue
 		}
 		if e.Capacity != nil {
@@ -523,9 +629,53 @@ func (d *draObjects) claimsOf(file string, p *Pod, refs podClaims) draPod {
 	return out
 }
 
+// vendorKind is the resource kind of driver's devices: ResourceAMD of
+// gpu.amd.com, ResourceGaudi of gaudi.intel.com, else (NVIDIA's driver,
+// or a kind of its devices) ResourceGPU.
+func vendorKind(driver string) cluster.ResourceKind {
+	switch driver {
+	case apidra.AMDDriverName:
+		return cluster.ResourceAMD
+	case apidra.GaudiDriverName:
+		return cluster.ResourceGaudi
+	}
+	return cluster.ResourceGPU
+}
+
+// setVendorDemand sets pod p's request when its claims ask for AMD's or
+// Gaudi devices (asks of a vendor's driver): that many whole devices of
+// the vendor's kind. ok is false when no ask is a vendor's; asks of two
+// vendors, or with NVIDIA's, are warned about and not simulated.
+func (p *Pod) setVendorDemand(asks []draAsk) (warn []string, ok bool) {
+	var vendor string
+	var devices int64
+	for _, a := range asks {
+		devices += a.count
+		if vendorKind(a.kind) != cluster.ResourceGPU {
+			vendor = a.kind
+		}
+	}
+	if vendor == "" {
+		return nil, false
+	}
+	for _, a := range asks {
+		if a.kind != vendor {
+			return []string{fmt.Sprintf("pod %s: its claims ask for %s's devices with others: not simulated", trace.Quote(p.Name), vendor)}, true
+		}
+	}
+	if devices > cluster.MaxGPUsPerNode {
+		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", trace.Quote(p.Name), devices, cluster.MaxGPUsPerNode)}, true
+	}
+	p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, vendorKind(vendor)
+	return nil, true
+}
+
 // setDemand sets pod p's GPU request from its claims' asks (its own
 // containers' extended resources, if any, rule; see applyDRA).
 func (p *Pod) setDemand(asks []draAsk) []string {
+	if w, ok := p.setVendorDemand(asks); ok {
+		return w
+	}
 	var warn []string
 	var whole, devices int64
 	var products []string
@@ -568,8 +718,9 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 	return warn
 }
 
-// applyDRA gives each node without device-plugin GPUs the GPUs driver
-// gpu.nvidia.com publishes for it (its slices), and each pod with claims
+// applyDRA gives each node without device-plugin GPUs the GPUs or
+// devices its slices publish (gpu.nvidia.com, gpu.amd.com,
+// gaudi.intel.com: nodes), and each pod with claims
 // its GPU request from them: a pending pod's from its claims' requests (or
 // templates), a running pod's from the devices allocated to it; a pod
 // whose containers ask for no GPU extended resource asks by its claims
@@ -579,7 +730,8 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 // left out of its node unless a running pod holds it. refs are the pods'
 // claim references, in s.Pods' order.
 func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error {
-	nodes := d.nodes()
+	nodes, warn := d.nodes()
+	s.Warnings = append(s.Warnings, warn...)
 	pods := make([]draPod, len(s.Pods))
 	held := map[string]map[string]bool{} // node, device
 	for i := range s.Pods {
@@ -591,8 +743,9 @@ func (s *Snapshot) applyDRA(file string, d *draObjects, refs []podClaims) error 
 		if !p.Bound() {
 			pods[i].results = nil
 		}
+		dn := nodes[p.NodeName]
 		for _, r := range pods[i].results {
-			if r.Driver == apidra.DriverName {
+			if dn != nil && r.Driver == dn.driver {
 				if held[p.NodeName] == nil {
 					held[p.NodeName] = map[string]bool{}
 				}
@@ -687,10 +840,7 @@ func (n *Node) setDRA(file string, dn *draNode, held map[string]bool, warnings *
 		return nil, fmt.Errorf("%s:%d: node %s: its ResourceSlices publish %d GPUs, more than %d", file, n.Line, trace.Quote(n.Name), n.GPUs, cluster.MaxGPUsPerNode)
 	}
 	if n.GPUs > 0 {
-		n.Model = gpu.ModelOfProduct(n.Product)
-		if n.Product == "" {
-			n.Model = "unlabelled"
-		}
+		n.setDRAModel(file, dn, idx, warnings)
 		if len(n.Model) > trace.MaxModelLen {
 			return nil, fmt.Errorf("%s:%d: node %s: productName longer than %d characters", file, n.Line, trace.Quote(n.Name), trace.MaxModelLen)
 		}
@@ -705,6 +855,48 @@ func (n *Node) setDRA(file string, dn *draNode, held map[string]bool, warnings *
 	return idx, nil
 }
 
+// setDRAModel sets node n's vendor and model from its driver and the
+// product of its first kept GPU (n.Product): NVIDIA's productName
+// (gpu.ModelOfProduct; "unlabelled" without one); AMD's productName
+// ("AMD_Instinct_MI300X": MI300X; unlabelled-amd without one) with the
+// partition mode of that GPU's partitionProfile ("cpx_nps1": CPX/NPS1);
+// Gaudi's model ("Gaudi3"; unlabelled-gaudi without one). A partition mode
+// the model lacks is warned about and left out. idx is setDRA's.
+func (n *Node) setDRAModel(file string, dn *draNode, idx []int, warnings *[]string) {
+	n.Model = gpu.ModelOfProduct(n.Product)
+	switch {
+	case dn.driver == apidra.GaudiDriverName:
+		n.Vendor = gpu.Intel
+		if n.Product == "" {
+			n.Model = unlabelledGaudi
+		}
+	case dn.driver != apidra.AMDDriverName:
+		if n.Product == "" {
+			n.Model = "unlabelled"
+		}
+	case n.Product == "":
+		n.Vendor, n.Model = gpu.AMD, unlabelledAMD
+	default:
+		n.Vendor = gpu.AMD
+		part := ""
+		for j, g := range dn.gpus {
+			if idx[j] >= 0 {
+				part = g.partition
+				break
+			}
+		}
+		p, err := gpu.ParsePartition(part)
+		if _, known := gpu.Lookup(n.Model); known && err == nil {
+			if _, err = gpu.Partitions(n.Model, p); err == nil {
+				n.Partition = p
+			}
+		}
+		if err != nil {
+			*warnings = append(*warnings, fmt.Sprintf("%s:%d: node %s: partitionProfile %s of %s: %v: simulated unpartitioned", file, n.Line, trace.Quote(n.Name), trace.Quote(part), apidra.AMDDriverName, err))
+		}
+	}
+}
+
 // setAllocation sets a running pod's GPUs from the devices allocated to
 // it (results) on its node dn (idx: GPU indices as setDRA renumbered
 // them): whole GPUs, a share of consumed milliGPU (all of it when none is
@@ -712,13 +904,13 @@ func (n *Node) setDRA(file string, dn *draNode, held map[string]bool, warnings *
 // and start. It returns a warning of what it could not read, "" if none.
 func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string {
 	if dn == nil {
-		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s the List lacks: its devices are chosen again", trace.Quote(p.Name), trace.Quote(p.NodeName), apidra.DriverName)
+		return fmt.Sprintf("pod %s: its claims are allocated on node %s, whose ResourceSlices of %s, %s or %s the List lacks: its devices are chosen again", trace.Quote(p.Name), trace.Quote(p.NodeName), apidra.DriverName, apidra.AMDDriverName, apidra.GaudiDriverName)
 	}
 	var gpus []int
 	milli, profile, start, others := int64(cluster.MilliGPU), "", -1, 0
 	for _, r := range results {
 		e, ok := dn.devices[r.Device]
-		if r.Driver != apidra.DriverName || !ok || e.gpu >= len(idx) || idx[e.gpu] < 0 {
+		if r.Driver != dn.driver || !ok || e.gpu >= len(idx) || idx[e.gpu] < 0 {
 			others++
 			continue
 		}
@@ -732,7 +924,7 @@ func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string 
 	}
 	switch {
 	case len(gpus) == 0:
-		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", trace.Quote(p.Name), len(results), apidra.DriverName, trace.Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: none of its %d allocated devices is a GPU of %s on node %s: not simulated", trace.Quote(p.Name), len(results), dn.driver, trace.Quote(p.NodeName))
 	case profile != "" && len(gpus) == 1:
 		c := max(migSlices(profile), 1)
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(gpu.MIGShareMilli(c)), cluster.ResourceMIG
@@ -740,11 +932,11 @@ func (p *Pod) setAllocation(dn *draNode, idx []int, results []draResult) string 
 	case milli < cluster.MilliGPU && len(gpus) == 1:
 		p.NumGPU, p.GPUMilli, p.Resource = 1, int16(milli), cluster.ResourceAny
 	case len(gpus) <= cluster.MaxGPUsPerNode:
-		p.NumGPU, p.GPUMilli, p.Resource = int8(len(gpus)), cluster.MilliGPU, cluster.ResourceGPU
+		p.NumGPU, p.GPUMilli, p.Resource = int8(len(gpus)), cluster.MilliGPU, vendorKind(dn.driver)
 	}
 	p.GPUs = gpus
 	if others > 0 {
-		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", trace.Quote(p.Name), others, apidra.DriverName, trace.Quote(p.NodeName))
+		return fmt.Sprintf("pod %s: %d of its allocated devices are not GPUs of %s on node %s (another driver, or a device its slices lack): not simulated", trace.Quote(p.Name), others, dn.driver, trace.Quote(p.NodeName))
 	}
 	return ""
 }

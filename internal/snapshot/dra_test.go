@@ -148,7 +148,7 @@ func TestSnapshotDRA(t *testing.T) {
 	for _, w := range []string{
 		`node "a100": 1 of its 5 GPUs are tainted (unhealthy, NoSchedule or NoExecute) and held by no pod: left out`,
 		`dra.json:1: items[18]: spec.devices.requests[0].selectors[0].cel: "device.capacity['gpu.nvidia.com'].memory"… (73 bytes) is not simulated`,
-		`dra.json:1: items[20]: spec.devices.requests[0]: device class "fpga.example.com" is not one of driver gpu.nvidia.com's GPUs or MIG devices: not simulated`,
+		`dra.json:1: items[20]: spec.devices.requests[0]: device class "fpga.example.com" is not one of driver gpu.nvidia.com's GPUs or MIG devices, nor gpu.amd.com's or gaudi.intel.com's devices: not simulated`,
 		`dra.json:1: items[24]: spec.devices.requests[0]: capacity.requests.memory without milliGPU (a memory share): simulated as a whole GPU`,
 	} {
 		if !strings.Contains(warnings, w) {
