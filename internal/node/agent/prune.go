@@ -14,7 +14,7 @@ import (
 )
 
 // PruneLabels removes the GPU feature labels the agent owns
-// (labels.Owned) from every Node and logs how many nodes and labels
+// (labels.Owned, but nvidia.com/gpu.present: labels.Prune) from every Node and logs how many nodes and labels
 // (gpuplane-node-agent --prune-labels, the chart's uninstall hook Job). It
 // talks to the API server of the kubeconfig file, or with in-cluster
 // credentials when kubeconfig is empty; it needs get, list and patch on

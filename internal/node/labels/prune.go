@@ -11,12 +11,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuplane/gpuplane/api/resource"
 )
 
 // Prune removes the labels the node agent owns (Owned: under Prefixes and
 // not under Foreign) from every Node, with one merge patch per node that
 // carries any (a null value deletes a key, RFC 7386); other labels are
-// untouched. It returns the number of nodes patched and of labels removed
+// untouched, and so is nvidia.com/gpu.present, which the agent writes but
+// administrators and the GPU operator set too, and which the chart's
+// default affinity selects: without it a later install would run no agent
+// on the node to put it back. It returns the number of nodes patched and of labels removed
 // in all. As node-feature-discovery's nfd-master -prune, which its chart
 // runs as a post-delete hook Job, it is what the chart's uninstall hook
 // runs (gpuplane-node-agent --prune-labels). An error names the node, or
@@ -29,7 +34,7 @@ func Prune(ctx context.Context, c kubernetes.Interface) (nodes, removed int, err
 	for _, n := range list.Items {
 		patch := map[string]any{}
 		for k := range n.Labels {
-			if Owned(k) {
+			if Owned(k) && k != resource.LabelGPUPresent {
 				patch[k] = nil // delete
 			}
 		}

@@ -31,9 +31,9 @@ func TestPrune(t *testing.T) {
 		"nvidia.com/mig.config.state":             "success",
 		"nvidia.com/device-plugin.config":         "a100",
 		"gpuplane.io/kubelet-api":                 "dra",
+		"nvidia.com/gpu.present":                  "true", // the chart's affinity: kept
 	}
 	gpu1 := map[string]string{
-		"nvidia.com/gpu.present":               "true",
 		"nvidia.com/gpu.count":                 "8",
 		"nvidia.com/gpu.product":               "NVIDIA-A100-SXM4-80GB",
 		"nvidia.com/cuda.driver-version.major": "570",
@@ -52,9 +52,9 @@ func TestPrune(t *testing.T) {
 	)
 	ctx := context.Background()
 	nodes, removed, err := Prune(ctx, c)
-	// gpu-1: 7 owned labels; gpu-2: 1; cpu-1: none, not patched.
-	if err != nil || nodes != 2 || removed != 8 {
-		t.Fatalf("Prune = %d nodes, %d labels, %v; want 2, 8, nil", nodes, removed, err)
+	// gpu-1: 6 owned labels; gpu-2: 1; cpu-1: none, not patched.
+	if err != nil || nodes != 2 || removed != 7 {
+		t.Fatalf("Prune = %d nodes, %d labels, %v; want 2, 7, nil", nodes, removed, err)
 	}
 	for name, want := range map[string]map[string]string{"gpu-1": kept, "gpu-2": nil, "cpu-1": cpu} {
 		n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
