@@ -30,6 +30,10 @@ const (
 	// LabelGPUModel is gpuplane's catalog model of the node's GPUs, e.g.
 	// "A100-80GB" (internal/gpu), a gpuplane extension.
 	LabelGPUModel = "gpuplane.io/gpu.model"
+	// LabelKubeletAPI (device-plugin or dra) is set by administrators to
+	// pick the kubelet API of a node under the chart's nodeAgent.perNode;
+	// the node agent never writes it.
+	LabelKubeletAPI = "gpuplane.io/kubelet-api"
 )
 
 // Pod labels that the admission policy reads and sets by default.

@@ -35,6 +35,7 @@ func main() {
 // options.
 func newNodeAgentCmd() *cobra.Command {
 	o := agent.DefaultOptions()
+	var prune bool
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: "Kubelet device plugin or DRA kubelet plugin, GPU feature labels, GPU health and metrics for one node",
@@ -52,6 +53,9 @@ serves GPU metrics. It exits cleanly on SIGTERM or SIGINT.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if prune {
+				return agent.PruneLabels(ctx, o.Kubeconfig)
+			}
 			return agent.Run(ctx, o)
 		},
 	}
@@ -72,6 +76,7 @@ serves GPU metrics. It exits cleanly on SIGTERM or SIGINT.`,
 	f.BoolVar(&o.NodeFeatureAPI, "node-feature-api", o.NodeFeatureAPI, "write GPU feature labels as a node-feature-discovery NodeFeature object in --namespace, which NFD puts on the node (in-cluster credentials unless --kubeconfig)")
 	f.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the NodeFeature object (default $POD_NAMESPACE)")
 	f.BoolVar(&o.SchedulerChoice, "scheduler-choice", o.SchedulerChoice, "in Allocate, give pods bound to --node-name the GPUs gpuplane-scheduler chose for them and mark them allocated (lists and patches pods; in-cluster credentials unless --kubeconfig)")
+	f.BoolVar(&prune, "prune-labels", false, "remove the GPU feature labels the agent writes under --label-node, all but nvidia.com/gpu.present, from every Node, then exit (the chart's uninstall hook; needs get, list and patch on nodes; other flags but --kubeconfig are ignored)")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file for the API server, outside a cluster or in tests (default: in-cluster credentials with --label-node, --node-feature-api, --scheduler-choice or --kubelet-api=dra)")
 	f.StringVar(&o.KubeletAPI, "kubelet-api", o.KubeletAPI, "kubelet API the GPUs are served through: device-plugin, or dra (DRA driver gpu.nvidia.com, as NVIDIA's DRA driver; needs API access and --node-name; see docs/dra.md)")
 	f.StringVar(&o.DRA.PluginDir, "dra-plugin-dir", o.DRA.PluginDir, "with --kubelet-api=dra: directory of the plugin's socket (dra.sock) and checkpoint")

@@ -271,10 +271,11 @@ func TestTemplateDefaults(t *testing.T) {
 
 func TestTemplateFull(t *testing.T) {
 	r := render(t, "-f", writeValues(t))
+	// labelNode: the uninstall hook's four objects (prune_labels_test.go).
 	want := []string{
-		"ClusterRole/" + fullname, "ClusterRoleBinding/" + fullname, "ConfigMap/" + fullname,
-		"DaemonSet/" + fullname, "PrometheusRule/" + fullname, "Service/" + fullname,
-		"ServiceAccount/" + fullname, "ServiceMonitor/" + fullname,
+		"ClusterRole/" + fullname, "ClusterRole/" + pruneName, "ClusterRoleBinding/" + fullname, "ClusterRoleBinding/" + pruneName,
+		"ConfigMap/" + fullname, "DaemonSet/" + fullname, "Job/" + pruneName, "PrometheusRule/" + fullname, "Service/" + fullname,
+		"ServiceAccount/" + fullname, "ServiceAccount/" + pruneName, "ServiceMonitor/" + fullname,
 		"ValidatingAdmissionPolicy/" + fullname + "-node-agent", "ValidatingAdmissionPolicyBinding/" + fullname + "-node-agent",
 	}
 	if got := r.keys(); !slices.Equal(got, want) {

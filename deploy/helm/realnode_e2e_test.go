@@ -35,6 +35,7 @@ import (
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/node/gpucdi/gpucditest"
+	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
 
@@ -581,6 +582,52 @@ func (e *realNode) checkNothingLeft() {
 	})
 }
 
+// waitLabelled waits until the agent (--label-node, on with
+// scheduler.enabled) has put its GPU feature labels on the node:
+// nvidia.com/gpu.count is mockGPUs (8, the mock dgx-h100) and
+// gpuplane.io/gpu.model is set.
+func (e *realNode) waitLabelled() {
+	e.t.Helper()
+	e.poll("the agent's labels on the node", func() error {
+		n, err := e.c.Client.CoreV1().Nodes().Get(e.ctx, e.k.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Labels[gpuresource.LabelGPUCount] != strconv.Itoa(mockGPUs) || n.Labels[gpuresource.LabelGPUModel] == "" {
+			return fmt.Errorf("labels %v", n.Labels)
+		}
+		return nil
+	})
+}
+
+// checkLabelsPruned checks, right after helm uninstall returned (helm
+// waits for its post-delete hook Job to complete), that the node carries
+// none of the agent's labels (labels.Owned) but nvidia.com/gpu.present,
+// which the test's kubelet registered it with and the hook keeps, and
+// that the hook's Job and ClusterRole are gone (hook-succeeded).
+func (e *realNode) checkLabelsPruned() {
+	e.t.Helper()
+	n, err := e.c.Client.CoreV1().Nodes().Get(e.ctx, e.k.Name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range n.Labels {
+		if labels.Owned(k) && k != gpuresource.LabelGPUPresent {
+			e.t.Errorf("label %s=%s left on the node after helm uninstall", k, v)
+		}
+	}
+	if v := n.Labels[gpuresource.LabelGPUPresent]; v != "true" {
+		e.t.Errorf("label %s=%q after helm uninstall, want true (kept)", gpuresource.LabelGPUPresent, v)
+	}
+	name := pruneName
+	if _, err := e.c.Client.BatchV1().Jobs(namespace).Get(e.ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		e.t.Errorf("Job %s after helm uninstall: %v, want NotFound", name, err)
+	}
+	if _, err := e.c.Client.RbacV1().ClusterRoles().Get(e.ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		e.t.Errorf("ClusterRole %s after helm uninstall: %v, want NotFound", name, err)
+	}
+}
+
 // deletePods deletes the GPU pods (in teamNS) and waits until
 // they are gone.
 func (e *realNode) deletePods(names ...string) {
@@ -611,7 +658,8 @@ func (e *realNode) deletePods(names ...string) {
 // and the control nodes, the driver's libraries, and
 // NVIDIA_VISIBLE_DEVICES=void (checkGPUPod). helm upgrade rolls the
 // agent (a pod annotation), after which a 1-GPU pod runs the same way;
-// helm uninstall leaves no pod, no plugin socket and no CDI spec.
+// helm uninstall leaves no pod, no plugin socket and no CDI spec, and its
+// post-delete hook Job removes the agent's node labels.
 func TestHelmRealNodeDevicePlugin(t *testing.T) { testHelmRealNode(t, false) }
 
 // TestHelmRealNodeDRA: the same with the agent serving its GPUs through
@@ -657,7 +705,9 @@ func testHelmRealNode(t *testing.T, dra bool) {
 	e.checkGPUPod("three", e.runGPUPod("three", 1), 1)
 
 	e.deletePods("two", "one", "three")
+	e.waitLabelled()
 	e.helm("uninstall", release, "--wait", "--timeout", "3m")
+	e.checkLabelsPruned()
 	e.checkNothingLeft()
 	t.Logf("helm install to uninstalled: %.1f s", time.Since(t1).Seconds())
 }

@@ -60,12 +60,14 @@ const labelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
 // switches (nvidia.com/gpu.deploy.<component>, e.g. gpu.deploy.device-plugin
 // =false) and workload type (nvidia.com/gpu.workload.config), set by
 // administrators and the operator, and the MIG manager's desired and
-// reported layout (nvidia.com/mig.config, nvidia.com/mig.config.state).
+// reported layout (nvidia.com/mig.config, nvidia.com/mig.config.state),
+// and the kubelet API an administrator picks for a node under the chart's
+// nodeAgent.perNode (gpuplane.io/kubelet-api).
 // Source: the GPU operator's documentation (gpu.workload.config is
 // container, vm-passthrough or vm-vgpu; gpu.deploy.<operand>=false turns an
 // operand off on a node) and its MIG manager (mig.config is the layout
 // wanted, mig.config.state reports pending, success or failed).
-var Foreign = []string{"nvidia.com/gpu.deploy.", "nvidia.com/gpu.workload.config", resource.LabelMIGConfig}
+var Foreign = []string{"nvidia.com/gpu.deploy.", "nvidia.com/gpu.workload.config", resource.LabelMIGConfig, resource.LabelKubeletAPI}
 
 // Owned reports whether the node agent owns the label key: under one of
 // Prefixes and under none of Foreign.
