@@ -58,10 +58,9 @@ type Containerd struct {
 	// Ctr is the ctr program, run against Socket by Import.
 	Ctr string
 
-	dir      string
-	cgroup   string
-	proc     *proc
-	shimsBef map[string]bool
+	dir    string
+	cgroup string
+	proc   *proc
 }
 
 // shimSocketDir is where every containerd shim puts its socket.
@@ -175,7 +174,6 @@ func startContainerd(ctx context.Context, nodeDir, cgroupRoot, pause string) (_ 
 	if err := makeCgroups(c.cgroup); err != nil {
 		return nil, err
 	}
-	c.shimsBef = dirNames(shimSocketDir)
 	// The Go runtime makes the new namespace's mounts private
 	// (MS_REC|MS_PRIVATE on /, after CLONE_NEWNS); sh makes them shared
 	// again, a peer group of the namespace's own, before it becomes
@@ -268,6 +266,10 @@ func (c *Containerd) Import(ctx context.Context, archive string) error {
 // and named in the error.
 func (c *Containerd) stop() error {
 	var errs []error
+	// This containerd's shims' sockets, named from its tasks while they
+	// exist: another test's containerd (another package's, run at the
+	// same time) has shims in the same directory.
+	own := shimSocketNames(filepath.Dir(c.dir))
 	select {
 	case <-c.proc.done:
 	default:
@@ -292,7 +294,7 @@ func (c *Containerd) stop() error {
 		errs = append(errs, fmt.Errorf("containerd: mounts left in the host's mount table: %s", strings.Join(m, ", ")))
 	}
 	for n := range dirNames(shimSocketDir) {
-		if !c.shimsBef[n] {
+		if own[n] {
 			errs = append(errs, fmt.Errorf("containerd: shim socket %s left", filepath.Join(shimSocketDir, n)))
 		}
 	}
@@ -421,16 +423,29 @@ func (k *KubeletNode) Leftovers() []string {
 // pkg/shim/util_unix.go, CreateSocketAddress), then the directories when
 // empty.
 func removeShimSockets(nodeDir string) {
+	for n := range shimSocketNames(nodeDir) {
+		_ = os.Remove(filepath.Join(shimSocketDir, n))
+	}
+	_ = os.Remove(shimSocketDir)
+	_ = os.Remove(filepath.Dir(shimSocketDir))
+}
+
+// shimSocketNames is the names in shimSocketDir of the shim sockets of the
+// tasks in the state of the node's containerd under nodeDir: the SHA-256
+// of <containerd address>/<namespace>/<id> (containerd
+// pkg/shim/util_unix.go, SocketAddress), one per task directory
+// (state/io.containerd.runtime.v2.task/<namespace>/<id>).
+func shimSocketNames(nodeDir string) map[string]bool {
 	address := filepath.Join(nodeDir, "containerd", "containerd.sock")
 	state := filepath.Join(nodeDir, "containerd", "state", "io.containerd.runtime.v2.task")
+	names := map[string]bool{}
 	nss, _ := os.ReadDir(state)
 	for _, ns := range nss {
 		ids, _ := os.ReadDir(filepath.Join(state, ns.Name()))
 		for _, id := range ids {
 			d := sha256.Sum256([]byte(filepath.Join(address, ns.Name(), id.Name())))
-			_ = os.Remove(filepath.Join(shimSocketDir, hex.EncodeToString(d[:])))
+			names[hex.EncodeToString(d[:])] = true
 		}
 	}
-	_ = os.Remove(shimSocketDir)
-	_ = os.Remove(filepath.Dir(shimSocketDir))
+	return names
 }

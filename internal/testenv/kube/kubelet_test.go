@@ -208,7 +208,6 @@ func testKubeletKilled(t *testing.T, containerd bool) {
 		Binary(t, "containerd")
 	}
 	before, aloneBefore := sysctlsAlone(t)
-	shimsBefore := dirNames(shimSocketDir)
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
 	cmd.Env = append(os.Environ(), "GPUPLANE_KUBELET_CHILD=1")
 	out, err := cmd.StdoutPipe()
@@ -273,6 +272,12 @@ func testKubeletKilled(t *testing.T, containerd bool) {
 	if containerd && len(cgroupProcs(cgroup)) == 0 {
 		t.Fatalf("no shim or container process left in %s: the test proves nothing", cgroup)
 	}
+	// The killed node's shims' sockets, from its containerd's tasks (other
+	// tests' containerd shims share the directory).
+	own := shimSocketNames(dir)
+	if containerd && len(own) == 0 {
+		t.Fatalf("no containerd task in %s: the test proves nothing", dir)
+	}
 	h, err := lockHostState()
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +295,7 @@ func testKubeletKilled(t *testing.T, containerd bool) {
 		t.Errorf("processes left after reap: %v", left)
 	}
 	for n := range dirNames(shimSocketDir) {
-		if !shimsBefore[n] {
+		if own[n] {
 			t.Errorf("shim socket %s left after reap", filepath.Join(shimSocketDir, n))
 		}
 	}
