@@ -62,3 +62,32 @@ func TestVendorPrometheus(t *testing.T) {
 		t.Errorf("file differs (%v):\n%s\nPrometheus:\n%s", err, f, p)
 	}
 }
+
+// TestExporterPrometheus backfills cost/source's exporters hour
+// (testdata/exporters.om: AMD's device-metrics-exporter, Intel Gaudi's
+// metric exporter and kube-state-metrics, from 2026-11-01 00:00 UTC) into a
+// real Prometheus and reads it back with its range queries: the same
+// report as from the file, and by hand (cost/source TestExporterPods)
+// a/train 2 x 0.75 x 1 h = 1.50 USD from the exporter, not its requests;
+// b/infer 6.00 x 0.5 h = 3.00, used 0.5 x 0.50 = 0.25 GPU-h; c/hpu 11.06,
+// used 0.25 GPU-h; d/old 3.93 from its request; idle 0.75, 3.00 and
+// 11.06; total 34.30.
+func TestExporterPrometheus(t *testing.T) {
+	file := filepath.Join("..", "source", "testdata", "exporters.om")
+	base := startPrometheus(t, backfill(t, file))
+	o := Options{Prometheus: base, From: "2026-11-01T00:00:00Z", To: "2026-11-01T01:00:00Z", Step: 10 * time.Minute, By: "pod", Format: "csv"}
+	p, _, err := run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"row,a/train,2,0,0,1.50,", "row,b/infer,0.5,0.25,0.5,3.00,", "row,c/hpu,1,0.25,0.25,11.06,", "row,d/old,1,0,0,3.93,",
+		"idle,amd-0,1,,,0.75,", "idle,amd-1,0.5,,,3.00,", "idle,gaudi-0,1,,,11.06,", "total,,7,,,34.30,"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("Prometheus report lacks %q:\n%s", want, p)
+		}
+	}
+	o.Prometheus, o.OpenMetrics = "", file
+	if f, _, err := run(t, o); err != nil || f != p {
+		t.Errorf("file differs (%v):\n%s\nPrometheus:\n%s", err, f, p)
+	}
+}

@@ -53,6 +53,13 @@ type builder struct {
 	requests     map[string]*request
 	requestOrder []string
 	running      map[string]map[int64]bool
+	// The vendors' exporters (exporter.go): each device's partition mode,
+	// by its UUID as relabelled; the grid indexes at which an exporter
+	// series names a pod, by namespace/pod; whether a series came
+	// scraped without honor_labels.
+	parts       map[string]gpu.Partition
+	named       map[string]map[int64]bool
+	exportedPod bool
 }
 
 type gpuInfo struct{ node, model string }
@@ -81,6 +88,7 @@ func newBuilder(w Window) *builder {
 		unknownModel: map[string]bool{}, noUUID: map[string]int{}, shares: map[string]*shareRuns{},
 		util: map[string]map[string][]float32{}, fb: map[usageKey]*Usage{},
 		vendorNodes: map[string]vendorNode{}, requests: map[string]*request{}, running: map[string]map[int64]bool{},
+		parts: map[string]gpu.Partition{}, named: map[string]map[int64]bool{},
 	}
 }
 
@@ -115,10 +123,20 @@ func (b *builder) add(metric, key string, l map[string]string, t []int64, v []fl
 	if len(t) == 0 {
 		return nil
 	}
-	if metric == KSMPodRequests || metric == KSMNodeLabels || metric == KSMContainerRunning {
+	switch metric {
+	case KSMPodRequests, KSMNodeLabels, KSMContainerRunning:
 		b.addVendor(metric, key, l, t, v)
 		return nil
+	case AMDTotalVRAM, AMDGFXActivity, GaudiUtilization:
+		return b.addExporter(metric, key, l, t, v)
 	}
+	return b.addSeries(metric, key, l, t, v)
+}
+
+// addSeries takes a series in the node agent's labels (UUID, Hostname,
+// modelName, pod, namespace, GPU_I_ID, GPU_I_PROFILE), as add does; the
+// vendors' exporters' series come here relabelled (exporter.go).
+func (b *builder) addSeries(metric, key string, l map[string]string, t []int64, v []float64) error {
 	raw := key
 	if metric == metrics.DeviceHealth {
 		for i, x := range v {
@@ -343,7 +361,7 @@ func (b *builder) gpuList() []alloc.GPU {
 	}
 	sort.Strings(uuids)
 	for _, u := range uuids {
-		g := alloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model}
+		g := alloc.GPU{Node: b.gpus[u].node, UUID: u, Model: b.gpus[u].model, Partition: b.parts[u]}
 		// A GPU first or last seen inside the window (a node added or
 		// removed) costs from its first grid time to one step past its
 		// last; one seen at the window's ends, the whole window.

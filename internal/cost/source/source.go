@@ -1,10 +1,11 @@
 // Copyright 2026 The gpuplane Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package source reads the node agent's metrics over a window into the
-// input of the cost accounting (internal/cost/alloc): the GPUs, who held
-// which share of which GPU when, each GPU's utilisation, and per-pod usage
-// series for right-sizing. It reads them from Prometheus's HTTP API (range
+// Package source reads the node agent's metrics, and for AMD Instinct and
+// Intel Gaudi devices their vendors' exporters' and kube-state-metrics'
+// series, over a window into the input of the cost accounting
+// (internal/cost/alloc): the GPUs, who held which share of which GPU when,
+// each GPU's utilisation, and per-pod usage series for right-sizing. It reads them from Prometheus's HTTP API (range
 // queries, ReadPrometheus) or from an OpenMetrics file of the kind promtool
 // backfills (ReadOpenMetrics); both evaluate the series on the same grid of
 // steps, so that the same data gives the same input. docs/cost.md gives the
@@ -22,8 +23,10 @@ import (
 
 // Metrics are the metric names read, in the order read: the node agent's
 // series (api/metrics; docs/metrics.md), then kube-state-metrics' of the
-// AMD and Gaudi pods' requests (vendor.go).
-var Metrics = []string{metrics.DeviceHealth, metrics.DeviceAllocationShare, metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil, metrics.DCGMDevFBUsed, KSMNodeLabels, KSMContainerRunning, KSMPodRequests}
+// AMD and Gaudi pods' requests and nodes (vendor.go), then AMD's and
+// Intel Gaudi's exporters' (exporter.go), which need the nodes' models
+// and the requests' nodes read before them.
+var Metrics = []string{metrics.DeviceHealth, metrics.DeviceAllocationShare, metrics.DCGMProfGrEngineActive, metrics.DCGMDevGPUUtil, metrics.DCGMDevFBUsed, KSMNodeLabels, KSMContainerRunning, KSMPodRequests, AMDTotalVRAM, AMDGFXActivity, GaudiUtilization}
 
 // DefaultStep is the default time between two evaluations, in milliseconds:
 // 30 s, at least the Helm chart's ServiceMonitor interval (15 s,

@@ -13,8 +13,9 @@ import (
 )
 
 // AMD Instinct and Intel Gaudi nodes run no gpuplane node agent, so no
-// allocation series names their pods. Their pods are priced from their
-// requests instead, as kube-state-metrics publishes them
+// allocation series names their pods. Where the vendor's exporter names a
+// pod (exporter.go), that prices it; else its requests do, as
+// kube-state-metrics publishes them
 // (kubernetes/kube-state-metrics internal/store/pod.go and node.go): an
 // extended resource's request with its name sanitised as a Prometheus
 // label value ('.' and '/' as '_': amd.com/gpu is amd_com_gpu, unit
@@ -113,8 +114,10 @@ func (b *builder) addVendor(metric, key string, l map[string]string, t []int64, 
 // (KSMContainerRunning 1) requests n > 0 devices,
 // n GPUs of its node's model that live for the run and that the pod holds
 // whole for it, so that each costs its price over the run and none is
-// idle (kube-state-metrics tells no node's free devices). A request on a
-// node whose model is not known is left out, with a warning.
+// idle (kube-state-metrics tells no node's free devices). A step at which
+// a vendor's exporter names the pod (b.named, exporter.go) is the
+// exporter's, not the request's. A request on a node whose model is not
+// known is left out, with a warning.
 func (b *builder) vendorHoldings() ([]alloc.GPU, []alloc.Holding) {
 	var gpus []alloc.GPU
 	var hs []alloc.Holding
@@ -130,7 +133,7 @@ func (b *builder) vendorHoldings() ([]alloc.GPU, []alloc.Holding) {
 		var idx []int64
 		var v []float64
 		for i, j := range r.idx {
-			if run[j] && r.v[i] > 0 {
+			if run[j] && r.v[i] > 0 && !b.named[r.ns+"/"+r.pod][j] {
 				idx, v = append(idx, j), append(v, r.v[i])
 			}
 		}
