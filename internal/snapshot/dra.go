@@ -868,14 +868,14 @@ func (n *Node) setDRAModel(file string, dn *draNode, idx []int, warnings *[]stri
 	case dn.driver == apidra.GaudiDriverName:
 		n.Vendor = gpu.Intel
 		if n.Product == "" {
-			n.Model = unlabelledGaudi
+			n.Model = gpu.UnlabelledGaudi
 		}
 	case dn.driver != apidra.AMDDriverName:
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
 	case n.Product == "":
-		n.Vendor, n.Model = gpu.AMD, unlabelledAMD
+		n.Vendor, n.Model = gpu.AMD, gpu.UnlabelledAMD
 	default:
 		n.Vendor = gpu.AMD
 		part := ""
