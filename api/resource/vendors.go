@@ -3,6 +3,13 @@
 
 package resource
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
 // AMD's names: the extended resource its device plugin advertises and the
 // node labels its node labeller writes (github.com/ROCm/k8s-device-plugin,
 // cmd/k8s-device-plugin/main.go getResourceList, and
@@ -47,4 +54,37 @@ const AMDInstinctPrefix = "AMD_Instinct_"
 // are not: gpuplane reads the single strategy's amd.com/gpu only.
 func IsAccelerator(name string) bool {
 	return IsGPU(name) || name == AMDGPU || name == Gaudi
+}
+
+// VendorRequest returns the resource of another vendor than NVIDIA that
+// a pod's effective requests req ask for (PodRequests: devices), AMDGPU
+// or Gaudi, and how many devices (1..MaxGPUs); "" and 0 when the pod asks
+// for neither. It is the one rule for such a pod: devices of one vendor's
+// resource and no other accelerator request (neither the other vendor's,
+// nor NVIDIA's GPU, GPUMilli, a MIG device or a time-sliced replica),
+// since no node serves two vendors' devices; breaking it is an error that
+// says so, as is more than MaxGPUs.
+func VendorRequest(req map[string]int64) (string, int64, error) {
+	name, n := "", int64(0)
+	for _, k := range []string{AMDGPU, Gaudi} {
+		if v := req[k]; v > 0 {
+			if name != "" {
+				return "", 0, fmt.Errorf("%s %d and %s %d: no node serves accelerators of two vendors", name, n, k, v)
+			}
+			name, n = k, v
+		}
+	}
+	if name == "" {
+		return "", 0, nil
+	}
+	if n > MaxGPUs {
+		return "", 0, fmt.Errorf("%s %d above %d", name, n, MaxGPUs)
+	}
+	for _, k := range slices.Sorted(maps.Keys(req)) {
+		nvidia := k == GPU || k == GPU+SharedSuffix || strings.HasPrefix(k, MIGPrefix)
+		if nvidia && req[k] > 0 || k == GPUMilli {
+			return "", 0, fmt.Errorf("%s %d with %s: no node serves accelerators of two vendors", name, n, k)
+		}
+	}
+	return name, n, nil
 }

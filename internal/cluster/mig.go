@@ -130,7 +130,7 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 // nvidia.com/gpu and NVIDIA's claims an NVIDIA one); a
 // claim only a node whose ResourceSlices publish GPUs (its
 // DynamicResources plugin); a pod of ResourceAny that asks by no claim
-// (a trace's) every node; an extended resource only a node that
+// (a trace's) every node, of ResourceMilli every NVIDIA node; an extended resource only a node that
 // advertises it (NodeResourcesFit): a DRA-only node none, or
 // nvidia.com/gpu where a DeviceClass maps it (ServedByDRAExtended); a
 // Shared node only nvidia.com/gpu.shared, any other node everything but
@@ -147,9 +147,9 @@ func (n *Node) Serves(p *Pod) bool {
 	switch {
 	case p.Claim:
 		return n.Serving != ServedByDevicePlugin
-	case p.Resource == ResourceAny:
+	case p.Resource == ResourceAny || p.Resource == ResourceMilli:
 		return true
-	case p.Resource >= ResourceAMD:
+	case p.Resource.wholeVendor():
 		return n.Serving != ServedByDRA
 	case n.MIGAsGPU && p.Resource == ResourceMIG:
 		return false

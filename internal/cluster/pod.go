@@ -112,7 +112,16 @@ const (
 	// whole Gaudi devices of an Intel node only; with Claim, a claim of
 	// Intel's Gaudi DRA driver's (gaudi.intel.com).
 	ResourceGaudi
+	// ResourceMilli is gpuplane.io/gpu-milli, a share of one GPU that
+	// gpuplane's node agent advertises on NVIDIA nodes: it fits as
+	// ResourceAny does, on NVIDIA's nodes only (an AMD or Gaudi node
+	// advertises none of it), where a trace's share fits any vendor's GPU.
+	ResourceMilli
 )
+
+// wholeVendor reports whether k is another vendor's whole-device resource
+// (ResourceAMD, ResourceGaudi).
+func (k ResourceKind) wholeVendor() bool { return k == ResourceAMD || k == ResourceGaudi }
 
 // Vendor returns the vendor whose device plugin serves the resource:
 // AMD's for ResourceAMD, Intel's for ResourceGaudi, NVIDIA's for the
@@ -153,6 +162,8 @@ func (k ResourceKind) Name() string {
 		return resource.AMDGPU
 	case ResourceGaudi:
 		return resource.Gaudi
+	case ResourceMilli:
+		return resource.GPUMilli
 	}
 	return resource.GPU
 }
@@ -219,9 +230,9 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("gpu_milli %d below %d with num_gpu %d: only one GPU can be shared", p.GPUMilli, MilliGPU, p.NumGPU)
 	case p.MIGProfile < 0 || int(p.MIGProfile) > gpu.NumMIGProfiles:
 		return fmt.Errorf("MIG profile %d out of range 0..%d", p.MIGProfile, gpu.NumMIGProfiles)
-	case p.Resource > ResourceGaudi:
+	case p.Resource > ResourceMilli:
 		return fmt.Errorf("resource kind %d out of range", p.Resource)
-	case p.Resource >= ResourceAMD && (p.GPUMilli != MilliGPU || p.MIGProfile != 0):
+	case p.Resource.wholeVendor() && (p.GPUMilli != MilliGPU || p.MIGProfile != 0):
 		return fmt.Errorf("%s with gpu_milli %d: the vendor's device plugin and DRA driver serve whole devices", p.Resource.Name(), p.GPUMilli)
 	case p.Claim && p.Resource == ResourceShared:
 		return fmt.Errorf("a claim of %s: a ResourceClaim asks for no time-sliced replica", p.Resource.Name())

@@ -83,6 +83,9 @@ func TestVendorResources(t *testing.T) {
 		{pod(ResourceGaudi, 8, 1000), map[string]bool{"h100": false, "mi300x": false, "gaudi3": true}},
 		{pod(ResourceGaudi, 9, 1000), map[string]bool{"h100": false, "mi300x": false, "gaudi3": false}},
 		{pod(ResourceAny, 1, 500), map[string]bool{"h100": true, "mi300x": true, "gaudi3": true}},
+		// gpuplane.io/gpu-milli: gpuplane's agent advertises it on NVIDIA
+		// nodes only.
+		{pod(ResourceMilli, 1, 500), map[string]bool{"h100": true, "mi300x": false, "gaudi3": false}},
 	} {
 		for name, want := range tc.fits {
 			n := nodes[name]

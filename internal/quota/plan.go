@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -206,7 +207,8 @@ func clusterQueue(t *Teams, tm Team, flavor map[string]string) Object {
 	// One resource group per vendor's resource (Kueue: a resource is in
 	// one group, and each flavor of a group covers all its resources):
 	// nvidia.com/gpu first, as every plan had it, then amd.com/gpu and
-	// habana.ai/gaudi where the team has quotas of those vendors' models.
+	// habana.ai/gaudi, each where the team has quotas of that vendor's
+	// models.
 	groups := []ResourceGroup{{CoveredResources: []string{resource.GPU}}}
 	at := map[gpu.Vendor]int{gpu.NVIDIA: 0}
 	for _, q := range tm.Quotas {
@@ -219,6 +221,10 @@ func clusterQueue(t *Teams, tm Team, flavor map[string]string) Object {
 		groups[i].Flavors = append(groups[i].Flavors, FlavorQuotas{Name: flavor[q.Model], Resources: []ResourceQuota{{
 			Name: vendorResource[v], NominalQuota: *q.Nominal, BorrowingLimit: q.BorrowingLimit, LendingLimit: q.LendingLimit}}})
 	}
+	// A group needs a flavor (Kueue's CRD: flavors minItems 1): a team
+	// without NVIDIA quotas has no nvidia.com/gpu group, and Kueue admits
+	// none of it, as its ResourceQuota caps it at 0 (hardCap).
+	groups = slices.DeleteFunc(groups, func(g ResourceGroup) bool { return len(g.Flavors) == 0 })
 	return Object{APIVersion: APIVersion, Kind: "ClusterQueue", Metadata: Metadata{Name: tm.Name},
 		Spec: ClusterQueueSpec{
 			CohortName: t.Cohort,

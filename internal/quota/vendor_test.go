@@ -57,6 +57,9 @@ func TestPlanVendors(t *testing.T) {
 			"    - coveredResources:\n        - habana.ai/gaudi\n      flavors:\n        - name: gaudi3\n          resources:\n            - name: habana.ai/gaudi\n              nominalQuota: 8\n",
 		"  name: gpuplane-gpu\n  namespace: ml\nspec:\n  hard:\n    requests.amd.com/gpu: 72\n    requests.habana.ai/gaudi: 8\n    requests.nvidia.com/gpu: 8\n",
 		"  name: gpuplane-gpu\n  namespace: web\nspec:\n  hard:\n    requests.amd.com/gpu: 72\n    requests.habana.ai/gaudi: 0\n    requests.nvidia.com/gpu: 0\n",
+		// web has AMD quotas only: one group, since Kueue's CRD wants a
+		// flavor in each (flavors minItems 1).
+		"  resourceGroups:\n    - coveredResources:\n        - amd.com/gpu\n      flavors:\n        - name: mi300x\n          resources:\n            - name: amd.com/gpu\n              nominalQuota: 8\n  preemption:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks\n%s\n--- output:\n%s", want, out)

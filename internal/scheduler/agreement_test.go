@@ -111,25 +111,8 @@ func testAgreement(t *testing.T, policy string) {
 		case s.NumGPU > 0:
 			spec.gpus = int64(s.NumGPU)
 		}
-		createPod(t, kc.Client, spec)
-		var got decision
-		waitFor(t, sp, "pod "+spec.name+" decided", func() (bool, error) {
-			p, err := kc.Client.CoreV1().Pods("default").Get(t.Context(), spec.name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			if p.Spec.NodeName != "" && (s.NumGPU == 0 || p.Annotations[gpuresource.AnnotationGPUs] != "") {
-				got = decision{p.Spec.NodeName, p.Annotations[gpuresource.AnnotationGPUs]}
-				return true, nil
-			}
-			return unschedulable(p) != "", nil
-		})
-		if got.node == "" {
-			// Refused: remove it, so that no later event binds it out of
-			// order.
-			zero := int64(0)
-			kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		} else {
+		got := decide(t, kc, sp, spec)
+		if got.node != "" {
 			allocated += int64(s.NumGPU) * int64(s.GPUMilli)
 		}
 		if got == simWant[i] {
@@ -147,6 +130,30 @@ func testAgreement(t *testing.T, policy string) {
 		policy, nNodes, nPods, constrained, agree, disagree, 100*float64(agree)/float64(len(pods)), realRatio, simRatio)
 }
 
+// decide creates the pod of spec and waits for the scheduler's decision:
+// bound (with its GPUs' annotation, for a pod of GPUs) or unschedulable.
+// A refused pod is deleted, so that no later event binds it out of order.
+func decide(t *testing.T, kc *kube.Cluster, sp *schedulerProc, spec podSpec) decision {
+	createPod(t, kc.Client, spec)
+	var got decision
+	waitFor(t, sp, "pod "+spec.name+" decided", func() (bool, error) {
+		p, err := kc.Client.CoreV1().Pods("default").Get(t.Context(), spec.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Spec.NodeName != "" && (spec.gpus == 0 && spec.milli == 0 || p.Annotations[gpuresource.AnnotationGPUs] != "") {
+			got = decision{p.Spec.NodeName, p.Annotations[gpuresource.AnnotationGPUs]}
+			return true, nil
+		}
+		return unschedulable(p) != "", nil
+	})
+	if got.node == "" {
+		zero := int64(0)
+		kc.Client.CoreV1().Pods("default").Delete(t.Context(), spec.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	}
+	return got
+}
+
 // decision is where a pod went: its node and GPU indices ("0,3"); zero
 // when refused.
 type decision struct {
@@ -159,6 +166,17 @@ type decision struct {
 // nodes in order, tie-break first. It returns each pod's decision and the
 // GPU allocation ratio at the end.
 func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kube.Node, pods []trace.PodSpec, podsFile string) ([]decision, float64) {
+	c := cluster.New()
+	for _, n := range nodes {
+		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return simPlaceAll(t, policy, api, c, pods, podsFile)
+}
+
+// simPlaceAll is simDecisions on the empty cluster c.
+func simPlaceAll(t *testing.T, policy string, api placement.GPUAPI, c *cluster.Cluster, pods []trace.PodSpec, podsFile string) ([]decision, float64) {
 	tw, err := scheduler.TargetWorkload(podsFile, 0.95)
 	if err != nil {
 		t.Fatal(err)
@@ -170,21 +188,10 @@ func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kub
 	base := pol
 	pol = placement.WithGPUAPI(pol, api)
 	differ, gpuPods := 0, 0 // under DRA: pods whose GPUs the policy itself would choose otherwise
-	c := cluster.New()
-	for _, n := range nodes {
-		if _, err := c.AddNode(n.Name, n.CPUMilli, n.MemoryMiB, n.GPUs, n.Model); err != nil {
-			t.Fatal(err)
-		}
-	}
 	pl := placement.NewPlacer(pol, placement.TieFirst, rand.New(rand.NewPCG(1, 0)))
 	simWant := make([]decision, len(pods))
 	for i, s := range pods {
-		m, err := gpu.ParseModels(s.GPUSpec)
-		models := cluster.ModelSet(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: models}
+		p := simPod(t, s)
 		ni, gpus, ok := pl.Place(c, &p)
 		if !ok {
 			continue
@@ -204,6 +211,17 @@ func simDecisions(t *testing.T, policy string, api placement.GPUAPI, nodes []kub
 		t.Logf("%s: of %d GPU pods placed, %d get other GPUs from upstream's DRA allocator than %s's own choice would give on the same node", policy, gpuPods, differ, policy)
 	}
 	return simWant, 1 - float64(c.FreeGPUMilli())/float64(c.TotalGPUMilli())
+}
+
+// simPod is a pod list's pod as the simulator places it: its resource
+// kind (the pod CSV's resource column) and its gpu_spec's models.
+func simPod(t *testing.T, s trace.PodSpec) cluster.Pod {
+	m, err := gpu.ParseModels(s.GPUSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, _ := s.Resource.SplitClaim()
+	return cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(m), Resource: kind}
 }
 
 func gpuList(s cluster.GPUSet) string {

@@ -185,14 +185,21 @@ type podSpec struct {
 	model     string
 	podGroup  string
 	scheduler string
+	// resource, when set, is the resource gpus are asked in (amd.com/gpu,
+	// habana.ai/gaudi); nvidia.com/gpu otherwise.
+	resource v1.ResourceName
 }
 
 func makePod(s podSpec) *v1.Pod {
 	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(s.cpu), v1.ResourceMemory: resource.MustParse(s.mem)}
 	lim := v1.ResourceList{}
 	if s.gpus > 0 {
-		req[gpuresource.GPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
-		lim[gpuresource.GPU] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
+		name := v1.ResourceName(gpuresource.GPU)
+		if s.resource != "" {
+			name = s.resource
+		}
+		req[name] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
+		lim[name] = *resource.NewQuantity(s.gpus, resource.DecimalSI)
 	}
 	if s.milli != 0 || strings.HasPrefix(s.name, "zero-") {
 		req[gpuresource.GPUMilli] = *resource.NewQuantity(s.milli, resource.DecimalSI)

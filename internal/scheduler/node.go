@@ -210,6 +210,9 @@ func (b *nodeBuild) finish(unhealthy cluster.GPUSet) {
 // says why a node with GPUs offers none.
 func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, error) {
 	alloc := ni.GetAllocatable()
+	if st, node, ok, err := vendorPluginNode(alloc, n); ok {
+		return st, node, err
+	}
 	st := &nodeState{}
 	setup, d, reason := pluginDevices(n)
 	gpus := int(d.GPUs)
@@ -251,6 +254,44 @@ func devicePluginNode(ni fwk.NodeInfo, n *v1.Node) (*nodeState, cluster.Node, er
 		}
 	}
 	return st, node, nil
+}
+
+// vendorPluginNode makes the empty state of node n (allocatable alloc)
+// when AMD's or Intel's device plugin serves its accelerators
+// (allocatable amd.com/gpu or habana.ai/gaudi): one GPU per device the
+// plugin advertises (a partition of a partitioned AMD GPU being one), of
+// the vendor, model and partition mode its labels give as the snapshot
+// reader reads them (gpu.ReadVendorDevices); st.reason says why such a
+// node offers none (two vendors' resources, a label refused, more than
+// cluster.MaxGPUsPerNode). ok is false for a node of neither resource.
+func vendorPluginNode(alloc fwk.Resource, n *v1.Node) (st *nodeState, node cluster.Node, ok bool, err error) {
+	count := func(name v1.ResourceName) int64 {
+		q := n.Status.Allocatable[name]
+		return q.Value()
+	}
+	amd, gaudi, nvidia := count(gpuresource.AMDGPU), count(gpuresource.Gaudi), count(gpuresource.GPU)
+	st = &nodeState{}
+	v, devices := gpu.AMD, amd
+	switch {
+	case amd <= 0 && gaudi <= 0:
+		return nil, node, false, nil
+	case amd > 0 && gaudi > 0 || nvidia > 0:
+		st.reason, devices = "node serves accelerators of two vendors", 0
+	case gaudi > 0:
+		v, devices = gpu.Intel, gaudi
+	}
+	if devices > cluster.MaxGPUsPerNode {
+		st.reason, devices = fmt.Sprintf("node has %d accelerators, more than %d", devices, cluster.MaxGPUsPerNode), 0
+	}
+	d, lerr := gpu.ReadVendorDevices(v, n.Labels)
+	if lerr != nil && devices > 0 {
+		st.reason, devices = lerr.Error(), 0
+	}
+	node, err = cluster.NewNode(n.Name, d.Model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, int(devices))
+	if devices > 0 {
+		node.Vendor, node.Partition = d.Vendor, d.Partition
+	}
+	return st, node, true, err
 }
 
 // pluginDevices reads node n's allocatable nvidia.com/gpu as NVIDIA's
@@ -570,21 +611,19 @@ func terminal(p *v1.Pod) bool {
 	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
-// isGPUPod reports whether a pod asks for any GPU resource.
+// isGPUPod reports whether a pod asks for any GPU resource: NVIDIA's
+// nvidia.com/gpu or gpuplane.io/gpu-milli, or another vendor's
+// accelerators (amd.com/gpu, habana.ai/gaudi).
 func isGPUPod(p *v1.Pod) bool {
+	names := []v1.ResourceName{gpuresource.GPU, gpuresource.GPUMilli, gpuresource.AMDGPU, gpuresource.Gaudi}
 	for _, cs := range [][]v1.Container{p.Spec.Containers, p.Spec.InitContainers} {
 		for i := range cs {
-			if _, ok := cs[i].Resources.Requests[gpuresource.GPU]; ok {
-				return true
-			}
-			if _, ok := cs[i].Resources.Limits[gpuresource.GPU]; ok {
-				return true
-			}
-			if _, ok := cs[i].Resources.Requests[gpuresource.GPUMilli]; ok {
-				return true
-			}
-			if _, ok := cs[i].Resources.Limits[gpuresource.GPUMilli]; ok {
-				return true
+			for _, name := range names {
+				_, req := cs[i].Resources.Requests[name]
+				_, lim := cs[i].Resources.Limits[name]
+				if req || lim {
+					return true
+				}
 			}
 		}
 	}

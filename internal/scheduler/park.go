@@ -44,7 +44,7 @@ var (
 // checkRequest returns the pod's request as the placement core reads it,
 // or why the scheduler can never honour it: the one rule that PreEnqueue
 // and PreFilter apply (podRequest, which reads the GPU request by
-// api/resource's PodGPURequest, and the placement core's Pod.Validate).
+// api/resource's GPURequestOf and VendorRequest, and the placement core's Pod.Validate).
 // It reads the pod alone, never the cluster, so a pod it refuses stays
 // refused until the pod itself changes.
 func checkRequest(p *v1.Pod) (cluster.Pod, error) {

@@ -19,7 +19,9 @@ import (
 )
 
 // The request form. Whole GPUs are NVIDIA's extended resource
-// (nvidia.com/gpu: N). A share of one GPU is the extended resource
+// (nvidia.com/gpu: N), AMD's (amd.com/gpu: N, a partition of a
+// partitioned GPU being one) or Intel's Gaudi (habana.ai/gaudi: N), as
+// their device plugins name them. A share of one NVIDIA GPU is the extended resource
 // gpuplane.io/gpu-milli (1..1000 milli-GPU, the openb trace's gpu_milli),
 // so that the kubelet, ResourceQuota and Kueue account for it like any
 // other resource; an annotation would be invisible to all three. The GPU
@@ -31,7 +33,9 @@ import (
 // CPU in millicores and memory in MiB as the kubelet sums them
 // (component-helpers' PodRequests: containers, init containers, overhead),
 // GPUs from nvidia.com/gpu or gpuplane.io/gpu-milli by api/resource's
-// PodGPURequest, models from the gpuplane.io/gpu-model annotation. It
+// GPURequestOf, or from AMD's amd.com/gpu or Intel's habana.ai/gaudi by its
+// VendorRequest (vendorRequest), models from the gpuplane.io/gpu-model
+// annotation. It
 // returns an error for a request the scheduler cannot honour; the error
 // text goes into the pod's event, so it quotes a user's value cut short
 // (quote).
@@ -44,7 +48,8 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 	if q, ok := req[v1.ResourceMemory]; ok {
 		out.MemoryMiB = ceilMiB(q)
 	}
-	g, err := gpuresource.PodGPURequest(gpuView(p))
+	view := gpuresource.PodRequests(gpuView(p))
+	g, err := gpuresource.GPURequestOf(view)
 	var re *gpuresource.RequestError
 	switch {
 	case errors.As(err, &re) && re.Reason == gpuresource.ReasonBoth:
@@ -56,12 +61,20 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 		return out, err
 	}
 	out.NumGPU, out.GPUMilli = int(g.GPUs), g.Milli
-	if out.NumGPU > 0 && gpuresource.PodRequests(gpuView(p))[gpuresource.GPU] > 0 {
+	if err := vendorRequest(view, &out); err != nil {
+		return out, err
+	}
+	if out.NumGPU > 0 && view[gpuresource.GPU] > 0 {
 		// nvidia.com/gpu: k devices, which a node of replicas or
 		// single-strategy MIG instances serves as a share of one GPU
 		// (cluster.Node.Served); a share of gpuplane.io/gpu-milli fits
 		// any GPU by its share.
 		out.Resource = cluster.ResourceGPU
+	}
+	if _, milli := view[gpuresource.GPUMilli]; milli {
+		// A share of gpuplane.io/gpu-milli: NVIDIA nodes only, where
+		// gpuplane's agent advertises it.
+		out.Resource = cluster.ResourceMilli
 	}
 	if spec, ok := p.Annotations[gpuresource.AnnotationGPUModel]; ok {
 		// A pod with ResourceClaims may ask its GPUs there
@@ -78,6 +91,20 @@ func podRequest(p *v1.Pod) (cluster.Pod, error) {
 		}
 	}
 	return out, nil
+}
+
+// vendorRequest reads a pod's amd.com/gpu or habana.ai/gaudi devices, of
+// its effective GPU requests view, into out: that many whole devices of
+// an AMD or Intel node only (cluster.ResourceAMD, ResourceGaudi), by
+// api/resource's VendorRequest, the snapshot reader's rule too.
+func vendorRequest(view map[string]int64, out *cluster.Pod) error {
+	name, n, err := gpuresource.VendorRequest(view)
+	if err != nil || name == "" {
+		return err
+	}
+	kind, _ := cluster.ResourceOf(name)
+	out.NumGPU, out.GPUMilli, out.Resource = int(n), cluster.MilliGPU, kind
+	return nil
 }
 
 // parseModels parses a gpu_spec of catalog model names. A name the catalog
@@ -104,9 +131,11 @@ func parseModels(spec string) (cluster.ModelSet, error) {
 	return s, nil
 }
 
-// gpuView is the GPU part of pod p's containers and overhead, as
-// api/resource's PodGPURequest reads it: the requests of nvidia.com/gpu and
-// gpuplane.io/gpu-milli (Quantity.Value, rounded up), as
+// gpuView is the accelerator part of pod p's containers and overhead, as
+// api/resource's GPURequestOf and VendorRequest read it: the requests of
+// every accelerator resource (gpuresource.IsAccelerator: nvidia.com/gpu,
+// gpuplane.io/gpu-milli, amd.com/gpu, habana.ai/gaudi, ...;
+// Quantity.Value, rounded up), as
 // component-helpers' PodRequests reads them (spec requests, which the API
 // server defaults from limits).
 func gpuView(p *v1.Pod) gpuresource.Pod {
@@ -125,12 +154,13 @@ func gpuView(p *v1.Pod) gpuresource.Pod {
 	return view
 }
 
-// gpuRequests returns the GPU resources of l: devices of nvidia.com/gpu,
-// milli-GPU of gpuplane.io/gpu-milli; nil when l has neither.
+// gpuRequests returns the accelerator resources of l
+// (gpuresource.IsAccelerator) in devices, gpuplane.io/gpu-milli in
+// milli-GPU; nil when l has none.
 func gpuRequests(l v1.ResourceList) map[string]int64 {
 	var m map[string]int64
-	for _, name := range []v1.ResourceName{gpuresource.GPU, gpuresource.GPUMilli} {
-		if q, ok := l[name]; ok {
+	for name, q := range l {
+		if gpuresource.IsAccelerator(string(name)) {
 			if m == nil {
 				m = map[string]int64{}
 			}

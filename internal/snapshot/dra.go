@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -528,9 +529,10 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 			continue
 		}
 		if vendorKind(kind) != cluster.ResourceGPU {
-			if len(e.Selectors) > 0 || e.Capacity != nil {
-				warn = append(warn, fmt.Sprintf("%s: selectors and capacity of %s's devices are not simulated: simulated as %d of its whole devices", path, kind, a.count))
+			if e.Capacity != nil {
+				warn = append(warn, fmt.Sprintf("%s: capacity of %s's devices is not simulated: simulated as %d of its whole devices", path, kind, a.count))
 			}
+			warn = append(warn, a.vendorSelectors(path, e.Selectors)...)
 			out = append(out, a)
 			continue
 		}
@@ -576,6 +578,34 @@ func (a *draAsk) selectors(path string, sels []draSelector) []string {
 				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s attributes productName, profile and type compared with ==, joined by &&): ignored",
 					path, j, trace.Quote(strings.TrimSpace(clause)), apidra.DriverName))
 			}
+		}
+	}
+	return warn
+}
+
+// modelAttr is the attribute that names a vendor's device model in its
+// DRA driver's slices, as claims select it: AMD's productName
+// ("AMD_Instinct_MI300X"), Intel's model ("Gaudi3") (api/dra vendors.go).
+var modelAttr = map[string]string{apidra.AMDDriverName: apidra.AttrProductName, apidra.GaudiDriverName: apidra.AttrGaudiModel}
+
+// vendorSelectors reads the clauses of a request's CEL selectors of
+// AMD's or Intel's driver (a.kind) that the simulator models: the device
+// model (modelAttr), compared with ==, joined by &&, a model the pod then
+// asks for; any other clause is warned about and ignored.
+func (a *draAsk) vendorSelectors(path string, sels []draSelector) []string {
+	var warn []string
+	for j, s := range sels {
+		if s.CEL == nil {
+			continue
+		}
+		for _, clause := range strings.Split(s.CEL.Expression, "&&") {
+			attr, v, ok := apidra.ParseDriverClause(a.kind, clause)
+			if ok && attr == modelAttr[a.kind] {
+				a.products = append(a.products, v)
+				continue
+			}
+			warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s's attribute %s compared with ==, joined by &&): ignored",
+				path, j, trace.Quote(strings.TrimSpace(clause)), a.kind, modelAttr[a.kind]))
 		}
 	}
 	return warn
@@ -667,7 +697,11 @@ func (p *Pod) setVendorDemand(asks []draAsk) (warn []string, ok bool) {
 		return []string{fmt.Sprintf("pod %s: its claims ask for %d devices, more than %d: not simulated", trace.Quote(p.Name), devices, cluster.MaxGPUsPerNode)}, true
 	}
 	p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, vendorKind(vendor)
-	return nil, true
+	var products []string
+	for _, a := range asks {
+		products = append(products, a.products...)
+	}
+	return p.setProducts(products), true
 }
 
 // setDemand sets pod p's GPU request from its claims' asks (its own
@@ -702,20 +736,28 @@ func (p *Pod) setDemand(asks []draAsk) []string {
 		p.NumGPU, p.GPUMilli, p.Resource = int8(devices), cluster.MilliGPU, cluster.ResourceGPU
 		warn = append(warn, fmt.Sprintf("pod %s: its claims ask for shares or MIG devices together with other devices: simulated as %d whole GPUs", trace.Quote(p.Name), devices))
 	}
-	if len(products) > 0 {
-		var models []string
-		for _, pr := range products {
-			if m := gpu.ModelOfProduct(pr); !strings.Contains("|"+strings.Join(models, "|")+"|", "|"+m+"|") {
-				models = append(models, m)
-			}
-		}
-		if p.GPUSpec == "" {
-			p.GPUSpec = strings.Join(models, "|")
-		} else {
-			warn = append(warn, fmt.Sprintf("pod %s: productName in its claims' selectors is not simulated with its node constraints (%s)", trace.Quote(p.Name), p.GPUSpec))
+	return append(warn, p.setProducts(products)...)
+}
+
+// setProducts makes the device models its claims' selectors name
+// (products: NVIDIA's or AMD's productName, Gaudi's model;
+// gpu.ModelOfProduct) pod p's models (GPUSpec), unless its node
+// constraints gave it some, which is warned about.
+func (p *Pod) setProducts(products []string) []string {
+	if len(products) == 0 {
+		return nil
+	}
+	var models []string
+	for _, pr := range products {
+		if m := gpu.ModelOfProduct(pr); !slices.Contains(models, m) {
+			models = append(models, m)
 		}
 	}
-	return warn
+	if p.GPUSpec != "" {
+		return []string{fmt.Sprintf("pod %s: the models in its claims' selectors are not simulated with its node constraints (%s)", trace.Quote(p.Name), p.GPUSpec)}
+	}
+	p.GPUSpec = strings.Join(models, "|")
+	return nil
 }
 
 // applyDRA gives each node without device-plugin GPUs the GPUs or
@@ -868,14 +910,14 @@ func (n *Node) setDRAModel(file string, dn *draNode, idx []int, warnings *[]stri
 	case dn.driver == apidra.GaudiDriverName:
 		n.Vendor = gpu.Intel
 		if n.Product == "" {
-			n.Model = unlabelledGaudi
+			n.Model = gpu.UnlabelledGaudi
 		}
 	case dn.driver != apidra.AMDDriverName:
 		if n.Product == "" {
 			n.Model = "unlabelled"
 		}
 	case n.Product == "":
-		n.Vendor, n.Model = gpu.AMD, unlabelledAMD
+		n.Vendor, n.Model = gpu.AMD, gpu.UnlabelledAMD
 	default:
 		n.Vendor = gpu.AMD
 		part := ""

@@ -791,6 +791,10 @@ func readPod(path string, item int, o *kubeObject) (Pod, []string, error) {
 	if req[resource.GPU] > 0 {
 		p.Resource = cluster.ResourceGPU
 	}
+	if _, milli := req[resource.GPUMilli]; milli {
+		// gpuplane's agent advertises it on NVIDIA nodes only.
+		p.Resource = cluster.ResourceMilli
+	}
 	if v := req[sharedGPU]; v > 0 {
 		// One replica of a time-sliced GPU: 1000 / the nodes' replicas
 		// milli-GPU, set by Read once the nodes are read.

@@ -4,7 +4,9 @@
 package snapshot
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +135,54 @@ func TestReadMixedVendorsDRAUnknown(t *testing.T) {
 		if !strings.Contains(warn, w) {
 			t.Errorf("warnings lack %q:\n%s", w, warn)
 		}
+	}
+}
+
+// TestVendorClaimSelectors: the pending claims of TestReadMixedVendorsDRA
+// given selectors as AMD's and Intel's examples write them: the model
+// each names (AMD's productName, Gaudi's model) becomes the pod's model
+// constraint; a clause the simulator does not read (Gaudi's healthy) is
+// warned about by name.
+func TestVendorClaimSelectors(t *testing.T) {
+	b, err := os.ReadFile("testdata/mixed-vendors-dra.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := func(e string) string {
+		return `"deviceClassName": "%s",
+        "selectors": [{"cel": {"expression": ` + strconv.Quote(e) + `}}],
+        "allocationMode": "ExactCount",
+        "count": %d`
+	}
+	in := string(b)
+	for _, r := range []struct {
+		class string
+		count int
+		expr  string
+	}{
+		{"gpu.amd.com", 2, `device.attributes['gpu.amd.com'].productName == 'AMD_Instinct_MI300X'`},
+		{"gaudi.intel.com", 1, `device.attributes["gaudi.intel.com"].model == "Gaudi3" && device.attributes["gaudi.intel.com"].healthy == true`},
+	} {
+		old := fmt.Sprintf(`"deviceClassName": "%s",
+        "allocationMode": "ExactCount",
+        "count": %d`, r.class, r.count)
+		if !strings.Contains(in, old) {
+			t.Fatalf("fixture lacks %s", old)
+		}
+		in = strings.Replace(in, old, fmt.Sprintf(sel(r.expr), r.class, r.count), 1)
+	}
+	s, err := Read("d.json", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []struct{ name, spec string }{{"ml/amd-wait", "MI300X"}, {"ml/gaudi-wait", "Gaudi3"}} {
+		if p := s.Pods[4+i]; p.Name != w.name || p.GPUSpec != w.spec {
+			t.Errorf("pod %s: models %q, want %s: %q", p.Name, p.GPUSpec, w.name, w.spec)
+		}
+	}
+	warn := strings.Join(s.Warnings, "\n")
+	// The clause quoted to its first 40 bytes (trace.Quote).
+	if w := `selectors[0].cel: "device.attributes[\"gaudi.intel.com\"].hea"… (52 bytes) is not simulated (the simulator reads gaudi.intel.com's attribute model compared with ==`; !strings.Contains(warn, w) || strings.Contains(warn, "productName") {
+		t.Errorf("warnings lack %q:\n%s", w, warn)
 	}
 }

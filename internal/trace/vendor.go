@@ -6,6 +6,7 @@ package trace
 import (
 	"fmt"
 
+	"github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 )
@@ -50,18 +51,25 @@ func partitionGPUs(model string, p gpu.Partition, devices int) (int, error) {
 }
 
 // podResource reads a pod CSV's resource column: "" (a trace's pod, any
-// accelerator by its share: cluster.ResourceAny) or a whole-device
-// resource as its vendor's device plugin names it, nvidia.com/gpu,
-// amd.com/gpu or habana.ai/gaudi (cluster.ResourceOf), which asks for
-// num_gpu whole devices of that vendor.
+// accelerator by its share: cluster.ResourceAny), gpuplane.io/gpu-milli
+// (a share of one NVIDIA GPU, as gpuplane's node agent advertises it:
+// cluster.ResourceMilli, num_gpu 1) or a whole-device resource as its
+// vendor's device plugin names it, nvidia.com/gpu, amd.com/gpu or
+// habana.ai/gaudi (cluster.ResourceOf), which asks for num_gpu whole
+// devices of that vendor.
 func podResource(name string, numGPU, gpuMilli int) (cluster.ResourceKind, error) {
-	if name == "" {
+	switch {
+	case name == "":
 		return cluster.ResourceAny, nil
+	case name == resource.GPUMilli && numGPU != 1:
+		return 0, fmt.Errorf("resource %s with num_gpu %d: it is a share of one GPU (num_gpu 1)", name, numGPU)
+	case name == resource.GPUMilli:
+		return cluster.ResourceMilli, nil
 	}
 	k, ok := cluster.ResourceOf(name)
 	switch {
 	case !ok:
-		return 0, fmt.Errorf("resource %s: want nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi or nothing", Quote(name))
+		return 0, fmt.Errorf("resource %s: want nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi, gpuplane.io/gpu-milli or nothing", Quote(name))
 	case numGPU == 0 || gpuMilli != cluster.MilliGPU:
 		return 0, fmt.Errorf("resource %s with num_gpu %d and gpu_milli %d: it counts whole devices (num_gpu at least 1, gpu_milli 1000)", name, numGPU, gpuMilli)
 	}

@@ -98,11 +98,11 @@ func TestReadNodesVendorColumns(t *testing.T) {
 // vendor's resource; "" is a trace's pod (any accelerator).
 func TestReadPodsResourceColumn(t *testing.T) {
 	pods, err := ReadPods("p.csv", strings.NewReader("name,cpu_milli,memory_mib,num_gpu,gpu_milli,resource\n"+
-		"a,1000,1024,2,1000,amd.com/gpu\nb,1000,1024,8,1000,habana.ai/gaudi\nc,1000,1024,1,1000,nvidia.com/gpu\nd,1000,1024,1,500,\n"))
+		"a,1000,1024,2,1000,amd.com/gpu\nb,1000,1024,8,1000,habana.ai/gaudi\nc,1000,1024,1,1000,nvidia.com/gpu\nd,1000,1024,1,500,\ne,1000,1024,1,250,gpuplane.io/gpu-milli\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []cluster.ResourceKind{cluster.ResourceAMD, cluster.ResourceGaudi, cluster.ResourceGPU, cluster.ResourceAny} {
+	for i, want := range []cluster.ResourceKind{cluster.ResourceAMD, cluster.ResourceGaudi, cluster.ResourceGPU, cluster.ResourceAny, cluster.ResourceMilli} {
 		if pods[i].Resource != want {
 			t.Errorf("pod %d: resource %s, want %s", i, pods[i].Resource.Name(), want.Name())
 		}
@@ -110,7 +110,8 @@ func TestReadPodsResourceColumn(t *testing.T) {
 	for _, tc := range []struct{ row, want string }{
 		{"a,1,1,1,500,amd.com/gpu", "p.csv:2: column resource: resource amd.com/gpu with num_gpu 1 and gpu_milli 500: it counts whole devices"},
 		{"a,1,1,0,0,habana.ai/gaudi", "p.csv:2: column resource: resource habana.ai/gaudi with num_gpu 0"},
-		{"a,1,1,1,1000,amd.com/cpx_nps1", `p.csv:2: column resource: resource "amd.com/cpx_nps1": want nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi or nothing`},
+		{"a,1,1,2,1000,gpuplane.io/gpu-milli", "p.csv:2: column resource: resource gpuplane.io/gpu-milli with num_gpu 2: it is a share of one GPU"},
+		{"a,1,1,1,1000,amd.com/cpx_nps1", `p.csv:2: column resource: resource "amd.com/cpx_nps1": want nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi, gpuplane.io/gpu-milli or nothing`},
 	} {
 		_, err := ReadPods("p.csv", strings.NewReader("name,cpu_milli,memory_mib,num_gpu,gpu_milli,resource\n"+tc.row+"\n"))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

@@ -36,8 +36,14 @@ const (
 // nvidia.com/gpu, 1 cpu and 1 GiB of memory, scheduled by
 // gpuplane-scheduler (SchedulerName).
 func KueueJob(ns, name, queue string, pods int32, gpus int64) *batchv1.Job {
+	return KueueJobOf(ns, name, queue, pods, "nvidia.com/gpu", gpus)
+}
+
+// KueueJobOf is KueueJob with each pod asking n devices of the extended
+// resource res (amd.com/gpu, habana.ai/gaudi) instead of nvidia.com/gpu.
+func KueueJobOf(ns, name, queue string, pods int32, res corev1.ResourceName, n int64) *batchv1.Job {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
-		"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)}
+		res: *resource.NewQuantity(n, resource.DecimalSI)}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{LabelQueueName: queue, LabelPriorityClass: queue}},
 		Spec: batchv1.JobSpec{
@@ -46,7 +52,7 @@ func KueueJob(ns, name, queue string, pods int32, gpus int64) *batchv1.Job {
 				SchedulerName: SchedulerName,
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "train", Image: "busybox", Resources: corev1.ResourceRequirements{
-					Requests: req, Limits: corev1.ResourceList{"nvidia.com/gpu": req["nvidia.com/gpu"]},
+					Requests: req, Limits: corev1.ResourceList{res: req[res]},
 				}}},
 			}},
 		},
@@ -55,11 +61,13 @@ func KueueJob(ns, name, queue string, pods int32, gpus int64) *batchv1.Job {
 
 // WorkloadState is what a test reads of a Kueue Workload: each
 // condition's status and reason by type, and the flavor of nvidia.com/gpu
-// in its admission ("" when not admitted).
+// (and of each resource) in its admission ("" when not admitted).
 type WorkloadState struct {
 	Name       string
 	Conditions map[string]Condition
 	Flavor     string
+	// Flavors is the flavor of each resource in its admission.
+	Flavors map[string]string
 }
 
 // Condition is one Workload condition; Since is its lastTransitionTime
@@ -109,7 +117,8 @@ func workloadState(u *unstructured.Unstructured) WorkloadState {
 	psa, _, _ := unstructured.NestedSlice(u.Object, "status", "admission", "podSetAssignments")
 	if len(psa) > 0 {
 		m, _ := psa[0].(map[string]any)
-		w.Flavor, _, _ = unstructured.NestedString(m, "flavors", "nvidia.com/gpu")
+		w.Flavors, _, _ = unstructured.NestedStringMap(m, "flavors")
+		w.Flavor = w.Flavors["nvidia.com/gpu"]
 	}
 	return w
 }

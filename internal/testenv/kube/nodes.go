@@ -38,6 +38,11 @@ type Node struct {
 	// GPUs of model Model ("" with no GPUs), e.g. "V100M16".
 	GPUs  int
 	Model string
+	// Accelerator, when set, is another vendor's device plugin's
+	// resource (amd.com/gpu, habana.ai/gaudi): the node advertises GPUs
+	// of it, and none of NVIDIA's resources or labels; Labels then give
+	// what that vendor's components label.
+	Accelerator string
 	// Labels are added to (and override) the generated labels.
 	Labels map[string]string
 }
@@ -146,7 +151,8 @@ func OrderNames(nodes []Node) {
 // the node agent writes (internal/node/labels): nvidia.com/gpu.present,
 // gpu.count, gpu.product (the model name, as openb's gpu_spec names it),
 // gpu.memory (MiB, when internal/gpu's catalog knows the model) and
-// gpuplane.io/gpu.model (for catalog models).
+// gpuplane.io/gpu.model (for catalog models); with Accelerator, that
+// resource instead of NVIDIA's resources and labels.
 func NodeObject(n Node) *corev1.Node {
 	l := map[string]string{
 		corev1.LabelHostname:   n.Name,
@@ -158,7 +164,10 @@ func NodeObject(n Node) *corev1.Node {
 		corev1.ResourceMemory: *resource.NewQuantity(n.MemoryMiB<<20, resource.BinarySI),
 		corev1.ResourcePods:   *resource.NewQuantity(PodsPerNode, resource.DecimalSI),
 	}
-	if n.GPUs > 0 {
+	if n.GPUs > 0 && n.Accelerator != "" {
+		res[corev1.ResourceName(n.Accelerator)] = *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI)
+	}
+	if n.GPUs > 0 && n.Accelerator == "" {
 		l[gpuresource.LabelGPUPresent] = "true"
 		l[gpuresource.LabelGPUCount] = strconv.Itoa(n.GPUs)
 		l[gpuresource.LabelGPUProduct] = labels.Value(n.Model)
