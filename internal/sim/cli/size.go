@@ -84,7 +84,8 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	if err := in.checkMIGReachable(o, t, modes, stderr); err != nil {
 		return err
 	}
-	if vc := in.vendorGroups(); sizing.AcrossVendors(grow, vc.groups) {
+	types := sizing.Types(in.nodes)
+	if vc := in.vendorGroups(); sizing.AcrossVendors(types, vc.groups) {
 		in.vendors = vc
 	}
 	for _, mode := range modes {
@@ -101,7 +102,7 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	rep.WallTime = time.Since(start).Seconds()
 	rep.Recommendation = report.RecommendSizing(rep, in.nodes, grow, gpuPrice(in.nodes, in.prices))
 	if in.vendors != nil {
-		rep.Vendors = sizing.CompareVendors(rep, grow, in.vendors.groups)
+		rep.Vendors = sizing.CompareVendors(rep, types, in.vendors.groups)
 	}
 	return in.writeSize(o, rep, stdout, stderr)
 }

@@ -78,18 +78,22 @@ type VendorComparison struct {
 	Replay     bool              `json:"replay"`
 	Groups     []VendorGroup     `json:"groups"`
 	Candidates []VendorCandidate `json:"candidates"`
-	// NotComparable says which pods which candidates cannot serve.
+	// NotComparable says which pods which models cannot serve.
 	NotComparable []string `json:"not_comparable"`
 }
 
-// AcrossVendors reports whether a search compares vendors: the node
-// types grown are of more than one vendor, or some pods accept only some
-// vendors (groups other than all).
-func AcrossVendors(grow []trace.NodeSpec, groups []VendorGroup) bool {
-	for _, s := range grow {
-		if s.Vendor != grow[0].Vendor {
-			return true
+// AcrossVendors reports whether a search compares vendors: the GPU node
+// types of the cluster are of more than one vendor, or some pods accept
+// only some vendors (groups other than all).
+func AcrossVendors(types []trace.NodeSpec, groups []VendorGroup) bool {
+	var seen cluster.VendorSet
+	for _, s := range types {
+		if s.GPUs > 0 {
+			seen |= cluster.VendorSetOf(s.Vendor)
 		}
+	}
+	if len(seen.Vendors()) > 1 {
+		return true
 	}
 	for _, g := range groups {
 		if g.Accepts != cluster.AllVendors {
@@ -100,9 +104,9 @@ func AcrossVendors(grow []trace.NodeSpec, groups []VendorGroup) bool {
 }
 
 // CompareVendors sets the answers of r that carry their Served side by
-// side (types are the node types searched, TypeName naming them) and
-// says, for each group of pods that accepts only some vendors, the
-// models whose vendor cannot serve it.
+// side and says, for each group of pods that accepts only some vendors,
+// the models of the cluster's GPU node types (types, TypeName naming
+// them; searched or not) whose vendor cannot serve it.
 func CompareVendors(r *Report, types []trace.NodeSpec, groups []VendorGroup) *VendorComparison {
 	vc := &VendorComparison{Replay: r.Mode == "replay", Groups: groups}
 	for _, x := range r.Results {
@@ -131,8 +135,8 @@ func CompareVendors(r *Report, types []trace.NodeSpec, groups []VendorGroup) *Ve
 		vc.Candidates = append(vc.Candidates, c)
 	}
 	for _, g := range groups {
-		if lost := cannotServe(vc.Candidates, g); len(lost) > 0 {
-			pods := fmt.Sprintf("%d pods accept", g.Pods)
+		if lost := cannotServe(types, g); len(lost) > 0 {
+			pods := thousands(g.Pods) + " pods accept"
 			if g.Pods == 1 {
 				pods = "1 pod accepts"
 			}
@@ -141,8 +145,8 @@ func CompareVendors(r *Report, types []trace.NodeSpec, groups []VendorGroup) *Ve
 	}
 	for _, c := range vc.Candidates {
 		if left := float64(c.CannotServe) - c.CannotServePlaced; c.Reached && left > 0 {
-			vc.NotComparable = append(vc.NotComparable, fmt.Sprintf("%s, adding %s, meets %s with %s of the %d pods it cannot serve left unplaced",
-				c.Policy, c.NodeType, r.Target, strconv.FormatFloat(left, 'f', -1, 64), c.CannotServe))
+			vc.NotComparable = append(vc.NotComparable, fmt.Sprintf("%s, adding %s, meets %s with %s of the %s pods it cannot serve left unplaced",
+				c.Policy, c.NodeType, r.Target, strconv.FormatFloat(left, 'f', -1, 64), thousands(c.CannotServe)))
 		}
 	}
 	return vc
@@ -178,13 +182,13 @@ func BestServed(curve []Step, served map[int]Served, groups []VendorGroup, v gpu
 	return Step{}, Served{}, false
 }
 
-// cannotServe returns the models of the candidates whose vendor g's pods
-// do not accept, each once, in order.
-func cannotServe(cs []VendorCandidate, g VendorGroup) []string {
+// cannotServe returns the models of the GPU node types whose vendor g's
+// pods do not accept, each once, in order.
+func cannotServe(types []trace.NodeSpec, g VendorGroup) []string {
 	var out []string
-	for _, c := range cs {
-		if !g.Accepts.Has(c.vendor) && !slices.Contains(out, c.Model) {
-			out = append(out, c.Model)
+	for _, ty := range types {
+		if ty.GPUs > 0 && !g.Accepts.Has(ty.Vendor) && !slices.Contains(out, ty.Model) {
+			out = append(out, ty.Model)
 		}
 	}
 	return out
@@ -196,4 +200,13 @@ func joinAnd(ws []string) string {
 		return strings.Join(ws, "")
 	}
 	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
+}
+
+// thousands writes n ≥ 0 with thousands separators: 2,073.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

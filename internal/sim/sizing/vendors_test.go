@@ -28,13 +28,15 @@ var vendorGroups = []VendorGroup{
 	{Accepts: cluster.AllVendors, Vendors: "nvidia|amd|intel", Pods: 260},
 }
 
-// TestAcrossVendors: NVIDIA types for pods of any vendor compare none
-// (the output stays as it was); types of two vendors, or pods that accept
-// some vendors only, do.
+// TestAcrossVendors: NVIDIA types, or AMD ones, beside a CPU-only type
+// (no vendor's GPUs) for pods of any vendor compare none (the output
+// stays as it was); types of two vendors, or pods that accept some
+// vendors only, do.
 func TestAcrossVendors(t *testing.T) {
 	any := vendorGroups[2:]
-	if AcrossVendors(vendorTypes[:1], any) {
-		t.Errorf("H100 only, pods of any vendor: across vendors")
+	cpu := trace.NodeSpec{CPUMilli: 1000} // CPU-only: NVIDIA, the zero vendor
+	if AcrossVendors(append(vendorTypes[:1:1], cpu), any) || AcrossVendors([]trace.NodeSpec{cpu, vendorTypes[1]}, any) {
+		t.Errorf("H100 only, or MI300X only beside a CPU-only type, pods of any vendor: across vendors")
 	}
 	if !AcrossVendors(vendorTypes[:2], any) || !AcrossVendors(vendorTypes[:1], vendorGroups[:1]) {
 		t.Errorf("H100 and MI300X, or pods of nvidia only: not across vendors")
@@ -86,6 +88,12 @@ func TestCompareVendors(t *testing.T) {
 	if !reflect.DeepEqual(vc.NotComparable, wantNC) {
 		t.Errorf("not comparable:\n%q\nwant\n%q", vc.NotComparable, wantNC)
 	}
+	// The H100 answer alone (the others not searched: no pod fits them):
+	// the cluster's MI300X and Gaudi3 types are still named.
+	r.Results = r.Results[:1]
+	if vc = CompareVendors(r, vendorTypes, vendorGroups); !reflect.DeepEqual(vc.NotComparable, wantNC[:2]) {
+		t.Errorf("H100 answer alone: not comparable %q, want %q", vc.NotComparable, wantNC[:2])
+	}
 }
 
 // TestBestServed: an MI300X search that did not reach its target is
@@ -108,5 +116,8 @@ func TestBestServed(t *testing.T) {
 	}
 	if _, _, ok := BestServed(curve, nil, vendorGroups, gpu.AMD); ok {
 		t.Errorf("no step served: found one")
+	}
+	if got := thousands(2073) + " " + thousands(999) + " " + thousands(1234567); got != "2,073 999 1,234,567" {
+		t.Errorf("thousands: %q", got)
 	}
 }
