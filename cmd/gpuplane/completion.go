@@ -36,7 +36,7 @@ func completions() []completed {
 	vap, _, _, _ := newPolicyVAPCmd()
 	word := map[string]string{
 		"mode": "fill replay", "format": "table json values", "o": "table json values", "tie-break": "random first", "gpu-api": "device-plugin dra", "dra-mig-order": "table core",
-		"policies": "all " + strings.Join(placement.Names, " "), "sharing": "exclusive fractional mig timeslice:2 timeslice:4",
+		"policies": "all " + strings.Join(placement.Names, " "), "sharing": "exclusive fractional mig timeslice:2 timeslice:4", "pod-vendors": "nvidia amd intel",
 	}
 	var out []completed
 	for _, c := range []struct {

@@ -22,11 +22,10 @@ Flags:
 var simulateExtra = `
 Policies: ` + strings.Join(placement.Names, ",") + `
 
-Columns, fill:
+Columns, fill (the --sharing and --size tables print their legends under them):
 ` + report.FillLegend + `
 Columns, replay:
 ` + report.ReplayLegend + `
-The --sharing and --size tables print their legends under them.
 `
 
 // newSimulateCmd returns the simulate command, its flags bound to its own
@@ -61,9 +60,10 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "kubectl get nodes,pods[,resourceslices,...] -A -o json")
 	f.BoolVar(&o.SnapshotEmpty, "snapshot-empty", o.SnapshotEmpty, "with --snapshot: all its pods on an empty copy of its nodes")
 	f.StringVar(&o.Size, "size", o.Size, "nodes to add for 'placed>=99%' (fill), 'p95wait<=10m' (replay)")
+	f.StringVar(&o.PodVendors, "pod-vendors", o.PodVendors, "vendors the GPU pods that name none accept: nvidia, 'nvidia|amd'")
 	c.alias("o", "format")
 	for name, arg := range map[string]string{"nodes": "NODES", "pods": "PODS", "mode": "fill|replay", "format": "FORMAT",
-		"tie-break": "random|first", "gpu-api": "API", "dra-mig-order": "ORDER", "sharing": "MODES", "size": "TARGET",
+		"tie-break": "random|first", "gpu-api": "API", "dra-mig-order": "ORDER", "sharing": "MODES", "size": "TARGET", "pod-vendors": "LIST",
 		"placements": "FILE", "prices": "FILE", "teams": "FILE", "snapshot": "FILE", "mig-config": "FILE", "mig-config-name": "NAME",
 		"policies": "LIST|all", "seeds": "N", "seed": "S", "inflate": "X", "popularity": "P", "parallel": "N"} {
 		c.args[name] = arg

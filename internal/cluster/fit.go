@@ -120,7 +120,9 @@ func never(n *Node, p *Pod) misfit {
 // "Insufficient cpu", "Insufficient memory" or "Insufficient
 // nvidia.com/gpu" (too few GPUs with the requested share free); a pod
 // without GPUs that allows some GPU models (Pod.Models) fits only nodes of
-// them, else "node(s) didn't match Pod's node affinity/selector". A pod
+// them, else "node(s) didn't match Pod's node affinity/selector"; a GPU
+// pod of a trace whose Vendors exclude the node's, "GPU vendor amd not
+// accepted (pod accepts nvidia)". A pod
 // with a Filter that refuses the node gets that filter's reason first
 // (Refusal.Reason). p is taken as n serves it (Node.Served). It
 // allocates only to format the GPU-model reason.
@@ -150,6 +152,9 @@ func Fits(n *Node, p *Pod) (ok bool, reason string) {
 	case fitModel:
 		return false, fmt.Sprintf("GPU model %s not allowed (pod allows %s)", n.Model, gpu.FormatModels(uint64(p.Models)))
 	case fitResource:
+		if !p.Claim && p.Resource == ResourceAny && !p.AcceptedVendors().Has(n.Vendor) {
+			return false, fmt.Sprintf("GPU vendor %s not accepted (pod accepts %s)", n.Vendor, p.AcceptedVendors())
+		}
 		if p.Claim {
 			// kube-scheduler's DynamicResources plugin.
 			return false, "cannot allocate all claims"

@@ -125,9 +125,10 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 
 // Serves reports whether the node serves the resource kind p asks for at
 // all (Pod.Resource, Pod.Claim), as kube-scheduler sees it (Serving): a
-// vendor's resource only that vendor's nodes (ResourceKind.Vendor,
-// Node.Vendor: amd.com/gpu an AMD node, habana.ai/gaudi an Intel one,
-// nvidia.com/gpu and NVIDIA's claims an NVIDIA one); a
+// node of a vendor p accepts only (Pod.AcceptedVendors, Node.Vendor: a
+// vendor's resource that vendor's nodes, amd.com/gpu an AMD node,
+// habana.ai/gaudi an Intel one, nvidia.com/gpu and NVIDIA's claims an
+// NVIDIA one; a pod of Vendors those vendors' nodes); a
 // claim only a node whose ResourceSlices publish GPUs (its
 // DynamicResources plugin); a pod of ResourceAny that asks by no claim
 // (a trace's) every node, of ResourceMilli every NVIDIA node; an extended resource only a node that
@@ -139,9 +140,10 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 func (n *Node) Serves(p *Pod) bool {
 	var buf Pod
 	p = n.Served(p, &buf)
-	if (p.Claim || p.Resource != ResourceAny) && p.Resource.Vendor() != n.Vendor {
+	if !p.AcceptedVendors().Has(n.Vendor) {
 		// A vendor's resource (or NVIDIA's claim class) on another
-		// vendor's node: its device plugin advertises none of it.
+		// vendor's node: its device plugin advertises none of it; or a
+		// vendor the pod does not accept (Pod.Vendors).
 		return false
 	}
 	switch {

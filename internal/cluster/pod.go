@@ -79,6 +79,11 @@ type Pod struct {
 	// tolerations): Fits and Feasible refuse a node it refuses. A pod
 	// that a scheduler plugin sees has none: kube-scheduler applied them.
 	Filter *NodeFilter
+	// Vendors, when not 0, are the vendors whose GPUs the pod accepts (a
+	// workload built for CUDA accepts NVIDIA's only): it fits only nodes
+	// of them (AcceptedVendors, Node.Serves). 0 means any vendor; a pod
+	// asking for a vendor's resource accepts that vendor's only anyway.
+	Vendors VendorSet
 }
 
 // ResourceKind is the extended resource a pod's GPUs are asked in. In
@@ -236,6 +241,10 @@ func (p *Pod) Validate() error {
 		return fmt.Errorf("%s with gpu_milli %d: the vendor's device plugin and DRA driver serve whole devices", p.Resource.Name(), p.GPUMilli)
 	case p.Claim && p.Resource == ResourceShared:
 		return fmt.Errorf("a claim of %s: a ResourceClaim asks for no time-sliced replica", p.Resource.Name())
+	case p.Vendors&^AllVendors != 0:
+		return fmt.Errorf("vendor set %#x names no known vendor", uint8(p.Vendors))
+	case p.AcceptedVendors() == 0:
+		return fmt.Errorf("vendors %s with %s: its resource is %s's", p.Vendors, p.Resource.Name(), p.Resource.Vendor())
 	case p.Resource == ResourceShared && p.NumGPU != 1, p.Resource == ResourceMIG && p.NumGPU != 1:
 		return fmt.Errorf("%s with num_gpu %d: a pod asks for one device", p.Resource.Name(), p.NumGPU)
 	case p.MIGProfile != 0 && p.NumGPU != 1:

@@ -116,7 +116,7 @@ type PodSpec struct {
 	// Times in seconds from the start of the trace; NaN when absent.
 	Creation, Deletion, Scheduled float64
 	// NumGPU GPUs (0..64) of GPUMilli milli-GPU (0..1000) each. The
-	// narrow types keep a PodSpec at 120 bytes: a trace of 14 million pods
+	// narrow types keep a PodSpec at 128 bytes: a trace of 14 million pods
 	// is read in under 2 GB.
 	NumGPU int8
 	// Resource is the extended resource a snapshot's pod asks for
@@ -131,6 +131,9 @@ type PodSpec struct {
 	// Filter is what a snapshot's pod asks of its node beyond resources
 	// (nil: nothing; a trace's pods).
 	Filter *cluster.NodeFilter
+	// Vendors are the vendors whose GPUs the pod accepts (the pod CSV's
+	// vendors column, podVendors; cluster.Pod.Vendors): 0, any.
+	Vendors cluster.VendorSet
 }
 
 // Error is a parse error at a file, line and column.
@@ -786,7 +789,8 @@ func nodeVendor(t *table, vendor, partition column, n *NodeSpec) error {
 // ReadPods reads an openb pod list (columns name, cpu_milli, memory_mib,
 // num_gpu, gpu_milli, and optionally gpu_spec, qos, pod_phase,
 // creation_time, deletion_time, scheduled_time, resource: the
-// accelerator resource the pod asks for, podResource). A pod's num_gpu is 0..64,
+// accelerator resource the pod asks for, podResource; vendors: the
+// vendors whose GPUs it accepts, podVendors). A pod's num_gpu is 0..64,
 // its gpu_milli 0 without GPUs and 1..1000 with them, and below 1000 only
 // when num_gpu is 1.
 //
@@ -852,7 +856,7 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 	var a arena
 	nameCol, cpu, mem := t.column("name"), t.column("cpu_milli"), t.column("memory_mib")
 	numGPU, gpuMilli, gpuSpec, res := t.column("num_gpu"), t.column("gpu_milli"), t.column("gpu_spec"), t.column("resource")
-	qos, phase := t.column("qos"), t.column("pod_phase")
+	qos, phase, vendors := t.column("qos"), t.column("pod_phase"), t.column("vendors")
 	creation, deletion, scheduled := t.column("creation_time"), t.column("deletion_time"), t.column("scheduled_time")
 	for {
 		err := t.next()
@@ -893,6 +897,9 @@ func podRows(t *table, rows int, names *nameSet, p *PodSpec) ([]PodSpec, error) 
 		}
 		if p.Resource, err = podResource(t.str(res), int(p.NumGPU), int(p.GPUMilli)); err != nil {
 			return out, t.errf("resource", "%v", err)
+		}
+		if p.Vendors, err = podVendors(t.str(vendors), p.Resource); err != nil {
+			return out, t.errf("vendors", "%v", err)
 		}
 		if p.GPUSpec, err = t.gpuSpec(gpuSpec); err != nil {
 			return out, err

@@ -19,7 +19,7 @@ func (s PodSpec) Pod(file string) (cluster.Pod, error) {
 		return cluster.Pod{}, fmt.Errorf("%s:%d: column gpu_spec: %w", file, s.Line, err)
 	}
 	kind, claim := s.Resource.SplitClaim()
-	p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: kind, Claim: claim, Filter: s.Filter}
+	p := cluster.Pod{Name: s.Name, CPUMilli: s.CPUMilli, MemoryMiB: s.MemoryMiB, NumGPU: int(s.NumGPU), GPUMilli: int64(s.GPUMilli), Models: cluster.ModelSet(models), Resource: kind, Claim: claim, Filter: s.Filter, Vendors: s.Vendors}
 	p.NoteMIGDevice()
 	return p, nil
 }

@@ -108,6 +108,12 @@ type Options struct {
 	// once.
 	SnapshotFile  string
 	SnapshotEmpty bool
+	// PodVendors, when set, are the vendors whose GPUs the workload's GPU
+	// pods accept where the pod list names none (--pod-vendors; no
+	// vendors column value, no vendor's resource: a trace's pods):
+	// "nvidia" for a workload built for CUDA, "nvidia|amd" (cluster.
+	// ParseVendorSet; trace.WithVendors). Empty: any vendor.
+	PodVendors string
 	// Size, when set, is a sizing target (--size; see sizing.ParseTarget):
 	// instead of one simulation, search the smallest scale of the node list
 	// that meets it, per policy.
@@ -151,7 +157,7 @@ func (o Options) check() ([]string, placement.TieBreak, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, c := range []func() error{o.checkRanges, o.checkOutputs, o.checkGPUAPI, o.checkSize, o.checkSnapshot} {
+	for _, c := range []func() error{o.checkRanges, o.checkOutputs, o.checkGPUAPI, o.checkSize, o.checkSnapshot, o.checkPodVendors} {
 		if err := c(); err != nil {
 			return nil, 0, err
 		}
@@ -311,6 +317,7 @@ type input struct {
 	prices       *cost.Prices
 	snap         *snapshotRun  // --snapshot, else nil
 	teams        *engine.Teams // --teams, else nil
+	vendors      *vendorCmp    // a --size search across vendors, else nil
 	inputs       []engine.Input
 }
 
@@ -333,6 +340,7 @@ func readInputs(o Options, stderr io.Writer) (*input, error) {
 	if err := in.readWorkload(o, stderr); err != nil {
 		return nil, err
 	}
+	in.podVendors(o, stderr)
 	if o.TeamsFile != "" {
 		if err := in.readTeams(o); err != nil {
 			return nil, err

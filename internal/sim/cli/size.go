@@ -84,6 +84,10 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	if err := in.checkMIGReachable(o, t, modes, stderr); err != nil {
 		return err
 	}
+	types := sizing.Types(in.nodes)
+	if vc := in.vendorGroups(); sizing.AcrossVendors(types, vc.groups) {
+		in.vendors = vc
+	}
 	for _, mode := range modes {
 		for _, pol := range in.pols {
 			for _, ty := range grow {
@@ -97,6 +101,9 @@ func runSize(ctx context.Context, o Options, in *input, stdout, stderr io.Writer
 	}
 	rep.WallTime = time.Since(start).Seconds()
 	rep.Recommendation = report.RecommendSizing(rep, in.nodes, grow, gpuPrice(in.nodes, in.prices))
+	if in.vendors != nil {
+		rep.Vendors = sizing.CompareVendors(rep, types, in.vendors.groups)
+	}
 	return in.writeSize(o, rep, stdout, stderr)
 }
 
@@ -216,14 +223,14 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 	label += ", adding " + sizing.TypeName(ty)
 	// The metric's spread over the seeds and the mean allocation, by node
 	// count, for the steps of the result.
-	std, alloc := map[int]float64{}, map[int]float64{}
+	std, alloc, served := map[int]float64{}, map[int]float64{}, map[int]sizing.Served{}
 	eval := func(ctx context.Context, nodes []trace.NodeSpec) (float64, error) {
 		w, err := in.prepareSharing(o, mode, nodes)
 		if err != nil {
 			return 0, err
 		}
 		r, err := engine.Run(ctx, w, engine.Config{Mode: t.Mode(), Policies: []string{pol}, Seeds: o.Seeds, Seed: o.Seed, Once: true,
-			Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, DRAOrder: in.order, Parallel: o.Parallel, Placements: t.Mode() == "replay"})
+			Popularity: o.Popularity, TieBreak: in.tie, GPUAPI: in.api, DRAOrder: in.order, Parallel: o.Parallel, Placements: t.Mode() == "replay" || in.vendors != nil})
 		if err != nil {
 			return 0, err
 		}
@@ -233,6 +240,9 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 		}
 		std[len(nodes)] = seedStd(t, r.Results)
 		alloc[len(nodes)] = meanAlloc(r.Results)
+		if in.vendors != nil {
+			served[len(nodes)] = in.vendors.served(r.Results)
+		}
 		fmt.Fprintf(stderr, "simulate: --size %s: +%d nodes (%d in all): %s\n", label, len(nodes)-len(in.nodes), len(nodes), metricText(t, v))
 		return v, nil
 	}
@@ -246,6 +256,9 @@ func (in *input) search(ctx context.Context, o Options, t sizing.Target, mode en
 		res.Curve[i].Std, res.Curve[i].GPUAllocationRatio = std[res.Curve[i].Nodes], alloc[res.Curve[i].Nodes]
 	}
 	res.Answer.Std, res.Answer.GPUAllocationRatio = std[res.Answer.Nodes], alloc[res.Answer.Nodes]
+	if in.vendors != nil {
+		res.Served = in.vendors.answerServed(res, t, ty.Vendor, served)
+	}
 	return res, nil
 }
 

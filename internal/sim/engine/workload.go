@@ -296,6 +296,8 @@ func resourceWhy(p *cluster.Pod, nodesFile string) string {
 		return "asks by ResourceClaim for a MIG device (class mig.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes one in its ResourceSlices (a GPU in MIG mode)"
 	case p.Claim:
 		return "asks for GPUs by ResourceClaim (class gpu.nvidia.com) and no node of " + nodesFile + " with a GPU model it allows publishes GPUs not in MIG mode in its ResourceSlices"
+	case p.Resource == cluster.ResourceAny:
+		return "accepts GPUs of " + p.AcceptedVendors().String() + " only (its vendors) and no node of " + nodesFile + " with a GPU model it allows is of them"
 	case p.Resource == cluster.ResourceGPU:
 		return "asks for nvidia.com/gpu and no node of " + nodesFile + " with a GPU model it allows serves it (a device plugin, or DRA through a DeviceClass's extendedResourceName)"
 	case p.Resource == cluster.ResourceMIG:

@@ -97,6 +97,9 @@ func WriteSizingTable(w io.Writer, r *sizing.Report) error {
 		fmt.Fprintln(w, l)
 	}
 	writeRecommendation(w, r.Recommendation)
+	if err := writeVendors(w, r.Vendors); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\ncurve searched:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "policy\tsharing\tnode type\tadd\tnodes\tGPUs\tUSD/h\t%s\tholds\t\n", metricHeader(r))
@@ -164,6 +167,7 @@ func SizingHTML(r *sizing.Report) []byte {
 		b.WriteString(`<pre id="not-grown">` + html.EscapeString(strings.Join(l, "\n")) + "</pre>")
 	}
 	b.WriteString(recommendationHTML(r.Recommendation))
+	b.WriteString(vendorsHTML(r.Vendors))
 	b.WriteString(warningsHTML(r.Warnings))
 	b.WriteString(sizingChart(r))
 	b.WriteString(`<h2>Curve searched</h2><div class="wrap"><table id="curve"><tr><th>policy</th><th>sharing</th><th>node type</th><th>add</th><th>nodes</th><th>GPUs</th><th>USD per hour</th><th>` + html.EscapeString(metricHeader(r)) + `</th><th>holds</th></tr>`)

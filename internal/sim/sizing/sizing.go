@@ -226,6 +226,10 @@ type Result struct {
 	Answer  Step `json:"answer"`
 	// Curve is every size simulated, by node count.
 	Curve []Step `json:"curve"`
+	// Served is what the answer (not reached: the most nodes tried)
+	// served, for the comparison across vendors (CompareVendors); nil
+	// when the search compares none (AcrossVendors).
+	Served *Served `json:"served,omitempty"`
 }
 
 // Report is a sizing run's output.
@@ -254,6 +258,9 @@ type Report struct {
 	// Recommendation is the cheapest answer and its margin to the next
 	// (report.RecommendSizing); nil when no policy reached the target.
 	Recommendation *engine.Recommendation `json:"recommendation,omitempty"`
+	// Vendors compares the answers across vendors (CompareVendors); nil
+	// when the search compares none (AcrossVendors).
+	Vendors *VendorComparison `json:"vendors,omitempty"`
 	// Warnings are the warnings the search printed on stderr
 	// (engine.Report.Warnings).
 	Warnings []string `json:"warnings"`
