@@ -347,8 +347,9 @@ func TestPrometheusAnswersError(t *testing.T) {
 func TestPrometheusWarnings(t *testing.T) {
 	// Prometheus answers with a warning (e.g. a partial answer): the
 	// report is printed and the warning goes to stderr, once per query
-	// (one per metric read: the node agent's 5 and kube-state-metrics' 3
-	// of AMD and Gaudi pods' requests, source.Metrics).
+	// (one per metric read, source.Metrics: the node agent's and DCGM's 5,
+	// kube-state-metrics' 3 of AMD and Gaudi pods' requests, AMD's
+	// device-metrics-exporter's 2 and Gaudi's exporter's 1).
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		result := `[]`
@@ -360,7 +361,7 @@ func TestPrometheusWarnings(t *testing.T) {
 	defer srv.Close()
 	out, stderr, err := run(t, Options{Prometheus: srv.URL, From: "1793491200", To: "1793494800", Step: time.Hour, By: "node", Format: "csv"})
 	// One T4 for one hour: 35 c, all idle.
-	if err != nil || !strings.Contains(out, "idle,n,1,,,0.35,,T4") || strings.Count(stderr, "partial response") != 8 {
+	if err != nil || !strings.Contains(out, "idle,n,1,,,0.35,,T4") || strings.Count(stderr, "partial response") != 11 {
 		t.Fatalf("error %v, stdout %q, stderr %q", err, out, stderr)
 	}
 }
