@@ -85,6 +85,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 		if m.Mode == "mig" {
 			sr.MIGLayouts = layouts
 		}
+		sr.Partitions = append(sr.Partitions, v.Partitions()...)
 	}
 	(*rep).Sharing = sr
 	return in, nil
