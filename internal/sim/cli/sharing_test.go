@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 func TestCheckSharing(t *testing.T) {
@@ -267,5 +268,30 @@ func TestRunSharingPartition(t *testing.T) {
 	want := "partition:CPX/NPS1: MI300X, 1 node of 1 device: 8 GPUs (partitions) a node, each of 24,576 MiB at 0.75 USD/h; 1 of the workload's 4 pods ask more than 125 milli-GPU of one GPU, which no partition holds: they cannot run on these nodes; 1 pods of whole GPUs take 8 partitions per GPU asked here, each a GPU to them"
 	if !strings.Contains(stdout.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, stdout.String())
+	}
+}
+
+// Of three running pods, one on the MI300X node (which CPX lays out), one
+// on the H100 node and one CPU-only on the MI300X node, only the first is
+// warned of; under exclusive none is.
+func TestWarnPartitionBound(t *testing.T) {
+	nodes := []trace.NodeSpec{{Name: "m", GPUs: 8, Model: "MI300X"}, {Name: "h", GPUs: 8, Model: "H100-80GB"}}
+	bound := []engine.Bound{
+		{Node: "m", Pod: trace.PodSpec{Name: "a", NumGPU: 1, GPUMilli: 1000}},
+		{Node: "h", Pod: trace.PodSpec{Name: "b", NumGPU: 1, GPUMilli: 1000}},
+		{Node: "m", Pod: trace.PodSpec{Name: "c"}},
+	}
+	modes, err := engine.ParseSharing("partition:CPX,exclusive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	warnPartitionBound(modes[0], nodes, bound, &w)
+	if want := "simulate: warning: --sharing partition:CPX/NPS1: 1 running pods on AMD nodes laid out in CPX/NPS1 are put in place as the snapshot gives them"; !strings.HasPrefix(w.String(), want) {
+		t.Errorf("warning %q, want %q...", w.String(), want)
+	}
+	w.Reset()
+	if warnPartitionBound(modes[1], nodes, bound, &w); w.Len() != 0 {
+		t.Errorf("exclusive: %q", w.String())
 	}
 }

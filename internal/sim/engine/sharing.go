@@ -27,7 +27,12 @@ import (
 //     MIG-enabled (a model without MIG, or a GPU left whole);
 //   - timeslice:N: N time-slicing replicas per GPU (the NVIDIA device
 //     plugin's sharing.timeSlicing.replicas); a share of at most 1000/N
-//     milli-GPU takes one replica, a larger one a whole GPU.
+//     milli-GPU takes one replica, a larger one a whole GPU;
+//   - partition:MODE (Partition; joined to one of the above by '+', else
+//     with exclusive for the NVIDIA nodes): on the AMD nodes whose model
+//     has the AMD partition mode MODE, one partition when it holds the
+//     share of the whole device, else none (cluster.Node.Served), and a
+//     pod of k whole devices k × the partitions of a device.
 //
 // Every mode sees the same pods arrive: fill's arrived demand counts the
 // pods as the trace asks for them. The allocation ratio counts what each
