@@ -134,7 +134,12 @@ func TestPartitionLayout(t *testing.T) {
 //   - 125 + 1000 + 100 = 1325, padding 50, 11/8 = 1.375 GPUs needed at
 //     0.75: 8.25 USD/h.
 //
-// Arrived is 1825 in both, as asked.
+// Arrived is 1825 in both, as asked. Fragmentation at the end (the
+// target workload is the five pods' four shapes, a's and e's 2/5, each
+// other 1/5): exclusive has no free GPU; in CPX the 5 free partitions
+// (5000 milli of partitions, 625 of the devices) serve the 100 and 125
+// shapes, c's shape is served by none (1/5 × 5000) and d's needs 8 (1/5 ×
+// 5000): 2000 / 8 = 250 of the devices, 250 / 625 = 0.4 of the free.
 func TestPartitionModeByHand(t *testing.T) {
 	nan := math.NaN()
 	nodes := []trace.NodeSpec{{Name: "mi", CPUMilli: 96000, MemoryMiB: 1 << 20, GPUs: 2, Model: "MI300X", Line: 2}}
@@ -153,10 +158,10 @@ func TestPartitionModeByHand(t *testing.T) {
 		mode                   string
 		placed                 int
 		alloc, served, padding int64
-		needed, usd            float64
+		needed, usd, frag      float64
 	}{
-		{"exclusive", 2, 2000, 225, 1775, 2, 12},
-		{"partition:CPX/NPS1", 4, 1375, 1325, 50, 1.375, 8.25},
+		{"exclusive", 2, 2000, 225, 1775, 2, 12, 0},
+		{"partition:CPX/NPS1", 4, 1375, 1325, 50, 1.375, 8.25, 0.4},
 	} {
 		ss, _ := ParseSharing(tc.mode)
 		v, _, err := w.WithSharing(ss[0], nil, 1)
@@ -173,6 +178,9 @@ func TestPartitionModeByHand(t *testing.T) {
 			t.Errorf("%s: placed %v, allocated %d, served %d, padding %d, arrived %d; want %d, %d, %d, %d, 1825",
 				tc.mode, s, r.AllocatedGPUMilli, r.ServedGPUMilli, r.PaddingGPUMilli, r.ArrivedGPUMilli, tc.placed, tc.alloc, tc.served, tc.padding)
 			continue
+		}
+		if math.Abs(r.FragmentationRatio-tc.frag) > 1e-12 {
+			t.Errorf("%s: fragmentation ratio %v, want %v", tc.mode, r.FragmentationRatio, tc.frag)
 		}
 		if math.Abs(s.GPUsNeeded-tc.needed) > 1e-12 || math.Abs(s.GPUsNeededUSDPerHour-tc.usd) > 1e-9 {
 			t.Errorf("%s: %v GPUs needed at %v USD/h; want %v at %v", tc.mode, s.GPUsNeeded, s.GPUsNeededUSDPerHour, tc.needed, tc.usd)

@@ -227,23 +227,16 @@ type fragTracker struct {
 func newFragTracker(tw *placement.TargetWorkload, c *cluster.Cluster) *fragTracker {
 	f := &fragTracker{tw: tw, node: make([]float64, len(c.Nodes))}
 	for i := range c.Nodes {
-		f.node[i] = nodeFrag(tw, &c.Nodes[i])
+		f.node[i] = tw.NodeFrag(&c.Nodes[i])
 		f.sum += f.node[i]
 	}
 	return f
 }
 
 func (f *fragTracker) update(c *cluster.Cluster, i int) {
-	v := nodeFrag(f.tw, &c.Nodes[i])
+	v := f.tw.NodeFrag(&c.Nodes[i])
 	f.sum += v - f.node[i]
 	f.node[i] = v
-}
-
-// nodeFrag is node n's fragmentation (TargetWorkload.NodeFrag) in
-// milli-GPU of whole devices, as the free capacity it is a share of is
-// counted (cluster.Node.DeviceMilli: a CPX partition 1/8).
-func nodeFrag(tw *placement.TargetWorkload, n *cluster.Node) float64 {
-	return tw.NodeFrag(n) / float64(max(1, n.PerDevice))
 }
 
 // exact recomputes the sum, dropping accumulated rounding.
