@@ -54,7 +54,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.StringVar(&o.GPUAPI, "gpu-api", o.GPUAPI, "GPUs in the node: the policy's, or dra's")
 	f.StringVar(&o.DRAMIGOrder, "dra-mig-order", o.DRAMIGOrder, "dra: MIG placements in table or the core's order")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
-	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare sharing modes: exclusive,fractional,mig,timeslice:N")
+	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare: exclusive,fractional,mig,timeslice:N,partition:CPX/NPS1")
 	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: MIG layouts, an NVIDIA mig-parted config file")
 	f.StringVar(&o.MIGConfigName, "mig-config-name", o.MIGConfigName, "the configuration of --mig-config (default: its only one)")
 	f.StringVar(&o.SnapshotFile, "snapshot", o.SnapshotFile, "kubectl get nodes,pods[,resourceslices,...] -A -o json")

@@ -34,20 +34,23 @@ func (c *Cluster) AddNode(name string, cpuMilli, memoryMiB int64, gpus int, mode
 	return len(c.Nodes) - 1, nil
 }
 
-// TotalGPUMilli returns the cluster's GPU capacity in milli-GPU.
+// TotalGPUMilli returns the cluster's GPU capacity in milli-GPU, a node
+// of partitions laid out by a sharing mode in whole devices
+// (Node.DeviceMilli).
 func (c *Cluster) TotalGPUMilli() int64 {
 	var t int64
 	for i := range c.Nodes {
-		t += int64(len(c.Nodes[i].GPUFree)) * MilliGPU
+		t += c.Nodes[i].DeviceMilli(int64(len(c.Nodes[i].GPUFree)) * MilliGPU)
 	}
 	return t
 }
 
-// FreeGPUMilli returns the cluster's unallocated GPU capacity in milli-GPU.
+// FreeGPUMilli returns the cluster's unallocated GPU capacity in
+// milli-GPU, as TotalGPUMilli counts it.
 func (c *Cluster) FreeGPUMilli() int64 {
 	var t int64
 	for i := range c.Nodes {
-		t += c.Nodes[i].GPUFreeTotal()
+		t += c.Nodes[i].DeviceMilli(c.Nodes[i].GPUFreeTotal())
 	}
 	return t
 }

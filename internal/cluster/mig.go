@@ -136,8 +136,12 @@ func (n *Node) FreeAfter(p *Pod, g int) (int64, bool) {
 // nvidia.com/gpu where a DeviceClass maps it (ServedByDRAExtended); a
 // Shared node only nvidia.com/gpu.shared, any other node everything but
 // it; p as n serves it (Served: nvidia.com/gpu on a node of replicas is
-// one).
+// one); on a node of partitions (PerDevice), not a share that no
+// partition holds.
 func (n *Node) Serves(p *Pod) bool {
+	if n.PerDevice > 0 && n.devicePartitions(p) == 0 {
+		return false // a share no partition holds (Served)
+	}
 	var buf Pod
 	p = n.Served(p, &buf)
 	if !p.AcceptedVendors().Has(n.Vendor) {

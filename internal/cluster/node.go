@@ -27,6 +27,13 @@ type Node struct {
 	// then one partition of a device (gpu.Partitions: an MI300X in CPX is
 	// 8 of them); the zero value: whole devices.
 	Partition gpu.Partition
+	// PerDevice, when not 0, is the GPUs (partitions) one device of the
+	// node is, laid out by a sharing mode of partitions (gpuplane simulate
+	// --sharing partition:MODE): a pod is then served by its share of a
+	// whole device (Served), and its GPU milli count 1/PerDevice of a
+	// device (DeviceMilli). 0 (a node as its node list gives it, every
+	// node of gpuplane-scheduler): a pod's share is of one GPU.
+	PerDevice int
 	// CPUMilli and MemoryMiB are the allocatable capacity.
 	CPUMilli, MemoryMiB int64
 	// CPUFree and MemoryFree are what is not yet allocated.
@@ -135,6 +142,16 @@ func NewPartitionedNode(name, model string, p gpu.Partition, cpuMilli, memoryMiB
 	n, err := NewNode(name, model, cpuMilli, memoryMiB, devices*s.GPUs)
 	n.Partition = p
 	return n, err
+}
+
+// DeviceMilli returns m milli-GPU of the node's GPUs in milli of whole
+// devices: m/PerDevice on a node of PerDevice partitions per device (1000
+// milli of a CPX partition of an MI300X are 125 of the device), else m.
+func (n *Node) DeviceMilli(m int64) int64 {
+	if n.PerDevice > 1 {
+		return m / int64(n.PerDevice)
+	}
+	return m
 }
 
 // GPUs returns the node's GPU count.

@@ -84,6 +84,11 @@ type Pod struct {
 	// of them (AcceptedVendors, Node.Serves). 0 means any vendor; a pod
 	// asking for a vendor's resource accepts that vendor's only anyway.
 	Vendors VendorSet
+	// DeviceMilli, when not 0, is the share of one whole device the pod
+	// asked for (its GPUMilli as read), kept whatever a sharing mode makes
+	// of GPUMilli: a node of partitions (Node.PerDevice) serves the pod
+	// by it. 0: GPUMilli.
+	DeviceMilli int64
 }
 
 // ResourceKind is the extended resource a pod's GPUs are asked in. In

@@ -19,11 +19,22 @@ import (
 // a Shared node (time-slicing or MPS, default naming), a ResourceAny one
 // on a MIGAsGPU node (single MIG strategy; where its GPUs are MIG-enabled
 // in the simulation, an instance of the smallest profile that holds the
-// share). Otherwise it is p itself.
+// share). On a node of partitions laid out by a sharing mode (PerDevice),
+// a trace's pod (ResourceAny, asked by no claim) is served by its share of
+// a whole device as AMD's device plugin serves partitions, each a GPU
+// (amd.com/gpu): see devicePartitions. Otherwise it is p itself.
 // buf holds the served pod when it is not p; a pod Served returns is
 // served already (Served of it is itself). Where ReplicaMilli is 0 it
 // costs one branch.
 func (n *Node) Served(p *Pod, buf *Pod) *Pod {
+	if n.PerDevice > 0 {
+		if k := n.devicePartitions(p); k > 0 {
+			*buf = *p
+			buf.NumGPU, buf.GPUMilli, buf.MIGProfile, buf.Resource, buf.DeviceMilli = k, MilliGPU, 0, ResourceAMD, 0
+			return buf
+		}
+		return p
+	}
 	if n.ReplicaMilli == 0 || p.Resource != ResourceGPU || p.Claim || p.NumGPU == 0 {
 		return p
 	}
@@ -73,4 +84,39 @@ func (p *Pod) NoteMIGDevice() {
 // running pod's replicas this way (internal/snapshot servedReplicas).
 func ReplicaShare(k int, replica int64) int64 {
 	return min(MilliGPU, int64(k)*replica)
+}
+
+// devicePartitions returns the partitions of node n (PerDevice per
+// device) that pod p takes when n serves it by its share of whole devices
+// (-1 when n does not serve p so; 0 when it serves p and no partition
+// holds p). n serves so a pod asked by no claim, of a vendor n is of, that
+// asks a share of GPUs as a trace gives it (ResourceAny) or amd.com/gpu
+// devices of the node list's layout (ResourceAMD with DeviceMilli set, as
+// a sharing mode of partitions sets it):
+//   - a share s of one device (DeviceMilli, else GPUMilli, below 1000)
+//     takes one partition when s ≤ 1000/PerDevice (a partition is that
+//     share of the device's compute and memory: gpu.Partitions), else
+//     none: the pod cannot run there;
+//   - a pod of k whole devices takes k × PerDevice partitions, the same
+//     compute and memory, which the workload sees as k × PerDevice GPUs
+//     (AMD's device plugin advertises each partition as one amd.com/gpu).
+//
+// The pod served asks amd.com/gpu for its partitions (ResourceAMD,
+// DeviceMilli 0), so that Served of it is itself.
+func (n *Node) devicePartitions(p *Pod) int {
+	byShare := p.Resource == ResourceAny || (p.Resource == ResourceAMD && p.DeviceMilli > 0)
+	if p.NumGPU == 0 || p.Claim || !byShare || !p.AcceptedVendors().Has(n.Vendor) {
+		return -1
+	}
+	s := p.DeviceMilli
+	if s == 0 {
+		s = p.GPUMilli
+	}
+	if p.NumGPU > 1 || s >= MilliGPU {
+		return p.NumGPU * n.PerDevice
+	}
+	if s*int64(n.PerDevice) <= MilliGPU {
+		return 1
+	}
+	return 0
 }

@@ -201,6 +201,9 @@ func dupGPU(n *cluster.Node, p *cluster.Pod, i int, a int64, uniform bool) bool 
 // frag is the fragmentation of node n with cpu millicores, mem MiB and
 // GPU shares gpus free.
 func (f FGD) frag(n *cluster.Node, cpu, mem int64, gpus []int64, mig []uint8) float64 {
+	if n.PerDevice > 0 {
+		return f.Target.PartitionFrag(n, cpu, mem, gpus, f.cm)
+	}
 	if f.cm {
 		return f.Target.FragCMMIG(n.ModelID, cpu, mem, gpus, mig)
 	}

@@ -19,6 +19,10 @@ type TargetPod struct {
 	// MIGProfile is the MIG profile the shape asks for, as
 	// cluster.Pod.MIGProfile (0: none; k+1: gpu.MIGProfiles' index k).
 	MIGProfile int8
+	// DeviceMilli is the share of one whole device the shape asked for
+	// before a sharing mode changed GPUMilli (cluster.Pod.DeviceMilli; 0:
+	// GPUMilli), by which a node of partitions serves it (PartitionFrag).
+	DeviceMilli int64
 	// Freq is the shape's share of the target workload, 0..1.
 	Freq float64
 	// Count is how many pods of the source workload have this shape.
@@ -56,9 +60,11 @@ type fragGroup struct {
 	// migPod: the shape asks for MIG profile mig; on a GPU without MIG
 	// it takes the whole GPU (cluster.Node.FreeAfter).
 	migPod bool
-	cpu    []int64   // ascending
-	cum    []float64 // cum[i] = Σ freq of cpu[0..i]
-	total  float64
+	// deviceMilli: TargetPod.DeviceMilli.
+	deviceMilli int64
+	cpu         []int64   // ascending
+	cum         []float64 // cum[i] = Σ freq of cpu[0..i]
+	total       float64
 }
 
 // NewTargetWorkload builds the target workload of pods: shapes (CPU, GPU
@@ -74,18 +80,19 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 		num    int
 		models cluster.ModelSet
 		mig    int8
+		device int64
 	}
 	counts := map[key]int{}
 	mem := map[key]int64{} // Σ MemoryMiB
 	for i := range pods {
 		p := &pods[i]
-		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models, p.MIGProfile}
+		k := key{p.CPUMilli, p.GPUMilli, p.NumGPU, p.Models, p.MIGProfile, p.DeviceMilli}
 		counts[k]++
 		mem[k] += p.MemoryMiB
 	}
 	shapes := make([]TargetPod, 0, len(counts))
 	for k, c := range counts {
-		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, MIGProfile: k.mig, Count: c, MemoryMiB: mem[k] / int64(c)})
+		shapes = append(shapes, TargetPod{CPUMilli: k.cpu, GPUMilli: k.milli, NumGPU: k.num, Models: k.models, MIGProfile: k.mig, DeviceMilli: k.device, Count: c, MemoryMiB: mem[k] / int64(c)})
 	}
 	sort.Slice(shapes, func(i, j int) bool {
 		a, b := shapes[i], shapes[j]
@@ -100,8 +107,10 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 			return a.NumGPU > b.NumGPU
 		case a.Models != b.Models:
 			return a.Models > b.Models
+		case a.MIGProfile != b.MIGProfile:
+			return a.MIGProfile > b.MIGProfile
 		}
-		return a.MIGProfile > b.MIGProfile
+		return a.DeviceMilli > b.DeviceMilli
 	})
 	total := float64(len(pods))
 	want := popularity * total
@@ -132,10 +141,10 @@ func (tw *TargetWorkload) index() {
 	if milli > 0 {
 		tw.cpuPerGPU, tw.memPerGPU = cpu/milli, mem/milli
 	}
-	byGroup := map[[4]int64][]int{}
-	var order [][4]int64
+	byGroup := map[[5]int64][]int{}
+	var order [][5]int64
 	for i, p := range tw.Pods {
-		k := [4]int64{int64(p.NumGPU), p.GPUMilli, int64(p.Models), int64(p.MIGProfile)}
+		k := [5]int64{int64(p.NumGPU), p.GPUMilli, int64(p.Models), int64(p.MIGProfile), p.DeviceMilli}
 		if _, ok := byGroup[k]; !ok {
 			order = append(order, k)
 		}
@@ -144,7 +153,7 @@ func (tw *TargetWorkload) index() {
 	for _, k := range order {
 		idx := byGroup[k]
 		sort.Slice(idx, func(a, b int) bool { return tw.Pods[idx[a]].CPUMilli < tw.Pods[idx[b]].CPUMilli })
-		g := fragGroup{numGPU: int(k[0]), gpuMilli: k[1], models: cluster.ModelSet(k[2]), mig: -1, migPod: k[3] != 0}
+		g := fragGroup{numGPU: int(k[0]), gpuMilli: k[1], models: cluster.ModelSet(k[2]), mig: -1, migPod: k[3] != 0, deviceMilli: k[4]}
 		if g.migPod {
 			g.mig = int(k[3]) - 1
 		} else if g.numGPU == 1 && g.gpuMilli > 0 && g.gpuMilli < cluster.MilliGPU {
@@ -205,48 +214,102 @@ func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, m
 	if idle == 0 {
 		return 0
 	}
+	frag := 0.0
+	for gi := range tw.groups {
+		frag += tw.groups[gi].frag(modelID, cpuFree, gpuFree, mig, float64(idle))
+	}
+	return frag
+}
+
+// frag is FragMIG's term of shape group g on a node of idle GPU capacity
+// L (Σ gpuFree).
+func (g *fragGroup) frag(modelID int, cpuFree int64, gpuFree []int64, mig []uint8, L float64) float64 {
+	if g.gpuMilli == 0 || !modelOK(g.models, modelID) {
+		return g.total * L
+	}
+	cnt := 0
+	var below int64
+	Lg := L
+	for i, f := range gpuFree {
+		fits := f >= g.gpuMilli
+		switch {
+		case g.mig < 0 && mig != nil && mig[i] != 0:
+			Lg -= float64(f) // outside a shape of whole GPUs' view
+			continue
+		case mig != nil && mig[i] != 0:
+			fits = g.mig >= 0 && mig[i]&(1<<uint(g.mig)) != 0
+		case g.migPod:
+			fits = f == cluster.MilliGPU
+		}
+		if fits {
+			cnt++
+		} else {
+			below += f
+		}
+	}
+	if cnt < g.numGPU {
+		return g.total * Lg
+	}
+	// Shapes whose CPU fits see only the GPUs below their share as
+	// fragments; the others see all idle GPU capacity.
+	k := sort.Search(len(g.cpu), func(i int) bool { return g.cpu[i] > cpuFree })
+	fit := 0.0
+	if k > 0 {
+		fit = g.cum[k-1]
+	}
+	return fit*float64(below) + (g.total-fit)*Lg
+}
+
+// PartitionFrag is FragMIG, or with cm FragCMMIG, of node n of
+// partitions (cluster.Node.PerDevice, laid out by a sharing mode) with
+// cpuFree millicores, memFree MiB and partitions gpuFree free: each shape
+// as n serves it (cluster.Node.Served: a share of a device by the
+// partition that holds it, k devices as k × PerDevice partitions); a
+// shape n does not serve at all sees all idle capacity as its fragment.
+// In milli-GPU of whole devices (cluster.Node.DeviceMilli), as a node of
+// whole GPUs counts its own, so that FGD compares nodes of both.
+func (tw *TargetWorkload) PartitionFrag(n *cluster.Node, cpuFree, memFree int64, gpuFree []int64, cm bool) float64 {
+	var idle int64
+	for _, f := range gpuFree {
+		idle += f
+	}
+	per := float64(max(1, n.PerDevice))
 	L := float64(idle)
 	frag := 0.0
 	for gi := range tw.groups {
-		g := &tw.groups[gi]
-		if g.gpuMilli == 0 || !modelOK(g.models, modelID) {
+		g, ok := servedGroup(n, &tw.groups[gi])
+		if !ok {
 			frag += g.total * L
 			continue
 		}
-		cnt := 0
-		var below int64
-		Lg := L
-		for i, f := range gpuFree {
-			fits := f >= g.gpuMilli
-			switch {
-			case g.mig < 0 && mig != nil && mig[i] != 0:
-				Lg -= float64(f) // outside a shape of whole GPUs' view
-				continue
-			case mig != nil && mig[i] != 0:
-				fits = g.mig >= 0 && mig[i]&(1<<uint(g.mig)) != 0
-			case g.migPod:
-				fits = f == cluster.MilliGPU
-			}
-			if fits {
-				cnt++
-			} else {
-				below += f
-			}
-		}
-		if cnt < g.numGPU {
-			frag += g.total * Lg
-			continue
-		}
-		// Shapes whose CPU fits see only the GPUs below their share as
-		// fragments; the others see all idle GPU capacity.
-		k := sort.Search(len(g.cpu), func(i int) bool { return g.cpu[i] > cpuFree })
-		fit := 0.0
-		if k > 0 {
-			fit = g.cum[k-1]
-		}
-		frag += fit*float64(below) + (g.total-fit)*Lg
+		frag += g.frag(n.ModelID, cpuFree, gpuFree, nil, L)
+	}
+	frag /= per
+	if cm {
+		L /= per
+		frag += L - tw.servable(L, cpuFree, memFree)
 	}
 	return frag
+}
+
+// servedGroup returns shape group g as node n serves its pods
+// (cluster.Node.Served), and false when n serves them not at all.
+func servedGroup(n *cluster.Node, g *fragGroup) (fragGroup, bool) {
+	v := *g
+	if g.numGPU == 0 {
+		return v, true
+	}
+	p := cluster.Pod{NumGPU: g.numGPU, GPUMilli: g.gpuMilli, DeviceMilli: g.deviceMilli}
+	if g.migPod {
+		p.MIGProfile = int8(g.mig + 1)
+	}
+	if !n.Serves(&p) {
+		return v, false
+	}
+	var buf cluster.Pod
+	s := n.Served(&p, &buf)
+	v.numGPU, v.gpuMilli, v.mig, v.migPod = s.NumGPU, s.GPUMilli, -1, s.MIGProfile != 0
+	return v, true
 }
 
 // FragCM is Frag plus the idle GPU capacity that the node's free CPU and
@@ -275,6 +338,13 @@ func (tw *TargetWorkload) FragCMMIG(modelID int, cpuFree, memFree int64, gpuFree
 		idle += g
 	}
 	L := float64(idle)
+	return f + L - tw.servable(L, cpuFree, memFree)
+}
+
+// servable is the part of idle GPU capacity L (milli-GPU) that cpuFree
+// millicores and memFree MiB can serve at the target workload's CPU and
+// memory per milli-GPU (FragCM's S).
+func (tw *TargetWorkload) servable(L float64, cpuFree, memFree int64) float64 {
 	s := L
 	if tw.cpuPerGPU > 0 {
 		s = min(s, float64(max(cpuFree, 0))/tw.cpuPerGPU)
@@ -282,7 +352,7 @@ func (tw *TargetWorkload) FragCMMIG(modelID int, cpuFree, memFree int64, gpuFree
 	if tw.memPerGPU > 0 {
 		s = min(s, float64(max(memFree, 0))/tw.memPerGPU)
 	}
-	return f + L - s
+	return s
 }
 
 func modelOK(models cluster.ModelSet, modelID int) bool {
@@ -293,8 +363,12 @@ func modelOK(models cluster.ModelSet, modelID int) bool {
 }
 
 // NodeFrag returns Frag for node n's current free resources, as fragView
-// and MIGView show its GPUs (FragMIG).
+// and MIGView show its GPUs (FragMIG); on a node of partitions,
+// PartitionFrag.
 func (tw *TargetWorkload) NodeFrag(n *cluster.Node) float64 {
+	if n.PerDevice > 0 {
+		return tw.PartitionFrag(n, n.CPUFree, n.MemoryFree, n.GPUFree, false)
+	}
 	if n.MIGGPUs == 0 {
 		return tw.Frag(n.ModelID, n.CPUFree, n.GPUFree)
 	}

@@ -55,6 +55,7 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 			return nil, fmt.Errorf("--sharing %s: %w", m, err)
 		}
 		if len(bound) > 0 {
+			warnPartitionBound(m, nodes, bound, stderr)
 			msgs, err := v.Bind(o.SnapshotFile, bound)
 			if err != nil {
 				return nil, fmt.Errorf("--sharing %s: %w", m, err)
@@ -85,9 +86,34 @@ func runSharing(ctx context.Context, o Options, w *engine.Workload, nodes []trac
 		if m.Mode == "mig" {
 			sr.MIGLayouts = layouts
 		}
+		sr.Partitions = append(sr.Partitions, v.Partitions()...)
 	}
 	(*rep).Sharing = sr
 	return in, nil
+}
+
+// warnPartitionBound warns to stderr, under a partition mode m, of the
+// running pods bound to AMD nodes whose model has m: they are put in place
+// as the snapshot gives them (its GPU indices and amd.com/gpu count, of
+// the node's own layout), not converted to m's partitions.
+func warnPartitionBound(m engine.Sharing, nodes []trace.NodeSpec, bound []engine.Bound, stderr io.Writer) {
+	if m.Partition == (gpu.Partition{}) {
+		return
+	}
+	laid := map[string]bool{}
+	for _, n := range nodes {
+		_, err := gpu.Partitions(canonical(n.Model), m.Partition)
+		laid[n.Name] = n.GPUs > 0 && gpu.VendorOf(n.Model) == gpu.AMD && err == nil
+	}
+	k := 0
+	for _, b := range bound {
+		if laid[b.Node] && b.Pod.NumGPU > 0 {
+			k++
+		}
+	}
+	if k > 0 {
+		fmt.Fprintf(stderr, "simulate: warning: --sharing %s: %d running pods on AMD nodes laid out in %s are put in place as the snapshot gives them (its GPUs, of the node's own layout), not converted to %s partitions\n", m, k, m.Partition, m.Partition)
+	}
 }
 
 // migConfigSelects checks that configuration c selects some GPU of nodes,

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/sim/engine"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 func TestCheckSharing(t *testing.T) {
@@ -215,5 +216,82 @@ func TestRunSharingOnDemand(t *testing.T) {
 		if got := rep.Params.GPUAPI; (got == "dra") != (tc.api == "dra") {
 			t.Errorf("%s: params.gpu_api %q", tc.api, got)
 		}
+	}
+}
+
+// One H100-80GB node of 1 GPU and one MI300X node of 1 device under
+// partition:CPX/NPS1 (NVIDIA exclusive), replay, best fit. Pods arrive in
+// order and never leave: a 500 milli-GPU, b 100, c 100, d one whole GPU.
+// By hand: a is above 125 (1/8 of a device), so no CPX partition holds
+// it: it takes the H100 whole; b and c take a partition each (H100
+// full); d needs 8 partitions, 6 are free: it fails. Allocated 1000 + 2
+// × 125 = 1250 of 2000 milli-GPU; served 500 + 100 + 100 = 700, padding
+// 500 + 25 + 25 = 550.
+func TestRunSharingPartition(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Mode, o.Seeds, o.Policies, o.Format = "replay", 1, "bestfit", "json"
+	o.NodesFile = write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nh,64000,262144,1,H100-80GB\nm,64000,262144,1,MI300X\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time\na,1000,1024,1,500,0\nb,1000,1024,1,100,1\nc,1000,1024,1,100,2\nd,1000,1024,1,1000,3\n")
+	o.Sharing = "partition:cpx_nps1"
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep engine.Report
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.AllocatedGPUMilli != 1250 || r.TotalGPUMilli != 2000 || r.FailedPods != 1 || r.ServedGPUMilli != 700 || r.PaddingGPUMilli != 550 {
+		t.Errorf("allocated %d of %d, failed %d, served %d, padding %d; want 1250 of 2000, 1, 700, 550",
+			r.AllocatedGPUMilli, r.TotalGPUMilli, r.FailedPods, r.ServedGPUMilli, r.PaddingGPUMilli)
+	}
+	if rep.Sharing == nil || len(rep.Sharing.Partitions) != 1 {
+		t.Fatalf("sharing %+v", rep.Sharing)
+	}
+	if u := rep.Sharing.Partitions[0]; u.Sharing != "partition:CPX/NPS1" || u.GPUsPerNode != 8 || u.SharesTooLarge != 1 || u.WholePods != 1 || u.Pods != 4 {
+		t.Errorf("partitions %+v", u)
+	}
+	o.Format = "table"
+	stdout.Reset()
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	want := "partition:CPX/NPS1: MI300X, 1 node of 1 device: 8 GPUs (partitions) a node, each of 24,576 MiB at 0.75 USD/h; 1 of the workload's 4 pods ask more than 125 milli-GPU of one GPU, which no partition holds: they cannot run on these nodes; 1 pods of whole GPUs take 8 partitions per GPU asked here, each a GPU to them"
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, stdout.String())
+	}
+}
+
+// Of three running pods, one on the MI300X node (which CPX lays out), one
+// on the H100 node and one CPU-only on the MI300X node, only the first is
+// warned of; under exclusive none is.
+func TestWarnPartitionBound(t *testing.T) {
+	nodes := []trace.NodeSpec{{Name: "m", GPUs: 8, Model: "MI300X"}, {Name: "h", GPUs: 8, Model: "H100-80GB"}}
+	bound := []engine.Bound{
+		{Node: "m", Pod: trace.PodSpec{Name: "a", NumGPU: 1, GPUMilli: 1000}},
+		{Node: "h", Pod: trace.PodSpec{Name: "b", NumGPU: 1, GPUMilli: 1000}},
+		{Node: "m", Pod: trace.PodSpec{Name: "c"}},
+	}
+	modes, err := engine.ParseSharing("partition:CPX,exclusive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	warnPartitionBound(modes[0], nodes, bound, &w)
+	if want := "simulate: warning: --sharing partition:CPX/NPS1: 1 running pods on AMD nodes laid out in CPX/NPS1 are put in place as the snapshot gives them"; !strings.HasPrefix(w.String(), want) {
+		t.Errorf("warning %q, want %q...", w.String(), want)
+	}
+	w.Reset()
+	if warnPartitionBound(modes[1], nodes, bound, &w); w.Len() != 0 {
+		t.Errorf("exclusive: %q", w.String())
 	}
 }

@@ -91,8 +91,9 @@ type Options struct {
 	Gangs bool
 	// Sharing, when set, runs the workload under each of these sharing
 	// modes and compares them (--sharing): a comma-separated list of
-	// exclusive, fractional, mig, timeslice:N (engine.Sharing). Empty: the
-	// workload as given (fractional), without the comparison.
+	// exclusive, fractional, mig, timeslice:N, partition:MODE
+	// (engine.Sharing). Empty: the workload as given (fractional), without
+	// the comparison.
 	Sharing string
 	// MIGConfig is an NVIDIA mig-parted config file giving the MIG layouts
 	// of --sharing mig (--mig-config; trace.ReadMIGConfig), MIGConfigName

@@ -194,6 +194,11 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 		v.NodeAgent = &nodeAgentValues{KubeletAPI: "dra"}
 	}
 	switch {
+	case strings.Contains(sharing, "partition:"):
+		// An AMD GPU's partition mode is set on the node (amd-smi, or the
+		// AMD GPU Operator's Device Config Manager), which gpuplane's node
+		// agent, NVIDIA's, does not serve.
+		return nil, fmt.Errorf("-o values: sharing %s: the AMD partition mode is set on the AMD nodes (amd-smi set, or the AMD GPU Operator's Device Config Manager), not in gpuplane's chart", sharing)
 	case sharing == "exclusive":
 	case sharing == "fractional" && dra:
 		v.NodeAgent.DRA = &draValues{Shares: true}

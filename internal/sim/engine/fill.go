@@ -56,9 +56,9 @@ func fill(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, inflate f
 				return r, fmt.Errorf("placement chose an infeasible node: %w", err)
 			}
 			free -= took
-			served := held(c, node, &asked[i])
-			r.ServedGPUMilli += served
-			r.PaddingGPUMilli += held(c, node, p) - served
+			got := served(c, node, &asked[i])
+			r.ServedGPUMilli += got
+			r.PaddingGPUMilli += held(c, node, p) - got
 			frag.update(c, node)
 			if use != nil {
 				use.add(c, node, gpus, k, i)

@@ -181,7 +181,7 @@ func newReplayer(ctx context.Context, w *Workload, pl placer, rng *rand.Rand, pl
 	rp.now = rp.t0
 	rp.meter = prices.NewMeter(rp.t0)
 	for i := range c.Nodes {
-		rp.meter.AddCapacity(int64(c.Nodes[i].GPUs())*cluster.MilliGPU, w.price(c.Nodes[i].ModelID))
+		rp.meter.AddCapacity(c.Nodes[i].DeviceMilli(int64(c.Nodes[i].GPUs())*cluster.MilliGPU), w.devicePrice(&c.Nodes[i]))
 	}
 	if tm != nil {
 		if err := rp.withTeams(tm); err != nil {
@@ -488,8 +488,8 @@ func (rp *replayer) start(i int, node int, gpus cluster.GPUSet) error {
 		return fmt.Errorf("placement chose an infeasible node: %w", err)
 	}
 	rp.frag.update(c, node)
-	rp.meter.Allocate(took, w.price(c.Nodes[node].ModelID))
-	asked := held(c, node, &w.askedPods()[i])
+	rp.meter.Allocate(took, w.devicePrice(&c.Nodes[node]))
+	asked := served(c, node, &w.askedPods()[i])
 	rp.r.ServedGPUMilli += asked
 	rp.r.PaddingGPUMilli += held(c, node, p) - asked
 	if rp.use != nil {
@@ -526,7 +526,7 @@ func (rp *replayer) free(i, node int, gpus cluster.GPUSet) error {
 		return err
 	}
 	rp.frag.update(c, node)
-	rp.meter.Release(freed, rp.w.price(c.Nodes[node].ModelID))
+	rp.meter.Release(freed, rp.w.devicePrice(&c.Nodes[node]))
 	if rp.use != nil {
 		rp.use.remove(c, node, gpus, i)
 	}

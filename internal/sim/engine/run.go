@@ -249,30 +249,52 @@ func (f *fragTracker) exact() float64 {
 }
 
 // allocate binds p to node of c through pl and returns the milli-GPU it
-// took: its request, or for a pod asking for a MIG profile what its
+// took, in whole devices (cluster.Node.DeviceMilli): its request, or for a pod asking for a MIG profile what its
 // instance or whole GPU holds (cluster.Node.FreeAfter).
 func allocate(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
 	before := c.Nodes[node].GPUFreeTotal()
 	if err := pl.Allocate(c, node, p, gpus); err != nil {
 		return 0, err
 	}
-	return before - c.Nodes[node].GPUFreeTotal(), nil
+	return c.Nodes[node].DeviceMilli(before - c.Nodes[node].GPUFreeTotal()), nil
 }
 
 // held returns the milli-GPU pod p holds on node of c, as the node serves
 // it (cluster.Node.Served: k nvidia.com/gpu replicas are a share of one
-// GPU).
+// GPU), in whole devices (cluster.Node.DeviceMilli: a CPX partition of an
+// MI300X is 125).
 func held(c *cluster.Cluster, node int, p *cluster.Pod) int64 {
 	var buf cluster.Pod
-	return c.Nodes[node].Served(p, &buf).TotalGPUMilli()
+	n := &c.Nodes[node]
+	return n.DeviceMilli(n.Served(p, &buf).TotalGPUMilli())
+}
+
+// served returns the GPU demand of pod p, as the trace asks for it (a run's
+// asked pod), that node of c serves once the run's pod is placed there:
+// what p holds there (held), or on a node of partitions (Node.PerDevice)
+// p's own demand in whole devices, which the partitions the run's pod
+// holds cover (a 100 milli-GPU pod holds a CPX partition of 125: 100
+// served, 25 padding).
+func served(c *cluster.Cluster, node int, p *cluster.Pod) int64 {
+	if c.Nodes[node].PerDevice > 0 {
+		return p.TotalGPUMilli()
+	}
+	return held(c, node, p)
+}
+
+// devicePrice is the price of one whole device of node n's GPUs in USD
+// per hour (a partition's times the partitions per device), which
+// DeviceMilli's milli-GPU are priced at.
+func (w *Workload) devicePrice(n *cluster.Node) float64 {
+	return w.price(n.ModelID) * float64(max(1, n.PerDevice))
 }
 
 // release returns p's resources to node of c through pl and returns the
-// milli-GPU it freed.
+// milli-GPU it freed, in whole devices (cluster.Node.DeviceMilli).
 func release(pl placer, c *cluster.Cluster, node int, p *cluster.Pod, gpus cluster.GPUSet) (int64, error) {
 	before := c.Nodes[node].GPUFreeTotal()
 	if err := pl.Release(c, node, p, gpus); err != nil {
 		return 0, err
 	}
-	return c.Nodes[node].GPUFreeTotal() - before, nil
+	return c.Nodes[node].DeviceMilli(c.Nodes[node].GPUFreeTotal() - before), nil
 }

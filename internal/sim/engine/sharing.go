@@ -27,7 +27,12 @@ import (
 //     MIG-enabled (a model without MIG, or a GPU left whole);
 //   - timeslice:N: N time-slicing replicas per GPU (the NVIDIA device
 //     plugin's sharing.timeSlicing.replicas); a share of at most 1000/N
-//     milli-GPU takes one replica, a larger one a whole GPU.
+//     milli-GPU takes one replica, a larger one a whole GPU;
+//   - partition:MODE (Partition; joined to one of the above by '+', else
+//     with exclusive for the NVIDIA nodes): on the AMD nodes whose model
+//     has the AMD partition mode MODE, one partition when it holds the
+//     share of the whole device, else none (cluster.Node.Served), and a
+//     pod of k whole devices k × the partitions of a device.
 //
 // Every mode sees the same pods arrive: fill's arrived demand counts the
 // pods as the trace asks for them. The allocation ratio counts what each
@@ -45,17 +50,33 @@ type Sharing struct {
 	// (cluster.Node.EnableDynamicMIG), as DRA's dynamic MIG serves them
 	// (--gpu-api dra), instead of fixed layouts.
 	OnDemand bool
+	// Partition, when set, lays out every AMD node whose model has that
+	// partition mode in it, and serves pods there as AMD's device plugin
+	// serves partitions (partition:MODE; see Workload.partitioned); Mode
+	// is then the NVIDIA nodes' mode, exclusive unless given
+	// (mig+partition:MODE). Zero: AMD nodes as the node list gives them.
+	Partition gpu.Partition
 }
 
 func (s Sharing) String() string {
+	m := s.Mode
 	if s.Mode == "timeslice" {
-		return "timeslice:" + strconv.Itoa(s.Replicas)
+		m = "timeslice:" + strconv.Itoa(s.Replicas)
 	}
-	return s.Mode
+	switch {
+	case s.Partition == (gpu.Partition{}):
+		return m
+	case s.Mode == "exclusive":
+		return "partition:" + s.Partition.String()
+	}
+	return m + "+partition:" + s.Partition.String()
 }
 
 // ParseSharing parses a comma-separated list of sharing modes: exclusive,
-// fractional, mig, timeslice:N. Duplicates are dropped; the order is kept.
+// fractional, mig, timeslice:N, partition:MODE (an AMD partition mode,
+// gpu.ParsePartition: partition:CPX/NPS1), or an NVIDIA mode and a
+// partition mode joined by '+' (fractional+partition:CPX/NPS1).
+// Duplicates are dropped; the order is kept.
 func ParseSharing(list string) ([]Sharing, error) {
 	var out []Sharing
 	seen := map[Sharing]bool{}
@@ -64,18 +85,9 @@ func ParseSharing(list string) ([]Sharing, error) {
 		if f == "" {
 			continue
 		}
-		var s Sharing
-		switch {
-		case f == "exclusive" || f == "fractional" || f == "mig":
-			s.Mode = f
-		case strings.HasPrefix(f, "timeslice:"):
-			n, err := strconv.Atoi(strings.TrimPrefix(f, "timeslice:"))
-			if err != nil || n < 2 || n > cluster.MilliGPU || cluster.MilliGPU%n != 0 {
-				return nil, fmt.Errorf("sharing %q: N must be a divisor of 1000 from 2 (2, 4, 5, 8, 10, 20, ...), so that N replicas of 1000/N milli-GPU fill a GPU", f)
-			}
-			s = Sharing{Mode: "timeslice", Replicas: n}
-		default:
-			return nil, fmt.Errorf("unknown sharing mode %q (exclusive, fractional, mig, timeslice:N)", f)
+		s, err := parseSharing(f)
+		if err != nil {
+			return nil, err
 		}
 		if !seen[s] {
 			seen[s] = true
@@ -86,6 +98,55 @@ func ParseSharing(list string) ([]Sharing, error) {
 		return nil, fmt.Errorf("no sharing mode given")
 	}
 	return out, nil
+}
+
+// parseSharing parses one entry of ParseSharing's list, lower case.
+func parseSharing(f string) (Sharing, error) {
+	var s Sharing
+	for _, w := range strings.Split(f, "+") {
+		switch {
+		case strings.HasPrefix(w, "partition:") && s.Partition == (gpu.Partition{}):
+			p, err := parsePartitionMode(strings.TrimPrefix(w, "partition:"))
+			if err != nil {
+				return s, fmt.Errorf("sharing %q: %w", f, err)
+			}
+			s.Partition = p
+		case s.Mode != "":
+			return s, fmt.Errorf("sharing %q: one NVIDIA mode and one partition mode at most (mig+partition:CPX/NPS1)", f)
+		case w == "exclusive" || w == "fractional" || w == "mig":
+			s.Mode = w
+		case strings.HasPrefix(w, "timeslice:"):
+			n, err := strconv.Atoi(strings.TrimPrefix(w, "timeslice:"))
+			if err != nil || n < 2 || n > cluster.MilliGPU || cluster.MilliGPU%n != 0 {
+				return s, fmt.Errorf("sharing %q: N must be a divisor of 1000 from 2 (2, 4, 5, 8, 10, 20, ...), so that N replicas of 1000/N milli-GPU fill a GPU", f)
+			}
+			s.Mode, s.Replicas = "timeslice", n
+		default:
+			return s, fmt.Errorf("unknown sharing mode %q (exclusive, fractional, mig, timeslice:N, partition:MODE such as partition:CPX/NPS1)", f)
+		}
+	}
+	if s.Mode == "" {
+		s.Mode = "exclusive" // partition:MODE alone
+	}
+	return s, nil
+}
+
+// parsePartitionMode reads the MODE of partition:MODE, in the canonical
+// form (both halves: CPX is CPX/NPS1); a mode that no AMD model has is an
+// error.
+func parsePartitionMode(m string) (gpu.Partition, error) {
+	p, err := gpu.ParsePartition(m)
+	if err == nil {
+		p, err = gpu.ParsePartition(p.String())
+	}
+	if err != nil || p == (gpu.Partition{}) {
+		return gpu.Partition{}, fmt.Errorf("partition:%s: want COMPUTE/MEMORY, e.g. partition:CPX/NPS1 (%v)", m, err)
+	}
+	_, e1 := gpu.Partitions("MI300X", p)
+	if _, e2 := gpu.Partitions("MI355X", p); e1 != nil && e2 != nil {
+		return gpu.Partition{}, fmt.Errorf("partition:%s: no AMD model has this mode (MI300X, MI325X: SPX, DPX, QPX, CPX with NPS1, QPX or CPX with NPS4; MI355X: NPS1, or NPS2 from DPX)", m)
+	}
+	return p, nil
 }
 
 // MIGLayoutUse is the MIG layout of the nodes of one GPU model in a mig
@@ -119,6 +180,9 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 	for i := range v.pods {
 		p := &v.pods[i]
 		v.training[i] = p.NumGPU > 0 && !p.IsGPUShare()
+		if s.Partition != (gpu.Partition{}) {
+			p.DeviceMilli = p.GPUMilli // what a node of partitions serves
+		}
 		s.convert(p)
 	}
 	var layouts []MIGLayoutUse
@@ -143,6 +207,11 @@ func (w *Workload) WithSharing(s Sharing, given GivenMIG, popularity float64) (*
 					p.MIGProfile, p.GPUMilli = 0, cluster.MilliGPU
 				}
 			}
+		}
+	}
+	if s.Partition != (gpu.Partition{}) {
+		if err := v.partitioned(s.Partition); err != nil {
+			return nil, nil, err
 		}
 	}
 	if s.Mode != "fractional" {
@@ -390,9 +459,9 @@ type useTracker struct {
 	on     [][]podRef
 	shared []bool // by run id
 	placed int
-	used   int
+	used   int64   // milli of whole devices of the used GPUs (DeviceMilli)
 	usd    float64 // USD per hour of the used GPUs
-	peak   int
+	peak   int64
 	peakUS float64
 	// Pods of whole GPUs: placed, and on a GPU shared with another pod.
 	training, trainingShared int
@@ -413,7 +482,7 @@ func newUseTracker(w *Workload, c *cluster.Cluster) *useTracker {
 		for g, f := range c.Nodes[i].GPUFree {
 			if f < cluster.MilliGPU {
 				u.on[u.offset[i]+g] = []podRef{boundRef}
-				u.used++
+				u.used += c.Nodes[i].DeviceMilli(cluster.MilliGPU)
 				u.usd += w.price(c.Nodes[i].ModelID)
 			}
 		}
@@ -438,7 +507,7 @@ func (u *useTracker) add(c *cluster.Cluster, node int, gpus cluster.GPUSet, id, 
 	for _, g := range gpus.Indices() {
 		s := &u.on[u.offset[node]+g]
 		if len(*s) == 0 {
-			u.used++
+			u.used += c.Nodes[node].DeviceMilli(cluster.MilliGPU)
 			u.usd += u.w.price(c.Nodes[node].ModelID)
 		} else {
 			u.mark(id, pod)
@@ -474,7 +543,7 @@ func (u *useTracker) remove(c *cluster.Cluster, node int, gpus cluster.GPUSet, i
 			}
 		}
 		if len(*s) == 0 {
-			u.used--
+			u.used -= c.Nodes[node].DeviceMilli(cluster.MilliGPU)
 			u.usd -= u.w.price(c.Nodes[node].ModelID)
 		}
 	}
@@ -484,9 +553,9 @@ func (u *useTracker) remove(c *cluster.Cluster, node int, gpus cluster.GPUSet, i
 // the end, replay the peak.
 func (u *useTracker) result(r *Result, replay bool) {
 	s := &SharingStats{Sharing: u.w.sharing.String(), PlacedPods: u.placed, TrainingPods: u.training, TrainingOnSharedGPU: u.trainingShared}
-	s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.used, u.usd
+	s.GPUsNeeded, s.GPUsNeededUSDPerHour = float64(u.used)/cluster.MilliGPU, u.usd
 	if replay {
-		s.GPUsNeeded, s.GPUsNeededUSDPerHour = u.peak, u.peakUS
+		s.GPUsNeeded, s.GPUsNeededUSDPerHour = float64(u.peak)/cluster.MilliGPU, u.peakUS
 		if r.Replay != nil {
 			s.PlacedPods = r.Replay.Started // a preempted pod starts again
 		}
@@ -505,10 +574,12 @@ type SharingStats struct {
 	Sharing string `json:"sharing"`
 	// PlacedPods got GPUs or a node (fill: placements, replay: starts).
 	PlacedPods int `json:"placed_pods"`
-	// GPUsNeeded is the number of GPUs holding at least one pod: at the
-	// end of fill, at the peak of replay; GPUsNeededUSDPerHour their price
+	// GPUsNeeded is the number of GPUs holding at least one pod (a
+	// partition of a device laid out by a partition mode 1/its partitions
+	// per device: cluster.Node.DeviceMilli): at the end of fill, at the
+	// peak of replay; GPUsNeededUSDPerHour their price
 	// in USD per hour (internal/cost/prices prices).
-	GPUsNeeded           int     `json:"gpus_needed"`
+	GPUsNeeded           float64 `json:"gpus_needed"`
 	GPUsNeededUSDPerHour float64 `json:"gpus_needed_usd_per_hour" round:"cent"`
 	// SharedPods ran on a GPU together with another pod at some time: a
 	// share, a MIG instance (isolated from the GPU's other instances) or a
@@ -527,7 +598,17 @@ type SharingStats struct {
 // but the scheduler's accounting, unless DRA serves the shares under an
 // MPS configuration (compute and memory limits, enforced: docs/dra.md);
 // MPS is no mode of the simulator of its own.
+//
+// A partition mode (partition:MODE) isolates in hardware on AMD's nodes
+// (each partition its own compute dies and share of memory) and is
+// exclusive on NVIDIA's, or the mode it is joined to (mig+partition:...).
 func Isolation(mode string) string {
+	if nv, amd, ok := strings.Cut(mode, "+"); ok && strings.HasPrefix(amd, "partition:") {
+		return Isolation(nv) + "; AMD: hardware partitions (compute dies, memory)"
+	}
+	if strings.HasPrefix(mode, "partition:") {
+		return Isolation("exclusive") + "; AMD: hardware partitions (compute dies, memory)"
+	}
 	switch {
 	case mode == "exclusive":
 		return "hardware: a whole GPU per pod"
@@ -547,6 +628,9 @@ func Isolation(mode string) string {
 type SharingReport struct {
 	Rows       []SharingRow   `json:"rows"`
 	MIGLayouts []MIGLayoutUse `json:"mig_layouts,omitempty"`
+	// Partitions are the AMD nodes of each partition mode's run, by
+	// model (Workload.Partitions).
+	Partitions []PartitionUse `json:"partitions,omitempty"`
 	// Modes holds each mode's runs and summary, in the order of the
 	// --sharing list; the first is also the report's Results and Summary.
 	// The HTML report draws every mode's sections from them. Not in the

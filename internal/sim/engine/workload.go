@@ -26,6 +26,10 @@ type Workload struct {
 	specs     []trace.PodSpec
 	target    *placement.TargetWorkload
 	prices    []float64 // USD per GPU-hour by cluster model ID
+	priceList *cost.Prices
+	// partitions are the AMD nodes of a partition mode's run
+	// (partitioned), by model.
+	partitions []PartitionUse
 	// unfit[i] is why pod i fits no node of the empty cluster
 	// (ReasonTooLarge, ReasonNoModel, ReasonNoGPUNodes), "" if it fits one.
 	unfit []string
@@ -105,7 +109,7 @@ func Prepare(nodesFile string, nodes []trace.NodeSpec, podsFile string, pods []t
 		return nil, err
 	}
 	w.target = placement.NewTargetWorkload(w.pods, popularity)
-	w.prices = modelPrices(c, prices)
+	w.prices, w.priceList = modelPrices(c, prices), prices
 	return w, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -45,6 +46,9 @@ func writeSharing(w io.Writer, r *engine.Report) error {
 		return err
 	}
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range partitionLines(r.Sharing.Partitions) {
 		fmt.Fprintln(w, l)
 	}
 	for _, l := range isolationLines(r) {
@@ -169,6 +173,37 @@ func migLayoutLines(ls []engine.MIGLayoutUse) []string {
 	return out
 }
 
+// partitionLines says, for each partition mode's run and AMD model, how
+// its nodes were laid out and which pods cannot run there or see
+// partitions for devices.
+func partitionLines(ps []engine.PartitionUse) []string {
+	var out []string
+	for _, u := range ps {
+		nodes := fmt.Sprintf("%d nodes", u.Nodes)
+		if u.Nodes == 1 {
+			nodes = "1 node"
+		}
+		if u.Partition == "" {
+			out = append(out, fmt.Sprintf("%s: %s, %s: left as the node list gives them: %s", u.Sharing, u.Model, nodes, u.NoMode))
+			continue
+		}
+		devices := fmt.Sprintf("%d devices", u.DevicesPerNode)
+		if u.DevicesPerNode == 1 {
+			devices = "1 device"
+		}
+		l := fmt.Sprintf("%s: %s, %s of %s: %d GPUs (partitions) a node, each of %s MiB at %s USD/h", u.Sharing, u.Model, nodes,
+			devices, u.GPUsPerNode, thousands(int(u.GPUMemoryMiB)), strconv.FormatFloat(u.USDPerGPUHour, 'f', -1, 64))
+		if u.SharesTooLarge > 0 {
+			l += fmt.Sprintf("; %s of the workload's %s pods ask more than %d milli-GPU of one GPU, which no partition holds: they cannot run on these nodes", thousands(u.SharesTooLarge), thousands(u.Pods), u.MaxShareMilli)
+		}
+		if per := u.GPUsPerNode / max(1, u.DevicesPerNode); u.WholePods > 0 && per > 1 {
+			l += fmt.Sprintf("; %s pods of whole GPUs take %d partitions per GPU asked here, each a GPU to them", thousands(u.WholePods), per)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // sharingSection is the HTML section of a report with Sharing.
 func sharingSection(r *engine.Report) string {
 	if r.Sharing == nil {
@@ -183,6 +218,9 @@ func sharingSection(r *engine.Report) string {
 		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}
 	for _, l := range migLayoutLines(r.Sharing.MIGLayouts) {
+		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
+	}
+	for _, l := range partitionLines(r.Sharing.Partitions) {
 		b.WriteString(`<p class="note">` + html.EscapeString(l) + `</p>`)
 	}
 	if len(r.Sharing.Modes) > 1 {
