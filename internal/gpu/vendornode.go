@@ -23,7 +23,8 @@ const (
 type VendorDevices struct {
 	Vendor Vendor
 	// Model is the catalog name ("MI300X", "Gaudi3"), else the name the
-	// label gives, else UnlabelledAMD or UnlabelledGaudi.
+	// label gives, else (no label, or an empty one) UnlabelledAMD or
+	// UnlabelledGaudi.
 	Model string
 	// Product is AMD's node labeller's amd.com/gpu.product-name
 	// ("AMD_Instinct_MI300X"); "" for Gaudi.
@@ -61,7 +62,7 @@ func ReadVendorDevices(v Vendor, labels map[string]string) (VendorDevices, error
 	switch v {
 	case Intel:
 		d.Model = UnlabelledGaudi
-		if m, ok := labels[resource.LabelGPUModel]; ok {
+		if m := labels[resource.LabelGPUModel]; m != "" {
 			d.Model = Canonical(m)
 		}
 		if m, known := Lookup(d.Model); known && m.Vendor != Intel {
@@ -70,7 +71,7 @@ func ReadVendorDevices(v Vendor, labels map[string]string) (VendorDevices, error
 		return d, nil
 	case AMD:
 		d.Model = UnlabelledAMD
-		if p, ok := labels[resource.LabelAMDProductName]; ok {
+		if p := labels[resource.LabelAMDProductName]; p != "" {
 			d.Product, d.Model = p, ModelOfProduct(p)
 		}
 		part, err := ParsePartition(labels[resource.LabelAMDPartition])

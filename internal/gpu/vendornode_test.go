@@ -34,6 +34,8 @@ func TestReadVendorDevices(t *testing.T) {
 		{"AMD without labels", AMD, nil, VendorDevices{Vendor: AMD, Model: UnlabelledAMD}, ""},
 		{"Gaudi3 by gpuplane's label", Intel, map[string]string{resource.LabelGPUModel: "gaudi3"}, VendorDevices{Vendor: Intel, Model: "Gaudi3"}, ""},
 		{"Gaudi without a label", Intel, nil, VendorDevices{Vendor: Intel, Model: UnlabelledGaudi}, ""},
+		{"empty labels are none", Intel, map[string]string{resource.LabelGPUModel: ""}, VendorDevices{Vendor: Intel, Model: UnlabelledGaudi}, ""},
+		{"an empty product name is none", AMD, map[string]string{resource.LabelAMDProductName: ""}, VendorDevices{Vendor: AMD, Model: UnlabelledAMD}, ""},
 		{"Gaudi labelled an NVIDIA model", Intel, map[string]string{resource.LabelGPUModel: "H100-80GB"}, VendorDevices{}, resource.LabelGPUModel},
 		{"NVIDIA is not read here", NVIDIA, nil, VendorDevices{}, resource.LabelGPUProduct},
 	} {
