@@ -288,7 +288,13 @@ func vendorPluginNode(alloc fwk.Resource, n *v1.Node) (st *nodeState, node clust
 		st.reason, devices = lerr.Error(), 0
 	}
 	node, err = cluster.NewNode(n.Name, d.Model, alloc.GetMilliCPU(), alloc.GetMemory()>>20, int(devices))
-	if devices > 0 {
+	if err != nil && devices > 0 {
+		// A model the process cannot take (more than gpu.MaxModels
+		// names): the node offers none, and says why.
+		st.reason = err.Error()
+		node, err = cluster.NewNode(n.Name, "", alloc.GetMilliCPU(), alloc.GetMemory()>>20, 0)
+	}
+	if err == nil && st.reason == "" {
 		node.Vendor, node.Partition = d.Vendor, d.Partition
 	}
 	return st, node, true, err
