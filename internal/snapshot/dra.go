@@ -532,7 +532,7 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 			if e.Capacity != nil {
 				warn = append(warn, fmt.Sprintf("%s: capacity of %s's devices is not simulated: simulated as %d of its whole devices", path, kind, a.count))
 			}
-			warn = append(warn, a.vendorSelectors(path, e.Selectors)...)
+			warn = append(warn, a.selectors(path, e.Selectors)...)
 			out = append(out, a)
 			continue
 		}
@@ -557,55 +557,37 @@ func (d *draObjects) asks(where string, c *draClaim) ([]draAsk, []string) {
 	return out, warn
 }
 
-// selectors reads the clauses of a request's CEL selectors that the
-// simulator models (productName, profile, type), joined by &&; any other
-// is warned about and ignored.
-func (a *draAsk) selectors(path string, sels []draSelector) []string {
-	var warn []string
-	for j, s := range sels {
-		if s.CEL == nil {
-			continue
-		}
-		for _, clause := range strings.Split(s.CEL.Expression, "&&") {
-			attr, v, ok := apidra.ParseSelectorClause(clause)
-			switch {
-			case ok && attr == apidra.AttrProductName:
-				a.products = append(a.products, v)
-			case ok && attr == apidra.AttrProfile:
-				a.profile = v
-			case ok && attr == apidra.AttrType:
-			default:
-				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s attributes productName, profile and type compared with ==, joined by &&): ignored",
-					path, j, trace.Quote(strings.TrimSpace(clause)), apidra.DriverName))
-			}
-		}
-	}
-	return warn
-}
-
-// modelAttr is the attribute that names a vendor's device model in its
-// DRA driver's slices, as claims select it: AMD's productName
+// modelAttr is the attribute that names a device's model in each
+// driver's slices, as claims select it: NVIDIA's and AMD's productName
 // ("AMD_Instinct_MI300X"), Intel's model ("Gaudi3") (api/dra vendors.go).
-var modelAttr = map[string]string{apidra.AMDDriverName: apidra.AttrProductName, apidra.GaudiDriverName: apidra.AttrGaudiModel}
+var modelAttr = map[string]string{apidra.DriverName: apidra.AttrProductName, apidra.AMDDriverName: apidra.AttrProductName, apidra.GaudiDriverName: apidra.AttrGaudiModel}
 
-// vendorSelectors reads the clauses of a request's CEL selectors of
-// AMD's or Intel's driver (a.kind) that the simulator models: the device
-// model (modelAttr), compared with ==, joined by &&, a model the pod then
-// asks for; any other clause is warned about and ignored.
-func (a *draAsk) vendorSelectors(path string, sels []draSelector) []string {
+// selectors reads the clauses of a request's CEL selectors that the
+// simulator models, compared with ==, joined by &&: the device model
+// (modelAttr), a model the pod then asks for, and of NVIDIA's driver
+// profile and type; any other clause is warned about and ignored.
+func (a *draAsk) selectors(path string, sels []draSelector) []string {
+	driver, reads := apidra.DriverName, " attributes productName, profile and type"
+	if vendorKind(a.kind) != cluster.ResourceGPU {
+		driver, reads = a.kind, "'s attribute "+modelAttr[a.kind]
+	}
 	var warn []string
 	for j, s := range sels {
 		if s.CEL == nil {
 			continue
 		}
 		for _, clause := range strings.Split(s.CEL.Expression, "&&") {
-			attr, v, ok := apidra.ParseDriverClause(a.kind, clause)
-			if ok && attr == modelAttr[a.kind] {
+			attr, v, ok := apidra.ParseDriverClause(driver, clause)
+			switch {
+			case ok && attr == modelAttr[driver]:
 				a.products = append(a.products, v)
-				continue
+			case ok && driver == apidra.DriverName && attr == apidra.AttrProfile:
+				a.profile = v
+			case ok && driver == apidra.DriverName && attr == apidra.AttrType:
+			default:
+				warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s%s compared with ==, joined by &&): ignored",
+					path, j, trace.Quote(strings.TrimSpace(clause)), driver, reads))
 			}
-			warn = append(warn, fmt.Sprintf("%s.selectors[%d].cel: %s is not simulated (the simulator reads %s's attribute %s compared with ==, joined by &&): ignored",
-				path, j, trace.Quote(strings.TrimSpace(clause)), a.kind, modelAttr[a.kind]))
 		}
 	}
 	return warn
