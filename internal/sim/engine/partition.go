@@ -48,7 +48,10 @@ type PartitionUse struct {
 // (cost.Prices.PartitionUSDPerHour). There a pod is served by its share of
 // a whole device as AMD's device plugin serves partitions
 // (cluster.Node.Served). The nodes of an AMD model without the mode keep
-// the node list's layout. v.partitions says what was done, by model.
+// the node list's layout. v.partitions says what was done, by model. It
+// is an error when no node takes the mode, when an AMD node is given
+// partitioned already (its pods' amd.com/gpu count its partitions) and
+// when a pod claims AMD devices by DRA.
 func (v *Workload) partitioned(p gpu.Partition) error {
 	idx := map[int]int{} // model ID -> v.partitions index
 	v.partitions = nil
@@ -60,6 +63,11 @@ func (v *Workload) partitioned(p gpu.Partition) error {
 		was, err := gpu.Partitions(n.Model, n.Partition)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		if whole, _ := gpu.Partitions(n.Model, gpu.Partition{}); was.GPUs > whole.GPUs {
+			// Its pods' amd.com/gpu count partitions of the given
+			// layout, which a share of a whole device cannot express.
+			return fmt.Errorf("node %s: its %s are given in %s, each amd.com/gpu a partition, and a partition mode lays out whole devices: give the AMD nodes whole (SPX/NPS1) to compare partition modes", n.Name, n.Model, n.Partition)
 		}
 		u, ok := idx[n.ModelID]
 		if !ok {
@@ -85,6 +93,18 @@ func (v *Workload) partitioned(p gpu.Partition) error {
 		n.Partition, n.PerDevice = p, s.GPUs
 		use.Partition, use.DevicesPerNode, use.GPUsPerNode, use.GPUMemoryMiB = p.String(), devices, devices*s.GPUs, s.MemoryMiB
 		use.MaxShareMilli = cluster.MilliGPU / int64(s.GPUs)
+	}
+	laid := 0
+	for _, u := range v.partitions {
+		laid += min(len(u.Partition), 1) * u.Nodes
+	}
+	if laid == 0 {
+		return fmt.Errorf("no node of the cluster is of an AMD model that has partition mode %s", p)
+	}
+	for _, q := range v.askedPods() {
+		if q.Claim && q.Resource.Vendor() == gpu.AMD {
+			return fmt.Errorf("a partition mode models AMD's device plugin, and pod %s claims AMD devices by DRA (gpu.amd.com publishes its own partitions)", q.Name)
+		}
 	}
 	v.prices = modelPrices(v.template, v.priceList)
 	v.countPartitionPods()

@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -184,6 +185,38 @@ func TestPartitionModeByHand(t *testing.T) {
 		}
 		if math.Abs(s.GPUsNeeded-tc.needed) > 1e-12 || math.Abs(s.GPUsNeededUSDPerHour-tc.usd) > 1e-9 {
 			t.Errorf("%s: %v GPUs needed at %v USD/h; want %v at %v", tc.mode, s.GPUsNeeded, s.GPUsNeededUSDPerHour, tc.needed, tc.usd)
+		}
+	}
+}
+
+// TestPartitionRefused: a partition mode lays out whole devices, so it is
+// refused where that cannot be honest: an MI300X node given in CPX/NPS1
+// already (its pods' amd.com/gpu count partitions of that layout), a
+// cluster with no AMD node of a model that has the mode (an H100 node),
+// and a pod claiming AMD devices by DRA (AMD's driver publishes its own
+// partitions).
+func TestPartitionRefused(t *testing.T) {
+	pod := trace.PodSpec{Name: "p", CPUMilli: 1000, NumGPU: 1, GPUMilli: 100, Creation: 0, Deletion: math.NaN(), Scheduled: math.NaN(), Line: 2}
+	cpx, _ := ParseSharing("partition:CPX/NPS1")
+	given := partitionNodes()[:1]
+	given[0].GPUs, given[0].Partition = 16, cpx[0].Partition
+	claim := pod
+	claim.NumGPU, claim.GPUMilli, claim.Resource = 1, 1000, cluster.ResourceAMD|cluster.ResourceClaimed
+	for _, tc := range []struct {
+		nodes []trace.NodeSpec
+		pod   trace.PodSpec
+		want  string
+	}{
+		{given, pod, "node mi0: its MI300X are given in CPX/NPS1, each amd.com/gpu a partition"},
+		{partitionNodes()[8:9], pod, "no node of the cluster is of an AMD model that has partition mode CPX/NPS1"},
+		{partitionNodes()[:1], claim, "pod p claims AMD devices by DRA"},
+	} {
+		w, err := Prepare("nodes.csv", tc.nodes, "pods.csv", []trace.PodSpec{tc.pod}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.WithSharing(cpx[0], nil, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one containing %q", err, tc.want)
 		}
 	}
 }

@@ -139,8 +139,11 @@ func parsePartitionMode(m string) (gpu.Partition, error) {
 	if err == nil {
 		p, err = gpu.ParsePartition(p.String())
 	}
-	if err != nil || p == (gpu.Partition{}) {
+	switch {
+	case err != nil:
 		return gpu.Partition{}, fmt.Errorf("partition:%s: want COMPUTE/MEMORY, e.g. partition:CPX/NPS1 (%v)", m, err)
+	case p == (gpu.Partition{}):
+		return gpu.Partition{}, fmt.Errorf("partition:%s: want COMPUTE/MEMORY, e.g. partition:CPX/NPS1", m)
 	}
 	_, e1 := gpu.Partitions("MI300X", p)
 	if _, e2 := gpu.Partitions("MI355X", p); e1 != nil && e2 != nil {
