@@ -31,7 +31,7 @@ func TestQuota(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
 	out, errOut, code = run(t, "quota", "--teams", teams("over.yaml", 2), "--nodes", nodes)
-	if code != 2 || out != "" || !strings.Contains(errOut, "over.yaml: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPU\n") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "over.yaml:5: model T4: nominal quotas sum to 5 GPUs (a 3, b 2) but the nodes have 4: over by 1 GPU\n") {
 		t.Errorf("over capacity: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// --nodes takes simulate's short spec too: 2 T4 nodes of the typical
@@ -129,7 +129,7 @@ func TestTeamsSameCheck(t *testing.T) {
 		"p1,1000,1024,1,1000,A100-80GB,0,0,100\n")
 	const nodes = "A100-80GB x 1"
 	over := teams("over.yaml", "300")
-	want := "gpuplane: " + over + ": model A100-80GB: nominal quotas sum to 300 GPUs (ml 300) but the nodes have 8: over by 292 GPUs\n"
+	want := "gpuplane: " + over + ":6: model A100-80GB: nominal quotas sum to 300 GPUs (ml 300) but the nodes have 8: over by 292 GPUs\n"
 	for _, args := range [][]string{
 		{"quota", "--teams", over, "--nodes", nodes},
 		{"simulate", "--mode", "replay", "--teams", over, "--nodes", nodes, "--pods", pods},

@@ -19,13 +19,14 @@ import (
 	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
-// Capacity returns the GPUs of each model in a node list (nodes without
-// GPUs are skipped).
+// Capacity returns the GPUs of each model in a node list, by the catalog's
+// spelling of a catalogued model (gpu.Canonical: "mi300x" is MI300X), as
+// the teams file's models are read; nodes without GPUs are skipped.
 func Capacity(nodes []trace.NodeSpec) map[string]int {
 	c := map[string]int{}
 	for _, n := range nodes {
 		if n.GPUs > 0 {
-			c[n.Model] += n.GPUs
+			c[gpu.Canonical(n.Model)] += n.GPUs
 		}
 	}
 	return c
@@ -50,18 +51,21 @@ func LoadTeamsOn(path string, nodes []trace.NodeSpec) (*Teams, error) {
 // GPUs than capacity has of that model, saying by how much; the first
 // model in name order is reported. file names the teams file in errors.
 func CheckCapacity(file string, t *Teams, capacity map[string]int) error {
-	sum := map[string]int{}
+	sum, line := map[string]int{}, map[string]int{}
 	var parts = map[string][]string{}
 	for _, tm := range t.Teams {
 		for _, q := range tm.Quotas {
 			sum[q.Model] += *q.Nominal
 			parts[q.Model] = append(parts[q.Model], fmt.Sprintf("%s %d", tm.Name, *q.Nominal))
+			if _, ok := line[q.Model]; !ok {
+				line[q.Model] = q.Line()
+			}
 		}
 	}
 	for _, m := range sortedKeys(sum) {
 		if over := sum[m] - capacity[m]; over > 0 {
-			return fmt.Errorf("%s: model %s: nominal quotas sum to %s (%s) but the nodes have %d: over by %s",
-				file, m, gpuCount(sum[m]), strings.Join(parts[m], ", "), capacity[m], gpuCount(over))
+			return fmt.Errorf("%s:%d: model %s: nominal quotas sum to %s (%s) but the nodes have %d: over by %s",
+				file, line[m], m, gpuCount(sum[m]), strings.Join(parts[m], ", "), capacity[m], gpuCount(over))
 		}
 	}
 	return nil

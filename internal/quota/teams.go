@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/kubename"
 	"github.com/gpuplane/gpuplane/internal/yamlx"
 )
@@ -279,6 +280,7 @@ func (c *checker) team(ty teamYAML) (Team, error) {
 	t := Team{Name: ty.Name, Namespaces: ty.Namespaces, Priority: ty.Priority, line: ty.line}
 	modelAt := map[string]int{}
 	for _, qy := range ty.Quotas {
+		qy.Model = gpu.Canonical(qy.Model) // "mi300x" is the catalog's MI300X
 		if qy.Model == "" || len(qy.Model) > kubename.MaxLabelValue {
 			return Team{}, errf(name, qy.line, yamlx.Field(qy.path, "model"), "missing or longer than 63 characters")
 		}
@@ -301,6 +303,11 @@ func (c *checker) quota(qy quotaYAML) error {
 	if qy.Product != "" {
 		if !kubename.IsLabelValue(qy.Product) {
 			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "%q is not a label value", qy.Product)
+		}
+		if m, ok := gpu.FromLabel(qy.Product); ok && m.Name != qy.Model {
+			// Another model's product label would select no node of
+			// this one (NVIDIA's on an AMD model, or the reverse).
+			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "%q is the product label of model %s, not %s", qy.Product, m.Name, qy.Model)
 		}
 		if p, ok := c.product[qy.Model]; ok && p != qy.Product {
 			return errf(name, qy.line, yamlx.Field(qy.path, "product"), "model %q is %q elsewhere", qy.Model, p)
