@@ -6,6 +6,7 @@ package sizing
 import (
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +98,23 @@ func TestSearchAdd(t *testing.T) {
 	})
 	if want := []int{0, 1, 2, 4, 8}; r.Reached || !slices.Equal(tried, want) {
 		t.Errorf("plateau: reached %v, tried %v, want not reached after %v", r.Reached, tried, want)
+	}
+	// Placed % that jitters by a few tenths of a point past 2 added
+	// (the seeds' mean: 70.4, 70.0, 70.4, ... % at 4, 8, 16, ...), which
+	// the strict rule reads as gains every other doubling: 8 added
+	// placed 0.0 points more than 2 (under placedGain's 0.5), so tried
+	// 0, 1, 2, 4, 8, then given up.
+	tried = nil
+	r, _ = SearchAdd(context.Background(), l, ty, target, prices.Default(), func(_ context.Context, nodes []trace.NodeSpec) (float64, error) {
+		k := len(nodes) - 9
+		tried = append(tried, k)
+		if k <= 2 {
+			return 0.5 + 0.1*float64(k), nil
+		}
+		return 0.7 + 0.004*float64(bits.Len(uint(k))%2), nil
+	})
+	if want := []int{0, 1, 2, 4, 8}; r.Reached || !slices.Equal(tried, want) {
+		t.Errorf("jitter: reached %v, tried %v, want not reached after %v", r.Reached, tried, want)
 	}
 	// A wait that stays infinite gives up only at 16 × the list's 9 nodes:
 	// 0, 1, 2, ..., 128, 256 tried.
