@@ -303,6 +303,9 @@ func (rd *itemReader) item(i, line int, raw json.RawMessage) error {
 			return fmt.Errorf("%s: %s.metadata.name: node %s listed twice", file, path, trace.Quote(n.Name))
 		}
 		rd.nodeNames[n.Name] = true
+		if w := n.amdLayoutWarning(); w != "" {
+			rd.s.Warnings = append(rd.s.Warnings, file+": "+w)
+		}
 		rd.s.Nodes = append(rd.s.Nodes, n)
 	case "Pod":
 		p, warn, err := readPod(path, line, &o)

@@ -80,3 +80,27 @@ func vendorRequest(path, name string, req map[string]int64, p *Pod) error {
 	}
 	return nil
 }
+
+// amdLayoutWarning says when an AMD node's amd.com/gpu count does not
+// match its layout as read: a count that is not a whole number of
+// devices in the node's partition mode (gpu.Partitions: 7 in CPX, 8 a
+// device), or, without AMD's partition label (the node labeller writes
+// it only when every GPU is in one mode), more GPUs than the model's
+// typical server has devices: partitions read as whole devices, each
+// priced as one. "" when neither.
+func (n *Node) amdLayoutWarning() string {
+	if n.Vendor != gpu.AMD || n.GPUs == 0 {
+		return ""
+	}
+	s, err := gpu.Partitions(n.Model, n.Partition)
+	if err != nil {
+		return ""
+	}
+	if n.GPUs%s.GPUs != 0 {
+		return fmt.Sprintf("node %s: %d amd.com/gpu in %s are not a whole number of %s devices (%d GPUs each): simulated as %d GPUs", trace.Quote(n.Name), n.GPUs, n.Partition, n.Model, s.GPUs, n.GPUs)
+	}
+	if srv, ok := gpu.TypicalServer(n.Model); ok && n.Partition == (gpu.Partition{}) && n.GPUs > srv.GPUs {
+		return fmt.Sprintf("node %s: %d amd.com/gpu of %s and no %s label: simulated as %d whole devices, each priced as one, though a %s server has %d (partitions in mixed modes?)", trace.Quote(n.Name), n.GPUs, n.Model, resource.LabelAMDPartition, n.GPUs, n.Model, srv.GPUs)
+	}
+	return ""
+}

@@ -186,3 +186,31 @@ func TestVendorClaimSelectors(t *testing.T) {
 		t.Errorf("warnings lack %q:\n%s", w, warn)
 	}
 }
+
+// TestAMDLayoutWarnings: on the fixture of TestReadMixedVendors (an
+// MI300X x 8 node in CPX/NPS1, 64 amd.com/gpu), 63 GPUs are not a whole
+// number of devices (8 partitions each), and without the partition label
+// 64 GPUs are more than an MI300X server's 8 devices: both warned, the
+// node read as given.
+func TestAMDLayoutWarnings(t *testing.T) {
+	b, err := os.ReadFile("testdata/mixed-vendors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{`"amd.com/gpu": "64"`, `"amd.com/gpu": "63"`, `node "mi300x-0": 63 amd.com/gpu in CPX/NPS1 are not a whole number of MI300X devices (8 GPUs each)`},
+		{`"amd.com/gpu.compute-memory-partition": "cpx_nps1",`, ``, `node "mi300x-0": 64 amd.com/gpu of MI300X and no amd.com/gpu.compute-memory-partition label: simulated as 64 whole devices`},
+	} {
+		in := string(b)
+		if !strings.Contains(in, tc.old) {
+			t.Fatalf("fixture lacks %s", tc.old)
+		}
+		s, err := Read("m.json", strings.NewReader(strings.ReplaceAll(in, tc.old, tc.new)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, tc.want) {
+			t.Errorf("warnings lack %q:\n%s", tc.want, w)
+		}
+	}
+}
