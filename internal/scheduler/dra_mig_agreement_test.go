@@ -193,7 +193,7 @@ func migGPUs(gpus int) device.Node {
 // createMIGTemplate creates the ResourceClaimTemplate "mig-<profile>": one
 // device of class mig.nvidia.com of that profile, as docs/dra.md writes
 // the selector.
-func createMIGTemplate(t *testing.T, kc *kube.Cluster, profile string) {
+func createMIGTemplate(t testing.TB, kc *kube.Cluster, profile string) {
 	t.Helper()
 	req := &resourcev1.ExactDeviceRequest{DeviceClassName: "mig.nvidia.com", Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
 		Expression: fmt.Sprintf("device.attributes['gpu.nvidia.com'].profile == '%s'", profile)}}}}

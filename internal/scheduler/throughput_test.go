@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/testenv/kube"
 )
@@ -44,20 +45,23 @@ import (
 //   - default-scheduler: kube-scheduler's default profile.
 //
 // Besides pods/s it reports the scheduler's CPU time per pod (from its
-// first binding to its last), its peak RSS (VmHWM) and its Go heap in use
+// first binding to its last), its peak RSS (VmHWM), its Go heap in use
 // once every pod is bound, after a collection (go_memstats_heap_inuse_bytes
-// of its /metrics after /debug/pprof/heap?gc=1), in MiB. With
+// of its /metrics after /debug/pprof/heap?gc=1), in MiB, and pod start-up
+// latency, creation to Running as kwok sets it (throughput.startup). With
 // GPUPLANE_THROUGHPUT_PPROF=DIR it also saves a 20 s CPU profile of the
 // scheduler, taken from its first binding, to DIR/nodes=N-profile=P.pprof,
 // and its heap profile once every pod is bound to
 // DIR/heap-nodes=N-profile=P.pprof.
 //
 // With GPUPLANE_THROUGHPUT_API=dra the nodes have no nvidia.com/gpu: each
-// publishes its 8 GPUs as gpuplane's DRA driver does (dra.Build with
-// Shares, one ResourceSlice a node), the chart's DeviceClasses are
-// installed, and the pods ask through ResourceClaimTemplates of class
-// gpu.nvidia.com (half one whole GPU, half a share of 500 milliGPU and
-// 1Mi), their claims made by kube-controller-manager's resourceclaim
+// publishes its 8 GPUs as gpuplane's DRA driver does, three in four V100s
+// with shares, one in four MIG-mode A100-80GBs with every MIG placement
+// (publishThroughputDRA), the chart's DeviceClasses are installed, and
+// the pods ask through ResourceClaimTemplates: a quarter one whole GPU,
+// half a share of 500 milliGPU and 1Mi (class gpu.nvidia.com), a quarter
+// one MIG instance of a profile (class mig.nvidia.com, draTemplate),
+// their claims made by kube-controller-manager's resourceclaim
 // controller before the scheduler starts; the sub-benchmarks and profile
 // files are then named "dra-nodes=N".
 //
@@ -128,10 +132,14 @@ func BenchmarkThroughput(b *testing.B) {
 						r := runThroughput(b, c, name, profile, pods, useDRA)
 						b.Logf("%s, %d nodes, %d pods: %.1f pods/s, %.2f ms CPU a pod, peak RSS %.0f MiB, heap %.0f MiB",
 							profile, n, pods, r.podsPerSec, r.cpuMsPerPod, r.peakRSSMiB, r.heapMiB)
+						b.Logf("%s start-up (creation to Running, s): p50 %.0f, p90 %.0f, p99 %.0f, max %.0f; from the scheduler's start: p50 %.0f, p90 %.0f, p99 %.0f, max %.0f",
+							profile, r.startup.p50, r.startup.p90, r.startup.p99, r.startup.max, r.fromStart.p50, r.fromStart.p90, r.fromStart.p99, r.fromStart.max)
 						b.ReportMetric(r.podsPerSec, "pods/s")
 						b.ReportMetric(r.peakRSSMiB, "MiB-peak-RSS")
 						b.ReportMetric(r.heapMiB, "MiB-heap")
 						b.ReportMetric(r.cpuMsPerPod, "ms-CPU/pod")
+						b.ReportMetric(r.startup.p50, "s-startup-p50")
+						b.ReportMetric(r.startup.p99, "s-startup-p99")
 						if k < len(profiles)-1 {
 							deletePods(b, c, useDRA)
 						}
@@ -169,13 +177,21 @@ func startThroughputCluster(b *testing.B, nodes []kube.Node) *kube.Cluster {
 	return c
 }
 
-// publishThroughputDRA installs the chart's DeviceClasses, publishes
-// each node's 8 V100M16 as gpuplane's DRA driver does (dra.Build with
-// Shares) and creates the ResourceClaimTemplates "gpu-whole" (one whole
-// GPU) and "gpu-share" (500 milliGPU and 1Mi of one).
+// publishThroughputDRA installs the chart's DeviceClasses and publishes
+// each node's GPUs as gpuplane's DRA driver does: every fourth node
+// (index 3, 7, ...) 8 MIG-mode A100-80GB with every MIG placement
+// (dra.Build with MIG: shared counters, as TestSimAgreementDRAMIG's
+// nodes), the others 8 V100M16 (dra.Build with Shares). It creates the
+// ResourceClaimTemplates that draTemplate names: "gpu-whole" (one whole
+// GPU), "gpu-share" (500 milliGPU and 1Mi of one) and "mig-<profile>"
+// (createMIGTemplate) for each profile of migPods.
 func publishThroughputDRA(b *testing.B, c *kube.Cluster, nodes []kube.Node) {
 	installClasses(b, c.Client)
-	r, err := dra.Build(draGPUs(8, "V100M16", 16<<10), dra.Options{Shares: true})
+	v100, err := dra.Build(draGPUs(8, "V100M16", 16<<10), dra.Options{Shares: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a100, err := dra.Build(migGPUs(8), dra.Options{MIG: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,6 +201,10 @@ func publishThroughputDRA(b *testing.B, c *kube.Cluster, nodes []kube.Node) {
 	for range 8 {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(nodes); i = int(next.Add(1)) - 1 {
+				r := v100
+				if i%4 == 3 {
+					r = a100
+				}
 				for _, s := range nodeSlices(nodes[i].Name, r) {
 					if _, err := c.Client.ResourceV1().ResourceSlices().Create(b.Context(), s, metav1.CreateOptions{}); err != nil {
 						errs <- fmt.Errorf("ResourceSlice of %s: %w", nodes[i].Name, err)
@@ -202,6 +222,29 @@ func publishThroughputDRA(b *testing.B, c *kube.Cluster, nodes []kube.Node) {
 	}
 	createGPUTemplate(b, c.Client, "gpu-whole", 1, 0)
 	createGPUTemplate(b, c.Client, "gpu-share", 1, 500)
+	for _, k := range migPods {
+		createMIGTemplate(b, c, gpu.MIGProfiles("A100-80GB")[k].Name)
+	}
+}
+
+// draTemplate is the ResourceClaimTemplate of the DRA benchmark's pod i:
+// a quarter one whole GPU (i%4 == 0), half a share (i%4 == 1 or 2) and a
+// quarter one MIG instance made on demand (i%4 == 3), of migPods'
+// profiles in turn (1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb).
+// 10,000 pods fit 1,000 nodes of publishThroughputDRA: the whole and
+// shared pods ask 2,500 + 5,000/2 = 5,000 of the 750 V100 nodes' 6,000
+// GPUs; the MIG pods, 417 of each profile, 417 * (1+2+2+4+4+8) memory
+// slices of 8 a GPU, 1,095 of the 250 A100 nodes' 2,000 GPUs, the rest
+// room for the slices that fixed placements leave unusable.
+func draTemplate(i int) string {
+	switch i % 4 {
+	case 0:
+		return "gpu-whole"
+	case 3:
+		return "mig-" + gpu.MIGProfiles("A100-80GB")[migPods[i/4%len(migPods)]].Name
+	default:
+		return "gpu-share"
+	}
 }
 
 // deletePods deletes every pod of the default namespace and waits until
@@ -300,6 +343,92 @@ type throughput struct {
 	// cpuMsPerPod is the scheduler's CPU time (user and system) from its
 	// first binding to its last, per pod after the first, in ms.
 	cpuMsPerPod float64
+	// startup is pod start-up latency: each pod's status.startTime (set
+	// by kwok's pod-ready stage, stages.yaml, with phase Running and the
+	// same time as the Ready condition's lastTransitionTime) less its
+	// creationTimestamp, both in whole seconds. The pods are all created
+	// before the scheduler starts, so it holds their wait for it;
+	// fromStart is startTime less the time the scheduler was started.
+	startup, fromStart latency
+}
+
+// latency is a distribution's nearest-rank percentiles and maximum, in s.
+type latency struct{ p50, p90, p99, max float64 }
+
+// percentiles returns the nearest-rank p50, p90 and p99 of d (the
+// ceil(p/100 * len(d))-th smallest, in integers) and its maximum; it
+// sorts d. Empty d: zero.
+func percentiles(d []float64) latency {
+	if len(d) == 0 {
+		return latency{}
+	}
+	slices.Sort(d)
+	rank := func(p int) float64 { return d[(p*len(d)+99)/100-1] }
+	return latency{p50: rank(50), p90: rank(90), p99: rank(99), max: d[len(d)-1]}
+}
+
+// TestPercentiles checks nearest ranks worked by hand: of 1..10 the
+// ceil(5) = 5th, ceil(9) = 9th and ceil(9.9) = 10th smallest; of 3 values
+// the ceil(1.5) = 2nd, ceil(2.7) = 3rd and ceil(2.97) = 3rd.
+func TestPercentiles(t *testing.T) {
+	for _, c := range []struct {
+		d    []float64
+		want latency
+	}{
+		{[]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, latency{p50: 5, p90: 9, p99: 10, max: 10}},
+		{[]float64{30, 10, 20}, latency{p50: 20, p90: 30, p99: 30, max: 30}},
+		{nil, latency{}},
+	} {
+		if got := percentiles(c.d); got != c.want {
+			t.Errorf("percentiles of %v: %+v, want %+v", c.d, got, c.want)
+		}
+	}
+}
+
+// waitRunning waits until the n pods of profile (named "<profile>-...")
+// are Running, listing them every 2 s for up to 10 minutes, and returns
+// their start-up latencies (throughput.startup, .fromStart) with
+// started the scheduler's start (truncated to whole seconds as the
+// pods' times are). It logs the pods whose Ready condition
+// changed at another time than their startTime (kwok sets both from one
+// time: none expected).
+func waitRunning(b *testing.B, c *kube.Cluster, profile string, n int, started time.Time) (startup, fromStart latency) {
+	var running []v1.Pod
+	for range 10 * 30 {
+		l, err := c.Client.CoreV1().Pods("default").List(b.Context(), metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		running = running[:0]
+		for _, p := range l.Items {
+			if strings.HasPrefix(p.Name, profile+"-") && p.Status.Phase == v1.PodRunning && p.Status.StartTime != nil {
+				running = append(running, p)
+			}
+		}
+		if len(running) >= n {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if len(running) < n {
+		b.Fatalf("%d of %d pods Running after 10 minutes", len(running), n)
+	}
+	var fromCreation, fromSched []float64
+	differ := 0
+	for _, p := range running {
+		at := p.Status.StartTime.Time
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == v1.PodReady && !cond.LastTransitionTime.Equal(p.Status.StartTime) {
+				differ++
+			}
+		}
+		fromCreation = append(fromCreation, at.Sub(p.CreationTimestamp.Time).Seconds())
+		fromSched = append(fromSched, at.Sub(started.Truncate(time.Second)).Seconds())
+	}
+	if differ > 0 {
+		b.Logf("%s: %d of %d pods Ready at another time than their startTime", profile, differ, n)
+	}
+	return percentiles(fromCreation), percentiles(fromSched)
 }
 
 // runThroughput creates the pods on c (the nodes named by nodes, e.g.
@@ -309,6 +438,7 @@ type throughput struct {
 // once every pod's claim exists.
 func runThroughput(b *testing.B, c *kube.Cluster, nodes string, profile string, n int, claims bool) throughput {
 	ctx := b.Context()
+	binary(b) // built before the pods' creation: not in their start-up
 	schedulerName := profile
 	if strings.HasPrefix(profile, "gpuplane") {
 		schedulerName = "gpuplane"
@@ -331,10 +461,8 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes string, profile string, 
 				spec := podSpec{name: fmt.Sprintf("%s-%05d", profile, i), cpu: "1", mem: "2Gi", scheduler: schedulerName}
 				var pod *v1.Pod
 				switch {
-				case claims && i%2 == 0:
-					pod = makeClaimPod(spec, "gpu-whole")
 				case claims:
-					pod = makeClaimPod(spec, "gpu-share")
+					pod = makeClaimPod(spec, draTemplate(i))
 				case i%2 == 0:
 					spec.gpus = 1
 					pod = makePod(spec)
@@ -402,6 +530,7 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes string, profile string, 
 		args["candidates"] = 0
 	}
 	port := freePort(b)
+	schedStart := time.Now()
 	s := startSchedulerFlags(b, c, args, func(conf map[string]any) {
 		if profile == "gpuplane-adaptive" {
 			delete(conf["profiles"].([]any)[0].(map[string]any), "percentageOfNodesToScore")
@@ -449,6 +578,7 @@ func runThroughput(b *testing.B, c *kube.Cluster, nodes string, profile string, 
 	if v, err := strconv.ParseFloat(scrape(b, port, "go_memstats_heap_inuse_bytes"), 64); err == nil {
 		r.heapMiB = v / (1 << 20)
 	}
+	r.startup, r.fromStart = waitRunning(b, c, profile, n, schedStart)
 	mu.Lock()
 	defer mu.Unlock()
 	r.podsPerSec = float64(n-1) / last.Sub(first).Seconds()
