@@ -58,7 +58,7 @@ func TestCheckCapacityOpenb(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Plan("teams-over.yaml", over, c)
-	want := "teams-over.yaml: model V100M32: nominal quotas sum to 290 GPUs (vision 100, nlp 150, research 40) but the nodes have 204: over by 86 GPUs"
+	want := "teams-over.yaml:8: model V100M32: nominal quotas sum to 290 GPUs (vision 100, nlp 150, research 40) but the nodes have 204: over by 86 GPUs"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
