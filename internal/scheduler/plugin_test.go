@@ -201,16 +201,21 @@ func TestFilterReasons(t *testing.T) {
 			nodeInfo(full, newPod("q", "1", "1Gi", withMilli(500), onNode("full"), withAnnotation(gpuresource.AnnotationGPUs, "0"))),
 			fwk.Success, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := framework.NewCycleState()
-			if _, st := pl.PreFilter(context.Background(), cs, tc.pod, nil); !st.IsSuccess() {
-				t.Fatalf("PreFilter: %v", st)
-			}
-			st := pl.Filter(context.Background(), cs, tc.pod, tc.ni)
-			if st.Code() != tc.code || !strings.Contains(st.Message(), tc.reason) {
-				t.Errorf("got %v %q, want %v containing %q", st.Code(), st.Message(), tc.code, tc.reason)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFilter(t, pl, tc.pod, tc.ni, tc.code, tc.reason) })
+	}
+}
+
+// checkFilter runs PreFilter and Filter of pod on node ni and wants code
+// with a message containing reason.
+func checkFilter(t *testing.T, pl *Plugin, pod *v1.Pod, ni fwk.NodeInfo, code fwk.Code, reason string) {
+	t.Helper()
+	cs := framework.NewCycleState()
+	if _, st := pl.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	st := pl.Filter(context.Background(), cs, pod, ni)
+	if st.Code() != code || !strings.Contains(st.Message(), reason) {
+		t.Errorf("got %v %q, want %v containing %q", st.Code(), st.Message(), code, reason)
 	}
 }
 

@@ -4,7 +4,6 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	gpuresource "github.com/gpuplane/gpuplane/api/resource"
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -117,16 +115,7 @@ func TestFilterVendors(t *testing.T) {
 		{"AMD pod of another model", newPod("p", "1", "1Gi", withResource(gpuresource.AMDGPU, 8), withAnnotation(gpuresource.AnnotationGPUModel, "MI325X")), mi, fwk.Unschedulable, "GPU model MI300X not allowed"},
 		{"a share on an NVIDIA node", newPod("p", "1", "1Gi", withMilli(500)), h100, fwk.Success, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := framework.NewCycleState()
-			if _, st := pl.PreFilter(context.Background(), cs, tc.pod, nil); !st.IsSuccess() {
-				t.Fatalf("PreFilter: %v", st)
-			}
-			st := pl.Filter(context.Background(), cs, tc.pod, tc.ni)
-			if st.Code() != tc.code || !strings.Contains(st.Message(), tc.reason) {
-				t.Errorf("got %v %q, want %v containing %q", st.Code(), st.Message(), tc.code, tc.reason)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFilter(t, pl, tc.pod, tc.ni, tc.code, tc.reason) })
 	}
 }
 
