@@ -28,8 +28,10 @@ import (
 // of MIG on demand it is tried at every free placement (MIGStart).
 // Fragmentation sees a MIG GPU by the profiles it can still place
 // (TargetWorkload.FragMIG, over the profiles the workload asks for), and
-// a MIG pod padded to a whole GPU adds the padding (1000 − its share) to
-// the fragmentation after it: capacity allocated that no pod uses. Among
+// a MIG pod padded to a whole GPU adds the padding (1000 − its share)
+// to the fragmentation after it, 1 + WasteWeight times: a fragment for
+// every shape and capacity allocated that no pod uses, as stranded MIG
+// slices are (FragMIG). Among
 // a MIG pod's GPUs and placements the least fragmentation after it wins
 // (the score, rounded, would tie them), the lowest GPU and start of equal
 // ones. This project's extension (issue 37); figures in
@@ -150,8 +152,9 @@ func (f FGD) onGPU(n *cluster.Node, p *cluster.Pod, i int, a int64, v *fragState
 		fr := f.frag(n, v.cpu, v.mem, v.after, v.mig)
 		if p.MIGProfile != 0 {
 			// Padded: a MIG instance's share taken as a whole GPU leaves
-			// the rest allocated and unused, a fragment for every shape.
-			fr += float64(cluster.MilliGPU - p.GPUMilli)
+			// the rest allocated and unused, a fragment for every shape
+			// and, as a stranded slice, never used.
+			fr += (1 + WasteWeight) * float64(cluster.MilliGPU-p.GPUMilli)
 		}
 		return fr, -1
 	}

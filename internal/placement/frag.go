@@ -46,7 +46,24 @@ type TargetWorkload struct {
 	// cpuPerGPU and memPerGPU are the millicores and MiB the shapes that
 	// request GPUs ask for per milli-GPU, frequency-weighted (0 if none).
 	cpuPerGPU, memPerGPU float64
+	// migProfiles has bit k when a shape of one shared GPU is served by
+	// MIG profile k (fragGroup.mig): what the workload asks of a
+	// MIG-enabled GPU.
+	migProfiles uint8
 }
+
+// WasteWeight is how many times capacity that no pod of the target
+// workload can ever use counts in FragMIG and in FGD's padding term,
+// against a fragment, which some shapes may still use: the idle slices of
+// a MIG GPU where no profile the workload asks for is placeable
+// (stranded: with 4g.40gb at slot 0 and 2g.20gb at 4 on an A100, slot 6
+// takes only a 1g), and the rest of a whole GPU a MIG pod is padded to.
+// 8 makes one stranded slice (⌊1000/7⌋ = 142 milli-GPU, × 8 = 1,136)
+// outweigh any difference in fragment on one GPU (at most its 1,000
+// milli-GPU), so FGD strands or pads only where every choice does.
+// This project's rule (issue 37), not the paper's; figures in
+// docs/simulate-validation.md, "DRA figures".
+const WasteWeight = 8
 
 type fragGroup struct {
 	numGPU   int
@@ -130,6 +147,7 @@ func NewTargetWorkload(pods []cluster.Pod, popularity float64) *TargetWorkload {
 
 func (tw *TargetWorkload) index() {
 	tw.groups = tw.groups[:0]
+	tw.migProfiles = 0
 	var cpu, mem, milli float64
 	for _, p := range tw.Pods {
 		if p.NumGPU > 0 {
@@ -164,6 +182,9 @@ func (tw *TargetWorkload) index() {
 			g.total += tw.Pods[i].Freq
 			g.cpu = append(g.cpu, tw.Pods[i].CPUMilli)
 			g.cum = append(g.cum, g.total)
+		}
+		if g.mig >= 0 && g.numGPU == 1 {
+			tw.migProfiles |= 1 << uint(g.mig)
 		}
 		tw.groups = append(tw.groups, g)
 	}
@@ -205,7 +226,9 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 //   - a shape asking for a MIG profile fits a GPU without MIG only when
 //     the GPU is wholly free (it takes it whole, cluster.Node.FreeAfter).
 //
-// nil mig is Frag.
+// To that it adds WasteWeight × the idle share of the MIG GPUs where no
+// profile of the workload is placeable (stranded: no pod of the workload
+// will ever use it). nil mig is Frag.
 func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, mig []uint8) float64 {
 	var idle int64
 	for _, f := range gpuFree {
@@ -214,11 +237,24 @@ func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, m
 	if idle == 0 {
 		return 0
 	}
-	frag := 0.0
+	frag := WasteWeight * float64(tw.stranded(gpuFree, mig))
 	for gi := range tw.groups {
 		frag += tw.groups[gi].frag(modelID, cpuFree, gpuFree, mig, float64(idle))
 	}
 	return frag
+}
+
+// stranded returns the idle capacity, in milli-GPU, of the MIG-enabled
+// GPUs (mig[g] != 0) where no MIG profile the workload asks for is
+// placeable (FragMIG's stranded slices).
+func (tw *TargetWorkload) stranded(gpuFree []int64, mig []uint8) int64 {
+	var s int64
+	for g, m := range mig {
+		if m != 0 && m&tw.migProfiles == 0 {
+			s += gpuFree[g]
+		}
+	}
+	return s
 }
 
 // frag is FragMIG's term of shape group g on a node of idle GPU capacity

@@ -140,11 +140,13 @@ func TestFGDMIGGPU(t *testing.T) {
 // TestFGDMIGPadding: a node of one whole A100 and one empty A100 of MIG
 // on demand, against a workload of half 4g.40gb, half pods of one whole
 // GPU, and a pending 4g.40gb (571 milli-GPU). On the whole GPU it is
-// padded: 429 milli-GPU allocated and unused, a fragment for every shape,
-// and the MIG GPU, outside the whole shape's view, stays the 4g half's;
-// F after = 429. On the MIG GPU (slot 0): its 3 free slices are a
-// fragment for the 4g half, 0.5 × 429 = 214.5, and the whole GPU serves
-// both. FGD takes the MIG GPU.
+// padded: 429 milli-GPU allocated and unused, a fragment for every shape
+// and never used, and the MIG GPU, outside the whole shape's view, stays
+// the 4g half's; F after = (1 + 8) × 429 = 3,861. On the MIG GPU (slot
+// 0): its 3 free slices are a fragment for the 4g half, 0.5 × 429 =
+// 214.5, and stranded, as the workload asks no 3g, 2g or 1g: 8 × 429 =
+// 3,432; F = 3,646.5, and the whole GPU serves both. FGD takes the MIG
+// GPU.
 func TestFGDMIGPadding(t *testing.T) {
 	n := node(t, "A100-80GB", 64000, 1<<20, 2)
 	if err := n.EnableDynamicMIG(1); err != nil {
@@ -158,5 +160,61 @@ func TestFGDMIGPadding(t *testing.T) {
 	}
 	if _, g, start := (FGD{Target: tw}).best(n, &p); g != 1<<1 || start != 0 {
 		t.Errorf("best = GPUs %b, start %d; want GPU 1, 0", g, start)
+	}
+}
+
+// TestFragMIGStranded: an A100 of MIG on demand with a 4g.40gb at slot 0
+// (429 milli-GPU free), against half 2g.20gb, half 4g.40gb. Before: the
+// 2g fits at slot 4, the 4g nowhere: F = 0.5 × 429 = 214.5. With a 2g at
+// slot 4 too (6 slices held, 1000 − 857 = 143 free) only a 1g fits at
+// slot 6, a profile the workload does not ask for: the 143 are a
+// fragment for both halves (143) and stranded, 8 × 143 = 1,144; F =
+// 1,287. Without the stranded term FGD saw 143 < 214.5, the 2g there as
+// lowering fragmentation.
+func TestFragMIGStranded(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
+	if got := tw.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}}})); got != 214.5 {
+		t.Errorf("NodeFrag, 4g = %v, want 214.5", got)
+	}
+	if got := tw.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}, {3, 4}}})); got != 1287 {
+		t.Errorf("NodeFrag, 4g + 2g = %v, want 1287", got)
+	}
+	// A workload that asks for 1g.10gb too uses slot 6: no stranded term,
+	// the 143 a fragment for the 2g and 4g thirds, 2/3 × 143.
+	with1g := NewTargetWorkload([]cluster.Pod{migPod(0), migPod(3), migPod(5)}, 1)
+	if got, want := with1g.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}, {3, 4}}})), 2.0/3*143; math.Abs(got-want) > 1e-9 {
+		t.Errorf("NodeFrag with 1g shapes = %v, want %v", got, want)
+	}
+}
+
+// TestFGDMIGStranded: two A100s of MIG on demand, GPU 0 with a 4g.40gb at
+// slot 0, GPU 1 empty; the workload above and a pending 2g.20gb. Before,
+// the 4g half fits only GPU 1, GPU 0's 429 its fragment: F = 214.5.
+//   - GPU 0, slot 4: 143 stranded (8 × 143) and a fragment for both
+//     halves, which fit GPU 1: F = 1,144 + 143 = 1,287;
+//   - GPU 1, slot 0 or 2: the 4g fits nowhere, all 429 + 715 idle its
+//     fragment: F = 0.5 × 1,144 = 572;
+//   - GPU 1, slot 4: slots 0-3 stay free for a 4g; F = 214.5.
+//
+// FGD takes GPU 1 at slot 4, score ⌊100·σ(0)⌋ = 50, and leaves GPU 0's
+// slots 4-6 to a 3g.40gb or a 2g + 1g. The old measure (no stranded
+// term: 143 on GPU 0) took GPU 0; upstream's first fit takes it too.
+func TestFGDMIGStranded(t *testing.T) {
+	n := dynNode(t, 2, map[int][][2]int{0: {{5, 0}}})
+	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
+	p := migPod(3)
+	if got := tw.NodeFrag(n); got != 214.5 {
+		t.Errorf("NodeFrag before = %v, want 214.5", got)
+	}
+	for _, pol := range []Policy{FGD{Target: tw}, FGDCM{fgd: FGD{Target: tw, cm: true}}} {
+		if got := pol.(MIGStarter).MIGStart(nil, n, &p, 1); got != 4 {
+			t.Errorf("%s: MIGStart on GPU 1 = %d, want 4", pol.Name(), got)
+		}
+	}
+	if s, g, start := (FGD{Target: tw}).best(n, &p); s != 50 || g != 1<<1 || start != 4 {
+		t.Errorf("best = score %d, GPUs %b, start %d; want 50, GPU 1, 4", s, g, start)
+	}
+	if g := DRAGPUs(n, &p); g != 1<<0 {
+		t.Errorf("DRAGPUs = %b, want GPU 0", g)
 	}
 }
