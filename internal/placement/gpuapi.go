@@ -87,11 +87,11 @@ const (
 	// then start), as internal/node/dra Build publishes them: a MIG
 	// instance takes the first GPU and placement that are free.
 	TableOrder DRAOrder = iota
-	// CoreOrder: the placement core's preference first, so that the
-	// allocator's first fit is the policy's GPU (SelectGPUs) and start
-	// (MIGStarter) for a pod asking for a MIG profile. Issue 37 asks the
-	// driver to publish this order (republished as instances come and
-	// go); the driver does not yet, so this models what it would give.
+	// CoreOrder: each profile's free placements ranked by the placement
+	// core (TargetWorkload.RankMIG), as gpuplane's DRA driver publishes
+	// them with a target workload (internal/node/dra Options.Rank,
+	// republished after each prepare and unprepare): a pod asking for a
+	// MIG profile takes the ranking's first on the node the policy chose.
 	CoreOrder
 )
 
@@ -119,17 +119,21 @@ func (o DRAOrder) String() string {
 // on the chosen node. Name stays pol's. It is WithDRAOrder(pol, api,
 // TableOrder).
 func WithGPUAPI(pol Policy, api GPUAPI) Policy {
-	return WithDRAOrder(pol, api, TableOrder)
+	return WithDRAOrder(pol, api, TableOrder, nil)
 }
 
 // WithDRAOrder is WithGPUAPI with the MIG placements published in order
-// (DRAOrder): under CoreOrder a pod asking for a MIG profile takes pol's
-// GPUs and start (MIGStarter), every other pod DRAGPUs.
-func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder) Policy {
+// (DRAOrder): under CoreOrder, ranked against tw, a pod asking for a MIG
+// profile takes the first of tw.RankMIG on the chosen node (where it has
+// none, DRAGPUs), every other pod DRAGPUs.
+func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder, tw *TargetWorkload) Policy {
 	if api != DRA {
 		return pol
 	}
-	d := draChoice{pol, order == CoreOrder}
+	d := draChoice{Policy: pol}
+	if order == CoreOrder {
+		d.rank = tw
+	}
 	if nz, ok := pol.(Normalizer); ok {
 		return draNormalized{d, nz}
 	}
@@ -139,27 +143,42 @@ func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder) Policy {
 	return d
 }
 
-// draChoice is a policy whose GPUs are DRA's choice; core: the driver
-// publishes MIG placements in the core's order (CoreOrder).
+// draChoice is a policy whose GPUs are DRA's choice; rank, when set, is
+// the target workload the driver ranks MIG placements against
+// (CoreOrder).
 type draChoice struct {
 	Policy
-	core bool
+	rank *TargetWorkload
 }
 
-// SelectGPUs returns DRAGPUs(n, p), or under CoreOrder the policy's GPUs
-// for a pod asking for a MIG profile.
-func (d draChoice) SelectGPUs(st State, n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
-	if d.core && p.MIGProfile != 0 {
-		return d.Policy.SelectGPUs(st, n, p, rng)
+// first returns the first of the driver's ranking for p on n, false
+// when p asks for no MIG profile, the order is the table's or nothing is
+// ranked.
+func (d draChoice) first(n *cluster.Node, p *cluster.Pod) (MIGPlacement, bool) {
+	if d.rank == nil || p.MIGProfile == 0 {
+		return MIGPlacement{}, false
+	}
+	r := d.rank.RankMIG(n, int(p.MIGProfile)-1)
+	if len(r) == 0 {
+		return MIGPlacement{}, false
+	}
+	return r[0], true
+}
+
+// SelectGPUs returns DRAGPUs(n, p), or under CoreOrder the GPU of the
+// ranking's first for a pod asking for a MIG profile.
+func (d draChoice) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) cluster.GPUSet {
+	if f, ok := d.first(n, p); ok {
+		return 1 << uint(f.GPU)
 	}
 	return DRAGPUs(n, p)
 }
 
-// MIGStart is the policy's start under CoreOrder (MIGStarter), else -1:
-// the first free placement in table order.
-func (d draChoice) MIGStart(st State, n *cluster.Node, p *cluster.Pod, g int) int {
-	if ms, ok := d.Policy.(MIGStarter); ok && d.core {
-		return ms.MIGStart(st, n, p, g)
+// MIGStart is the ranking's first start under CoreOrder when it is on
+// GPU g, else -1: the first free placement in table order.
+func (d draChoice) MIGStart(_ State, n *cluster.Node, p *cluster.Pod, g int) int {
+	if f, ok := d.first(n, p); ok && f.GPU == g {
+		return f.Start
 	}
 	return -1
 }
