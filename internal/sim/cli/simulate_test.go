@@ -150,3 +150,24 @@ func TestCaseInsensitive(t *testing.T) {
 		t.Errorf("cluster YAML a100-80GB: %v\n%s", err, stdout.String())
 	}
 }
+
+// TestDRAOrderDefault: under --gpu-api dra the MIG order defaults to the
+// core's, which gpuplane's driver publishes (the chart's default); an
+// explicit table order stays; without DRA there is none.
+func TestDRAOrderDefault(t *testing.T) {
+	for _, tc := range []struct{ api, flag, want string }{
+		{"dra", "", "core"},
+		{"dra", "table", "table"},
+		{"dra", "core", "core"},
+		{"device-plugin", "", "table"},
+	} {
+		o := DefaultOptions()
+		o.GPUAPI, o.DRAMIGOrder = tc.api, tc.flag
+		if _, _, err := o.check(); err != nil {
+			t.Fatalf("%s %q: %v", tc.api, tc.flag, err)
+		}
+		if got := o.draOrder().String(); got != tc.want {
+			t.Errorf("--gpu-api %s --dra-mig-order %q: order %s, want %s", tc.api, tc.flag, got, tc.want)
+		}
+	}
+}
