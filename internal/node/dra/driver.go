@@ -442,8 +442,8 @@ func (d *Driver) publish(ctx context.Context) error {
 
 // reorder ranks the MIG devices again against the claims recorded now
 // (Config.Rank; orderMIG) and, when their order changed, publishes it:
-// at most one publication, one ResourceSlice write, per prepare or
-// unprepare call. Between the allocator's choice of a placement and its
+// at most one publication per prepare or unprepare call (the controller
+// updates the slices whose devices moved). Between the allocator's choice of a placement and its
 // claim's prepare, another claim on the node still sees the order before
 // it (docs/dra.md). d.mu is held.
 func (d *Driver) reorder(ctx context.Context) {
