@@ -346,7 +346,7 @@ func readInputs(o Options, stderr io.Writer) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, _ := placement.ParseGPUAPI(o.GPUAPI)          // checked
+	api, _ := placement.ParseGPUAPI(o.GPUAPI) // checked
 	order := o.draOrder()
 	in := &input{pols: pols, tie: tie, api: api, order: order, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
 	if o.PricesFile != "" {
