@@ -252,3 +252,36 @@ func TestRankMIG(t *testing.T) {
 		t.Errorf("RankMIG on whole GPUs = %v, want none", got)
 	}
 }
+
+// TestStaleOrder: two empty A100s of MIG on demand, TestRankMIG's
+// workload. A 4g.40gb takes GPU 0 at slot 0 under either order (the empty
+// node's ranking of 4g: GPU 0 first). A 2g.20gb next: in the fresh order
+// GPU 1 at slot 4 (TestRankMIG); in the order published before the 4g
+// was prepared (the empty node's: GPU 0 at 4, GPU 1 at 4, ...; slot 4 of
+// GPU 0 is still free) GPU 0 at slot 4, beside the 4g, stranding slot 6.
+func TestStaleOrder(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
+	for _, tc := range []struct {
+		order   DRAOrder
+		gpu, at int
+	}{{CoreOrder, 1, 4}, {StaleOrder, 0, 4}} {
+		c := &cluster.Cluster{Nodes: []cluster.Node{*dynNode(t, 2, nil)}}
+		pol := WithDRAOrder(FGD{Target: tw}, DRA, tc.order, tw)
+		for _, k := range []int{5, 3} {
+			p := migPod(k)
+			gs := pol.SelectGPUs(nil, &c.Nodes[0], &p, nil)
+			if err := Allocate(pol, c, 0, &p, gs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := c.Nodes[0].DynamicMIGStarts(tc.gpu, 3); !slices.Equal(got, []int{tc.at}) {
+			t.Errorf("%s: 2g starts on GPU %d = %v, want [%d]", tc.order, tc.gpu, got, tc.at)
+		}
+		if got := c.Nodes[0].DynamicMIGStarts(0, 5); !slices.Equal(got, []int{0}) {
+			t.Errorf("%s: 4g starts on GPU 0 = %v, want [0]", tc.order, got)
+		}
+	}
+	if o, err := ParseDRAOrder("stale"); err != nil || o != StaleOrder || o.String() != "stale" {
+		t.Errorf("ParseDRAOrder(stale) = %v, %v", o, err)
+	}
+}

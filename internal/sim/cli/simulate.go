@@ -77,7 +77,7 @@ type Options struct {
 	// GPUAPI is device-plugin or dra (--gpu-api): who chooses the GPUs
 	// inside the chosen node (placement.GPUAPI).
 	GPUAPI string
-	// DRAMIGOrder is table or core (--dra-mig-order): the order in which
+	// DRAMIGOrder is table, core or stale (--dra-mig-order): the order in which
 	// the DRA driver publishes MIG placements (placement.DRAOrder); ""
 	// is core under --gpu-api dra (draOrder).
 	DRAMIGOrder string

@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		{"popularity", func(o *Options) { o.Popularity = 1.5 }, "--popularity 1.5 out of range (0, 1]"},
 		{"tie-break", func(o *Options) { o.TieBreak = "coin" }, "coin"},
 		{"gpu-api", func(o *Options) { o.GPUAPI = "csi" }, `--gpu-api: unknown GPU API "csi" (device-plugin or dra)`},
-		{"dra-mig-order", func(o *Options) { o.GPUAPI, o.DRAMIGOrder = "dra", "best" }, `--dra-mig-order: unknown DRA MIG order "best" (table or core)`},
+		{"dra-mig-order", func(o *Options) { o.GPUAPI, o.DRAMIGOrder = "dra", "best" }, `--dra-mig-order: unknown DRA MIG order "best" (table, core or stale)`},
 		{"dra-mig-order without dra", func(o *Options) { o.DRAMIGOrder = "core" }, "--dra-mig-order applies to --gpu-api dra"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

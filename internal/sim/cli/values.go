@@ -208,7 +208,8 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 	case sharing == "fractional":
 		v.Config = &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}
 	case sharing == "mig" && dra: // MIG on demand: no layouts
-		v.NodeAgent.DRA = &draValues{MIGOrder: rep.Params.DRAMIGOrder}
+		// stale measures the core order's window: the chart's core.
+		v.NodeAgent.DRA = &draValues{MIGOrder: strings.Replace(rep.Params.DRAMIGOrder, "stale", "core", 1)}
 	case sharing == "mig":
 		v.Config = &agentConfig{Version: "v1", Flags: &agentFlags{MIGStrategy: "mixed"}}
 		if rep.Sharing == nil || len(rep.Sharing.MIGLayouts) == 0 {

@@ -27,6 +27,7 @@ func TestValuesModes(t *testing.T) {
 		{"fractional", "dra", "", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{Shares: true}}}},
 		{"mig", "dra", "", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "core"}}}},
 		{"mig", "dra", "table", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "table"}}}},
+		{"mig", "dra", "stale", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "core"}}}},
 	} {
 		o := DefaultOptions()
 		o.Seeds, o.Policies, o.Sharing, o.GPUAPI, o.Format = 1, "leastallocated", tc.sharing, tc.api, "values"
