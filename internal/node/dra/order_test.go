@@ -153,17 +153,6 @@ func (k *kubelet) waitOrder(want []string) {
 	}
 }
 
-// sliceUpdates counts the ResourceSlice updates sent to the API server.
-func (k *kubelet) sliceUpdates() int {
-	n := 0
-	for _, a := range k.client.Actions() {
-		if a.GetResource().Resource == "resourceslices" && a.GetVerb() == "update" {
-			n++
-		}
-	}
-	return n
-}
-
 // publishCount is how many times the plugin handed its devices to the
 // ResourceSlice controller.
 func (d *Driver) publishCount() int {
@@ -174,13 +163,14 @@ func (d *Driver) publishCount() int {
 
 // TestDriverRank: the plugin over two A100s of MIG on demand, ranking
 // against halfHalf, publishes the empty node's order (empty2g); a
-// prepared 4g.40gb at GPU 0's slot 0 republishes it ranked (held4g2g),
-// one publication (Driver.publish) and one ResourceSlice update (the
-// devices' slice; the slices were created at start); preparing that
-// claim again, a claim that fails (a 2g.20gb that the 4g overlaps) and
-// unpreparing a claim never prepared change no order and publish
-// nothing; unpreparing the 4g brings back the empty node's order, one
-// publication, one update.
+// prepared 4g.40gb at GPU 0's slot 0 republishes it ranked (held4g2g,
+// read back from the API server), one publication (Driver.publish);
+// preparing that claim again, a claim that fails (a 2g.20gb that the 4g
+// overlaps) and unpreparing a claim never prepared change no order and
+// publish nothing; unpreparing the 4g brings back the empty node's order,
+// one publication. (The ResourceSlice writes per publication are the
+// resourceslice controller's: one here, more when it retries a conflict;
+// they are not counted.)
 func TestDriverRank(t *testing.T) {
 	b, _ := mockNode(t, twoMIGA100)
 	k := newKubelet(t)
@@ -193,9 +183,6 @@ func TestDriverRank(t *testing.T) {
 		k.waitOrder(want)
 		if got := d.publishCount() - pubs; got != wantPubs {
 			t.Errorf("%s: %d publications in all, want %d", what, got, wantPubs)
-		}
-		if got := k.sliceUpdates(); got != wantPubs {
-			t.Errorf("%s: %d ResourceSlice updates in all, want %d", what, got, wantPubs)
 		}
 	}
 	big := k.claim("big", "gpu-0-mig-4g40gb-5-0")
