@@ -298,6 +298,9 @@ func (o DRAOptions) migOrder() (placement.DRAOrder, error) {
 		return placement.CoreOrder, nil
 	}
 	order, err := placement.ParseDRAOrder(o.MIGOrder)
+	if err == nil && order == placement.StaleOrder {
+		err = errors.New(`"stale" is a measure of gpuplane simulate, not a driver's order (table or core)`)
+	}
 	if err != nil {
 		return order, fmt.Errorf("--dra-mig-order: %w", err)
 	}
