@@ -35,7 +35,7 @@ func completions() []completed {
 	pol, _, _, _ := newPolicyCmd()
 	vap, _, _, _ := newPolicyVAPCmd()
 	word := map[string]string{
-		"mode": "fill replay", "format": "table json values", "o": "table json values", "tie-break": "random first", "gpu-api": "device-plugin dra", "dra-mig-order": "table core",
+		"mode": "fill replay", "format": "table json values", "o": "table json values", "tie-break": "random first", "gpu-api": "device-plugin dra", "dra-mig-order": "table core stale",
 		"policies": "all " + strings.Join(placement.Names, " "), "sharing": "exclusive fractional mig timeslice:2 timeslice:4", "pod-vendors": "nvidia amd intel",
 	}
 	var out []completed

@@ -52,7 +52,7 @@ func newSimulateCmd() (*command, *cli.Options) {
 	f.BoolVar(&o.Gangs, "gangs", o.Gangs, "replay: pods NAME#0, NAME#1, ... start together, once all fit")
 	f.StringVar(&o.TieBreak, "tie-break", o.TieBreak, "equal scores: random (kube-scheduler's) or first")
 	f.StringVar(&o.GPUAPI, "gpu-api", o.GPUAPI, "GPUs in the node: the policy's, or dra's")
-	f.StringVar(&o.DRAMIGOrder, "dra-mig-order", o.DRAMIGOrder, "dra: MIG placements in table or the core's order")
+	f.StringVar(&o.DRAMIGOrder, "dra-mig-order", o.DRAMIGOrder, "dra: MIG placement order: core (default), table or stale")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "runs at once (0: one per CPU, at most 4096)")
 	f.StringVar(&o.Sharing, "sharing", o.Sharing, "compare: exclusive,fractional,mig,timeslice:N,partition:CPX/NPS1")
 	f.StringVar(&o.MIGConfig, "mig-config", o.MIGConfig, "--sharing mig: MIG layouts, an NVIDIA mig-parted config file")

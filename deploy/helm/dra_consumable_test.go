@@ -32,3 +32,25 @@ func TestTemplateDRAConsumableShares(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateDRAMIGOrder: nodeAgent.dra.migOrder passes
+// --dra-mig-order, core by default, table when set; anything else is
+// refused at render time.
+func TestTemplateDRAMIGOrder(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{{"", "--dra-mig-order=core"}, {"table", "--dra-mig-order=table"}, {"core", "--dra-mig-order=core"}} {
+		args := []string{"--set", "nodeAgent.kubeletAPI=dra"}
+		if tc.set != "" {
+			args = append(args, "--set", "nodeAgent.dra.migOrder="+tc.set)
+		}
+		if _, c := agent(t, render(t, args...)); !slices.Contains(c.Args, tc.want) {
+			t.Errorf("%q: args %v lack %s", tc.set, c.Args, tc.want)
+		}
+	}
+	if _, c := agent(t, render(t)); slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--dra-mig-order") }) {
+		t.Errorf("device plugin: args %v", c.Args)
+	}
+	out, err := exec.Command(helmBin(t), templateArgs("--set", "nodeAgent.kubeletAPI=dra", "--set", "nodeAgent.dra.migOrder=first")...).CombinedOutput()
+	if want := `nodeAgent.dra.migOrder: "first"; want core or table`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("first: %v %s, want %q", err, out, want)
+	}
+}

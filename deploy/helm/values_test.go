@@ -130,6 +130,18 @@ func TestSimulateValues(t *testing.T) {
 	var cm corev1.ConfigMap
 	r.get(t, "ConfigMap", fullname+"-mig-parted-config", &cm)
 	checkMIGLayouts(t, cm.Data["config.yaml"], rep.Sharing.MIGLayouts)
+
+	// MIG on demand: the driver publishes MIG placements in the order
+	// simulated, the chart's default or the table's.
+	for _, order := range []string{"", "table"} {
+		o := migOptions(t)
+		o.GPUAPI, o.DRAMIGOrder = "dra", order
+		_, values = simulateValues(t, o)
+		want := "--dra-mig-order=" + map[string]string{"": "core", "table": "table"}[order]
+		if _, c := agent(t, render(t, "-f", values)); !slices.Contains(c.Args, "--kubelet-api=dra") || !slices.Contains(c.Args, want) {
+			t.Errorf("MIG on demand, --dra-mig-order %q: agent args %v, want --kubelet-api=dra and %s", order, c.Args, want)
+		}
+	}
 }
 
 // TestSimulateValuesFile: without helm, the values file itself holds the

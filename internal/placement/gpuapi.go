@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
 )
 
 // GPUAPI is how a pod's GPUs are given to it on the node the policy
@@ -87,31 +88,35 @@ const (
 	// then start), as internal/node/dra Build publishes them: a MIG
 	// instance takes the first GPU and placement that are free.
 	TableOrder DRAOrder = iota
-	// CoreOrder: the placement core's preference first, so that the
-	// allocator's first fit is the policy's GPU (SelectGPUs) and start
-	// (MIGStarter) for a pod asking for a MIG profile. Issue 37 asks the
-	// driver to publish this order (republished as instances come and
-	// go); the driver does not yet, so this models what it would give.
+	// CoreOrder: each profile's free placements ranked by the placement
+	// core (TargetWorkload.RankMIG), as gpuplane's DRA driver publishes
+	// them with a target workload (internal/node/dra Options.Rank,
+	// republished after each prepare and unprepare): a pod asking for a
+	// MIG profile takes the ranking's first on the node the policy chose.
 	CoreOrder
+	// StaleOrder is CoreOrder one claim behind on every node: each claim
+	// sees the order published before the node's previous MIG claim was
+	// prepared, and takes its first placement still free (none: the
+	// table's first fit, where the driver puts what it did not rank). It
+	// measures the stale window (docs/dra.md): claims allocated on a node
+	// faster than its kubelet prepares them. Not a driver setting.
+	StaleOrder
 )
 
-// ParseDRAOrder parses "table" or "core".
+// draOrders are DRAOrder's names, by value.
+var draOrders = []string{"table", "core", "stale"}
+
+// ParseDRAOrder parses "table", "core" or "stale".
 func ParseDRAOrder(s string) (DRAOrder, error) {
-	switch s {
-	case "table":
-		return TableOrder, nil
-	case "core":
-		return CoreOrder, nil
+	for i, name := range draOrders {
+		if s == name {
+			return DRAOrder(i), nil
+		}
 	}
-	return 0, fmt.Errorf("unknown DRA MIG order %q (table or core)", s)
+	return 0, fmt.Errorf("unknown DRA MIG order %q (table, core or stale)", s)
 }
 
-func (o DRAOrder) String() string {
-	if o == CoreOrder {
-		return "core"
-	}
-	return "table"
-}
+func (o DRAOrder) String() string { return draOrders[o] }
 
 // WithGPUAPI returns pol with its GPU choice made by api: pol itself for
 // DevicePlugin; for DRA a policy that scores and chooses nodes as pol
@@ -119,17 +124,26 @@ func (o DRAOrder) String() string {
 // on the chosen node. Name stays pol's. It is WithDRAOrder(pol, api,
 // TableOrder).
 func WithGPUAPI(pol Policy, api GPUAPI) Policy {
-	return WithDRAOrder(pol, api, TableOrder)
+	return WithDRAOrder(pol, api, TableOrder, nil)
 }
 
 // WithDRAOrder is WithGPUAPI with the MIG placements published in order
-// (DRAOrder): under CoreOrder a pod asking for a MIG profile takes pol's
-// GPUs and start (MIGStarter), every other pod DRAGPUs.
-func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder) Policy {
+// (DRAOrder): under CoreOrder, ranked against tw, a pod asking for a MIG
+// profile takes the first of tw.RankMIG on the chosen node (where it has
+// none, DRAGPUs), every other pod DRAGPUs. Under StaleOrder the policy
+// remembers each node's last published order: use it for one run at a
+// time.
+func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder, tw *TargetWorkload) Policy {
 	if api != DRA {
 		return pol
 	}
-	d := draChoice{pol, order == CoreOrder}
+	d := draChoice{Policy: pol}
+	if order != TableOrder {
+		d.rank = tw
+	}
+	if order == StaleOrder {
+		d.pub = map[string]*migRanks{}
+	}
 	if nz, ok := pol.(Normalizer); ok {
 		return draNormalized{d, nz}
 	}
@@ -139,27 +153,81 @@ func WithDRAOrder(pol Policy, api GPUAPI, order DRAOrder) Policy {
 	return d
 }
 
-// draChoice is a policy whose GPUs are DRA's choice; core: the driver
-// publishes MIG placements in the core's order (CoreOrder).
+// draChoice is a policy whose GPUs are DRA's choice; rank, when set, is
+// the target workload the driver ranks MIG placements against
+// (CoreOrder).
 type draChoice struct {
 	Policy
-	core bool
+	rank *TargetWorkload
+	// pub is, by node name, the order last published (StaleOrder).
+	pub map[string]*migRanks
 }
 
-// SelectGPUs returns DRAGPUs(n, p), or under CoreOrder the policy's GPUs
-// for a pod asking for a MIG profile.
-func (d draChoice) SelectGPUs(st State, n *cluster.Node, p *cluster.Pod, rng *rand.Rand) cluster.GPUSet {
-	if d.core && p.MIGProfile != 0 {
-		return d.Policy.SelectGPUs(st, n, p, rng)
+// migRanks is a node's RankMIG for every MIG profile.
+type migRanks [gpu.NumMIGProfiles][]MIGPlacement
+
+// rankAll ranks every profile's placements on n.
+func (d draChoice) rankAll(n *cluster.Node) *migRanks {
+	var r migRanks
+	for k := range r {
+		r[k] = d.rank.RankMIG(n, k)
+	}
+	return &r
+}
+
+// first returns the placement the allocator takes for p on n under the
+// driver's ranking, false when p asks for no MIG profile, the order is
+// the table's or nothing ranked is free.
+func (d draChoice) first(n *cluster.Node, p *cluster.Pod) (MIGPlacement, bool) {
+	if d.rank == nil || p.MIGProfile == 0 {
+		return MIGPlacement{}, false
+	}
+	k := int(p.MIGProfile) - 1
+	if d.pub == nil {
+		r := d.rank.RankMIG(n, k)
+		return firstOf(r), len(r) > 0
+	}
+	pub := d.pub[n.Name]
+	if pub == nil { // the node's first publication: nothing held yet
+		pub = d.rankAll(n)
+		d.pub[n.Name] = pub
+	}
+	for _, pl := range pub[k] {
+		if n.MIGFreeStarts(pl.GPU, k)&(1<<uint(pl.Start)) != 0 {
+			return pl, true
+		}
+	}
+	return MIGPlacement{}, false
+}
+
+func firstOf(r []MIGPlacement) MIGPlacement {
+	if len(r) == 0 {
+		return MIGPlacement{}
+	}
+	return r[0]
+}
+
+// SelectGPUs returns DRAGPUs(n, p), or under CoreOrder the GPU of the
+// ranking's first for a pod asking for a MIG profile.
+func (d draChoice) SelectGPUs(_ State, n *cluster.Node, p *cluster.Pod, _ *rand.Rand) cluster.GPUSet {
+	if f, ok := d.first(n, p); ok {
+		return 1 << uint(f.GPU)
 	}
 	return DRAGPUs(n, p)
 }
 
-// MIGStart is the policy's start under CoreOrder (MIGStarter), else -1:
-// the first free placement in table order.
-func (d draChoice) MIGStart(st State, n *cluster.Node, p *cluster.Pod, g int) int {
-	if ms, ok := d.Policy.(MIGStarter); ok && d.core {
-		return ms.MIGStart(st, n, p, g)
+// MIGStart is the ranking's first start under CoreOrder when it is on
+// GPU g, else -1: the first free placement in table order. Allocate
+// calls it just before the instance is made; under StaleOrder the node's
+// order is then republished as of that moment, without this instance,
+// which the next claim on the node sees.
+func (d draChoice) MIGStart(_ State, n *cluster.Node, p *cluster.Pod, g int) int {
+	f, ok := d.first(n, p)
+	if d.pub != nil && p.MIGProfile != 0 {
+		d.pub[n.Name] = d.rankAll(n)
+	}
+	if ok && f.GPU == g {
+		return f.Start
 	}
 	return -1
 }

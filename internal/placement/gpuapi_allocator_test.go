@@ -23,6 +23,7 @@ import (
 	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
 	"github.com/gpuplane/gpuplane/internal/node/dra"
 	"github.com/gpuplane/gpuplane/internal/placement"
@@ -45,6 +46,7 @@ var features = structured.Features{AdminAccess: true, PrioritizedList: true, Par
 // plugin's resourceslice controller names them: index first).
 type realAllocator struct {
 	t       *testing.T
+	node    device.Node // the mock node the slices publish
 	slices  []*resourceapi.ResourceSlice
 	state   structured.AllocatedState
 	held    map[string][]resourceapi.DeviceRequestAllocationResult
@@ -65,10 +67,28 @@ func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocato
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := r.Pool()
-	a := &realAllocator{t: t, classes: classes, held: map[string][]resourceapi.DeviceRequestAllocationResult{},
+	a := &realAllocator{t: t, node: n, classes: classes, held: map[string][]resourceapi.DeviceRequestAllocationResult{},
 		state: structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](),
 			AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](), AggregatedCapacity: structured.NewConsumedCapacityCollection()}}
+	a.publish(r)
+	return a
+}
+
+// republish replaces the slices with what dra.Build publishes under o,
+// as the driver does after a prepare or an unprepare.
+func (a *realAllocator) republish(o dra.Options) {
+	a.t.Helper()
+	r, err := dra.Build(a.node, o)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.publish(r)
+}
+
+// publish sets the slices to r's, named as the kubelet plugin names them.
+func (a *realAllocator) publish(r dra.Resources) {
+	pool := r.Pool()
+	a.slices = a.slices[:0]
 	for i, s := range pool.Slices {
 		a.slices = append(a.slices, &resourceapi.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%04x-gpu.nvidia.com-x%d", i, i)},
@@ -79,7 +99,6 @@ func newRealAllocator(t *testing.T, profile string, o dra.Options) *realAllocato
 			},
 		})
 	}
-	return a
 }
 
 // allocate allocates claim name for req and returns its devices' names;
@@ -235,94 +254,144 @@ func migDevice(g int, profile string, start int) string {
 // the claim of the highest start of its profile on its GPU, which is the
 // one the core frees (cluster.MIGGPU.Dynamic).
 func TestDynamicMIGAgreesWithAllocator(t *testing.T) {
+	testMIGAgreesWithAllocator(t, nil)
+}
+
+// TestRankedMIGAgreesWithAllocator is TestDynamicMIGAgreesWithAllocator
+// with the driver's ranked order (dra.Options.Rank against a workload of
+// 1g.10gb, 2g.20gb × 2, 3g.40gb and 4g.40gb shapes), republished after
+// every claim and release with the claims' instances held, as the driver
+// does after each prepare and unprepare: the real allocator's first fit
+// is then the core's CoreOrder choice (TargetWorkload.RankMIG's first) at
+// every step.
+func TestRankedMIGAgreesWithAllocator(t *testing.T) {
+	var shapes []cluster.Pod
+	for _, k := range []int{0, 3, 3, 4, 5} {
+		shapes = append(shapes, cluster.Pod{CPUMilli: 1000, NumGPU: 1, GPUMilli: cluster.MIGMilli(k), MIGProfile: int8(k + 1)})
+	}
+	testMIGAgreesWithAllocator(t, placement.NewTargetWorkload(shapes, 1))
+}
+
+// migBound is a claim both sides hold: its pod, GPU and MIG start.
+type migBound struct {
+	name       string
+	pod        cluster.Pod
+	gpu, start int
+}
+
+// testMIGAgreesWithAllocator runs the sequence; rank nil is the table's
+// order (DRAGPUs, the first free start), else the driver's ranking.
+func testMIGAgreesWithAllocator(t *testing.T, rank *placement.TargetWorkload) {
 	const profile = "name: n\ngpus:\n  - count: 2\n    productName: NVIDIA A100-SXM4-80GB\n    migEnabled: true\n"
-	real := newRealAllocator(t, profile, dra.Options{MIG: true})
-	n, err := cluster.NewNode(nodeName, "A100-80GB", 1<<20, 1<<30, 2)
-	if err != nil {
+	real := newRealAllocator(t, profile, dra.Options{MIG: true, Rank: rank})
+	c := cluster.New()
+	if _, err := c.AddNode(nodeName, 1<<20, 1<<30, 2, "A100-80GB"); err != nil {
 		t.Fatal(err)
 	}
 	for g := range 2 {
-		if err := n.EnableDynamicMIG(g); err != nil {
+		if err := c.Nodes[0].EnableDynamicMIG(g); err != nil {
 			t.Fatal(err)
 		}
 	}
-	profiles := gpu.MIGProfiles("A100-80GB")
-	type bound struct {
-		name  string
-		pod   cluster.Pod
-		gpu   int
-		start int
-	}
-	var held []bound
+	pol := placement.WithDRAOrder(placement.FGD{Target: rank}, placement.DRA, placement.CoreOrder, rank)
+	var held []migBound
 	rng := rand.New(rand.NewPCG(3, 11))
 	placed, full := 0, 0
 	for step := range 600 {
 		if len(held) > 0 && rng.IntN(10) < 3 {
-			// The highest start of a random held claim's profile on its GPU.
-			pick := held[rng.IntN(len(held))]
-			i := -1
-			for j, b := range held {
-				if b.gpu == pick.gpu && b.pod.MIGProfile == pick.pod.MIGProfile && (i < 0 || b.start > held[i].start) {
-					i = j
-				}
-			}
-			b := held[i]
-			real.release(b.name)
-			if err := n.Remove(&b.pod, 1<<uint(b.gpu)); err != nil {
-				t.Fatal(err)
-			}
-			held = append(held[:i], held[i+1:]...)
-			continue
-		}
-		name := fmt.Sprintf("c%d", step)
-		k := []int{-1, 0, 0, 0, 2, 3, 4, 4, 5, 6}[rng.IntN(10)]
-		pod := cluster.Pod{Name: name, NumGPU: 1, GPUMilli: cluster.MilliGPU}
-		req := resourceapi.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
-		pname := ""
-		if k >= 0 {
-			pname = profiles[k].Name
-			pod.MIGProfile, pod.GPUMilli, pod.Resource = int8(k+1), cluster.MIGMilli(k), cluster.ResourceMIG
-			req.DeviceClassName = "mig.nvidia.com"
-			req.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '" + pname + "'"}}}
-		}
-		var got, want string
-		if d := real.allocate(name, req); d != nil {
-			got = parseDevice(t, d[0], pname)
-		}
-		var b bound
-		if cluster.Feasible(&n, &pod) {
-			gs := placement.DRAGPUs(&n, &pod)
-			if gs.Count() != 1 {
-				t.Fatalf("step %d: DRAGPUs gave %b", step, uint64(gs))
-			}
-			g := gs.Indices()[0]
-			var before []int
-			if k >= 0 {
-				before = n.DynamicMIGStarts(g, k)
-			}
-			if err := n.Add(&pod, gs); err != nil {
-				t.Fatal(err)
-			}
-			b = bound{name, pod, g, 0}
-			if k >= 0 {
-				b.start = newStart(before, n.DynamicMIGStarts(g, k))
-			}
-			want = migDevice(g, pname, b.start)
-		}
-		if got != want {
-			t.Fatalf("step %d, %q: allocator gave %q, the core %q", step, pname, got, want)
-		}
-		if want == "" {
+			held = releaseMIG(t, real, c, held, rng)
+		} else if b, ok := claimMIG(t, real, c, pol, step, rng); ok {
+			held = append(held, b)
+			placed++
+		} else {
 			full++
-			continue
 		}
-		held = append(held, b)
-		placed++
+		if rank != nil {
+			real.republish(dra.Options{MIG: true, Rank: rank, Held: heldMIG(real.node, held)})
+		}
 	}
 	t.Logf("%d placed, %d refused", placed, full)
 	if placed < 100 || full < 50 {
 		t.Errorf("%d claims placed and %d refused: the sequence tests too little", placed, full)
 	}
+}
+
+// releaseMIG releases, on both sides, the claim of the highest start of a
+// random held claim's profile on its GPU, and returns the claims left.
+func releaseMIG(t *testing.T, real *realAllocator, c *cluster.Cluster, held []migBound, rng *rand.Rand) []migBound {
+	pick := held[rng.IntN(len(held))]
+	i := -1
+	for j, b := range held {
+		if b.gpu == pick.gpu && b.pod.MIGProfile == pick.pod.MIGProfile && (i < 0 || b.start > held[i].start) {
+			i = j
+		}
+	}
+	b := held[i]
+	real.release(b.name)
+	if err := c.Nodes[0].Remove(&b.pod, 1<<uint(b.gpu)); err != nil {
+		t.Fatal(err)
+	}
+	return append(held[:i], held[i+1:]...)
+}
+
+// claimMIG makes claim step (a whole GPU or a MIG profile drawn from
+// rng) on both sides and fails the test unless they agree; ok is false
+// when neither fits it. pol chooses the core's GPU and start when it
+// ranks, else DRAGPUs and the first free start.
+func claimMIG(t *testing.T, real *realAllocator, c *cluster.Cluster, pol placement.Policy, step int, rng *rand.Rand) (migBound, bool) {
+	name := fmt.Sprintf("c%d", step)
+	k := []int{-1, 0, 0, 0, 2, 3, 4, 4, 5, 6}[rng.IntN(10)]
+	pod := cluster.Pod{Name: name, NumGPU: 1, GPUMilli: cluster.MilliGPU}
+	req := resourceapi.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
+	pname := ""
+	if k >= 0 {
+		pname = gpu.MIGProfiles("A100-80GB")[k].Name
+		pod.MIGProfile, pod.GPUMilli, pod.Resource = int8(k+1), cluster.MIGMilli(k), cluster.ResourceMIG
+		req.DeviceClassName = "mig.nvidia.com"
+		req.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: "device.attributes['gpu.nvidia.com'].profile == '" + pname + "'"}}}
+	}
+	var got, want string
+	if d := real.allocate(name, req); d != nil {
+		got = parseDevice(t, d[0], pname)
+	}
+	n := &c.Nodes[0]
+	b := migBound{name: name, pod: pod}
+	if cluster.Feasible(n, &pod) {
+		gs := pol.SelectGPUs(nil, n, &pod, nil)
+		if gs.Count() != 1 {
+			t.Fatalf("step %d: the core gave GPUs %b", step, uint64(gs))
+		}
+		b.gpu = gs.Indices()[0]
+		var before []int
+		if k >= 0 {
+			before = n.DynamicMIGStarts(b.gpu, k)
+		}
+		if err := placement.Allocate(pol, c, 0, &pod, gs); err != nil {
+			t.Fatal(err)
+		}
+		if k >= 0 {
+			b.start = newStart(before, n.DynamicMIGStarts(b.gpu, k))
+		}
+		want = migDevice(b.gpu, pname, b.start)
+	}
+	if got != want {
+		t.Fatalf("step %d, %q: allocator gave %q, the core %q", step, pname, got, want)
+	}
+	return b, want != ""
+}
+
+// heldMIG is dra.Options.Held for the claims held: their MIG instances by
+// GPU UUID (the mock's GPU i is n.GPUs[i]).
+func heldMIG(n device.Node, held []migBound) map[string][]dra.PreparedMIG {
+	out := map[string][]dra.PreparedMIG{}
+	for _, b := range held {
+		if b.pod.MIGProfile == 0 {
+			continue
+		}
+		uuid := n.GPUs[b.gpu].UUID
+		out[uuid] = append(out[uuid], dra.PreparedMIG{GIProfile: gpu.MIGProfiles("A100-80GB")[b.pod.MIGProfile-1].Name, Start: b.start})
+	}
+	return out
 }
 
 // parseDevice turns the driver's device name ("gpu-1",

@@ -5,6 +5,7 @@ package placement
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gpuplane/gpuplane/internal/cluster"
@@ -132,7 +133,7 @@ func TestFGDMIGGPU(t *testing.T) {
 	if g := DRAGPUs(n, &p); g != 1<<0 {
 		t.Errorf("DRAGPUs = %b, want GPU 0", g)
 	}
-	if g := WithDRAOrder(f, DRA, CoreOrder).SelectGPUs(nil, n, &p, nil); g != 1<<1 {
+	if g := WithDRAOrder(f, DRA, CoreOrder, tw).SelectGPUs(nil, n, &p, nil); g != 1<<1 {
 		t.Errorf("DRA in the core's order = %b, want GPU 1", g)
 	}
 }
@@ -216,5 +217,71 @@ func TestFGDMIGStranded(t *testing.T) {
 	}
 	if g := DRAGPUs(n, &p); g != 1<<0 {
 		t.Errorf("DRAGPUs = %b, want GPU 0", g)
+	}
+}
+
+// TestRankMIG: TestFGDMIGStranded's node and workload; the 2g.20gb's
+// free placements ranked by the fragmentation after it: GPU 1 at slot 4
+// (214.5), GPU 1 at 0 and at 2 (572 each, GPU then start), GPU 0 at 4
+// (1,287). The first is FGD's choice; under CoreOrder the DRA path takes
+// it where upstream's first fit takes GPU 0. A 4g.40gb has GPU 1's slot 0
+// only; a 7g.80gb the same.
+func TestRankMIG(t *testing.T) {
+	n := dynNode(t, 2, map[int][][2]int{0: {{5, 0}}})
+	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
+	want := []MIGPlacement{{1, 4}, {1, 0}, {1, 2}, {0, 4}}
+	if got := tw.RankMIG(n, 3); !slices.Equal(got, want) {
+		t.Errorf("RankMIG(2g) = %v, want %v", got, want)
+	}
+	for _, k := range []int{5, 6} {
+		if got := tw.RankMIG(n, k); !slices.Equal(got, []MIGPlacement{{1, 0}}) {
+			t.Errorf("RankMIG(%d) = %v, want [{1 0}]", k, got)
+		}
+	}
+	p := migPod(3)
+	pol := WithDRAOrder(FGD{Target: tw}, DRA, CoreOrder, tw)
+	if g, s := pol.SelectGPUs(nil, n, &p, nil), pol.(MIGStarter).MIGStart(nil, n, &p, 1); g != 1<<1 || s != 4 {
+		t.Errorf("CoreOrder: GPUs %b, start %d; want GPU 1, 4", g, s)
+	}
+	if g := WithGPUAPI(FGD{Target: tw}, DRA).SelectGPUs(nil, n, &p, nil); g != 1<<0 {
+		t.Errorf("TableOrder: GPUs %b, want GPU 0", g)
+	}
+	// Whole GPUs and static MIG GPUs are not ranked.
+	whole := node(t, "A100-80GB", 64000, 1<<20, 2)
+	if got := tw.RankMIG(whole, 3); len(got) != 0 {
+		t.Errorf("RankMIG on whole GPUs = %v, want none", got)
+	}
+}
+
+// TestStaleOrder: two empty A100s of MIG on demand, TestRankMIG's
+// workload. A 4g.40gb takes GPU 0 at slot 0 under either order (the empty
+// node's ranking of 4g: GPU 0 first). A 2g.20gb next: in the fresh order
+// GPU 1 at slot 4 (TestRankMIG); in the order published before the 4g
+// was prepared (the empty node's: GPU 0 at 4, GPU 1 at 4, ...; slot 4 of
+// GPU 0 is still free) GPU 0 at slot 4, beside the 4g, stranding slot 6.
+func TestStaleOrder(t *testing.T) {
+	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
+	for _, tc := range []struct {
+		order   DRAOrder
+		gpu, at int
+	}{{CoreOrder, 1, 4}, {StaleOrder, 0, 4}} {
+		c := &cluster.Cluster{Nodes: []cluster.Node{*dynNode(t, 2, nil)}}
+		pol := WithDRAOrder(FGD{Target: tw}, DRA, tc.order, tw)
+		for _, k := range []int{5, 3} {
+			p := migPod(k)
+			gs := pol.SelectGPUs(nil, &c.Nodes[0], &p, nil)
+			if err := Allocate(pol, c, 0, &p, gs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := c.Nodes[0].DynamicMIGStarts(tc.gpu, 3); !slices.Equal(got, []int{tc.at}) {
+			t.Errorf("%s: 2g starts on GPU %d = %v, want [%d]", tc.order, tc.gpu, got, tc.at)
+		}
+		if got := c.Nodes[0].DynamicMIGStarts(0, 5); !slices.Equal(got, []int{0}) {
+			t.Errorf("%s: 4g starts on GPU 0 = %v, want [0]", tc.order, got)
+		}
+	}
+	if o, err := ParseDRAOrder("stale"); err != nil || o != StaleOrder || o.String() != "stale" {
+		t.Errorf("ParseDRAOrder(stale) = %v, %v", o, err)
 	}
 }

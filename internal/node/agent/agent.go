@@ -37,6 +37,8 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/health"
 	"github.com/gpuplane/gpuplane/internal/node/labels"
 	"github.com/gpuplane/gpuplane/internal/node/podresources"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // Options are the node agent's settings, one per command-line flag (named
@@ -163,6 +165,19 @@ type DRAOptions struct {
 	// BootIDFile is the node's boot ID file (--dra-boot-id-file; empty:
 	// dra.DefaultBootIDPath), to which the checkpoint is keyed.
 	BootIDFile string
+	// MIGOrder is the order the MIG devices are published in
+	// (--dra-mig-order, placement.ParseDRAOrder's names, as gpuplane
+	// simulate's): core (the default; empty too) ranks each profile's
+	// free placements as the placement core would choose them against
+	// the target workload (dra.Config.Rank), so that upstream's
+	// allocator, which takes the first free device, takes the core's
+	// choice; table, the MIG table's order (GPU, profile, start).
+	MIGOrder string
+	// TargetWorkloadFile is the openb pod list the MIG devices are
+	// ranked against under MIGOrder core (--dra-target-workload-file), as
+	// gpuplane-scheduler's targetWorkloadFile; empty: the built-in
+	// workload (trace.ReadTargetPods).
+	TargetWorkloadFile string
 }
 
 // MetricsOptions are the settings of the metrics endpoint.
@@ -203,7 +218,7 @@ func DefaultOptions() Options {
 		NodeConfig:          NodeConfigOptions{FallbackStrategies: slices.Clone(configv1.DefaultFallbackStrategies)},
 		NodeName:            os.Getenv("NODE_NAME"),
 		KubeletAPI:          KubeletAPIDevicePlugin,
-		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute},
+		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute, MIGOrder: "core"},
 		CDIHookPath:         gpucdi.DefaultHookPath,
 		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
 		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
@@ -263,9 +278,49 @@ func (o DRAOptions) check(dra bool) error {
 		return fmt.Errorf("--cdi-toolkit-spec needs --cdi-dir")
 	case o.RediscoverInterval < 0:
 		return fmt.Errorf("--dra-rediscover-interval %v: must not be negative (0: never)", o.RediscoverInterval)
+	case !dra && o.TargetWorkloadFile != "":
+		return fmt.Errorf("--dra-target-workload-file needs --kubelet-api=dra")
 	}
-	_, err := o.shareMode()
+	order, err := o.migOrder()
+	if err != nil {
+		return err
+	}
+	if order == placement.TableOrder && o.TargetWorkloadFile != "" {
+		return fmt.Errorf("--dra-target-workload-file needs --dra-mig-order=core")
+	}
+	_, err = o.shareMode()
 	return err
+}
+
+// migOrder is the order --dra-mig-order names (core when empty).
+func (o DRAOptions) migOrder() (placement.DRAOrder, error) {
+	if o.MIGOrder == "" {
+		return placement.CoreOrder, nil
+	}
+	order, err := placement.ParseDRAOrder(o.MIGOrder)
+	if err == nil && order == placement.StaleOrder {
+		err = errors.New(`"stale" is a measure of gpuplane simulate, not a driver's order (table or core)`)
+	}
+	if err != nil {
+		return order, fmt.Errorf("--dra-mig-order: %w", err)
+	}
+	return order, nil
+}
+
+// rank is the target workload the DRA plugin ranks its MIG devices
+// against (dra.Config.Rank): TargetWorkloadFile's pods, or the built-in
+// workload, their most popular shapes covering
+// placement.DefaultPopularity of them, as gpuplane-scheduler reads its
+// targetWorkloadFile; nil under --dra-mig-order=table.
+func (o DRAOptions) rank() (*placement.TargetWorkload, error) {
+	if order, err := o.migOrder(); err != nil || order == placement.TableOrder {
+		return nil, err
+	}
+	pods, err := trace.ReadTargetPods(o.TargetWorkloadFile)
+	if err != nil {
+		return nil, fmt.Errorf("--dra-target-workload-file: %w", err)
+	}
+	return placement.NewTargetWorkload(pods, placement.DefaultPopularity), nil
 }
 
 // shareMode is the share mode --dra-consumable-shares names (memory when
@@ -537,6 +592,10 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 	if err != nil {
 		return err
 	}
+	rank, err := o.DRA.rank()
+	if err != nil {
+		return err
+	}
 	var edits *cdispec.ContainerEdits
 	if o.DRA.ToolkitSpec == "" && o.DRA.CDIDir != "" {
 		n, err := b.Discover(ctx)
@@ -569,6 +628,7 @@ func runDRA(ctx context.Context, o Options, b device.Backend, cfg *configv1.Conf
 		ShareMode:     mode,
 		BootIDPath:    o.DRA.BootIDFile,
 		IgnoredXIDs:   *cfg.Gpuplane.IgnoredXIDs,
+		Rank:          rank,
 	})
 	if err != nil {
 		return err

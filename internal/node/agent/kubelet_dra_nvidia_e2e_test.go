@@ -51,8 +51,10 @@ type nvidiaExample struct {
 	// every pod holds: it allocates nothing. Else every pod runs.
 	pending string
 	// event, when set, is what a FailedScheduling event of every pod
-	// holds (the allocator's error of a first attempt, which later
-	// attempts report as pending).
+	// holds: the allocator's error. Such examples run first, alone, so
+	// that every attempt meets a free device of the node (run among the
+	// others, an attempt after the whole GPUs are taken reports "cannot
+	// allocate all claims").
 	event string
 	// want is the outcome worked out from NVIDIA's docs and code, nvidia
 	// what NVIDIA's driver does, with the source.
@@ -111,7 +113,7 @@ var nvidiaExamples = []nvidiaExample{
 			x.cdi("pod0", "mps-ctr0", true, x.uuids([]string{mps})...)
 			x.cdi("pod0", "mps-ctr1", true, x.uuids([]string{mps})...)
 		}},
-	{file: "gpu-test6.yaml", pods: 4, pending: "cannot allocate all claims", event: "CEL runtime error: no such key: index",
+	{file: "gpu-test6.yaml", pods: 4, pending: "CEL runtime error: no such key: index", event: "CEL runtime error: no such key: index",
 		notes: []string{"claim a100: request gpu: selector \"device.attributes['gpu.nvidia.com'].productName.lowerAscii()", ".index == 0"},
 		want: "pending: the selector reads attribute index, which no device has; on an A100 the CEL is an error " +
 			"(upstream's allocator: CEL runtime error), the Deployment's pods stay pending",
@@ -200,10 +202,38 @@ func TestRealKubeletDRANVIDIAExamples(t *testing.T) {
 	d := startDRAEnv(t, draNVIDIANode)
 	t.Logf("cluster, kubelet, scheduler and agent up in %s", time.Since(start).Round(time.Second))
 	start = time.Now()
-	for _, ex := range nvidiaExamples {
-		d.createManifests(filepath.Join(nvidiaDir, ex.file))
+	// The examples whose allocator error is awaited go first, alone: the
+	// error shows only while a device it is about is free and the pool
+	// complete (a republish that rewrites several slices leaves it
+	// incomplete until the last is written; docs/dra.md).
+	first, rest := splitExamples(nvidiaExamples)
+	for _, group := range [][]nvidiaExample{first, rest} {
+		for _, ex := range group {
+			d.createManifests(filepath.Join(nvidiaDir, ex.file))
+		}
+		runExamples(t, d, group)
 	}
-	for _, ex := range nvidiaExamples {
+	t.Logf("every example running or pending in %s", time.Since(start).Round(time.Second))
+}
+
+// splitExamples returns the examples that await an allocator event, then
+// the others.
+func splitExamples(all []nvidiaExample) (event, rest []nvidiaExample) {
+	for _, ex := range all {
+		if ex.event != "" {
+			event = append(event, ex)
+		} else {
+			rest = append(rest, ex)
+		}
+	}
+	return event, rest
+}
+
+// runExamples waits for each example's pods, running or pending as it
+// says, and checks the running ones.
+func runExamples(t *testing.T, d *draEnv, examples []nvidiaExample) {
+	t.Helper()
+	for _, ex := range examples {
 		x := &exampleRun{d: d, t: t, ns: namespaceOf(t, ex.file)}
 		pods := x.waitPods(ex.pods)
 		for _, p := range pods {
@@ -221,7 +251,6 @@ func TestRealKubeletDRANVIDIAExamples(t *testing.T) {
 			x.logDevices(ex.file)
 		}
 	}
-	t.Logf("every example running or pending in %s", time.Since(start).Round(time.Second))
 }
 
 // logDevices logs each pod's claims' results, request=device.

@@ -15,7 +15,10 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	apidra "github.com/gpuplane/gpuplane/api/dra"
+	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/device/mock"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // h100x8 is 8 H100-80GB with MIG mode on and no MIG devices: every
@@ -70,18 +73,7 @@ func TestH100x8Slices(t *testing.T) {
 // every MIG placement and reports their size (json-bytes, proto-bytes),
 // devices and slices.
 func BenchmarkResourceSlicesH100x8(b *testing.B) {
-	p, err := mock.ParseProfile("b.yaml", []byte(h100x8))
-	if err != nil {
-		b.Fatal(err)
-	}
-	be, err := mock.New(p, mock.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	n, err := be.Discover(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
+	n := h100x8Node(b)
 	var r Resources
 	for b.Loop() {
 		var err error
@@ -157,3 +149,42 @@ func BenchmarkPrepareWholeGPU(b *testing.B) { benchPrepare(b, "gpu-1") }
 // BenchmarkPrepareMIG: prepare and unprepare of a 3g.40gb MIG device at
 // slot 4, created and destroyed on the mock backend.
 func BenchmarkPrepareMIG(b *testing.B) { benchPrepare(b, "gpu-0-mig-3g40gb-9-4") }
+
+// BenchmarkReorderH100x8: what reorder computes after each prepare and
+// unprepare on 8 H100-80GB of MIG on demand, a 3g at GPU 0's slot 4 held:
+// every profile's placements ranked against the built-in target
+// workload (the node agent's default) and the devices ordered.
+func BenchmarkReorderH100x8(b *testing.B) {
+	n := h100x8Node(b)
+	pods, err := trace.ReadTargetPods("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tw := placement.NewTargetWorkload(pods, placement.DefaultPopularity)
+	held := map[string][]PreparedMIG{n.GPUs[0].UUID: {{GIProfile: "3g.40gb", Start: 4}}}
+	r, err := Build(n, Options{MIG: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		orderMIG(r.Devices, r.Entries, n, rankMIG(tw, n, nil, held))
+	}
+}
+
+// h100x8Node discovers the mock node of h100x8: 8 H100-80GB in MIG mode.
+func h100x8Node(b *testing.B) device.Node {
+	b.Helper()
+	p, err := mock.ParseProfile("h100x8.yaml", []byte(h100x8))
+	if err != nil {
+		b.Fatal(err)
+	}
+	be, err := mock.New(p, mock.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := be.Discover(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}

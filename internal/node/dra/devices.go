@@ -31,6 +31,7 @@ import (
 	apidra "github.com/gpuplane/gpuplane/api/dra"
 	"github.com/gpuplane/gpuplane/internal/gpu"
 	"github.com/gpuplane/gpuplane/internal/node/device"
+	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // nvmlProfileIDs maps NVML's GPU instance profile constants
@@ -75,6 +76,15 @@ type Options struct {
 	// resource.kubernetes.io/pcieRoot's form ("pci0000:00"); nil or an
 	// error: no pcieRoot attribute.
 	PCIeRoot func(busID string) (string, error)
+	// Rank, with MIG, orders the MIG devices (orderMIG): each profile's
+	// free placements in the order the placement core ranks them against
+	// this target workload (placement.TargetWorkload.RankMIG), best
+	// first, then the profile's other placements in the table's order;
+	// the other devices keep their places. Nil: the table's order.
+	Rank *placement.TargetWorkload
+	// Held are, by GPU UUID, the MIG devices of the claims prepared (the
+	// checkpoint's): with Rank, their placements are not free.
+	Held map[string][]PreparedMIG
 }
 
 // Entry is what a published device stands for.
@@ -103,9 +113,10 @@ type Placement struct {
 
 // Resources is the ResourceSlice content of a node.
 type Resources struct {
-	// Devices are ordered by GPU, the whole GPU first, then the MIG
-	// placements by profile (the table's order: smaller first) and start:
-	// the scheduler takes the first device that fits.
+	// Devices are ordered by GPU, then the MIG placements by profile
+	// (the table's order: smaller first) and start, or with Options.Rank
+	// the MIG devices by profile and rank (orderMIG): the scheduler takes
+	// the first device that fits.
 	Devices []resourceapi.Device
 	// Counters has one counter set per MIG-enabled GPU,
 	// "gpu-<minor>-counter-set".
@@ -126,7 +137,8 @@ type Resources struct {
 // it cannot switch without a reset, nvlib.go isDynamicMIGCapable). Its
 // live MIG devices made outside DRA (o.Static) are published with their
 // UUIDs under their placement's name, as NVIDIA's driver publishes static
-// MIG devices. Errors name the GPU.
+// MIG devices. In the table's order (GPU, profile, start) unless o.Rank
+// ranks the MIG devices (orderMIG). Errors name the GPU.
 func Build(n device.Node, o Options) (Resources, error) {
 	r := Resources{Entries: map[string]Entry{}}
 	sets := map[string]map[string]resourceapi.Counter{} // by model
@@ -156,6 +168,9 @@ func Build(n device.Node, o Options) (Resources, error) {
 		}
 		r.Devices = append(r.Devices, whole)
 		r.Entries[whole.Name] = entry
+	}
+	if o.MIG && o.Rank != nil {
+		r.Devices = orderMIG(r.Devices, r.Entries, n, rankMIG(o.Rank, n, o.Static, o.Held))
 	}
 	return r, nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/gpuplane/gpuplane/internal/node/device"
 	"github.com/gpuplane/gpuplane/internal/node/drametrics"
 	"github.com/gpuplane/gpuplane/internal/node/health"
+	"github.com/gpuplane/gpuplane/internal/placement"
 )
 
 // Defaults of Config.
@@ -111,6 +112,10 @@ type Config struct {
 	// agent writes its labels again). It must not call the Driver's
 	// Rediscover.
 	OnRediscover func(context.Context, device.Node)
+	// Rank, when set, orders the MIG devices as the placement core ranks
+	// them against this target workload (Options.Rank), ranked again
+	// after each prepare and unprepare (reorder). Nil: the table's order.
+	Rank *placement.TargetWorkload
 }
 
 // Driver is the DRA kubelet plugin of one node. Its methods are safe for
@@ -123,6 +128,8 @@ type Driver struct {
 	mu        sync.Mutex
 	node      device.Node
 	res       Resources
+	outside   map[string][]device.MIGInstance // Options.Static of res
+	publishes int                             // calls of publish that handed devices to the helper
 	cp        *Checkpoint
 	helper    *kubeletplugin.Helper
 	health    *health.State
@@ -172,7 +179,7 @@ func New(ctx context.Context, b device.Backend, cfg Config) (*Driver, error) {
 	}
 	f.log()
 	f.logHalfMade()
-	d.node = n
+	d.node, d.outside = n, f.static
 	d.publishShares()
 	d.countPrepared()
 	ignored := cfg.IgnoredXIDs
@@ -337,7 +344,23 @@ func MIGOffers(ctx context.Context, b any, n device.Node) (map[string]device.MIG
 }
 
 func (d *Driver) options() Options {
-	return Options{Shares: d.cfg.Shares, ShareMode: d.cfg.ShareMode, MIG: d.mig != nil, PCIeRoot: d.cfg.PCIeRoot}
+	return Options{Shares: d.cfg.Shares, ShareMode: d.cfg.ShareMode, MIG: d.mig != nil, PCIeRoot: d.cfg.PCIeRoot, Rank: d.cfg.Rank, Held: d.held()}
+}
+
+// held returns the MIG devices of the claims recorded, by GPU UUID
+// (Options.Held): those prepared, being prepared, and those prepared
+// before the node's reboot, which the allocator still counts allocated
+// and their next prepare makes again. d.mu is held.
+func (d *Driver) held() map[string][]PreparedMIG {
+	out := map[string][]PreparedMIG{}
+	for _, pc := range d.cp.Claims {
+		for _, pd := range pc.Devices {
+			if pd.MIG != nil {
+				out[pd.GPUUUID] = append(out[pd.GPUUUID], *pd.MIG)
+			}
+		}
+	}
+	return out
 }
 
 func (d *Driver) checkpointPath() string { return filepath.Join(d.cfg.PluginDir, checkpointFile) }
@@ -368,8 +391,9 @@ func (d *Driver) Start(ctx context.Context, opts ...kubeletplugin.Option) error 
 	}
 	d.mu.Lock()
 	d.helper = h
+	err = d.publish(ctx)
 	d.mu.Unlock()
-	if err := h.PublishResources(ctx, d.DriverResources()); err != nil {
+	if err != nil {
 		h.Stop()
 		return fmt.Errorf("dra: %w", err)
 	}
@@ -403,6 +427,39 @@ func (d *Driver) driverResources() resourceslice.DriverResources {
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.cfg.NodeName: d.tainted().Pool()}}
 }
 
+// publish hands what the plugin publishes now to the ResourceSlice
+// controller, which writes the slices that differ; nothing before Start.
+// Every publication goes through it (Start, ApplyHealth, Rediscover,
+// reorder). d.mu is held, so that the last devices handed over are the
+// latest.
+func (d *Driver) publish(ctx context.Context) error {
+	if d.helper == nil {
+		return nil
+	}
+	d.publishes++
+	return d.helper.PublishResources(ctx, d.driverResources())
+}
+
+// reorder ranks the MIG devices again against the claims recorded now
+// (Config.Rank; orderMIG) and, when their order changed, publishes it:
+// at most one publication per prepare or unprepare call (the controller
+// updates the slices whose devices moved). Between the allocator's choice of a placement and its
+// claim's prepare, another claim on the node still sees the order before
+// it (docs/dra.md). d.mu is held.
+func (d *Driver) reorder(ctx context.Context) {
+	if d.cfg.Rank == nil || d.mig == nil {
+		return
+	}
+	devs := orderMIG(d.res.Devices, d.res.Entries, d.node, rankMIG(d.cfg.Rank, d.node, d.outside, d.held()))
+	if sameOrder(devs, d.res.Devices) {
+		return
+	}
+	d.res.Devices = devs
+	if err := d.publish(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Republishing the MIG devices in their new order")
+	}
+}
+
 // HandleError logs errors of the background work (ResourceSlice
 // publication); all of them are retried.
 func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
@@ -428,6 +485,7 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	}
 	d.publishShares()
 	d.countPrepared()
+	d.reorder(ctx)
 	return out, nil
 }
 
@@ -588,6 +646,7 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	}
 	d.publishShares()
 	d.countPrepared()
+	d.reorder(ctx)
 	return out, nil
 }
 

@@ -92,21 +92,15 @@ func (d *Driver) watchHealth(ctx context.Context, newGPUs <-chan struct{}) (agai
 // when a device's taints change.
 func (d *Driver) ApplyHealth(ctx context.Context, ev device.HealthEvent) {
 	d.mu.Lock()
-	changed := d.applyHealth(ev)
-	if changed {
-		close(d.changed)
-		d.changed = make(chan struct{})
-	}
-	h := d.helper
-	d.mu.Unlock()
-	if !changed {
+	defer d.mu.Unlock()
+	if !d.applyHealth(ev) {
 		return
 	}
+	close(d.changed)
+	d.changed = make(chan struct{})
 	klog.FromContext(ctx).Info("Device health changed", "uuid", ev.UUID, "healthy", ev.Kind == device.HealthRecovered, "xid", ev.XID)
-	if h != nil {
-		if err := h.PublishResources(ctx, d.DriverResources()); err != nil {
-			klog.FromContext(ctx).Error(err, "Republishing ResourceSlices")
-		}
+	if err := d.publish(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Republishing ResourceSlices")
 	}
 }
 

@@ -53,11 +53,9 @@ func (d *Driver) Rediscover(ctx context.Context) (changed bool, err error) {
 	}
 	klog.FromContext(ctx).Info("GPUs changed: publishing the new devices", "before", len(d.res.Devices), "after", len(res.Devices))
 	f.log()
-	d.node, d.res = n, res
-	if d.helper != nil {
-		if err := d.helper.PublishResources(ctx, d.driverResources()); err != nil {
-			return true, fmt.Errorf("dra: rediscovery: %w", err)
-		}
+	d.node, d.res, d.outside = n, res, f.static
+	if err := d.publish(ctx); err != nil {
+		return true, fmt.Errorf("dra: rediscovery: %w", err)
 	}
 	return true, nil
 }

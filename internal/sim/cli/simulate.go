@@ -77,8 +77,9 @@ type Options struct {
 	// GPUAPI is device-plugin or dra (--gpu-api): who chooses the GPUs
 	// inside the chosen node (placement.GPUAPI).
 	GPUAPI string
-	// DRAMIGOrder is table or core (--dra-mig-order): the order in which
-	// the DRA driver publishes MIG placements (placement.DRAOrder).
+	// DRAMIGOrder is table, core or stale (--dra-mig-order): the order in which
+	// the DRA driver publishes MIG placements (placement.DRAOrder); ""
+	// is core under --gpu-api dra (draOrder).
 	DRAMIGOrder string
 	// Parallel is the number of runs at once, 0..4096; 0: one per CPU
 	// (--parallel).
@@ -128,7 +129,7 @@ type Options struct {
 // selectHost; the paper's simulator takes the first of equals:
 // --tie-break first).
 func DefaultOptions() Options {
-	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin", DRAMIGOrder: "table"}
+	return Options{Mode: "fill", Policies: "all", Seeds: 3, Seed: 42, Inflate: 1.3, Popularity: placement.DefaultPopularity, Format: "table", TieBreak: placement.DefaultTieBreak, GPUAPI: "device-plugin"}
 }
 
 // normalized returns o with the words of its enumerated flags in lower case
@@ -234,10 +235,12 @@ func (o Options) checkGPUAPI() error {
 	if _, err := placement.ParseGPUAPI(o.GPUAPI); err != nil {
 		return fmt.Errorf("--gpu-api: %w", err)
 	}
-	if order, err := placement.ParseDRAOrder(o.DRAMIGOrder); err != nil {
-		return fmt.Errorf("--dra-mig-order: %w", err)
-	} else if order != placement.TableOrder && o.GPUAPI != placement.DRA.String() {
-		return errors.New("--dra-mig-order applies to --gpu-api dra")
+	if o.DRAMIGOrder != "" {
+		if _, err := placement.ParseDRAOrder(o.DRAMIGOrder); err != nil {
+			return fmt.Errorf("--dra-mig-order: %w", err)
+		} else if o.GPUAPI != placement.DRA.String() {
+			return errors.New("--dra-mig-order applies to --gpu-api dra")
+		}
 	}
 	if o.Sharing != "" {
 		if _, err := engine.ParseSharing(o.Sharing); err != nil {
@@ -322,14 +325,29 @@ type input struct {
 	inputs       []engine.Input
 }
 
+// draOrder is --dra-mig-order (checked): by default, under --gpu-api dra,
+// the core's order, which gpuplane's DRA driver publishes and the chart
+// deploys (nodeAgent.dra); the table's without DRA, where it means
+// nothing.
+func (o Options) draOrder() placement.DRAOrder {
+	if o.GPUAPI != placement.DRA.String() {
+		return placement.TableOrder
+	}
+	if o.DRAMIGOrder == "" {
+		return placement.CoreOrder
+	}
+	order, _ := placement.ParseDRAOrder(o.DRAMIGOrder)
+	return order
+}
+
 // readInputs checks the options and reads every input they name.
 func readInputs(o Options, stderr io.Writer) (*input, error) {
 	pols, tie, err := o.check()
 	if err != nil {
 		return nil, err
 	}
-	api, _ := placement.ParseGPUAPI(o.GPUAPI)          // checked
-	order, _ := placement.ParseDRAOrder(o.DRAMIGOrder) // checked
+	api, _ := placement.ParseGPUAPI(o.GPUAPI) // checked
+	order := o.draOrder()
 	in := &input{pols: pols, tie: tie, api: api, order: order, prices: cost.Default(), nName: "built-in nodes", pName: "built-in pods"}
 	if o.PricesFile != "" {
 		read, err := readInput("prices", o.PricesFile, func(f *os.File) error { return in.prices.ReadPrices(o.PricesFile, f) })
@@ -530,7 +548,7 @@ func (in *input) describe(o Options, w *engine.Workload, rep *engine.Report) {
 	if in.api != placement.DevicePlugin {
 		rep.Params.GPUAPI = in.api.String()
 	}
-	if in.order != placement.TableOrder {
+	if in.api == placement.DRA {
 		rep.Params.DRAMIGOrder = in.order.String()
 	}
 	if o.Mode == "fill" && in.snap == nil {

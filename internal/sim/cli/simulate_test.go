@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		{"popularity", func(o *Options) { o.Popularity = 1.5 }, "--popularity 1.5 out of range (0, 1]"},
 		{"tie-break", func(o *Options) { o.TieBreak = "coin" }, "coin"},
 		{"gpu-api", func(o *Options) { o.GPUAPI = "csi" }, `--gpu-api: unknown GPU API "csi" (device-plugin or dra)`},
-		{"dra-mig-order", func(o *Options) { o.GPUAPI, o.DRAMIGOrder = "dra", "best" }, `--dra-mig-order: unknown DRA MIG order "best" (table or core)`},
+		{"dra-mig-order", func(o *Options) { o.GPUAPI, o.DRAMIGOrder = "dra", "best" }, `--dra-mig-order: unknown DRA MIG order "best" (table, core or stale)`},
 		{"dra-mig-order without dra", func(o *Options) { o.DRAMIGOrder = "core" }, "--dra-mig-order applies to --gpu-api dra"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,5 +148,26 @@ func TestCaseInsensitive(t *testing.T) {
 	stdout.Reset()
 	if err := Run(context.Background(), o, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "2 A100-80GB nodes (16 GPUs)") {
 		t.Errorf("cluster YAML a100-80GB: %v\n%s", err, stdout.String())
+	}
+}
+
+// TestDRAOrderDefault: under --gpu-api dra the MIG order defaults to the
+// core's, which gpuplane's driver publishes (the chart's default); an
+// explicit table order stays; without DRA there is none.
+func TestDRAOrderDefault(t *testing.T) {
+	for _, tc := range []struct{ api, flag, want string }{
+		{"dra", "", "core"},
+		{"dra", "table", "table"},
+		{"dra", "core", "core"},
+		{"device-plugin", "", "table"},
+	} {
+		o := DefaultOptions()
+		o.GPUAPI, o.DRAMIGOrder = tc.api, tc.flag
+		if _, _, err := o.check(); err != nil {
+			t.Fatalf("%s %q: %v", tc.api, tc.flag, err)
+		}
+		if got := o.draOrder().String(); got != tc.want {
+			t.Errorf("--gpu-api %s --dra-mig-order %q: order %s, want %s", tc.api, tc.flag, got, tc.want)
+		}
 	}
 }

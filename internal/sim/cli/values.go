@@ -43,6 +43,9 @@ type nodeAgentValues struct {
 
 type draValues struct {
 	Shares bool `yaml:"shares"`
+	// MIGOrder is the order the driver publishes MIG placements in, as
+	// simulated (--dra-mig-order; the chart's nodeAgent.dra.migOrder).
+	MIGOrder string `yaml:"migOrder,omitempty"`
 }
 
 // agentConfig is the subset of api/config/v1 (NVIDIA's device-plugin
@@ -205,6 +208,8 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 	case sharing == "fractional":
 		v.Config = &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}
 	case sharing == "mig" && dra: // MIG on demand: no layouts
+		// stale measures the core order's window: the chart's core.
+		v.NodeAgent.DRA = &draValues{MIGOrder: strings.Replace(rep.Params.DRAMIGOrder, "stale", "core", 1)}
 	case sharing == "mig":
 		v.Config = &agentConfig{Version: "v1", Flags: &agentFlags{MIGStrategy: "mixed"}}
 		if rep.Sharing == nil || len(rep.Sharing.MIGLayouts) == 0 {

@@ -19,16 +19,19 @@ import (
 // TestSimulateValues renders them with the chart).
 func TestValuesModes(t *testing.T) {
 	for _, tc := range []struct {
-		sharing, api string
-		want         chartValues
+		sharing, api, order string
+		want                chartValues
 	}{
-		{"exclusive", "device-plugin", chartValues{}},
-		{"fractional", "device-plugin", chartValues{Config: &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}}},
-		{"fractional", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{Shares: true}}}},
-		{"mig", "dra", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra"}}},
+		{"exclusive", "device-plugin", "", chartValues{}},
+		{"fractional", "device-plugin", "", chartValues{Config: &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}}},
+		{"fractional", "dra", "", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{Shares: true}}}},
+		{"mig", "dra", "", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "core"}}}},
+		{"mig", "dra", "table", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "table"}}}},
+		{"mig", "dra", "stale", chartValues{NodeAgent: &nodeAgentValues{KubeletAPI: "dra", DRA: &draValues{MIGOrder: "core"}}}},
 	} {
 		o := DefaultOptions()
 		o.Seeds, o.Policies, o.Sharing, o.GPUAPI, o.Format = 1, "leastallocated", tc.sharing, tc.api, "values"
+		o.DRAMIGOrder = tc.order
 		var stdout, stderr strings.Builder
 		if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 			t.Fatalf("%s %s: %v\n%s", tc.sharing, tc.api, err, stderr.String())

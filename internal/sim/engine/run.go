@@ -148,7 +148,7 @@ func runOne(ctx context.Context, w *Workload, cfg Config, policy string, seed ui
 	if err != nil {
 		return Result{}, err
 	}
-	pol = placement.WithDRAOrder(pol, cfg.GPUAPI, cfg.DRAOrder)
+	pol = placement.WithDRAOrder(pol, cfg.GPUAPI, cfg.DRAOrder, w.target)
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	var r Result
 	if cfg.Mode == "fill" {

@@ -238,8 +238,8 @@ type Params struct {
 	TieBreak  string   `json:"tie_break"`
 	// GPUAPI is device-plugin or dra (Config.GPUAPI); absent: device-plugin.
 	GPUAPI string `json:"gpu_api,omitempty"`
-	// DRAMIGOrder is core under --dra-mig-order core (Config.DRAOrder);
-	// absent: table.
+	// DRAMIGOrder is table or core under --gpu-api dra (Config.DRAOrder;
+	// --dra-mig-order, default core); absent without DRA.
 	DRAMIGOrder string `json:"dra_mig_order,omitempty"`
 	// Gangs: pods NAME#i started together (Config.Gangs).
 	Gangs      bool    `json:"gangs,omitempty"`

@@ -174,7 +174,10 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 
-	ports, err := freePorts(3)
+	// Each port is asked for just before its process binds it: an
+	// outgoing connection of another test may take a released port
+	// (kube-apiserver once lost its port while etcd started).
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +185,10 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx, o, etcdURL, ports[2]); err != nil {
+	if ports, err = freePorts(1); err != nil {
+		return nil, err
+	}
+	if err := c.startAPIServer(ctx, o, etcdURL, ports[0]); err != nil {
 		return nil, err
 	}
 	if !o.NoControllerManager {
@@ -467,8 +473,8 @@ func getBody(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 }
 
 // freePorts asks the kernel for n free loopback ports. They are released
-// before the processes bind them; nothing else on a test machine binds
-// ports in that moment's window in practice.
+// before the processes bind them, so callers ask just before starting
+// the process that binds them, to keep that window short.
 func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {

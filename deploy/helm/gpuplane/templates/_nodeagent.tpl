@@ -103,6 +103,10 @@ spec:
             {{- end }}
             - --dra-consumable-shares={{ $cs }}
             {{- end }}
+            {{- if not (has .migOrder (list "core" "table")) }}
+            {{- fail (printf "nodeAgent.dra.migOrder: %q; want core or table" (toString .migOrder)) }}
+            {{- end }}
+            - --dra-mig-order={{ .migOrder }}
             {{- end }}
             {{- end }}
             - --pod-resources-socket={{ $r.Values.podResourcesDir }}/kubelet.sock
