@@ -201,16 +201,18 @@ func dupGPU(n *cluster.Node, p *cluster.Pod, i int, a int64, uniform bool) bool 
 	return false
 }
 
-// frag is the fragmentation of node n with cpu millicores, mem MiB and
-// GPU shares gpus free.
+// frag is the fragmentation FGD chooses by of node n with cpu
+// millicores, mem MiB and GPU shares gpus free: FragMIG (FragCMMIG for
+// FGDCM) and the stranded capacity's Waste.
 func (f FGD) frag(n *cluster.Node, cpu, mem int64, gpus []int64, mig []uint8) float64 {
 	if n.PerDevice > 0 {
 		return f.Target.PartitionFrag(n, cpu, mem, gpus, f.cm)
 	}
+	w := f.Target.Waste(gpus, mig)
 	if f.cm {
-		return f.Target.FragCMMIG(n.ModelID, cpu, mem, gpus, mig)
+		return f.Target.FragCMMIG(n.ModelID, cpu, mem, gpus, mig) + w
 	}
-	return f.Target.FragMIG(n.ModelID, cpu, gpus, mig)
+	return f.Target.FragMIG(n.ModelID, cpu, gpus, mig) + w
 }
 
 func fgdScore(before, after float64) int64 {

@@ -53,8 +53,9 @@ type TargetWorkload struct {
 }
 
 // WasteWeight is how many times capacity that no pod of the target
-// workload can ever use counts in FragMIG and in FGD's padding term,
-// against a fragment, which some shapes may still use: the idle slices of
+// workload can ever use counts in the fragmentation FGD and FGDCM choose
+// by (Waste, FGD's padding term), on top of its fragment, which some
+// shapes may still use: the idle slices of
 // a MIG GPU where no profile the workload asks for is placeable
 // (stranded: with 4g.40gb at slot 0 and 2g.20gb at 4 on an A100, slot 6
 // takes only a 1g), and the rest of a whole GPU a MIG pod is padded to.
@@ -226,9 +227,7 @@ func (tw *TargetWorkload) Frag(modelID int, cpuFree int64, gpuFree []int64) floa
 //   - a shape asking for a MIG profile fits a GPU without MIG only when
 //     the GPU is wholly free (it takes it whole, cluster.Node.FreeAfter).
 //
-// To that it adds WasteWeight × the idle share of the MIG GPUs where no
-// profile of the workload is placeable (stranded: no pod of the workload
-// will ever use it). nil mig is Frag.
+// nil mig is Frag. FGD and FGDCM choose by FragMIG + Waste.
 func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, mig []uint8) float64 {
 	var idle int64
 	for _, f := range gpuFree {
@@ -237,24 +236,27 @@ func (tw *TargetWorkload) FragMIG(modelID int, cpuFree int64, gpuFree []int64, m
 	if idle == 0 {
 		return 0
 	}
-	frag := WasteWeight * float64(tw.stranded(gpuFree, mig))
+	frag := 0.0
 	for gi := range tw.groups {
 		frag += tw.groups[gi].frag(modelID, cpuFree, gpuFree, mig, float64(idle))
 	}
 	return frag
 }
 
-// stranded returns the idle capacity, in milli-GPU, of the MIG-enabled
+// Waste returns WasteWeight × the stranded capacity of a node whose GPUs
+// FragMIG sees as gpuFree and mig: the idle milli-GPU of its MIG-enabled
 // GPUs (mig[g] != 0) where no MIG profile the workload asks for is
-// placeable (FragMIG's stranded slices).
-func (tw *TargetWorkload) stranded(gpuFree []int64, mig []uint8) int64 {
+// placeable (with a 4g.40gb and a 2g.20gb on an A100, slot 6 takes a 1g
+// only). FGD and FGDCM add it to FragMIG when they choose; the
+// fragmentation a run reports (NodeFrag) leaves it out.
+func (tw *TargetWorkload) Waste(gpuFree []int64, mig []uint8) float64 {
 	var s int64
 	for g, m := range mig {
 		if m != 0 && m&tw.migProfiles == 0 {
 			s += gpuFree[g]
 		}
 	}
-	return s
+	return WasteWeight * float64(s)
 }
 
 // frag is FragMIG's term of shape group g on a node of idle GPU capacity

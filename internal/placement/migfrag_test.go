@@ -166,25 +166,42 @@ func TestFGDMIGPadding(t *testing.T) {
 
 // TestFragMIGStranded: an A100 of MIG on demand with a 4g.40gb at slot 0
 // (429 milli-GPU free), against half 2g.20gb, half 4g.40gb. Before: the
-// 2g fits at slot 4, the 4g nowhere: F = 0.5 × 429 = 214.5. With a 2g at
-// slot 4 too (6 slices held, 1000 − 857 = 143 free) only a 1g fits at
-// slot 6, a profile the workload does not ask for: the 143 are a
-// fragment for both halves (143) and stranded, 8 × 143 = 1,144; F =
-// 1,287. Without the stranded term FGD saw 143 < 214.5, the 2g there as
-// lowering fragmentation.
+// 2g fits at slot 4, the 4g nowhere: F = 0.5 × 429 = 214.5, no waste.
+// With a 2g at slot 4 too (6 slices held, 1000 − 857 = 143 free) only a
+// 1g fits at slot 6, a profile the workload does not ask for: the 143 are
+// a fragment for both halves, F = 143 (the fragmentation a run reports),
+// and stranded, Waste = 8 × 143 = 1,144; FGD chooses by 1,287. Without
+// Waste FGD saw 143 < 214.5, the 2g there as lowering fragmentation.
 func TestFragMIGStranded(t *testing.T) {
 	tw := NewTargetWorkload([]cluster.Pod{migPod(3), migPod(5)}, 1)
-	if got := tw.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}}})); got != 214.5 {
-		t.Errorf("NodeFrag, 4g = %v, want 214.5", got)
+	for _, tc := range []struct {
+		held        [][2]int
+		frag, waste float64
+	}{{[][2]int{{5, 0}}, 214.5, 0}, {[][2]int{{5, 0}, {3, 4}}, 143, 1144}} {
+		n := dynNode(t, 1, map[int][][2]int{0: tc.held})
+		var buf [cluster.MaxGPUsPerNode]int64
+		var mbuf [cluster.MaxGPUsPerNode]uint8
+		if got := tw.NodeFrag(n); got != tc.frag {
+			t.Errorf("NodeFrag, %v = %v, want %v", tc.held, got, tc.frag)
+		}
+		if got := tw.Waste(fragView(n, buf[:0]), MIGView(n, mbuf[:0])); got != tc.waste {
+			t.Errorf("Waste, %v = %v, want %v", tc.held, got, tc.waste)
+		}
+		if got, want := (FGD{Target: tw}).frag(n, n.CPUFree, n.MemoryFree, fragView(n, buf[:0]), MIGView(n, mbuf[:0])), tc.frag+tc.waste; got != want {
+			t.Errorf("FGD's measure, %v = %v, want %v", tc.held, got, want)
+		}
 	}
-	if got := tw.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}, {3, 4}}})); got != 1287 {
-		t.Errorf("NodeFrag, 4g + 2g = %v, want 1287", got)
-	}
-	// A workload that asks for 1g.10gb too uses slot 6: no stranded term,
-	// the 143 a fragment for the 2g and 4g thirds, 2/3 × 143.
+	// A workload that asks for 1g.10gb too uses slot 6: no waste, the 143
+	// a fragment for the 2g and 4g thirds, 2/3 × 143.
 	with1g := NewTargetWorkload([]cluster.Pod{migPod(0), migPod(3), migPod(5)}, 1)
-	if got, want := with1g.NodeFrag(dynNode(t, 1, map[int][][2]int{0: {{5, 0}, {3, 4}}})), 2.0/3*143; math.Abs(got-want) > 1e-9 {
+	n := dynNode(t, 1, map[int][][2]int{0: {{5, 0}, {3, 4}}})
+	var buf [cluster.MaxGPUsPerNode]int64
+	var mbuf [cluster.MaxGPUsPerNode]uint8
+	if got, want := with1g.NodeFrag(n), 2.0/3*143; math.Abs(got-want) > 1e-9 {
 		t.Errorf("NodeFrag with 1g shapes = %v, want %v", got, want)
+	}
+	if got := with1g.Waste(fragView(n, buf[:0]), MIGView(n, mbuf[:0])); got != 0 {
+		t.Errorf("Waste with 1g shapes = %v, want 0", got)
 	}
 }
 
@@ -250,6 +267,12 @@ func TestRankMIG(t *testing.T) {
 	whole := node(t, "A100-80GB", 64000, 1<<20, 2)
 	if got := tw.RankMIG(whole, 3); len(got) != 0 {
 		t.Errorf("RankMIG on whole GPUs = %v, want none", got)
+	}
+	if err := whole.EnableMIG(0, []string{"2g.20gb", "2g.20gb", "3g.40gb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tw.RankMIG(whole, 3); len(got) != 0 {
+		t.Errorf("RankMIG on a static MIG GPU with free 2g.20gb = %v, want none", got)
 	}
 }
 

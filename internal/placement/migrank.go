@@ -19,8 +19,8 @@ type MIGPlacement struct {
 
 // RankMIG returns the free placements of MIG profile k (gpu.MIGProfiles'
 // index) on the GPUs of MIG on demand of n, best first: by the
-// fragmentation after an instance there (FragMIG against tw, stranded
-// slices included), ties by GPU, then start. The node's CPU and memory are
+// fragmentation after an instance there (FragMIG against tw and the
+// stranded slices' Waste, as FGD chooses), ties by GPU, then start. The node's CPU and memory are
 // left out (every shape's CPU counts as fitting): the ranking is what
 // gpuplane's DRA driver publishes as its devices' order
 // (internal/node/dra Options.Rank), and the driver knows the GPUs'
@@ -49,9 +49,12 @@ func (tw *TargetWorkload) RankMIG(n *cluster.Node, k int) []MIGPlacement {
 		after[g] = min(a, cluster.MilliGPU-1)
 		for m := starts; m != 0; m &= m - 1 {
 			s := bits.TrailingZeros8(m)
-			pl, _ := n.MIGPlaceableAfter(g, k, s)
+			pl, ok := n.MIGPlaceableAfter(g, k, s)
+			if !ok { // MIGFreeStarts offers only placements that fit
+				continue
+			}
 			mig[g] = migGPU | pl
-			out = append(out, ranked{MIGPlacement{g, s}, tw.FragMIG(n.ModelID, math.MaxInt64, after, mig)})
+			out = append(out, ranked{MIGPlacement{g, s}, tw.FragMIG(n.ModelID, math.MaxInt64, after, mig) + tw.Waste(after, mig)})
 		}
 		after[g], mig[g] = keep, keepM
 	}

@@ -218,7 +218,7 @@ func DefaultOptions() Options {
 		NodeConfig:          NodeConfigOptions{FallbackStrategies: slices.Clone(configv1.DefaultFallbackStrategies)},
 		NodeName:            os.Getenv("NODE_NAME"),
 		KubeletAPI:          KubeletAPIDevicePlugin,
-		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute, MIGOrder: "core"},
+		DRA:                 DRAOptions{PluginDir: dra.DefaultPluginDir, RegistrarDir: dra.DefaultRegistrarDir, RediscoverInterval: time.Minute},
 		CDIHookPath:         gpucdi.DefaultHookPath,
 		DisableHealthChecks: os.Getenv(health.EnvDisableHealthChecks),
 		EnableHealthChecks:  os.Getenv(health.EnvEnableHealthChecks),
@@ -278,8 +278,8 @@ func (o DRAOptions) check(dra bool) error {
 		return fmt.Errorf("--cdi-toolkit-spec needs --cdi-dir")
 	case o.RediscoverInterval < 0:
 		return fmt.Errorf("--dra-rediscover-interval %v: must not be negative (0: never)", o.RediscoverInterval)
-	case !dra && o.TargetWorkloadFile != "":
-		return fmt.Errorf("--dra-target-workload-file needs --kubelet-api=dra")
+	case !dra && (o.MIGOrder != "" || o.TargetWorkloadFile != ""):
+		return fmt.Errorf("--dra-mig-order and --dra-target-workload-file need --kubelet-api=dra")
 	}
 	order, err := o.migOrder()
 	if err != nil {
@@ -287,6 +287,11 @@ func (o DRAOptions) check(dra bool) error {
 	}
 	if order == placement.TableOrder && o.TargetWorkloadFile != "" {
 		return fmt.Errorf("--dra-target-workload-file needs --dra-mig-order=core")
+	}
+	if dra && o.TargetWorkloadFile != "" {
+		if _, err := o.rank(); err != nil { // read now, before any GPU or API server
+			return err
+		}
 	}
 	_, err = o.shareMode()
 	return err
@@ -298,11 +303,11 @@ func (o DRAOptions) migOrder() (placement.DRAOrder, error) {
 		return placement.CoreOrder, nil
 	}
 	order, err := placement.ParseDRAOrder(o.MIGOrder)
-	if err == nil && order == placement.StaleOrder {
-		err = errors.New(`"stale" is a measure of gpuplane simulate, not a driver's order (table or core)`)
-	}
-	if err != nil {
-		return order, fmt.Errorf("--dra-mig-order: %w", err)
+	switch {
+	case err == nil && order == placement.StaleOrder:
+		return order, errors.New(`--dra-mig-order: "stale" is a measure of gpuplane simulate, not a driver's order (table or core)`)
+	case err != nil:
+		return order, fmt.Errorf("--dra-mig-order: unknown order %q (table or core)", o.MIGOrder)
 	}
 	return order, nil
 }

@@ -58,9 +58,13 @@ func TestCheckDRAFlags(t *testing.T) {
 		{"toolkit spec, device plugin", func(o *Options) { o.DRA.CDIDir, o.DRA.ToolkitSpec = "/var/run/cdi", "/var/run/cdi/nvidia.yaml" }, "--cdi-toolkit-spec, --dra-shares and --dra-consumable-shares need --kubelet-api=dra"},
 		{"toolkit spec alone", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.ToolkitSpec = "/var/run/cdi/nvidia.yaml" }, "--cdi-toolkit-spec needs --cdi-dir"},
 		{"negative interval", func(o *Options) { o.KubeletAPI = KubeletAPIDRA; o.DRA.RediscoverInterval = -time.Second }, "--dra-rediscover-interval -1s: must not be negative"},
-		{"MIG order", func(o *Options) { o.KubeletAPI, o.DRA.MIGOrder = KubeletAPIDRA, "first" }, `--dra-mig-order: unknown DRA MIG order "first" (table, core or stale)`},
+		{"MIG order", func(o *Options) { o.KubeletAPI, o.DRA.MIGOrder = KubeletAPIDRA, "first" }, `--dra-mig-order: unknown order "first" (table or core)`},
 		{"MIG order stale", func(o *Options) { o.KubeletAPI, o.DRA.MIGOrder = KubeletAPIDRA, "stale" }, `--dra-mig-order: "stale" is a measure of gpuplane simulate, not a driver's order (table or core)`},
-		{"workload, device plugin", func(o *Options) { o.DRA.TargetWorkloadFile = "pods.csv" }, "--dra-target-workload-file needs --kubelet-api=dra"},
+		{"workload, device plugin", func(o *Options) { o.DRA.TargetWorkloadFile = "pods.csv" }, "--dra-mig-order and --dra-target-workload-file need --kubelet-api=dra"},
+		{"MIG order, device plugin", func(o *Options) { o.DRA.MIGOrder = "table" }, "--dra-mig-order and --dra-target-workload-file need --kubelet-api=dra"},
+		{"workload missing", func(o *Options) {
+			o.KubeletAPI, o.DRA.TargetWorkloadFile = KubeletAPIDRA, filepath.Join(t.TempDir(), "none.csv")
+		}, "--dra-target-workload-file: open "},
 		{"workload, table order", func(o *Options) {
 			o.KubeletAPI, o.DRA.MIGOrder, o.DRA.TargetWorkloadFile = KubeletAPIDRA, "table", "pods.csv"
 		}, "--dra-target-workload-file needs --dra-mig-order=core"},

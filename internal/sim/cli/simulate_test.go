@@ -159,6 +159,7 @@ func TestDRAOrderDefault(t *testing.T) {
 		{"dra", "", "core"},
 		{"dra", "table", "table"},
 		{"dra", "core", "core"},
+		{"dra", "stale", "stale"},
 		{"device-plugin", "", "table"},
 	} {
 		o := DefaultOptions()
@@ -169,5 +170,10 @@ func TestDRAOrderDefault(t *testing.T) {
 		if got := o.draOrder().String(); got != tc.want {
 			t.Errorf("--gpu-api %s --dra-mig-order %q: order %s, want %s", tc.api, tc.flag, got, tc.want)
 		}
+	}
+	o := DefaultOptions()
+	o.DRAMIGOrder = "table"
+	if _, _, err := o.check(); err == nil || err.Error() != "--dra-mig-order applies to --gpu-api dra" {
+		t.Errorf("--dra-mig-order table without dra: %v", err)
 	}
 }

@@ -145,6 +145,11 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 			fmt.Fprintf(&b, "#   %s\n", g)
 		}
 	}
+	if d := v.NodeAgent; d != nil && d.DRA != nil && d.DRA.MIGOrder == "core" {
+		fmt.Fprintf(&b, "# MIG on demand: the node agent ranks MIG placements against the built-in\n")
+		fmt.Fprintf(&b, "# target workload (--dra-target-workload-file, which the chart does not set);\n")
+		fmt.Fprintf(&b, "# this run ranked them against its own pods.\n")
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(v); err != nil {

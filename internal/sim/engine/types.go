@@ -238,7 +238,7 @@ type Params struct {
 	TieBreak  string   `json:"tie_break"`
 	// GPUAPI is device-plugin or dra (Config.GPUAPI); absent: device-plugin.
 	GPUAPI string `json:"gpu_api,omitempty"`
-	// DRAMIGOrder is table or core under --gpu-api dra (Config.DRAOrder;
+	// DRAMIGOrder is table, core or stale under --gpu-api dra (Config.DRAOrder;
 	// --dra-mig-order, default core); absent without DRA.
 	DRAMIGOrder string `json:"dra_mig_order,omitempty"`
 	// Gangs: pods NAME#i started together (Config.Gangs).
