@@ -5,9 +5,14 @@ package agent_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // draMIGNode is one A100-SXM4-80GB in MIG mode with no MIG device: the
@@ -126,4 +131,75 @@ func TestRealKubeletDRAMIG(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// draMIG2Node is two A100-SXM4-80GB in MIG mode with no MIG device.
+const draMIG2Node = `name: dra-mig2
+gpus:
+  - {count: 2, productName: NVIDIA A100-SXM4-80GB, migEnabled: true}
+`
+
+// TestRealKubeletDRAMIGOrder: the plugin's published order of MIG
+// placements follows what the real kubelet prepares and unprepares. The
+// agent ranks against half 2g.20gb, half 4g.40gb pods
+// (--dra-target-workload-file; shares of 285 and 571 milli-GPU), as
+// internal/node/dra's TestBuildRank and placement's TestRankMIG work by
+// hand on these two GPUs. The 2g.20gb devices, read from the API server's
+// ResourceSlices in the allocator's order (slices by name, devices in
+// order):
+//   - empty: GPU 0 and 1 at slot 4 (a 2g there keeps the GPU's 4g start,
+//     fragmentation 0), then slots 0 and 2 of each (357.5);
+//   - with a pod's 4g.40gb running (gpu-0-mig-4g40gb-5-0, the empty
+//     node's first 4g placement): GPU 1 at 4, 0, 2, then GPU 0 at 4
+//     (beside the 4g, slot 6 stranded), then GPU 0's 0 and 2, which the
+//     4g overlaps;
+//   - with that pod deleted (unprepared): the empty order again.
+//
+// In the table's order (--dra-mig-order=table) the first wait fails: 0@0,
+// 0@2, 0@4, 1@0, 1@2, 1@4.
+func TestRealKubeletDRAMIGOrder(t *testing.T) {
+	pods := filepath.Join(t.TempDir(), "pods.csv")
+	csv := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,4000,8192,1,285,\np1,4000,8192,1,571,\n"
+	if err := os.WriteFile(pods, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDRAEnv(t, draMIG2Node, "--dra-target-workload-file="+pods)
+	empty := []string{"0@4", "1@4", "0@0", "0@2", "1@0", "1@2"}
+	d.waitOrder2g("the empty node's order", empty)
+	d.createTemplate("mig-4g", "mig.nvidia.com", nil, "device.attributes['gpu.nvidia.com'].profile == '4g.40gb'")
+	d.createClaimPod("big", "mig-4g")
+	d.waitRunning("big")
+	if dev, _ := d.migOf("big"); dev != "gpu-0-mig-4g40gb-5-0" {
+		d.fail("4g.40gb on %s, want gpu-0-mig-4g40gb-5-0", dev)
+	}
+	d.waitOrder2g("the order with the 4g prepared", []string{"1@4", "1@0", "1@2", "0@4", "0@0", "0@2"})
+	d.deletePod("big")
+	d.waitOrder2g("the order with the 4g unprepared", empty)
+}
+
+// waitOrder2g waits until the node's published 2g.20gb devices, in the
+// allocator's order, are want ("<GPU>@<start>").
+func (d *draEnv) waitOrder2g(what string, want []string) {
+	d.t.Helper()
+	d.poll(what, func() error {
+		l, err := d.c.Client.ResourceV1().ResourceSlices().List(d.ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		sl := l.Items
+		slices.SortFunc(sl, func(a, b resourcev1.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
+		var got []string
+		for _, s := range sl {
+			for _, dev := range s.Spec.Devices {
+				var g, start int
+				if _, err := fmt.Sscanf(dev.Name, "gpu-%d-mig-2g20gb-14-%d", &g, &start); err == nil {
+					got = append(got, fmt.Sprintf("%d@%d", g, start))
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("2g.20gb devices %v, want %v", got, want)
+		}
+		return nil
+	})
 }
