@@ -57,19 +57,21 @@ func rankNode(n device.Node, static map[string][]device.MIGInstance, held map[st
 			continue
 		}
 		for _, in := range static[g.UUID] {
-			_ = cn.HoldDynamicMIG(i, profileIndex(model, in.GIProfile), in.Placement.Start)
+			hold(&cn, i, in.GIProfile, in.Placement.Start)
 		}
 		for _, m := range held[g.UUID] {
-			_ = cn.HoldDynamicMIG(i, profileIndex(model, m.GIProfile), m.Start)
+			hold(&cn, i, m.GIProfile, m.Start)
 		}
 	}
 	return &cn, true
 }
 
-// profileIndex is the index of GPU instance profile name in
-// gpu.MIGProfiles(model), -1 for none.
-func profileIndex(model, name string) int {
-	return slices.IndexFunc(gpu.MIGProfiles(model), func(p gpu.MIGProfile) bool { return p.Name == name })
+// hold holds MIG profile name at start on GPU g of n; an instance of a
+// profile n's model lacks, or that does not fit, is left out (rankNode).
+func hold(n *cluster.Node, g int, name string, start int) {
+	if k, ok := gpu.MIGProfileIndex(n.Model, name); ok {
+		_ = n.HoldDynamicMIG(g, k, start)
+	}
 }
 
 // rankMIG returns the rank of each free MIG placement of node n
@@ -107,7 +109,11 @@ func orderMIG(devs []resourceapi.Device, entries map[string]Entry, n device.Node
 		if e.MIG == nil {
 			continue
 		}
-		key := placementKey{e.GPU, profileIndex(n.GPUs[e.GPU].Model, e.MIG.GIProfile), e.MIG.Start}
+		k, ok := gpu.MIGProfileIndex(n.GPUs[e.GPU].Model, e.MIG.GIProfile)
+		if !ok {
+			k = -1
+		}
+		key := placementKey{e.GPU, k, e.MIG.Start}
 		r, ok := rank[key]
 		if !ok {
 			r = math.MaxInt
