@@ -5,11 +5,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -116,9 +118,10 @@ func TestSharingModesByHand(t *testing.T) {
 
 // ChooseMIGLayouts on the hand workload: b's profile is 7g (600 > 4/7 of
 // a GPU), served as well by a whole GPU, so it counts with c as whole-GPU
-// demand (2 GPUs); a and d (3g) need 3/7 + 3/7 = 6/7 GPUs, so f = (6/7) /
-// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 of the A100 GPUs is MIG-enabled.
-// Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is chosen.
+// demand (2 GPUs); a and d (3g.40gb) hold 4 + 4 of a GPU's 8 memory
+// slots, 1 GPU, so f = 1 / (1 + 2) and round(2/3) = 1 of the A100 GPUs is
+// MIG-enabled. Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is
+// chosen.
 func TestChooseMIGLayoutsByHand(t *testing.T) {
 	w := sharingWorkload(t)
 	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
@@ -223,5 +226,81 @@ func TestChosenMIGPacked(t *testing.T) {
 	}
 	if r := rep.Results[0]; r.FailedPods != 0 {
 		t.Errorf("%d pods failed: %+v", r.FailedPods, r.Failed)
+	}
+}
+
+// TestMIGCountMemorySlots: 2 nodes of 8 A100-80GB; 7 pods of 400
+// milli-GPU (3g.40gb: 3 of 7 compute slices, 4 of 8 memory slots) and 5 of
+// a whole GPU. Counted in memory slots the MIG demand is 7 × 4/8 = 3.5
+// GPUs, f = 3.5 / 8.5 and round(f × 16) = round(6.59) = 7 MIG GPUs (in
+// compute slices it would be 7 × 3/7 = 3, f = 3/8, 6). No pod asks for
+// several GPUs, so the 7 are spread over both nodes, the first one more:
+// 4 and 3. The same in the static layouts (3g + 3g) and on demand.
+func TestMIGCountMemorySlots(t *testing.T) {
+	nan := math.NaN()
+	var pods []trace.PodSpec
+	for i := range 12 {
+		milli := int16(400)
+		if i >= 7 {
+			milli = 1000
+		}
+		pods = append(pods, trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 1000, NumGPU: 1, GPUMilli: milli, Creation: float64(i), Deletion: nan, Scheduled: nan, Line: int32(i + 2)})
+	}
+	var nodes []trace.NodeSpec
+	for i := range 2 {
+		nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("n%d", i), CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: i + 2})
+	}
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, onDemand := range []bool{false, true} {
+		_, uses, err := w.WithSharing(Sharing{Mode: "mig", OnDemand: onDemand}, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout, src := []string{"3g.40gb", "3g.40gb"}, "chosen"
+		if onDemand {
+			layout, src = []string{"MIG on demand"}, "on demand"
+		}
+		want := []MIGLayoutUse{
+			{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 4, GPUsPerNode: 8, Layout: layout, Source: src},
+			{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 3, GPUsPerNode: 8, Layout: layout, Source: src},
+		}
+		if !reflect.DeepEqual(uses, want) {
+			t.Errorf("on demand %v: layouts %+v, want %+v", onDemand, uses, want)
+		}
+	}
+}
+
+// TestMIGPerNode: where migPerNode puts a model's MIG GPUs, worked out by
+// hand on 10 nodes of 8 GPUs (ceil of what is left over the nodes left).
+func TestMIGPerNode(t *testing.T) {
+	c := &cluster.Cluster{}
+	for range 10 {
+		c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, 8)})
+	}
+	all := func(int) bool { return true }
+	for _, tc := range []struct {
+		name  string
+		left  int
+		whole float64
+		ok    func(int) bool
+		want  []int
+	}{
+		// 2 nodes kept whole; 23 over 8: 3 (20 left), 3 over 7 (17), ...,
+		// 3 over 2 (2 left), 2.
+		{"spread", 23, 0.2, all, []int{3, 3, 3, 3, 3, 3, 3, 2, 0, 0}},
+		{"none whole", 23, 0, all, []int{3, 3, 3, 2, 2, 2, 2, 2, 2, 2}},
+		// 9 kept whole would leave 1 node for 12 GPUs: 2 nodes, 6 each.
+		{"fewest nodes", 12, 0.9, all, []int{6, 6, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"all", 80, 0.5, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
+		// Node 0 refused: 10 over 9 nodes, keeping round(0.2 × 9) = 2 whole.
+		{"refused", 10, 0.2, func(i int) bool { return i != 0 }, []int{0, 2, 2, 2, 1, 1, 1, 1, 0, 0}},
+		{"nothing", 0, 0, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+	} {
+		if got := migPerNode(c, map[int]int{0: tc.left}, tc.whole, tc.ok); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
