@@ -277,7 +277,7 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		for id, ch := range choose {
 			left[id] = ch.left
 		}
-		per = migPerNode(c, left, w.multiGPUShare(), func(int) bool { return true })
+		per = migPerNode(c, left, !w.severalGPUs(), func(int) bool { return true })
 	}
 	type key struct {
 		model     string
@@ -345,7 +345,7 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	dynamic := func(i int) bool {
 		return len(gpu.MIGProfiles(c.Nodes[i].Model)) > 0 && (w.noDynamicMIG == nil || !w.noDynamicMIG[i])
 	}
-	per := migPerNode(c, left, w.multiGPUShare(), func(i int) bool {
+	per := migPerNode(c, left, !w.severalGPUs(), func(i int) bool {
 		return dynamic(i) && (w.migMode == nil || w.migMode[i] == 0)
 	})
 	idx := map[[3]int]int{} // model ID, GPUs, MIG GPUs
@@ -410,9 +410,11 @@ type chosenMIG struct {
 //     their instance's memory slots/8 (gpu.MIGMemorySlots: the placement
 //     grid, on which a 3g.40gb takes half a GPU, as a 4g.40gb does, and
 //     two 3g.40gb fill one), over that plus the GPUs of the pods of
-//     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, spread
-//     evenly over the model's nodes but those kept whole for pods of
-//     several GPUs (migPerNode);
+//     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, packed
+//     on the fewest nodes (the model's first nodes in the node list, all
+//     their GPUs), so that the other nodes keep every GPU whole for pods
+//     of several GPUs, or, when no pod asks for several, spread evenly
+//     over the model's nodes (migPerNode);
 //   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
 //     valid, maximal A100-grid layout whose compute slices are split among
 //     the profiles most like the pods' are.
@@ -429,34 +431,27 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 	return out
 }
 
-// multiGPUShare is the share of the workload's GPU demand (a share pod
-// counting its milli-GPU) that pods of several GPUs ask for, 0..1.
-func (w *Workload) multiGPUShare() float64 {
-	var multi, all int64
+// severalGPUs reports whether a pod of the workload asks for more than
+// one GPU.
+func (w *Workload) severalGPUs() bool {
 	for i := range w.pods {
-		p := &w.pods[i]
-		d := int64(p.NumGPU) * p.GPUMilli
-		all += d
-		if p.NumGPU > 1 {
-			multi += d
+		if w.pods[i].NumGPU > 1 {
+			return true
 		}
 	}
-	if all == 0 {
-		return 0
-	}
-	return float64(multi) / float64(all)
+	return false
 }
 
 // migPerNode returns how many GPUs of each node of c (by index; the first
 // ones) to MIG-enable so that each model gets left[model ID] in all, on
-// the nodes ok accepts. A model's MIG GPUs are spread evenly (the first
-// nodes one more) over its first nodes but round(whole × its nodes), kept
-// with every GPU whole for pods of several GPUs (whole: their share of
-// the GPU demand, multiGPUShare), yet never on fewer nodes than hold
-// them. Spread, because a MIG GPU holds several pods, each with its CPU
-// and memory: packed eight to a node, their CPU ran out before the GPUs'
-// slices (docs/simulate-validation.md, "Where the MIG GPUs go").
-func migPerNode(c *cluster.Cluster, left map[int]int, whole float64, ok func(i int) bool) []int {
+// the nodes ok accepts, in node order. Packed (all of a node's GPUs, on
+// the fewest nodes), so that the other nodes keep every GPU whole for
+// pods of several GPUs; or, with spread, spread evenly over all the
+// model's nodes (the first ones one more), for a workload without such
+// pods: a MIG GPU holds several pods, each with its CPU and memory, and
+// packed eight to a node their CPU ran out before the GPUs' slices
+// (docs/simulate-validation.md, "Where the MIG GPUs go").
+func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int) bool) []int {
 	out := make([]int, len(c.Nodes))
 	byModel := map[int][]int{}
 	for i := range c.Nodes {
@@ -466,19 +461,10 @@ func migPerNode(c *cluster.Cluster, left map[int]int, whole float64, ok func(i i
 	}
 	for id, nodes := range byModel {
 		m := left[id]
-		need, gpus := 0, 0 // the fewest nodes that hold m
-		for need < len(nodes) && gpus < m {
-			gpus += c.Nodes[nodes[need]].GPUs()
-			need++
-		}
-		use := max(len(nodes)-int(whole*float64(len(nodes))+0.5), need)
 		for j, i := range nodes {
-			if m == 0 {
-				break
-			}
-			q := c.Nodes[i].GPUs()
-			if j < use {
-				q = min(q, (m+use-j-1)/(use-j))
+			q := min(c.Nodes[i].GPUs(), m)
+			if spread {
+				q = min(q, (m+len(nodes)-j-1)/(len(nodes)-j))
 			}
 			out[i] = q
 			m -= q

@@ -235,7 +235,9 @@ func TestChosenMIGPacked(t *testing.T) {
 // GPUs, f = 3.5 / 8.5 and round(f × 16) = round(6.59) = 7 MIG GPUs (in
 // compute slices it would be 7 × 3/7 = 3, f = 3/8, 6). No pod asks for
 // several GPUs, so the 7 are spread over both nodes, the first one more:
-// 4 and 3. The same in the static layouts (3g + 3g) and on demand.
+// 4 and 3. The same in the static layouts (3g + 3g) and on demand. With a
+// pod of 2 GPUs added, the whole-GPU demand is 7 GPUs, f = 3.5 / 10.5 and
+// round(16 / 3) = 5 MIG GPUs, packed on the first node.
 func TestMIGCountMemorySlots(t *testing.T) {
 	nan := math.NaN()
 	var pods []trace.PodSpec
@@ -250,56 +252,62 @@ func TestMIGCountMemorySlots(t *testing.T) {
 	for i := range 2 {
 		nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("n%d", i), CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: i + 2})
 	}
-	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, onDemand := range []bool{false, true} {
-		_, uses, err := w.WithSharing(Sharing{Mode: "mig", OnDemand: onDemand}, nil, 1)
+	two := append(append([]trace.PodSpec(nil), pods...), trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, Creation: 12, Deletion: nan, Scheduled: nan, Line: 14})
+	for _, tc := range []struct {
+		pods []trace.PodSpec
+		per  []int // MIG GPUs per node, a layout use each
+	}{{pods, []int{4, 3}}, {two, []int{5}}} {
+		w, err := Prepare("nodes.csv", nodes, "pods.csv", tc.pods, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		layout, src := []string{"3g.40gb", "3g.40gb"}, "chosen"
-		if onDemand {
-			layout, src = []string{"MIG on demand"}, "on demand"
-		}
-		want := []MIGLayoutUse{
-			{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 4, GPUsPerNode: 8, Layout: layout, Source: src},
-			{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 3, GPUsPerNode: 8, Layout: layout, Source: src},
-		}
-		if !reflect.DeepEqual(uses, want) {
-			t.Errorf("on demand %v: layouts %+v, want %+v", onDemand, uses, want)
+		for _, onDemand := range []bool{false, true} {
+			_, uses, err := w.WithSharing(Sharing{Mode: "mig", OnDemand: onDemand}, nil, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			layout, src := []string{"3g.40gb", "3g.40gb"}, "chosen"
+			if onDemand {
+				layout, src = []string{"MIG on demand"}, "on demand"
+			}
+			var want []MIGLayoutUse
+			for _, m := range tc.per {
+				want = append(want, MIGLayoutUse{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: m, GPUsPerNode: 8, Layout: layout, Source: src})
+			}
+			if !reflect.DeepEqual(uses, want) {
+				t.Errorf("%d pods, on demand %v: layouts %+v, want %+v", len(tc.pods), onDemand, uses, want)
+			}
 		}
 	}
 }
 
 // TestMIGPerNode: where migPerNode puts a model's MIG GPUs, worked out by
-// hand on 10 nodes of 8 GPUs (ceil of what is left over the nodes left).
+// hand on 10 nodes of 8 GPUs: packed, all of a node's GPUs on the fewest
+// nodes; spread, the ceiling of what is left over the nodes left.
 func TestMIGPerNode(t *testing.T) {
 	c := &cluster.Cluster{}
 	for range 10 {
 		c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, 8)})
 	}
 	all := func(int) bool { return true }
+	notFirst := func(i int) bool { return i != 0 }
 	for _, tc := range []struct {
-		name  string
-		left  int
-		whole float64
-		ok    func(int) bool
-		want  []int
+		name   string
+		left   int
+		spread bool
+		ok     func(int) bool
+		want   []int
 	}{
-		// 2 nodes kept whole; 23 over 8: 3 (20 left), 3 over 7 (17), ...,
-		// 3 over 2 (2 left), 2.
-		{"spread", 23, 0.2, all, []int{3, 3, 3, 3, 3, 3, 3, 2, 0, 0}},
-		{"none whole", 23, 0, all, []int{3, 3, 3, 2, 2, 2, 2, 2, 2, 2}},
-		// 9 kept whole would leave 1 node for 12 GPUs: 2 nodes, 6 each.
-		{"fewest nodes", 12, 0.9, all, []int{6, 6, 0, 0, 0, 0, 0, 0, 0, 0}},
-		{"all", 80, 0.5, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
-		// Node 0 refused: 10 over 9 nodes, keeping round(0.2 × 9) = 2 whole.
-		{"refused", 10, 0.2, func(i int) bool { return i != 0 }, []int{0, 2, 2, 2, 1, 1, 1, 1, 0, 0}},
-		{"nothing", 0, 0, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"packed", 23, false, all, []int{8, 8, 7, 0, 0, 0, 0, 0, 0, 0}},
+		// 23 over 10: 3 (20 left), 3 over 9 (17), 3 over 8 (14), then 2s.
+		{"spread", 23, true, all, []int{3, 3, 3, 2, 2, 2, 2, 2, 2, 2}},
+		{"all", 80, true, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
+		{"packed, node 0 refused", 10, false, notFirst, []int{0, 8, 2, 0, 0, 0, 0, 0, 0, 0}},
+		// 10 over the 9 others: 2 (8 left over 8), then 1s.
+		{"spread, node 0 refused", 10, true, notFirst, []int{0, 2, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{"nothing", 0, true, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	} {
-		if got := migPerNode(c, map[int]int{0: tc.left}, tc.whole, tc.ok); !reflect.DeepEqual(got, tc.want) {
+		if got := migPerNode(c, map[int]int{0: tc.left}, tc.spread, tc.ok); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
