@@ -204,6 +204,21 @@ func MIGSlices(k int) int {
 	return migProfiles["A100-80GB"][k].ComputeSlices
 }
 
+// MIGMemorySlots returns the memory slots (of MIGGridSlots) that profile
+// index k of MIGProfiles' order occupies on its GPU's placement grid
+// (MIGProfile.Size: 3g.40gb 4, like 4g.40gb); 0 when k is out of range.
+func MIGMemorySlots(k int) int {
+	if k < 0 || k >= NumMIGProfiles {
+		return 0
+	}
+	return migProfiles["A100-80GB"][k].Size
+}
+
+// MIGGridSlots is the number of memory slots of a MIG GPU's placement grid
+// (NVIDIA's MIG user guide, "A100 MIG profiles": 8 memory slices of which a
+// 7g.80gb takes all).
+const MIGGridSlots = 8
+
 // MIGShareMilli is MIG's share rule, the one the simulator, the scheduler
 // and the snapshot reader count a MIG instance by: an instance of slices
 // compute slices holds slices/7 of its GPU (apidra.MIGComputeSlices), in

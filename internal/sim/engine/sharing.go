@@ -270,8 +270,14 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		c.Nodes[i].MIGOnly = 0 // the layouts given or chosen here rule
 	}
 	var choose map[int]*chosenMIG
+	var per []int // MIG GPUs of each node, when chosen
 	if given == nil {
 		choose = w.ChooseMIGLayouts()
+		left := map[int]int{}
+		for id, ch := range choose {
+			left[id] = ch.left
+		}
+		per = migPerNode(c, left, !w.severalGPUs(), func(int) bool { return true })
 	}
 	type key struct {
 		model     string
@@ -292,9 +298,8 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 			var l []string
 			if given != nil {
 				l = given(i, g)
-			} else if ch := choose[n.ModelID]; ch != nil && ch.left > 0 {
+			} else if ch := choose[n.ModelID]; ch != nil && g < per[i] {
 				l = ch.layout.Names(model)
-				ch.left--
 			}
 			if l == nil {
 				continue
@@ -335,15 +340,23 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	c := cloneCluster(w.template)
 	_, left := w.migDemand()
+	// A DRA node without MIG placements stays whole; a node its snapshot
+	// shows in MIG mode keeps its own (enableMIG).
+	dynamic := func(i int) bool {
+		return len(gpu.MIGProfiles(c.Nodes[i].Model)) > 0 && (w.noDynamicMIG == nil || !w.noDynamicMIG[i])
+	}
+	per := migPerNode(c, left, !w.severalGPUs(), func(i int) bool {
+		return dynamic(i) && (w.migMode == nil || w.migMode[i] == 0)
+	})
 	idx := map[[3]int]int{} // model ID, GPUs, MIG GPUs
 	var uses []MIGLayoutUse
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		n.MIGOnly = 0
-		if n.ModelID < 0 || len(gpu.MIGProfiles(n.Model)) == 0 || (w.noDynamicMIG != nil && w.noDynamicMIG[i]) {
-			continue // a DRA node without MIG placements stays whole
+		if n.ModelID < 0 || !dynamic(i) {
+			continue
 		}
-		enabled, err := w.enableMIG(n, i, left)
+		enabled, err := w.enableMIG(n, i, per[i])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -363,20 +376,17 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 }
 
 // enableMIG makes GPUs of node n (the i-th) GPUs of MIG on demand: those
-// its snapshot's slices show in MIG mode (Workload.migMode), else the
-// first while left has GPUs of its model to MIG-enable. It returns how
-// many.
-func (w *Workload) enableMIG(n *cluster.Node, i int, left map[int]int) (int, error) {
+// its snapshot's slices show in MIG mode (Workload.migMode), else its
+// first count (migPerNode). It returns how many.
+func (w *Workload) enableMIG(n *cluster.Node, i, count int) (int, error) {
 	enabled := 0
 	for g := range n.GPUFree {
 		if w.migMode != nil && w.migMode[i] != 0 {
 			if w.migMode[i]&(1<<g) == 0 {
 				continue
 			}
-		} else if left[n.ModelID] == 0 {
+		} else if g >= count {
 			break
-		} else {
-			left[n.ModelID]--
 		}
 		if err := n.EnableDynamicMIG(g); err != nil {
 			return 0, err
@@ -397,11 +407,14 @@ type chosenMIG struct {
 //   - a pod whose profile is 7g (a share above 4/7) is served as well by
 //     a whole GPU, and counts as one;
 //   - the MIG share f of the GPU demand is Σ over the other MIG pods of
-//     their instance's slices/7, over that plus the GPUs of the pods of
+//     their instance's memory slots/8 (gpu.MIGMemorySlots: the placement
+//     grid, on which a 3g.40gb takes half a GPU, as a 4g.40gb does, and
+//     two 3g.40gb fill one), over that plus the GPUs of the pods of
 //     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, packed
 //     on the fewest nodes (the model's first nodes in the node list, all
 //     their GPUs), so that the other nodes keep every GPU whole for pods
-//     of many GPUs;
+//     of several GPUs, or, when no pod asks for several, spread evenly
+//     over the model's nodes (migPerNode);
 //   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
 //     valid, maximal A100-grid layout whose compute slices are split among
 //     the profiles most like the pods' are.
@@ -418,6 +431,48 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 	return out
 }
 
+// severalGPUs reports whether a pod of the workload asks for more than
+// one GPU.
+func (w *Workload) severalGPUs() bool {
+	for i := range w.pods {
+		if w.pods[i].NumGPU > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// migPerNode returns how many GPUs of each node of c (by index; the first
+// ones) to MIG-enable so that each model gets left[model ID] in all, on
+// the nodes ok accepts, in node order. Packed (all of a node's GPUs, on
+// the fewest nodes), so that the other nodes keep every GPU whole for
+// pods of several GPUs; or, with spread, spread evenly over all the
+// model's nodes (the first ones one more), for a workload without such
+// pods: a MIG GPU holds several pods, each with its CPU and memory, and
+// packed eight to a node their CPU ran out before the GPUs' slices
+// (docs/simulate-validation.md, "Where the MIG GPUs go").
+func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int) bool) []int {
+	out := make([]int, len(c.Nodes))
+	byModel := map[int][]int{}
+	for i := range c.Nodes {
+		if id := c.Nodes[i].ModelID; id >= 0 && left[id] > 0 && ok(i) {
+			byModel[id] = append(byModel[id], i)
+		}
+	}
+	for id, nodes := range byModel {
+		m := left[id]
+		for j, i := range nodes {
+			q := min(c.Nodes[i].GPUs(), m)
+			if spread {
+				q = min(q, (m+len(nodes)-j-1)/(len(nodes)-j))
+			}
+			out[i] = q
+			m -= q
+		}
+	}
+	return out
+}
+
 // migDemand returns the workload's MIG pods per profile (but 7g) and, by
 // model ID, the GPUs to MIG-enable: round(f × the model's GPUs), f the
 // MIG share of the GPU demand (ChooseMIGLayouts); a model of none is
@@ -429,7 +484,7 @@ func (w *Workload) migDemand() ([gpu.NumMIGProfiles]float64, map[int]int) {
 		p := &w.pods[i]
 		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
 			demand[k]++
-			migGPUs += float64(gpu.MIGSlices(k)) / apidra.MIGComputeSlices
+			migGPUs += float64(gpu.MIGMemorySlots(k)) / gpu.MIGGridSlots
 		} else {
 			wholeGPUs += float64(p.NumGPU)
 		}

@@ -5,11 +5,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gpuplane/gpuplane/internal/cluster"
 	"github.com/gpuplane/gpuplane/internal/cost/prices"
 	"github.com/gpuplane/gpuplane/internal/placement"
 	"github.com/gpuplane/gpuplane/internal/trace"
@@ -116,9 +118,10 @@ func TestSharingModesByHand(t *testing.T) {
 
 // ChooseMIGLayouts on the hand workload: b's profile is 7g (600 > 4/7 of
 // a GPU), served as well by a whole GPU, so it counts with c as whole-GPU
-// demand (2 GPUs); a and d (3g) need 3/7 + 3/7 = 6/7 GPUs, so f = (6/7) /
-// (6/7 + 2) = 0.3 and round(0.3 × 2) = 1 of the A100 GPUs is MIG-enabled.
-// Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is chosen.
+// demand (2 GPUs); a and d (3g.40gb) hold 4 + 4 of a GPU's 8 memory
+// slots, 1 GPU, so f = 1 / (1 + 2) and round(2/3) = 1 of the A100 GPUs is
+// MIG-enabled. Only 3g is asked: 3g + 3g (slices all 3g, distance 0) is
+// chosen.
 func TestChooseMIGLayoutsByHand(t *testing.T) {
 	w := sharingWorkload(t)
 	v, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
@@ -223,5 +226,89 @@ func TestChosenMIGPacked(t *testing.T) {
 	}
 	if r := rep.Results[0]; r.FailedPods != 0 {
 		t.Errorf("%d pods failed: %+v", r.FailedPods, r.Failed)
+	}
+}
+
+// TestMIGCountMemorySlots: 2 nodes of 8 A100-80GB; 7 pods of 400
+// milli-GPU (3g.40gb: 3 of 7 compute slices, 4 of 8 memory slots) and 5 of
+// a whole GPU. Counted in memory slots the MIG demand is 7 × 4/8 = 3.5
+// GPUs, f = 3.5 / 8.5 and round(f × 16) = round(6.59) = 7 MIG GPUs (in
+// compute slices it would be 7 × 3/7 = 3, f = 3/8, 6). No pod asks for
+// several GPUs, so the 7 are spread over both nodes, the first one more:
+// 4 and 3. The same in the static layouts (3g + 3g) and on demand. With a
+// pod of 2 GPUs added, the whole-GPU demand is 7 GPUs, f = 3.5 / 10.5 and
+// round(16 / 3) = 5 MIG GPUs, packed on the first node.
+func TestMIGCountMemorySlots(t *testing.T) {
+	nan := math.NaN()
+	var pods []trace.PodSpec
+	for i := range 12 {
+		milli := int16(400)
+		if i >= 7 {
+			milli = 1000
+		}
+		pods = append(pods, trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 1000, NumGPU: 1, GPUMilli: milli, Creation: float64(i), Deletion: nan, Scheduled: nan, Line: int32(i + 2)})
+	}
+	var nodes []trace.NodeSpec
+	for i := range 2 {
+		nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("n%d", i), CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: i + 2})
+	}
+	two := append(append([]trace.PodSpec(nil), pods...), trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, Creation: 12, Deletion: nan, Scheduled: nan, Line: 14})
+	for _, tc := range []struct {
+		pods []trace.PodSpec
+		per  []int // MIG GPUs per node, a layout use each
+	}{{pods, []int{4, 3}}, {two, []int{5}}} {
+		w, err := Prepare("nodes.csv", nodes, "pods.csv", tc.pods, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, onDemand := range []bool{false, true} {
+			_, uses, err := w.WithSharing(Sharing{Mode: "mig", OnDemand: onDemand}, nil, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			layout, src := []string{"3g.40gb", "3g.40gb"}, "chosen"
+			if onDemand {
+				layout, src = []string{"MIG on demand"}, "on demand"
+			}
+			var want []MIGLayoutUse
+			for _, m := range tc.per {
+				want = append(want, MIGLayoutUse{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: m, GPUsPerNode: 8, Layout: layout, Source: src})
+			}
+			if !reflect.DeepEqual(uses, want) {
+				t.Errorf("%d pods, on demand %v: layouts %+v, want %+v", len(tc.pods), onDemand, uses, want)
+			}
+		}
+	}
+}
+
+// TestMIGPerNode: where migPerNode puts a model's MIG GPUs, worked out by
+// hand on 10 nodes of 8 GPUs: packed, all of a node's GPUs on the fewest
+// nodes; spread, the ceiling of what is left over the nodes left.
+func TestMIGPerNode(t *testing.T) {
+	c := &cluster.Cluster{}
+	for range 10 {
+		c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, 8)})
+	}
+	all := func(int) bool { return true }
+	notFirst := func(i int) bool { return i != 0 }
+	for _, tc := range []struct {
+		name   string
+		left   int
+		spread bool
+		ok     func(int) bool
+		want   []int
+	}{
+		{"packed", 23, false, all, []int{8, 8, 7, 0, 0, 0, 0, 0, 0, 0}},
+		// 23 over 10: 3 (20 left), 3 over 9 (17), 3 over 8 (14), then 2s.
+		{"spread", 23, true, all, []int{3, 3, 3, 2, 2, 2, 2, 2, 2, 2}},
+		{"all", 80, true, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
+		{"packed, node 0 refused", 10, false, notFirst, []int{0, 8, 2, 0, 0, 0, 0, 0, 0, 0}},
+		// 10 over the 9 others: 2 (8 left over 8), then 1s.
+		{"spread, node 0 refused", 10, true, notFirst, []int{0, 2, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{"nothing", 0, true, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+	} {
+		if got := migPerNode(c, map[int]int{0: tc.left}, tc.spread, tc.ok); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
