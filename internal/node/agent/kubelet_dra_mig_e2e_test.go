@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -248,13 +249,15 @@ func TestRealKubeletDRAMIGAgreement(t *testing.T) {
 		name := fmt.Sprintf("m%d", i)
 		want := sim.place(name, k)
 		d.waitFirst(profiles[k].Name, want)
+		created := time.Now()
 		d.createClaimPod(name, "mig-"+profiles[k].Name)
 		d.waitRunning(name)
+		running := time.Since(created)
 		dev, _ := d.migOf(name)
 		if got := placementOf(dev); got != want {
 			t.Errorf("pod %s (%s): %s, the simulator's choice %s", name, profiles[k].Name, dev, want)
 		}
-		t.Logf("pod %s (%s): %s", name, profiles[k].Name, dev)
+		t.Logf("pod %s (%s): %s, Running %.2f s after its creation", name, profiles[k].Name, dev, running.Seconds())
 	}
 }
 
