@@ -5,14 +5,21 @@ package agent_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuplane/gpuplane/internal/cluster"
+	"github.com/gpuplane/gpuplane/internal/gpu"
+	"github.com/gpuplane/gpuplane/internal/placement"
+	"github.com/gpuplane/gpuplane/internal/trace"
 )
 
 // draMIGNode is one A100-SXM4-80GB in MIG mode with no MIG device: the
@@ -201,5 +208,163 @@ func (d *draEnv) waitOrder2g(what string, want []string) {
 			return fmt.Errorf("2g.20gb devices %v, want %v", got, want)
 		}
 		return nil
+	})
+}
+
+// TestRealKubeletDRAMIGAgreement: a sequence of MIG claims and a release
+// on the real kubelet, the agent ranking its placements
+// (--dra-mig-order=core, the chart's default) against a third each of
+// 2g.20gb, 3g.40gb and 4g.40gb pods, gets the GPU and start slot the
+// simulator chooses for each under `--gpu-api dra --dra-mig-order core`
+// (placement.WithDRAOrder with CoreOrder over FGD, placement.Allocate, on
+// a node of two A100-80GB of MIG on demand): the whole path from the
+// core's ranking through the agent's republication after each prepare
+// and unprepare, the scheduler's allocator and the kubelet's prepare.
+// Before each claim the test waits until the API server's first
+// placement of the claim's profile is the simulator's choice (the agent
+// republishes after a prepare: the stale window, docs/dra.md); a ranking
+// that differs from the core's never gets there and fails the wait. The
+// release is of the pod at the highest start of its profile on its GPU,
+// the instance the simulator's release frees (cluster's dynTake).
+func TestRealKubeletDRAMIGAgreement(t *testing.T) {
+	pods := filepath.Join(t.TempDir(), "pods.csv")
+	csv := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,4000,8192,1,285,\np1,4000,8192,1,400,\np2,4000,8192,1,571,\n"
+	if err := os.WriteFile(pods, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := newMIGSim(t, pods)
+	d := startDRAEnv(t, draMIG2Node, "--dra-target-workload-file="+pods)
+	profiles := gpu.MIGProfiles("A100-80GB")
+	for _, k := range []int{3, 4, 5} {
+		d.createTemplate("mig-"+profiles[k].Name, "mig.nvidia.com", nil, fmt.Sprintf("device.attributes['gpu.nvidia.com'].profile == '%s'", profiles[k].Name))
+	}
+	// Claims of 4g.40gb, 2g.20gb, 3g.40gb, 2g.20gb and 2g.20gb, m1's
+	// release (-1), then a 3g.40gb.
+	for i, k := range []int{5, 3, 4, 3, 3, -1, 4} {
+		if k < 0 {
+			d.deletePod("m1")
+			sim.release("m1")
+			continue
+		}
+		name := fmt.Sprintf("m%d", i)
+		want := sim.place(name, k)
+		d.waitFirst(profiles[k].Name, want)
+		created := time.Now()
+		d.createClaimPod(name, "mig-"+profiles[k].Name)
+		d.waitRunning(name)
+		running := time.Since(created)
+		dev, _ := d.migOf(name)
+		if got := placementOf(dev); got != want {
+			t.Errorf("pod %s (%s): %s, the simulator's choice %s", name, profiles[k].Name, dev, want)
+		}
+		t.Logf("pod %s (%s): %s, Running %.2f s after its creation", name, profiles[k].Name, dev, running.Seconds())
+	}
+}
+
+// migSim is the simulator's side of TestRealKubeletDRAMIGAgreement.
+type migSim struct {
+	t      *testing.T
+	c      *cluster.Cluster
+	pol    placement.Policy
+	pl     *placement.Placer
+	placed map[string]simPod
+}
+
+// simPod is a pod the simulator placed and its GPU.
+type simPod struct {
+	pod cluster.Pod
+	gpu int
+}
+
+// newMIGSim is a node of two A100-80GB of MIG on demand and the
+// simulator's placer under --gpu-api dra --dra-mig-order core, FGD
+// against the pods of file as the agent reads them.
+func newMIGSim(t *testing.T, file string) *migSim {
+	pods, err := trace.ReadTargetPods(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := placement.NewTargetWorkload(pods, placement.DefaultPopularity)
+	c := cluster.New()
+	ni, err := c.AddNode("dra-mig2", 1<<20, 1<<30, 2, "A100-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range 2 {
+		if err := c.Nodes[ni].EnableDynamicMIG(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol := placement.WithDRAOrder(placement.FGD{Target: tw}, placement.DRA, placement.CoreOrder, tw)
+	return &migSim{t: t, c: c, pol: pol, pl: placement.NewPlacer(pol, placement.TieFirst, rand.New(rand.NewPCG(1, 0))), placed: map[string]simPod{}}
+}
+
+// release releases pod name: the instance of its profile at the highest
+// start on its GPU.
+func (s *migSim) release(name string) {
+	sp := s.placed[name]
+	if err := s.c.Nodes[0].Remove(&sp.pod, 1<<uint(sp.gpu)); err != nil {
+		s.t.Fatal(err)
+	}
+	delete(s.placed, name)
+}
+
+// place places pod name of MIG profile k and returns its
+// "<GPU>@<start>".
+func (s *migSim) place(name string, k int) string {
+	p := cluster.Pod{Name: name, CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, MIGProfile: int8(k + 1), GPUMilli: cluster.MIGMilli(k), Resource: cluster.ResourceMIG}
+	ni, set, ok := s.pl.Place(s.c, &p)
+	if !ok {
+		s.t.Fatalf("the simulator places no %s", gpu.MIGProfiles("A100-80GB")[k].Name)
+	}
+	n := &s.c.Nodes[ni]
+	g := set.Indices()[0]
+	before := n.DynamicMIGStarts(g, k)
+	if err := placement.Allocate(s.pol, s.c, ni, &p, set); err != nil {
+		s.t.Fatal(err)
+	}
+	s.placed[name] = simPod{p, g}
+	for _, st := range n.DynamicMIGStarts(g, k) {
+		if !slices.Contains(before, st) {
+			return fmt.Sprintf("%d@%d", g, st)
+		}
+	}
+	s.t.Fatalf("no new %s instance on GPU %d", gpu.MIGProfiles("A100-80GB")[k].Name, g)
+	return ""
+}
+
+// placementOf is "<GPU>@<start>" of a MIG device named
+// gpu-<minor>-mig-<profile>-<id>-<start>.
+func placementOf(device string) string {
+	g, rest, _ := strings.Cut(strings.TrimPrefix(device, "gpu-"), "-mig-")
+	return g + "@" + rest[strings.LastIndexByte(rest, '-')+1:]
+}
+
+// waitFirst waits until the first placement of profile that the API
+// server's ResourceSlices publish, in the allocator's order (slices by
+// name, devices in order), is want ("<GPU>@<start>"). The agent publishes
+// a profile's free placements first, ranked (internal/node/dra's
+// orderMIG), so that is the one the allocator takes.
+func (d *draEnv) waitFirst(profile, want string) {
+	d.t.Helper()
+	infix := "-mig-" + strings.ReplaceAll(profile, ".", "") + "-"
+	d.poll("the first "+profile+" placement "+want, func() error {
+		l, err := d.c.Client.ResourceV1().ResourceSlices().List(d.ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		sl := l.Items
+		slices.SortFunc(sl, func(a, b resourcev1.ResourceSlice) int { return strings.Compare(a.Name, b.Name) })
+		for _, s := range sl {
+			for _, dev := range s.Spec.Devices {
+				if strings.Contains(dev.Name, infix) {
+					if got := placementOf(dev.Name); got != want {
+						return fmt.Errorf("first %s placement %s, want %s", profile, got, want)
+					}
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no %s placement published", profile)
 	})
 }
