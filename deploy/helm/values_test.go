@@ -6,6 +6,7 @@ package helm_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,14 +133,67 @@ func TestSimulateValues(t *testing.T) {
 	checkMIGLayouts(t, cm.Data["config.yaml"], rep.Sharing.MIGLayouts)
 
 	// MIG on demand: the driver publishes MIG placements in the order
-	// simulated, the chart's default or the table's.
+	// simulated, the chart's default or the table's, on the GPUs
+	// simulated in MIG mode, which the mig-parted config enables with no
+	// instance.
 	for _, order := range []string{"", "table"} {
 		o := migOptions(t)
 		o.GPUAPI, o.DRAMIGOrder = "dra", order
-		_, values = simulateValues(t, o)
+		rep, values = simulateValues(t, o)
+		r := render(t, "-f", values)
 		want := "--dra-mig-order=" + map[string]string{"": "core", "table": "table"}[order]
-		if _, c := agent(t, render(t, "-f", values)); !slices.Contains(c.Args, "--kubelet-api=dra") || !slices.Contains(c.Args, want) {
+		if _, c := agent(t, r); !slices.Contains(c.Args, "--kubelet-api=dra") || !slices.Contains(c.Args, want) {
 			t.Errorf("MIG on demand, --dra-mig-order %q: agent args %v, want --kubelet-api=dra and %s", order, c.Args, want)
+		}
+		var cm corev1.ConfigMap
+		r.get(t, "ConfigMap", fullname+"-mig-parted-config", &cm)
+		checkMIGOnDemand(t, cm.Data["config.yaml"], rep.Sharing.MIGLayouts)
+	}
+}
+
+// checkMIGOnDemand checks that the mig-parted config data puts the first
+// MIGGPUsPerNode GPUs of each node group of uses in MIG mode with no MIG
+// device (mig-devices {}, NVIDIA's "all-enabled") and the others out of
+// it, under gpuplane-MODEL, the second group of a model gpuplane-MODEL-2.
+func checkMIGOnDemand(t *testing.T, data string, uses []engine.MIGLayoutUse) {
+	t.Helper()
+	if len(uses) == 0 {
+		t.Fatal("the run made no GPU of MIG on demand")
+	}
+	var cfg struct {
+		MIGConfigs map[string][]struct {
+			Devices    any             `json:"devices"`
+			MIGEnabled bool            `json:"mig-enabled"`
+			MIGDevices *map[string]int `json:"mig-devices"`
+		} `json:"mig-configs"`
+	}
+	var all map[string]any
+	if err := yaml.Unmarshal([]byte(data), &all); err != nil || all["version"] != "v1" {
+		t.Fatalf("mig-parted config version %v (%v)\n%s", all["version"], err, data)
+	}
+	if err := yaml.Unmarshal([]byte(data), &cfg); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	groups := map[string]int{}
+	for _, u := range uses {
+		name := "gpuplane-" + strings.ToLower(u.Model)
+		if groups[u.Model]++; groups[u.Model] > 1 {
+			name += "-" + strconv.Itoa(groups[u.Model])
+		}
+		c := cfg.MIGConfigs[name]
+		if len(c) == 0 || !c[0].MIGEnabled || c[0].MIGDevices == nil || len(*c[0].MIGDevices) != 0 {
+			t.Errorf("%s: %+v, want its first entry in MIG mode with mig-devices {}\n%s", name, c, data)
+			continue
+		}
+		var first []int
+		for i := range u.MIGGPUsPerNode {
+			first = append(first, i)
+		}
+		if got := fmt.Sprint(c[0].Devices); got != fmt.Sprint(first) && !(u.MIGGPUsPerNode == u.GPUsPerNode && got == "all") {
+			t.Errorf("%s: MIG mode on GPUs %s, simulated %v", name, got, first)
+		}
+		if u.MIGGPUsPerNode < u.GPUsPerNode && (len(c) != 2 || c[1].MIGEnabled) {
+			t.Errorf("%s: %+v, want its other GPUs out of MIG mode", name, c)
 		}
 	}
 }

@@ -88,10 +88,19 @@ type migPartedConfig struct {
 }
 
 type migPartedGPU struct {
-	Devices    any            `yaml:"devices"` // "all" or GPU indices
-	MIGEnabled bool           `yaml:"mig-enabled"`
-	MIGDevices map[string]int `yaml:"mig-devices,omitempty"`
+	Devices    any        `yaml:"devices"` // "all" or GPU indices
+	MIGEnabled bool       `yaml:"mig-enabled"`
+	MIGDevices migDevices `yaml:"mig-devices,omitempty"`
 }
+
+// migDevices are the MIG devices a mig-parted configuration makes, by
+// profile: nil (a GPU without MIG) is left out, an empty map written {}
+// (MIG mode with no instance, as NVIDIA's "all-enabled" configuration
+// has it: MIG on demand, whose instances the DRA driver makes per claim).
+type migDevices map[string]int
+
+// IsZero makes yaml's omitempty leave out only a nil map.
+func (m migDevices) IsZero() bool { return m == nil }
 
 // migConfigLabel is the node label that selects a node's configuration
 // of a mig-parted config (the GPU Operator's MIG manager reads it).
@@ -212,9 +221,12 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 		v.NodeAgent.DRA = &draValues{Shares: true}
 	case sharing == "fractional":
 		v.Config = &agentConfig{Version: "v1", Gpuplane: &agentExtension{MilliGPU: true}}
-	case sharing == "mig" && dra: // MIG on demand: no layouts
+	case sharing == "mig" && dra: // MIG on demand: MIG mode, no instances
 		// stale measures the core order's window: the chart's core.
 		v.NodeAgent.DRA = &draValues{MIGOrder: strings.Replace(rep.Params.DRAMIGOrder, "stale", "core", 1)}
+		if rep.Sharing != nil && len(rep.Sharing.MIGLayouts) > 0 {
+			return v.setMIG(rep.Sharing.MIGLayouts), nil
+		}
 	case sharing == "mig":
 		v.Config = &agentConfig{Version: "v1", Flags: &agentFlags{MIGStrategy: "mixed"}}
 		if rep.Sharing == nil || len(rep.Sharing.MIGLayouts) == 0 {
@@ -239,15 +251,21 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 
 // setMIG sets migManager.config to a mig-parted config with one
 // configuration per node group of uses (a model, its GPUs per node and its
-// layout), and returns a line per group naming its nodes and label.
+// layout; MIG on demand: MIG mode with no instance), and returns a line
+// per group naming its nodes and label.
 func (v *chartValues) setMIG(uses []engine.MIGLayoutUse) []string {
 	cfg := migPartedConfig{Version: "v1", MIGConfigs: map[string][]migPartedGPU{}}
 	var lines []string
 	for _, u := range uses {
 		name := migConfigName(u, cfg.MIGConfigs)
-		devices := map[string]int{}
-		for _, p := range u.Layout {
-			devices[p]++
+		devices := migDevices{}
+		layout := strings.Join(u.Layout, "+")
+		if u.Source == engine.OnDemandSource {
+			layout = "in MIG mode with no instance (made per claim)"
+		} else {
+			for _, p := range u.Layout {
+				devices[p]++
+			}
 		}
 		var gpus []migPartedGPU
 		if u.MIGGPUsPerNode >= u.GPUsPerNode {
@@ -264,7 +282,7 @@ func (v *chartValues) setMIG(uses []engine.MIGLayoutUse) []string {
 			nodes = "node"
 		}
 		lines = append(lines, fmt.Sprintf("%d %s %s (%d of %d GPUs with MIG, each %s): %s=%s",
-			u.Nodes, u.Model, nodes, u.MIGGPUsPerNode, u.GPUsPerNode, strings.Join(u.Layout, "+"), migConfigLabel, name))
+			u.Nodes, u.Model, nodes, u.MIGGPUsPerNode, u.GPUsPerNode, layout, migConfigLabel, name))
 	}
 	v.MIGManager = &migManagerValues{Config: cfg}
 	return lines

@@ -162,10 +162,14 @@ type MIGLayoutUse struct {
 	MIGGPUsPerNode int      `json:"mig_gpus_per_node"`
 	GPUsPerNode    int      `json:"gpus_per_node"`
 	Layout         []string `json:"layout"`
-	// Source is "given" (cluster YAML mig field or --mig-config) or
-	// "chosen" (ChooseMIGLayouts).
+	// Source is "given" (cluster YAML mig field or --mig-config),
+	// "chosen" (ChooseMIGLayouts) or OnDemandSource.
 	Source string `json:"source"`
 }
+
+// OnDemandSource is the Source of the MIG GPUs of MIG on demand (--gpu-api
+// dra): in MIG mode, with no layout (Layout ["MIG on demand"]).
+const OnDemandSource = "on demand"
 
 // GivenMIG gives the MIG layout of GPU g of node i of the node list (in
 // Prepare's order): the profile names, or nil to leave the GPU whole.
@@ -368,7 +372,7 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 		if !ok {
 			j = len(uses)
 			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: []string{"MIG on demand"}, Source: "on demand"})
+			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: []string{"MIG on demand"}, Source: OnDemandSource})
 		}
 		uses[j].Nodes++
 	}
