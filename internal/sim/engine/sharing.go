@@ -447,14 +447,15 @@ func (w *Workload) severalGPUs() bool {
 }
 
 // migPerNode returns how many GPUs of each node of c (by index; the first
-// ones) to MIG-enable so that each model gets left[model ID] in all, on
-// the nodes ok accepts, in node order. Packed (all of a node's GPUs, on
-// the fewest nodes), so that the other nodes keep every GPU whole for
-// pods of several GPUs; or, with spread, spread evenly over all the
-// model's nodes (the first ones one more), for a workload without such
-// pods: a MIG GPU holds several pods, each with its CPU and memory, and
-// packed eight to a node their CPU ran out before the GPUs' slices
-// (docs/simulate-validation.md, "Where the MIG GPUs go").
+// ones) to MIG-enable so that each model gets left[model ID] in all, or
+// all of its GPUs on the nodes ok accepts when fewer. Packed (all of a
+// node's GPUs, on the fewest nodes, in node order), so that the other
+// nodes keep every GPU whole for pods of several GPUs; or, with spread,
+// one GPU a node in turn, in node order, until none is left (a node of
+// fewer GPUs stops when full and the others take its share), for a
+// workload without such pods: a MIG GPU holds several pods, each with its
+// CPU and memory, and packed eight to a node their CPU ran out before the
+// GPUs' slices (docs/simulate-validation.md, "Where the MIG GPUs go").
 func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int) bool) []int {
 	out := make([]int, len(c.Nodes))
 	byModel := map[int][]int{}
@@ -465,13 +466,17 @@ func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int
 	}
 	for id, nodes := range byModel {
 		m := left[id]
-		for j, i := range nodes {
-			q := min(c.Nodes[i].GPUs(), m)
-			if spread {
-				q = min(q, (m+len(nodes)-j-1)/(len(nodes)-j))
+		for more := true; m > 0 && more; {
+			more = false
+			for _, i := range nodes {
+				q := min(c.Nodes[i].GPUs()-out[i], m)
+				if spread {
+					q = min(q, 1)
+				}
+				out[i] += q
+				m -= q
+				more = more || q > 0
 			}
-			out[i] = q
-			m -= q
 		}
 	}
 	return out

@@ -283,7 +283,7 @@ func TestMIGCountMemorySlots(t *testing.T) {
 
 // TestMIGPerNode: where migPerNode puts a model's MIG GPUs, worked out by
 // hand on 10 nodes of 8 GPUs: packed, all of a node's GPUs on the fewest
-// nodes; spread, the ceiling of what is left over the nodes left.
+// nodes; spread, one a node in turn.
 func TestMIGPerNode(t *testing.T) {
 	c := &cluster.Cluster{}
 	for range 10 {
@@ -306,9 +306,26 @@ func TestMIGPerNode(t *testing.T) {
 		// 10 over the 9 others: 2 (8 left over 8), then 1s.
 		{"spread, node 0 refused", 10, true, notFirst, []int{0, 2, 1, 1, 1, 1, 1, 1, 1, 1}},
 		{"nothing", 0, true, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"more than the GPUs", 90, true, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
 	} {
 		if got := migPerNode(c, map[int]int{0: tc.left}, tc.spread, tc.ok); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Nodes of 8, 2, 2 and 2 GPUs, 14 to spread: two rounds give each 2
+	// (6 left), then only the first has room: 8, 2, 2, 2 in either
+	// order of the nodes. 5 spread: 2, 1, 1, 1.
+	for _, caps := range [][]int{{8, 2, 2, 2}, {2, 2, 2, 8}} {
+		c := &cluster.Cluster{}
+		for _, n := range caps {
+			c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, n)})
+		}
+		if got := migPerNode(c, map[int]int{0: 14}, true, all); !reflect.DeepEqual(got, caps) {
+			t.Errorf("14 over nodes of %v GPUs: %v, want all of them", caps, got)
+		}
+		want := []int{2, 1, 1, 1}
+		if got := migPerNode(c, map[int]int{0: 5}, true, all); !reflect.DeepEqual(got, want) {
+			t.Errorf("5 over nodes of %v GPUs: %v, want %v", caps, got, want)
 		}
 	}
 }
