@@ -217,6 +217,16 @@ func TestRunSharingOnDemand(t *testing.T) {
 			t.Errorf("%s: params.gpu_api %q", tc.api, got)
 		}
 	}
+	// A cluster YAML's mig layouts are not used under dra either: a
+	// warning naming the file and the group's line.
+	o.NodesFile = write("c.yaml", "nodeGroups:\n  - name: a\n    count: 1\n    model: A100-80GB\n    mig: [3g.40gb, 3g.40gb]\n")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "simulate: warning: " + o.NodesFile + ":2: mig: [3g.40gb, 3g.40gb] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("dra with a cluster YAML's mig: stderr\n%s\nwant %q", stderr.String(), want)
+	}
 }
 
 // One H100-80GB node of 1 GPU and one MI300X node of 1 device under
