@@ -74,7 +74,7 @@ func TestRunSharingMIGConfig(t *testing.T) {
 	if m, e := rep.Sharing.Rows[0], rep.Sharing.Rows[1]; m.Sharing != "mig" || m.PlacedPods != 3 || e.Sharing != "exclusive" || e.PlacedPods != 2 || e.FailedPods != 2 {
 		t.Errorf("rows %+v", rep.Sharing.Rows)
 	}
-	want := []engine.MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "given"}}
+	want := []engine.MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, NodeNames: []string{"n0"}, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "given"}}
 	if got, _ := json.Marshal(rep.Sharing.MIGLayouts); string(got) != mustJSON(t, want) {
 		t.Errorf("layouts %s", got)
 	}

@@ -6,6 +6,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,11 +158,18 @@ func parsePartitionMode(m string) (gpu.Partition, error) {
 type MIGLayoutUse struct {
 	Model string `json:"model"`
 	Nodes int    `json:"nodes"`
-	// MIGGPUsPerNode of each node's GPUs are MIG-enabled (the first ones),
-	// each with Layout; the others are left whole.
+	// NodeNames are the nodes, in the node list's order.
+	NodeNames []string `json:"node_names"`
+	// MIGGPUsPerNode of each node's GPUs are MIG-enabled, each with
+	// Layout when they are the first ones and have one layout; the others
+	// are left whole.
 	MIGGPUsPerNode int      `json:"mig_gpus_per_node"`
 	GPUsPerNode    int      `json:"gpus_per_node"`
 	Layout         []string `json:"layout"`
+	// GPULayouts, when the MIG GPUs are not the first MIGGPUsPerNode or
+	// have different layouts (given ones, --mig-config), is each GPU's
+	// layout by index, nil for a whole GPU; Layout is then nil.
+	GPULayouts [][]string `json:"gpu_layouts,omitempty"`
 	// Source is "given" (cluster YAML mig field or --mig-config),
 	// "chosen" (ChooseMIGLayouts) or OnDemandSource.
 	Source string `json:"source"`
@@ -170,6 +178,78 @@ type MIGLayoutUse struct {
 // OnDemandSource is the Source of the MIG GPUs of MIG on demand (--gpu-api
 // dra): in MIG mode, with no layout (Layout ["MIG on demand"]).
 const OnDemandSource = "on demand"
+
+// GPUGroup is GPUs of a node with one MIG layout (nil: whole GPUs).
+type GPUGroup struct {
+	GPUs   []int
+	Layout []string
+}
+
+// Groups returns u's GPUs grouped by layout, in order of their first GPU:
+// the MIG GPUs, then the whole ones.
+func (u MIGLayoutUse) Groups() []GPUGroup {
+	per := u.GPULayouts
+	if per == nil {
+		per = make([][]string, u.GPUsPerNode)
+		for g := range u.MIGGPUsPerNode {
+			per[g] = u.Layout
+		}
+	}
+	var out []GPUGroup
+	at := map[string]int{}
+	for g, l := range per {
+		k := strings.Join(l, "+")
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, GPUGroup{Layout: l})
+		}
+		out[j].GPUs = append(out[j].GPUs, g)
+	}
+	return out
+}
+
+// GPUList writes GPU indices in runs: 0, 1, 2 and 4 as "GPUs 0-2, 4",
+// 3 as "GPU 3".
+func GPUList(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(xs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		}
+		i = j + 1
+	}
+	if len(xs) == 1 {
+		return "GPU " + parts[0]
+	}
+	return "GPUs " + strings.Join(parts, ", ")
+}
+
+// LayoutText writes a MIG layout with its profiles counted, in order of
+// first use: [3g.40gb 2g.20gb 1g.10gb 1g.10gb] as
+// "3g.40gb + 2g.20gb + 2 × 1g.10gb".
+func LayoutText(l []string) string {
+	var order []string
+	n := map[string]int{}
+	for _, p := range l {
+		if n[p]++; n[p] == 1 {
+			order = append(order, p)
+		}
+	}
+	for i, p := range order {
+		if n[p] > 1 {
+			order[i] = strconv.Itoa(n[p]) + " × " + p
+		}
+	}
+	return strings.Join(order, " + ")
+}
 
 // GivenMIG gives the MIG layout of GPU g of node i of the node list (in
 // Prepare's order): the profile names, or nil to leave the GPU whole.
@@ -283,54 +363,78 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		}
 		per = migPerNode(c, left, !w.severalGPUs(), func(int) bool { return true })
 	}
-	type key struct {
-		model     string
-		gpus, mig int
-		layout    string
+	src := "chosen"
+	if given != nil {
+		src = "given"
 	}
-	idx := map[key]int{}
-	var uses []MIGLayoutUse
+	var uses layoutUses
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID < 0 || (given == nil && len(gpu.MIGProfiles(gpu.ModelName(n.ModelID))) == 0) {
 			continue
 		}
 		model := gpu.ModelName(n.ModelID)
-		enabled := 0
-		var names []string
-		for g := range n.GPUFree {
-			var l []string
+		perGPU := make([][]string, n.GPUs())
+		for g := range perGPU {
 			if given != nil {
-				l = given(i, g)
+				perGPU[g] = given(i, g)
 			} else if ch := choose[n.ModelID]; ch != nil && g < per[i] {
-				l = ch.layout.Names(model)
+				perGPU[g] = ch.layout.Names(model)
 			}
-			if l == nil {
+			if perGPU[g] == nil {
 				continue
 			}
-			if err := n.EnableMIG(g, l); err != nil {
+			if err := n.EnableMIG(g, perGPU[g]); err != nil {
 				return nil, nil, err
 			}
-			enabled++
-			names = l
 		}
-		if enabled == 0 {
+		uses.add(n, perGPU, src)
+	}
+	return c, uses.list, nil
+}
+
+// layoutUses gathers the nodes of the same model, GPUs and per-GPU
+// layouts into one MIGLayoutUse each.
+type layoutUses struct {
+	list []MIGLayoutUse
+	at   map[string]int
+}
+
+// add counts node n, whose GPU g has layout perGPU[g] (nil: whole), under
+// source; a node without a MIG GPU is not counted.
+func (u *layoutUses) add(n *cluster.Node, perGPU [][]string, source string) {
+	enabled, first, regular := 0, []string(nil), true
+	key := []string{n.Model, source}
+	for g, l := range perGPU {
+		key = append(key, strings.Join(l, "+"))
+		if l == nil {
 			continue
 		}
-		src := "chosen"
-		if given != nil {
-			src = "given"
+		if enabled == 0 {
+			first = l
 		}
-		k := key{n.Model, n.GPUs(), enabled, strings.Join(names, "+")}
-		j, ok := idx[k]
-		if !ok {
-			j = len(uses)
-			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: names, Source: src})
-		}
-		uses[j].Nodes++
+		regular = regular && enabled == g && slices.Equal(l, first)
+		enabled++
 	}
-	return c, uses, nil
+	if enabled == 0 {
+		return
+	}
+	k := strings.Join(key, "|")
+	j, ok := u.at[k]
+	if !ok {
+		if u.at == nil {
+			u.at = map[string]int{}
+		}
+		j = len(u.list)
+		u.at[k] = j
+		use := MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: first, Source: source}
+		if !regular {
+			use.Layout, use.GPULayouts = nil, perGPU
+		}
+		u.list = append(u.list, use)
+	}
+	u.list[j].Nodes++
+	u.list[j].NodeNames = append(u.list[j].NodeNames, n.Name)
 }
 
 // onDemandCluster returns a copy of the template cluster with as many
@@ -352,38 +456,31 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	per := migPerNode(c, left, !w.severalGPUs(), func(i int) bool {
 		return dynamic(i) && (w.migMode == nil || w.migMode[i] == 0)
 	})
-	idx := map[[3]int]int{} // model ID, GPUs, MIG GPUs
-	var uses []MIGLayoutUse
+	var uses layoutUses
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		n.MIGOnly = 0
 		if n.ModelID < 0 || !dynamic(i) {
 			continue
 		}
-		enabled, err := w.enableMIG(n, i, per[i])
-		if err != nil {
+		if err := w.enableMIG(n, i, per[i]); err != nil {
 			return nil, nil, err
 		}
-		if enabled == 0 {
-			continue
+		perGPU := make([][]string, n.GPUs())
+		for g := range perGPU {
+			if n.MIGGPUs.Has(g) {
+				perGPU[g] = []string{"MIG on demand"}
+			}
 		}
-		k := [3]int{n.ModelID, n.GPUs(), enabled}
-		j, ok := idx[k]
-		if !ok {
-			j = len(uses)
-			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: []string{"MIG on demand"}, Source: OnDemandSource})
-		}
-		uses[j].Nodes++
+		uses.add(n, perGPU, OnDemandSource)
 	}
-	return c, uses, nil
+	return c, uses.list, nil
 }
 
 // enableMIG makes GPUs of node n (the i-th) GPUs of MIG on demand: those
 // its snapshot's slices show in MIG mode (Workload.migMode), else its
-// first count (migPerNode). It returns how many.
-func (w *Workload) enableMIG(n *cluster.Node, i, count int) (int, error) {
-	enabled := 0
+// first count (migPerNode).
+func (w *Workload) enableMIG(n *cluster.Node, i, count int) error {
 	for g := range n.GPUFree {
 		if w.migMode != nil && w.migMode[i] != 0 {
 			if w.migMode[i]&(1<<g) == 0 {
@@ -393,11 +490,10 @@ func (w *Workload) enableMIG(n *cluster.Node, i, count int) (int, error) {
 			break
 		}
 		if err := n.EnableDynamicMIG(g); err != nil {
-			return 0, err
+			return err
 		}
-		enabled++
 	}
-	return enabled, nil
+	return nil
 }
 
 type chosenMIG struct {
