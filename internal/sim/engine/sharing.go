@@ -447,7 +447,10 @@ func (u *layoutUses) add(n *cluster.Node, perGPU [][]string, source string) {
 // ["MIG on demand"]).
 func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	c := cloneCluster(w.template)
-	_, left := w.migDemand()
+	left := map[int]int{}
+	for id, d := range w.migDemand() {
+		left[id] = d.gpus
+	}
 	// A DRA node without MIG placements stays whole; a node its snapshot
 	// shows in MIG mode keeps its own (enableMIG).
 	dynamic := func(i int) bool {
@@ -503,7 +506,8 @@ type chosenMIG struct {
 
 // ChooseMIGLayouts chooses, for each MIG-capable model of the cluster, how
 // many GPUs of each node to MIG-enable and one layout for them, from the
-// workload's mix (the pods after WithSharing's mig conversion):
+// workload's mix (the pods after WithSharing's mig conversion), each
+// model's from the pods that may run on it (their GPU models, gpu_spec):
 //   - a pod whose profile is 7g (a share above 4/7) is served as well by
 //     a whole GPU, and counts as one;
 //   - the MIG share f of the GPU demand is Σ over the other MIG pods of
@@ -521,11 +525,10 @@ type chosenMIG struct {
 //
 // Keyed by model ID; a model whose nodes get no MIG GPU is absent.
 func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
-	demand, counts := w.migDemand()
 	out := map[int]*chosenMIG{}
-	for id, m := range counts {
-		if l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand); ok {
-			out[id] = &chosenMIG{left: m, layout: l}
+	for id, d := range w.migDemand() {
+		if l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), d.profiles); ok {
+			out[id] = &chosenMIG{left: d.gpus, layout: l}
 		}
 	}
 	return out
@@ -578,39 +581,51 @@ func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int
 	return out
 }
 
-// migDemand returns the workload's MIG pods per profile (but 7g) and, by
-// model ID, the GPUs to MIG-enable: round(f × the model's GPUs), f the
-// MIG share of the GPU demand (ChooseMIGLayouts); a model of none is
-// absent.
-func (w *Workload) migDemand() ([gpu.NumMIGProfiles]float64, map[int]int) {
-	var demand [gpu.NumMIGProfiles]float64
-	var migGPUs, wholeGPUs float64
-	for i := range w.pods {
-		p := &w.pods[i]
-		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
-			demand[k]++
-			migGPUs += float64(gpu.MIGMemorySlots(k)) / gpu.MIGGridSlots
-		} else {
-			wholeGPUs += float64(p.NumGPU)
-		}
-	}
-	out := map[int]int{}
-	if migGPUs == 0 {
-		return demand, out
-	}
-	f := migGPUs / (migGPUs + wholeGPUs)
-	gpus := map[int]int{} // GPUs per model ID
+// modelMIG is one model's MIG demand (migDemand).
+type modelMIG struct {
+	// profiles counts the MIG pods (but 7g) that may run on the model,
+	// per profile.
+	profiles [gpu.NumMIGProfiles]float64
+	// gpus is how many of its GPUs to MIG-enable.
+	gpus int
+}
+
+// migDemand returns, by MIG-capable model ID, the MIG demand of the pods
+// that may run on the model (a pod's GPU models, gpu_spec, allow it):
+// their MIG pods per profile and round(f × the model's GPUs) GPUs to
+// MIG-enable, f the MIG share of their GPU demand (ChooseMIGLayouts); a
+// model of none is absent.
+func (w *Workload) migDemand() map[int]*modelMIG {
+	gpus := map[int]int{} // GPUs per MIG-capable model ID
 	for i := range w.template.Nodes {
-		if n := &w.template.Nodes[i]; n.ModelID >= 0 {
+		if n := &w.template.Nodes[i]; n.ModelID >= 0 && len(gpu.MIGProfiles(gpu.ModelName(n.ModelID))) > 0 {
 			gpus[n.ModelID] += n.GPUs()
 		}
 	}
+	out := map[int]*modelMIG{}
 	for id, g := range gpus {
-		if m := int(f*float64(g) + 0.5); m > 0 && len(gpu.MIGProfiles(gpu.ModelName(id))) > 0 {
-			out[id] = m
+		var d modelMIG
+		var migGPUs, wholeGPUs float64
+		for i := range w.pods {
+			p := &w.pods[i]
+			if p.Models != 0 && p.Models&(1<<uint(id)) == 0 {
+				continue
+			}
+			if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
+				d.profiles[k]++
+				migGPUs += float64(gpu.MIGMemorySlots(k)) / gpu.MIGGridSlots
+			} else {
+				wholeGPUs += float64(p.NumGPU)
+			}
+		}
+		if migGPUs == 0 {
+			continue
+		}
+		if d.gpus = int(migGPUs/(migGPUs+wholeGPUs)*float64(g) + 0.5); d.gpus > 0 {
+			out[id] = &d
 		}
 	}
-	return demand, out
+	return out
 }
 
 // useTracker follows which pods hold each GPU during a run, for the

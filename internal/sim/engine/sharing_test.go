@@ -383,3 +383,38 @@ func TestMIGLayoutUsesGiven(t *testing.T) {
 		t.Errorf("GPUList %q", got)
 	}
 }
+
+// TestMIGCountPerModel: a model's MIG GPUs are counted from the pods that
+// may run on it. One node of 8 A100-80GB, one of 8 H100-80GB; 4 pods of
+// 400 milli-GPU that ask for an H100-80GB (3g.40gb: 4 of 8 memory slots,
+// 2 GPUs in all) and 4 of one whole A100-80GB. H100: f = 2 / 2 = 1, all 8
+// GPUs; A100: no MIG pod may run there, none (counted over all pods, f =
+// 2 / 6 would have put 3 of each model's GPUs in MIG mode, the A100s'
+// for no pod).
+func TestMIGCountPerModel(t *testing.T) {
+	nan := math.NaN()
+	var pods []trace.PodSpec
+	for i := range 8 {
+		p := trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 1000, NumGPU: 1, GPUMilli: 400, GPUSpec: "H100-80GB", Creation: float64(i), Deletion: nan, Scheduled: nan, Line: int32(i + 2)}
+		if i >= 4 {
+			p.GPUMilli, p.GPUSpec = 1000, "A100-80GB"
+		}
+		pods = append(pods, p)
+	}
+	nodes := []trace.NodeSpec{
+		{Name: "a", CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: 2},
+		{Name: "h", CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "H100-80GB", Line: 3},
+	}
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{{Model: "H100-80GB", Nodes: 1, NodeNames: []string{"h"}, MIGGPUsPerNode: 8, GPUsPerNode: 8, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	if !reflect.DeepEqual(uses, want) {
+		t.Errorf("layouts %+v, want %+v", uses, want)
+	}
+}
