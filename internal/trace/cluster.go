@@ -236,6 +236,11 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 	if err := rg.devices(&ng, field); err != nil {
 		return ng, err
 	}
+	if ng.MIG != nil && len(ng.MIG) == 0 {
+		// A GPU in MIG mode with no MIG device serves no pod (as
+		// mig-parted configs, ReadMIGConfig).
+		return ng, fmt.Errorf("%s: no MIG device: a GPU in MIG mode with none serves no pod; leave mig out for whole GPUs", field("mig"))
+	}
 	if ng.MIG != nil {
 		if _, err := gpu.PlaceMIG(ng.Model, ng.MIG); err != nil {
 			return ng, fmt.Errorf("%s: %v", field("mig"), err)

@@ -69,6 +69,7 @@ func TestReadClusterErrors(t *testing.T) {
 		{"no typical server", g("count: 1\n    model: H20\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "H20" has no typical server to take it from`},
 		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
 		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
+		{"MIG empty", g("count: 1\n    model: A100-80GB\n    mig: []"), "c.yaml:2: nodeGroups[0].mig: no MIG device: a GPU in MIG mode with none serves no pod; leave mig out for whole GPUs"},
 		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:2: nodeGroups[0].name: name prefix "Big_Nodes"`},
 		{"same prefix", "nodeGroups:\n  - {count: 1, model: T4}\n  - {count: 1, model: T4}\n", `c.yaml:3: name: prefix "t4" already used on line 2`},
 		{"GPUs without model", g("count: 1\n    gpus: 2\n    cpu: 1\n    memoryGiB: 1"), `c.yaml:2: nodeGroups[0].gpus: 2 GPUs of model "": give a model exactly when the nodes have GPUs`},

@@ -74,7 +74,7 @@ func TestRunSharingMIGConfig(t *testing.T) {
 	if m, e := rep.Sharing.Rows[0], rep.Sharing.Rows[1]; m.Sharing != "mig" || m.PlacedPods != 3 || e.Sharing != "exclusive" || e.PlacedPods != 2 || e.FailedPods != 2 {
 		t.Errorf("rows %+v", rep.Sharing.Rows)
 	}
-	want := []engine.MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "given"}}
+	want := []engine.MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, NodeNames: []string{"n0"}, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "given"}}
 	if got, _ := json.Marshal(rep.Sharing.MIGLayouts); string(got) != mustJSON(t, want) {
 		t.Errorf("layouts %s", got)
 	}
@@ -216,6 +216,16 @@ func TestRunSharingOnDemand(t *testing.T) {
 		if got := rep.Params.GPUAPI; (got == "dra") != (tc.api == "dra") {
 			t.Errorf("%s: params.gpu_api %q", tc.api, got)
 		}
+	}
+	// A cluster YAML's mig layouts are not used under dra either: a
+	// warning naming the file and the group's line.
+	o.NodesFile = write("c.yaml", "nodeGroups:\n  - name: a\n    count: 1\n    model: A100-80GB\n    mig: [3g.40gb, 3g.40gb]\n")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "simulate: warning: " + o.NodesFile + ":2: mig: [3g.40gb, 3g.40gb] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("dra with a cluster YAML's mig: stderr\n%s\nwant %q", stderr.String(), want)
 	}
 }
 

@@ -449,12 +449,32 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 	}
 	warnings := append(trace.Warnings(in.nName, in.nodes, in.pName, in.pods), w.Warnings()...)
 	warnings = append(warnings, unitWarnings(in.nName, in.nodes, in.pName, in.pods)...)
+	warnings = append(warnings, migUnused(o, in.nName, in.nodes)...)
 	for _, msg := range append(warnings, in.prices.Warnings(models, o.PricesFile)...) {
 		fmt.Fprintln(stderr, "simulate: warning:", msg)
 	}
 	if note := codeNote(models); note != "" && o.NodesFile != "" {
 		fmt.Fprintf(stderr, "simulate: %s models: %s\n", in.nName, note)
 	}
+}
+
+// migUnused warns, once per node group (line), of the MIG layouts a
+// cluster YAML gives that a run under --gpu-api dra does not use: MIG
+// instances are made per claim there, and the simulator chooses the GPUs
+// in MIG mode (--mig-config is refused instead, Options.check).
+func migUnused(o Options, file string, nodes []trace.NodeSpec) []string {
+	if o.GPUAPI != placement.DRA.String() {
+		return nil
+	}
+	var out []string
+	seen := map[int]bool{}
+	for _, n := range nodes {
+		if n.MIG != nil && !seen[n.Line] {
+			seen[n.Line] = true
+			out = append(out, fmt.Sprintf("%s:%d: mig: [%s] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode", file, n.Line, strings.Join(n.MIG, ", ")))
+		}
+	}
+	return out
 }
 
 // codeNote says what the openb model codes among models stand for

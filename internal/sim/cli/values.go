@@ -148,7 +148,7 @@ func writeValues(w io.Writer, rep *engine.Report) error {
 	if len(groups) > 0 {
 		fmt.Fprintf(&b, "# MIG: give migManager.config to the GPU Operator's MIG manager (ClusterPolicy\n")
 		fmt.Fprintf(&b, "# migManager.config.name: the ConfigMap <fullname>-mig-parted-config) and label\n")
-		fmt.Fprintf(&b, "# each node group's nodes with its configuration (the other GPU nodes were\n")
+		fmt.Fprintf(&b, "# each node group's nodes with its configuration (GPU nodes not listed were\n")
 		fmt.Fprintf(&b, "# simulated without MIG):\n")
 		for _, g := range groups {
 			fmt.Fprintf(&b, "#   %s\n", g)
@@ -250,42 +250,73 @@ func (v *chartValues) setSharing(sharing string, dra bool, rep *engine.Report) (
 }
 
 // setMIG sets migManager.config to a mig-parted config with one
-// configuration per node group of uses (a model, its GPUs per node and its
-// layout; MIG on demand: MIG mode with no instance), and returns a line
-// per group naming its nodes and label.
+// configuration per node group of uses (a model, its GPUs per node and
+// each GPU's layout; MIG on demand: MIG mode with no instance), and
+// returns two lines per group: what it holds and its label, and the
+// kubectl command that labels its nodes.
 func (v *chartValues) setMIG(uses []engine.MIGLayoutUse) []string {
 	cfg := migPartedConfig{Version: "v1", MIGConfigs: map[string][]migPartedGPU{}}
 	var lines []string
 	for _, u := range uses {
 		name := migConfigName(u, cfg.MIGConfigs)
-		devices := migDevices{}
-		layout := strings.Join(u.Layout, "+")
-		if u.Source == engine.OnDemandSource {
-			layout = "in MIG mode with no instance (made per claim)"
-		} else {
-			for _, p := range u.Layout {
-				devices[p]++
-			}
-		}
 		var gpus []migPartedGPU
-		if u.MIGGPUsPerNode >= u.GPUsPerNode {
-			gpus = []migPartedGPU{{Devices: "all", MIGEnabled: true, MIGDevices: devices}}
-		} else {
-			gpus = []migPartedGPU{
-				{Devices: indices(0, u.MIGGPUsPerNode), MIGEnabled: true, MIGDevices: devices},
-				{Devices: indices(u.MIGGPUsPerNode, u.GPUsPerNode), MIGEnabled: false},
+		var says []string
+		for _, grp := range u.Groups() {
+			e := migPartedGPU{Devices: any(grp.GPUs), MIGEnabled: grp.Layout != nil}
+			if len(grp.GPUs) == u.GPUsPerNode {
+				e.Devices = "all"
 			}
+			if e.MIGEnabled {
+				e.MIGDevices = migDevices{}
+				what := "MIG mode, no instance (made per claim)"
+				if u.Source != engine.OnDemandSource {
+					what = engine.LayoutText(grp.Layout)
+					for _, p := range grp.Layout {
+						e.MIGDevices[p]++
+					}
+				}
+				says = append(says, engine.GPUList(grp.GPUs)+": "+what)
+			}
+			gpus = append(gpus, e)
 		}
 		cfg.MIGConfigs[name] = gpus
 		nodes := "nodes"
 		if u.Nodes == 1 {
 			nodes = "node"
 		}
-		lines = append(lines, fmt.Sprintf("%d %s %s (%d of %d GPUs with MIG, each %s): %s=%s",
-			u.Nodes, u.Model, nodes, u.MIGGPUsPerNode, u.GPUsPerNode, layout, migConfigLabel, name))
+		lines = append(lines, fmt.Sprintf("%d %s %s, %d of %d GPUs with MIG (%s): %s=%s",
+			u.Nodes, u.Model, nodes, u.MIGGPUsPerNode, u.GPUsPerNode, strings.Join(says, "; "), migConfigLabel, name),
+			fmt.Sprintf("  kubectl label node %s %s=%s --overwrite", nodeList(u.NodeNames), migConfigLabel, name))
 	}
 	v.MIGManager = &migManagerValues{Config: cfg}
 	return lines
+}
+
+var numbered = regexp.MustCompile(`^(.*?)(0|[1-9][0-9]*)$`)
+
+// nodeList writes node names for a shell command line, runs of three or
+// more names that differ only by consecutive numbers at their end as
+// bash's brace expansion: a100-0, a100-1, a100-2 and b as
+// "a100-{0..2} b" (n-08, n-09, n-10 stay as they are: n-0{8..10} would
+// not give n-10).
+func nodeList(names []string) string {
+	var out []string
+	for i := 0; i < len(names); i++ {
+		if m := numbered.FindStringSubmatch(names[i]); m != nil {
+			first, _ := strconv.Atoi(m[2])
+			j := i
+			for j+1 < len(names) && names[j+1] == m[1]+strconv.Itoa(first+j+1-i) {
+				j++
+			}
+			if j-i >= 2 {
+				out = append(out, fmt.Sprintf("%s{%d..%d}", m[1], first, first+j-i))
+				i = j
+				continue
+			}
+		}
+		out = append(out, names[i])
+	}
+	return strings.Join(out, " ")
 }
 
 var notLabel = regexp.MustCompile(`[^a-z0-9.-]+`)
@@ -299,13 +330,4 @@ func migConfigName(u engine.MIGLayoutUse, taken map[string][]migPartedGPU) strin
 		name = base + "-" + strconv.Itoa(k)
 	}
 	return name
-}
-
-// indices returns from, from+1, ..., to-1.
-func indices(from, to int) []int {
-	out := make([]int, 0, to-from)
-	for i := from; i < to; i++ {
-		out = append(out, i)
-	}
-	return out
 }

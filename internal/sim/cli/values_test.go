@@ -5,6 +5,9 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -94,5 +97,70 @@ func TestValuesInfeasible(t *testing.T) {
 	var b strings.Builder
 	if err := writeValues(&b, rep); err == nil || !strings.Contains(err.Error(), "nothing to deploy") || b.Len() != 0 {
 		t.Errorf("infeasible: err %v, wrote %q", err, b.String())
+	}
+}
+
+// TestValuesGivenMIG: a --mig-config whose GPUs differ (GPUs 0-1 as 2 ×
+// 3g.40gb, GPU 3 as 7 × 1g.10gb, GPU 2 whole, on 2 nodes of 4 A100-80GB)
+// is written back GPU by GPU, as simulated (a new-user pass got GPUs 0-3
+// as 7 × 1g.10gb, the last GPU's layout), with the kubectl command that
+// labels its nodes.
+func TestValuesGivenMIG(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := DefaultOptions()
+	o.Seeds, o.Policies, o.Sharing, o.Format = 1, "fgd", "mig", "values"
+	o.NodesFile = write("c.yaml", "nodeGroups:\n  - {name: a100, count: 2, model: A100-80GB, gpus: 4}\n")
+	o.PodsFile = write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,1,400\nb,1000,1024,1,100\n")
+	o.MIGConfig = write("mig.yaml", "version: v1\nmig-configs:\n  c:\n    - devices: [0, 1]\n      mig-enabled: true\n      mig-devices: {3g.40gb: 2}\n    - devices: [3]\n      mig-enabled: true\n      mig-devices: {1g.10gb: 7}\n")
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var got chartValues
+	if err := yaml.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]migPartedGPU{"gpuplane-a100-80gb": {
+		{Devices: []any{0, 1}, MIGEnabled: true, MIGDevices: migDevices{"3g.40gb": 2}},
+		{Devices: []any{2}, MIGEnabled: false},
+		{Devices: []any{3}, MIGEnabled: true, MIGDevices: migDevices{"1g.10gb": 7}},
+	}}
+	if got.MIGManager == nil || !reflect.DeepEqual(got.MIGManager.Config.MIGConfigs, want) {
+		t.Errorf("mig-configs %+v, want %+v\n%s", got.MIGManager, want, stdout.String())
+	}
+	for _, line := range []string{
+		"#   2 A100-80GB nodes, 3 of 4 GPUs with MIG (GPUs 0-1: 2 × 3g.40gb; GPU 3: 7 × 1g.10gb): nvidia.com/mig.config=gpuplane-a100-80gb\n",
+		"#     kubectl label node a100-0 a100-1 nvidia.com/mig.config=gpuplane-a100-80gb --overwrite\n",
+	} {
+		if !strings.Contains(stdout.String(), line) {
+			t.Errorf("header lacks %q:\n%s", line, stdout.String())
+		}
+	}
+}
+
+// TestNodeList: runs of three or more numbered names as bash brace
+// expansions, worked by hand.
+func TestNodeList(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a-0", "a-1", "a-2", "b"}, "a-{0..2} b"},
+		{[]string{"a-0", "a-1", "b-7"}, "a-0 a-1 b-7"},
+		{[]string{"n-01", "n-02", "n-03"}, "n-0{1..3}"},
+		{[]string{"n-08", "n-09", "n-10"}, "n-08 n-09 n-10"},
+		{[]string{"gpu-9", "gpu-10", "gpu-11", "gpu-13"}, "gpu-{9..11} gpu-13"},
+		{[]string{"x"}, "x"},
+	} {
+		if got := nodeList(tc.names); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.names, got, tc.want)
+		}
 	}
 }

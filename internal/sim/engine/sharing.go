@@ -6,6 +6,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,11 +158,18 @@ func parsePartitionMode(m string) (gpu.Partition, error) {
 type MIGLayoutUse struct {
 	Model string `json:"model"`
 	Nodes int    `json:"nodes"`
-	// MIGGPUsPerNode of each node's GPUs are MIG-enabled (the first ones),
-	// each with Layout; the others are left whole.
+	// NodeNames are the nodes, in the node list's order.
+	NodeNames []string `json:"node_names"`
+	// MIGGPUsPerNode of each node's GPUs are MIG-enabled, each with
+	// Layout when they are the first ones and have one layout; the others
+	// are left whole.
 	MIGGPUsPerNode int      `json:"mig_gpus_per_node"`
 	GPUsPerNode    int      `json:"gpus_per_node"`
 	Layout         []string `json:"layout"`
+	// GPULayouts, when the MIG GPUs are not the first MIGGPUsPerNode or
+	// have different layouts (given ones, --mig-config), is each GPU's
+	// layout by index, nil for a whole GPU; Layout is then nil.
+	GPULayouts [][]string `json:"gpu_layouts,omitempty"`
 	// Source is "given" (cluster YAML mig field or --mig-config),
 	// "chosen" (ChooseMIGLayouts) or OnDemandSource.
 	Source string `json:"source"`
@@ -170,6 +178,78 @@ type MIGLayoutUse struct {
 // OnDemandSource is the Source of the MIG GPUs of MIG on demand (--gpu-api
 // dra): in MIG mode, with no layout (Layout ["MIG on demand"]).
 const OnDemandSource = "on demand"
+
+// GPUGroup is GPUs of a node with one MIG layout (nil: whole GPUs).
+type GPUGroup struct {
+	GPUs   []int
+	Layout []string
+}
+
+// Groups returns u's GPUs grouped by layout, in order of their first GPU:
+// the MIG GPUs, then the whole ones.
+func (u MIGLayoutUse) Groups() []GPUGroup {
+	per := u.GPULayouts
+	if per == nil {
+		per = make([][]string, u.GPUsPerNode)
+		for g := range u.MIGGPUsPerNode {
+			per[g] = u.Layout
+		}
+	}
+	var out []GPUGroup
+	at := map[string]int{}
+	for g, l := range per {
+		k := strings.Join(l, "+")
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, GPUGroup{Layout: l})
+		}
+		out[j].GPUs = append(out[j].GPUs, g)
+	}
+	return out
+}
+
+// GPUList writes GPU indices in runs: 0, 1, 2 and 4 as "GPUs 0-2, 4",
+// 3 as "GPU 3".
+func GPUList(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(xs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		}
+		i = j + 1
+	}
+	if len(xs) == 1 {
+		return "GPU " + parts[0]
+	}
+	return "GPUs " + strings.Join(parts, ", ")
+}
+
+// LayoutText writes a MIG layout with its profiles counted, in order of
+// first use: [3g.40gb 2g.20gb 1g.10gb 1g.10gb] as
+// "3g.40gb + 2g.20gb + 2 × 1g.10gb".
+func LayoutText(l []string) string {
+	var order []string
+	n := map[string]int{}
+	for _, p := range l {
+		if n[p]++; n[p] == 1 {
+			order = append(order, p)
+		}
+	}
+	for i, p := range order {
+		if n[p] > 1 {
+			order[i] = strconv.Itoa(n[p]) + " × " + p
+		}
+	}
+	return strings.Join(order, " + ")
+}
 
 // GivenMIG gives the MIG layout of GPU g of node i of the node list (in
 // Prepare's order): the profile names, or nil to leave the GPU whole.
@@ -283,54 +363,78 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		}
 		per = migPerNode(c, left, !w.severalGPUs(), func(int) bool { return true })
 	}
-	type key struct {
-		model     string
-		gpus, mig int
-		layout    string
+	src := "chosen"
+	if given != nil {
+		src = "given"
 	}
-	idx := map[key]int{}
-	var uses []MIGLayoutUse
+	var uses layoutUses
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.ModelID < 0 || (given == nil && len(gpu.MIGProfiles(gpu.ModelName(n.ModelID))) == 0) {
 			continue
 		}
 		model := gpu.ModelName(n.ModelID)
-		enabled := 0
-		var names []string
-		for g := range n.GPUFree {
-			var l []string
+		perGPU := make([][]string, n.GPUs())
+		for g := range perGPU {
 			if given != nil {
-				l = given(i, g)
+				perGPU[g] = given(i, g)
 			} else if ch := choose[n.ModelID]; ch != nil && g < per[i] {
-				l = ch.layout.Names(model)
+				perGPU[g] = ch.layout.Names(model)
 			}
-			if l == nil {
+			if perGPU[g] == nil {
 				continue
 			}
-			if err := n.EnableMIG(g, l); err != nil {
+			if err := n.EnableMIG(g, perGPU[g]); err != nil {
 				return nil, nil, err
 			}
-			enabled++
-			names = l
 		}
-		if enabled == 0 {
+		uses.add(n, perGPU, src)
+	}
+	return c, uses.list, nil
+}
+
+// layoutUses gathers the nodes of the same model, GPUs and per-GPU
+// layouts into one MIGLayoutUse each.
+type layoutUses struct {
+	list []MIGLayoutUse
+	at   map[string]int
+}
+
+// add counts node n, whose GPU g has layout perGPU[g] (nil: whole), under
+// source; a node without a MIG GPU is not counted.
+func (u *layoutUses) add(n *cluster.Node, perGPU [][]string, source string) {
+	enabled, first, regular := 0, []string(nil), true
+	key := []string{n.Model, source}
+	for g, l := range perGPU {
+		key = append(key, strings.Join(l, "+"))
+		if l == nil {
 			continue
 		}
-		src := "chosen"
-		if given != nil {
-			src = "given"
+		if enabled == 0 {
+			first = l
 		}
-		k := key{n.Model, n.GPUs(), enabled, strings.Join(names, "+")}
-		j, ok := idx[k]
-		if !ok {
-			j = len(uses)
-			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: names, Source: src})
-		}
-		uses[j].Nodes++
+		regular = regular && enabled == g && slices.Equal(l, first)
+		enabled++
 	}
-	return c, uses, nil
+	if enabled == 0 {
+		return
+	}
+	k := strings.Join(key, "|")
+	j, ok := u.at[k]
+	if !ok {
+		if u.at == nil {
+			u.at = map[string]int{}
+		}
+		j = len(u.list)
+		u.at[k] = j
+		use := MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: first, Source: source}
+		if !regular {
+			use.Layout, use.GPULayouts = nil, perGPU
+		}
+		u.list = append(u.list, use)
+	}
+	u.list[j].Nodes++
+	u.list[j].NodeNames = append(u.list[j].NodeNames, n.Name)
 }
 
 // onDemandCluster returns a copy of the template cluster with as many
@@ -343,7 +447,10 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 // ["MIG on demand"]).
 func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	c := cloneCluster(w.template)
-	_, left := w.migDemand()
+	left := map[int]int{}
+	for id, d := range w.migDemand() {
+		left[id] = d.gpus
+	}
 	// A DRA node without MIG placements stays whole; a node its snapshot
 	// shows in MIG mode keeps its own (enableMIG).
 	dynamic := func(i int) bool {
@@ -352,38 +459,31 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	per := migPerNode(c, left, !w.severalGPUs(), func(i int) bool {
 		return dynamic(i) && (w.migMode == nil || w.migMode[i] == 0)
 	})
-	idx := map[[3]int]int{} // model ID, GPUs, MIG GPUs
-	var uses []MIGLayoutUse
+	var uses layoutUses
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		n.MIGOnly = 0
 		if n.ModelID < 0 || !dynamic(i) {
 			continue
 		}
-		enabled, err := w.enableMIG(n, i, per[i])
-		if err != nil {
+		if err := w.enableMIG(n, i, per[i]); err != nil {
 			return nil, nil, err
 		}
-		if enabled == 0 {
-			continue
+		perGPU := make([][]string, n.GPUs())
+		for g := range perGPU {
+			if n.MIGGPUs.Has(g) {
+				perGPU[g] = []string{"MIG on demand"}
+			}
 		}
-		k := [3]int{n.ModelID, n.GPUs(), enabled}
-		j, ok := idx[k]
-		if !ok {
-			j = len(uses)
-			idx[k] = j
-			uses = append(uses, MIGLayoutUse{Model: n.Model, GPUsPerNode: n.GPUs(), MIGGPUsPerNode: enabled, Layout: []string{"MIG on demand"}, Source: OnDemandSource})
-		}
-		uses[j].Nodes++
+		uses.add(n, perGPU, OnDemandSource)
 	}
-	return c, uses, nil
+	return c, uses.list, nil
 }
 
 // enableMIG makes GPUs of node n (the i-th) GPUs of MIG on demand: those
 // its snapshot's slices show in MIG mode (Workload.migMode), else its
-// first count (migPerNode). It returns how many.
-func (w *Workload) enableMIG(n *cluster.Node, i, count int) (int, error) {
-	enabled := 0
+// first count (migPerNode).
+func (w *Workload) enableMIG(n *cluster.Node, i, count int) error {
 	for g := range n.GPUFree {
 		if w.migMode != nil && w.migMode[i] != 0 {
 			if w.migMode[i]&(1<<g) == 0 {
@@ -393,11 +493,10 @@ func (w *Workload) enableMIG(n *cluster.Node, i, count int) (int, error) {
 			break
 		}
 		if err := n.EnableDynamicMIG(g); err != nil {
-			return 0, err
+			return err
 		}
-		enabled++
 	}
-	return enabled, nil
+	return nil
 }
 
 type chosenMIG struct {
@@ -407,7 +506,8 @@ type chosenMIG struct {
 
 // ChooseMIGLayouts chooses, for each MIG-capable model of the cluster, how
 // many GPUs of each node to MIG-enable and one layout for them, from the
-// workload's mix (the pods after WithSharing's mig conversion):
+// workload's mix (the pods after WithSharing's mig conversion), each
+// model's from the pods that may run on it (their GPU models, gpu_spec):
 //   - a pod whose profile is 7g (a share above 4/7) is served as well by
 //     a whole GPU, and counts as one;
 //   - the MIG share f of the GPU demand is Σ over the other MIG pods of
@@ -425,11 +525,10 @@ type chosenMIG struct {
 //
 // Keyed by model ID; a model whose nodes get no MIG GPU is absent.
 func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
-	demand, counts := w.migDemand()
 	out := map[int]*chosenMIG{}
-	for id, m := range counts {
-		if l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), demand); ok {
-			out[id] = &chosenMIG{left: m, layout: l}
+	for id, d := range w.migDemand() {
+		if l, ok := gpu.ChooseMIGLayout(gpu.ModelName(id), d.profiles); ok {
+			out[id] = &chosenMIG{left: d.gpus, layout: l}
 		}
 	}
 	return out
@@ -447,14 +546,15 @@ func (w *Workload) severalGPUs() bool {
 }
 
 // migPerNode returns how many GPUs of each node of c (by index; the first
-// ones) to MIG-enable so that each model gets left[model ID] in all, on
-// the nodes ok accepts, in node order. Packed (all of a node's GPUs, on
-// the fewest nodes), so that the other nodes keep every GPU whole for
-// pods of several GPUs; or, with spread, spread evenly over all the
-// model's nodes (the first ones one more), for a workload without such
-// pods: a MIG GPU holds several pods, each with its CPU and memory, and
-// packed eight to a node their CPU ran out before the GPUs' slices
-// (docs/simulate-validation.md, "Where the MIG GPUs go").
+// ones) to MIG-enable so that each model gets left[model ID] in all, or
+// all of its GPUs on the nodes ok accepts when fewer. Packed (all of a
+// node's GPUs, on the fewest nodes, in node order), so that the other
+// nodes keep every GPU whole for pods of several GPUs; or, with spread,
+// one GPU a node in turn, in node order, until none is left (a node of
+// fewer GPUs stops when full and the others take its share), for a
+// workload without such pods: a MIG GPU holds several pods, each with its
+// CPU and memory, and packed eight to a node their CPU ran out before the
+// GPUs' slices (docs/simulate-validation.md, "Where the MIG GPUs go").
 func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int) bool) []int {
 	out := make([]int, len(c.Nodes))
 	byModel := map[int][]int{}
@@ -465,51 +565,67 @@ func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int
 	}
 	for id, nodes := range byModel {
 		m := left[id]
-		for j, i := range nodes {
-			q := min(c.Nodes[i].GPUs(), m)
-			if spread {
-				q = min(q, (m+len(nodes)-j-1)/(len(nodes)-j))
+		for more := true; m > 0 && more; {
+			more = false
+			for _, i := range nodes {
+				q := min(c.Nodes[i].GPUs()-out[i], m)
+				if spread {
+					q = min(q, 1)
+				}
+				out[i] += q
+				m -= q
+				more = more || q > 0
 			}
-			out[i] = q
-			m -= q
 		}
 	}
 	return out
 }
 
-// migDemand returns the workload's MIG pods per profile (but 7g) and, by
-// model ID, the GPUs to MIG-enable: round(f × the model's GPUs), f the
-// MIG share of the GPU demand (ChooseMIGLayouts); a model of none is
-// absent.
-func (w *Workload) migDemand() ([gpu.NumMIGProfiles]float64, map[int]int) {
-	var demand [gpu.NumMIGProfiles]float64
-	var migGPUs, wholeGPUs float64
-	for i := range w.pods {
-		p := &w.pods[i]
-		if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
-			demand[k]++
-			migGPUs += float64(gpu.MIGMemorySlots(k)) / gpu.MIGGridSlots
-		} else {
-			wholeGPUs += float64(p.NumGPU)
-		}
-	}
-	out := map[int]int{}
-	if migGPUs == 0 {
-		return demand, out
-	}
-	f := migGPUs / (migGPUs + wholeGPUs)
-	gpus := map[int]int{} // GPUs per model ID
+// modelMIG is one model's MIG demand (migDemand).
+type modelMIG struct {
+	// profiles counts the MIG pods (but 7g) that may run on the model,
+	// per profile.
+	profiles [gpu.NumMIGProfiles]float64
+	// gpus is how many of its GPUs to MIG-enable.
+	gpus int
+}
+
+// migDemand returns, by MIG-capable model ID, the MIG demand of the pods
+// that may run on the model (a pod's GPU models, gpu_spec, allow it):
+// their MIG pods per profile and round(f × the model's GPUs) GPUs to
+// MIG-enable, f the MIG share of their GPU demand (ChooseMIGLayouts); a
+// model of none is absent.
+func (w *Workload) migDemand() map[int]*modelMIG {
+	gpus := map[int]int{} // GPUs per MIG-capable model ID
 	for i := range w.template.Nodes {
-		if n := &w.template.Nodes[i]; n.ModelID >= 0 {
+		if n := &w.template.Nodes[i]; n.ModelID >= 0 && len(gpu.MIGProfiles(gpu.ModelName(n.ModelID))) > 0 {
 			gpus[n.ModelID] += n.GPUs()
 		}
 	}
+	out := map[int]*modelMIG{}
 	for id, g := range gpus {
-		if m := int(f*float64(g) + 0.5); m > 0 && len(gpu.MIGProfiles(gpu.ModelName(id))) > 0 {
-			out[id] = m
+		var d modelMIG
+		var migGPUs, wholeGPUs float64
+		for i := range w.pods {
+			p := &w.pods[i]
+			if p.Models != 0 && p.Models&(1<<uint(id)) == 0 {
+				continue
+			}
+			if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
+				d.profiles[k]++
+				migGPUs += float64(gpu.MIGMemorySlots(k)) / gpu.MIGGridSlots
+			} else {
+				wholeGPUs += float64(p.NumGPU)
+			}
+		}
+		if migGPUs == 0 {
+			continue
+		}
+		if d.gpus = int(migGPUs/(migGPUs+wholeGPUs)*float64(g) + 0.5); d.gpus > 0 {
+			out[id] = &d
 		}
 	}
-	return demand, out
+	return out
 }
 
 // useTracker follows which pods hold each GPU during a run, for the

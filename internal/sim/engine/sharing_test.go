@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,7 +129,7 @@ func TestChooseMIGLayoutsByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, NodeNames: []string{"a100"}, MIGGPUsPerNode: 1, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
 	if !reflect.DeepEqual(uses, want) {
 		t.Errorf("layouts %+v, want %+v", uses, want)
 	}
@@ -215,7 +216,7 @@ func TestChosenMIGPacked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: 2, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	want := []MIGLayoutUse{{Model: "A100-80GB", Nodes: 1, NodeNames: []string{"n0"}, MIGGPUsPerNode: 2, GPUsPerNode: 2, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
 	if !reflect.DeepEqual(uses, want) || v.template.Nodes[0].MIGGPUs != 0b11 || v.template.Nodes[1].MIGGPUs != 0 {
 		t.Errorf("layouts %+v, MIG GPUs %b %b", uses, v.template.Nodes[0].MIGGPUs, v.template.Nodes[1].MIGGPUs)
 	}
@@ -271,8 +272,8 @@ func TestMIGCountMemorySlots(t *testing.T) {
 				layout, src = []string{"MIG on demand"}, "on demand"
 			}
 			var want []MIGLayoutUse
-			for _, m := range tc.per {
-				want = append(want, MIGLayoutUse{Model: "A100-80GB", Nodes: 1, MIGGPUsPerNode: m, GPUsPerNode: 8, Layout: layout, Source: src})
+			for i, m := range tc.per {
+				want = append(want, MIGLayoutUse{Model: "A100-80GB", Nodes: 1, NodeNames: []string{fmt.Sprintf("n%d", i)}, MIGGPUsPerNode: m, GPUsPerNode: 8, Layout: layout, Source: src})
 			}
 			if !reflect.DeepEqual(uses, want) {
 				t.Errorf("%d pods, on demand %v: layouts %+v, want %+v", len(tc.pods), onDemand, uses, want)
@@ -283,7 +284,7 @@ func TestMIGCountMemorySlots(t *testing.T) {
 
 // TestMIGPerNode: where migPerNode puts a model's MIG GPUs, worked out by
 // hand on 10 nodes of 8 GPUs: packed, all of a node's GPUs on the fewest
-// nodes; spread, the ceiling of what is left over the nodes left.
+// nodes; spread, one a node in turn.
 func TestMIGPerNode(t *testing.T) {
 	c := &cluster.Cluster{}
 	for range 10 {
@@ -306,9 +307,114 @@ func TestMIGPerNode(t *testing.T) {
 		// 10 over the 9 others: 2 (8 left over 8), then 1s.
 		{"spread, node 0 refused", 10, true, notFirst, []int{0, 2, 1, 1, 1, 1, 1, 1, 1, 1}},
 		{"nothing", 0, true, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"more than the GPUs", 90, true, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
 	} {
 		if got := migPerNode(c, map[int]int{0: tc.left}, tc.spread, tc.ok); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// Nodes of 8, 2, 2 and 2 GPUs, 14 to spread: two rounds give each 2
+	// (6 left), then only the first has room: 8, 2, 2, 2 in either
+	// order of the nodes. 5 spread: 2, 1, 1, 1.
+	for _, caps := range [][]int{{8, 2, 2, 2}, {2, 2, 2, 8}} {
+		c := &cluster.Cluster{}
+		for _, n := range caps {
+			c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, n)})
+		}
+		if got := migPerNode(c, map[int]int{0: 14}, true, all); !reflect.DeepEqual(got, caps) {
+			t.Errorf("14 over nodes of %v GPUs: %v, want all of them", caps, got)
+		}
+		want := []int{2, 1, 1, 1}
+		if got := migPerNode(c, map[int]int{0: 5}, true, all); !reflect.DeepEqual(got, want) {
+			t.Errorf("5 over nodes of %v GPUs: %v, want %v", caps, got, want)
+		}
+	}
+}
+
+// TestMIGLayoutUsesGiven: given layouts that differ between a node's GPUs,
+// or on GPUs other than its first ones, are kept per GPU (GPULayouts), and
+// Groups gives them by layout; nodes of the same layouts are one use, in
+// node order. 3 nodes of 4 A100-80GB: n0 and n2 with GPUs 0-1 as 2 ×
+// 3g.40gb, GPU 2 whole, GPU 3 as 7 × 1g.10gb; n1 with GPU 1 alone as 2 ×
+// 3g.40gb (not the first GPU).
+func TestMIGLayoutUsesGiven(t *testing.T) {
+	var nodes []trace.NodeSpec
+	for i := range 3 {
+		nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("n%d", i), CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 4, Model: "A100-80GB", Line: i + 2})
+	}
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", []trace.PodSpec{{Name: "a", CPUMilli: 1000, NumGPU: 1, GPUMilli: 300, Line: 2}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g3, g1 := []string{"3g.40gb", "3g.40gb"}, slices.Repeat([]string{"1g.10gb"}, 7)
+	given := func(node, g int) []string {
+		if node == 1 {
+			return map[int][]string{1: g3}[g]
+		}
+		return map[int][]string{0: g3, 1: g3, 3: g1}[g]
+	}
+	_, uses, err := w.WithSharing(Sharing{Mode: "mig"}, given, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{
+		{Model: "A100-80GB", Nodes: 2, NodeNames: []string{"n0", "n2"}, MIGGPUsPerNode: 3, GPUsPerNode: 4, GPULayouts: [][]string{g3, g3, nil, g1}, Source: "given"},
+		{Model: "A100-80GB", Nodes: 1, NodeNames: []string{"n1"}, MIGGPUsPerNode: 1, GPUsPerNode: 4, GPULayouts: [][]string{nil, g3, nil, nil}, Source: "given"},
+	}
+	if !reflect.DeepEqual(uses, want) {
+		t.Fatalf("uses %+v, want %+v", uses, want)
+	}
+	wantGroups := [][]GPUGroup{
+		{{GPUs: []int{0, 1}, Layout: g3}, {GPUs: []int{2}}, {GPUs: []int{3}, Layout: g1}},
+		{{GPUs: []int{0, 2, 3}}, {GPUs: []int{1}, Layout: g3}},
+	}
+	for i, u := range uses {
+		if got := u.Groups(); !reflect.DeepEqual(got, wantGroups[i]) {
+			t.Errorf("use %d: groups %+v, want %+v", i, got, wantGroups[i])
+		}
+	}
+	if got := LayoutText(append(slices.Clone(g3), g1...)); got != "2 × 3g.40gb + 7 × 1g.10gb" {
+		t.Errorf("LayoutText %q", got)
+	}
+	if got := GPUList([]int{0, 1, 2, 4, 6, 7}); got != "GPUs 0-2, 4, 6-7" {
+		t.Errorf("GPUList %q", got)
+	}
+	if got := GPUList([]int{3}); got != "GPU 3" {
+		t.Errorf("GPUList %q", got)
+	}
+}
+
+// TestMIGCountPerModel: a model's MIG GPUs are counted from the pods that
+// may run on it. One node of 8 A100-80GB, one of 8 H100-80GB; 4 pods of
+// 400 milli-GPU that ask for an H100-80GB (3g.40gb: 4 of 8 memory slots,
+// 2 GPUs in all) and 4 of one whole A100-80GB. H100: f = 2 / 2 = 1, all 8
+// GPUs; A100: no MIG pod may run there, none (counted over all pods, f =
+// 2 / 6 would have put 3 of each model's GPUs in MIG mode, the A100s'
+// for no pod).
+func TestMIGCountPerModel(t *testing.T) {
+	nan := math.NaN()
+	var pods []trace.PodSpec
+	for i := range 8 {
+		p := trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 1000, NumGPU: 1, GPUMilli: 400, GPUSpec: "H100-80GB", Creation: float64(i), Deletion: nan, Scheduled: nan, Line: int32(i + 2)}
+		if i >= 4 {
+			p.GPUMilli, p.GPUSpec = 1000, "A100-80GB"
+		}
+		pods = append(pods, p)
+	}
+	nodes := []trace.NodeSpec{
+		{Name: "a", CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: 2},
+		{Name: "h", CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "H100-80GB", Line: 3},
+	}
+	w, err := Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, uses, err := w.WithSharing(Sharing{Mode: "mig"}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MIGLayoutUse{{Model: "H100-80GB", Nodes: 1, NodeNames: []string{"h"}, MIGGPUsPerNode: 8, GPUsPerNode: 8, Layout: []string{"3g.40gb", "3g.40gb"}, Source: "chosen"}}
+	if !reflect.DeepEqual(uses, want) {
+		t.Errorf("layouts %+v, want %+v", uses, want)
 	}
 }

@@ -90,7 +90,7 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 	} else {
 		compare(rec, a, cs[1], replay, byWait, byServed, name)
 	}
-	if byServed && a.arrived > 0 && a.placed < a.arrived/2 {
+	if a.arrived > 0 && a.placed < a.arrived/2 {
 		infeasible(rec, a, name)
 	} else if tie := tied(cs, replay); len(tie) > 1 {
 		modeWhy := ""

@@ -245,6 +245,30 @@ func TestRecommendServed(t *testing.T) {
 	}
 }
 
+// TestRecommendNothingPlaced: pods of 100 cores on a node of 64 place
+// none, so no GPU demand is served either: infeasible, not a
+// recommendation by allocation (a new-user pass got "fgd, sharing mig"
+// for 0 of 27 pods placed).
+func TestRecommendNothingPlaced(t *testing.T) {
+	nodes := []trace.NodeSpec{{Name: "a100", CPUMilli: 64000, MemoryMiB: 1 << 20, GPUs: 2, Model: "A100-80GB", Line: 2}}
+	var pods []trace.PodSpec
+	for i := range 4 {
+		pods = append(pods, trace.PodSpec{Name: fmt.Sprintf("p%d", i), CPUMilli: 100000, NumGPU: 1, GPUMilli: 500, Deletion: math.NaN(), Scheduled: math.NaN(), Line: int32(i + 2)})
+	}
+	w, err := engine.Prepare("nodes.csv", nodes, "pods.csv", pods, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.Run(context.Background(), w, engine.Config{Mode: "fill", Once: true, Policies: []string{"fgd"}, Seeds: 1, Seed: 1, TieBreak: placement.TieFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := Recommend(r, nodes, flat)
+	if rec.Verdict != VerdictInfeasible || rec.Policy != "" || !strings.Contains(rec.Reason, "places 0 of 4 arrived pods (0.00%), fewer than half") {
+		t.Errorf("nothing placed: %+v", rec)
+	}
+}
+
 // TestRecommendTie: every policy places the 10 pods of 200 milli-GPU on 2
 // GPUs under fractional: no policy differs, keep yours, not the first in
 // order; with exclusive beside it, the mode is still chosen.

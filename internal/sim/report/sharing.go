@@ -167,8 +167,19 @@ func migLayoutLines(ls []engine.MIGLayoutUse) []string {
 		if l.Nodes == 1 {
 			nodes = "1 node"
 		}
-		out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs each as %s", l.Source, l.Model, nodes,
-			l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(l.Layout, " + ")))
+		if l.GPULayouts == nil {
+			out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs each as %s", l.Source, l.Model, nodes,
+				l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(l.Layout, " + ")))
+			continue
+		}
+		var says []string
+		for _, g := range l.Groups() {
+			if g.Layout != nil {
+				says = append(says, engine.GPUList(g.GPUs)+" as "+engine.LayoutText(g.Layout))
+			}
+		}
+		out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs: %s", l.Source, l.Model, nodes,
+			l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(says, "; ")))
 	}
 	return out
 }
