@@ -185,8 +185,8 @@ type GPUGroup struct {
 	Layout []string
 }
 
-// Groups returns u's GPUs grouped by layout, in order of their first GPU:
-// the MIG GPUs, then the whole ones.
+// Groups returns u's GPUs grouped by layout (whole GPUs one group, Layout
+// nil), in order of each group's first GPU.
 func (u MIGLayoutUse) Groups() []GPUGroup {
 	per := u.GPULayouts
 	if per == nil {
