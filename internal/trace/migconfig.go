@@ -189,7 +189,8 @@ func readMIGEntry(file, p string, e *yaml.Node, check bool) (MIGEntry, error) {
 
 // readDeviceFilter reads device-filter: PCI device IDs as mig-parted
 // takes them ("0x20B210DE", device << 16 | vendor), or MIG-capable
-// catalog models, one or a list, as the catalog models they name
+// catalog models in any case (gpu.Canonical), one or a list, as the
+// catalog models they name
 // (gpu.ModelOfPCIDeviceID). An ID the catalog lacks (an A30, a GB200)
 // matches no GPU of the simulated nodes, as in mig-parted, where an entry
 // applies only to GPUs whose device ID is in its filter: an entry of only
@@ -214,11 +215,12 @@ func readDeviceFilter(file, f string, val *yaml.Node) ([]string, error) {
 			}
 			continue
 		}
-		if len(gpu.MIGProfiles(it.Value)) == 0 {
+		name := gpu.Canonical(it.Value) // any case, as every model name
+		if len(gpu.MIGProfiles(name)) == 0 {
 			return nil, yamlx.Errorf(file, val, f, "%s is no PCI device ID (0x20B210DE) nor MIG-capable catalog model (%s)", Quote(it.Value), strings.Join(migModels(), ", "))
 		}
-		if !contains(models, it.Value) {
-			models = append(models, it.Value)
+		if !contains(models, name) {
+			models = append(models, name)
 		}
 	}
 	return models, nil

@@ -54,6 +54,15 @@ func TestReadMIGConfig(t *testing.T) {
 			t.Errorf("Layout(%s, %d) = %v, line %d; want %v, line %d", tc.model, tc.g, got, line, tc.want, tc.line)
 		}
 	}
+	// A model name in any case, as everywhere (a new-user pass found
+	// device-filter the one case-sensitive place).
+	lower, err := ReadMIGConfig("m.yaml", strings.NewReader(strings.Replace(migParted, "device-filter: A100-80GB", "device-filter: a100-80gb", 1)), "mixed")
+	if err != nil {
+		t.Fatalf("device-filter a100-80gb: %v", err)
+	}
+	if got, _ := lower.Layout("A100-80GB", 2); !reflect.DeepEqual(got, []string{"3g.40gb", "3g.40gb"}) {
+		t.Errorf("device-filter a100-80gb: GPU 2 %v", got)
+	}
 	if c, err := ReadMIGConfig("m.yaml", strings.NewReader(migParted), "all-disabled"); err != nil || len(c.Entries) != 1 || c.Entries[0].Enabled {
 		t.Errorf("all-disabled: %+v, %v", c, err)
 	}

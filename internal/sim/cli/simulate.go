@@ -459,11 +459,18 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 }
 
 // migUnused warns, once per node group (line), of the MIG layouts a
-// cluster YAML gives that a run under --gpu-api dra does not use: MIG
-// instances are made per claim there, and the simulator chooses the GPUs
-// in MIG mode (--mig-config is refused instead, Options.check).
+// cluster YAML gives that a run does not use: under --gpu-api dra MIG
+// instances are made per claim, on the GPUs the simulator puts in MIG
+// mode (--mig-config is refused there instead, Options.check); with
+// --mig-config, its layouts rule.
 func migUnused(o Options, file string, nodes []trace.NodeSpec) []string {
-	if o.GPUAPI != placement.DRA.String() {
+	why := ""
+	switch {
+	case o.GPUAPI == placement.DRA.String():
+		why = "is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode"
+	case o.MIGConfig != "":
+		why = "is not used: --mig-config " + o.MIGConfig + " gives the layouts"
+	default:
 		return nil
 	}
 	var out []string
@@ -471,7 +478,7 @@ func migUnused(o Options, file string, nodes []trace.NodeSpec) []string {
 	for _, n := range nodes {
 		if n.MIG != nil && !seen[n.Line] {
 			seen[n.Line] = true
-			out = append(out, fmt.Sprintf("%s:%d: mig: [%s] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode", file, n.Line, strings.Join(n.MIG, ", ")))
+			out = append(out, fmt.Sprintf("%s:%d: mig: [%s] %s", file, n.Line, strings.Join(n.MIG, ", "), why))
 		}
 	}
 	return out

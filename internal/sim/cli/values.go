@@ -292,16 +292,26 @@ func (v *chartValues) setMIG(uses []engine.MIGLayoutUse) []string {
 	return lines
 }
 
-var numbered = regexp.MustCompile(`^(.*?)(0|[1-9][0-9]*)$`)
+var (
+	numbered = regexp.MustCompile(`^(.*?)(0|[1-9][0-9]*)$`)
+	// plainName is a name a shell reads as one word as it is (a
+	// Kubernetes node name is one); nodeList quotes any other.
+	plainName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
 
-// nodeList writes node names for a shell command line, runs of three or
-// more names that differ only by consecutive numbers at their end as
-// bash's brace expansion: a100-0, a100-1, a100-2 and b as
+// nodeList writes node names for a shell command line, a name with other
+// characters than letters, digits, '.', '_' and '-' in single quotes, and
+// runs of three or more plain names that differ only by consecutive
+// numbers at their end as bash's brace expansion: a100-0, a100-1, a100-2 and b as
 // "a100-{0..2} b" (n-08, n-09, n-10 stay as they are: n-0{8..10} would
 // not give n-10).
 func nodeList(names []string) string {
 	var out []string
 	for i := 0; i < len(names); i++ {
+		if !plainName.MatchString(names[i]) {
+			out = append(out, "'"+strings.ReplaceAll(names[i], "'", `'\''`)+"'")
+			continue
+		}
 		if m := numbered.FindStringSubmatch(names[i]); m != nil {
 			first, _ := strconv.Atoi(m[2])
 			j := i

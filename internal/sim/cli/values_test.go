@@ -146,7 +146,8 @@ func TestValuesGivenMIG(t *testing.T) {
 }
 
 // TestNodeList: runs of three or more numbered names as bash brace
-// expansions, worked by hand.
+// expansions, other names than plain words quoted for the shell (a
+// new-user pass had node CSV names run as commands), worked by hand.
 func TestNodeList(t *testing.T) {
 	for _, tc := range []struct {
 		names []string
@@ -158,6 +159,7 @@ func TestNodeList(t *testing.T) {
 		{[]string{"n-08", "n-09", "n-10"}, "n-08 n-09 n-10"},
 		{[]string{"gpu-9", "gpu-10", "gpu-11", "gpu-13"}, "gpu-{9..11} gpu-13"},
 		{[]string{"x"}, "x"},
+		{[]string{"n$(id)", "x;ls", "it's", "n{1..2}", "*", "a b"}, `'n$(id)' 'x;ls' 'it'\''s' 'n{1..2}' '*' 'a b'`},
 	} {
 		if got := nodeList(tc.names); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.names, got, tc.want)

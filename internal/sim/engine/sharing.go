@@ -185,8 +185,8 @@ type GPUGroup struct {
 	Layout []string
 }
 
-// Groups returns u's GPUs grouped by layout, in order of their first GPU:
-// the MIG GPUs, then the whole ones.
+// Groups returns u's GPUs grouped by layout (whole GPUs one group, Layout
+// nil), in order of each group's first GPU.
 func (u MIGLayoutUse) Groups() []GPUGroup {
 	per := u.GPULayouts
 	if per == nil {
@@ -361,7 +361,7 @@ func (w *Workload) migCluster(given GivenMIG) (*cluster.Cluster, []MIGLayoutUse,
 		for id, ch := range choose {
 			left[id] = ch.left
 		}
-		per = migPerNode(c, left, !w.severalGPUs(), func(int) bool { return true })
+		per = migPerNode(c, left, w.spreadMIG, func(int) bool { return true })
 	}
 	src := "chosen"
 	if given != nil {
@@ -456,7 +456,7 @@ func (w *Workload) onDemandCluster() (*cluster.Cluster, []MIGLayoutUse, error) {
 	dynamic := func(i int) bool {
 		return len(gpu.MIGProfiles(c.Nodes[i].Model)) > 0 && (w.noDynamicMIG == nil || !w.noDynamicMIG[i])
 	}
-	per := migPerNode(c, left, !w.severalGPUs(), func(i int) bool {
+	per := migPerNode(c, left, w.spreadMIG, func(i int) bool {
 		return dynamic(i) && (w.migMode == nil || w.migMode[i] == 0)
 	})
 	var uses layoutUses
@@ -534,28 +534,30 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 	return out
 }
 
-// severalGPUs reports whether a pod of the workload asks for more than
-// one GPU.
-func (w *Workload) severalGPUs() bool {
+// spreadMIG reports whether no pod that may run on model id (its GPU
+// models, gpu_spec) asks for more than one GPU: then the model's MIG GPUs
+// are spread (migPerNode).
+func (w *Workload) spreadMIG(id int) bool {
 	for i := range w.pods {
-		if w.pods[i].NumGPU > 1 {
-			return true
+		p := &w.pods[i]
+		if p.NumGPU > 1 && (p.Models == 0 || p.Models&(1<<uint(id)) != 0) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // migPerNode returns how many GPUs of each node of c (by index; the first
 // ones) to MIG-enable so that each model gets left[model ID] in all, or
 // all of its GPUs on the nodes ok accepts when fewer. Packed (all of a
 // node's GPUs, on the fewest nodes, in node order), so that the other
-// nodes keep every GPU whole for pods of several GPUs; or, with spread,
-// one GPU a node in turn, in node order, until none is left (a node of
-// fewer GPUs stops when full and the others take its share), for a
-// workload without such pods: a MIG GPU holds several pods, each with its
+// nodes keep every GPU whole for pods of several GPUs; or, where
+// spread(model ID), one GPU a node in turn, in node order, until none is
+// left (a node of fewer GPUs stops when full and the others take its
+// share), for a model no such pod may use: a MIG GPU holds several pods, each with its
 // CPU and memory, and packed eight to a node their CPU ran out before the
 // GPUs' slices (docs/simulate-validation.md, "Where the MIG GPUs go").
-func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int) bool) []int {
+func migPerNode(c *cluster.Cluster, left map[int]int, spread func(id int) bool, ok func(i int) bool) []int {
 	out := make([]int, len(c.Nodes))
 	byModel := map[int][]int{}
 	for i := range c.Nodes {
@@ -564,12 +566,12 @@ func migPerNode(c *cluster.Cluster, left map[int]int, spread bool, ok func(i int
 		}
 	}
 	for id, nodes := range byModel {
-		m := left[id]
+		m, one := left[id], spread(id)
 		for more := true; m > 0 && more; {
 			more = false
 			for _, i := range nodes {
 				q := min(c.Nodes[i].GPUs()-out[i], m)
-				if spread {
+				if one {
 					q = min(q, 1)
 				}
 				out[i] += q

@@ -238,7 +238,8 @@ func TestChosenMIGPacked(t *testing.T) {
 // several GPUs, so the 7 are spread over both nodes, the first one more:
 // 4 and 3. The same in the static layouts (3g + 3g) and on demand. With a
 // pod of 2 GPUs added, the whole-GPU demand is 7 GPUs, f = 3.5 / 10.5 and
-// round(16 / 3) = 5 MIG GPUs, packed on the first node.
+// round(16 / 3) = 5 MIG GPUs, packed on the first node; the same pod
+// asking for a T4 counts for neither (4 and 3 again).
 func TestMIGCountMemorySlots(t *testing.T) {
 	nan := math.NaN()
 	var pods []trace.PodSpec
@@ -254,10 +255,12 @@ func TestMIGCountMemorySlots(t *testing.T) {
 		nodes = append(nodes, trace.NodeSpec{Name: fmt.Sprintf("n%d", i), CPUMilli: 128000, MemoryMiB: 1 << 21, GPUs: 8, Model: "A100-80GB", Line: i + 2})
 	}
 	two := append(append([]trace.PodSpec(nil), pods...), trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, Creation: 12, Deletion: nan, Scheduled: nan, Line: 14})
+	// A pod of 2 GPUs that only a T4 may run counts for neither.
+	twoT4 := append(append([]trace.PodSpec(nil), pods...), trace.PodSpec{Name: "two", CPUMilli: 1000, NumGPU: 2, GPUMilli: 1000, GPUSpec: "T4", Creation: 12, Deletion: nan, Scheduled: nan, Line: 14})
 	for _, tc := range []struct {
 		pods []trace.PodSpec
 		per  []int // MIG GPUs per node, a layout use each
-	}{{pods, []int{4, 3}}, {two, []int{5}}} {
+	}{{pods, []int{4, 3}}, {two, []int{5}}, {twoT4, []int{4, 3}}} {
 		w, err := Prepare("nodes.csv", nodes, "pods.csv", tc.pods, 1, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -309,23 +312,24 @@ func TestMIGPerNode(t *testing.T) {
 		{"nothing", 0, true, all, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"more than the GPUs", 90, true, all, []int{8, 8, 8, 8, 8, 8, 8, 8, 8, 8}},
 	} {
-		if got := migPerNode(c, map[int]int{0: tc.left}, tc.spread, tc.ok); !reflect.DeepEqual(got, tc.want) {
+		if got := migPerNode(c, map[int]int{0: tc.left}, func(int) bool { return tc.spread }, tc.ok); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	// Nodes of 8, 2, 2 and 2 GPUs, 14 to spread: two rounds give each 2
 	// (6 left), then only the first has room: 8, 2, 2, 2 in either
 	// order of the nodes. 5 spread: 2, 1, 1, 1.
+	spread := func(int) bool { return true }
 	for _, caps := range [][]int{{8, 2, 2, 2}, {2, 2, 2, 8}} {
 		c := &cluster.Cluster{}
 		for _, n := range caps {
 			c.Nodes = append(c.Nodes, cluster.Node{ModelID: 0, GPUFree: make([]int64, n)})
 		}
-		if got := migPerNode(c, map[int]int{0: 14}, true, all); !reflect.DeepEqual(got, caps) {
+		if got := migPerNode(c, map[int]int{0: 14}, spread, all); !reflect.DeepEqual(got, caps) {
 			t.Errorf("14 over nodes of %v GPUs: %v, want all of them", caps, got)
 		}
 		want := []int{2, 1, 1, 1}
-		if got := migPerNode(c, map[int]int{0: 5}, true, all); !reflect.DeepEqual(got, want) {
+		if got := migPerNode(c, map[int]int{0: 5}, spread, all); !reflect.DeepEqual(got, want) {
 			t.Errorf("5 over nodes of %v GPUs: %v, want %v", caps, got, want)
 		}
 	}

@@ -90,8 +90,8 @@ func Recommend(r *engine.Report, nodes []trace.NodeSpec, price func(model string
 	} else {
 		compare(rec, a, cs[1], replay, byWait, byServed, name)
 	}
-	if a.arrived > 0 && a.placed < a.arrived/2 {
-		infeasible(rec, a, name)
+	if a.arrived > 0 && a.placed < a.arrived/2 && (replay || a.alloc < 0.5) {
+		infeasible(rec, a, replay, name)
 	} else if tie := tied(cs, replay); len(tie) > 1 {
 		modeWhy := ""
 		for _, c := range cs {
@@ -317,12 +317,20 @@ func sayTie(rec *engine.Recommendation, tie []candidate, modeWhy string) {
 }
 
 // infeasible makes rec say that the configuration leaves most pods
-// unstarted: nothing is recommended.
-func infeasible(rec *engine.Recommendation, a candidate, name func(candidate) string) {
+// unstarted: nothing is recommended. A replay's arrivals are the
+// trace's, so a larger cluster may hold them; a fill's grow with the
+// cluster (Config.Inflate times its capacity), so Recommend calls it
+// infeasible only when it also allocates under half the GPUs, and more
+// GPUs would not help.
+func infeasible(rec *engine.Recommendation, a candidate, replay bool, name func(candidate) string) {
 	rec.Verdict, rec.Policy, rec.Sharing = VerdictInfeasible, "", ""
 	rec.Significant = false
-	rec.Reason = fmt.Sprintf("infeasible: even the best candidate, %s, places %s of %s arrived pods (%s%%), fewer than half; no policy or sharing mode makes this cluster fit this workload: grow it (--size) or send less.",
-		name(a), podCount(a.placed), podCount(a.arrived), pct(a.placed/a.arrived))
+	advice := "grow it (--size) or send less"
+	if !replay {
+		advice = fmt.Sprintf("it allocates %s%% of the GPUs: few of them serve these pods (their GPU models, CPU and memory)", pct(a.alloc))
+	}
+	rec.Reason = fmt.Sprintf("infeasible: even the best candidate, %s, places %s of %s arrived pods (%s%%), fewer than half; no policy or sharing mode simulated makes this cluster fit this workload: %s.",
+		name(a), podCount(a.placed), podCount(a.arrived), pct(a.placed/a.arrived), advice)
 }
 
 // shown is the difference of two ratios as the reader computes it from the

@@ -169,7 +169,7 @@ func migLayoutLines(ls []engine.MIGLayoutUse) []string {
 		}
 		if l.GPULayouts == nil {
 			out = append(out, fmt.Sprintf("MIG layout (%s): %s, %s: %d of %d GPUs each as %s", l.Source, l.Model, nodes,
-				l.MIGGPUsPerNode, l.GPUsPerNode, strings.Join(l.Layout, " + ")))
+				l.MIGGPUsPerNode, l.GPUsPerNode, engine.LayoutText(l.Layout)))
 			continue
 		}
 		var says []string
