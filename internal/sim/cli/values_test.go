@@ -5,8 +5,6 @@ package cli
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,13 +105,7 @@ func TestValuesInfeasible(t *testing.T) {
 // labels its nodes.
 func TestValuesGivenMIG(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeFile(t, dir, name, body) }
 	o := DefaultOptions()
 	o.Seeds, o.Policies, o.Sharing, o.Format = 1, "fgd", "mig", "values"
 	o.NodesFile = write("c.yaml", "nodeGroups:\n  - {name: a100, count: 2, model: A100-80GB, gpus: 4}\n")
