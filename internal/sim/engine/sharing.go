@@ -517,8 +517,9 @@ type chosenMIG struct {
 //     whole GPUs; round(f × the model's GPUs) GPUs are MIG-enabled, packed
 //     on the fewest nodes (the model's first nodes in the node list, all
 //     their GPUs), so that the other nodes keep every GPU whole for pods
-//     of several GPUs, or, when no pod asks for several, spread evenly
-//     over the model's nodes (migPerNode);
+//     of several GPUs, or, when no pod that may run on it asks for
+//     several, spread over the model's nodes, one a node in turn
+//     (migPerNode);
 //   - the layout is gpu.ChooseMIGLayout of the demand per profile: the
 //     valid, maximal A100-grid layout whose compute slices are split among
 //     the profiles most like the pods' are.
