@@ -42,6 +42,8 @@ type NodeGroup struct {
 	// with gpu.PlaceMIG; nil for no MIG. The simulator uses it under
 	// --sharing mig and simulates whole GPUs otherwise.
 	MIG []string
+	// MIGLine is the mig field's line (0 without one).
+	MIGLine int
 	// Labels are node labels, for make cluster's fake nodes (the
 	// simulator does not read them).
 	Labels map[string]string
@@ -125,7 +127,9 @@ func ReadCluster(file string, r io.Reader) ([]NodeGroup, error) {
 // rawGroup is a node group as written, before defaults.
 type rawGroup struct {
 	NodeGroup
-	seen              map[string]bool
+	seen  map[string]bool
+	lines map[string]int // each key's line
+
 	cpu, mem          float64 // cores, GiB
 	vendor, partition string
 }
@@ -141,12 +145,13 @@ func readGroup(file, path string, g *yaml.Node) (NodeGroup, error) {
 
 // readGroupFields reads the keys of a node group.
 func readGroupFields(file, path string, g *yaml.Node) (rawGroup, error) {
-	rg := rawGroup{NodeGroup: NodeGroup{Line: g.Line}}
+	rg := rawGroup{NodeGroup: NodeGroup{Line: g.Line}, lines: map[string]int{}}
 	if g.Kind != yaml.MappingNode {
 		return rg, fmt.Errorf("%s:%d: %s: want a mapping", file, g.Line, path)
 	}
 	seen, err := yamlx.Fields(file, path, g, groupKeys, func(k, v *yaml.Node) error {
 		p := yamlx.Field(path, k.Value)
+		rg.lines[k.Value] = k.Line
 		var err error
 		var n int
 		switch k.Value {
@@ -197,7 +202,13 @@ func readGroupFields(file, path string, g *yaml.Node) (rawGroup, error) {
 // finish checks a node group and fills in its defaults.
 func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 	ng, seen := rg.NodeGroup, rg.seen
-	field := func(key string) string { return fmt.Sprintf("%s:%d: %s.%s", file, line, path, key) }
+	field := func(key string) string { // at the key's line; a missing key's, the group's
+		at := line
+		if l, ok := rg.lines[key]; ok {
+			at = l
+		}
+		return fmt.Sprintf("%s:%d: %s.%s", file, at, path, key)
+	}
 	if !seen["count"] {
 		return ng, fmt.Errorf("%s: missing", field("count"))
 	}
@@ -236,6 +247,7 @@ func (rg rawGroup) finish(file, path string, line int) (NodeGroup, error) {
 	if err := rg.devices(&ng, field); err != nil {
 		return ng, err
 	}
+	ng.MIGLine = rg.lines["mig"]
 	if ng.MIG != nil && len(ng.MIG) == 0 {
 		// A GPU in MIG mode with no MIG device serves no pod (as
 		// mig-parted configs, ReadMIGConfig).
@@ -468,7 +480,7 @@ func Nodes(groups []NodeGroup) []NodeSpec {
 	for _, g := range groups {
 		gpus, _ := partitionGPUs(g.Model, g.Partition, g.GPUs) // checked by ReadCluster
 		for i := range g.Count {
-			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: gpus, Model: g.Model, Vendor: g.Vendor, Partition: g.Partition, MIG: g.MIG, Line: g.Line})
+			out = append(out, NodeSpec{Name: g.Name + "-" + strconv.Itoa(i), CPUMilli: g.CPUMilli, MemoryMiB: g.MemoryMiB, GPUs: gpus, Model: g.Model, Vendor: g.Vendor, Partition: g.Partition, MIG: g.MIG, MIGLine: g.MIGLine, Line: g.Line})
 		}
 	}
 	return out

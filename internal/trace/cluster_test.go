@@ -30,10 +30,10 @@ func TestReadClusterTwoGroups(t *testing.T) {
 	// 2 A100 nodes: 128 cores = 128,000 m; 1024.5 GiB = 1,049,088 MiB.
 	// 3 T4 nodes of the typical T4 server: 2 GPUs, 104,000 m, 512 GiB =
 	// 524,288 MiB; prefix "t4" (the model in lower case); line 9. Each
-	// node carries its group's MIG layout.
+	// node carries its group's MIG layout (mig: line 8).
 	want := []NodeSpec{
-		{Name: "a100-0", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, Line: 2},
-		{Name: "a100-1", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, Line: 2},
+		{Name: "a100-0", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, MIGLine: 8, Line: 2},
+		{Name: "a100-1", CPUMilli: 128000, MemoryMiB: 1049088, GPUs: 8, Model: "A100-80GB", MIG: []string{"3g.40gb", "2g.20gb", "1g.10gb"}, MIGLine: 8, Line: 2},
 		{Name: "t4-0", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
 		{Name: "t4-1", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
 		{Name: "t4-2", CPUMilli: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4", Line: 9},
@@ -59,20 +59,20 @@ func TestReadClusterErrors(t *testing.T) {
 		{"bad label key", g("count: 1\n    model: T4\n    labels: {'bad key!': x}"), `c.yaml:4: nodeGroups[0].labels: key "bad key!" is not a qualified name`},
 		{"bad label value", g("count: 1\n    model: T4\n    labels: {rack: -r1}"), `c.yaml:4: nodeGroups[0].labels: rack: value "-r1" is not a label value`},
 		{"label not a mapping", g("count: 1\n    model: T4\n    labels: [a]"), `c.yaml:4: nodeGroups[0].labels: want a mapping of strings`},
-		{"other model, no cpu", g("count: 1\n    model: Ascend910B\n    gpus: 8\n    memoryGiB: 2048"), `c.yaml:2: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
+		{"other model, no cpu", g("count: 1\n    model: Ascend910B\n    gpus: 8\n    memoryGiB: 2048"), `c.yaml:3: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
 		{"repeated key", g("count: 1\n    count: 2"), "c.yaml:3: nodeGroups[0].count: given twice"},
 		{"not integer", g("count: many"), `c.yaml:2: nodeGroups[0].count: "many" is not an integer`},
 		{"too many GPUs", g("count: 1\n    model: T4\n    gpus: 65"), "c.yaml:4: nodeGroups[0].gpus: value 65 above 64"},
 		{"negative cpu", g("count: 1\n    model: T4\n    cpu: -1"), "c.yaml:4: nodeGroups[0].cpu: negative value -1"},
 		{"missing count", g("model: T4"), "c.yaml:2: nodeGroups[0].count: missing"},
-		{"unknown model", g("count: 1\n    model: Ascend910B"), `c.yaml:2: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
+		{"unknown model", g("count: 1\n    model: Ascend910B"), `c.yaml:3: nodeGroups[0].model: model "Ascend910B" is not in the GPU catalog`},
 		{"no typical server", g("count: 1\n    model: H20\n    gpus: 4"), `c.yaml:2: nodeGroups[0].cpu: missing, and model "H20" has no typical server to take it from`},
-		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:2: nodeGroups[0].mig: model "T4" does not support MIG`},
-		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:2: nodeGroups[0].mig: "},
-		{"MIG empty", g("count: 1\n    model: A100-80GB\n    mig: []"), "c.yaml:2: nodeGroups[0].mig: no MIG device: a GPU in MIG mode with none serves no pod; leave mig out for whole GPUs"},
-		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:2: nodeGroups[0].name: name prefix "Big_Nodes"`},
+		{"MIG on T4", g("count: 1\n    model: T4\n    mig: [1g.5gb]"), `c.yaml:4: nodeGroups[0].mig: model "T4" does not support MIG`},
+		{"MIG too big", g("count: 1\n    model: A100-80GB\n    mig: [4g.40gb, 4g.40gb]"), "c.yaml:4: nodeGroups[0].mig: "},
+		{"MIG empty", g("count: 1\n    model: A100-80GB\n    mig: []"), "c.yaml:4: nodeGroups[0].mig: no MIG device: a GPU in MIG mode with none serves no pod; leave mig out for whole GPUs"},
+		{"bad prefix", g("count: 1\n    model: T4\n    name: Big_Nodes"), `c.yaml:4: nodeGroups[0].name: name prefix "Big_Nodes"`},
 		{"same prefix", "nodeGroups:\n  - {count: 1, model: T4}\n  - {count: 1, model: T4}\n", `c.yaml:3: name: prefix "t4" already used on line 2`},
-		{"GPUs without model", g("count: 1\n    gpus: 2\n    cpu: 1\n    memoryGiB: 1"), `c.yaml:2: nodeGroups[0].gpus: 2 GPUs of model "": give a model exactly when the nodes have GPUs`},
+		{"GPUs without model", g("count: 1\n    gpus: 2\n    cpu: 1\n    memoryGiB: 1"), `c.yaml:3: nodeGroups[0].gpus: 2 GPUs of model "": give a model exactly when the nodes have GPUs`},
 		{"two documents", "nodeGroups: [{count: 1, model: T4}]\n---\nx: 1\n", "c.yaml:2: a second YAML document; give one"},
 		{"syntax", "nodeGroups: [\n", "c.yaml:1: did not find expected node content"},
 		{"no nodes", g("count: 0\n    model: T4"), "c.yaml: no nodes"},
@@ -112,7 +112,7 @@ func TestReadClusterCPUOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.5 cores = 500 m, 2 GiB = 2,048 MiB, prefix "cpu".
-	want := "[{cpu-0 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  nvidia  false false 0 0 [] 0 false 0 0  2 map[] [] false}]" // Vendor nvidia (the zero value), Partition "", NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
+	want := "[{cpu-0 500 2048 0  nvidia  false false 0 0 [] 0 0 false 0 0  2 map[] [] false} {cpu-1 500 2048 0  nvidia  false false 0 0 [] 0 0 false 0 0  2 map[] [] false}]" // Vendor nvidia (the zero value), Partition "", NodeSpec.Shared false, MIGAsGPU false, ReplicaMilli 0, MIGServed 0, MIG [] at line 0, MIGGPUs 0, NoDynamicMIG false, MIGModeGPUs 0, Serving 0 (device plugin), no labels, taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Fatalf("%s, want %s", got, want)
 	}
@@ -296,7 +296,7 @@ func TestMakeClusterNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{v100-r1-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
+	want := "[{v100-r1-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 0 false 0 0  6 map[] [] false} {v100-r1-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 0 false 0 0  6 map[] [] false} {v100-r2-0 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 0 false 0 0  14 map[] [] false} {v100-r2-1 96000 786432 8 V100M32 nvidia  false false 0 0 [] 0 0 false 0 0  14 map[] [] false}]" // lines 6 and 14; Serving 0 (device plugin), no labels (Nodes leaves them to the groups), taints or cordon
 	if got := fmt.Sprint(Nodes(groups)); got != want {
 		t.Errorf("nodes %s\nwant  %s", got, want)
 	}

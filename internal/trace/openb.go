@@ -73,8 +73,9 @@ type NodeSpec struct {
 	MIGServed uint8
 	// MIG is the MIG layout of each GPU from a cluster YAML's mig field
 	// (NodeGroup.MIG); nil: whole GPUs. gpuplane simulate --sharing mig
-	// uses it.
-	MIG []string
+	// uses it; MIGLine is that field's line in the file.
+	MIG     []string
+	MIGLine int
 	// MIGGPUs is how many of the node's GPUs carry the MIG layout (a
 	// snapshot node with some GPUs whole, the rest MIG-enabled; gpuplane
 	// simulate takes the first that no running pod of whole GPUs holds);

@@ -224,7 +224,7 @@ func TestRunSharingOnDemand(t *testing.T) {
 	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := "simulate: warning: " + o.NodesFile + ":2: mig: [3g.40gb, 3g.40gb] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode\n"; !strings.Contains(stderr.String(), want) {
+	if want := "simulate: warning: " + o.NodesFile + ":5: mig: [3g.40gb, 3g.40gb] is not used under --gpu-api dra: MIG instances are made per claim (MIG on demand), on the GPUs the simulator puts in MIG mode\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("dra with a cluster YAML's mig: stderr\n%s\nwant %q", stderr.String(), want)
 	}
 	// Nor with --mig-config, whose layouts rule.
@@ -234,7 +234,7 @@ func TestRunSharingOnDemand(t *testing.T) {
 	if err := Run(context.Background(), o, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := "simulate: warning: " + o.NodesFile + ":2: mig: [3g.40gb, 3g.40gb] is not used: --mig-config " + migConfig + " gives the layouts\n"; !strings.Contains(stderr.String(), want) {
+	if want := "simulate: warning: " + o.NodesFile + ":5: mig: [3g.40gb, 3g.40gb] is not used: --mig-config " + migConfig + " gives the layouts\n"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("--mig-config over a cluster YAML's mig: stderr\n%s\nwant %q", stderr.String(), want)
 	}
 }

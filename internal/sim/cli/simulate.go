@@ -458,7 +458,7 @@ func (in *input) warn(o Options, w *engine.Workload, stderr io.Writer) {
 	}
 }
 
-// migUnused warns, once per node group (line), of the MIG layouts a
+// migUnused warns, once per node group (its mig line), of the MIG layouts a
 // cluster YAML gives that a run does not use: under --gpu-api dra MIG
 // instances are made per claim, on the GPUs the simulator puts in MIG
 // mode (--mig-config is refused there instead, Options.check); with
@@ -476,9 +476,9 @@ func migUnused(o Options, file string, nodes []trace.NodeSpec) []string {
 	var out []string
 	seen := map[int]bool{}
 	for _, n := range nodes {
-		if n.MIG != nil && !seen[n.Line] {
-			seen[n.Line] = true
-			out = append(out, fmt.Sprintf("%s:%d: mig: [%s] %s", file, n.Line, strings.Join(n.MIG, ", "), why))
+		if n.MIG != nil && !seen[n.MIGLine] {
+			seen[n.MIGLine] = true
+			out = append(out, fmt.Sprintf("%s:%d: mig: [%s] %s", file, n.MIGLine, strings.Join(n.MIG, ", "), why))
 		}
 	}
 	return out
