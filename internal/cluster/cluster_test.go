@@ -172,3 +172,17 @@ func TestPodValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestModelSetAllows: the zero set allows every model and no model; a set
+// of models 1 and 3 (0b1010) allows those two only.
+func TestModelSetAllows(t *testing.T) {
+	for _, tc := range []struct {
+		s    ModelSet
+		id   int
+		want bool
+	}{{0, 5, true}, {0, -1, true}, {0b1010, 1, true}, {0b1010, 3, true}, {0b1010, 2, false}, {0b1010, -1, false}} {
+		if got := tc.s.Allows(tc.id); got != tc.want {
+			t.Errorf("%b.Allows(%d) = %v, want %v", uint64(tc.s), tc.id, got, tc.want)
+		}
+	}
+}

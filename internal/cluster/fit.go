@@ -173,12 +173,4 @@ func Feasible(n *Node, p *Pod) bool { return check(n, p) == fitOK }
 // ModelAllowed reports whether a pod may use the node's GPU model. A pod
 // that allows any model may use any node; a pod restricted to some models
 // never fits a CPU-only node.
-func ModelAllowed(n *Node, p *Pod) bool {
-	if p.Models == 0 {
-		return true
-	}
-	if n.ModelID < 0 {
-		return false
-	}
-	return p.Models&(1<<uint(n.ModelID)) != 0
-}
+func ModelAllowed(n *Node, p *Pod) bool { return p.Models.Allows(n.ModelID) }

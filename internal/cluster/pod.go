@@ -23,6 +23,13 @@ const MaxGPUsPerNode = resource.MaxGPUs
 // model".
 type ModelSet uint64
 
+// Allows reports whether the set allows model ID id (gpu.ModelID): the
+// zero set any model, any other set its own; no model (id < 0) only for
+// the zero set.
+func (s ModelSet) Allows(id int) bool {
+	return s == 0 || id >= 0 && s&(1<<uint(id)) != 0
+}
+
 // GPUSet is a set of GPU indices on one node, as a bit mask.
 type GPUSet uint64
 

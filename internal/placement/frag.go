@@ -262,7 +262,7 @@ func (tw *TargetWorkload) Waste(gpuFree []int64, mig []uint8) float64 {
 // frag is FragMIG's term of shape group g on a node of idle GPU capacity
 // L (Σ gpuFree).
 func (g *fragGroup) frag(modelID int, cpuFree int64, gpuFree []int64, mig []uint8, L float64) float64 {
-	if g.gpuMilli == 0 || !modelOK(g.models, modelID) {
+	if g.gpuMilli == 0 || !g.models.Allows(modelID) {
 		return g.total * L
 	}
 	cnt := 0
@@ -391,13 +391,6 @@ func (tw *TargetWorkload) servable(L float64, cpuFree, memFree int64) float64 {
 		s = min(s, float64(max(memFree, 0))/tw.memPerGPU)
 	}
 	return s
-}
-
-func modelOK(models cluster.ModelSet, modelID int) bool {
-	if models == 0 {
-		return true
-	}
-	return modelID >= 0 && models&(1<<uint(modelID)) != 0
 }
 
 // NodeFrag returns Frag for node n's current free resources, as fragView

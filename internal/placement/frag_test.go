@@ -21,7 +21,7 @@ func fragReference(tw *TargetWorkload, modelID int, cpuFree int64, gpuFree []int
 	frag := 0.0
 	for _, m := range tw.Pods {
 		all := m.Freq * float64(idle)
-		if m.GPUMilli == 0 || !modelOK(m.Models, modelID) {
+		if m.GPUMilli == 0 || !m.Models.Allows(modelID) {
 			frag += all
 			continue
 		}

@@ -541,7 +541,7 @@ func (w *Workload) ChooseMIGLayouts() map[int]*chosenMIG {
 func (w *Workload) spreadMIG(id int) bool {
 	for i := range w.pods {
 		p := &w.pods[i]
-		if p.NumGPU > 1 && (p.Models == 0 || p.Models&(1<<uint(id)) != 0) {
+		if p.NumGPU > 1 && p.Models.Allows(id) {
 			return false
 		}
 	}
@@ -611,7 +611,7 @@ func (w *Workload) migDemand() map[int]*modelMIG {
 		var migGPUs, wholeGPUs float64
 		for i := range w.pods {
 			p := &w.pods[i]
-			if p.Models != 0 && p.Models&(1<<uint(id)) == 0 {
+			if !p.Models.Allows(id) {
 				continue
 			}
 			if k := int(p.MIGProfile) - 1; k >= 0 && gpu.MIGSlices(k) < apidra.MIGComputeSlices {
